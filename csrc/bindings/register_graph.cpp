@@ -1,0 +1,98 @@
+#include "prelude.hpp"
+
+#include <algorithm>
+
+void register_graph(py::module_& m) {
+  py::class_<cw::CSRGraph, std::shared_ptr<cw::CSRGraph>>(m, "CSRGraph",
+      "Immutable CSR of the undirected projection of a typed directed edge list.")
+      .def_static(
+          "from_edges",
+          [](std::int64_t num_nodes, const carray<std::int32_t>& src, const carray<std::int32_t>& dst,
+             const carray<std::int32_t>& etype) {
+            check_1d(src, "src");
+            check_1d(dst, "dst", src.shape(0));
+            check_1d(etype, "etype", src.shape(0));
+            if (num_nodes < 0 || num_nodes > 0x7fffffffLL)
+              throw py::value_error("num_nodes must be in [0, 2^31), got " + std::to_string(num_nodes));
+            const std::int64_t m = src.shape(0);
+            py::array_t<std::int64_t> canon(m);
+            auto g = std::make_shared<cw::CSRGraph>();
+            {
+              const std::int32_t* s = src.data();
+              const std::int32_t* d = dst.data();
+              const std::int32_t* t = etype.data();
+              std::int64_t* c = canon.mutable_data();
+              py::gil_scoped_release nogil;
+              *g = cw::CSRGraph::build(static_cast<cw::node_t>(num_nodes), m, s, d, t, c);
+            }
+            return py::make_tuple(g, canon);
+          },
+          "num_nodes"_a, "src"_a, "dst"_a, "etype"_a,
+          "Build from directed typed edges; returns (graph, input_to_canonical edge ids).")
+      .def_property_readonly("num_nodes", &cw::CSRGraph::num_nodes)
+      .def_property_readonly("num_entries", &cw::CSRGraph::num_entries)
+      .def_property_readonly("num_pairs", &cw::CSRGraph::num_pairs)
+      .def_property_readonly("num_edges", &cw::CSRGraph::num_edges)
+      .def_property_readonly("num_edge_types", &cw::CSRGraph::num_edge_types)
+      .def_property_readonly("max_degree", &cw::CSRGraph::max_degree)
+      .def_property_readonly("memory_bytes", &cw::CSRGraph::memory_bytes)
+      .def_property_readonly("indptr", [](py::object self) {
+        const auto& g = self.cast<const cw::CSRGraph&>();
+        return readonly_view(g.indptr(), g.num_nodes() + 1, self);
+      })
+      .def_property_readonly("indices", [](py::object self) {
+        const auto& g = self.cast<const cw::CSRGraph&>();
+        return readonly_view(g.indices(), g.num_entries(), self);
+      })
+      .def_property_readonly("entry_pair", [](py::object self) {
+        const auto& g = self.cast<const cw::CSRGraph&>();
+        return readonly_view(g.entry_pair(), g.num_entries(), self);
+      })
+      .def_property_readonly("pair_ptr", [](py::object self) {
+        const auto& g = self.cast<const cw::CSRGraph&>();
+        return readonly_view(g.pair_ptr(), g.num_pairs() + 1, self);
+      })
+      .def_property_readonly("edge_typedir", [](py::object self) {
+        const auto& g = self.cast<const cw::CSRGraph&>();
+        return readonly_view(g.edge_typedir(), g.num_edges(), self);
+      })
+      .def("find_entry", [](const cw::CSRGraph& g, std::int64_t u, std::int64_t v) -> std::int64_t {
+            if (u < 0 || u >= g.num_nodes() || v < 0 || v >= g.num_nodes())
+              throw py::index_error("node index outside [0, " + std::to_string(g.num_nodes()) + ")");
+            return g.find_entry(static_cast<cw::node_t>(u), static_cast<cw::node_t>(v));
+          }, "u"_a, "v"_a, "Adjacency entry of v in u's row, or -1.");
+
+  py::class_<VisibilityMask, std::shared_ptr<VisibilityMask>>(m, "VisibilityMask",
+      "A caller's node mask over one graph, with visible degrees precomputed once.")
+      .def(py::init([](std::shared_ptr<cw::CSRGraph> g, const carray<bool>& mask) {
+             check_1d(mask, "mask", g->num_nodes());
+             auto vm = std::make_shared<VisibilityMask>();
+             vm->graph = g;
+             const bool* src = mask.data();
+             {
+               py::gil_scoped_release nogil;
+               const std::size_t n = static_cast<std::size_t>(g->num_nodes());
+               vm->mask.resize(n);
+               vm->vdeg.resize(n);
+               std::int64_t count = 0;
+               for (std::size_t i = 0; i < n; ++i) {
+                 vm->mask[i] = src[i] ? 1 : 0;
+                 count += vm->mask[i];
+               }
+               vm->visible_count = count;
+               g->visible_degrees(vm->mask.data(), vm->vdeg.data());
+             }
+             return vm;
+           }),
+           "graph"_a, "mask"_a)
+      .def_property_readonly("visible_count", [](const VisibilityMask& vm) { return vm.visible_count; })
+      .def_property_readonly("visible_degrees", [](py::object self) {
+        const auto& vm = self.cast<const VisibilityMask&>();
+        return readonly_view(vm.vdeg.data(), static_cast<std::int64_t>(vm.vdeg.size()), self);
+      })
+      .def_property_readonly("mask", [](py::object self) {
+        const auto& vm = self.cast<const VisibilityMask&>();
+        auto a = readonly_view(vm.mask.data(), static_cast<std::int64_t>(vm.mask.size()), self);
+        return a.attr("view")("bool");
+      });
+}

@@ -1,0 +1,72 @@
+// Immutable CSR graph of the undirected projection of a typed directed edge list.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "conceptwalk/common.hpp"
+
+namespace cw {
+
+// Visibility of nodes for one caller: a byte mask (nonzero = visible) and the visible degree of
+// every node (the number of visible neighbours). Both arrays are owned by the caller of the core
+// (numpy arrays in the Python layer) and must outlive the computation. mask == nullptr means all
+// nodes are visible and the plain degrees apply.
+struct Visibility {
+  const std::uint8_t* mask = nullptr;
+  const std::int32_t* vdeg = nullptr;
+};
+
+class CSRGraph {
+ public:
+  // Builds the graph from m directed typed edges over nodes [0, n). Self-loops are dropped from
+  // the projection; duplicate (src, dst, type) edges collapse to one canonical edge; both
+  // directions of a pair collapse to one undirected neighbour. Canonical edge order is
+  // (lo, hi, type, direction) where lo = min(src, dst), direction = 0 when src == lo.
+  // input_to_canonical (size m) receives, for every input edge, its canonical edge id or -1 for a
+  // self-loop. Runs in O(n + m) (two counting-sort passes). Throws InvalidArgument on bad input.
+  static CSRGraph build(node_t n, std::int64_t m, const std::int32_t* src, const std::int32_t* dst,
+                        const std::int32_t* etype, std::int64_t* input_to_canonical);
+
+  node_t num_nodes() const { return n_; }
+  std::int64_t num_entries() const { return static_cast<std::int64_t>(indices_.size()); }
+  std::int64_t num_pairs() const { return static_cast<std::int64_t>(pair_ptr_.size()) - 1; }
+  std::int64_t num_edges() const { return static_cast<std::int64_t>(edge_typedir_.size()); }
+  std::int32_t num_edge_types() const { return num_types_; }
+  std::int32_t max_degree() const { return max_degree_; }
+
+  std::int32_t degree(node_t u) const {
+    return static_cast<std::int32_t>(indptr_[u + 1] - indptr_[u]);
+  }
+  std::int32_t degree(node_t u, const Visibility& vis) const {
+    return vis.mask ? vis.vdeg[u] : degree(u);
+  }
+  static bool visible(node_t u, const Visibility& vis) { return !vis.mask || vis.mask[u]; }
+
+  const offset_t* indptr() const { return indptr_.data(); }
+  const node_t* indices() const { return indices_.data(); }
+  const std::int32_t* entry_pair() const { return entry_pair_.data(); }
+  const std::int32_t* pair_ptr() const { return pair_ptr_.data(); }
+  // Per canonical edge: (type << 1) | direction, direction 0 = lo -> hi, 1 = hi -> lo.
+  const std::int32_t* edge_typedir() const { return edge_typedir_.data(); }
+
+  // Adjacency entry index of v in u's row, or -1. O(log deg(u)).
+  offset_t find_entry(node_t u, node_t v) const;
+
+  // Fills vdeg (size n) with the number of visible neighbours of each node (0 for hidden nodes).
+  void visible_degrees(const std::uint8_t* mask, std::int32_t* vdeg) const;
+
+  // Bytes held by the core arrays.
+  std::int64_t memory_bytes() const;
+
+ private:
+  node_t n_ = 0;
+  std::int32_t num_types_ = 0;
+  std::int32_t max_degree_ = 0;
+  std::vector<offset_t> indptr_;
+  std::vector<node_t> indices_;
+  std::vector<std::int32_t> entry_pair_;
+  std::vector<std::int32_t> pair_ptr_;
+  std::vector<std::int32_t> edge_typedir_;
+};
+
+}  // namespace cw

@@ -1,0 +1,30 @@
+// Unweighted shortest paths on the undirected projection.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "conceptwalk/csr_graph.hpp"
+
+namespace cw {
+
+struct PathResult {
+  std::vector<node_t> path;   // s .. t inclusive; empty when no visible path exists
+  std::int64_t visited = 0;   // nodes reached by both searches
+};
+
+// Bidirectional BFS. Among all shortest paths returns the lexicographically smallest sequence of
+// node indices. s == t gives [s].
+PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, node_t t);
+
+struct HopsResult {
+  std::vector<std::int32_t> hops;  // per target: distance to the nearest seed, -1 if not reached
+  std::vector<node_t> via;         // per target: the smallest-index seed among the nearest, or -1
+};
+
+// Multi-source BFS from the seeds, stopping once every target is reached or max_hops layers are
+// done (max_hops < 0: no limit). Ties: via is the smallest seed index at the minimal distance.
+HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
+                             const node_t* seeds, std::int64_t ntargets, const node_t* targets,
+                             std::int32_t max_hops);
+
+}  // namespace cw
