@@ -1,2 +1,93 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""Interning of string ids (placeholder body replaced below)."""
+"""Interning string ids from large Python iterables (the loop walks Python objects).
+
+``intern_strings`` maps each string to the code of its first occurrence, building the table as
+it goes; ``intern_edges`` walks an iterable of edge tuples or dicts in one pass.
+"""
+
+import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
+
+ANNOTATION_KEYS = ("authority", "fidelity", "extraction_method", "extraction_confidence", "lifecycle")
+
+
+cdef inline Py_ssize_t _code(dict table, list names, object key) except -1:
+    cdef object found = table.get(key)
+    if found is not None:
+        return <Py_ssize_t>found
+    if type(key) is not str:
+        if key is None:
+            raise TypeError("id must be a string, got None")
+        key = str(key)
+        found = table.get(key)
+        if found is not None:
+            return <Py_ssize_t>found
+    cdef Py_ssize_t c = len(names)
+    table[key] = c
+    names.append(key)
+    return c
+
+
+def intern_strings(object values, dict table, list names):
+    """Codes (int64 array) of ``values`` in ``table``, extending ``table``/``names`` with new ones."""
+    cdef list seq = values if type(values) is list else list(values)
+    cdef Py_ssize_t n = len(seq), i
+    cdef cnp.ndarray[cnp.int64_t, ndim=1] out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        out[i] = _code(table, names, seq[i])
+    return out
+
+
+def intern_edges(object edges, dict table, list names, dict type_table, list type_names,
+                 str default_type):
+    """Walk ``edges`` (tuples ``(src, dst[, type])`` or dicts with ``src``, ``dst``, optional
+    ``type`` and annotation keys) once.
+
+    Returns ``(src_codes, dst_codes, type_codes, annotations)`` where ``annotations`` maps each
+    annotation key present in any dict row to a list aligned with the edges (``None`` when absent).
+    Raises ``ValueError`` naming the row number (0-based) of a malformed row.
+    """
+    cdef list src = [], dst = [], typ = []
+    cdef dict ann = {}
+    cdef Py_ssize_t row = 0, n
+    cdef object e, t, key, val
+    for e in edges:
+        if type(e) is dict:
+            try:
+                src.append(_code(table, names, (<dict>e)["src"]))
+                dst.append(_code(table, names, (<dict>e)["dst"]))
+            except KeyError as exc:
+                raise ValueError(f"edges[{row}]: missing key {exc.args[0]!r}") from None
+            except TypeError as exc:
+                raise ValueError(f"edges[{row}]: {exc}") from None
+            t = (<dict>e).get("type")
+            typ.append(_code(type_table, type_names, default_type if t is None else t))
+            for key in ANNOTATION_KEYS:
+                val = (<dict>e).get(key)
+                if val is not None:
+                    if key not in ann:
+                        ann[key] = [None] * row
+                    (<list>ann[key]).append(val)
+                elif key in ann:
+                    (<list>ann[key]).append(None)
+        else:
+            try:
+                n = len(e)
+            except TypeError:
+                raise ValueError(f"edges[{row}]: expected a (src, dst[, type]) tuple or a dict, got {type(e).__name__}") from None
+            if n < 2 or n > 3:
+                raise ValueError(f"edges[{row}]: expected 2 or 3 items, got {n}")
+            try:
+                src.append(_code(table, names, e[0]))
+                dst.append(_code(table, names, e[1]))
+            except TypeError as exc:
+                raise ValueError(f"edges[{row}]: {exc}") from None
+            t = e[2] if n == 3 else None
+            typ.append(_code(type_table, type_names, default_type if t is None else t))
+            for key in ann:
+                (<list>ann[key]).append(None)
+        row += 1
+    return (np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64),
+            np.asarray(typ, dtype=np.int64), ann)
