@@ -17,10 +17,19 @@ except ImportError as exc:  # pragma: no cover - only without a build
 
 from .errors import ConceptwalkError, InputError, NotFoundError
 from .graph import LinkGraph, Ranking, Suggestion
+from .tools import ContextResult, PathResult, SuggestResult, graph_context, graph_path, link_suggest
+from .visibility import Caller
 
 __version__: str = _core.__version__
 
 __all__ = [
+    "Caller",
+    "ContextResult",
+    "PathResult",
+    "SuggestResult",
+    "graph_context",
+    "graph_path",
+    "link_suggest",
     "ConceptwalkError",
     "InputError",
     "LinkGraph",

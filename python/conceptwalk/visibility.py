@@ -1,0 +1,86 @@
+"""Callers and what they may see.
+
+A :class:`Caller` holds a set of scopes (or all access). A node is visible to a caller when the
+node is public (has no scopes) or shares at least one scope with the caller. The mask is computed
+by vectorised numpy work over the graph's scope arrays and cached per (graph, scope set), together
+with the visible degrees the core needs, so a warm masked query costs about an unmasked one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from . import _core
+    from .graph import LinkGraph
+
+__all__ = ["Caller"]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is asking. ``scopes=None`` means all access; otherwise public nodes plus nodes that
+    carry at least one of ``scopes``.
+
+    Examples
+    --------
+    >>> Caller.all_access().sees_everything
+    True
+    >>> Caller.with_scopes("tenant-a", "tenant-b").scopes == frozenset({"tenant-a", "tenant-b"})
+    True
+    >>> Caller.public().scopes
+    frozenset()
+    """
+
+    scopes: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.scopes is not None:
+            if isinstance(self.scopes, str):
+                raise TypeError("Caller scopes must be a collection of strings, not a single string")
+            object.__setattr__(self, "scopes", frozenset(str(s) for s in self.scopes))
+
+    @classmethod
+    def all_access(cls) -> Caller:
+        """A caller that sees every node (an administrator or a single-tenant deployment)."""
+        return cls(None)
+
+    @classmethod
+    def public(cls) -> Caller:
+        """A caller that sees public nodes only."""
+        return cls(frozenset())
+
+    @classmethod
+    def with_scopes(cls, *scopes: str) -> Caller:
+        """A caller that sees public nodes and nodes in any of ``scopes``."""
+        return cls(frozenset(scopes))
+
+    @classmethod
+    def from_spec(cls, spec: str | Iterable[str] | None) -> Caller:
+        """Parse a CLI/config value: None or ``"*"`` = all access, ``""`` = public only,
+        ``"a,b"`` = scopes a and b."""
+        if spec is None:
+            return cls.all_access()
+        if isinstance(spec, str):
+            spec = spec.strip()
+            if spec == "*":
+                return cls.all_access()
+            return cls(frozenset(s.strip() for s in spec.split(",") if s.strip()))
+        return cls(frozenset(spec))
+
+    @property
+    def sees_everything(self) -> bool:
+        return self.scopes is None
+
+    def visibility(self, graph: LinkGraph) -> _core.VisibilityMask | None:
+        """The prepared mask for ``graph`` (None when everything is visible). Cached per graph."""
+        if self.scopes is None:
+            return None
+        return graph.visibility_for_scopes(self.scopes)
+
+    def __str__(self) -> str:
+        if self.scopes is None:
+            return "all-access"
+        return "scopes:" + (",".join(sorted(self.scopes)) or "(public only)")
