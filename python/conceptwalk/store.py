@@ -1,0 +1,909 @@
+"""The embedded knowledge-base store: one SQLite file (WAL) holding nodes, annotated edges,
+aliases, embeddings and an FTS5 index, with a cached :class:`~conceptwalk.graph.LinkGraph`
+snapshot revalidated in O(1) by a version counter.
+
+Schema (``PRAGMA user_version`` and ``meta.schema_version`` = :data:`SCHEMA_VERSION`)::
+
+    meta(key TEXT PRIMARY KEY, value)             -- 'schema_version', 'version' (write counter)
+    nodes(rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type, title, body,
+          scopes /* JSON list text */, lifecycle)
+    edges(src, dst, type NOT NULL, authority, fidelity, extraction_method,
+          extraction_confidence REAL, lifecycle, UNIQUE(src, dst, type))
+    aliases(alias, canonical REFERENCES nodes(id), PRIMARY KEY(alias, canonical))
+    embeddings(node_id REFERENCES nodes(id), model, dim, vector BLOB /* float32 LE */,
+               PRIMARY KEY(node_id, model))
+    nodes_fts  -- FTS5 external-content index over nodes(title, body), kept in sync by triggers
+
+``nodes.rid`` is an explicit ``INTEGER PRIMARY KEY`` so the FTS5 external-content rowids stay
+stable across ``VACUUM``; ``id`` is the node's key everywhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from numbers import Real
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ._intern import intern_strings
+from .errors import ConceptwalkError, InputError, NotFoundError
+from .graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, LinkGraph
+
+__all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
+
+#: Version of the on-disk schema written by this module.
+SCHEMA_VERSION = 1
+#: Keys a node row may have.
+NODE_KEYS: tuple[str, ...] = ("id", "type", "title", "body", "scopes", "lifecycle")
+#: Keys an edge row may have.
+EDGE_KEYS: tuple[str, ...] = ("src", "dst", "type") + tuple(EDGE_ANNOTATION_KEYS)
+#: The edge annotation axes (nullable columns of ``edges``).
+ANNOTATION_AXES: tuple[str, ...] = tuple(EDGE_ANNOTATION_KEYS)
+
+_CHUNK = 4096
+_IN_BATCH = 500  # ids per "IN (...)" lookup, well under SQLite's variable limit
+_NODE_OPTIONAL = NODE_KEYS[1:]
+_EDGE_OPTIONAL = ("type",) + ANNOTATION_AXES
+_FTS_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_FTS_MAX_TOKENS = 64
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
+INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', {SCHEMA_VERSION}), ('version', 0);
+CREATE TABLE IF NOT EXISTS nodes(
+    rid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    type TEXT,
+    title TEXT,
+    body TEXT,
+    scopes TEXT,
+    lifecycle TEXT
+);
+CREATE TABLE IF NOT EXISTS edges(
+    src TEXT NOT NULL,
+    dst TEXT NOT NULL,
+    type TEXT NOT NULL,
+    authority TEXT,
+    fidelity TEXT,
+    extraction_method TEXT,
+    extraction_confidence REAL,
+    lifecycle TEXT,
+    UNIQUE(src, dst, type)
+);
+CREATE TABLE IF NOT EXISTS aliases(
+    alias TEXT NOT NULL,
+    canonical TEXT NOT NULL REFERENCES nodes(id),
+    PRIMARY KEY(alias, canonical)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS embeddings(
+    node_id TEXT NOT NULL REFERENCES nodes(id),
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY(node_id, model)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS embeddings_model ON embeddings(model, node_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
+    title, body, content='nodes', content_rowid='rid',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS nodes_fts_ai AFTER INSERT ON nodes
+WHEN new.title IS NOT NULL OR new.body IS NOT NULL BEGIN
+    INSERT INTO nodes_fts(rowid, title, body) VALUES (new.rid, new.title, new.body);
+END;
+CREATE TRIGGER IF NOT EXISTS nodes_fts_ad AFTER DELETE ON nodes
+WHEN old.title IS NOT NULL OR old.body IS NOT NULL BEGIN
+    INSERT INTO nodes_fts(nodes_fts, rowid, title, body) VALUES ('delete', old.rid, old.title, old.body);
+END;
+CREATE TRIGGER IF NOT EXISTS nodes_fts_au_old AFTER UPDATE OF title, body ON nodes
+WHEN old.title IS NOT NULL OR old.body IS NOT NULL BEGIN
+    INSERT INTO nodes_fts(nodes_fts, rowid, title, body) VALUES ('delete', old.rid, old.title, old.body);
+END;
+CREATE TRIGGER IF NOT EXISTS nodes_fts_au_new AFTER UPDATE OF title, body ON nodes
+WHEN new.title IS NOT NULL OR new.body IS NOT NULL BEGIN
+    INSERT INTO nodes_fts(rowid, title, body) VALUES (new.rid, new.title, new.body);
+END;
+"""
+
+# Upserts: bit i of the last parameter says whether optional key i was given. A given key
+# (even None) overwrites the stored value; an absent key keeps it.
+_NODE_UPSERT = (
+    "INSERT INTO nodes(id, type, title, body, scopes, lifecycle) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+    "ON CONFLICT(id) DO UPDATE SET "
+    + ", ".join(f"{k} = CASE WHEN ?7 & {1 << i} THEN excluded.{k} ELSE {k} END"
+                for i, k in enumerate(_NODE_OPTIONAL))
+)
+_EDGE_UPSERT = (
+    "INSERT INTO edges(src, dst, type, authority, fidelity, extraction_method, "
+    "extraction_confidence, lifecycle) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+    "ON CONFLICT(src, dst, type) DO UPDATE SET "
+    + ", ".join(f"{k} = CASE WHEN ?9 & {1 << i} THEN excluded.{k} ELSE {k} END"
+                for i, k in enumerate(ANNOTATION_AXES))
+)
+
+
+class RowError(ValueError):
+    """A malformed row; the caller adds where it came from (row number, file and line)."""
+
+
+# ---------------------------------------------------------------------- row validation
+def _opt_str(row: Mapping[str, Any], key: str) -> Any:
+    v = row.get(key)
+    if v is not None and not isinstance(v, str):
+        raise RowError(f"{key!r} must be a string or null, got {type(v).__name__} {v!r}")
+    return v
+
+
+def _req_str(row: Mapping[str, Any], key: str) -> str:
+    if key not in row or row[key] is None:
+        raise RowError(f"missing {key!r}")
+    v = row[key]
+    if not isinstance(v, str):
+        raise RowError(f"{key!r} must be a string, got {type(v).__name__} {v!r}")
+    if not v:
+        raise RowError(f"{key!r} must not be empty")
+    return v
+
+
+def _check_keys(row: Any, allowed: tuple[str, ...], what: str) -> Mapping[str, Any]:
+    if not isinstance(row, Mapping):
+        raise RowError(f"expected a {what} dict, got {type(row).__name__}")
+    for k in row:
+        if k not in allowed:
+            raise RowError(f"unknown key {k!r} (a {what} has {', '.join(allowed)})")
+    return row
+
+
+def node_tuple(row: Any) -> tuple[Any, ...]:
+    """Validate one node row; return the parameters of the node upsert. Raises RowError."""
+    row = _check_keys(row, NODE_KEYS, "node")
+    nid = _req_str(row, "id")
+    scopes = row.get("scopes")
+    if scopes is not None:
+        if isinstance(scopes, (str, bytes)) or not isinstance(scopes, (list, tuple)):
+            raise RowError(f"'scopes' must be a list of strings or null, got {type(scopes).__name__} {scopes!r}")
+        for s in scopes:
+            if not isinstance(s, str) or not s:
+                raise RowError(f"'scopes' must hold non-empty strings, got {s!r}")
+        scopes = json.dumps(list(scopes), ensure_ascii=False)
+    mask = 0
+    for i, k in enumerate(_NODE_OPTIONAL):
+        if k in row:
+            mask |= 1 << i
+    return (nid, _opt_str(row, "type"), _opt_str(row, "title"), _opt_str(row, "body"), scopes,
+            _opt_str(row, "lifecycle"), mask)
+
+
+def _confidence(v: Any) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, Real):
+        raise RowError(f"'extraction_confidence' must be a number in [0, 1] or null, got {type(v).__name__} {v!r}")
+    f = float(v)
+    if not (0.0 <= f <= 1.0):  # also rejects NaN
+        raise RowError(f"'extraction_confidence' must be in [0, 1], got {v!r}")
+    return f
+
+
+def edge_tuple(row: Any, default_type: str = DEFAULT_EDGE_TYPE) -> tuple[Any, ...]:
+    """Validate one edge row; return the parameters of the edge upsert. Raises RowError."""
+    if isinstance(row, tuple) and len(row) in (2, 3):
+        row = dict(zip(("src", "dst", "type"), row))
+    row = _check_keys(row, EDGE_KEYS, "edge")
+    src = _req_str(row, "src")
+    dst = _req_str(row, "dst")
+    typ = _opt_str(row, "type")
+    if typ is None:
+        typ = default_type
+    elif not typ:
+        raise RowError("'type' must not be empty")
+    mask = 0
+    for i, k in enumerate(ANNOTATION_AXES):
+        if k in row:
+            mask |= 1 << i
+    return (src, dst, typ, _opt_str(row, "authority"), _opt_str(row, "fidelity"),
+            _opt_str(row, "extraction_method"), _confidence(row.get("extraction_confidence")),
+            _opt_str(row, "lifecycle"), mask)
+
+
+def alias_pair(row: Any) -> tuple[str, str]:
+    """Validate one alias row (a dict with ``alias`` and ``canonical`` or a 2-tuple)."""
+    if isinstance(row, Mapping):
+        row = _check_keys(row, ("alias", "canonical"), "alias")
+        return _req_str(row, "alias"), _req_str(row, "canonical")
+    if isinstance(row, (tuple, list)) and len(row) == 2:
+        return _req_str({"alias": row[0]}, "alias"), _req_str({"canonical": row[1]}, "canonical")
+    raise RowError(f"expected {{'alias': ..., 'canonical': ...}} or an (alias, canonical) pair, got {row!r}")
+
+
+def _chunks(it: Iterable[Any], size: int = _CHUNK) -> Iterator[list[Any]]:
+    buf: list[Any] = []
+    for x in it:
+        buf.append(x)
+        if len(buf) >= size:
+            yield buf
+            buf = []
+    if buf:
+        yield buf
+
+
+def _fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression that can never be a syntax error: every word token quoted,
+    joined with OR (bm25 ranks documents matching more of them higher)."""
+    seen: dict[str, None] = {}
+    for tok in _FTS_TOKEN.findall(text):
+        seen.setdefault(tok.lower(), None)
+        if len(seen) >= _FTS_MAX_TOKENS:
+            break
+    if not seen:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in seen)
+
+
+def _node_dict(r: Sequence[Any]) -> dict[str, Any]:
+    return {"id": r[0], "type": r[1], "title": r[2], "body": r[3],
+            "scopes": None if r[4] is None else json.loads(r[4]), "lifecycle": r[5]}
+
+
+# ---------------------------------------------------------------------- the store
+class KnowledgeBase:
+    """A knowledge base in one SQLite file: nodes, typed directed edges with provenance
+    annotations, aliases, embeddings and a full-text index.
+
+    Open with :meth:`open`; use as a context manager or call :meth:`close`. Every write method
+    is one transaction (all or nothing) and bumps the version counter; :meth:`transaction`
+    groups several writes into one. Readers in other processes see committed snapshots (WAL).
+    One object may be shared by threads (calls are serialised by a lock).
+
+    Examples
+    --------
+    >>> with KnowledgeBase.open(":memory:") as kb:
+    ...     kb.add_nodes([{"id": "ppr", "type": "CONCEPT", "title": "Personalized PageRank"},
+    ...                   {"id": "push", "type": "CONCEPT", "title": "Forward push"}])
+    ...     kb.add_edges([{"src": "push", "dst": "ppr", "type": "IMPLEMENTS",
+    ...                    "extraction_method": "TAGGED_CONCEPT", "extraction_confidence": 1.0}])
+    ...     kb.add_aliases([("pagerank", "ppr")])
+    ...     g = kb.graph()
+    ...     (g.num_nodes, g.num_edges, kb.graph() is g, kb.search("pagerank?"))  # doctest: +ELLIPSIS
+    2
+    1
+    1
+    (2, 1, True, [('ppr', ...)])
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+        self._conn = conn
+        self.path = path
+        self._lock = threading.RLock()
+        self._depth = 0  # nesting of transaction()
+        self._graphs: dict[bool, tuple[int, LinkGraph]] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, create: bool = True) -> KnowledgeBase:
+        """Open (and by default create) the knowledge base stored at ``path``.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The SQLite file; ``":memory:"`` gives a private in-memory store (no WAL).
+        create : bool
+            Create the file when absent; with ``False`` a missing file raises
+            :class:`FileNotFoundError`.
+
+        Returns
+        -------
+        KnowledgeBase
+
+        Raises
+        ------
+        ConceptwalkError
+            The file is not a SQLite database or was written by a newer schema.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> kb.version, kb.stats()["nodes"]
+        (0, 0)
+        >>> kb.close()
+        """
+        p = str(os.fspath(path))
+        memory = p == ":memory:" or p.startswith("file::memory:")
+        if not memory and not create and not os.path.exists(p):
+            raise FileNotFoundError(f"knowledge base not found: {p!r}")
+        conn = sqlite3.connect(p, isolation_level=None, check_same_thread=False, timeout=30.0)
+        try:
+            conn.execute("PRAGMA busy_timeout = 30000")
+            have = conn.execute("PRAGMA user_version").fetchone()[0]
+            if have > SCHEMA_VERSION:
+                raise ConceptwalkError(
+                    f"{p!r} has schema version {have}, newer than this conceptwalk supports "
+                    f"({SCHEMA_VERSION}); upgrade conceptwalk")
+            if not memory:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only medium
+                    raise ConceptwalkError(f"could not switch {p!r} to WAL mode (got {mode!r})")
+                conn.execute("PRAGMA synchronous = NORMAL")
+            if have < SCHEMA_VERSION:
+                # One script, one transaction; every statement is idempotent, so two processes
+                # creating the same file at once are safe.
+                try:
+                    conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA
+                                       + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, p)
+
+    def close(self) -> None:
+        """Close the connection (idempotent). The cached graph snapshots stay usable."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None  # type: ignore[assignment]
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._conn is None else f"version={self.version}"
+        return f"KnowledgeBase({self.path!r}, {state})"
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The underlying connection (for read-only SQL; writes must go through the API)."""
+        if self._conn is None:
+            raise ConceptwalkError("the knowledge base is closed")
+        return self._conn
+
+    # ------------------------------------------------------------------ transactions
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group writes into one transaction: all of them are kept or none.
+
+        Nested calls (and the write methods called inside) join the outer transaction. The
+        version counter is bumped once per outermost transaction.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> with kb.transaction():
+        ...     _ = kb.add_nodes([{"id": "a"}])
+        ...     _ = kb.add_edges([{"src": "a", "dst": "b"}])
+        >>> kb.version
+        1
+        """
+        with self._lock:
+            conn = self.conn
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'version'")
+                yield
+            except BaseException:
+                self._depth = 0
+                conn.execute("ROLLBACK")
+                raise
+            else:
+                self._depth = 0
+                try:
+                    conn.execute("COMMIT")
+                except BaseException:  # pragma: no cover - disk full and the like
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every SELECT inside sees one committed snapshot."""
+        with self._lock:
+            conn = self.conn
+            if self._depth:  # inside our own write transaction: see our writes
+                yield conn
+                return
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("COMMIT")
+
+    # ------------------------------------------------------------------ writes
+    def add_nodes(self, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Add or update nodes, in one transaction.
+
+        Parameters
+        ----------
+        rows : iterable of dict
+            Keys ``id`` (required, non-empty string), ``type``, ``title``, ``body``,
+            ``lifecycle`` (strings or None) and ``scopes`` (list of strings or None; none or
+            empty = public). Generators are streamed in chunks. Re-adding an id updates the keys
+            the row gives (``None`` clears a value) and keeps the others.
+
+        Returns
+        -------
+        int
+            The number of rows written.
+
+        Raises
+        ------
+        InputError
+            A malformed row (``rows[i]: ...``, 0-based); nothing is written.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> kb.add_nodes([{"id": "a", "type": "CONCEPT", "scopes": ["team-1"]}])
+        1
+        >>> kb.add_nodes([{"id": "a", "title": "Alpha"}])
+        1
+        >>> kb.node("a")
+        {'id': 'a', 'type': 'CONCEPT', 'title': 'Alpha', 'body': None, 'scopes': ['team-1'], 'lifecycle': None}
+        """
+        return self._write_rows(rows, node_tuple, self._put_nodes, "add_nodes")
+
+    def add_edges(self, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Add or update typed directed edges, in one transaction.
+
+        Parameters
+        ----------
+        rows : iterable of dict or tuple
+            ``(src, dst[, type])`` tuples or dicts with the keys ``src``, ``dst`` (required), ``type`` (default ``"LINK"``) and the annotation
+            axes ``authority``, ``fidelity``, ``extraction_method``, ``lifecycle`` (strings or
+            None) and ``extraction_confidence`` (a number in [0, 1] or None). ``(src, dst, type)``
+            is the edge's key: re-adding it updates the annotations the row gives (``None``
+            clears one) and keeps the others.
+
+        Returns
+        -------
+        int
+            The number of rows written.
+
+        Notes
+        -----
+        An endpoint that is not a node yet becomes a **bare node** (only its id; type, title,
+        scopes and lifecycle NULL, so it is public), which a later :meth:`add_nodes` fills in.
+
+        Raises
+        ------
+        InputError
+            A malformed row (``rows[i]: ...``, 0-based); nothing is written.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> kb.add_edges([{"src": "a", "dst": "b", "authority": "CANONICAL"}])
+        1
+        >>> kb.node("b")["type"] is None
+        True
+        >>> kb.add_edges([{"src": "a", "dst": "b", "extraction_confidence": 2}])
+        Traceback (most recent call last):
+        ...
+        conceptwalk.errors.InputError: add_edges: rows[0]: 'extraction_confidence' must be in [0, 1], got 2
+        """
+        return self._write_rows(rows, edge_tuple, self._put_edges, "add_edges")
+
+    def add_aliases(self, rows: Iterable[Mapping[str, str] | tuple[str, str]]) -> int:
+        """Add aliases (alias -> canonical node id), in one transaction.
+
+        Parameters
+        ----------
+        rows : iterable
+            Dicts with ``alias`` and ``canonical``, or ``(alias, canonical)`` pairs. One alias
+            may name several canonical ids (fragmented concepts); re-adding a pair is a no-op.
+            The canonical id must be a node (possibly added earlier in the same transaction).
+
+        Returns
+        -------
+        int
+            The number of rows given.
+
+        Raises
+        ------
+        InputError
+            A malformed row or an unknown canonical id (``rows[i]: ...``); nothing is written.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "ppr"}, {"id": "pagerank"}])
+        >>> kb.add_aliases([("PageRank", "ppr"), {"alias": "PageRank", "canonical": "pagerank"}])
+        2
+        >>> kb.aliases()
+        {'PageRank': ['pagerank', 'ppr']}
+        """
+        def put(pairs: list[tuple[str, str]], start: int) -> None:
+            self._put_aliases(pairs, [f"add_aliases: rows[{start + j}]" for j in range(len(pairs))])
+
+        return self._write_rows(rows, alias_pair, put, "add_aliases", with_start=True)
+
+    def _write_rows(self, rows: Iterable[Any], check: Callable[[Any], Any],
+                    put: Callable[..., None], name: str, *, with_start: bool = False) -> int:
+        if isinstance(rows, (str, bytes, Mapping)):
+            raise InputError(f"{name}: rows must be an iterable of rows, got {type(rows).__name__}")
+        n = 0
+        with self.transaction():
+            for chunk in _chunks(rows):
+                params = []
+                for j, row in enumerate(chunk):
+                    try:
+                        params.append(check(row))
+                    except RowError as exc:
+                        raise InputError(f"{name}: rows[{n + j}]: {exc}") from None
+                if with_start:
+                    put(params, n)
+                else:
+                    put(params)
+                n += len(chunk)
+        return n
+
+    def _put_nodes(self, params: list[tuple[Any, ...]]) -> None:
+        """Upsert validated node tuples (inside a transaction)."""
+        self.conn.executemany(_NODE_UPSERT, params)
+
+    def _put_edges(self, params: list[tuple[Any, ...]]) -> None:
+        """Upsert validated edge tuples, creating bare endpoint nodes (inside a transaction)."""
+        conn = self.conn
+        ends = {p[0] for p in params}
+        ends.update(p[1] for p in params)
+        conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in sorted(ends)))
+        conn.executemany(_EDGE_UPSERT, params)
+
+    def _missing_nodes(self, ids: Iterable[str]) -> set[str]:
+        wanted = sorted(set(ids))
+        found: set[str] = set()
+        conn = self.conn
+        for i in range(0, len(wanted), _IN_BATCH):
+            part = wanted[i:i + _IN_BATCH]
+            q = f"SELECT id FROM nodes WHERE id IN ({','.join('?' * len(part))})"
+            found.update(r[0] for r in conn.execute(q, part))
+        return set(wanted) - found
+
+    def _put_aliases(self, pairs: list[tuple[str, str]], where: Sequence[str]) -> None:
+        """Insert validated alias pairs; ``where[j]`` locates pair j for error messages."""
+        missing = self._missing_nodes(c for _, c in pairs)
+        if missing:
+            for j, (a, c) in enumerate(pairs):
+                if c in missing:
+                    raise InputError(f"{where[j]}: canonical {c!r} of alias {a!r} is not a node")
+        self.conn.executemany("INSERT OR IGNORE INTO aliases(alias, canonical) VALUES (?, ?)", pairs)
+
+    def set_embeddings(self, model: str, ids: Sequence[str], matrix: npt.ArrayLike, *,
+                       replace: bool = False) -> int:
+        """Store one embedding per node for ``model``, in one transaction.
+
+        Parameters
+        ----------
+        model : str
+            The embedding model's name (e.g. ``"bge-small"``).
+        ids : sequence of str
+            Existing node ids, no repeats, aligned with the rows of ``matrix``.
+        matrix : array_like, shape (len(ids), dim)
+            Finite real numbers, stored as float32. Every vector of one model has one ``dim``.
+        replace : bool
+            Delete the model's other embeddings first (e.g. to change ``dim``).
+
+        Returns
+        -------
+        int
+            The number of vectors written (an existing ``(id, model)`` is overwritten).
+
+        Raises
+        ------
+        InputError
+            Bad shape, dtype or values, an unknown or repeated id, or a ``dim`` different from
+            the model's stored vectors; nothing is written.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a"}, {"id": "b"}])
+        >>> kb.set_embeddings("toy", ["b", "a"], [[0, 1], [1, 0]])
+        2
+        >>> ids, m = kb.get_embeddings("toy")
+        >>> ids, m.dtype, m.tolist()
+        (['a', 'b'], dtype('float32'), [[1.0, 0.0], [0.0, 1.0]])
+        """
+        if not isinstance(model, str) or not model:
+            raise InputError(f"set_embeddings: model must be a non-empty string, got {model!r}")
+        if isinstance(ids, (str, bytes)):
+            raise InputError("set_embeddings: ids must be a sequence of ids, not a single string")
+        ids = list(ids)
+        arr = np.asarray(matrix)
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating)
+                                       or np.issubdtype(arr.dtype, np.integer)):
+            raise InputError(f"set_embeddings: matrix must hold real numbers, got dtype {arr.dtype}")
+        if arr.ndim != 2 or arr.shape[0] != len(ids) or arr.shape[1] < 1:
+            raise InputError(f"set_embeddings: matrix must have shape ({len(ids)}, dim >= 1), got {arr.shape}")
+        arr = np.ascontiguousarray(arr, dtype="<f4")
+        bad = ~np.isfinite(arr).all(axis=1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"set_embeddings: rows[{i}] ({ids[i]!r}) holds a non-finite value")
+        seen: set[str] = set()
+        for i, x in enumerate(ids):
+            if not isinstance(x, str) or not x:
+                raise InputError(f"set_embeddings: ids[{i}] must be a non-empty string, got {x!r}")
+            if x in seen:
+                raise InputError(f"set_embeddings: ids[{i}] repeats {x!r}")
+            seen.add(x)
+        dim = int(arr.shape[1])
+        with self.transaction():
+            missing = self._missing_nodes(ids)
+            if missing:
+                i = next(i for i, x in enumerate(ids) if x in missing)
+                raise InputError(f"set_embeddings: ids[{i}] {ids[i]!r} is not a node")
+            conn = self.conn
+            if replace:
+                conn.execute("DELETE FROM embeddings WHERE model = ?", (model,))
+            else:
+                r = conn.execute("SELECT dim FROM embeddings WHERE model = ? AND dim != ? LIMIT 1",
+                                 (model, dim)).fetchone()
+                if r is not None:
+                    raise InputError(f"set_embeddings: model {model!r} stores dim {r[0]}, got dim {dim} "
+                                     "(pass replace=True to replace its vectors)")
+            conn.executemany(
+                "INSERT OR REPLACE INTO embeddings(node_id, model, dim, vector) VALUES (?, ?, ?, ?)",
+                ((x, model, dim, arr[i].tobytes()) for i, x in enumerate(ids)))
+        return len(ids)
+
+    # ------------------------------------------------------------------ reads
+    @property
+    def version(self) -> int:
+        """The write counter: bumped by every committed write transaction (any process)."""
+        with self._lock:
+            return int(self.conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
+
+    @property
+    def schema_version(self) -> int:
+        with self._lock:
+            return int(self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+
+    def get_embeddings(self, model: str, ids: Sequence[str] | None = None) -> tuple[list[str], npt.NDArray[np.float32]]:
+        """The stored vectors of ``model``: ``(ids, matrix)``, float32 of shape ``(len(ids), dim)``.
+
+        With ``ids=None`` every vector of the model, ids ascending (an unknown model gives
+        ``([], array of shape (0, 0))``); otherwise the given ids in their order, and an id
+        without a vector raises :class:`NotFoundError`.
+        """
+        with self._read() as conn:
+            if ids is None:
+                rows = conn.execute("SELECT node_id, dim, vector FROM embeddings WHERE model = ? "
+                                    "ORDER BY node_id", (model,)).fetchall()
+                out_ids = [r[0] for r in rows]
+            else:
+                if isinstance(ids, (str, bytes)):
+                    raise InputError("get_embeddings: ids must be a sequence of ids, not a single string")
+                out_ids = list(ids)
+                got: dict[str, tuple[Any, ...]] = {}
+                uniq = sorted({x for x in out_ids if isinstance(x, str)})
+                for i in range(0, len(uniq), _IN_BATCH):
+                    part = uniq[i:i + _IN_BATCH]
+                    q = (f"SELECT node_id, dim, vector FROM embeddings WHERE model = ? "
+                         f"AND node_id IN ({','.join('?' * len(part))})")
+                    got.update((r[0], r) for r in conn.execute(q, [model, *part]))
+                for x in out_ids:
+                    if x not in got:
+                        raise NotFoundError(x, "embedding")
+                rows = [got[x] for x in out_ids]
+        if not rows:
+            return out_ids, np.zeros((0, 0), dtype=np.float32)
+        dim = int(rows[0][1])
+        mat = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").astype(np.float32)
+        return out_ids, mat.reshape(len(rows), dim)
+
+    def node(self, node_id: str) -> dict[str, Any] | None:
+        """The node's stored fields (``id, type, title, body, scopes, lifecycle``) or None."""
+        with self._lock:
+            r = self.conn.execute("SELECT id, type, title, body, scopes, lifecycle FROM nodes WHERE id = ?",
+                                  (node_id,)).fetchone()
+        return None if r is None else _node_dict(r)
+
+    def nodes(self, ids: Iterable[str]) -> list[dict[str, Any]]:
+        """The stored fields of the given ids that exist, in the order given (missing ids are
+        left out; repeats are repeated). Read in one snapshot."""
+        if isinstance(ids, (str, bytes)):
+            raise InputError("nodes: ids must be an iterable of ids, not a single string")
+        want = list(ids)
+        uniq = sorted({x for x in want if isinstance(x, str)})
+        got: dict[str, dict[str, Any]] = {}
+        with self._read() as conn:
+            for i in range(0, len(uniq), _IN_BATCH):
+                part = uniq[i:i + _IN_BATCH]
+                q = (f"SELECT id, type, title, body, scopes, lifecycle FROM nodes "
+                     f"WHERE id IN ({','.join('?' * len(part))})")
+                for r in conn.execute(q, part):
+                    got[r[0]] = _node_dict(r)
+        return [dict(got[x]) for x in want if x in got]
+
+    def aliases(self) -> dict[str, list[str]]:
+        """Every alias with its canonical ids (both ascending)."""
+        out: dict[str, list[str]] = {}
+        with self._lock:
+            for a, c in self.conn.execute("SELECT alias, canonical FROM aliases ORDER BY alias, canonical"):
+                out.setdefault(a, []).append(c)
+        return out
+
+    def annotation_presence(self) -> dict[str, int]:
+        """Per annotation axis, how many stored edges have a value (non-null)."""
+        with self._lock:
+            r = self.conn.execute("SELECT " + ", ".join(f"count({k})" for k in ANNOTATION_AXES)
+                                  + " FROM edges").fetchone()
+        return {k: int(v) for k, v in zip(ANNOTATION_AXES, r)}
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, read in one snapshot: ``nodes``, ``nodes_by_type`` (typed nodes only),
+        ``untyped_nodes`` (bare nodes), ``edges``, ``edges_by_type``, ``aliases`` (pairs),
+        ``embeddings`` (per model), ``annotations`` (per axis, edges with a value), plus
+        ``version`` and ``schema_version``. JSON-serialisable."""
+        with self._read() as conn:
+            by_type = dict(conn.execute("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY type").fetchall())
+            untyped = int(by_type.pop(None, 0))
+            edges_by_type = dict(conn.execute("SELECT type, count(*) FROM edges GROUP BY type ORDER BY type").fetchall())
+            r = conn.execute("SELECT " + ", ".join(f"count({k})" for k in ANNOTATION_AXES)
+                             + ", count(*) FROM edges").fetchone()
+            out = {
+                "version": int(conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]),
+                "schema_version": SCHEMA_VERSION,
+                "nodes": untyped + sum(by_type.values()),
+                "nodes_by_type": {str(k): int(v) for k, v in by_type.items()},
+                "untyped_nodes": untyped,
+                "edges": int(r[-1]),
+                "edges_by_type": {str(k): int(v) for k, v in edges_by_type.items()},
+                "aliases": int(conn.execute("SELECT count(*) FROM aliases").fetchone()[0]),
+                "embeddings": {str(m): int(c) for m, c in conn.execute(
+                    "SELECT model, count(*) FROM embeddings GROUP BY model ORDER BY model")},
+                "annotations": {k: int(v) for k, v in zip(ANNOTATION_AXES, r[:-1])},
+            }
+        return out
+
+    def search(self, text: str, k: int = 10, *, node_types: Iterable[str] | None = None) -> list[tuple[str, float]]:
+        """Full-text search over node titles and bodies (FTS5, bm25; titles weigh double).
+
+        Parameters
+        ----------
+        text : str
+            Arbitrary user text. Its word tokens are quoted and OR-ed, so punctuation, quotes
+            and operators (``AND``, ``NEAR``, ``-``, ``:``, ``*``) are plain words and never a
+            syntax error; a text without word characters gives ``[]``. Matching is
+            case-insensitive, diacritic-insensitive and stemmed (Porter).
+        k : int
+            The most hits to return.
+        node_types : iterable of str, optional
+            Only nodes of these types.
+
+        Returns
+        -------
+        list of (id, score)
+            ``score = -bm25`` (higher is better), ordered by bm25 then id.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a", "type": "DOC", "title": "Graph walks", "body": "random walk"},
+        ...                   {"id": "b", "type": "CONCEPT", "title": "Walking", "body": None}])
+        >>> [i for i, _ in kb.search('walk AND "graph')]
+        ['a', 'b']
+        >>> [i for i, _ in kb.search("walk", node_types=["CONCEPT"])], kb.search("-:*")
+        (['b'], [])
+        """
+        if not isinstance(text, str):
+            raise InputError(f"search: text must be a string, got {type(text).__name__}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InputError(f"search: k must be a positive integer, got {k!r}")
+        q = _fts_query(text)
+        if q is None:
+            return []
+        sql = ("SELECT n.id, bm25(nodes_fts, 2.0, 1.0) AS s FROM nodes_fts "
+               "JOIN nodes n ON n.rid = nodes_fts.rowid WHERE nodes_fts MATCH ?")
+        args: list[Any] = [q]
+        if node_types is not None:
+            if isinstance(node_types, str):
+                node_types = [node_types]
+            types = sorted({str(t) for t in node_types})
+            if not types:
+                return []
+            sql += f" AND n.type IN ({','.join('?' * len(types))})"
+            args.extend(types)
+        sql += " ORDER BY s, n.id LIMIT ?"
+        args.append(k)
+        with self._lock:
+            rows = self.conn.execute(sql, args).fetchall()
+        return [(i, -float(s)) for i, s in rows]
+
+    # ------------------------------------------------------------------ the graph snapshot
+    def graph(self, *, annotations: bool = True) -> LinkGraph:
+        """The :class:`LinkGraph` snapshot of the store (one consistent read).
+
+        Cached: each call reads the version counter (one ``SELECT``) and rebuilds only when it
+        changed since the cached build, including writes by other processes.
+
+        Parameters
+        ----------
+        annotations : bool
+            Load the five edge annotation columns (``False`` loads the structure, node
+            attributes and edge types only: a lighter projection).
+
+        Raises
+        ------
+        InputError
+            The store holds no nodes (a graph cannot be empty).
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_edges([("a", "b")])
+        >>> g = kb.graph()
+        >>> kb.graph() is g
+        True
+        >>> _ = kb.add_edges([{"src": "b", "dst": "c"}])
+        >>> kb.graph() is g, kb.graph().num_nodes
+        (False, 3)
+        """
+        with self._read() as conn:
+            version = int(conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
+            cached = self._graphs.get(bool(annotations))
+            if cached is not None and cached[0] == version and not self._depth:
+                return cached[1]
+            g = self._build_graph(conn, bool(annotations))
+            if not self._depth:  # never cache uncommitted state (a rollback reuses the number)
+                self._graphs[bool(annotations)] = (version, g)
+            return g
+
+    @staticmethod
+    def _build_graph(conn: sqlite3.Connection, annotations: bool) -> LinkGraph:
+        nodes = conn.execute("SELECT id, type, title, scopes, lifecycle FROM nodes ORDER BY id").fetchall()
+        if not nodes:
+            raise InputError("the knowledge base has no nodes: nothing to build a graph from")
+        ids = [r[0] for r in nodes]
+        parsed: dict[str, list[str]] = {}
+
+        def scopes_of(s: str | None) -> list[str] | None:
+            if s is None:
+                return None
+            v = parsed.get(s)
+            if v is None:
+                v = parsed[s] = json.loads(s)
+            return v
+
+        cols = "src, dst, type" + (", " + ", ".join(ANNOTATION_AXES) if annotations else "")
+        edges = conn.execute(f"SELECT {cols} FROM edges ORDER BY rowid").fetchall()
+        table = {x: i for i, x in enumerate(ids)}
+        names = list(ids)
+        ecols = list(zip(*edges)) if edges else [()] * (8 if annotations else 3)
+        src = intern_strings(list(ecols[0]), table, names)
+        dst = intern_strings(list(ecols[1]), table, names)
+        if len(names) != len(ids):  # pragma: no cover - bare nodes are created with every edge
+            raise ConceptwalkError("the store is inconsistent: an edge endpoint is not a node")
+        ann = {k: ecols[3 + i] for i, k in enumerate(ANNOTATION_AXES)} if annotations else None
+        return LinkGraph.from_arrays(
+            ids, src, dst, list(ecols[2]),
+            node_types=[r[1] for r in nodes], titles=[r[2] for r in nodes],
+            scopes=[scopes_of(r[3]) for r in nodes], lifecycle=[r[4] for r in nodes],
+            edge_annotations=ann)
