@@ -1,0 +1,516 @@
+"""Importers into a :class:`~conceptwalk.store.KnowledgeBase`: JSONL, CSV/TSV edge lists and
+networkx graphs.
+
+Each import is **one transaction**: a malformed line raises :class:`~conceptwalk.errors.InputError`
+naming the file and the 1-based line number, and nothing from the file is kept. Rows are
+streamed in chunks (``executemany``), so files larger than memory are fine.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import math
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+from .errors import InputError
+from .graph import DEFAULT_EDGE_TYPE
+from .store import (ANNOTATION_AXES, EDGE_KEYS, NODE_KEYS, KnowledgeBase, RowError, alias_pair,
+                    edge_tuple, node_tuple)
+
+__all__ = ["ImportSummary", "import_jsonl", "import_edge_list", "import_networkx"]
+
+_CHUNK = 4096
+#: ``progress=``: None/False (no progress), True (a tqdm bar when tqdm is installed), or a
+#: callable receiving the number of lines (or networkx items) done so far.
+Progress = Union[None, bool, Callable[[int], Any]]
+
+
+@dataclass
+class ImportSummary:
+    """What an import wrote: rows read per kind and how many nodes/edges are new."""
+
+    nodes: int = 0
+    edges: int = 0
+    aliases: int = 0
+    lines: int = 0
+    new_nodes: int = 0
+    new_edges: int = 0
+    ignored_attributes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Progress:
+    """Calls the user's callback or drives a tqdm bar; silent when neither is available."""
+
+    def __init__(self, progress: Progress, desc: str, total: int | None = None) -> None:
+        self._cb: Callable[[int], Any] | None = None
+        self._bar: Any = None
+        self._shown = 0
+        if progress is True:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:  # tqdm is optional: no bar
+                pass
+            else:
+                self._bar = tqdm(total=total, desc=desc, unit=" lines", leave=False)
+        elif callable(progress):
+            self._cb = progress
+        elif progress not in (None, False):
+            raise InputError(f"progress must be None, True/False or a callable, got {progress!r}")
+
+    def update(self, done: int) -> None:
+        if self._cb is not None:
+            self._cb(done)
+        if self._bar is not None:
+            self._bar.update(done - self._shown)
+        self._shown = done
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+class _Writer:
+    """Buffers validated rows and flushes them in chunks inside the caller's transaction."""
+
+    def __init__(self, kb: KnowledgeBase, summary: ImportSummary) -> None:
+        self.kb = kb
+        self.summary = summary
+        self.nodes: list[tuple[Any, ...]] = []
+        self.edges: list[tuple[Any, ...]] = []
+        self.aliases: list[tuple[str, str]] = []
+        self.alias_where: list[str] = []
+        c = kb.conn
+        self._n0 = c.execute("SELECT count(*) FROM nodes").fetchone()[0]
+        self._e0 = c.execute("SELECT count(*) FROM edges").fetchone()[0]
+
+    def node(self, params: tuple[Any, ...]) -> None:
+        self.nodes.append(params)
+        self.summary.nodes += 1
+        if len(self.nodes) >= _CHUNK:
+            self.kb._put_nodes(self.nodes)
+            self.nodes = []
+
+    def edge(self, params: tuple[Any, ...]) -> None:
+        self.edges.append(params)
+        self.summary.edges += 1
+        if len(self.edges) >= _CHUNK:
+            self.kb._put_edges(self.edges)
+            self.edges = []
+
+    def alias(self, pair: tuple[str, str], where: str) -> None:
+        # Aliases are checked and written last, so a canonical node may come later in the file.
+        self.aliases.append(pair)
+        self.alias_where.append(where)
+        self.summary.aliases += 1
+
+    def finish(self) -> None:
+        if self.nodes:
+            self.kb._put_nodes(self.nodes)
+        if self.edges:
+            self.kb._put_edges(self.edges)
+        for i in range(0, len(self.aliases), _CHUNK):
+            self.kb._put_aliases(self.aliases[i:i + _CHUNK], self.alias_where[i:i + _CHUNK])
+        c = self.kb.conn
+        self.summary.new_nodes = c.execute("SELECT count(*) FROM nodes").fetchone()[0] - self._n0
+        self.summary.new_edges = c.execute("SELECT count(*) FROM edges").fetchone()[0] - self._e0
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", newline="")  # type: ignore[return-value]
+    return open(path, encoding="utf-8", newline="")
+
+
+def _lines(fh: io.TextIOBase, name: str) -> Iterator[tuple[int, str]]:
+    lineno = 0
+    try:
+        for lineno, line in enumerate(fh, 1):  # noqa: B007 - lineno used after a decode error
+            yield lineno, line
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}:{lineno + 1}: not valid UTF-8 ({exc.reason})") from None
+
+
+def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: Progress = None) -> ImportSummary:
+    """Import a JSON Lines file (``.jsonl`` or ``.jsonl.gz``) in one transaction.
+
+    Each non-blank line is one JSON object:
+
+    - a **node**: has ``id`` (keys ``id, type, title, body, scopes, lifecycle``);
+    - an **edge**: has ``src`` and ``dst`` (keys ``src, dst, type, authority, fidelity,
+      extraction_method, extraction_confidence, lifecycle``);
+    - an **alias**: ``{"alias": ..., "canonical": ...}`` (the canonical id may be defined
+      anywhere in the file or already be stored).
+
+    These are the rows of :meth:`KnowledgeBase.add_nodes`/``add_edges``/``add_aliases``, with
+    the same rules (unknown keys are errors; edge endpoints that are not nodes become bare
+    nodes; re-adding updates the given keys).
+
+    Parameters
+    ----------
+    kb : KnowledgeBase
+    path : str or path-like
+    progress : None, bool or callable
+        ``callable(done_lines)`` is called after every chunk and at the end; ``True`` shows a
+        tqdm bar when tqdm is installed (otherwise nothing).
+
+    Returns
+    -------
+    ImportSummary
+
+    Raises
+    ------
+    InputError
+        ``"<path>:<line>: <what is wrong>"``; the store is left exactly as before.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> p = os.path.join(d, "kb.jsonl")
+    >>> with open(p, "w") as f:
+    ...     _ = f.write('{"id": "ppr", "type": "CONCEPT", "title": "PageRank"}\\n'
+    ...                 '{"src": "push", "dst": "ppr", "type": "IMPLEMENTS"}\\n'
+    ...                 '{"alias": "pagerank", "canonical": "ppr"}\\n')
+    >>> kb = KnowledgeBase.open(":memory:")
+    >>> s = import_jsonl(kb, p)
+    >>> (s.nodes, s.edges, s.aliases, s.new_nodes)
+    (1, 1, 1, 2)
+    >>> with open(p, "a") as f:
+    ...     _ = f.write('{"src": "a", "dst": "b", "extraction_confidence": "high"}\\n')
+    >>> import_jsonl(kb, p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    conceptwalk.errors.InputError: ...kb.jsonl:4: 'extraction_confidence' must be a number in [0, 1] or null, got str 'high'
+    """
+    p = Path(path)
+    name = str(path)
+    summary = ImportSummary()
+    bar = _Progress(progress, p.name)
+    try:
+        with _open_text(p) as fh, kb.transaction():
+            w = _Writer(kb, summary)
+            lineno = 0
+            for lineno, line in _lines(fh, name):
+                if lineno % _CHUNK == 0:
+                    bar.update(lineno)
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{name}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+                try:
+                    if not isinstance(obj, dict):
+                        raise RowError(f"expected a JSON object, got {type(obj).__name__}")
+                    if "id" in obj:
+                        if "src" in obj or "dst" in obj or "alias" in obj:
+                            raise RowError("ambiguous line: has 'id' (a node) and 'src'/'dst'/'alias'")
+                        w.node(node_tuple(obj))
+                    elif "src" in obj or "dst" in obj:
+                        w.edge(edge_tuple(obj))
+                    elif "alias" in obj or "canonical" in obj:
+                        w.alias(alias_pair(obj), f"{name}:{lineno}")
+                    else:
+                        raise RowError("expected a node (with 'id'), an edge (with 'src' and 'dst') "
+                                       "or an alias (with 'alias' and 'canonical')")
+                except RowError as exc:
+                    raise InputError(f"{name}:{lineno}: {exc}") from None
+            summary.lines = lineno
+            w.finish()
+        bar.update(summary.lines)
+    finally:
+        bar.close()
+    return summary
+
+
+_HEADER_SYNONYMS = {"source": "src", "target": "dst", "from": "src", "to": "dst",
+                    "confidence": "extraction_confidence"}
+
+
+def _header_name(cell: str) -> str:
+    c = cell.strip().lstrip("\ufeff").strip().lower()
+    return _HEADER_SYNONYMS.get(c, c)
+
+
+def import_edge_list(kb: KnowledgeBase, path: str | os.PathLike[str], *, delimiter: str | None = None,
+                     has_header: bool | str = "auto", default_type: str = DEFAULT_EDGE_TYPE,
+                     progress: Progress = None) -> ImportSummary:
+    """Import a CSV/TSV edge list in one transaction.
+
+    Columns are ``src, dst[, type]``; with a header row, columns are matched by name, and may
+    also include the annotation axes (``authority``, ``fidelity``, ``extraction_method``,
+    ``extraction_confidence``, ``lifecycle``; ``source``/``target``/``from``/``to`` and
+    ``confidence`` are accepted as synonyms). Empty cells are absent values (an empty type is
+    ``default_type``). Blank lines and lines starting with ``#`` are skipped. Endpoints that are
+    not nodes yet become bare nodes.
+
+    Parameters
+    ----------
+    kb : KnowledgeBase
+    path : str or path-like
+        ``.csv``, ``.tsv`` or ``.tab``, optionally ``.gz``-compressed.
+    delimiter : str, optional
+        Default: tab for ``.tsv``/``.tab``, comma for ``.csv``; otherwise tab when the first
+        line has one, else comma.
+    has_header : bool or "auto"
+        ``"auto"``: the first row is a header when its first two cells name the source and
+        destination columns (``src``/``source``/``from`` and ``dst``/``target``/``to``).
+    default_type : str
+        The edge type when the file gives none.
+    progress : None, bool or callable
+        As in :func:`import_jsonl`.
+
+    Returns
+    -------
+    ImportSummary
+
+    Raises
+    ------
+    InputError
+        ``"<path>:<line>: <what is wrong>"`` (wrong number of fields, unknown header column,
+        a confidence that is not a number in [0, 1], ...); the store is left as before.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "links.tsv")
+    >>> with open(p, "w") as f:
+    ...     _ = f.write("src\\tdst\\ttype\\tconfidence\\na\\tb\\tRELATED_TO\\t0.5\\nb\\tc\\t\\t\\n")
+    >>> kb = KnowledgeBase.open(":memory:")
+    >>> import_edge_list(kb, p).edges
+    2
+    >>> kb.stats()["edges_by_type"], kb.annotation_presence()["extraction_confidence"]
+    ({'LINK': 1, 'RELATED_TO': 1}, 1)
+    """
+    p = Path(path)
+    name = str(path)
+    if not isinstance(default_type, str) or not default_type:
+        raise InputError(f"default_type must be a non-empty string, got {default_type!r}")
+    if has_header not in (True, False, "auto"):
+        raise InputError(f"has_header must be True, False or 'auto', got {has_header!r}")
+    base = p.name[:-3] if p.name.endswith(".gz") else p.name
+    ext = os.path.splitext(base)[1].lower()
+    summary = ImportSummary()
+    bar = _Progress(progress, p.name)
+    try:
+        with _open_text(p) as fh, kb.transaction():
+            if delimiter is None:
+                if ext in (".tsv", ".tab"):
+                    delim = "\t"
+                elif ext == ".csv":
+                    delim = ","
+                else:
+                    first = fh.readline()
+                    fh.seek(0)
+                    delim = "\t" if "\t" in first else ","
+            else:
+                if not isinstance(delimiter, str) or len(delimiter) != 1:
+                    raise InputError(f"delimiter must be one character, got {delimiter!r}")
+                delim = delimiter
+            w = _Writer(kb, summary)
+            reader = csv.reader(_skip_comments(fh), delimiter=delim, strict=True)
+            columns: list[str] | None = None
+            header_seen = False
+            try:
+                for cells in reader:
+                    lineno = reader.line_num
+                    if lineno % _CHUNK == 0:
+                        bar.update(lineno)
+                    if not cells or all(not c.strip() for c in cells):
+                        continue
+                    if not header_seen:
+                        header_seen = True
+                        names = [_header_name(c) for c in cells]
+                        is_header = (has_header is True or (has_header == "auto" and len(names) >= 2
+                                     and names[0] == "src" and names[1] == "dst"))
+                        if is_header:
+                            columns = _check_header(names, cells, f"{name}:{lineno}")
+                            continue
+                    try:
+                        w.edge(_edge_from_cells(cells, columns, default_type))
+                    except RowError as exc:
+                        raise InputError(f"{name}:{lineno}: {exc}") from None
+                summary.lines = reader.line_num
+            except csv.Error as exc:
+                raise InputError(f"{name}:{reader.line_num}: malformed CSV ({exc})") from None
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{name}:{reader.line_num + 1}: not valid UTF-8 ({exc.reason})") from None
+            w.finish()
+        bar.update(summary.lines)
+    finally:
+        bar.close()
+    return summary
+
+
+def _skip_comments(fh: io.TextIOBase) -> Iterator[str]:
+    # Comment lines become empty lines so csv's line_num keeps counting physical lines.
+    for line in fh:
+        yield "\n" if line.startswith("#") else line
+
+
+def _check_header(names: list[str], cells: list[str], where: str) -> list[str]:
+    allowed = set(EDGE_KEYS)
+    for raw, n in zip(cells, names):
+        if n not in allowed:
+            raise InputError(f"{where}: unknown column {raw.strip()!r} in the header "
+                             f"(expected {', '.join(EDGE_KEYS)})")
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise InputError(f"{where}: column {sorted(dup)[0]!r} appears twice in the header")
+    for req in ("src", "dst"):
+        if req not in names:
+            raise InputError(f"{where}: the header has no {req!r} column")
+    return names
+
+
+def _edge_from_cells(cells: list[str], columns: list[str] | None, default_type: str) -> tuple[Any, ...]:
+    if columns is None:
+        if len(cells) not in (2, 3):
+            raise RowError(f"expected 2 or 3 fields (src, dst[, type]) without a header, got {len(cells)}")
+        cols: list[str] = ["src", "dst", "type"][:len(cells)]
+    else:
+        if len(cells) != len(columns):
+            raise RowError(f"expected {len(columns)} fields ({', '.join(columns)}), got {len(cells)}")
+        cols = columns
+    row: dict[str, Any] = {}
+    for key, raw in zip(cols, cells):
+        v = raw.strip()
+        if not v:
+            if key in ("src", "dst"):
+                raise RowError(f"empty {key!r}")
+            if key == "type":
+                continue
+            row[key] = None
+        elif key == "extraction_confidence":
+            try:
+                f = float(v)
+            except ValueError:
+                raise RowError(f"'extraction_confidence' must be a number in [0, 1], got {v!r}") from None
+            if math.isnan(f):
+                raise RowError(f"'extraction_confidence' must be a number in [0, 1], got {v!r}")
+            row[key] = f
+        else:
+            row[key] = v
+    return edge_tuple(row, default_type)
+
+
+def import_networkx(kb: KnowledgeBase, G: Any, *, type_attr: str = "type", unknown: str = "ignore",
+                    progress: Progress = None) -> ImportSummary:
+    """Import a networkx graph (any of Graph, DiGraph, MultiGraph, MultiDiGraph) in one
+    transaction.
+
+    Node ids become ``str(node)``. Node attributes map to node keys (``type_attr`` -> ``type``,
+    ``title``, ``body``, ``scopes``, ``lifecycle``); edge attributes map to edge keys
+    (``type_attr`` -> ``type``, default ``"LINK"``, and the annotation axes). An undirected
+    edge is stored once, in the direction networkx lists it (the algorithms use the undirected
+    projection). Parallel edges of one type collapse (the last one's annotations win).
+
+    Parameters
+    ----------
+    kb : KnowledgeBase
+    G : networkx graph
+    type_attr : str
+        The attribute holding node and edge types.
+    unknown : {"ignore", "error"}
+        What to do with other attributes: ignore them (listed in
+        ``ImportSummary.ignored_attributes``) or raise.
+    progress : None, bool or callable
+        Called with the number of nodes + edges done.
+
+    Returns
+    -------
+    ImportSummary
+
+    Raises
+    ------
+    InputError
+        A bad attribute value (``node 'x': ...`` / ``edge ('a', 'b'): ...``), two nodes with the
+        same ``str`` id, or an unknown attribute with ``unknown="error"``; nothing is written.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph()
+    >>> G.add_node(1, type="CONCEPT", title="one", weight=3)
+    >>> G.add_edge(1, 2, type="RELATED_TO", authority="CURATED")
+    >>> kb = KnowledgeBase.open(":memory:")
+    >>> s = import_networkx(kb, G)
+    >>> s.nodes, s.edges, s.ignored_attributes
+    (2, 1, ['weight'])
+    >>> kb.node("1")["title"]
+    'one'
+    """
+    if unknown not in ("ignore", "error"):
+        raise InputError(f"unknown must be 'ignore' or 'error', got {unknown!r}")
+    if not isinstance(type_attr, str) or not type_attr:
+        raise InputError(f"type_attr must be a non-empty string, got {type_attr!r}")
+    if not (hasattr(G, "nodes") and hasattr(G, "edges") and hasattr(G, "is_multigraph")):
+        raise InputError(f"G must be a networkx graph, got {type(G).__name__}")
+    node_keys = {k: k for k in NODE_KEYS if k not in ("id", "type")}
+    edge_keys = {k: k for k in ANNOTATION_AXES}
+    node_keys[type_attr] = "type"
+    edge_keys[type_attr] = "type"
+    ignored: set[str] = set()
+    summary = ImportSummary()
+    bar = _Progress(progress, "networkx", total=G.number_of_nodes() + G.number_of_edges())
+    done = 0
+
+    def mapped(attrs: dict[str, Any], keys: dict[str, str], where: str) -> dict[str, Any]:
+        row: dict[str, Any] = {}
+        for k, v in attrs.items():
+            key = keys.get(k) if isinstance(k, str) else None
+            if key is None:
+                if unknown == "error":
+                    raise InputError(f"{where}: unknown attribute {k!r} "
+                                     f"(known: {', '.join(sorted(keys))}; pass unknown='ignore')")
+                ignored.add(str(k))
+                continue
+            row[key] = v
+        return row
+
+    try:
+        with kb.transaction():
+            w = _Writer(kb, summary)
+            ids: dict[str, Any] = {}
+            for n, attrs in G.nodes(data=True):
+                sid = str(n)
+                if sid in ids:
+                    raise InputError(f"nodes {ids[sid]!r} and {n!r} both become id {sid!r}")
+                ids[sid] = n
+                row = mapped(attrs, node_keys, f"node {n!r}")
+                row["id"] = sid
+                try:
+                    w.node(node_tuple(row))
+                except RowError as exc:
+                    raise InputError(f"node {n!r}: {exc}") from None
+                done += 1
+                if done % _CHUNK == 0:
+                    bar.update(done)
+            for u, v, attrs in G.edges(data=True):
+                row = mapped(attrs, edge_keys, f"edge ({u!r}, {v!r})")
+                row["src"] = str(u)
+                row["dst"] = str(v)
+                try:
+                    w.edge(edge_tuple(row))
+                except RowError as exc:
+                    raise InputError(f"edge ({u!r}, {v!r}): {exc}") from None
+                done += 1
+                if done % _CHUNK == 0:
+                    bar.update(done)
+            w.finish()
+        summary.lines = done
+        summary.ignored_attributes = sorted(ignored)
+        bar.update(done)
+    finally:
+        bar.close()
+    return summary
