@@ -1,0 +1,591 @@
+"""Text embedders: texts in, a float32 matrix of L2-normalised rows out.
+
+The resolver of the concept-anchored walk embeds queries and concept titles with an
+:class:`Embedder`. One is built in and needs nothing else: :class:`HashingEmbedder`, a feature
+hashing embedder over word tokens and character n-grams whose hot loop is Cython
+(``conceptwalk._hashembed``). With the optional extra ``pip install conceptwalk[embed]``,
+:class:`Model2VecEmbedder` and :class:`SentenceTransformerEmbedder` use a model the user already
+has on disk. Nothing here ever downloads a model.
+
+:func:`get_embedder` turns a short spec (``"hashing"``, ``"hashing:512"``,
+``"model2vec:/path"``, ``"st:/path"``) into an embedder, and :func:`normalize_text` is the text
+normaliser shared by the hashing embedder and the resolver's normalize-only fallback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import math
+import operator
+import os
+import unicodedata
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from . import _hashembed
+from .errors import InputError
+
+__all__ = [
+    "Embedder",
+    "HashingEmbedder",
+    "Model2VecEmbedder",
+    "SentenceTransformerEmbedder",
+    "get_embedder",
+    "normalize_text",
+]
+
+EXTRA_HINT = "pip install conceptwalk[embed]"
+_MAX_NGRAM = 32
+
+
+# --------------------------------------------------------------------------- normalisation
+
+
+class _CharMap(dict):  # type: ignore[type-arg]
+    """``str.translate`` table built lazily: punctuation, control characters and lone surrogates
+    become a space, format characters (soft hyphen, zero-width joiner, BOM, ...) are removed,
+    everything else is kept."""
+
+    def __missing__(self, code: int) -> int | str | None:
+        cat = unicodedata.category(chr(code))
+        value: int | str | None
+        if cat[0] == "P" or cat in ("Cc", "Cs"):
+            value = " "
+        elif cat == "Cf":
+            value = None
+        else:
+            value = code
+        self[code] = value
+        return value
+
+
+_CHAR_MAP = _CharMap()
+for _code in range(128):
+    _CHAR_MAP[_code]  # pre-fill the ASCII range
+del _code
+
+
+def normalize_text(text: str) -> str:
+    """Normalise a text for matching: NFKC, lowercase, punctuation to spaces, one space between words.
+
+    Steps, in order: Unicode NFKC (folds full-width and compatibility forms), ``str.lower``;
+    every punctuation character (Unicode category ``P*``: hyphens, underscores, dots, quotes,
+    brackets, ...), control character and lone surrogate becomes a space; format characters
+    (category ``Cf``: soft hyphen, zero-width joiner, byte order mark) are removed; NFKC once
+    more (for non-ASCII text) so that the result is stable; runs of whitespace collapse to one space and the ends are trimmed. Symbols (``+``, ``$``, ``=``)
+    and letters of every script are kept.
+
+    Parameters
+    ----------
+    text : str
+        Any text.
+
+    Returns
+    -------
+    str
+        The normalised text; ``""`` when nothing but punctuation and whitespace was there.
+
+    Raises
+    ------
+    TypeError
+        If ``text`` is not a ``str``.
+
+    Examples
+    --------
+    >>> normalize_text("  Vector-Index_lookup!  ")
+    'vector index lookup'
+    >>> normalize_text("ＣＡＦÉ  au\\tlait")
+    'café au lait'
+    >>> normalize_text("--- ...")
+    ''
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    folded = unicodedata.normalize("NFKC", text).lower().translate(_CHAR_MAP)
+    if not folded.isascii():
+        # lowercasing and removing format characters can leave sequences that compose again
+        # (e.g. "E\u00ad\u0301" -> "e\u0301" -> "é"): one more NFKC makes the result stable
+        folded = unicodedata.normalize("NFKC", folded)
+    return " ".join(folded.split())
+
+
+# --------------------------------------------------------------------------- protocol
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the resolver needs from an embedder.
+
+    Attributes
+    ----------
+    name : str
+        Stable model name, used as the cache key of stored vectors: it includes the dimension
+        and every setting that changes the output (e.g. ``"hashing-v1-d256"``).
+    dim : int
+        Length of each embedding.
+
+    Notes
+    -----
+    ``embed(texts)`` returns a C-contiguous ``float32`` array of shape ``(len(texts), dim)``
+    whose rows have unit L2 norm, except that a text that is empty after
+    :func:`normalize_text` gets a zero row. Cosine similarity is then a dot product.
+    """
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` into a ``(len(texts), dim)`` float32 matrix."""
+        ...
+
+
+def _text_list(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(
+            f"texts must be a sequence of strings, not a single {type(texts).__name__}; "
+            "wrap it in a list"
+        )
+    try:
+        return list(texts)
+    except TypeError:
+        raise TypeError(
+            f"texts must be a sequence of strings, got {type(texts).__name__}"
+        ) from None
+
+
+# --------------------------------------------------------------------------- hashing
+
+
+def _check_weight(value: object, argument: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(f"{argument} must be a finite number >= 0, got {value!r}")
+    weight = float(value)
+    if not math.isfinite(weight) or weight < 0:
+        raise InputError(f"{argument} must be a finite number >= 0, got {value!r}")
+    return weight
+
+
+def _check_int(value: object, argument: str) -> int:
+    if isinstance(value, bool):
+        raise InputError(f"{argument} must be an integer, got {value!r}")
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise InputError(f"{argument} must be an integer, got {value!r}") from None
+
+
+class HashingEmbedder:
+    """Dependency-free embedder hashing word tokens and character n-grams (signed feature hashing).
+
+    A text is normalised with :func:`normalize_text`. Each word token adds ``word_weight`` and
+    each character n-gram (``n`` in ``ngram_range``, counted in code points) of the padded text
+    ``" " + normalised + " "`` adds ``char_weight`` to one of ``dim`` buckets, with a sign; the
+    row is then L2-normalised. Bucket and sign come from a stable 64-bit hash (FNV-1a over the
+    feature's UTF-8 bytes, finished with murmur3's ``fmix64``; words and n-grams hashed in
+    separate namespaces), so the output does not depend on ``PYTHONHASHSEED``, the run or the
+    platform. N-grams span word boundaries, so they see word order and survive typos, case,
+    hyphenation and spacing changes; word tokens reward whole-word matches.
+
+    Signed features can cancel: with a tiny ``dim`` (or a text of two features that land in one
+    bucket with opposite signs) a non-empty text can get a zero row, which means "no signal".
+    With the default ``dim`` and both weights non-zero this needs an exact cancellation of
+    unequal weights and does not happen in practice.
+
+    Parameters
+    ----------
+    dim : int, default 256
+        Number of hash buckets (the embedding length), at least 1.
+    ngram_range : tuple of (int, int), default (3, 5)
+        Smallest and largest character n-gram length, ``1 <= lo <= hi <= 32``.
+    word_weight : float, default 1.0
+        Weight of each word token, ``>= 0``.
+    char_weight : float, default 0.5
+        Weight of each character n-gram, ``>= 0``. ``word_weight`` and ``char_weight`` may not
+        both be 0.
+
+    Raises
+    ------
+    InputError
+        (a ``ValueError``) naming the bad argument and value.
+
+    Attributes
+    ----------
+    name : str
+        ``"hashing-v1-d{dim}"``, followed by ``-n{lo}-{hi}``, ``-w{word_weight}`` and
+        ``-c{char_weight}`` for each setting that differs from its default.
+    dim : int
+        The embedding length.
+
+    Examples
+    --------
+    >>> emb = HashingEmbedder()
+    >>> emb.name
+    'hashing-v1-d256'
+    >>> X = emb.embed(["Vector index", "vector-index", "vectr index", "pancake recipe", ""])
+    >>> X.shape, X.dtype
+    ((5, 256), dtype('float32'))
+    >>> round(float(X[0] @ X[1]), 3)  # case and hyphenation do not matter
+    1.0
+    >>> round(float(X[0] @ X[2]), 2), round(float(X[0] @ X[3]), 2)  # a typo; unrelated
+    (0.63, 0.05)
+    >>> float(np.abs(X[4]).sum())  # empty text: zero row
+    0.0
+    """
+
+    __slots__ = ("_char_weight", "_dim", "_name", "_ngram_range", "_word_weight")
+
+    def __init__(
+        self,
+        dim: int = 256,
+        ngram_range: tuple[int, int] = (3, 5),
+        word_weight: float = 1.0,
+        char_weight: float = 0.5,
+    ) -> None:
+        d = _check_int(dim, "dim")
+        if d < 1:
+            raise InputError(f"dim must be an integer >= 1, got {dim!r}")
+        try:
+            lo_raw, hi_raw = ngram_range
+        except (TypeError, ValueError):
+            raise InputError(
+                f"ngram_range must be a pair (lo, hi) of integers, got {ngram_range!r}"
+            ) from None
+        lo = _check_int(lo_raw, "ngram_range")
+        hi = _check_int(hi_raw, "ngram_range")
+        if not 1 <= lo <= hi <= _MAX_NGRAM:
+            raise InputError(
+                f"ngram_range must satisfy 1 <= lo <= hi <= {_MAX_NGRAM}, got {ngram_range!r}"
+            )
+        ww = _check_weight(word_weight, "word_weight")
+        cw = _check_weight(char_weight, "char_weight")
+        if ww == 0 and cw == 0:
+            raise InputError("word_weight and char_weight are both 0: every embedding would be zero")
+        self._dim = d
+        self._ngram_range = (lo, hi)
+        self._word_weight = ww
+        self._char_weight = cw
+        name = f"hashing-v1-d{d}"
+        if (lo, hi) != (3, 5):
+            name += f"-n{lo}-{hi}"
+        if ww != 1.0:
+            name += f"-w{ww!r}"
+        if cw != 0.5:
+            name += f"-c{cw!r}"
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        """Stable name including every setting (the store's cache key)."""
+        return self._name
+
+    @property
+    def dim(self) -> int:
+        """Embedding length."""
+        return self._dim
+
+    @property
+    def ngram_range(self) -> tuple[int, int]:
+        """Smallest and largest character n-gram length."""
+        return self._ngram_range
+
+    @property
+    def word_weight(self) -> float:
+        """Weight of each word token."""
+        return self._word_weight
+
+    @property
+    def char_weight(self) -> float:
+        """Weight of each character n-gram."""
+        return self._char_weight
+
+    def __repr__(self) -> str:
+        return (
+            f"HashingEmbedder(dim={self._dim}, ngram_range={self._ngram_range}, "
+            f"word_weight={self._word_weight!r}, char_weight={self._char_weight!r})"
+        )
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts``.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The texts (a single ``str`` is rejected, wrap it in a list).
+
+        Returns
+        -------
+        numpy.ndarray
+            C-contiguous float32 array of shape ``(len(texts), dim)``; unit rows, zero rows for
+            texts empty after :func:`normalize_text`.
+
+        Raises
+        ------
+        TypeError
+            If ``texts`` is a single string or holds a non-string (the message names the index).
+
+        Examples
+        --------
+        >>> HashingEmbedder(dim=8).embed([]).shape
+        (0, 8)
+        """
+        items = _text_list(texts)
+        out = np.empty((len(items), self._dim), dtype=np.float32)
+        lo, hi = self._ngram_range
+        _hashembed.embed_into(
+            items, out, normalize_text, lo, hi, self._word_weight, self._char_weight
+        )
+        return out
+
+
+# --------------------------------------------------------------------------- optional models
+
+
+def _import_extra(module: str, package: str, user: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"{user} needs the optional package '{package}', which is not installed. "
+            f"Install the extra with: {EXTRA_HINT}"
+        ) from exc
+
+
+@contextlib.contextmanager
+def _offline() -> Iterator[None]:
+    """Tell the Hugging Face libraries not to touch the network while a model loads."""
+    keys = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    saved = {k: os.environ.get(k) for k in keys}
+    for k in keys:
+        os.environ[k] = "1"
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _local_model_dir(path_or_name: str | os.PathLike[str], kind: str) -> tuple[str, str]:
+    """``(folder, label)`` of a local model: an existing folder, or a hub name already in the
+    local Hugging Face cache. Never downloads; raises InputError explaining that otherwise."""
+    if not isinstance(path_or_name, (str, os.PathLike)) or not str(path_or_name):
+        raise InputError(f"path_or_name must be a non-empty path or model name, got {path_or_name!r}")
+    raw = os.fspath(path_or_name)
+    path = Path(raw).expanduser()
+    if path.is_dir():
+        folder = str(path.resolve())
+        return folder, folder
+    if path.exists():
+        raise InputError(f"path_or_name: {raw!r} is a file; pass the folder holding the {kind} model")
+    try:
+        hub = importlib.import_module("huggingface_hub")
+        with _offline():
+            folder = hub.snapshot_download(raw, local_files_only=True)
+        return str(folder), raw
+    except Exception:
+        pass
+    raise InputError(
+        f"path_or_name: no local {kind} model at {raw!r}, and no cached copy of a model of that "
+        "name. conceptwalk never downloads models at run time: get the model once (for example "
+        "with huggingface_hub.snapshot_download or the library's save_pretrained / save) and pass "
+        "the local folder."
+    )
+
+
+def _finish(texts: list[str], matrix: Any, dim: int) -> np.ndarray:
+    """float32, unit rows, zero rows for texts empty after normalisation."""
+    out = np.array(matrix, dtype=np.float32, order="C", copy=True).reshape(len(texts), dim)
+    norms = np.linalg.norm(out, axis=1)
+    empty = np.fromiter((not normalize_text(t) for t in texts), dtype=bool, count=len(texts))
+    ok = (norms > 0) & ~empty
+    out[ok] /= norms[ok, None]
+    out[~ok] = 0.0
+    return out
+
+
+class Model2VecEmbedder:
+    """Embedder over a model2vec ``StaticModel`` that is already on this machine.
+
+    Needs the optional extra (``pip install conceptwalk[embed]``). The model is loaded from a
+    local folder (for example one written by ``StaticModel.save_pretrained``) or, given a hub
+    name, from the local Hugging Face cache only; nothing is ever downloaded.
+
+    Parameters
+    ----------
+    path_or_name : str or os.PathLike
+        Folder of the model, or the name of a model already in the local cache.
+
+    Raises
+    ------
+    ImportError
+        If ``model2vec`` is not installed (the message names the extra).
+    InputError
+        If no local model is found (the message explains that a local model is needed).
+
+    Attributes
+    ----------
+    name : str
+        ``"model2vec:{folder or name}:d{dim}"``.
+    dim : int
+        Embedding length of the model.
+
+    Examples
+    --------
+    >>> Model2VecEmbedder("/nonexistent/model")  # doctest: +SKIP
+    Traceback (most recent call last):
+    conceptwalk.errors.InputError: path_or_name: no local model2vec model at '/nonexistent/model', ...
+    """
+
+    def __init__(self, path_or_name: str | os.PathLike[str]) -> None:
+        model2vec = _import_extra("model2vec", "model2vec", "Model2VecEmbedder")
+        folder, label = _local_model_dir(path_or_name, "model2vec")
+        with _offline():
+            self._model = model2vec.StaticModel.from_pretrained(folder)
+        probe = np.asarray(self._model.encode(["a"], show_progress_bar=False))
+        self.dim: int = int(probe.shape[1])
+        self.name: str = f"model2vec:{label}:d{self.dim}"
+
+    def __repr__(self) -> str:
+        return f"Model2VecEmbedder(name={self.name!r})"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` (see :class:`Embedder` for the output contract)."""
+        items = _text_list(texts)
+        for i, t in enumerate(items):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}] must be a str, got {type(t).__name__}")
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        matrix = self._model.encode(items, show_progress_bar=False)
+        return _finish(items, matrix, self.dim)
+
+
+class SentenceTransformerEmbedder:
+    """Embedder over a sentence-transformers model that is already on this machine.
+
+    Needs the optional extra (``pip install conceptwalk[embed]``, which brings
+    ``sentence-transformers`` and with it PyTorch). The model is loaded from a local folder
+    (for example one written by ``SentenceTransformer.save``) or, given a hub name, from the
+    local Hugging Face cache only, with ``local_files_only=True`` and ``HF_HUB_OFFLINE=1``;
+    nothing is ever downloaded.
+
+    Parameters
+    ----------
+    path_or_name : str or os.PathLike
+        Folder of the model, or the name of a model already in the local cache.
+    device : str, optional
+        Torch device (default: the library's choice).
+
+    Raises
+    ------
+    ImportError
+        If ``sentence-transformers`` is not installed (the message names the extra).
+    InputError
+        If no local model is found (the message explains that a local model is needed).
+
+    Attributes
+    ----------
+    name : str
+        ``"st:{folder or name}:d{dim}"``.
+    dim : int
+        Embedding length of the model.
+
+    Examples
+    --------
+    >>> SentenceTransformerEmbedder("/models/all-MiniLM-L6-v2").dim  # doctest: +SKIP
+    384
+    """
+
+    def __init__(self, path_or_name: str | os.PathLike[str], device: str | None = None) -> None:
+        st = _import_extra("sentence_transformers", "sentence-transformers", "SentenceTransformerEmbedder")
+        folder, label = _local_model_dir(path_or_name, "sentence-transformers")
+        with _offline():
+            self._model = st.SentenceTransformer(folder, device=device, local_files_only=True)
+        probe = np.asarray(
+            self._model.encode(["a"], convert_to_numpy=True, show_progress_bar=False)
+        )
+        self.dim: int = int(probe.shape[1])
+        self.name: str = f"st:{label}:d{self.dim}"
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEmbedder(name={self.name!r})"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` (see :class:`Embedder` for the output contract)."""
+        items = _text_list(texts)
+        for i, t in enumerate(items):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}] must be a str, got {type(t).__name__}")
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        matrix = self._model.encode(items, convert_to_numpy=True, show_progress_bar=False)
+        return _finish(items, matrix, self.dim)
+
+
+# --------------------------------------------------------------------------- spec
+
+
+def get_embedder(spec: str | Embedder | None = None) -> Embedder:
+    """Embedder from a short spec.
+
+    Parameters
+    ----------
+    spec : str, Embedder or None
+        ``None`` or ``"hashing"``: ``HashingEmbedder()``; ``"hashing:512"``: a hashing embedder
+        of dimension 512; ``"model2vec:PATH"``: :class:`Model2VecEmbedder`; ``"st:PATH"`` (or
+        ``"sentence-transformers:PATH"``): :class:`SentenceTransformerEmbedder`. An object that
+        already satisfies :class:`Embedder` is returned as it is.
+
+    Returns
+    -------
+    Embedder
+
+    Raises
+    ------
+    InputError
+        For an unknown or malformed spec (the message names ``spec``).
+
+    Examples
+    --------
+    >>> get_embedder(None).name
+    'hashing-v1-d256'
+    >>> get_embedder("hashing:512").dim
+    512
+    >>> emb = HashingEmbedder(dim=32)
+    >>> get_embedder(emb) is emb
+    True
+    """
+    if spec is None:
+        return HashingEmbedder()
+    if not isinstance(spec, str):
+        if isinstance(spec, Embedder):
+            return spec
+        raise InputError(
+            f"spec must be a string, an Embedder or None, got {type(spec).__name__}"
+        )
+    kind, sep, arg = spec.strip().partition(":")
+    kind = kind.strip().lower()
+    if kind == "hashing":
+        if not sep:
+            return HashingEmbedder()
+        try:
+            dim = int(arg.strip())
+        except ValueError:
+            raise InputError(f"spec: bad dimension in {spec!r}; expected e.g. 'hashing:512'") from None
+        return HashingEmbedder(dim=dim)
+    if kind in ("model2vec", "st", "sentence-transformers"):
+        if not arg.strip():
+            raise InputError(f"spec: {spec!r} needs a local model path, e.g. '{kind}:/path/to/model'")
+        if kind == "model2vec":
+            return Model2VecEmbedder(arg.strip())
+        return SentenceTransformerEmbedder(arg.strip())
+    raise InputError(
+        f"spec: unknown embedder {spec!r}; expected 'hashing', 'hashing:DIM', "
+        "'model2vec:PATH' or 'st:PATH'"
+    )
