@@ -97,20 +97,14 @@ CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
     title, body, content='nodes', content_rowid='rid',
     tokenize='porter unicode61 remove_diacritics 2'
 );
-CREATE TRIGGER IF NOT EXISTS nodes_fts_ai AFTER INSERT ON nodes
-WHEN new.title IS NOT NULL OR new.body IS NOT NULL BEGIN
+CREATE TRIGGER IF NOT EXISTS nodes_fts_ai AFTER INSERT ON nodes BEGIN
     INSERT INTO nodes_fts(rowid, title, body) VALUES (new.rid, new.title, new.body);
 END;
-CREATE TRIGGER IF NOT EXISTS nodes_fts_ad AFTER DELETE ON nodes
-WHEN old.title IS NOT NULL OR old.body IS NOT NULL BEGIN
+CREATE TRIGGER IF NOT EXISTS nodes_fts_ad AFTER DELETE ON nodes BEGIN
     INSERT INTO nodes_fts(nodes_fts, rowid, title, body) VALUES ('delete', old.rid, old.title, old.body);
 END;
-CREATE TRIGGER IF NOT EXISTS nodes_fts_au_old AFTER UPDATE OF title, body ON nodes
-WHEN old.title IS NOT NULL OR old.body IS NOT NULL BEGIN
+CREATE TRIGGER IF NOT EXISTS nodes_fts_au AFTER UPDATE OF title, body ON nodes BEGIN
     INSERT INTO nodes_fts(nodes_fts, rowid, title, body) VALUES ('delete', old.rid, old.title, old.body);
-END;
-CREATE TRIGGER IF NOT EXISTS nodes_fts_au_new AFTER UPDATE OF title, body ON nodes
-WHEN new.title IS NOT NULL OR new.body IS NOT NULL BEGIN
     INSERT INTO nodes_fts(rowid, title, body) VALUES (new.rid, new.title, new.body);
 END;
 """
