@@ -1,0 +1,755 @@
+"""The MCP tool server: ``conceptwalk serve KB`` exposes the graph tools to agents over stdio.
+
+Four tools, whose names and argument names are a public contract (pinned by
+``tests/fixtures/mcp_tools.json``):
+
+========================  ==================================================================
+``graph_context``         ``{question?, concepts?, k?, nodeTypes?, hits?}``: the nodes around a
+                          question, ranked by personalized PageRank
+``link_suggest``          ``{concept, k?, minShared?}``: missing links for a concept
+``graph_path``            ``{source, target}``: the shortest chain between two nodes (advanced)
+``query``                 ``{text, k?, conceptWalk?}``: the knowledge base's search, optionally
+                          wrapped by the concept walk (only when :mod:`conceptwalk.wrap` exists)
+========================  ==================================================================
+
+Each successful call returns ``structuredContent`` with the same JSON shape as the Python
+result's ``to_dict()`` (``query``: ``{"text", "k", "conceptWalk", "results"}``, where ``results``
+is the Python list) and one text block with the result's ``str()``. A failed call (bad arguments,
+an unknown tool, a node that is missing *or hidden*) returns a tool result with ``isError: true``
+and a one-line message; the server keeps serving.
+
+Visibility: every call runs for a :class:`~conceptwalk.Caller`. Without options the server
+answers for **public nodes only**; ``--scopes a,b`` adds scopes, ``--scopes '*'`` is all access.
+With ``--token-file FILE`` (JSON ``{"<token>": ["scope", ...] | "*"}``) a client presents a token
+per call in ``params._meta["conceptwalk/token"]`` or once for the session through the
+``CONCEPTWALK_TOKEN`` environment variable of the server process; an unknown token is an error,
+never more visibility.
+
+The dispatch (:class:`ToolServer`) needs no MCP SDK; only :func:`build_server` and
+:func:`serve_stdio` import ``mcp`` (the ``conceptwalk[mcp]`` extra), lazily, so this module and the
+``conceptwalk serve`` command always import.
+
+Examples
+--------
+>>> from conceptwalk import LinkGraph
+>>> g = LinkGraph.from_edges([("auth", "tokens", "RELATED_TO"), ("tokens", "jwt", "USES"),
+...                           ("auth", "login", "RELATED_TO"), ("login", "jwt", "USES")])
+>>> ts = ToolServer(g, caller=Caller.all_access())
+>>> [t["name"] for t in ts.list_tools()]
+['graph_context', 'link_suggest', 'graph_path']
+>>> out = ts.call("graph_path", {"source": "auth", "target": "jwt"})
+>>> out.is_error, out.structured["nodes"][1]["id"], out.text
+(False, 'login', 'path of length 2: auth -[RELATED_TO>]- login -[USES>]- jwt')
+>>> bad = ts.call("graph_path", {"source": "auth", "target": "nowhere"})
+>>> bad.is_error, bad.text
+(True, "graph_path: target not found: 'nowhere'")
+>>> ts.call("link_suggest", {"concept": "auth", "k": 0}).text
+'link_suggest: invalid arguments: k: 0 is less than the minimum of 1'
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConceptwalkError, InputError
+from .visibility import Caller
+
+__all__ = [
+    "TOKEN_ENV",
+    "TOKEN_META_KEY",
+    "TOOL_SPECS",
+    "TokenFile",
+    "ToolOutcome",
+    "ToolServer",
+    "build_server",
+    "register_cli",
+    "serve_stdio",
+    "tool_specs",
+]
+
+logger = logging.getLogger("conceptwalk.mcp")
+
+#: Environment variable a stdio client sets on the server process to present a session token.
+TOKEN_ENV = "CONCEPTWALK_TOKEN"
+#: The ``_meta`` key of a ``tools/call`` request that carries a per-call token.
+TOKEN_META_KEY = "conceptwalk/token"
+#: What to install when the SDK is missing.
+INSTALL_HINT = 'pip install "conceptwalk[mcp]"'
+
+_MAX_K = 100
+_MAX_CONTEXT_K = 200
+
+_SERVER_INSTRUCTIONS = (
+    "conceptwalk answers structural questions over a knowledge base's link graph, only over the "
+    "nodes this connection may see. Start with graph_context (what is around a question or a "
+    "set of concept ids); use link_suggest to find concepts that should probably be linked to a "
+    "given one; graph_path (advanced) explains how two known ids are connected; query (when "
+    "listed) is the knowledge base's own search, optionally extended by a concept walk. Ids in "
+    "the outputs can be passed back as concepts/concept/source/target. A node that does not "
+    "exist and a node this connection may not see give the same 'not found' error."
+)
+
+# --------------------------------------------------------------------------- tool specs
+_GRAPH_CONTEXT = {
+    "name": "graph_context",
+    "title": "Graph context around a question",
+    "description": (
+        "Use first when you need the structural neighbourhood of a question or of known concept "
+        "ids: which documents, concepts and code sit around it in the knowledge base's link graph. "
+        "Seeds are the question's top full-text hits (weighted 1/rank) plus the given concept "
+        "ids (weight 1); the result ranks the other nodes by personalized PageRank from those "
+        "seeds. Give a question, concepts, or both. Output: 'seeds' (what the walk started from, "
+        "with source 'search' or 'concept'), 'results' (ranked nodes, each with id, type, title, "
+        "score - a probability mass, higher is closer -, hops from the nearest seed and 'via', "
+        "the seed it is reached through), 'params', and 'reason' when the result is empty. Only "
+        "nodes visible to this connection are ever used or returned."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "question": {
+                "type": "string",
+                "maxLength": 4000,
+                "description": "Natural-language question or keywords; its full-text hits seed the walk.",
+            },
+            "concepts": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "maxItems": 64,
+                "description": "Node ids to seed the walk with (e.g. ids from earlier results). "
+                               "An unknown id is an error.",
+            },
+            "k": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": _MAX_CONTEXT_K,
+                "default": 20,
+                "description": "How many ranked nodes to return (seeds are listed separately).",
+            },
+            "nodeTypes": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "maxItems": 64,
+                "description": "Keep only results of these node types (e.g. [\"CONCEPT\", \"DOC\"]).",
+            },
+            "hits": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 50,
+                "default": 10,
+                "description": "How many full-text hits of the question seed the walk.",
+            },
+        },
+        "additionalProperties": False,
+    },
+    "annotations": {"title": "Graph context around a question", "readOnlyHint": True,
+                    "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+}
+
+_LINK_SUGGEST = {
+    "name": "link_suggest",
+    "title": "Suggest missing links for a concept",
+    "description": (
+        "Use when curating or exploring a concept: it proposes nodes that are not linked to the "
+        "concept yet but share several neighbours with it (resource allocation: each shared "
+        "neighbour z adds 1/degree(z), so rare shared neighbours count more). Output: "
+        "'suggestions' (id, type, title, score, and the 'shared' neighbours that support each, "
+        "ids ascending), 'candidates' (how many nodes met 'minShared'), 'minShared'. Computed "
+        "only over nodes visible to this connection."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "concept": {
+                "type": "string",
+                "minLength": 1,
+                "description": "The node id to suggest links for. An unknown id is an error.",
+            },
+            "k": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": _MAX_K,
+                "default": 10,
+                "description": "How many suggestions to return.",
+            },
+            "minShared": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1000,
+                "default": 2,
+                "description": "Least number of shared neighbours a suggestion needs.",
+            },
+        },
+        "required": ["concept"],
+        "additionalProperties": False,
+    },
+    "annotations": {"title": "Suggest missing links for a concept", "readOnlyHint": True,
+                    "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+}
+
+_GRAPH_PATH = {
+    "name": "graph_path",
+    "title": "Shortest chain between two nodes (advanced)",
+    "description": (
+        "Advanced: use only when you already hold two node ids (from graph_context, link_suggest "
+        "or query) and need to explain how they are connected. Returns the shortest chain of "
+        "links between them, ignoring edge direction; among equally short chains the "
+        "alphabetically smallest sequence of ids. Output: 'found', 'length' (number of hops), "
+        "'nodes' (id, type, title, from source to target) and 'steps' (per hop the edge types "
+        "and their direction: 'forward' = source->target). found=false means no chain exists "
+        "through nodes visible to this connection."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "source": {"type": "string", "minLength": 1, "description": "Node id the chain starts at."},
+            "target": {"type": "string", "minLength": 1, "description": "Node id the chain ends at."},
+        },
+        "required": ["source", "target"],
+        "additionalProperties": False,
+    },
+    "annotations": {"title": "Shortest chain between two nodes (advanced)", "readOnlyHint": True,
+                    "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+}
+
+_QUERY = {
+    "name": "query",
+    "title": "Search the knowledge base",
+    "description": (
+        "Use to retrieve documents or nodes for a question: the knowledge base's own search "
+        "(full-text top-k over nodes visible to this connection). With conceptWalk=false "
+        "(the default) the 'results' list is exactly the plain search's output. With "
+        "conceptWalk=true the question is resolved to concepts and a short typed walk from them "
+        "appends extra candidates after the unchanged search results; each appended item "
+        "carries via='concept-walk', the path it was reached by and per hop its provenance "
+        "(authority, fidelity, extraction provenance, lifecycle). Output: 'text', 'k', "
+        "'conceptWalk' and 'results' (list of result objects, best first)."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "minLength": 1, "maxLength": 4000,
+                     "description": "The question or keywords to search for."},
+            "k": {"type": "integer", "minimum": 1, "maximum": _MAX_K, "default": 10,
+                  "description": "How many search results (the walk may append more)."},
+            "conceptWalk": {"type": "boolean", "default": False,
+                            "description": "Append concept-walk candidates after the search results."},
+        },
+        "required": ["text"],
+        "additionalProperties": False,
+    },
+    "annotations": {"title": "Search the knowledge base", "readOnlyHint": True,
+                    "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+}
+
+#: Every tool this module can serve, in listing order (``query`` only when the wrap is installed).
+TOOL_SPECS: tuple[dict[str, Any], ...] = (_GRAPH_CONTEXT, _LINK_SUGGEST, _GRAPH_PATH, _QUERY)
+
+
+def tool_specs(*, with_query: bool = True) -> list[dict[str, Any]]:
+    """Deep copies of the tool definitions (``name``, ``title``, ``description``,
+    ``inputSchema``, ``annotations``) as ``tools/list`` serves them.
+
+    Parameters
+    ----------
+    with_query : bool
+        Include the ``query`` tool.
+
+    Returns
+    -------
+    list of dict
+
+    Examples
+    --------
+    >>> [t["name"] for t in tool_specs()]
+    ['graph_context', 'link_suggest', 'graph_path', 'query']
+    >>> tool_specs()[2]["inputSchema"]["required"]
+    ['source', 'target']
+    """
+    return [copy.deepcopy(t) for t in TOOL_SPECS if with_query or t["name"] != "query"]
+
+
+# --------------------------------------------------------------------------- tokens
+class TokenFile:
+    """Tokens and the scopes they grant, read from a JSON file ``{"<token>": [scopes] | "*"}``.
+
+    ``[]`` grants public nodes only, ``"*"`` all access. The file is re-read when its
+    modification time or size changes, so a token can be revoked without a restart; a file that
+    becomes unreadable or malformed makes every token lookup fail (fail closed). Tokens are kept
+    only as SHA-256 digests in memory.
+
+    Parameters
+    ----------
+    path : str
+        The JSON file.
+
+    Raises
+    ------
+    ConceptwalkError
+        The file is missing or malformed (at construction).
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "tokens.json")
+    >>> with open(p, "w") as f:
+    ...     json.dump({"s3cret": ["tenant-a"], "root": "*"}, f)
+    >>> tf = TokenFile(p)
+    >>> tf.caller("s3cret") == Caller.with_scopes("tenant-a"), tf.caller("root").sees_everything
+    (True, True)
+    >>> tf.caller("guess")
+    Traceback (most recent call last):
+    ...
+    conceptwalk.errors.ConceptwalkError: unknown token
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = os.fspath(path)
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int] | None = None
+        self._table: dict[bytes, Caller] | None = None
+        self._error: str | None = None
+        self._refresh()
+        if self._error is not None:
+            raise ConceptwalkError(self._error)
+
+    @staticmethod
+    def _digest(token: str) -> bytes:
+        return hashlib.sha256(token.encode("utf-8")).digest()
+
+    def _load(self) -> dict[bytes, Caller]:
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                data = json.load(f)
+        except FileNotFoundError:
+            raise ConceptwalkError(f"token file not found: {self.path}") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ConceptwalkError(f"token file {self.path} is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConceptwalkError(f"token file {self.path} must hold a JSON object "
+                                   "{token: [scopes] or \"*\"}")
+        table: dict[bytes, Caller] = {}
+        for i, (token, scopes) in enumerate(data.items(), 1):
+            if not token:
+                raise ConceptwalkError(f"token file {self.path}: entry {i} has an empty token")
+            if scopes == "*":
+                table[self._digest(token)] = Caller.all_access()
+            elif isinstance(scopes, list) and all(isinstance(s, str) and s for s in scopes):
+                table[self._digest(token)] = Caller.with_scopes(*scopes)
+            else:
+                raise ConceptwalkError(f"token file {self.path}: entry {i} must map to a list of "
+                                       f"scope names or \"*\", got {scopes!r}")
+        return table
+
+    def _refresh(self) -> None:
+        try:
+            st = os.stat(self.path)
+            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if stamp is not None and stamp == self._stamp:
+            return
+        self._stamp = stamp
+        try:
+            self._table = self._load()
+            self._error = None
+        except ConceptwalkError as exc:
+            self._table = None
+            self._error = str(exc)
+            logger.error("%s", exc)
+
+    def caller(self, token: str) -> Caller:
+        """The caller a token stands for.
+
+        Parameters
+        ----------
+        token : str
+
+        Returns
+        -------
+        Caller
+
+        Raises
+        ------
+        ConceptwalkError
+            ``"unknown token"`` for a token not in the file (no hint about near matches), or
+            the file can no longer be read.
+        """
+        with self._lock:
+            self._refresh()
+            if self._table is None:
+                raise ConceptwalkError("the server's token file cannot be read; no token is accepted")
+            found = self._table.get(self._digest(token)) if isinstance(token, str) else None
+        if found is None:
+            raise ConceptwalkError("unknown token")
+        return found
+
+
+# --------------------------------------------------------------------------- dispatch
+@dataclass
+class ToolOutcome:
+    """The result of one tool call: ``structured`` JSON (None on error), ``text`` and
+    ``is_error``."""
+
+    structured: dict[str, Any] | None
+    text: str
+    is_error: bool = False
+
+
+class _ToolError(Exception):
+    pass
+
+
+def _schema_error(name: str, schema: Mapping[str, Any], args: Mapping[str, Any]) -> str | None:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(args), key=lambda e: (list(e.absolute_path), e.message))
+    if not errors:
+        return None
+    parts = []
+    for err in errors[:3]:
+        where = ".".join(str(p) for p in err.absolute_path)
+        msg = f"{where + ': ' if where else ''}{err.message}"
+        if err.validator == "additionalProperties":
+            msg += f" (allowed: {', '.join(schema.get('properties', {}))})"
+        parts.append(msg)
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return f"{name}: invalid arguments: " + "; ".join(parts) + more
+
+
+class ToolServer:
+    """Transport-independent dispatch of the MCP tools over one knowledge base.
+
+    Parameters
+    ----------
+    source : KnowledgeBase or LinkGraph
+        What the tools read. A knowledge base is re-read through its cached ``graph()`` on
+        each call, so committed updates show up without a restart.
+    caller : Caller
+        Who a call without a token is answered for. Default: public nodes only.
+    tokens : TokenFile, optional
+        When given, a call may present a token (see :meth:`call`); an unknown token is an error.
+    session_token : str, optional
+        A token presented once for every call (the ``CONCEPTWALK_TOKEN`` variable of the
+        process); a per-call token overrides it. Needs ``tokens``.
+    require_token : bool
+        With ``tokens``: reject calls that present no token instead of answering for
+        ``caller``.
+    query_fn : callable, optional
+        ``query_fn(text, k, concept_walk, caller) -> list[dict]``; enables the ``query`` tool.
+        Default: built from :mod:`conceptwalk.wrap` when it is installed and ``source`` is a
+        knowledge base.
+
+    Raises
+    ------
+    ConceptwalkError
+        ``session_token`` without ``tokens``, or a ``session_token`` the token file does not
+        hold.
+    """
+
+    def __init__(self, source: Any, *, caller: Caller | None = None, tokens: TokenFile | None = None,
+                 session_token: str | None = None, require_token: bool = False,
+                 query_fn: Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None = None) -> None:
+        self.source = source
+        self.caller = Caller.public() if caller is None else caller
+        if not isinstance(self.caller, Caller):
+            raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+        self.tokens = tokens
+        self.require_token = bool(require_token)
+        if require_token and tokens is None:
+            raise ConceptwalkError("require_token needs a token file")
+        if session_token is not None:
+            if tokens is None:
+                raise ConceptwalkError(f"{TOKEN_ENV} is set but the server has no --token-file")
+            tokens.caller(session_token)  # fail at start on an unknown session token
+        self.session_token = session_token
+        self.query_fn = query_fn if query_fn is not None else _default_query_fn(source)
+        self._specs = tool_specs(with_query=self.query_fn is not None)
+        self._by_name = {t["name"]: t for t in self._specs}
+        self._handlers: dict[str, Callable[[dict[str, Any], Caller], tuple[dict[str, Any], str]]] = {
+            "graph_context": self._graph_context,
+            "link_suggest": self._link_suggest,
+            "graph_path": self._graph_path,
+            "query": self._query,
+        }
+
+    # -- listing
+    def list_tools(self) -> list[dict[str, Any]]:
+        """The served tool definitions (deep copies), in listing order."""
+        return copy.deepcopy(self._specs)
+
+    # -- callers
+    def resolve_caller(self, token: str | None = None) -> Caller:
+        """The caller a call is answered for, given the token it presents (if any).
+
+        Raises
+        ------
+        ConceptwalkError
+            A token is presented but the server has no token file, the token is unknown, or
+            no token is presented while one is required.
+        """
+        if token is None:
+            token = self.session_token
+        if token is None:
+            if self.require_token:
+                raise ConceptwalkError(f"this server requires a token (in _meta[{TOKEN_META_KEY!r}] "
+                                       f"or the {TOKEN_ENV} environment variable)")
+            return self.caller
+        if self.tokens is None:
+            raise ConceptwalkError("this server accepts no tokens (it was started without --token-file)")
+        if not isinstance(token, str):
+            raise ConceptwalkError("unknown token")
+        return self.tokens.caller(token)
+
+    # -- calls
+    def call(self, name: str, arguments: Mapping[str, Any] | None, *, token: str | None = None) -> ToolOutcome:
+        """Run one tool call; never raises for a bad call.
+
+        Parameters
+        ----------
+        name : str
+            Tool name.
+        arguments : mapping or None
+            The call's arguments, validated against the tool's input schema.
+        token : str, optional
+            The token the call presents (``_meta["conceptwalk/token"]``).
+
+        Returns
+        -------
+        ToolOutcome
+            ``is_error`` with a one-line message for an unknown tool, invalid arguments, an
+            unknown token, a node that is missing or hidden (same text), or an internal error.
+        """
+        try:
+            spec = self._by_name.get(name) if isinstance(name, str) else None
+            if spec is None:
+                known = ", ".join(self._by_name)
+                raise _ToolError(f"unknown tool {name!r}; this server has: {known}")
+            args = {} if arguments is None else arguments
+            if not isinstance(args, Mapping):
+                raise _ToolError(f"{name}: arguments must be an object")
+            args = dict(args)
+            problem = _schema_error(name, spec["inputSchema"], args)
+            if problem is not None:
+                raise _ToolError(problem)
+            caller = self.resolve_caller(token)
+            structured, text = self._handlers[name](args, caller)
+            return ToolOutcome(structured, text, False)
+        except _ToolError as exc:
+            return ToolOutcome(None, str(exc), True)
+        except ConceptwalkError as exc:
+            return ToolOutcome(None, f"{name}: {exc}", True)
+        except Exception:  # a bug: keep serving, log the details on the server side only
+            logger.exception("internal error in tool %r", name)
+            return ToolOutcome(None, f"{name}: internal error (details are in the server log)", True)
+
+    def _graph_context(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
+        from .tools import graph_context
+
+        question = a.get("question")
+        concepts = a.get("concepts") or []
+        if (question is None or not question.strip()) and not concepts:
+            raise _ToolError("graph_context: give a non-empty 'question', 'concepts', or both")
+        res = graph_context(self.source, question, concepts=concepts, k=a.get("k", 20),
+                            caller=caller, node_types=a.get("nodeTypes"), n_hits=a.get("hits", 10))
+        return res.to_dict(), str(res)
+
+    def _link_suggest(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
+        from .tools import link_suggest
+
+        res = link_suggest(self.source, a["concept"], k=a.get("k", 10), caller=caller,
+                           min_shared=a.get("minShared", 2))
+        return res.to_dict(), str(res)
+
+    def _graph_path(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
+        from .tools import graph_path
+
+        res = graph_path(self.source, a["source"], a["target"], caller=caller)
+        return res.to_dict(), str(res)
+
+    def _query(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
+        assert self.query_fn is not None
+        text, k, walk = a["text"], a.get("k", 10), bool(a.get("conceptWalk", False))
+        results = self.query_fn(text, k, walk, caller)
+        structured = {"text": text, "k": k, "conceptWalk": walk, "results": results}
+        return structured, _query_text(text, results)
+
+
+def _query_text(text: str, results: list[dict[str, Any]]) -> str:
+    lines = [f"results for {text!r}" + ("" if results else " (none)")]
+    for i, r in enumerate(results, 1):
+        rid = r.get("id", "?")
+        title = r.get("title")
+        via = r.get("via")
+        score = r.get("score")
+        s = f"{score:.4g}  " if isinstance(score, (int, float)) and not isinstance(score, bool) else ""
+        lines.append(f"  {i:>3}. {s}{rid}" + (f"  {title}" if title else "")
+                     + (f"  (via {via})" if via else ""))
+    return "\n".join(lines)
+
+
+def _default_query_fn(source: Any) -> Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None:
+    """The ``query`` tool over :mod:`conceptwalk.wrap`, or None when it is not available."""
+    if not hasattr(source, "search") or not hasattr(source, "graph"):
+        return None
+    try:
+        from . import wrap  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    retr_cls = getattr(wrap, "ConceptAnchoredRetriever", None)
+    flat_factory = getattr(wrap, "builtin_flat_search", None)
+    if retr_cls is None or flat_factory is None:
+        return None
+    retriever = retr_cls(flat_factory(source), source)
+
+    def run(text: str, k: int, concept_walk: bool, caller: Caller) -> list[dict[str, Any]]:
+        return list(retriever.query(text, k, concept_walk=concept_walk, caller=caller))
+
+    return run
+
+
+# --------------------------------------------------------------------------- MCP glue
+def _require_mcp() -> Any:
+    try:
+        import mcp.server.lowlevel  # noqa: F401
+        import mcp_types
+    except ImportError as exc:
+        raise ConceptwalkError(f"the MCP server needs the MCP Python SDK: {INSTALL_HINT} "
+                               f"({exc})") from None
+    return mcp_types
+
+
+def _meta_token(ctx: Any, params: Any) -> str | None:
+    raw = getattr(ctx, "params", None)
+    meta = raw.get("_meta") if isinstance(raw, Mapping) else None
+    if not isinstance(meta, Mapping):
+        meta = getattr(params, "meta", None)
+    if isinstance(meta, Mapping) and TOKEN_META_KEY in meta:
+        tok = meta[TOKEN_META_KEY]
+        return tok if isinstance(tok, str) else repr(tok)
+    return None
+
+
+def build_server(tools: ToolServer) -> Any:
+    """An ``mcp.server.lowlevel.Server`` serving ``tools`` (needs the ``mcp`` extra).
+
+    Parameters
+    ----------
+    tools : ToolServer
+
+    Returns
+    -------
+    mcp.server.lowlevel.Server
+
+    Raises
+    ------
+    ConceptwalkError
+        The MCP SDK is not installed (the message names ``pip install "conceptwalk[mcp]"``).
+    """
+    types = _require_mcp()
+    import anyio
+    from mcp.server.lowlevel import Server
+
+    from . import __version__
+
+    tool_models = [types.Tool.model_validate(t) for t in tools.list_tools()]
+
+    async def on_list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=tool_models)
+
+    async def on_call_tool(ctx: Any, params: Any) -> Any:
+        token = _meta_token(ctx, params)
+        out = await anyio.to_thread.run_sync(
+            lambda: tools.call(params.name, params.arguments, token=token))
+        content = [types.TextContent(type="text", text=out.text)]
+        if out.is_error:
+            return types.CallToolResult(content=content, isError=True)
+        return types.CallToolResult(content=content, structuredContent=out.structured)
+
+    return Server("conceptwalk", version=__version__, instructions=_SERVER_INSTRUCTIONS,
+                  on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+
+def serve_stdio(tools: ToolServer) -> None:
+    """Serve ``tools`` over stdin/stdout until the client closes the connection.
+
+    Parameters
+    ----------
+    tools : ToolServer
+    """
+    _require_mcp()
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(tools)
+
+    async def run() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(run)
+
+
+# --------------------------------------------------------------------------- CLI
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``conceptwalk serve KB``: the MCP server over stdio."""
+    _require_mcp()  # before touching the KB: say what to install first
+    from .store import KnowledgeBase
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="conceptwalk serve: %(levelname)s: %(message)s")
+    if not os.path.exists(args.kb):
+        raise ConceptwalkError(f"knowledge base file not found: {args.kb}")
+    if args.token_file is not None and args.scopes is not None:
+        raise ConceptwalkError("give --scopes or --token-file, not both")
+    if args.require_token and args.token_file is None:
+        raise ConceptwalkError("--require-token needs --token-file")
+    tokens = TokenFile(args.token_file) if args.token_file is not None else None
+    session_token = (os.environ.get(TOKEN_ENV) or None) if tokens is not None else None
+    caller = Caller.public() if args.scopes is None else Caller.from_spec(args.scopes)
+    with KnowledgeBase.open(args.kb, create=False) as kb:
+        tools = ToolServer(kb, caller=caller, tokens=tokens, session_token=session_token,
+                           require_token=args.require_token)
+        kb.graph()  # build the snapshot before the first call
+        print(f"conceptwalk serve: {args.kb}, tools: {', '.join(t['name'] for t in tools.list_tools())}; "
+              f"caller without token: {caller}" + (f"; tokens from {args.token_file}" if tokens else ""),
+              file=sys.stderr)
+        serve_stdio(tools)
+    return 0
+
+
+def register_cli(subparsers: Any) -> None:
+    """Add the ``serve`` sub-command to the ``conceptwalk`` CLI (called by ``cli.main``).
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+    """
+    p = subparsers.add_parser(
+        "serve", help="MCP tool server over stdio (needs the mcp extra)",
+        description="Serve graph_context, link_suggest, graph_path (and query when the wrap is "
+                    "installed) to an MCP client over stdin/stdout. Without --scopes or "
+                    "--token-file the server answers for PUBLIC NODES ONLY. "
+                    f"Requires the MCP SDK: {INSTALL_HINT}.")
+    p.add_argument("kb", help="the knowledge base (SQLite file)")
+    p.add_argument("--scopes", default=None,
+                   help="caller: public nodes plus these scopes ('a,b'); '*' = all access; "
+                        "default: public nodes only")
+    p.add_argument("--token-file", default=None,
+                   help="JSON {token: [scopes] or \"*\"}; clients present a token in "
+                        f"_meta[{TOKEN_META_KEY!r}] or via {TOKEN_ENV}; calls without a token "
+                        "see public nodes only")
+    p.add_argument("--require-token", action="store_true",
+                   help="with --token-file: reject calls that present no token")
+    p.set_defaults(func=cmd_serve)
