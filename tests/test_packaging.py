@@ -1,0 +1,52 @@
+"""Packaging facts that CI relies on."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_workflow_copies_identical() -> None:
+    canonical = ROOT / "wheels.yml"
+    active = ROOT / ".github" / "workflows" / "wheels.yml"
+    assert canonical.read_text() == active.read_text()
+
+
+def test_ci_runs_the_readme_commands() -> None:
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    demo = [line for line in readme.splitlines() if line.startswith("python3 -m venv .venv-demo")]
+    tests = [line for line in readme.splitlines() if line.startswith("python3 -m venv .venv-test")]
+    assert len(demo) == 1 and "conceptwalk demo" in demo[0]
+    assert len(tests) == 1 and "pytest" in tests[0]
+    assert "grep -m1 '^python3 -m venv .venv-demo' README.md" in ci
+    assert "grep -m1 '^python3 -m venv .venv-test' README.md" in ci
+
+
+def test_no_native_flags_by_default() -> None:
+    cmake = (ROOT / "CMakeLists.txt").read_text()
+    assert re.search(r'option\(CONCEPTWALK_NATIVE "[^"]*" OFF\)', cmake)
+    assert "-march=native" not in (ROOT / "pyproject.toml").read_text()
+
+
+def test_readme_python_examples_run() -> None:
+    """Every ```python block of the README runs as written."""
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    for i, block in enumerate(blocks):
+        ns: dict[str, object] = {"__name__": f"readme_block_{i}"}
+        exec(compile(block, f"README.md[python block {i}]", "exec"), ns)
+
+
+def test_py_typed_and_stub_are_installed() -> None:
+    import conceptwalk
+
+    pkg = Path(conceptwalk.__file__).parent
+    assert (pkg / "py.typed").exists()
+    if not (pkg / "_core.pyi").exists():
+        pytest.skip("stub not written yet")
