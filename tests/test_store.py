@@ -479,3 +479,15 @@ def test_second_process_reader_sees_consistent_snapshots(tmp_path):
         assert kb.version == 1 + rounds
         assert kb.graph().num_edges == 10 * rounds
         assert len(versions) >= 2, (versions, checks)  # the reads really overlapped the writes
+
+
+def test_edge_fast_path_agrees_with_checked_path():
+    from conceptwalk.store import _edge_tuple_checked, edge_tuple
+    rows = [{"src": "a", "dst": "b"}, {"src": "a", "dst": "b", "type": None},
+            {"src": "a", "dst": "b", "type": "T", "authority": None, "lifecycle": "L"},
+            {"src": "a", "dst": "b", "extraction_confidence": 0.0},
+            {"src": "a", "dst": "b", "extraction_confidence": 1},  # int: checked path only
+            dict(EDGES[0]), dict(EDGES[1]), dict(EDGES[2]), dict(EDGES[3])]
+    for row in rows:
+        assert edge_tuple(row, "DEF") == _edge_tuple_checked(row, "DEF"), row
+    assert edge_tuple(("a", "b")) == _edge_tuple_checked({"src": "a", "dst": "b"}, "LINK")

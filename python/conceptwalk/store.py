@@ -189,8 +189,31 @@ def _confidence(v: Any) -> float | None:
     return f
 
 
+_EDGE_KEYSET = frozenset(EDGE_KEYS)
+
+
 def edge_tuple(row: Any, default_type: str = DEFAULT_EDGE_TYPE) -> tuple[Any, ...]:
     """Validate one edge row; return the parameters of the edge upsert. Raises RowError."""
+    # Fast path for the common well-formed dict; anything unusual takes the checked path below
+    # (which accepts a superset of this and produces the error messages).
+    if type(row) is dict and not (row.keys() - _EDGE_KEYSET):
+        g = row.get
+        src, dst, typ = g("src"), g("dst"), g("type")
+        au, fi, me, co, li = (g("authority"), g("fidelity"), g("extraction_method"),
+                              g("extraction_confidence"), g("lifecycle"))
+        if (type(src) is str and src and type(dst) is str and dst
+                and (typ is None or (type(typ) is str and typ))
+                and (au is None or type(au) is str) and (fi is None or type(fi) is str)
+                and (me is None or type(me) is str) and (li is None or type(li) is str)
+                and (co is None or (type(co) is float and 0.0 <= co <= 1.0))):
+            mask = (("authority" in row) | (("fidelity" in row) << 1)
+                    | (("extraction_method" in row) << 2) | (("extraction_confidence" in row) << 3)
+                    | (("lifecycle" in row) << 4))
+            return (src, dst, default_type if typ is None else typ, au, fi, me, co, li, mask)
+    return _edge_tuple_checked(row, default_type)
+
+
+def _edge_tuple_checked(row: Any, default_type: str) -> tuple[Any, ...]:
     if isinstance(row, tuple) and len(row) in (2, 3):
         row = dict(zip(("src", "dst", "type"), row))
     row = _check_keys(row, EDGE_KEYS, "edge")
