@@ -428,6 +428,15 @@ def _schema_error(name: str, schema: Mapping[str, Any], args: Mapping[str, Any])
     return f"{name}: invalid arguments: " + "; ".join(parts) + more
 
 
+def _integral_floats_to_int(schema: Mapping[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    """JSON Schema accepts ``5.0`` as an integer; hand the Python API an ``int``."""
+    props = schema.get("properties", {})
+    for key, val in args.items():
+        if props.get(key, {}).get("type") == "integer" and isinstance(val, float):
+            args[key] = int(val)
+    return args
+
+
 class ToolServer:
     """Transport-independent dispatch of the MCP tools over one knowledge base.
 
@@ -541,6 +550,8 @@ class ToolServer:
                 raise _ToolError(f"{name}: arguments must be an object")
             args = dict(args)
             problem = _schema_error(name, spec["inputSchema"], args)
+            if problem is None:
+                args = _integral_floats_to_int(spec["inputSchema"], args)
             if problem is not None:
                 raise _ToolError(problem)
             caller = self.resolve_caller(token)

@@ -1,0 +1,557 @@
+"""The MCP tool server: the pinned tool list, in-process dispatch, tokens, and end to end over stdio
+with the SDK's own client against ``conceptwalk serve`` running as a subprocess.
+
+Regenerate the pinned tool list deliberately (after changing a tool's name, arguments or
+descriptions on purpose) with either of::
+
+    CONCEPTWALK_UPDATE_FIXTURES=1 python -m pytest tests/test_mcp.py -k fixture
+    python scripts/mcp_roundtrip.py --write-fixture
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conceptwalk import Caller, LinkGraph, graph_context, graph_path, link_suggest
+from conceptwalk.mcp_server import (
+    TOKEN_ENV,
+    TOKEN_META_KEY,
+    TokenFile,
+    ToolServer,
+    tool_specs,
+)
+from conceptwalk.errors import ConceptwalkError
+from conceptwalk.store import KnowledgeBase
+
+FIXTURE = Path(__file__).parent / "fixtures" / "mcp_tools.json"
+TENANT = Caller.with_scopes("tenant-a")
+N_CONCEPTS = 300
+SEED = 7
+
+
+# --------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def syn() -> Any:
+    from conceptwalk import synthetic
+
+    return synthetic.generate(N_CONCEPTS, seed=SEED)
+
+
+@pytest.fixture(scope="module")
+def kb_path(syn: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = str(tmp_path_factory.mktemp("mcp") / "kb.db")
+    with KnowledgeBase.open(path) as kb:
+        kb.add_nodes(syn.node_rows())
+        kb.add_edges(syn.edge_rows())
+        kb.add_aliases(syn.alias_rows())
+    return path
+
+
+@pytest.fixture(scope="module")
+def kb(kb_path: str) -> Iterator[KnowledgeBase]:
+    with KnowledgeBase.open(kb_path, create=False) as k:
+        yield k
+
+
+@pytest.fixture(scope="module")
+def token_file(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("tokens") / "tokens.json"
+    path.write_text(json.dumps({"tok-a": ["tenant-a"], "tok-bc": ["tenant-b", "tenant-c"],
+                                "tok-public": [], "tok-root": "*"}))
+    return str(path)
+
+
+def visible_set(g: LinkGraph, caller: Caller) -> set[str]:
+    vm = caller.visibility(g)
+    if vm is None:
+        return set(g.ids)
+    return {i for i, m in zip(g.ids, vm.mask.tolist()) if m}
+
+
+@pytest.fixture(scope="module")
+def p(kb: KnowledgeBase, syn: Any) -> dict[str, Any]:
+    return picks(kb, syn)
+
+
+def picks(kb: KnowledgeBase, syn: Any, caller: Caller = TENANT) -> dict[str, Any]:
+    """Deterministic ids for the calls: visible concepts (some with suggestions), a hidden one,
+    and a connected visible pair."""
+    g = kb.graph()
+    vis = visible_set(g, caller)
+    concepts = sorted(i for i, t in zip(syn.ids, syn.node_types) if t == "CONCEPT")
+    visible = [c for c in concepts if c in vis]
+    hidden = [c for c in concepts if c not in vis]
+    assert visible and hidden, "the synthetic KB must have visible and hidden concepts for tenant-a"
+    suggest = next(c for c in visible if link_suggest(kb, c, k=5, caller=caller).suggestions)
+    # A visible concept whose all-access neighbourhood includes hidden nodes: the interesting case.
+    busy = next(c for c in visible
+                if any(n["id"] not in vis for n in graph_context(kb, concepts=[c], k=30,
+                                                                  caller=Caller.all_access()).to_dict()["results"]))
+    far = next(c for c in reversed(visible)
+               if c != busy and graph_path(kb, busy, c, caller=caller).found
+               and graph_path(kb, busy, c, caller=caller).length >= 2)
+    queries = [q for q in syn.queries(20, seed=SEED)]
+    return {"visible": visible, "hidden": hidden, "suggest": suggest, "busy": busy, "far": far,
+            "question": queries[0]["text"], "questions": [q["text"] for q in queries[:5]]}
+
+
+def ids_in(obj: Any, universe: set[str]) -> set[str]:
+    """Every string anywhere in a JSON value that is a node id of the graph."""
+    out: set[str] = set()
+    if isinstance(obj, str):
+        if obj in universe:
+            out.add(obj)
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            out |= ids_in(k, universe) | ids_in(v, universe)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            out |= ids_in(v, universe)
+    return out
+
+
+def ids_in_text(text: str, universe: set[str]) -> set[str]:
+    tokens = re.split(r"[\s,()\[\]]+", text)
+    return {t.strip("'\"") for t in tokens if t.strip("'\"") in universe}
+
+
+def assert_no_hidden(structured: Any, text: str, g: LinkGraph, caller: Caller) -> None:
+    universe = set(g.ids)
+    vis = visible_set(g, caller)
+    leaked = (ids_in(structured, universe) | ids_in_text(text, universe)) - vis
+    assert not leaked, f"hidden nodes in a tool output: {sorted(leaked)[:5]}"
+
+
+def jsonable(d: Any) -> Any:
+    return json.loads(json.dumps(d))
+
+
+# --------------------------------------------------------------------------- the pinned tool list
+def _fixture_payload() -> dict[str, Any]:
+    return {
+        "comment": "The MCP tool list served by conceptwalk (names, arguments, descriptions) - a "
+                   "public contract. Regenerate deliberately: CONCEPTWALK_UPDATE_FIXTURES=1 "
+                   "python -m pytest tests/test_mcp.py -k fixture, or python "
+                   "scripts/mcp_roundtrip.py --write-fixture.",
+        "tools": tool_specs(with_query=True),
+    }
+
+
+def test_fixture_pins_the_tool_list() -> None:
+    payload = _fixture_payload()
+    if os.environ.get("CONCEPTWALK_UPDATE_FIXTURES") == "1":
+        FIXTURE.parent.mkdir(parents=True, exist_ok=True)
+        FIXTURE.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    pinned = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    if pinned["tools"] != payload["tools"]:
+        diff = "\n".join(difflib.unified_diff(
+            json.dumps(pinned["tools"], indent=2).splitlines(),
+            json.dumps(payload["tools"], indent=2).splitlines(), "pinned", "served", lineterm=""))
+        pytest.fail("the MCP tool list changed without tests/fixtures/mcp_tools.json; if on purpose, "
+                    "regenerate it (CONCEPTWALK_UPDATE_FIXTURES=1 python -m pytest tests/test_mcp.py "
+                    "-k fixture) and review the diff:\n" + diff)
+
+
+def test_fixture_holds_the_public_contract() -> None:
+    """The names in the issue's contract, independent of the fixture file's content."""
+    tools = {t["name"]: t for t in json.loads(FIXTURE.read_text(encoding="utf-8"))["tools"]}
+    assert list(tools) == ["graph_context", "link_suggest", "graph_path", "query"]
+    props = {n: t["inputSchema"]["properties"] for n, t in tools.items()}
+    assert {"question", "concepts", "k", "nodeTypes"} <= set(props["graph_context"])
+    assert props["graph_context"]["concepts"]["type"] == "array"
+    assert {"concept", "k"} <= set(props["link_suggest"])
+    assert tools["link_suggest"]["inputSchema"]["required"] == ["concept"]
+    assert tools["graph_path"]["inputSchema"]["required"] == ["source", "target"]
+    assert "advanced" in tools["graph_path"]["description"].lower()
+    assert props["query"]["conceptWalk"] == {**props["query"]["conceptWalk"], "type": "boolean", "default": False}
+    assert tools["query"]["inputSchema"]["required"] == ["text"]
+    for t in tools.values():
+        assert len(t["description"]) > 80
+        assert all(p.get("description") for p in t["inputSchema"]["properties"].values())
+
+
+def test_a_changed_description_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison the fixture test makes does notice a one-word change."""
+    from conceptwalk import mcp_server
+
+    pinned = json.loads(FIXTURE.read_text(encoding="utf-8"))["tools"]
+    changed = dict(mcp_server.TOOL_SPECS[1], description=mcp_server.TOOL_SPECS[1]["description"] + " x")
+    monkeypatch.setattr(mcp_server, "TOOL_SPECS",
+                        (mcp_server.TOOL_SPECS[0], changed) + mcp_server.TOOL_SPECS[2:])
+    assert tool_specs() != pinned
+    renamed = json.loads(json.dumps(pinned))
+    renamed[3]["inputSchema"]["properties"]["concept_walk"] = renamed[3]["inputSchema"]["properties"].pop("conceptWalk")
+    assert renamed != pinned
+
+
+# --------------------------------------------------------------------------- in-process dispatch
+@pytest.mark.parametrize("caller", [Caller.public(), TENANT, Caller.all_access()], ids=str)
+def test_tools_match_the_python_api(kb: KnowledgeBase, syn: Any, p: dict[str, Any], caller: Caller) -> None:
+    ts = ToolServer(kb, caller=caller)
+    g = kb.graph()
+    vis = visible_set(g, caller)
+    c = next(x for x in p["visible"] if x in vis)
+    for q in p["questions"]:
+        out = ts.call("graph_context", {"question": q, "k": 15})
+        ref = graph_context(kb, q, k=15, caller=caller)
+        assert not out.is_error and out.structured == jsonable(ref.to_dict()) and out.text == str(ref)
+        assert_no_hidden(out.structured, out.text, g, caller)
+    out = ts.call("graph_context", {"concepts": [c], "k": 10, "nodeTypes": ["CONCEPT", "FILE"], "hits": 3})
+    ref = graph_context(kb, concepts=[c], k=10, caller=caller, node_types=["CONCEPT", "FILE"], n_hits=3)
+    assert out.structured == jsonable(ref.to_dict())
+    assert {r["type"] for r in out.structured["results"]} <= {"CONCEPT", "FILE"}
+    out = ts.call("link_suggest", {"concept": c, "k": 7, "minShared": 2})
+    ref_s = link_suggest(kb, c, k=7, caller=caller)
+    assert out.structured == jsonable(ref_s.to_dict()) and out.text == str(ref_s)
+    assert_no_hidden(out.structured, out.text, g, caller)
+    out = ts.call("graph_path", {"source": p["busy"], "target": p["far"]})
+    ref_p = graph_path(kb, p["busy"], p["far"], caller=caller)
+    assert out.structured == jsonable(ref_p.to_dict()) and out.text == str(ref_p)
+    assert_no_hidden(out.structured, out.text, g, caller)
+
+
+def test_default_caller_is_public_only(kb: KnowledgeBase, syn: Any) -> None:
+    ts = ToolServer(kb)
+    assert ts.caller == Caller.public()
+    tenant_only = next(i for i, s in zip(syn.ids, syn.scopes) if s == ["tenant-a"])
+    out = ts.call("link_suggest", {"concept": tenant_only})
+    assert out.is_error and out.text == f"link_suggest: concept not found: {tenant_only!r}"
+
+
+def test_restricted_output_equals_the_graph_without_hidden_nodes(kb: KnowledgeBase, syn: Any, p: dict[str, Any]) -> None:
+    """Scores, counts and paths over MCP for tenant-a equal those on the graph where the hidden
+    nodes were deleted: nothing hidden shapes an output."""
+    g = kb.graph()
+    vis = visible_set(g, TENANT)
+    keep = [i in vis for i in syn.ids]
+    pos = {i: n for n, i in enumerate(x for x, k in zip(syn.ids, keep) if k)}
+    import numpy as np
+
+    ids = [i for i, k in zip(syn.ids, keep) if k]
+    e_keep = [keep[s] and keep[d] for s, d in zip(syn.src.tolist(), syn.dst.tolist())]
+    src = np.array([pos[syn.ids[s]] for s, k in zip(syn.src.tolist(), e_keep) if k], dtype=np.int64)
+    dst = np.array([pos[syn.ids[d]] for d, k in zip(syn.dst.tolist(), e_keep) if k], dtype=np.int64)
+    types = [t for t, k in zip(syn.edge_types.tolist(), e_keep) if k]
+    sub = LinkGraph.from_arrays(ids, src, dst, types,
+                                node_types=[t for t, k in zip(syn.node_types, keep) if k],
+                                titles=[t for t, k in zip(syn.titles, keep) if k])
+    ts = ToolServer(kb, caller=TENANT)
+    ts_sub = ToolServer(sub, caller=Caller.all_access())
+    checked = 0
+    for c in p["visible"][:40]:
+        a = ts.call("link_suggest", {"concept": c, "k": 20})
+        b = ts_sub.call("link_suggest", {"concept": c, "k": 20})
+        assert a.structured == b.structured
+        checked += bool(a.structured["candidates"])
+        a = ts.call("graph_path", {"source": p["busy"], "target": c})
+        b = ts_sub.call("graph_path", {"source": p["busy"], "target": c})
+        assert a.structured == b.structured
+    assert checked >= 5
+    a = ts.call("graph_context", {"concepts": [p["busy"]], "k": 20})
+    b = ts_sub.call("graph_context", {"concepts": [p["busy"]], "k": 20})
+    ra, rb = a.structured["results"], b.structured["results"]
+    assert [(r["id"], r["hops"], r["via"]) for r in ra] == [(r["id"], r["hops"], r["via"]) for r in rb]
+    assert [r["score"] for r in ra] == pytest.approx([r["score"] for r in rb], abs=1e-9)
+
+
+def bad_calls(p: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """(tool, arguments, expected message fragment) for calls that must come back as tool errors."""
+    hidden, missing = p["hidden"][0], "concept/does_not_exist"
+    return [
+        ("graph_context", {}, "give a non-empty 'question', 'concepts', or both"),
+        ("graph_context", {"question": "  "}, "give a non-empty"),
+        ("graph_context", {"question": "x", "k": 0}, "k: 0 is less than the minimum of 1"),
+        ("graph_context", {"question": "x", "k": "5"}, "k: '5' is not of type 'integer'"),
+        ("graph_context", {"question": "x", "k": True}, "is not of type 'integer'"),
+        ("graph_context", {"question": "x", "bogus": 1}, "Additional properties are not allowed"),
+        ("graph_context", {"concepts": p["visible"][0]}, "is not of type 'array'"),
+        ("graph_context", {"concepts": [hidden]}, f"concept not found: {hidden!r}"),
+        ("graph_context", {"concepts": [missing]}, f"concept not found: {missing!r}"),
+        ("link_suggest", {}, "'concept' is a required property"),
+        ("link_suggest", {"concept": hidden}, f"link_suggest: concept not found: {hidden!r}"),
+        ("link_suggest", {"concept": missing}, f"link_suggest: concept not found: {missing!r}"),
+        ("link_suggest", {"concept": p["visible"][0], "k": 10_000}, "k: 10000 is greater than the maximum"),
+        ("graph_path", {"source": p["visible"][0]}, "'target' is a required property"),
+        ("graph_path", {"source": p["visible"][0], "target": hidden}, f"target not found: {hidden!r}"),
+        ("graph_path", {"source": hidden, "target": p["visible"][0]}, f"source not found: {hidden!r}"),
+        ("no_such_tool", {}, "unknown tool 'no_such_tool'"),
+    ]
+
+
+def test_bad_calls_are_tool_errors_and_do_not_break_the_server(kb: KnowledgeBase, syn: Any, p: dict[str, Any]) -> None:
+    ts = ToolServer(kb, caller=TENANT)
+    good = ts.call("link_suggest", {"concept": p["suggest"]})
+    for name, args, fragment in bad_calls(p):
+        out = ts.call(name, args)
+        assert out.is_error and out.structured is None, (name, args)
+        assert fragment in out.text, (name, args, out.text)
+        assert "\n" not in out.text
+        assert ts.call("link_suggest", {"concept": p["suggest"]}) == good
+
+
+def test_hidden_and_missing_give_the_same_text(kb: KnowledgeBase, syn: Any, p: dict[str, Any]) -> None:
+    ts = ToolServer(kb, caller=TENANT)
+    missing = "concept/" + p["hidden"][0].split("/", 1)[1] + "_x"
+    for args_of in (lambda i: ("link_suggest", {"concept": i}),
+                    lambda i: ("graph_context", {"concepts": [i]}),
+                    lambda i: ("graph_path", {"source": p["busy"], "target": i})):
+        texts = []
+        for node in (p["hidden"][0], missing):
+            name, args = args_of(node)
+            texts.append(ts.call(name, args).text.replace(repr(node), "<id>"))
+        assert texts[0] == texts[1]
+
+
+def test_integral_float_k_is_accepted(kb: KnowledgeBase, syn: Any, p: dict[str, Any]) -> None:
+    ts = ToolServer(kb, caller=TENANT)
+    assert ts.call("link_suggest", {"concept": p["suggest"], "k": 3.0}) == \
+        ts.call("link_suggest", {"concept": p["suggest"], "k": 3})
+    assert ts.call("link_suggest", {"concept": p["suggest"], "k": 2.5}).is_error
+
+
+def test_an_internal_error_is_a_tool_error(kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    ts = ToolServer(kb, caller=TENANT)
+
+    def boom(*a: Any, **k: Any) -> Any:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr("conceptwalk.tools.graph_path", boom)
+    out = ts.call("graph_path", {"source": "a", "target": "b"})
+    assert out.is_error and "internal error" in out.text and "secret" not in out.text
+
+
+# --------------------------------------------------------------------------- tokens
+def test_token_file_callers(kb: KnowledgeBase, syn: Any, p: dict[str, Any], token_file: str) -> None:
+    tf = TokenFile(token_file)
+    assert tf.caller("tok-a") == TENANT
+    assert tf.caller("tok-bc") == Caller.with_scopes("tenant-b", "tenant-c")
+    assert tf.caller("tok-public") == Caller.public()
+    assert tf.caller("tok-root").sees_everything
+    for bad in ("tok", "tok-a ", "", "TOK-A"):
+        with pytest.raises(ConceptwalkError, match="^unknown token$"):
+            tf.caller(bad)
+    ts = ToolServer(kb, tokens=tf)
+    args = {"concept": p["suggest"]}
+    assert ts.call("link_suggest", args, token="tok-a") == ToolServer(kb, caller=TENANT).call("link_suggest", args)
+    out = ts.call("link_suggest", args, token="tok-nope")
+    assert out.is_error and out.text == "link_suggest: unknown token"
+    # no token: public only
+    hidden_to_public = next(i for i, s in zip(syn.ids, syn.scopes) if s == ["tenant-a"])
+    assert ts.call("link_suggest", {"concept": hidden_to_public}).is_error
+    assert not ts.call("link_suggest", {"concept": hidden_to_public}, token="tok-a").is_error
+    # a session token (the env variable) applies when the call presents none; a per-call one wins
+    ts_s = ToolServer(kb, tokens=tf, session_token="tok-a")
+    assert not ts_s.call("link_suggest", {"concept": hidden_to_public}).is_error
+    assert ts_s.call("link_suggest", {"concept": hidden_to_public}, token="tok-public").is_error
+    with pytest.raises(ConceptwalkError, match="unknown token"):
+        ToolServer(kb, tokens=tf, session_token="tok-nope")
+    with pytest.raises(ConceptwalkError, match="no --token-file"):
+        ToolServer(kb, session_token="tok-a")
+    strict = ToolServer(kb, tokens=tf, require_token=True)
+    assert "requires a token" in strict.call("link_suggest", args).text
+    no_tokens = ToolServer(kb, caller=TENANT)
+    assert "accepts no tokens" in no_tokens.call("link_suggest", args, token="tok-a").text
+
+
+def test_token_file_reload_and_fail_closed(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"one": ["s1"]}))
+    tf = TokenFile(str(path))
+    assert tf.caller("one") == Caller.with_scopes("s1")
+    path.write_text(json.dumps({"two": ["s2", "s3"]}))  # size changes: reloaded
+    with pytest.raises(ConceptwalkError, match="unknown token"):
+        tf.caller("one")
+    assert tf.caller("two") == Caller.with_scopes("s2", "s3")
+    path.write_text("{not json")
+    with pytest.raises(ConceptwalkError, match="cannot be read"):
+        tf.caller("two")
+    for content, msg in (("[1]", "JSON object"), ('{"t": "all"}', "list of scope names"),
+                         ('{"t": [1]}', "list of scope names"), ('{"": []}', "empty token")):
+        path.write_text(content)
+        with pytest.raises(ConceptwalkError, match=msg):
+            TokenFile(str(path))
+    with pytest.raises(ConceptwalkError, match="not found"):
+        TokenFile(str(tmp_path / "absent.json"))
+
+
+# --------------------------------------------------------------------------- CLI without the SDK
+def test_serve_without_the_sdk_names_the_extra(kb_path: str, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from conceptwalk import cli
+
+    for mod in ("mcp", "mcp.server", "mcp.server.lowlevel", "mcp_types"):
+        monkeypatch.setitem(sys.modules, mod, None)
+    assert cli.main(["serve", kb_path]) == 2
+    err = capsys.readouterr().err
+    assert 'pip install "conceptwalk[mcp]"' in err
+
+
+def test_serve_help_states_the_safe_default() -> None:
+    proc = subprocess.run([sys.executable, "-m", "conceptwalk", "serve", "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    assert "public nodes only" in " ".join(proc.stdout.split()).lower()
+
+
+# --------------------------------------------------------------------------- end to end over stdio
+def _serve_args(kb_path: str, *extra: str) -> list[str]:
+    return ["-m", "conceptwalk", "serve", kb_path, *extra]
+
+
+def run_session(kb_path: str, extra: list[str], body: Any, tmp_path: Path,
+                env: dict[str, str] | None = None) -> Any:
+    """Start ``conceptwalk serve`` over stdio, connect with the SDK client, run ``body(session)``."""
+    mcp = pytest.importorskip("mcp", reason='the MCP SDK is not installed (pip install "conceptwalk[mcp]")')
+    import anyio
+
+    params = mcp.StdioServerParameters(command=sys.executable, args=_serve_args(kb_path, *extra),
+                                       env=env, cwd=str(tmp_path))
+    errlog_path = tmp_path / "server-stderr.txt"
+
+    async def main() -> Any:
+        with open(errlog_path, "w") as errlog:
+            async with mcp.stdio_client(params, errlog=errlog) as (read, write):
+                async with mcp.ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await body(session)
+
+    try:
+        return anyio.run(main)
+    except BaseException:
+        sys.stderr.write(errlog_path.read_text() if errlog_path.exists() else "")
+        raise
+
+
+def _text(result: Any) -> str:
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    return result.content[0].text
+
+
+def test_e2e_stdio_restricted_caller(kb_path: str, kb: KnowledgeBase, syn: Any, p: dict[str, Any], tmp_path: Path) -> None:
+    g = kb.graph()
+
+    async def body(s: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        listed = await s.list_tools()
+        out["tools"] = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
+        calls = [("graph_context", {"question": p["question"], "k": 12}),
+                 ("graph_context", {"concepts": [p["busy"]], "k": 25, "nodeTypes": ["CONCEPT", "MEMORY"]}),
+                 ("link_suggest", {"concept": p["suggest"], "k": 8}),
+                 ("graph_path", {"source": p["busy"], "target": p["far"]})]
+        out["good"] = [(n, a, await s.call_tool(n, a)) for n, a in calls]
+        out["bad"] = []
+        for name, args, fragment in bad_calls(p):
+            bad = await s.call_tool(name, args)
+            after = await s.call_tool("link_suggest", {"concept": p["suggest"], "k": 8})
+            out["bad"].append((name, args, fragment, bad, after))
+        out["token"] = await s.call_tool("link_suggest", {"concept": p["suggest"]},
+                                         meta={TOKEN_META_KEY: "anything"})
+        return out
+
+    out = run_session(kb_path, ["--scopes", "tenant-a"], body, tmp_path)
+    pinned = json.loads(FIXTURE.read_text(encoding="utf-8"))["tools"]
+    served_names = [t["name"] for t in out["tools"]]
+    assert served_names[:3] == ["graph_context", "link_suggest", "graph_path"]
+    assert out["tools"] == [t for t in pinned if t["name"] in served_names]
+
+    refs = {
+        0: graph_context(kb, p["question"], k=12, caller=TENANT),
+        1: graph_context(kb, concepts=[p["busy"]], k=25, node_types=["CONCEPT", "MEMORY"], caller=TENANT),
+        2: link_suggest(kb, p["suggest"], k=8, caller=TENANT),
+        3: graph_path(kb, p["busy"], p["far"], caller=TENANT),
+    }
+    for i, (name, args, res) in enumerate(out["good"]):
+        assert not res.is_error, (name, _text(res))
+        assert res.structured_content == jsonable(refs[i].to_dict()), name
+        assert _text(res) == str(refs[i])
+        assert_no_hidden(res.structured_content, _text(res), g, TENANT)
+    assert out["good"][1][2].structured_content["results"], "the busy concept has visible context"
+    assert out["good"][3][2].structured_content["found"]
+    good_suggest = out["good"][2][2].structured_content
+    for name, args, fragment, bad, after in out["bad"]:
+        assert bad.is_error, (name, args)
+        assert fragment in _text(bad), (name, args, _text(bad))
+        assert not bad.structured_content
+        assert not after.is_error and after.structured_content == good_suggest
+    assert out["token"].is_error and "accepts no tokens" in _text(out["token"])
+
+
+def test_e2e_stdio_tokens(kb_path: str, kb: KnowledgeBase, syn: Any, p: dict[str, Any], token_file: str, tmp_path: Path) -> None:
+    g = kb.graph()
+    tenant_a_only = next(i for i, s in zip(syn.ids, syn.scopes) if s == ["tenant-a"])
+    tenant_b_only = next(i for i, s in zip(syn.ids, syn.scopes) if s == ["tenant-b"])
+
+    async def body(s: Any) -> list[Any]:
+        res = []
+        for tok in (None, "tok-a", "tok-bc", "tok-root", "tok-unknown"):
+            meta = None if tok is None else {TOKEN_META_KEY: tok}
+            for node in (tenant_a_only, tenant_b_only):
+                res.append((tok, node, await s.call_tool("graph_path", {"source": node, "target": node}, meta=meta)))
+            res.append((tok, "ctx", await s.call_tool("graph_context", {"concepts": [p["busy"]], "k": 30}, meta=meta)))
+        return res
+
+    results = run_session(kb_path, ["--token-file", token_file], body, tmp_path)
+    expect_visible = {None: set(), "tok-a": {tenant_a_only}, "tok-bc": {tenant_b_only},
+                      "tok-root": {tenant_a_only, tenant_b_only}, "tok-unknown": set()}
+    callers = {None: Caller.public(), "tok-a": TENANT, "tok-bc": Caller.with_scopes("tenant-b", "tenant-c"),
+               "tok-root": Caller.all_access()}
+    for tok, node, r in results:
+        if tok == "tok-unknown":
+            assert r.is_error and _text(r).endswith("unknown token")
+            continue
+        if node == "ctx":
+            if p["busy"] not in visible_set(g, callers[tok]):
+                assert r.is_error and "not found" in _text(r)
+                continue
+            ref = graph_context(kb, concepts=[p["busy"]], k=30, caller=callers[tok])
+            assert r.structured_content == jsonable(ref.to_dict())
+            assert_no_hidden(r.structured_content, _text(r), g, callers[tok])
+        elif node in expect_visible[tok]:
+            assert not r.is_error and r.structured_content["found"], (tok, node)
+        else:
+            assert r.is_error and _text(r) == f"graph_path: source not found: {node!r}", (tok, node)
+
+    # A session token from the environment of the server process.
+    async def env_body(s: Any) -> Any:
+        return await s.call_tool("graph_path", {"source": tenant_a_only, "target": tenant_a_only})
+
+    r = run_session(kb_path, ["--token-file", token_file], env_body, tmp_path, env={TOKEN_ENV: "tok-a"})
+    assert not r.is_error and r.structured_content["found"]
+
+
+def test_e2e_unknown_session_token_stops_the_server(kb_path: str, token_file: str) -> None:
+    env = dict(os.environ, **{TOKEN_ENV: "tok-unknown"})
+    proc = subprocess.run([sys.executable, *_serve_args(kb_path, "--token-file", token_file)],
+                          input="", capture_output=True, text=True, timeout=120, env=env)
+    if "conceptwalk[mcp]" in proc.stderr:
+        pytest.skip("the MCP SDK is not installed")
+    assert proc.returncode == 2 and "unknown token" in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--scopes", "a", "--token-file", "x.json"], "not both"),
+    (["--require-token"], "--require-token needs --token-file"),
+])
+def test_serve_rejects_bad_options(kb_path: str, args: list[str], message: str) -> None:
+    pytest.importorskip("mcp")
+    proc = subprocess.run([sys.executable, *_serve_args(kb_path, *args)], input="",
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and message in proc.stderr
+
+
+def test_serve_missing_kb(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    proc = subprocess.run([sys.executable, *_serve_args(str(tmp_path / "nope.db"))], input="",
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "not found" in proc.stderr
+    assert not (tmp_path / "nope.db").exists()
