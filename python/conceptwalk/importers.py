@@ -127,7 +127,7 @@ class _Writer:
 
 def _open_text(path: Path) -> io.TextIOBase:
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", newline="")  # type: ignore[return-value]
+        return gzip.open(path, "rt", encoding="utf-8", newline="")
     return open(path, encoding="utf-8", newline="")
 
 

@@ -883,14 +883,23 @@ class KnowledgeBase:
         >>> kb.graph() is g, kb.graph().num_nodes
         (False, 3)
         """
+        key = bool(annotations)
+        with self._lock:
+            cached = self._graphs.get(key)
+            if cached is not None and not self._depth and cached[0] == self.version:
+                return cached[1]  # the O(1) revalidation: one SELECT of the counter
+            return self._graph_build(key)
+
+    def _graph_build(self, key: bool) -> LinkGraph:
         with self._read() as conn:
+            # Re-read the counter inside the snapshot the graph is built from.
             version = int(conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
-            cached = self._graphs.get(bool(annotations))
+            cached = self._graphs.get(key)
             if cached is not None and cached[0] == version and not self._depth:
                 return cached[1]
-            g = self._build_graph(conn, bool(annotations))
+            g = self._build_graph(conn, key)
             if not self._depth:  # never cache uncommitted state (a rollback reuses the number)
-                self._graphs[bool(annotations)] = (version, g)
+                self._graphs[key] = (version, g)
             return g
 
     @staticmethod
