@@ -462,7 +462,7 @@ def _pick_codes(rng: np.random.Generator, probs: npt.NDArray[np.float64], k: int
 def _codes_by_type(rng: np.random.Generator, types: npt.NDArray[np.int8],
                    table: npt.NDArray[np.float64]) -> npt.NDArray[np.int8]:
     """Per edge a value code drawn from its type's row of ``table``."""
-    u = rng.random(types.shape[0])
+    u = rng.random(int(types.shape[0]))
     out = np.zeros(types.shape[0], dtype=np.int8)
     for t in range(table.shape[0]):
         sel = types == t
@@ -475,7 +475,8 @@ def _codes_by_type(rng: np.random.Generator, types: npt.NDArray[np.int8],
 def _column(names: tuple[str, ...], codes: npt.NDArray[Any]) -> list[Any]:
     """Codes -> list of names, code -1 -> None (vectorised through an object array)."""
     lut = np.array(list(names) + [None], dtype=object)
-    return lut[codes].tolist()
+    out: list[Any] = lut[codes].tolist()
+    return out
 
 
 class _Sampler:
@@ -506,7 +507,8 @@ class _Sampler:
         t = self.base[communities] + u * self.Z[communities]
         idx = np.searchsorted(self.G, t, side="right")
         lo = self.starts[communities]
-        return np.clip(idx, lo, lo + self.sizes[communities] - 1)
+        out: npt.NDArray[np.int64] = np.clip(idx, lo, lo + self.sizes[communities] - 1)
+        return out
 
     def global_(self, k: int) -> npt.NDArray[np.int64]:
         """``k`` concepts by global popularity (heavy-tailed)."""
