@@ -61,6 +61,8 @@ def reference_embed(
     char_weight: float = 0.5,
 ) -> np.ndarray:
     lo, hi = ngram_range
+    top = max(word_weight, char_weight)  # only the ratio matters: the larger weight becomes 1
+    word_weight, char_weight = word_weight / top, char_weight / top
     out = np.zeros((len(texts), dim), dtype=np.float32)
     for row, text in enumerate(texts):
         norm = normalize_text(text)
@@ -269,6 +271,19 @@ def test_deterministic_across_calls_and_instances() -> None:
     np.testing.assert_array_equal(a, c)  # a row depends on its text only
 
 
+def test_threads_give_the_serial_result() -> None:
+    # embed_into releases the GIL around its loop; concurrent calls must not interfere
+    from concurrent.futures import ThreadPoolExecutor
+
+    emb = HashingEmbedder(dim=64)
+    texts = CORPUS * 20
+    serial = emb.embed(texts)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: emb.embed(texts), range(8)))
+    for r in results:
+        np.testing.assert_array_equal(r, serial)
+
+
 def test_deterministic_across_processes_and_hash_seeds() -> None:
     texts = ["Vector index", "知识图谱", "emoji 👍", "C++ templates"]
     here = HashingEmbedder(dim=96).embed(texts).tobytes().hex()
@@ -339,6 +354,14 @@ def test_unicode_texts() -> None:
     assert cos(x[0], x[1]) > 0.5
     np.testing.assert_allclose(x[2], x[3], atol=1e-7)  # NFKC folds full-width forms
     np.testing.assert_allclose(x[4], x[5], atol=1e-7)  # soft hyphen removed
+
+
+def test_only_the_weight_ratio_matters_and_huge_weights_stay_finite() -> None:
+    base = HashingEmbedder(word_weight=1.0, char_weight=0.5).embed(CORPUS)
+    for ww, cw in ((2.0, 1.0), (1e300, 5e299), (1e-300, 5e-301)):
+        x = HashingEmbedder(word_weight=ww, char_weight=cw).embed(CORPUS)
+        assert np.all(np.isfinite(x))
+        np.testing.assert_allclose(x, base, rtol=1e-6, atol=1e-7)
 
 
 def test_long_text() -> None:

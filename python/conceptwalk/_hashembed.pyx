@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False, autotestdict=False
 """Hot loop of the hashing embedder (``conceptwalk.embed.HashingEmbedder``).
 
 For each text: normalise (ASCII texts in C here; any other text through the Python normaliser
@@ -64,12 +64,16 @@ cdef inline uint64_t _fmix64(uint64_t k) noexcept nogil:
     return k
 
 
-cdef inline void _add(double* acc, Py_ssize_t dim, uint64_t h, double w) noexcept nogil:
+cdef inline void _add(double* acc, uint64_t dim, uint64_t h, double w) noexcept nogil:
     cdef uint64_t k = _fmix64(h)
-    if k >> 63:
-        acc[k % <uint64_t>dim] -= w
+    cdef uint64_t b
+    if dim & (dim - 1) == 0:
+        b = k & (dim - 1)   # same as k % dim for a power of two, without the division
     else:
-        acc[k % <uint64_t>dim] += w
+        b = k % dim
+    # branch-free sign (the top bit is a coin flip, a branch on it mispredicts half the time);
+    # adding -w equals subtracting w exactly
+    acc[b] += w * (1.0 - 2.0 * <double>(k >> 63))
 
 
 cdef Py_ssize_t _normalize_into(const uint8_t* src, Py_ssize_t n, uint8_t* buf) noexcept nogil:
@@ -97,7 +101,7 @@ cdef Py_ssize_t _normalize_into(const uint8_t* src, Py_ssize_t n, uint8_t* buf) 
 
 
 cdef void _embed_one(const uint8_t* buf, Py_ssize_t m, Py_ssize_t* cps, double* acc,
-                     Py_ssize_t dim, Py_ssize_t lo, Py_ssize_t hi,
+                     uint64_t dim, Py_ssize_t lo, Py_ssize_t hi,
                      double word_weight, double char_weight) noexcept nogil:
     """Accumulate the features of the padded normalised text ``buf[:m]`` into ``acc``."""
     cdef Py_ssize_t i, j, k, start, ncp, stop
@@ -185,7 +189,7 @@ def embed_into(list texts, float[:, ::1] out, object normalize, Py_ssize_t ngram
                 memset(acc, 0, dim * sizeof(double))
                 m = _normalize_into(<const uint8_t*>ptrs[i], lens[i], buf)
                 if m > 0:
-                    _embed_one(buf, m, cps, acc, dim, ngram_lo, ngram_hi, word_weight, char_weight)
+                    _embed_one(buf, m, cps, acc, <uint64_t>dim, ngram_lo, ngram_hi, word_weight, char_weight)
                 s = 0.0
                 for d in range(dim):
                     s += acc[d] * acc[d]

@@ -135,8 +135,15 @@ class Embedder(Protocol):
     :func:`normalize_text` gets a zero row. Cosine similarity is then a dot product.
     """
 
-    name: str
-    dim: int
+    @property
+    def name(self) -> str:
+        """Stable model name (the cache key of stored vectors)."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """Embedding length."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` into a ``(len(texts), dim)`` float32 matrix."""
@@ -205,7 +212,7 @@ class HashingEmbedder:
         Weight of each word token, ``>= 0``.
     char_weight : float, default 0.5
         Weight of each character n-gram, ``>= 0``. ``word_weight`` and ``char_weight`` may not
-        both be 0.
+        both be 0; only their ratio matters (the larger is scaled to 1 before hashing).
 
     Raises
     ------
@@ -335,8 +342,10 @@ class HashingEmbedder:
         items = _text_list(texts)
         out = np.empty((len(items), self._dim), dtype=np.float32)
         lo, hi = self._ngram_range
+        # only the ratio of the weights matters; scaling the larger to 1 keeps sums finite
+        top = max(self._word_weight, self._char_weight)
         _hashembed.embed_into(
-            items, out, normalize_text, lo, hi, self._word_weight, self._char_weight
+            items, out, normalize_text, lo, hi, self._word_weight / top, self._char_weight / top
         )
         return out
 
