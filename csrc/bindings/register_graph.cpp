@@ -65,6 +65,7 @@ void register_graph(py::module_& m) {
   py::class_<VisibilityMask, std::shared_ptr<VisibilityMask>>(m, "VisibilityMask",
       "A caller's node mask over one graph, with visible degrees precomputed once.")
       .def(py::init([](std::shared_ptr<cw::CSRGraph> g, const carray<bool>& mask) {
+             if (!g) throw py::type_error("graph must be a CSRGraph, got None");
              check_1d(mask, "mask", g->num_nodes());
              auto vm = std::make_shared<VisibilityMask>();
              vm->graph = g;

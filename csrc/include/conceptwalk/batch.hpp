@@ -33,8 +33,13 @@ void parallel_for(std::int64_t count, int threads, Fn&& fn) {
   };
   const int nt = static_cast<int>(std::min<std::int64_t>(threads, count));
   std::vector<std::thread> pool;
-  pool.reserve(static_cast<std::size_t>(nt - 1));
-  for (int t = 1; t < nt; ++t) pool.emplace_back(worker);
+  try {
+    pool.reserve(static_cast<std::size_t>(nt - 1));
+    for (int t = 1; t < nt; ++t) pool.emplace_back(worker);
+  } catch (...) {
+    // Not every thread could start (resource limits): the ones that did, and this one, still
+    // take all the work. (Letting the exception escape would destroy joinable threads.)
+  }
   worker();
   for (auto& th : pool) th.join();
   if (error) std::rethrow_exception(error);
