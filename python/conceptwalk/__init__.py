@@ -17,6 +17,7 @@ except ImportError as exc:  # pragma: no cover - only without a build
 
 from .errors import ConceptwalkError, InputError, NotFoundError
 from .graph import LinkGraph, Ranking, Suggestion
+from .store import KnowledgeBase
 from .tools import ContextResult, PathResult, SuggestResult, graph_context, graph_path, link_suggest
 from .visibility import Caller
 
@@ -32,6 +33,7 @@ __all__ = [
     "link_suggest",
     "ConceptwalkError",
     "InputError",
+    "KnowledgeBase",
     "LinkGraph",
     "NotFoundError",
     "Ranking",

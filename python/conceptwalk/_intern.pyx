@@ -14,16 +14,18 @@ ANNOTATION_KEYS = ("authority", "fidelity", "extraction_method", "extraction_con
 
 
 cdef inline Py_ssize_t _code(dict table, list names, object key) except -1:
-    cdef object found = table.get(key)
-    if found is not None:
-        return <Py_ssize_t>found
+    cdef object found
     if type(key) is not str:
         if key is None:
             raise TypeError("id must be a string, got None")
+        # Check the type before any dict lookup: an unhashable value (a list, a dict) must give
+        # this message, not a bare "unhashable type" TypeError from table.get().
+        if not isinstance(key, (str, int, float)) or isinstance(key, bool):
+            raise TypeError(f"expected a string, got {type(key).__name__} {key!r}")
         key = str(key)
-        found = table.get(key)
-        if found is not None:
-            return <Py_ssize_t>found
+    found = table.get(key)
+    if found is not None:
+        return <Py_ssize_t>found
     cdef Py_ssize_t c = len(names)
     table[key] = c
     names.append(key)
@@ -63,7 +65,10 @@ def intern_edges(object edges, dict table, list names, dict type_table, list typ
             except TypeError as exc:
                 raise ValueError(f"edges[{row}]: {exc}") from None
             t = (<dict>e).get("type")
-            typ.append(_code(type_table, type_names, default_type if t is None else t))
+            try:
+                typ.append(_code(type_table, type_names, default_type if t is None else t))
+            except TypeError as exc:
+                raise ValueError(f"edges[{row}]: type: {exc}") from None
             for key in ANNOTATION_KEYS:
                 val = (<dict>e).get(key)
                 if val is not None:
@@ -85,9 +90,87 @@ def intern_edges(object edges, dict table, list names, dict type_table, list typ
             except TypeError as exc:
                 raise ValueError(f"edges[{row}]: {exc}") from None
             t = e[2] if n == 3 else None
-            typ.append(_code(type_table, type_names, default_type if t is None else t))
+            try:
+                typ.append(_code(type_table, type_names, default_type if t is None else t))
+            except TypeError as exc:
+                raise ValueError(f"edges[{row}]: type: {exc}") from None
             for key in ann:
                 (<list>ann[key]).append(None)
         row += 1
     return (np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64),
             np.asarray(typ, dtype=np.int64), ann)
+
+
+def factorize(object values):
+    """Codes of ``values`` in first-seen order: ``(codes int32 with -1 for None, names)``.
+
+    Non-string values are converted with ``str()`` (so ``1`` and ``"1"`` share a code)."""
+    cdef list seq = values if type(values) is list else list(values)
+    cdef Py_ssize_t n = len(seq), i
+    cdef cnp.ndarray[cnp.int32_t, ndim=1] out = np.empty(n, dtype=np.int32)
+    cdef dict table = {}
+    cdef list names = []
+    cdef object v, f
+    for i in range(n):
+        v = seq[i]
+        if v is None:
+            out[i] = -1
+            continue
+        if type(v) is not str:
+            v = str(v)
+        f = table.get(v)
+        if f is None:
+            f = len(names)
+            table[v] = f
+            names.append(v)
+        out[i] = <cnp.int32_t>f
+    return out, names
+
+
+def to_float_array(object values, str name):
+    """``values`` as float64 with NaN for None; ValueError naming ``name[i]`` for a non-number."""
+    cdef list seq = values if type(values) is list else list(values)
+    cdef Py_ssize_t n = len(seq), i
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] out = np.empty(n, dtype=np.float64)
+    cdef object v
+    for i in range(n):
+        v = seq[i]
+        if v is None:
+            out[i] = np.nan
+            continue
+        try:
+            out[i] = float(v)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a number in [0, 1] or None, got {v!r}") from None
+    return out
+
+
+def factorize_lists(object values, str name):
+    """Ragged lists of strings (None = empty) as ``(ptr int64, codes int32, names)``."""
+    cdef list seq = values if type(values) is list else list(values)
+    cdef Py_ssize_t n = len(seq), i
+    cdef cnp.ndarray[cnp.int64_t, ndim=1] ptr = np.zeros(n + 1, dtype=np.int64)
+    cdef list codes = []
+    cdef dict table = {}
+    cdef list names = []
+    cdef object v, s, f
+    for i in range(n):
+        v = seq[i]
+        if v is not None:
+            if isinstance(v, (str, bytes)):
+                raise ValueError(f"{name}[{i}] must be a list of strings, got the string {v!r}")
+            try:
+                it = iter(v)
+            except TypeError:
+                raise ValueError(f"{name}[{i}] must be a list of strings, got {type(v).__name__} {v!r}") from None
+            for s in it:
+                if type(s) is not str:
+                    s = str(s)
+                f = table.get(s)
+                if f is None:
+                    f = len(names)
+                    table[s] = f
+                    names.append(s)
+                codes.append(f)
+        ptr[i + 1] = len(codes)
+    return ptr, np.asarray(codes, dtype=np.int32), names

@@ -89,7 +89,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             fmt = args.format
             if fmt == "auto":
                 low = path.lower()
-                fmt = "jsonl" if low.endswith((".jsonl", ".ndjson", ".json")) else "edges"
+                fmt = "jsonl" if low.endswith((".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz")) else "edges"
             t0 = time.perf_counter()
             if fmt == "jsonl":
                 summary = importers.import_jsonl(kb, path, progress=not args.quiet)

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._intern import ANNOTATION_KEYS, intern_edges, intern_strings
+from ._intern import ANNOTATION_KEYS, factorize, factorize_lists, intern_edges, intern_strings, to_float_array
 from .errors import InputError, NotFoundError
 
 __all__ = [
@@ -34,17 +34,50 @@ _CATEGORICAL_ANNOTATIONS = ("authority", "fidelity", "extraction_method", "lifec
 Visible = Union[None, Iterable[str], npt.NDArray[np.bool_], "_core.VisibilityMask"]
 
 
-def _categorical(values: Sequence[Any] | None, n: int, name: str) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
-    """Encode per-item strings (None = absent) as codes into sorted names; -1 = absent."""
+def _encode(values: Any, n: int, name: str) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+    """Per-item strings (None = absent) as codes into *sorted* names; -1 = absent.
+
+    ``values`` is a sequence (list, numpy array) or an already-encoded ``(codes, names)`` pair
+    (codes into ``names``, -1 = absent), which skips the per-item Python work on large inputs."""
     if values is None:
         return np.full(n, -1, dtype=np.int32), ()
-    vals = list(values)
-    if len(vals) != n:
-        raise InputError(f"{name} must have {n} entries, got {len(vals)}")
-    present = sorted({str(v) for v in vals if v is not None})
-    lookup = {s: i for i, s in enumerate(present)}
-    codes = np.fromiter((-1 if v is None else lookup[str(v)] for v in vals), dtype=np.int32, count=n)
-    return codes, tuple(present)
+    if isinstance(values, tuple) and len(values) == 2 and isinstance(values[0], np.ndarray):
+        codes_in = np.asarray(values[0])
+        first = [str(x) for x in values[1]]
+        if codes_in.shape != (n,) or not np.issubdtype(codes_in.dtype, np.integer):
+            raise InputError(f"{name}: encoded codes must be an integer array of length {n}")
+        if codes_in.size and (codes_in.min() < -1 or codes_in.max() >= len(first)):
+            raise InputError(f"{name}: encoded codes must be in [-1, {len(first)})")
+        if len(set(first)) != len(first):
+            raise InputError(f"{name}: encoded names must be unique")
+    else:
+        if isinstance(values, np.ndarray):
+            values = values.tolist()
+        codes_in, first = factorize(values)
+        if codes_in.shape[0] != n:
+            raise InputError(f"{name} must have {n} entries, got {codes_in.shape[0]}")
+    names, rank = _sorted_codes(first)
+    lut = np.append(rank, -1).astype(np.int32)  # index -1 -> -1
+    return lut[codes_in], names
+
+
+def _confidences(values: Any, n: int) -> npt.NDArray[np.float64]:
+    """extraction_confidence values as float64 (NaN = absent), checked to lie in [0, 1]."""
+    if isinstance(values, np.ndarray) and np.issubdtype(values.dtype, np.floating):
+        vals = values.astype(np.float64)
+    else:
+        if isinstance(values, np.ndarray):
+            values = values.tolist()
+        try:
+            vals = to_float_array(values, "extraction_confidence")
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+    if vals.shape != (n,):
+        raise InputError(f"extraction_confidence must have {n} entries, got {vals.shape[0]}")
+    bad = ~np.isnan(vals) & ((vals < 0) | (vals > 1))
+    if bad.any():
+        raise InputError(f"extraction_confidence must be in [0, 1], got {vals[bad][0]!r}")
+    return vals
 
 
 def _sorted_codes(names: list[str]) -> tuple[tuple[str, ...], npt.NDArray[np.int64]]:
@@ -239,17 +272,16 @@ class LinkGraph:
             for k in attrs:
                 attrs[k][code] = row.get(k)
         sorted_ids, rank = _sorted_codes(names)
-        inv = np.empty(n, dtype=np.int64)
-        inv[rank] = np.arange(n, dtype=np.int64)
-        perm = inv.tolist()  # sorted position -> first-seen code
+        perm = np.empty(n, dtype=np.int64)
+        perm[rank] = np.arange(n, dtype=np.int64)  # sorted position -> first-seen code
         type_sorted, type_rank = _sorted_codes(type_names)
         return cls._build(
             list(sorted_ids), rank[src] if n else src, rank[dst] if n else dst,
-            type_rank[typ] if len(type_names) else typ, type_sorted,
-            node_types=[attrs["type"][c] for c in perm],
-            titles=[attrs["title"][c] for c in perm],
-            scopes=[attrs["scopes"][c] for c in perm],
-            lifecycle=[attrs["lifecycle"][c] for c in perm],
+            type_rank[typ] if len(type_names) else typ, type_sorted, perm,
+            node_types=attrs["type"] if node_rows else None,
+            titles=attrs["title"] if node_rows else None,
+            scopes=attrs["scopes"] if node_rows else None,
+            lifecycle=attrs["lifecycle"] if node_rows else None,
             edge_annotations=ann,
         )
 
@@ -291,31 +323,19 @@ class LinkGraph:
             typ = intern_strings(et.astype(str).tolist() if et.dtype != object else [str(x) for x in et],
                                  {}, type_names)
         order = sorted(range(n), key=ids_list.__getitem__)
+        perm = np.asarray(order, dtype=np.int64)  # sorted position -> input position
         rank = np.empty(n, dtype=np.int64)
-        rank[np.asarray(order, dtype=np.int64)] = np.arange(n, dtype=np.int64)
+        rank[perm] = np.arange(n, dtype=np.int64)
         type_sorted, type_rank = _sorted_codes(type_names)
-
-        def permuted(col: Sequence[Any] | None, name: str) -> list[Any]:
-            if col is None:
-                return [None] * n
-            col = list(col)
-            if len(col) != n:
-                raise InputError(f"{name} must have {n} entries (one per id), got {len(col)}")
-            return [col[i] for i in order]
-
-        ann: dict[str, list[Any]] = {}
+        ann: dict[str, Any] = {}
         for key, col in (edge_annotations or {}).items():
             if key not in EDGE_ANNOTATION_KEYS:
                 raise InputError(f"unknown edge annotation {key!r}; expected one of {EDGE_ANNOTATION_KEYS}")
-            vals = list(col)
-            if len(vals) != m:
-                raise InputError(f"edge annotation {key!r} must have {m} entries, got {len(vals)}")
-            ann[key] = vals
+            ann[key] = col
         return cls._build(
             [ids_list[i] for i in order], rank[src_a], rank[dst_a],
-            type_rank[typ] if type_names else typ, type_sorted,
-            node_types=permuted(node_types, "node_types"), titles=permuted(titles, "titles"),
-            scopes=permuted(scopes, "scopes"), lifecycle=permuted(lifecycle, "lifecycle"),
+            type_rank[typ] if type_names else typ, type_sorted, perm,
+            node_types=node_types, titles=titles, scopes=scopes, lifecycle=lifecycle,
             edge_annotations=ann,
         )
 
@@ -332,90 +352,115 @@ class LinkGraph:
 
     @classmethod
     def _build(cls, ids: list[str], src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64],
-               typ: npt.NDArray[np.int64], type_names: tuple[str, ...], *,
-               node_types: list[Any], titles: list[Any], scopes: list[Any], lifecycle: list[Any],
-               edge_annotations: Mapping[str, list[Any]]) -> LinkGraph:
+               typ: npt.NDArray[np.int64], type_names: tuple[str, ...], perm: npt.NDArray[np.int64], *,
+               node_types: Any, titles: Any, scopes: Any, lifecycle: Any,
+               edge_annotations: Mapping[str, Any]) -> LinkGraph:
+        """Assemble a graph. ``ids`` are sorted; ``perm[i]`` is the input position of sorted node
+        ``i``; node columns are in input order, edge columns in input edge order."""
         n = len(ids)
         if n == 0:
             raise InputError("the graph is empty: no nodes and no edges")
+        m = int(src.shape[0])
         core, canon = _core.CSRGraph.from_edges(
             n, np.ascontiguousarray(src, dtype=np.int32), np.ascontiguousarray(dst, dtype=np.int32),
             np.ascontiguousarray(typ, dtype=np.int32))
         E = int(core.num_edges)
         kept = canon >= 0
         kept_idx = np.flatnonzero(kept)
-        counts = np.bincount(canon[kept], minlength=E) if E else np.zeros(0, dtype=np.int64)
+        # Annotation columns in input edge order: categorical codes into sorted names, or floats.
+        encoded: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]] = {}
+        for key, col in edge_annotations.items():
+            if key == "extraction_confidence":
+                encoded[key] = (_confidences(col, m), ())
+            else:
+                encoded[key] = _encode(col, m, key)
+        # The input edge behind each canonical edge. Exact duplicates: the smallest annotation
+        # tuple (absent first, then by sorted value) wins, so the choice never depends on order.
         chosen = np.empty(E, dtype=np.int64)
-        # Without duplicates every canonical edge has one input edge; scatter is enough.
-        chosen[canon[kept_idx[::-1]]] = kept_idx[::-1]  # first input edge wins for now
+        chosen[canon[kept_idx]] = kept_idx  # unique wherever there is no duplicate
+        counts = np.bincount(canon[kept_idx], minlength=E) if E else np.zeros(0, dtype=np.int64)
         dup_groups = np.flatnonzero(counts > 1)
-        if dup_groups.size and edge_annotations:
-            # Deterministic choice among duplicates: the smallest annotation tuple (None first).
+        if dup_groups.size and encoded:
             members: dict[int, list[int]] = {int(c): [] for c in dup_groups}
             for i in kept_idx[np.isin(canon[kept_idx], dup_groups)].tolist():
                 members[int(canon[i])].append(i)
-            keys = list(edge_annotations)
+            cols = [encoded[k][0] for k in sorted(encoded)]
 
-            def ann_key(i: int) -> tuple[tuple[int, str], ...]:
-                return tuple((0, "") if edge_annotations[k][i] is None else (1, repr(edge_annotations[k][i]))
-                             for k in keys)
+            def ann_key(i: int) -> tuple[float, ...]:
+                return tuple(-1.0 if (isinstance(v, float) and math.isnan(v)) else float(v)
+                             for v in (c[i] for c in cols))
 
-            for c, rows in members.items():
-                chosen[c] = min(rows, key=ann_key)
+            for c, rows_ in members.items():
+                chosen[c] = min(rows_, key=ann_key)
+        anns: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]] = {}
+        for key, (vals, names) in encoded.items():
+            picked = vals[chosen]
+            picked.setflags(write=False)
+            anns[key] = (picked, names)
         typedir = core.edge_typedir
         etype = (typedir >> 1).astype(np.int32)
         forward = (typedir & 1) == 0
-        # lo/hi per canonical edge from the pair structure.
+        # lo/hi of each canonical edge from the pair structure: the entry of pair p in its lo row
+        # is the one whose neighbour lies above the row.
         pair_of_edge = np.repeat(np.arange(core.num_pairs, dtype=np.int64), np.diff(core.pair_ptr))
         indptr = core.indptr
         indices = core.indices
-        entry_pair = core.entry_pair
-        # The entry for pair p in its lo row: the entries where the neighbour is above the row.
         rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(indptr))
         up = indices > rows
         pair_lo = np.empty(core.num_pairs, dtype=np.int32)
         pair_hi = np.empty(core.num_pairs, dtype=np.int32)
-        pair_lo[entry_pair[up]] = rows[up]
-        pair_hi[entry_pair[up]] = indices[up]
+        pair_lo[core.entry_pair[up]] = rows[up]
+        pair_hi[core.entry_pair[up]] = indices[up]
         lo = pair_lo[pair_of_edge]
         hi = pair_hi[pair_of_edge]
         edge_src = np.where(forward, lo, hi).astype(np.int32)
         edge_dst = np.where(forward, hi, lo).astype(np.int32)
-        anns: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]] = {}
-        for key, col in edge_annotations.items():
-            picked = [col[i] for i in chosen.tolist()]
-            if key == "extraction_confidence":
-                vals = np.array([math.nan if v is None else float(v) for v in picked], dtype=np.float64)
-                bad = ~np.isnan(vals) & ((vals < 0) | (vals > 1))
-                if bad.any():
-                    raise InputError(f"extraction_confidence must be in [0, 1], got {vals[bad][0]!r}")
-                vals.setflags(write=False)
-                anns[key] = (vals, ())
-            else:
-                codes, names = _categorical(picked, E, key)
-                codes.setflags(write=False)
-                anns[key] = (codes, names)
-        ntype_codes, ntype_names = _categorical(
-            [DEFAULT_NODE_TYPE if t is None else t for t in node_types], n, "node_types")
-        life_codes, life_names = _categorical(lifecycle, n, "lifecycle")
-        scope_lists: list[list[str]] = []
-        for i, sc in enumerate(scopes):
-            if sc is None:
-                scope_lists.append([])
-            elif isinstance(sc, str):
-                raise InputError(f"scopes of node {ids[i]!r} must be a list of strings, got the string {sc!r}")
-            else:
-                scope_lists.append(sorted({str(s) for s in sc}))
-        scope_names = tuple(sorted({s for lst in scope_lists for s in lst}))
-        scope_lookup = {s: i for i, s in enumerate(scope_names)}
-        scope_ptr = np.zeros(n + 1, dtype=np.int64)
-        scope_ptr[1:] = np.cumsum([len(lst) for lst in scope_lists])
-        scope_codes = np.fromiter((scope_lookup[s] for lst in scope_lists for s in lst), dtype=np.int32,
-                                  count=int(scope_ptr[-1]))
-        return cls(core=core, ids=ids, node_type_codes=ntype_codes, node_type_names=ntype_names,
-                   titles=[None if t is None else str(t) for t in titles], scope_ptr=scope_ptr,
+        # Node columns (input order) -> sorted order.
+        if isinstance(node_types, np.ndarray):
+            node_types = node_types.tolist()
+        if node_types is not None and not (isinstance(node_types, tuple) and len(node_types) == 2
+                                           and isinstance(node_types[0], np.ndarray)):
+            node_types = [DEFAULT_NODE_TYPE if t is None else t for t in node_types]
+        ntype_codes, ntype_names = _encode(node_types, n, "node_types")
+        if (ntype_codes < 0).any() or node_types is None:  # untyped nodes get the default type
+            names_l = list(ntype_names)
+            if DEFAULT_NODE_TYPE not in names_l:
+                names_l.append(DEFAULT_NODE_TYPE)
+            new_names, rank_t = _sorted_codes(names_l)
+            lut = np.append(rank_t[: len(ntype_names)], rank_t[names_l.index(DEFAULT_NODE_TYPE)]).astype(np.int32)
+            ntype_codes, ntype_names = lut[ntype_codes], new_names
+        ntype_codes = ntype_codes[perm]
+        life_codes, life_names = _encode(lifecycle, n, "lifecycle")
+        life_codes = life_codes[perm]
+        if titles is None:
+            title_list: list[str | None] = [None] * n
+        else:
+            tl = titles.tolist() if isinstance(titles, np.ndarray) else list(titles)
+            if len(tl) != n:
+                raise InputError(f"titles must have {n} entries (one per id), got {len(tl)}")
+            title_list = [None if tl[i] is None else str(tl[i]) for i in perm.tolist()]
+        if scopes is None:
+            scope_ptr = np.zeros(n + 1, dtype=np.int64)
+            scope_codes = np.zeros(0, dtype=np.int32)
+            scope_names: tuple[str, ...] = ()
+        else:
+            sl = scopes.tolist() if isinstance(scopes, np.ndarray) else scopes
+            try:
+                ptr_in, codes_in, first = factorize_lists(sl, "scopes")
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+            if ptr_in.shape[0] != n + 1:
+                raise InputError(f"scopes must have {n} entries (one per id), got {ptr_in.shape[0] - 1}")
+            scope_names, srank = _sorted_codes(first)
+            lengths = np.diff(ptr_in)[perm]
+            scope_ptr = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(lengths, out=scope_ptr[1:])
+            gather = np.repeat(ptr_in[:-1][perm] - scope_ptr[:-1], lengths) + np.arange(int(scope_ptr[-1]))
+            scope_codes = srank[codes_in[gather]].astype(np.int32) if gather.size else np.zeros(0, dtype=np.int32)
+        return cls(core=core, ids=ids, node_type_codes=np.ascontiguousarray(ntype_codes),
+                   node_type_names=ntype_names, titles=title_list, scope_ptr=scope_ptr,
                    scope_codes=scope_codes, scope_names=scope_names,
-                   node_lifecycle_codes=life_codes, node_lifecycle_names=life_names,
+                   node_lifecycle_codes=np.ascontiguousarray(life_codes), node_lifecycle_names=life_names,
                    edge_src=edge_src, edge_dst=edge_dst, edge_type_codes=etype,
                    edge_type_names=type_names, edge_annotations=anns,
                    self_loops=int((~kept).sum()), duplicate_edges=int(kept.sum()) - E)
@@ -468,7 +513,7 @@ class LinkGraph:
 
     def node_scopes(self, idx: int) -> tuple[str, ...]:
         a, b = int(self.scope_ptr[idx]), int(self.scope_ptr[idx + 1])
-        return tuple(self.scope_names[c] for c in self.scope_codes[a:b].tolist())
+        return tuple(sorted({self.scope_names[c] for c in self.scope_codes[a:b].tolist()}))
 
     def edges_between(self, a: int, b: int) -> list[int]:
         """Canonical edge ids joining node indices ``a`` and ``b`` (either direction)."""
