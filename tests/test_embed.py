@@ -503,7 +503,8 @@ def test_missing_library_error_names_the_extra(
     with pytest.raises(ImportError) as info:
         cls("/some/model")
     msg = str(info.value)
-    assert "pip install conceptwalk[embed]" in msg
+    extra = "embed-st" if package == "sentence-transformers" else "embed"
+    assert f"pip install conceptwalk[{extra}]" in msg
     assert f"'{package}'" in msg
     assert cls.__name__ in msg
 

@@ -39,6 +39,7 @@ __all__ = [
 ]
 
 EXTRA_HINT = "pip install conceptwalk[embed]"
+EXTRA_HINT_ST = "pip install conceptwalk[embed-st]"
 _MAX_NGRAM = 32
 
 
@@ -359,7 +360,7 @@ def _import_extra(module: str, package: str, user: str) -> Any:
     except ImportError as exc:
         raise ImportError(
             f"{user} needs the optional package '{package}', which is not installed. "
-            f"Install the extra with: {EXTRA_HINT}"
+            f"Install the extra with: {EXTRA_HINT_ST if package == 'sentence-transformers' else EXTRA_HINT}"
         ) from exc
 
 
@@ -478,7 +479,7 @@ class Model2VecEmbedder:
 class SentenceTransformerEmbedder:
     """Embedder over a sentence-transformers model that is already on this machine.
 
-    Needs the optional extra (``pip install conceptwalk[embed]``, which brings
+    Needs the optional extra (``pip install conceptwalk[embed-st]``, which brings
     ``sentence-transformers`` and with it PyTorch). The model is loaded from a local folder
     (for example one written by ``SentenceTransformer.save``) or, given a hub name, from the
     local Hugging Face cache only, with ``local_files_only=True`` and ``HF_HUB_OFFLINE=1``;
