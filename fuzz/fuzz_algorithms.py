@@ -1,0 +1,279 @@
+"""Fuzz every core algorithm on arbitrary graphs, masks, seeds and parameters, through the raw
+``conceptwalk._core`` functions and through the ``LinkGraph`` API.
+
+Only ValueError / IndexError / InputError / NotFoundError may escape; anything else, a crash, a
+hang (libFuzzer ``-timeout``) or a sanitizer report is a finding. Results that come back are
+checked against cheap invariants (scores finite and non-negative, indices in range and visible,
+paths made of visible adjacent nodes, hidden nodes never returned), so a wrong answer is a
+finding too.
+
+One documented limit shapes the parameters: forward push does O(1/(restart*eps)) work, so an
+uncapped push (``max_pushes=0``) is only asked for when that bound is at most 10^7; beyond it the
+fuzzer passes a push cap (which is what a caller with extreme parameters must do too).
+
+Run: ``python fuzz/fuzz_algorithms.py fuzz/corpus/fuzz_algorithms -max_total_time=60``
+Replay: ``python fuzz/fuzz_algorithms.py --replay fuzz/corpus/fuzz_algorithms``
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _fuzzlib import documented, instrumented, run  # noqa: E402
+
+with instrumented():
+    import numpy as np
+
+    from conceptwalk import Caller, LinkGraph, _core, graph_context, graph_path, link_suggest
+
+ALLOWED = documented()
+WORK_LIMIT = 1e7
+FLOATS = [0.0, -0.0, 1.0, -1.0, 0.25, 0.5, 0.999999, 1e-4, 1e-9, 1e-300, 5e-324, 1e308, math.inf,
+          -math.inf, math.nan, 2.0, 1e-12]
+
+
+def f64(fdp) -> float:
+    if fdp.ConsumeBool():
+        return FLOATS[fdp.ConsumeIntInRange(0, len(FLOATS) - 1)]
+    return fdp.ConsumeRegularFloat()
+
+
+def i32_array(fdp, n: int, lo: int, hi: int, max_len: int = 8) -> np.ndarray:
+    k = fdp.ConsumeIntInRange(0, max_len)
+    a = np.array([fdp.ConsumeIntInRange(lo, hi) for _ in range(k)], dtype=np.int32)
+    if fdp.ConsumeIntInRange(0, 15) == 0 and k % 2 == 0:
+        a = a.reshape(2, -1) if k else a.reshape(2, 0)  # wrong dimensionality
+    return a
+
+
+def too_much_work(restart: float, eps: float) -> bool:
+    """Valid parameters whose push work bound 1/(restart*eps) exceeds WORK_LIMIT."""
+    return 0 < restart < 1 and math.isfinite(eps) and eps > 0 and restart * eps < 1.0 / WORK_LIMIT
+
+
+def push_budget(restart: float, eps: float, max_pushes: int) -> int:
+    """Keep uncapped pushes within the documented O(1/(restart*eps)) work bound."""
+    if max_pushes == 0 and too_much_work(restart, eps) and restart * eps >= 1e-12:
+        return 200_000  # below 1e-12 the uncapped call must refuse: leave it uncapped
+    if max_pushes > 10_000_000:
+        return 10_000_000
+    return max_pushes
+
+
+def make_graph(fdp):
+    n = fdp.ConsumeIntInRange(1, 24)
+    m = fdp.ConsumeIntInRange(0, 60)
+    ntypes = fdp.ConsumeIntInRange(1, 4)
+    src = np.array([fdp.ConsumeIntInRange(0, n - 1) for _ in range(m)], dtype=np.int32)
+    dst = np.array([fdp.ConsumeIntInRange(0, n - 1) for _ in range(m)], dtype=np.int32)
+    typ = np.array([fdp.ConsumeIntInRange(0, ntypes - 1) for _ in range(m)], dtype=np.int32)
+    ids = [f"n{i:02d}" for i in range(n)]
+    ntype_names = ["CONCEPT", "DOC", "NOTE"]
+    node_types = [ntype_names[fdp.ConsumeIntInRange(0, 2)] for _ in range(n)]
+    scopes = [None if fdp.ConsumeIntInRange(0, 2) else ["s%d" % fdp.ConsumeIntInRange(0, 2)] for _ in range(n)]
+    g = LinkGraph.from_arrays(ids, src, dst, [f"T{t}" for t in typ.tolist()], node_types=node_types,
+                              scopes=scopes)
+    mask = np.array([fdp.ConsumeIntInRange(0, 3) != 0 for _ in range(n)], dtype=bool)
+    return g, mask
+
+
+def check_visible(idx: np.ndarray, n: int, mask: np.ndarray | None) -> None:
+    idx = np.asarray(idx)
+    assert np.all((idx >= 0) & (idx < n)), idx
+    if mask is not None:
+        assert np.all(mask[idx]), ("hidden node returned", idx, mask)
+
+
+def check_ppr(res, n: int, mask: np.ndarray | None, k: int) -> None:
+    nodes, scores, residual, pushes, visits, truncated, eps, certified = res
+    nodes, scores = np.asarray(nodes), np.asarray(scores)
+    check_visible(nodes, n, mask)
+    assert nodes.shape == scores.shape
+    assert len(set(nodes.tolist())) == nodes.shape[0]
+    assert np.all(np.isfinite(scores)) and np.all(scores >= 0), scores
+    assert scores.sum() <= 1.0 + 1e-9, scores.sum()
+    assert math.isfinite(residual) and residual >= -1e-12
+    if k > 0:
+        assert nodes.shape[0] <= k
+    assert np.all(np.diff(scores) <= 0), "scores not descending"
+
+
+def check_path(g: LinkGraph, path: np.ndarray, s: int, t: int, mask: np.ndarray | None) -> None:
+    path = np.asarray(path)
+    if path.shape[0] == 0:
+        return
+    check_visible(path, g.num_nodes, mask)
+    assert path[0] == s and path[-1] == t, (path, s, t)
+    for a, b in zip(path[:-1].tolist(), path[1:].tolist()):
+        assert g.core.find_entry(a, b) >= 0, ("path step is not an edge", a, b)
+
+
+def op_raw(fdp, g: LinkGraph, vm, mask) -> None:
+    core = g.core
+    n = g.num_nodes
+    which = fdp.ConsumeIntInRange(0, 7)
+    if which == 0:
+        seeds = i32_array(fdp, n, -2, n + 1)
+        w = np.array([f64(fdp) for _ in range(seeds.size if fdp.ConsumeIntInRange(0, 7) else seeds.size + 1)])
+        restart, eps = f64(fdp), f64(fdp)
+        k = fdp.ConsumeIntInRange(-2, n + 2)
+        mp = push_budget(restart, eps, fdp.ConsumeIntInRange(-1, 1000) if fdp.ConsumeBool() else 0)
+        res = _core.personalized_pagerank(core, seeds, w, restart, eps, k, mp, vm)
+        check_ppr(res, n, mask, k)
+    elif which == 1:
+        seeds = i32_array(fdp, n, -2, n + 1)
+        w = np.array([f64(fdp) for _ in range(seeds.size)])
+        restart, eps, shrink, min_eps = f64(fdp), f64(fdp), f64(fdp), f64(fdp)
+        k = fdp.ConsumeIntInRange(-2, n + 2)
+        mp = fdp.ConsumeIntInRange(-1, 50_000)
+        res = _core.personalized_pagerank_certified(core, seeds, w, restart, eps, k, shrink, min_eps, mp, vm)
+        check_ppr(res, n, mask, k)
+    elif which == 2:
+        q = fdp.ConsumeIntInRange(0, 4)
+        lens = [fdp.ConsumeIntInRange(0, 3) for _ in range(q)]
+        ptr = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+        if fdp.ConsumeIntInRange(0, 7) == 0 and ptr.size:
+            ptr[fdp.ConsumeIntInRange(0, ptr.size - 1)] = fdp.ConsumeIntInRange(-3, 12)
+        total = int(sum(lens))
+        seeds = np.array([fdp.ConsumeIntInRange(-1, n) for _ in range(total)], dtype=np.int32)
+        w = np.array([f64(fdp) if fdp.ConsumeIntInRange(0, 5) == 0 else 1.0 for _ in range(total)])
+        restart = f64(fdp) if fdp.ConsumeBool() else 0.25
+        eps = f64(fdp) if fdp.ConsumeBool() else 1e-4
+        if too_much_work(restart, eps) and restart * eps >= 1e-12:
+            restart, eps = 0.25, 1e-3  # the batch API has no push cap (below 1e-12 it must refuse)
+        _core.personalized_pagerank_batch(core, ptr, seeds, w, restart, eps, fdp.ConsumeIntInRange(-1, n),
+                                          fdp.ConsumeIntInRange(-1, 4), vm)
+    elif which == 3:
+        node = fdp.ConsumeIntInRange(-2, n + 1)
+        ms = fdp.ConsumeIntInRange(-1, 4)
+        k = fdp.ConsumeIntInRange(-1, n + 1)
+        targets, scores, sptr, shared, cand = _core.resource_allocation(core, node, ms, k, vm)
+        check_visible(targets, n, mask)
+        check_visible(shared, n, mask)
+        assert np.all(np.asarray(scores) > 0)
+        assert node not in np.asarray(targets).tolist()
+    elif which == 4:
+        nodes = i32_array(fdp, n, -1, n)
+        _core.resource_allocation_batch(core, nodes, fdp.ConsumeIntInRange(-1, 3), fdp.ConsumeIntInRange(-1, n),
+                                        fdp.ConsumeIntInRange(-1, 4), vm)
+    elif which == 5:
+        s, t = fdp.ConsumeIntInRange(-2, n + 1), fdp.ConsumeIntInRange(-2, n + 1)
+        path, visited = _core.shortest_path(core, s, t, vm)
+        check_path(g, path, s, t, mask)
+    elif which == 6:
+        seeds = i32_array(fdp, n, -2, n + 1)
+        targets = i32_array(fdp, n, -2, n + 1)
+        hops, via = _core.multi_source_hops(core, seeds, targets, fdp.ConsumeIntInRange(-3, 5), vm)
+        hops, via = np.asarray(hops), np.asarray(via)
+        assert hops.shape == via.shape == (targets.size,)
+        reached = hops >= 0
+        if reached.any():
+            check_visible(via[reached], n, mask)
+            assert set(via[reached].tolist()) <= set(seeds.reshape(-1).tolist())
+    else:
+        starts = i32_array(fdp, n, -2, n + 1)
+        nt = fdp.ConsumeIntInRange(0, 6)
+        expand = np.array([fdp.ConsumeBool() for _ in range(nt)], dtype=bool)
+        admit = np.array([fdp.ConsumeBool() for _ in range(nt if fdp.ConsumeIntInRange(0, 9) else nt + 1)], dtype=bool)
+        kwargs = {}
+        if fdp.ConsumeBool():
+            kwargs["node_type"] = np.array([fdp.ConsumeIntInRange(-2, 4) for _ in range(n if fdp.ConsumeIntInRange(0, 9) else n + 1)],
+                                           dtype=np.int32)
+        nn = fdp.ConsumeIntInRange(0, 5)
+        if fdp.ConsumeBool():
+            kwargs["expand_node_types"] = np.array([fdp.ConsumeBool() for _ in range(nn)], dtype=bool)
+        if fdp.ConsumeBool():
+            kwargs["admit_node_types"] = np.array([fdp.ConsumeBool() for _ in range(nn if fdp.ConsumeIntInRange(0, 9) else nn + 1)],
+                                                  dtype=bool)
+        res = _core.typed_walk(core, starts, fdp.ConsumeIntInRange(-1, 5), expand, admit,
+                               max_edges=fdp.ConsumeIntInRange(-1, 5000),
+                               max_candidates=fdp.ConsumeIntInRange(-1, 100), visible=vm, **kwargs)
+        pnodes, pentries, phops, cands, visited, truncated = res
+        check_visible(cands, n, mask)
+        pnodes = np.asarray(pnodes)
+        valid = pnodes[pnodes >= 0]
+        check_visible(valid, n, mask)
+
+
+def op_api(fdp, g: LinkGraph, mask) -> None:
+    ids = g.ids
+    n = g.num_nodes
+
+    def some_id() -> str:
+        j = fdp.ConsumeIntInRange(-1, n)
+        return ids[j] if 0 <= j < n else ("missing" if j < 0 else "")
+
+    vis_kind = fdp.ConsumeIntInRange(0, 3)
+    visible = [None, mask, [i for i, v in zip(ids, mask.tolist()) if v], np.zeros(n + 1, dtype=bool)][vis_kind]
+    vmask = None if vis_kind in (0, 3) else mask
+    which = fdp.ConsumeIntInRange(0, 7)
+    if which == 0:
+        seeds = {some_id(): f64(fdp) for _ in range(fdp.ConsumeIntInRange(0, 4))}
+        restart, eps = (f64(fdp), f64(fdp)) if fdp.ConsumeBool() else (0.25, 1e-4)
+        mp = fdp.ConsumeIntInRange(0, 1000) or None
+        if mp is None and push_budget(restart, eps, 0) and restart * eps >= 1e-12:
+            mp = 200_000  # (below 1e-12 an uncapped call must refuse: keep None to check that)
+        r = g.personalized_pagerank(seeds, restart=restart, eps=eps, k=fdp.ConsumeIntInRange(0, 5) or None,
+                                    visible=visible, max_pushes=mp)
+        check_visible(r.indices, n, vmask)
+        assert np.all(r.error_bounds() >= 0)
+    elif which == 1:
+        seeds = {some_id(): 1.0 for _ in range(fdp.ConsumeIntInRange(1, 3))}
+        r = g.personalized_pagerank_certified(seeds, fdp.ConsumeIntInRange(0, 5), eps=f64(fdp) if fdp.ConsumeBool() else 1e-3,
+                                              max_pushes=fdp.ConsumeIntInRange(1, 20_000), visible=visible)
+        check_visible(r.indices, n, vmask)
+    elif which == 2:
+        out = g.resource_allocation(some_id(), min_shared=fdp.ConsumeIntInRange(0, 3),
+                                    k=fdp.ConsumeIntInRange(0, 4) or None, visible=visible)
+        if vmask is not None:
+            allowed = {i for i, v in zip(ids, vmask.tolist()) if v}
+            for s in out:
+                assert s.target in allowed and set(s.shared) <= allowed
+    elif which == 3:
+        p = g.shortest_path(some_id(), some_id(), visible=visible)
+        if p is not None and vmask is not None:
+            allowed = {i for i, v in zip(ids, vmask.tolist()) if v}
+            assert set(p) <= allowed
+    elif which == 4:
+        h = fdp.ConsumeIntInRange(-1, 4)
+        g.hops([some_id() for _ in range(fdp.ConsumeIntInRange(0, 3))], [some_id() for _ in range(3)],
+               max_hops=None if h < 0 else h, visible=visible)
+    else:
+        caller = Caller.all_access() if fdp.ConsumeBool() else Caller.with_scopes(
+            *["s%d" % fdp.ConsumeIntInRange(0, 3) for _ in range(fdp.ConsumeIntInRange(0, 2))])
+        if which == 5:
+            graph_context(g, concepts=[some_id() for _ in range(fdp.ConsumeIntInRange(0, 3))],
+                          caller=caller, k=fdp.ConsumeIntInRange(0, 6))
+        elif which == 6:
+            link_suggest(g, some_id(), k=fdp.ConsumeIntInRange(0, 6), caller=caller,
+                         min_shared=fdp.ConsumeIntInRange(0, 3))
+        else:
+            graph_path(g, some_id(), some_id(), caller=caller)
+
+
+def target(data: bytes) -> None:
+    import atheris
+
+    fdp = atheris.FuzzedDataProvider(data)
+    try:
+        g, mask = make_graph(fdp)
+    except ALLOWED:
+        return
+    vm = _core.VisibilityMask(g.core, mask) if fdp.ConsumeBool() else None
+    vmask = mask if vm is not None else None
+    for _ in range(fdp.ConsumeIntInRange(1, 6)):
+        try:
+            if fdp.ConsumeBool():
+                op_raw(fdp, g, vm, vmask)
+            else:
+                op_api(fdp, g, mask)
+        except ALLOWED:
+            pass
+
+
+if __name__ == "__main__":
+    run(target)
