@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "conceptwalk/workspace.hpp"
@@ -204,6 +205,10 @@ void seed(Pusher& pusher, std::int64_t nseeds, const node_t* seeds, const double
 
 }  // namespace
 
+namespace {
+constexpr double kMinUncappedRestartEps = 1e-12;
+}  // namespace
+
 void validate_ppr(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
                   const node_t* seeds, const double* weights, const PPRParams& params) {
   if (!(params.restart > 0.0 && params.restart < 1.0))
@@ -211,6 +216,16 @@ void validate_ppr(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
   if (!(params.eps > 0.0) || !std::isfinite(params.eps))
     throw InvalidArgument("eps must be positive and finite, got " + std::to_string(params.eps));
   if (params.max_pushes < 0) throw InvalidArgument("max_pushes must be >= 0");
+  // An uncapped push does up to 1/(restart*eps) pushes (each moves >= restart*eps mass into p):
+  // refuse a bound past 1e12 (e.g. restart = 1e-300 never finishes) instead of hanging.
+  if (params.max_pushes == 0 && params.restart * params.eps < kMinUncappedRestartEps) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "restart * eps must be >= 1e-12 without a push cap (the push does up to "
+                  "1/(restart*eps) pushes), got restart=%g eps=%g; raise them or set max_pushes",
+                  params.restart, params.eps);
+    throw InvalidArgument(buf);
+  }
   if (nseeds <= 0) throw InvalidArgument("seeds must not be empty");
   double total = 0.0;
   for (std::int64_t i = 0; i < nseeds; ++i) {

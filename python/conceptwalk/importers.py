@@ -14,6 +14,7 @@ import io
 import json
 import math
 import os
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -125,6 +126,10 @@ class _Writer:
         self.summary.new_edges = c.execute("SELECT count(*) FROM edges").fetchone()[0] - self._e0
 
 
+#: What reading a truncated or corrupt ``.gz`` file raises (BadGzipFile is an OSError).
+_GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
 def _open_text(path: Path) -> io.TextIOBase:
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8", newline="")
@@ -228,6 +233,8 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
             summary.lines = lineno
             w.finish()
         bar.update(summary.lines)
+    except _GZIP_ERRORS as exc:
+        raise InputError(f"{name}: not a valid gzip file ({exc})") from None
     finally:
         bar.close()
     return summary
@@ -347,6 +354,10 @@ def import_edge_list(kb: KnowledgeBase, path: str | os.PathLike[str], *, delimit
                 raise InputError(f"{name}:{reader.line_num + 1}: not valid UTF-8 ({exc.reason})") from None
             w.finish()
         bar.update(summary.lines)
+    except _GZIP_ERRORS as exc:
+        raise InputError(f"{name}: not a valid gzip file ({exc})") from None
+    except UnicodeDecodeError as exc:  # the delimiter sniffing reads the first line
+        raise InputError(f"{name}:1: not valid UTF-8 ({exc.reason})") from None
     finally:
         bar.close()
     return summary
