@@ -1,0 +1,184 @@
+"""The concept walk's configuration: one frozen dataclass with small, stated defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from ..errors import InputError
+
+__all__ = ["WalkConfig", "MAX_HOPS_CAP"]
+
+#: The hard cap on ``WalkConfig.max_hops``: a concept's structural neighbourhood, not a crawl.
+MAX_HOPS_CAP = 2
+
+
+def _names(value: Any, name: str, *, allow_none: bool = False) -> tuple[str, ...] | None:
+    if value is None:
+        if allow_none:
+            return None
+        raise InputError(f"{name} must be an iterable of type names, got None")
+    if isinstance(value, (str, bytes)):
+        raise InputError(f"{name} must be an iterable of type names, not the single string {value!r}")
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise InputError(f"{name} must be an iterable of type names, got {type(value).__name__}") from None
+    for x in items:
+        if not isinstance(x, str) or not x:
+            raise InputError(f"{name} must hold non-empty strings, got {x!r}")
+    return tuple(dict.fromkeys(items))  # de-duplicated, order kept
+
+
+def _int(value: Any, name: str, lo: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+        raise InputError(f"{name} must be an integer >= {lo}, got {value!r}")
+    return value
+
+
+def _unit(value: Any, name: str, *, open_low: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{name} must be a number in [0, 1], got {value!r}")
+    v = float(value)
+    if not (0.0 < v <= 1.0 if open_low else 0.0 <= v <= 1.0):
+        raise InputError(f"{name} must be in {'(0, 1]' if open_low else '[0, 1]'}, got {value!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class WalkConfig:
+    """Settings of the concept-anchored walk (resolver, walk gates, budgets, scoring, sink).
+
+    Every field is validated on construction; a bad value raises :class:`~conceptwalk.InputError`
+    naming the field.
+
+    Parameters
+    ----------
+    max_hops : int, default 2
+        Hops from a resolved concept, 1 or 2 (hard cap :data:`MAX_HOPS_CAP`; larger raises).
+    expand_edge_types : tuple of str, default ``("PARENT_CONCEPT", "RELATED_TO")``
+        Edge types the walk goes *through* (every hop but the last).
+    admit_edge_types : tuple of str, default ``("IMPLEMENTED_BY", "EXPLAINED_BY", "ATTACHED_TO", "TAGGED_CONCEPT")``
+        Edge types whose far end may become a candidate (the last hop). Edge types are matched in
+        either direction; a name the graph does not have matches nothing.
+    concept_node_types : tuple of str or None, default ``("CONCEPT",)``
+        Node types the resolver may return (None: any type).
+    admit_node_types : tuple of str or None, default None
+        Node types a candidate may have (None: any).
+    expand_node_types : tuple of str or None, default None
+        Node types the walk may pass through on a 2-hop path (None: any).
+    max_concepts : int, default 5
+        Resolved concepts the walk starts from (the most confident; the rest are cut and the
+        walk reports ``truncated``).
+    max_edges : int, default 2000
+        Adjacency entries the walk may examine.
+    max_candidates : int, default 20
+        Distinct candidates the walk may collect (before removing those already in the flat
+        results).
+    hop_decay : float, default 0.5
+        Score factor per hop beyond the first, in (0, 1].
+    max_paths_per_candidate : int, default 3
+        Paths rendered per candidate (the best-scoring ones; ``pathCount`` gives the total).
+    alias_confidence : float, default 1.0
+        Confidence of a concept named by an alias in the query (divided among the visible
+        canonical ids when an alias has several).
+    flat_hit_k : int, default 5
+        How many of the flat search's top hits the resolver examines for concept nodes (0: none).
+    flat_hit_confidence : float, default 0.9
+        Confidence of a concept that is the flat search's hit at rank 1; rank ``r`` gets
+        ``flat_hit_confidence / r``.
+    semantic_k : int, default 3
+        Concepts taken from the semantic (embedding) top-k (0 disables semantic resolution).
+    semantic_threshold : float, default 0.45
+        Least cosine similarity for a semantic hit; its confidence is the similarity.
+    normalized_confidence : float, default 0.6
+        Confidence of a concept whose normalised title or id occurs in the normalised query (the
+        fallback, used only when the alias map, the flat hits and the embeddings resolved nothing).
+    embedder : str or None, default ``"hashing"``
+        Embedder spec for :func:`conceptwalk.embed.get_embedder` (None disables semantic
+        resolution).
+    annotations : bool, default True
+        Load the edge annotation columns with the graph (False: a lighter projection; the
+        provenance axes are then reported ``absent-in-projection``).
+    event_sink : str or None, default None
+        Sink spec used when the retriever is given no ``event_sink``: ``"jsonl:PATH"``,
+        ``"logging"`` or ``"logging:LOGGER"``.
+
+    Examples
+    --------
+    >>> cfg = WalkConfig()
+    >>> cfg.max_hops, cfg.max_candidates, cfg.expand_edge_types
+    (2, 20, ('PARENT_CONCEPT', 'RELATED_TO'))
+    >>> cfg.with_gates(admit_edge_types=["mitigates", "detects"]).admit_edge_types
+    ('mitigates', 'detects')
+    >>> WalkConfig(max_hops=3)
+    Traceback (most recent call last):
+    ...
+    conceptwalk.errors.InputError: max_hops must be 1 or 2 (hard cap 2), got 3
+    """
+
+    max_hops: int = 2
+    expand_edge_types: tuple[str, ...] = ("PARENT_CONCEPT", "RELATED_TO")
+    admit_edge_types: tuple[str, ...] = ("IMPLEMENTED_BY", "EXPLAINED_BY", "ATTACHED_TO", "TAGGED_CONCEPT")
+    concept_node_types: tuple[str, ...] | None = ("CONCEPT",)
+    admit_node_types: tuple[str, ...] | None = None
+    expand_node_types: tuple[str, ...] | None = None
+    max_concepts: int = 5
+    max_edges: int = 2000
+    max_candidates: int = 20
+    hop_decay: float = 0.5
+    max_paths_per_candidate: int = 3
+    alias_confidence: float = 1.0
+    flat_hit_k: int = 5
+    flat_hit_confidence: float = 0.9
+    semantic_k: int = 3
+    semantic_threshold: float = 0.45
+    normalized_confidence: float = 0.6
+    embedder: str | None = "hashing"
+    annotations: bool = True
+    event_sink: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_hops, bool) or not isinstance(self.max_hops, int) \
+                or not 1 <= self.max_hops <= MAX_HOPS_CAP:
+            raise InputError(f"max_hops must be 1 or 2 (hard cap {MAX_HOPS_CAP}), got {self.max_hops!r}")
+        set_ = object.__setattr__
+        set_(self, "expand_edge_types", _names(self.expand_edge_types, "expand_edge_types"))
+        set_(self, "admit_edge_types", _names(self.admit_edge_types, "admit_edge_types"))
+        for name in ("concept_node_types", "admit_node_types", "expand_node_types"):
+            set_(self, name, _names(getattr(self, name), name, allow_none=True))
+        _int(self.max_concepts, "max_concepts", 1)
+        _int(self.max_edges, "max_edges", 0)
+        _int(self.max_candidates, "max_candidates", 0)
+        _int(self.max_paths_per_candidate, "max_paths_per_candidate", 1)
+        _int(self.flat_hit_k, "flat_hit_k", 0)
+        _int(self.semantic_k, "semantic_k", 0)
+        set_(self, "hop_decay", _unit(self.hop_decay, "hop_decay", open_low=True))
+        for name in ("alias_confidence", "flat_hit_confidence", "normalized_confidence"):
+            set_(self, name, _unit(getattr(self, name), name, open_low=True))
+        set_(self, "semantic_threshold", _unit(self.semantic_threshold, "semantic_threshold"))
+        if self.embedder is not None and not isinstance(self.embedder, str):
+            raise InputError(f"embedder must be an embedder spec string or None, got {self.embedder!r}")
+        if not isinstance(self.annotations, bool):
+            raise InputError(f"annotations must be a bool, got {self.annotations!r}")
+        if self.event_sink is not None and not isinstance(self.event_sink, str):
+            raise InputError(f"event_sink must be a sink spec string or None, got {self.event_sink!r}")
+
+    def with_gates(self, *, expand_edge_types: Iterable[str] | None = None,
+                   admit_edge_types: Iterable[str] | None = None) -> WalkConfig:
+        """A copy with the given edge-type gates replaced (None keeps a gate as it is)."""
+        changes: dict[str, Any] = {}
+        if expand_edge_types is not None:
+            changes["expand_edge_types"] = _names(expand_edge_types, "expand_edge_types")
+        if admit_edge_types is not None:
+            changes["admit_edge_types"] = _names(admit_edge_types, "admit_edge_types")
+        return replace(self, **changes) if changes else self
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as a JSON-ready dict (tuples become lists)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = list(v) if isinstance(v, tuple) else v
+        return out

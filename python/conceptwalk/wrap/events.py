@@ -1,0 +1,256 @@
+"""Retrieval events: one JSON object per concept walk, sent to a sink (JSONL file, Python logging
+or a callback), with the JSON Schema shipped in the package and a summariser for JSONL files."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from collections.abc import Callable, Iterable
+from importlib import resources
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import InputError
+
+try:  # POSIX: an advisory lock around each append, on top of O_APPEND
+    import fcntl as _fcntl
+except ImportError:  # pragma: no cover - Windows
+    _fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "EventSink",
+    "JsonlSink",
+    "LoggingSink",
+    "CallbackSink",
+    "make_sink",
+    "load_event_schema",
+    "read_events",
+    "summarize_events",
+    "EVENT_SCHEMA_VERSION",
+]
+
+EVENT_SCHEMA_VERSION = 1
+_log = logging.getLogger("conceptwalk.wrap")
+
+
+@runtime_checkable
+class EventSink(Protocol):
+    """Anything with ``emit(event: dict) -> None``."""
+
+    def emit(self, event: dict[str, Any]) -> None: ...
+
+
+class JsonlSink:
+    """Append each event as one line of JSON to ``path``.
+
+    Each line is written with a single ``os.write`` on a descriptor opened with ``O_APPEND``
+    (the kernel positions every write at the end of the file), under an exclusive ``flock``
+    where the platform has one, so writers in several threads or processes never interleave
+    or tear lines.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "events.jsonl")
+    >>> sink = JsonlSink(path)
+    >>> sink.emit({"a": 1}); sink.emit({"a": 2})
+    >>> open(path).read()
+    '{"a":1}\\n{"a":2}\\n'
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        if not self.path:
+            raise InputError("event sink path must not be empty")
+
+    def emit(self, event: dict[str, Any]) -> None:
+        line = (json.dumps(event, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n").encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
+        try:
+            if _fcntl is not None:
+                _fcntl.flock(fd, _fcntl.LOCK_EX)
+            view = memoryview(line)
+            while view:  # a regular file takes it in one write; loop only on a short write
+                n = os.write(fd, view)
+                view = view[n:]
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def __repr__(self) -> str:
+        return f"JsonlSink({self.path!r})"
+
+
+class LoggingSink:
+    """Log each event as compact JSON at ``level`` on ``logger`` (default ``conceptwalk.events``);
+    the dict itself rides along as ``record.conceptwalk_event``."""
+
+    def __init__(self, logger: str | logging.Logger = "conceptwalk.events", level: int = logging.INFO) -> None:
+        self.logger = logger if isinstance(logger, logging.Logger) else logging.getLogger(logger)
+        self.level = level
+
+    def emit(self, event: dict[str, Any]) -> None:
+        if self.logger.isEnabledFor(self.level):
+            self.logger.log(self.level, "%s", json.dumps(event, ensure_ascii=False, separators=(",", ":")),
+                            extra={"conceptwalk_event": event})
+
+
+class CallbackSink:
+    """Call ``fn(event)`` for each event."""
+
+    def __init__(self, fn: Callable[[dict[str, Any]], Any]) -> None:
+        if not callable(fn):
+            raise InputError(f"callback sink needs a callable, got {type(fn).__name__}")
+        self.fn = fn
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self.fn(event)
+
+
+def make_sink(spec: Any) -> EventSink | None:
+    """A sink from a spec: None (no events), an object with ``emit``, a callable (callback),
+    a path-like (JSONL file), or a string ``"jsonl:PATH"``, ``"logging"``, ``"logging:LOGGER"``.
+
+    Examples
+    --------
+    >>> make_sink(None) is None, type(make_sink("logging")).__name__, type(make_sink(print)).__name__
+    (True, 'LoggingSink', 'CallbackSink')
+    >>> make_sink("jsonl:/tmp/events.jsonl")
+    JsonlSink('/tmp/events.jsonl')
+    """
+    if spec is None:
+        return None
+    if isinstance(spec, EventSink):
+        return spec
+    if isinstance(spec, str):
+        kind, sep, arg = spec.partition(":")
+        if kind == "jsonl" and sep and arg:
+            return JsonlSink(arg)
+        if kind == "logging":
+            return LoggingSink(arg or "conceptwalk.events")
+        raise InputError(f"event_sink: unknown spec {spec!r}; expected 'jsonl:PATH', 'logging' or 'logging:LOGGER'")
+    if isinstance(spec, os.PathLike):
+        return JsonlSink(spec)
+    if callable(spec):
+        return CallbackSink(spec)
+    raise InputError(f"event_sink must be a spec string, a path, a callable or an object with emit(), "
+                     f"got {type(spec).__name__}")
+
+
+def emit_safely(sink: EventSink | None, event: dict[str, Any]) -> None:
+    """Send ``event``; a failing sink is logged (``conceptwalk.wrap`` warning), never raised:
+    a full disk must not fail a query."""
+    if sink is None:
+        return
+    try:
+        sink.emit(event)
+    except Exception as exc:  # noqa: BLE001 - the query's answer matters more than its log
+        _log.warning("retrieval event sink %r failed: %s", sink, exc)
+
+
+def load_event_schema() -> dict[str, Any]:
+    """The retrieval event's JSON Schema (draft 2020-12), read from the installed package.
+
+    Examples
+    --------
+    >>> load_event_schema()["title"]
+    'conceptwalk retrieval event'
+    """
+    text = resources.files("conceptwalk").joinpath("schemas", "retrieval_event.schema.json").read_text("utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def read_events(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], int]:
+    """The events of a JSONL file and the number of lines that were not a JSON object (blank
+    lines are skipped)."""
+    events: list[dict[str, Any]] = []
+    bad = 0
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                bad += 1
+                continue
+            if isinstance(obj, dict):
+                events.append(obj)
+            else:
+                bad += 1
+    return events, bad
+
+
+def _percentile(sorted_vals: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default ``linear`` method)."""
+    if not sorted_vals:
+        return math.nan
+    pos = (len(sorted_vals) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_vals) - 1)
+    return sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * (pos - lo)
+
+
+def summarize_events(events: Iterable[dict[str, Any]], *, malformed: int = 0) -> dict[str, Any]:
+    """Contribution rate, candidates added (mean, total) and walk-time percentiles.
+
+    Parameters
+    ----------
+    events : iterable of dict
+        Retrieval events (entries that are not ``conceptwalk.retrieval`` events are skipped and
+        counted in ``skipped``).
+    malformed : int
+        Lines already found unreadable (reported as given).
+
+    Returns
+    -------
+    dict
+        ``events``, ``contributed``, ``contributionRate`` (contributed / events, null without
+        events), ``candidatesAdded`` ``{total, mean}``, ``truncated`` (count), ``walkMs``
+        ``{p50, p90, p99, max}`` (linear interpolation between ranks; null without events),
+        ``skipped``, ``malformed``.
+
+    Examples
+    --------
+    >>> evs = [{"event": "conceptwalk.retrieval", "walkContributed": c, "candidatesAdded": n,
+    ...         "walkMs": t, "truncated": False} for c, n, t in [(True, 3, 1.0), (False, 0, 3.0)]]
+    >>> s = summarize_events(evs)
+    >>> s["contributionRate"], s["candidatesAdded"], s["walkMs"]["p50"]
+    (0.5, {'total': 3, 'mean': 1.5}, 2.0)
+    """
+    n = contributed = added = truncated = skipped = 0
+    times: list[float] = []
+    for ev in events:
+        if not isinstance(ev, dict) or ev.get("event") != "conceptwalk.retrieval":
+            skipped += 1
+            continue
+        n += 1
+        contributed += bool(ev.get("walkContributed"))
+        added += int(ev.get("candidatesAdded", 0) or 0)
+        truncated += bool(ev.get("truncated"))
+        t = ev.get("walkMs")
+        if isinstance(t, (int, float)) and not isinstance(t, bool):
+            times.append(float(t))
+    times.sort()
+
+    def pct(q: float) -> float | None:
+        return round(_percentile(times, q), 4) if times else None
+
+    return {
+        "events": n,
+        "contributed": contributed,
+        "contributionRate": (contributed / n) if n else None,
+        "candidatesAdded": {"total": added, "mean": (added / n) if n else None},
+        "truncated": truncated,
+        "walkMs": {"p50": pct(50), "p90": pct(90), "p99": pct(99), "max": times[-1] if times else None},
+        "skipped": skipped,
+        "malformed": malformed,
+    }
+
+
+def summarize_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """:func:`summarize_events` over a JSONL file (with its path and malformed-line count)."""
+    events, bad = read_events(path)
+    out = {"file": os.fspath(path)}
+    out.update(summarize_events(events, malformed=bad))
+    return out

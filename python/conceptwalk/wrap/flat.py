@@ -1,0 +1,137 @@
+"""The built-in flat search the CLI and the MCP server wrap: FTS5 (bm25) or embedding top-k over
+the store, returning only nodes the caller may see."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..embed import get_embedder
+from ..errors import InputError
+from ..visibility import Caller
+from ._source import Source
+
+__all__ = ["BuiltinFlatSearch", "builtin_flat_search"]
+
+_MODES = ("fts", "embedding")
+
+
+class BuiltinFlatSearch:
+    """A caller-aware flat search: ``search(text, k, *, caller=None)`` returns up to ``k`` dicts
+    ``{"id", "type", "title", "score"}`` of nodes visible to ``caller`` (default: the caller
+    given at construction), best first.
+
+    ``mode="fts"``: the store's full-text search (score = -bm25, higher is better), asked for
+    more hits until ``k`` visible ones are found or the index is exhausted.
+    ``mode="embedding"``: cosine similarity of the query's embedding to every node's stored
+    embedding under the embedder's name (nodes without one are embedded from title and body
+    once and written to the store); ties by id.
+
+    :class:`~conceptwalk.wrap.ConceptAnchoredRetriever` passes its query's caller to this search;
+    a user-supplied flat search is called as ``flat_search(text, k)`` and its results are the
+    caller's own, passed through untouched.
+    """
+
+    def __init__(self, kb: Any, *, mode: str = "fts", embedder: Any = None, caller: Caller | None = None) -> None:
+        if mode not in _MODES:
+            raise InputError(f"mode must be one of {_MODES}, got {mode!r}")
+        if caller is not None and not isinstance(caller, Caller):
+            raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+        self.source = Source(kb, annotations=True)  # share the KB's cached projection
+        if mode == "fts" and not callable(getattr(kb, "search", None)):
+            raise InputError("mode='fts' needs a knowledge base with search(); use mode='embedding'")
+        self.kb = kb
+        self.mode = mode
+        self.embedder = get_embedder(embedder) if mode == "embedding" else None
+        self.caller = caller if caller is not None else Caller.all_access()
+        self._emb: tuple[Any, np.ndarray] | None = None
+
+    def __repr__(self) -> str:
+        return f"BuiltinFlatSearch(mode={self.mode!r}, caller={self.caller})"
+
+    def __call__(self, text: str, k: int, *, caller: Caller | None = None) -> list[dict[str, Any]]:
+        if not isinstance(text, str):
+            raise InputError(f"text must be a string, got {type(text).__name__}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InputError(f"k must be a positive integer, got {k!r}")
+        who = self.caller if caller is None else caller
+        if not isinstance(who, Caller):
+            raise InputError(f"caller must be a conceptwalk.Caller, got {type(who).__name__}")
+        g = self.source.graph()
+        vm = who.visibility(g)
+        mask = None if vm is None else vm.mask
+        hits = self._fts(text, k, g, mask) if self.mode == "fts" else self._embedding(text, k, g, mask)
+        out = []
+        for nid, score in hits:
+            i = g._index[nid]
+            out.append({"id": nid, "type": g.node_type_names[int(g.node_type_codes[i])],
+                        "title": g.titles[i], "score": score})
+        return out
+
+    def _fts(self, text: str, k: int, g: Any, mask: Any) -> list[tuple[str, float]]:
+        fetch = k if mask is None else max(2 * k, 16)
+        while True:
+            raw = self.kb.search(text, fetch)
+            hits = [(nid, float(s)) for nid, s in raw
+                    if nid in g._index and (mask is None or mask[g._index[nid]])]
+            if len(hits) >= k or len(raw) < fetch:
+                return hits[:k]
+            fetch *= 4
+
+    def _embedding(self, text: str, k: int, g: Any, mask: Any) -> list[tuple[str, float]]:
+        emb = self.embedder
+        if self._emb is None or self._emb[0] is not g:
+            self._emb = (g, self.source.embeddings_for(emb, list(g.ids), g))
+            g = self.source.graph()  # writing the vectors may have moved the store's version on
+            if self._emb[0] is not g:
+                self._emb = (g, self._emb[1])
+        mat = self._emb[1]
+        q = np.asarray(emb.embed([text]), dtype=np.float32)[0]  # type: ignore[union-attr]
+        if not float(np.linalg.norm(q)) > 0:
+            return []
+        sims = (mat @ q).astype(np.float64)
+        ids = g.ids
+        cand = np.arange(len(ids)) if mask is None else np.flatnonzero(mask)
+        if cand.size == 0:
+            return []
+        take = min(cand.size, k + 64)
+        part = cand[np.argpartition(-sims[cand], take - 1)[:take]] if take < cand.size else cand
+        ranked = sorted(part.tolist(), key=lambda i: (-sims[i], ids[i]))
+        # ties at the k-th place may extend past the partition: widen until the order is exact
+        if take < cand.size and len(ranked) >= k and sims[ranked[k - 1]] <= sims[ranked[-1]]:
+            ranked = sorted(cand.tolist(), key=lambda i: (-sims[i], ids[i]))
+        return [(ids[i], float(sims[i])) for i in ranked[:k]]
+
+
+def builtin_flat_search(kb: Any, *, mode: str = "fts", embedder: Any = None,
+                        caller: Caller | None = None) -> BuiltinFlatSearch:
+    """The built-in flat path: a callable ``(text, k, *, caller=None) -> list[dict]``.
+
+    Parameters
+    ----------
+    kb : KnowledgeBase
+        The store to search.
+    mode : {"fts", "embedding"}
+        Full-text (FTS5 bm25) or embedding top-k.
+    embedder : str or Embedder, optional
+        For ``mode="embedding"`` (default: the hashing embedder).
+    caller : Caller, optional
+        The default caller (all access when omitted); a call's ``caller=`` overrides it.
+
+    Returns
+    -------
+    BuiltinFlatSearch
+
+    Examples
+    --------
+    >>> from conceptwalk import Caller
+    >>> from conceptwalk.store import KnowledgeBase
+    >>> kb = KnowledgeBase.open(":memory:")
+    >>> _ = kb.add_nodes([{"id": "a", "type": "DOC", "title": "Graph walks"},
+    ...                   {"id": "b", "type": "DOC", "title": "Secret walks", "scopes": ["t1"]}])
+    >>> search = builtin_flat_search(kb)
+    >>> [h["id"] for h in search("walks", 5)], [h["id"] for h in search("walks", 5, caller=Caller.public())]
+    (['a', 'b'], ['a'])
+    """
+    return BuiltinFlatSearch(kb, mode=mode, embedder=embedder, caller=caller)

@@ -1,0 +1,213 @@
+"""Probe: how much could a concept walk add on this knowledge base, before anyone turns it on?"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from ..visibility import Caller
+from ._source import Source
+from .config import WalkConfig
+from .walk import AXES, type_flags
+
+__all__ = ["probe", "format_probe"]
+
+
+def _stats(values: list[int]) -> dict[str, Any]:
+    if not values:
+        return {"mean": None, "median": None, "max": None}
+    return {"mean": round(statistics.fmean(values), 4), "median": statistics.median(values), "max": max(values)}
+
+
+def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = None) -> dict[str, Any]:
+    """Measure whether a walk can add value on ``kb`` with ``config``'s gates and budgets.
+
+    For every concept node the caller may see, one unbudgeted walk (the config's gates and node
+    filters, 2 hops) and one walk with the config's own hops and budgets.
+
+    Parameters
+    ----------
+    kb : KnowledgeBase or LinkGraph
+    config : WalkConfig, optional
+    caller : Caller, optional
+        Whose view to measure (default: all access, the operator's view).
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``nodes``, ``edges``, ``concepts``; ``gates`` (edges per configured expansion
+        and admission type, and the configured types the graph lacks); ``reach``
+        (``within1Hop``/``within2Hops``: share of concepts with at least one admissible
+        candidate within 1 and 2 hops); ``candidatesPerConcept`` (mean/median/max within
+        ``max_hops``, unbudgeted); ``budget`` (``truncatedShare``: share of concepts whose walk
+        the config's budgets would cut); ``fragmentation`` (alias groups: a canonical id with
+        the aliases that are themselves node ids; ids per group mean/max, groups with more
+        than one id, aliases per canonical, aliases with several canonicals); ``provenance``
+        (per axis and column: edges with a value in storage, its share, whether the projection
+        loaded the column and how many values it holds).
+
+    Examples
+    --------
+    >>> from conceptwalk import LinkGraph
+    >>> g = LinkGraph.from_edges(
+    ...     [("c1", "f1", "IMPLEMENTED_BY"), ("c1", "c2", "RELATED_TO"), ("c2", "d1", "EXPLAINED_BY")],
+    ...     nodes=[{"id": "c1", "type": "CONCEPT"}, {"id": "c2", "type": "CONCEPT"}, {"id": "c3", "type": "CONCEPT"}])
+    >>> rep = probe(g)
+    >>> rep["concepts"], rep["reach"]
+    (3, {'within1Hop': 0.6667, 'within2Hops': 0.6667, 'concepts1Hop': 2, 'concepts2Hops': 2})
+    >>> rep["candidatesPerConcept"]
+    {'mean': 1.3333, 'median': 2, 'max': 2, 'hops': 2}
+    """
+    cfg = config if config is not None else WalkConfig()
+    who = caller if caller is not None else Caller.all_access()
+    source = Source(kb, annotations=cfg.annotations)
+    snap = source.snapshot()
+    g = snap.graph
+    vm = who.visibility(g)
+    visible = None if vm is None else vm.mask
+    concepts = snap.concept_indices(cfg)
+    if visible is not None:
+        concepts = concepts[visible[concepts]]
+    expand = type_flags(cfg.expand_edge_types, g.edge_type_names)
+    admit = type_flags(cfg.admit_edge_types, g.edge_type_names)
+    node_types = exp_nodes = adm_nodes = None
+    if cfg.expand_node_types is not None or cfg.admit_node_types is not None:
+        node_types = np.ascontiguousarray(g.node_type_codes, dtype=np.int32)
+        ones = np.ones(len(g.node_type_names), dtype=bool)
+        exp_nodes = ones if cfg.expand_node_types is None else type_flags(cfg.expand_node_types, g.node_type_names)
+        adm_nodes = ones if cfg.admit_node_types is None else type_flags(cfg.admit_node_types, g.node_type_names)
+    big_edges = int(g.core.num_entries) + 1
+    big_cands = g.num_nodes + 1
+    reach1 = reach2 = truncated = 0
+    per_concept: list[int] = []
+    for c in concepts.tolist():
+        start = np.array([c], dtype=np.int32)
+        nodes, _, hops, _, _, _ = _core.typed_walk(g.core, start, 2, expand, admit, node_types, exp_nodes,
+                                                   adm_nodes, big_edges, big_cands, vm)
+        ends_by_hops: dict[int, set[int]] = {1: set(), 2: set()}
+        for row, h in zip(nodes.tolist(), hops.tolist()):
+            ends_by_hops[h].add(row[h])
+        within1 = ends_by_hops[1]
+        within2 = within1 | ends_by_hops[2]
+        reach1 += bool(within1)
+        reach2 += bool(within2)
+        per_concept.append(len(within1 if cfg.max_hops == 1 else within2))
+        truncated += bool(_core.typed_walk(g.core, start, cfg.max_hops, expand, admit, node_types, exp_nodes,
+                                           adm_nodes, cfg.max_edges, cfg.max_candidates, vm)[5])
+    n = len(per_concept)
+
+    def share(x: int) -> float | None:
+        return round(x / n, 4) if n else None
+
+    type_counts = np.bincount(g.edge_type_codes, minlength=len(g.edge_type_names)) if g.num_edges else \
+        np.zeros(len(g.edge_type_names), dtype=np.int64)
+    counts = {name: int(type_counts[i]) for i, name in enumerate(g.edge_type_names)}
+    gates = {
+        "expand": {t: counts.get(t, 0) for t in cfg.expand_edge_types},
+        "admit": {t: counts.get(t, 0) for t in cfg.admit_edge_types},
+        "missing": [t for t in dict.fromkeys(cfg.expand_edge_types + cfg.admit_edge_types) if t not in counts],
+    }
+    # fragmentation
+    aliases = snap.aliases()
+
+    def seen(nid: str) -> bool:
+        i = g._index.get(nid)
+        return i is not None and (visible is None or bool(visible[i]))
+
+    groups: dict[str, set[str]] = {}
+    per_canonical: dict[str, int] = {}
+    ambiguous = 0
+    for alias, canon in aliases.items():
+        vis = [c for c in canon if seen(c)]
+        ambiguous += len(vis) > 1
+        for c in vis:
+            grp = groups.setdefault(c, {c})
+            per_canonical[c] = per_canonical.get(c, 0) + 1
+            if alias != c and seen(alias):
+                grp.add(alias)
+    sizes = [len(s) for s in groups.values()]
+    fragmentation = {
+        "aliases": sum(1 for a, cs in aliases.items() if any(seen(c) for c in cs)),
+        "canonicals": len(groups),
+        "idsPerGroup": _stats(sizes),
+        "fragmentedGroups": sum(1 for s in sizes if s > 1),
+        "aliasesPerCanonical": _stats(list(per_canonical.values())),
+        "ambiguousAliases": ambiguous,
+    }
+    # provenance
+    presence = snap.presence()
+    stored_edges = None
+    stats_fn = getattr(source.kb, "stats", None)
+    if presence is not None and stats_fn is not None:
+        stored_edges = int(stats_fn().get("edges", 0))
+    provenance: dict[str, Any] = {}
+    for axis, cols in AXES.items():
+        per_col = {}
+        for col in cols:
+            loaded = col in g.edge_annotations
+            in_proj = 0
+            if loaded:
+                values, _ = g.edge_annotations[col]
+                in_proj = int(np.count_nonzero(~np.isnan(values))) if values.dtype.kind == "f" \
+                    else int(np.count_nonzero(values >= 0))
+            if presence is not None:
+                stored = presence.get(col, 0)
+                total = stored_edges
+            else:  # a bare LinkGraph is its own storage
+                stored, total = in_proj, g.num_edges
+            per_col[col] = {"storage": stored,
+                            "storageShare": round(stored / total, 4) if total else None,
+                            "projection": "loaded" if loaded else "not-loaded",
+                            "projectionCount": in_proj}
+        provenance[axis] = per_col[cols[0]] if len(cols) == 1 else {
+            "method" if c == "extraction_method" else "confidence": v for c, v in per_col.items()}
+    return {
+        "nodes": g.num_nodes if visible is None else int(vm.visible_count),  # type: ignore[union-attr]
+        "edges": g.num_edges,
+        "concepts": n,
+        "config": {"maxHops": cfg.max_hops, "expandEdgeTypes": list(cfg.expand_edge_types),
+                   "admitEdgeTypes": list(cfg.admit_edge_types),
+                   "conceptNodeTypes": None if cfg.concept_node_types is None else list(cfg.concept_node_types),
+                   "maxEdges": cfg.max_edges, "maxCandidates": cfg.max_candidates},
+        "gates": gates,
+        "reach": {"within1Hop": share(reach1), "within2Hops": share(reach2),
+                  "concepts1Hop": reach1, "concepts2Hops": reach2},
+        "candidatesPerConcept": dict(_stats(per_concept), hops=cfg.max_hops),
+        "budget": {"truncatedShare": share(truncated), "truncatedConcepts": truncated},
+        "fragmentation": fragmentation,
+        "provenance": provenance,
+    }
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def format_probe(rep: dict[str, Any]) -> str:
+    """The probe report as text (what ``conceptwalk probe KB`` prints)."""
+    cpc = rep["candidatesPerConcept"]
+    fr = rep["fragmentation"]
+    lines = [
+        f"concept-walk probe: {rep['concepts']:,} concepts, {rep['nodes']:,} nodes, {rep['edges']:,} edges",
+        f"  gates: expand {rep['gates']['expand']}, admit {rep['gates']['admit']}"
+        + (f"; not in this graph: {', '.join(rep['gates']['missing'])}" if rep["gates"]["missing"] else ""),
+        f"  concepts with admissible neighbours: within 1 hop {_pct(rep['reach']['within1Hop'])}, "
+        f"within 2 hops {_pct(rep['reach']['within2Hops'])}",
+        f"  candidates per concept (within {cpc['hops']} hops, unbudgeted): mean {cpc['mean']}, "
+        f"median {cpc['median']}, max {cpc['max']}",
+        f"  budgets (edges {rep['config']['maxEdges']}, candidates {rep['config']['maxCandidates']}) "
+        f"would cut {_pct(rep['budget']['truncatedShare'])} of single-concept walks",
+        f"  fragmentation: {fr['aliases']:,} aliases over {fr['canonicals']:,} canonical ids; ids per group "
+        f"mean {fr['idsPerGroup']['mean']}, max {fr['idsPerGroup']['max']}; {fr['fragmentedGroups']:,} groups "
+        f"with fragment ids; {fr['ambiguousAliases']:,} ambiguous aliases",
+        "  provenance (edges with a value in storage / loaded in the projection):",
+    ]
+    for axis, info in rep["provenance"].items():
+        cols = {axis: info} if "storage" in info else {f"{axis}.{k}": v for k, v in info.items()}
+        for name, v in cols.items():
+            lines.append(f"    {name:<32} storage {v['storage']:>8,} ({_pct(v['storageShare'])})   "
+                         f"projection {v['projection']} ({v['projectionCount']:,})")
+    return "\n".join(lines)

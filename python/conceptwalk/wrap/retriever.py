@@ -1,0 +1,220 @@
+"""ConceptAnchoredRetriever: a flat search, wrapped with a bounded concept walk."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InputError
+from ..visibility import Caller
+from ._source import Source
+from .config import WalkConfig
+from .events import EVENT_SCHEMA_VERSION, emit_safely, make_sink
+from .flat import BuiltinFlatSearch
+from .resolver import ConceptResolver, ResolvedConcept
+from .walk import Provenance, WalkOutcome, run_walk
+
+__all__ = ["ConceptAnchoredRetriever", "WrapResult", "VIA"]
+
+#: The ``via`` value of every appended walk candidate.
+VIA = "concept-walk"
+
+FlatSearch = Callable[[str, int], Sequence[Mapping[str, Any]]]
+
+
+@dataclass
+class WrapResult:
+    """One wrapped query: the results (what :meth:`ConceptAnchoredRetriever.query` returns),
+    the resolved concepts, and the retrieval event (None when the walk was off)."""
+
+    results: list[Any]
+    concepts: list[ResolvedConcept]
+    event: dict[str, Any] | None
+
+
+class ConceptAnchoredRetriever:
+    """Wrap any flat search with a bounded typed walk from the concepts a query names.
+
+    ``query(text, k, concept_walk=True, caller=...)`` runs the flat search, resolves the query to
+    concepts (:class:`~conceptwalk.wrap.ConceptResolver`), walks up to ``max_hops`` hops from them
+    through expansion edge types and admits nodes reached over admission edge types, and
+    appends the candidates the flat results do not already hold, best first. The flat results
+    stay first, all of them, in their order and unchanged.
+
+    Parameters
+    ----------
+    flat_search : callable
+        ``flat_search(text, k) -> list[dict]``, each dict with at least ``"id"``. Its results are
+        passed through untouched (they are the caller's own results: the retriever does not
+        filter them by visibility). A :class:`~conceptwalk.wrap.BuiltinFlatSearch` is called
+        with the query's caller and returns only visible nodes.
+    kb : KnowledgeBase or LinkGraph
+        The graph to walk and the store of aliases and embeddings.
+    config : WalkConfig, optional
+        Defaults: :class:`WalkConfig` ``()``.
+    event_sink : sink spec, optional
+        Where each walk's retrieval event goes (see :func:`~conceptwalk.wrap.events.make_sink`);
+        default ``config.event_sink``; None: no events.
+    expand_edge_types, admit_edge_types : iterable of str, optional
+        Override the config's edge-type gates (e.g. a KB's own ``mitigates`` / ``detects``).
+    embedder : str or Embedder, optional
+        Overrides ``config.embedder`` for semantic resolution.
+
+    Examples
+    --------
+    >>> from conceptwalk import Caller, LinkGraph
+    >>> g = LinkGraph.from_edges(
+    ...     [{"src": "c:auth", "dst": "f:jwt.py", "type": "IMPLEMENTED_BY", "authority": "code",
+    ...       "extraction_method": "TAGGED_CONCEPT", "extraction_confidence": 0.8}],
+    ...     nodes=[{"id": "c:auth", "type": "CONCEPT", "title": "Authentication"},
+    ...            {"id": "f:jwt.py", "type": "FILE", "title": "jwt.py"}])
+    >>> flat = lambda text, k: [{"id": "doc:login", "score": 3.5}]
+    >>> r = ConceptAnchoredRetriever(flat, g, config=WalkConfig(embedder=None))
+    >>> r.query("authentication", 5, caller=Caller.all_access())
+    [{'id': 'doc:login', 'score': 3.5}]
+    >>> out = r.query("authentication", 5, concept_walk=True, caller=Caller.all_access())
+    >>> out[1]["id"], out[1]["via"], out[1]["walkScore"]
+    ('f:jwt.py', 'concept-walk', 0.48)
+    >>> hop = out[1]["paths"][0]["hops"][0]
+    >>> hop["type"], hop["authority"], hop["extractionProvenance"], hop["absent"]
+    ('IMPLEMENTED_BY', 'code', {'method': 'TAGGED_CONCEPT', 'confidence': 0.8}, {'fidelity': 'absent-in-storage', 'lifecycle': 'absent-in-storage'})
+    """
+
+    def __init__(self, flat_search: FlatSearch, kb: Any, *, config: WalkConfig | None = None,
+                 event_sink: Any = None, expand_edge_types: Iterable[str] | None = None,
+                 admit_edge_types: Iterable[str] | None = None, embedder: Any = None) -> None:
+        if not callable(flat_search):
+            raise InputError(f"flat_search must be a callable (text, k) -> list[dict], got {type(flat_search).__name__}")
+        cfg = config if config is not None else WalkConfig()
+        if not isinstance(cfg, WalkConfig):
+            raise InputError(f"config must be a WalkConfig, got {type(cfg).__name__}")
+        self.config = cfg.with_gates(expand_edge_types=expand_edge_types, admit_edge_types=admit_edge_types)
+        self.flat_search = flat_search
+        self.source = Source(kb, annotations=self.config.annotations)
+        self.resolver = ConceptResolver(kb, self.config, embedder=embedder, _source=self.source)
+        self.sink = make_sink(event_sink if event_sink is not None else self.config.event_sink)
+
+    def __repr__(self) -> str:
+        return f"ConceptAnchoredRetriever(flat_search={self.flat_search!r}, config={self.config!r})"
+
+    # ------------------------------------------------------------------ public
+    def query(self, text: str, k: int, *, concept_walk: bool = False, caller: Caller) -> list[Any]:
+        """Answer ``text`` with the flat search's top ``k``, plus (with ``concept_walk=True``) the
+        walk's candidates appended after them.
+
+        Parameters
+        ----------
+        text : str
+            The query.
+        k : int
+            Passed to the flat search. The walk appends at most ``config.max_candidates`` more.
+        concept_walk : bool, default False
+            Off: the flat search's results are returned as they are (byte-identical once
+            serialised). On: one walk, one retrieval event.
+        caller : Caller
+            Whose visibility the walk (and the built-in flat search) respects.
+
+        Returns
+        -------
+        list of dict
+            JSON-ready. Flat results first, unchanged; then walk candidates
+            ``{"id", "type", "title", "via": "concept-walk", "walkScore", "concept", "hops",
+            "pathCount", "paths": [...]}`` (see docs/wrap.md for the full shape). When the walk
+            adds nothing, exactly the flat results.
+        """
+        return self.run(text, k, concept_walk=concept_walk, caller=caller).results
+
+    def run(self, text: str, k: int, *, concept_walk: bool = False, caller: Caller) -> WrapResult:
+        """Like :meth:`query`, also returning the resolved concepts and the retrieval event."""
+        if not isinstance(text, str):
+            raise InputError(f"text must be a string, got {type(text).__name__}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InputError(f"k must be a positive integer, got {k!r}")
+        if not isinstance(caller, Caller):
+            raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+        if concept_walk is None:
+            concept_walk = False
+        if not isinstance(concept_walk, bool):
+            raise InputError(f"concept_walk must be a bool, got {concept_walk!r}")
+        t0 = time.perf_counter()
+        if isinstance(self.flat_search, BuiltinFlatSearch):
+            flat = self.flat_search(text, k, caller=caller)
+        else:
+            flat = self.flat_search(text, k)
+        flat_list = list(flat)
+        if not concept_walk:
+            return WrapResult(flat_list, [], None)
+        t1 = time.perf_counter()
+        present: set[str] = set()
+        for i, hit in enumerate(flat_list):
+            if not isinstance(hit, Mapping) or "id" not in hit:
+                raise InputError(f"flat_search result [{i}] must be a dict with an 'id', got {hit!r:.80}")
+            present.add(hit["id"])
+        cfg = self.config
+        snap = self.source.snapshot()
+        resolved = self.resolver.resolve(text, caller=caller, flat_results=flat_list, snapshot=snap)
+        now = self.source.snapshot()
+        if now is not snap:  # the store changed (e.g. the resolver cached embeddings): redo on it
+            snap = now
+            resolved = self.resolver.resolve(text, caller=caller, flat_results=flat_list, snapshot=snap)
+        g = snap.graph
+        t2 = time.perf_counter()
+        concepts = resolved[:cfg.max_concepts]
+        truncated_by = ["concepts"] if len(resolved) > cfg.max_concepts else []
+        vm = caller.visibility(g)
+        starts = [(g._index[c.id], c.id, c.confidence) for c in concepts]
+        outcome: WalkOutcome = run_walk(g, starts, cfg, vm, Provenance(g, snap.presence()))
+        truncated_by += outcome.truncated_by
+        ids = g.ids
+        new = [c for c in outcome.candidates if ids[c] not in present]
+        filtered = len(outcome.candidates) - len(new)
+        new.sort(key=lambda c: (-outcome.score(c), ids[c]))
+        added = [self._render(g, c, outcome) for c in new]
+        t3 = time.perf_counter()
+        event = {
+            "schemaVersion": EVENT_SCHEMA_VERSION,
+            "event": "conceptwalk.retrieval",
+            "timestamp": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            "query": text,
+            "k": k,
+            "resolvedConcepts": [c.to_dict() for c in concepts],
+            "walkContributed": bool(added),
+            "candidatesAdded": len(added),
+            "filteredOut": filtered,
+            "truncated": bool(truncated_by),
+            "truncatedBy": truncated_by,
+            "edgesVisited": outcome.edges_visited,
+            "pathCount": sum(len(p) for p in outcome.paths.values()),
+            "flatCount": len(flat_list),
+            "flatMs": round((t1 - t0) * 1e3, 4),
+            "resolveMs": round((t2 - t1) * 1e3, 4),
+            "walkMs": round((t3 - t1) * 1e3, 4),
+        }
+        emit_safely(self.sink, event)
+        results = flat_list + added if added else flat_list
+        return WrapResult(results, concepts, event)
+
+    # ------------------------------------------------------------------ rendering
+    def _render(self, g: Any, c: int, outcome: WalkOutcome) -> dict[str, Any]:
+        paths = outcome.paths[c]
+        best = paths[0]
+        return {
+            "id": g.ids[c],
+            "type": g.node_type_names[int(g.node_type_codes[c])],
+            "title": g.titles[c],
+            "via": VIA,
+            "walkScore": best.score,
+            "concept": best.concept,
+            "hops": len(best.hops),
+            "pathCount": len(paths),
+            "paths": [p.to_dict() for p in paths[:self.config.max_paths_per_candidate]],
+        }
+
+
+def dumps(results: Any) -> str:
+    """The canonical serialisation used by the CLI's ``--json`` (``json.dumps``, UTF-8 kept)."""
+    return json.dumps(results, ensure_ascii=False)
