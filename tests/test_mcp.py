@@ -330,6 +330,62 @@ def test_an_internal_error_is_a_tool_error(kb: KnowledgeBase, monkeypatch: pytes
     assert out.is_error and "internal error" in out.text and "secret" not in out.text
 
 
+# --------------------------------------------------------------------------- the query tool
+def _wrap() -> Any:
+    try:
+        from conceptwalk import wrap
+    except ImportError:
+        return None
+    return wrap if hasattr(wrap, "ConceptAnchoredRetriever") else None
+
+
+def test_query_is_listed_exactly_when_the_wrap_is_installed(kb: KnowledgeBase) -> None:
+    names = [t["name"] for t in ToolServer(kb).list_tools()]
+    assert ("query" in names) == (_wrap() is not None)
+    assert names[:3] == ["graph_context", "link_suggest", "graph_path"]
+
+
+def flat_json(kb: KnowledgeBase, text: str, k: int, caller: Caller) -> str:
+    wrap = _wrap()
+    return json.dumps(wrap.builtin_flat_search(kb)(text, k, caller=caller), ensure_ascii=False)
+
+
+@pytest.mark.parametrize("caller", [Caller.public(), TENANT, Caller.all_access()], ids=str)
+def test_query_flat_is_byte_identical_to_the_flat_search(kb: KnowledgeBase, p: dict[str, Any],
+                                                         caller: Caller) -> None:
+    if _wrap() is None:
+        pytest.skip("conceptwalk.wrap is not installed")
+    ts = ToolServer(kb, caller=caller)
+    g = kb.graph()
+    for q in p["questions"]:
+        for args in ({"text": q, "k": 7}, {"text": q, "k": 7, "conceptWalk": False}):
+            out = ts.call("query", args)
+            assert not out.is_error, out.text
+            assert json.dumps(out.structured["results"], ensure_ascii=False) == flat_json(kb, q, 7, caller)
+            assert out.structured["conceptWalk"] is False
+            assert_no_hidden(out.structured, out.text, g, caller)
+
+
+def test_query_with_the_walk_matches_the_retriever(kb: KnowledgeBase, p: dict[str, Any]) -> None:
+    wrap = _wrap()
+    if wrap is None:
+        pytest.skip("conceptwalk.wrap is not installed")
+    ts = ToolServer(kb, caller=TENANT)
+    retriever = wrap.ConceptAnchoredRetriever(wrap.builtin_flat_search(kb), kb)
+    g = kb.graph()
+    walked = 0
+    for q in p["questions"]:
+        out = ts.call("query", {"text": q, "k": 5, "conceptWalk": True})
+        assert not out.is_error, out.text
+        ref = retriever.query(q, 5, concept_walk=True, caller=TENANT)
+        assert out.structured["results"] == jsonable(ref)
+        flat = json.loads(flat_json(kb, q, 5, TENANT))
+        assert out.structured["results"][:len(flat)] == flat  # the flat results stay first, unchanged
+        walked += sum(r.get("via") == "concept-walk" for r in out.structured["results"])
+        assert_no_hidden(out.structured, out.text, g, TENANT)
+    assert walked > 0, "the walk added nothing for any question: the check above proved little"
+
+
 # --------------------------------------------------------------------------- tokens
 def test_token_file_callers(kb: KnowledgeBase, syn: Any, p: dict[str, Any], token_file: str) -> None:
     tf = TokenFile(token_file)
@@ -456,6 +512,10 @@ def test_e2e_stdio_restricted_caller(kb_path: str, kb: KnowledgeBase, syn: Any, 
             out["bad"].append((name, args, fragment, bad, after))
         out["token"] = await s.call_tool("link_suggest", {"concept": p["suggest"]},
                                          meta={TOKEN_META_KEY: "anything"})
+        if "query" in [t.name for t in listed.tools]:
+            out["query"] = [await s.call_tool("query", {"text": p["question"], "k": 6, "conceptWalk": w})
+                            for w in (False, True)]
+            out["query_bad"] = await s.call_tool("query", {"text": "", "conceptWalk": "yes"})
         return out
 
     out = run_session(kb_path, ["--scopes", "tenant-a"], body, tmp_path)
@@ -484,6 +544,20 @@ def test_e2e_stdio_restricted_caller(kb_path: str, kb: KnowledgeBase, syn: Any, 
         assert not bad.structured_content
         assert not after.is_error and after.structured_content == good_suggest
     assert out["token"].is_error and "accepts no tokens" in _text(out["token"])
+    assert ("query" in served_names) == (_wrap() is not None)
+    if "query" in served_names:
+        flat, walked = out["query"]
+        assert not flat.is_error and not walked.is_error
+        assert json.dumps(flat.structured_content["results"], ensure_ascii=False) == \
+            flat_json(kb, p["question"], 6, TENANT)
+        wrap = _wrap()
+        ref = wrap.ConceptAnchoredRetriever(wrap.builtin_flat_search(kb), kb).query(
+            p["question"], 6, concept_walk=True, caller=TENANT)
+        assert walked.structured_content["results"] == jsonable(ref)
+        for r in (flat, walked):
+            assert_no_hidden(r.structured_content, _text(r), g, TENANT)
+        bad = _text(out["query_bad"])
+        assert out["query_bad"].is_error and "text: '' is too short" in bad and "conceptWalk" in bad
 
 
 def test_e2e_stdio_tokens(kb_path: str, kb: KnowledgeBase, syn: Any, p: dict[str, Any], token_file: str, tmp_path: Path) -> None:

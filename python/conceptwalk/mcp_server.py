@@ -459,6 +459,9 @@ class ToolServer:
         ``query_fn(text, k, concept_walk, caller) -> list[dict]``; enables the ``query`` tool.
         Default: built from :mod:`conceptwalk.wrap` when it is installed and ``source`` is a
         knowledge base.
+    event_sink : optional
+        Where the default ``query`` tool's concept walks send their retrieval events (a
+        :func:`conceptwalk.wrap.make_sink` spec such as ``"jsonl:PATH"``); default none.
 
     Raises
     ------
@@ -469,7 +472,8 @@ class ToolServer:
 
     def __init__(self, source: Any, *, caller: Caller | None = None, tokens: TokenFile | None = None,
                  session_token: str | None = None, require_token: bool = False,
-                 query_fn: Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None = None) -> None:
+                 query_fn: Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None = None,
+                 event_sink: Any = None) -> None:
         self.source = source
         self.caller = Caller.public() if caller is None else caller
         if not isinstance(self.caller, Caller):
@@ -483,7 +487,7 @@ class ToolServer:
                 raise ConceptwalkError(f"{TOKEN_ENV} is set but the server has no --token-file")
             tokens.caller(session_token)  # fail at start on an unknown session token
         self.session_token = session_token
-        self.query_fn = query_fn if query_fn is not None else _default_query_fn(source)
+        self.query_fn = query_fn if query_fn is not None else _default_query_fn(source, event_sink)
         self._specs = tool_specs(with_query=self.query_fn is not None)
         self._by_name = {t["name"]: t for t in self._specs}
         self._handlers: dict[str, Callable[[dict[str, Any], Caller], tuple[dict[str, Any], str]]] = {
@@ -610,22 +614,24 @@ def _query_text(text: str, results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _default_query_fn(source: Any) -> Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None:
-    """The ``query`` tool over :mod:`conceptwalk.wrap`, or None when it is not available."""
-    if not hasattr(source, "search") or not hasattr(source, "graph"):
+def _default_query_fn(source: Any, event_sink: Any = None
+                      ) -> Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None:
+    """The ``query`` tool over :mod:`conceptwalk.wrap` (built-in FTS flat search wrapped by the
+    concept walk), or None when the wrap is not installed or ``source`` is not a knowledge base."""
+    if not callable(getattr(source, "search", None)) or not callable(getattr(source, "graph", None)):
         return None
     try:
-        from . import wrap  # type: ignore[attr-defined]
+        from .wrap import ConceptAnchoredRetriever, builtin_flat_search
     except ImportError:
         return None
-    retr_cls = getattr(wrap, "ConceptAnchoredRetriever", None)
-    flat_factory = getattr(wrap, "builtin_flat_search", None)
-    if retr_cls is None or flat_factory is None:
-        return None
-    retriever = retr_cls(flat_factory(source), source)
+    # The flat search's own default caller is public-only; every call passes its caller anyway.
+    retriever = ConceptAnchoredRetriever(builtin_flat_search(source, caller=Caller.public()), source,
+                                         event_sink=event_sink)
+    lock = threading.Lock()  # the retriever's caches are not promised to be thread-safe
 
     def run(text: str, k: int, concept_walk: bool, caller: Caller) -> list[dict[str, Any]]:
-        return list(retriever.query(text, k, concept_walk=concept_walk, caller=caller))
+        with lock:
+            return list(retriever.query(text, k, concept_walk=concept_walk, caller=caller))
 
     return run
 
@@ -731,7 +737,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     caller = Caller.public() if args.scopes is None else Caller.from_spec(args.scopes)
     with KnowledgeBase.open(args.kb, create=False) as kb:
         tools = ToolServer(kb, caller=caller, tokens=tokens, session_token=session_token,
-                           require_token=args.require_token)
+                           require_token=args.require_token, event_sink=args.events)
         kb.graph()  # build the snapshot before the first call
         print(f"conceptwalk serve: {args.kb}, tools: {', '.join(t['name'] for t in tools.list_tools())}; "
               f"caller without token: {caller}" + (f"; tokens from {args.token_file}" if tokens else ""),
@@ -763,4 +769,7 @@ def register_cli(subparsers: Any) -> None:
                         "see public nodes only")
     p.add_argument("--require-token", action="store_true",
                    help="with --token-file: reject calls that present no token")
+    p.add_argument("--events", default=None,
+                   help="sink for the query tool's retrieval events: 'jsonl:PATH', 'logging' "
+                        "(stderr); default: none")
     p.set_defaults(func=cmd_serve)
