@@ -262,6 +262,8 @@ def test_restricted_output_equals_the_graph_without_hidden_nodes(kb: KnowledgeBa
     ra, rb = a.structured["results"], b.structured["results"]
     assert [(r["id"], r["hops"], r["via"]) for r in ra] == [(r["id"], r["hops"], r["via"]) for r in rb]
     assert [r["score"] for r in ra] == pytest.approx([r["score"] for r in rb], abs=1e-9)
+    assert (a.structured["pushes"], a.structured["residual"]) == \
+        (b.structured["pushes"], pytest.approx(b.structured["residual"], abs=1e-12))
 
 
 def bad_calls(p: dict[str, Any]) -> list[tuple[str, Any, str]]:
@@ -386,6 +388,19 @@ def test_query_with_the_walk_matches_the_retriever(kb: KnowledgeBase, p: dict[st
     assert walked > 0, "the walk added nothing for any question: the check above proved little"
 
 
+def test_query_walk_events_go_to_the_configured_sink(kb: KnowledgeBase, p: dict[str, Any],
+                                                     tmp_path: Path) -> None:
+    if _wrap() is None:
+        pytest.skip("conceptwalk.wrap is not installed")
+    events = tmp_path / "events.jsonl"
+    ts = ToolServer(kb, caller=TENANT, event_sink=f"jsonl:{events}")
+    assert not ts.call("query", {"text": p["question"], "k": 5}).is_error  # no walk, no event
+    assert not events.exists() or events.read_text() == ""
+    assert not ts.call("query", {"text": p["question"], "k": 5, "conceptWalk": True}).is_error
+    lines = events.read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["query"] == p["question"]
+
+
 # --------------------------------------------------------------------------- tokens
 def test_token_file_callers(kb: KnowledgeBase, syn: Any, p: dict[str, Any], token_file: str) -> None:
     tf = TokenFile(token_file)
@@ -505,6 +520,18 @@ def test_e2e_stdio_restricted_caller(kb_path: str, kb: KnowledgeBase, syn: Any, 
                  ("link_suggest", {"concept": p["suggest"], "k": 8}),
                  ("graph_path", {"source": p["busy"], "target": p["far"]})]
         out["good"] = [(n, a, await s.call_tool(n, a)) for n, a in calls]
+        # the same calls again, concurrently (the server runs each in a worker thread)
+        import anyio
+
+        concurrent: dict[int, Any] = {}
+
+        async def one(i: int) -> None:
+            concurrent[i] = await s.call_tool(*calls[i % len(calls)])
+
+        async with anyio.create_task_group() as tg:
+            for i in range(3 * len(calls)):
+                tg.start_soon(one, i)
+        out["concurrent"] = [concurrent[i] for i in range(3 * len(calls))]
         out["bad"] = []
         for name, args, fragment in bad_calls(p):
             bad = await s.call_tool(name, args)
@@ -535,6 +562,8 @@ def test_e2e_stdio_restricted_caller(kb_path: str, kb: KnowledgeBase, syn: Any, 
         assert res.structured_content == jsonable(refs[i].to_dict()), name
         assert _text(res) == str(refs[i])
         assert_no_hidden(res.structured_content, _text(res), g, TENANT)
+    for i, res in enumerate(out["concurrent"]):
+        assert res.structured_content == out["good"][i % len(out["good"])][2].structured_content
     assert out["good"][1][2].structured_content["results"], "the busy concept has visible context"
     assert out["good"][3][2].structured_content["found"]
     good_suggest = out["good"][2][2].structured_content
