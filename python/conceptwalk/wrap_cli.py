@@ -1,0 +1,150 @@
+"""CLI sub-commands of the concept-anchored walk: ``query``, ``probe`` and ``events summarize``.
+
+Loaded by :func:`conceptwalk.cli._load_extra_commands` through :func:`register_cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from .errors import ConceptwalkError
+
+__all__ = ["register_cli", "format_results"]
+
+
+def _open_kb(path: str) -> Any:
+    from .store import KnowledgeBase
+
+    if not os.path.exists(path):
+        raise ConceptwalkError(f"knowledge base file not found: {path}")
+    return KnowledgeBase.open(path, create=False)
+
+
+def _print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def format_results(results: list[dict[str, Any]]) -> str:
+    """Results of a wrapped query as text: flat hits, then walk candidates with their best path.
+
+    Examples
+    --------
+    >>> print(format_results([{"id": "a", "title": "A", "score": 1.5},
+    ...                       {"id": "f", "title": None, "via": "concept-walk", "walkScore": 0.8,
+    ...                        "paths": [{"hops": [{"from": "c", "to": "f", "type": "IMPLEMENTED_BY",
+    ...                                             "direction": "forward"}]}]}]))
+      1. a  A  (1.5)
+      + f  (walk 0.8)  c -IMPLEMENTED_BY-> f
+    """
+    lines = []
+    n = 0
+    for r in results:
+        title = r.get("title")
+        if r.get("via") == "concept-walk":
+            path = r["paths"][0]["hops"] if r.get("paths") else []
+            chain = ""
+            for j, h in enumerate(path):
+                arrow = f" -{h['type']}-> " if h.get("direction") == "forward" else f" <-{h['type']}- "
+                chain += (h["from"] if j == 0 else "") + arrow + h["to"]
+            lines.append(f"  + {r['id']}" + (f"  {title}" if title else "")
+                         + f"  (walk {r['walkScore']:.3g})  {chain}")
+        else:
+            n += 1
+            score = r.get("score")
+            s = f"  ({score:.4g})" if isinstance(score, (int, float)) and not isinstance(score, bool) else ""
+            lines.append(f"{n:>3}. {r.get('id')}" + (f"  {title}" if title else "") + s)
+    return "\n".join(lines) if lines else "(no results)"
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from .visibility import Caller
+    from .wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
+
+    caller = Caller.from_spec(args.scopes)
+    cfg = WalkConfig(max_hops=args.max_hops, embedder=args.embedder)
+    with _open_kb(args.kb) as kb:
+        flat = builtin_flat_search(kb, mode=args.mode, embedder=args.embedder if args.mode == "embedding" else None,
+                                   caller=caller)
+        retriever = ConceptAnchoredRetriever(flat, kb, config=cfg, event_sink=args.events)
+        out = retriever.run(args.text, args.k, concept_walk=args.concept_walk, caller=caller)
+    if args.json:
+        _print_json(out.results)
+    else:
+        if out.event is not None:
+            ev = out.event
+            concepts = ", ".join(f"{c['id']} ({c['method']} {c['confidence']:.2f})" for c in ev["resolvedConcepts"])
+            sys.stdout.write(f"concepts: {concepts or '(none resolved)'}; walk added {ev['candidatesAdded']}"
+                             f"{' (truncated)' if ev['truncated'] else ''} in {ev['walkMs']:.2f} ms\n")
+        sys.stdout.write(format_results(out.results) + "\n")
+    return 0
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    from .visibility import Caller
+    from .wrap import WalkConfig, format_probe, probe
+
+    with _open_kb(args.kb) as kb:
+        rep = probe(kb, WalkConfig(max_hops=args.max_hops), caller=Caller.from_spec(args.scopes))
+    if args.json:
+        _print_json(rep)
+    else:
+        sys.stdout.write(format_probe(rep) + "\n")
+    return 0
+
+
+def cmd_events_summarize(args: argparse.Namespace) -> int:
+    from .wrap.events import summarize_file
+
+    if not os.path.exists(args.file):
+        raise ConceptwalkError(f"events file not found: {args.file}")
+    s = summarize_file(args.file)
+    if args.json:
+        _print_json(s)
+        return 0
+    if not s["events"]:
+        sys.stdout.write(f"{s['file']}: no retrieval events ({s['malformed']} malformed lines)\n")
+        return 0
+    w = s["walkMs"]
+    sys.stdout.write(
+        f"{s['file']}: {s['events']:,} walks, {s['contributed']:,} contributed "
+        f"({100 * s['contributionRate']:.1f}%)\n"
+        f"  candidates added: total {s['candidatesAdded']['total']:,}, mean {s['candidatesAdded']['mean']:.2f}\n"
+        f"  walk time (ms): p50 {w['p50']:.3f}, p90 {w['p90']:.3f}, p99 {w['p99']:.3f}, max {w['max']:.3f}\n"
+        f"  truncated by a budget: {s['truncated']:,}; malformed lines: {s['malformed']}; other events: {s['skipped']}\n")
+    return 0
+
+
+def register_cli(subparsers: Any) -> None:
+    """Add ``query``, ``probe`` and ``events`` to the ``conceptwalk`` command."""
+    scopes_help = "caller scopes: '*' all access (default), '' public only, 'a,b' public + a, b"
+
+    p = subparsers.add_parser("query", help="flat search (FTS5 or embedding), optionally wrapped by the concept walk")
+    p.add_argument("kb")
+    p.add_argument("text")
+    p.add_argument("--concept-walk", action="store_true", help="append concept-walk candidates after the flat results")
+    p.add_argument("-k", type=int, default=10, help="flat results (default: %(default)s)")
+    p.add_argument("--mode", choices=["fts", "embedding"], default="fts", help="flat search (default: %(default)s)")
+    p.add_argument("--embedder", default="hashing", help="embedder spec (default: %(default)s)")
+    p.add_argument("--max-hops", type=int, default=2, choices=[1, 2])
+    p.add_argument("--events", default=None, help="retrieval event sink: jsonl:PATH, logging")
+    p.add_argument("--scopes", default="*", help=scopes_help)
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.set_defaults(func=cmd_query)
+
+    p = subparsers.add_parser("probe", help="how much could the concept walk add on this KB?")
+    p.add_argument("kb")
+    p.add_argument("--max-hops", type=int, default=2, choices=[1, 2])
+    p.add_argument("--scopes", default="*", help=scopes_help)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_probe)
+
+    p = subparsers.add_parser("events", help="retrieval events of the concept walk")
+    sub = p.add_subparsers(dest="events_command", required=True, metavar="ACTION")
+    s = sub.add_parser("summarize", help="contribution rate, candidates added, walk-time percentiles")
+    s.add_argument("file")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_events_summarize)
