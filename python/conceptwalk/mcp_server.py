@@ -411,7 +411,10 @@ class _ToolError(Exception):
 
 
 def _schema_error(name: str, schema: Mapping[str, Any], args: Mapping[str, Any]) -> str | None:
-    import jsonschema
+    try:
+        import jsonschema
+    except ImportError:  # comes with the MCP SDK
+        raise ConceptwalkError(f"validating tool arguments needs jsonschema: {INSTALL_HINT}") from None
 
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(args), key=lambda e: (list(e.absolute_path), e.message))
