@@ -21,11 +21,11 @@ void register_ppr(py::module_& m) {
       "personalized_pagerank",
       [](const cw::CSRGraph& g, const carray<std::int32_t>& seeds, const carray<double>& weights,
          double restart, double eps, std::int64_t k, std::int64_t max_pushes,
-         const VisibilityMask* visible) {
+         const VisibilityMask* visible, double max_residual) {
         check_1d(seeds, "seeds");
         check_1d(weights, "weights", seeds.shape(0));
         const cw::Visibility vis = resolve_visibility(g, visible);
-        cw::PPRParams params{restart, eps, max_pushes};
+        cw::PPRParams params{restart, eps, max_pushes, max_residual};
         cw::PPRResult r;
         {
           const std::int32_t* s = seeds.data();
@@ -37,7 +37,7 @@ void register_ppr(py::module_& m) {
         return result_tuple(std::move(r));
       },
       "graph"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 0,
-      "max_pushes"_a = 0, "visible"_a = py::none(),
+      "max_pushes"_a = 0, "visible"_a = py::none(), "max_residual"_a = 0.0,
       "Forward push; returns (nodes, scores, residual, pushes, edge_visits, truncated, eps, certified).");
 
   m.def(

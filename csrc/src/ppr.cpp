@@ -216,6 +216,8 @@ void validate_ppr(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
   if (!(params.eps > 0.0) || !std::isfinite(params.eps))
     throw InvalidArgument("eps must be positive and finite, got " + std::to_string(params.eps));
   if (params.max_pushes < 0) throw InvalidArgument("max_pushes must be >= 0");
+  if (!(params.max_residual >= 0.0) || !std::isfinite(params.max_residual))
+    throw InvalidArgument("max_residual must be >= 0 and finite, got " + std::to_string(params.max_residual));
   // An uncapped push does up to 1/(restart*eps) pushes (each moves >= restart*eps mass into p):
   // refuse a bound past 1e12 (e.g. restart = 1e-300 never finishes) instead of hanging.
   if (params.max_pushes == 0 && params.restart * params.eps < kMinUncappedRestartEps) {
@@ -251,7 +253,26 @@ PPRResult personalized_pagerank(const CSRGraph& g, const Visibility& vis, std::i
   Pusher pusher(g, vis);
   seed(pusher, nseeds, seeds, weights, params.eps);
   res.truncated = !pusher.run(params.restart, params.eps, params.max_pushes);
-  res.eps = params.eps;
+  double eps = params.eps;
+  if (params.max_residual > 0.0) {
+    // Lower eps until the exact L1 error (the residual mass) meets the target; never below the
+    // eps an uncapped push may use, and within the push budget.
+    while (!res.truncated && pusher.residual_sum() > params.max_residual) {
+      if (params.max_pushes == 0 && params.restart * eps * 0.5 < kMinUncappedRestartEps) {
+        res.truncated = true;
+        break;
+      }
+      eps *= 0.5;
+      pusher.enqueue_violators(eps);
+      const std::int64_t left = params.max_pushes > 0 ? params.max_pushes - pusher.pushes() : 0;
+      if (params.max_pushes > 0 && left <= 0) {
+        res.truncated = true;
+        break;
+      }
+      res.truncated = !pusher.run(params.restart, eps, left);
+    }
+  }
+  res.eps = eps;
   std::vector<node_t> order;
   pusher.ranked(k, order);
   fill_result(pusher, order, res);

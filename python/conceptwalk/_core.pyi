@@ -77,6 +77,7 @@ def personalized_pagerank(
     k: _Int = 0,
     max_pushes: _Int = 0,
     visible: VisibilityMask | None = None,
+    max_residual: _Float = 0.0,
 ) -> _PPRResult: ...
 def personalized_pagerank_certified(
     graph: CSRGraph,

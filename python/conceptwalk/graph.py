@@ -616,7 +616,8 @@ class LinkGraph:
 
     def personalized_pagerank(self, seeds: Mapping[str, float], *, restart: float = 0.25,
                               eps: float = 1e-4, k: int | None = None, visible: Visible = None,
-                              max_pushes: int | None = None) -> Ranking:
+                              max_pushes: int | None = None,
+                              max_residual: float | None = None) -> Ranking:
         """Personalized PageRank by forward push (Andersen–Chung–Lang) on the undirected
         projection of the visible subgraph.
 
@@ -634,6 +635,12 @@ class LinkGraph:
             Compute exactly as on the subgraph induced by these nodes.
         max_pushes : int, optional
             Work cap; the ranking says ``truncated`` when it stopped the push early.
+        max_residual : float, optional
+            A hard cap on the total error: after reaching ``eps``, keep halving ``eps``
+            (reusing the residuals) until the unpushed mass — which *is* the exact L1 error
+            ``sum_v p*(v) - p(v)`` — is at most ``max_residual``. ``ranking.eps`` reports the
+            final eps; ``truncated`` is set if ``max_pushes`` (or the smallest eps an uncapped
+            push may use) stopped it first.
 
         Notes
         -----
@@ -657,10 +664,14 @@ class LinkGraph:
             raise InputError(f"k must be a positive integer or None, got {k!r}")
         if max_pushes is not None and (not isinstance(max_pushes, int) or max_pushes < 1):
             raise InputError(f"max_pushes must be a positive integer or None, got {max_pushes!r}")
+        if max_residual is not None and (not isinstance(max_residual, (int, float))
+                                         or not math.isfinite(max_residual) or not max_residual > 0):
+            raise InputError(f"max_residual must be a positive number or None, got {max_residual!r}")
         vm = self.visibility(visible)
         idx, w = self._seed_arrays(seeds, vm)
         nodes, scores, residual, pushes, visits, truncated, used_eps, certified = _core.personalized_pagerank(
-            self._core, idx, w, float(restart), float(eps), k or 0, max_pushes or 0, vm)
+            self._core, idx, w, float(restart), float(eps), k or 0, max_pushes or 0, vm,
+            float(max_residual or 0.0))
         return Ranking(self, nodes, scores, residual, used_eps, pushes, visits, truncated, certified,
                        self.degrees if vm is None else vm.visible_degrees)
 

@@ -11,6 +11,9 @@ struct PPRParams {
   double restart = 0.25;       // probability of jumping back to the seeds (alpha in ACL)
   double eps = 1e-4;           // push while r(u) >= eps * deg(u)
   std::int64_t max_pushes = 0; // 0 = no cap; otherwise stop after this many pushes (truncated)
+  // > 0: after reaching eps, keep halving eps (reusing the residuals) until the total unpushed
+  // mass, which equals the exact L1 error ||p* - p||_1, is <= max_residual.
+  double max_residual = 0.0;
 };
 
 struct PPRResult {
