@@ -212,7 +212,7 @@ class ConceptResolver:
         sims = (mat @ (q / qn)).astype(np.float64)
         if visible is not None:
             sims = np.where(visible[idx], sims, -np.inf)
-        ok = np.flatnonzero(sims >= cfg.semantic_threshold)
+        ok = np.flatnonzero((sims >= cfg.semantic_threshold) & (sims > 0))  # confidence must be > 0
         if ok.size == 0:
             return []
         g = snap.graph

@@ -1,0 +1,100 @@
+"""`conceptwalk query`, `probe` and `events summarize` as subprocesses (--json parsed), and the
+probe's figures on a small hand-made KB."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conceptwalk import Caller
+from conceptwalk.wrap import WalkConfig, builtin_flat_search, format_probe, probe
+from test_wrap_retriever import make_kb
+
+
+def run(*args, ok=True):
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    p = subprocess.run([sys.executable, "-m", "conceptwalk", *args], capture_output=True, text=True,
+                       timeout=120, env=env)
+    if ok:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("cli") / "kb.db")
+    make_kb(path).close()
+    return path
+
+
+def test_query_json_flat_is_the_builtin_search_byte_for_byte(db):
+    from conceptwalk.store import KnowledgeBase
+
+    p = run("query", db, "session tokens", "-k", "3", "--json")
+    with KnowledgeBase.open(db) as kb:
+        want = json.dumps(builtin_flat_search(kb)("session tokens", 3), ensure_ascii=False)
+    assert p.stdout == want + "\n"
+    p = run("query", db, "session tokens", "-k", "3", "--json", "--scopes", "")
+    assert all(h["id"] not in ("f:hidden", "c:secret") for h in json.loads(p.stdout))
+
+
+def test_query_with_concept_walk_and_events(db, tmp_path):
+    ev = tmp_path / "ev.jsonl"
+    p = run("query", db, "authn", "-k", "2", "--concept-walk", "--json", "--scopes", "", "--events", f"jsonl:{ev}")
+    out = json.loads(p.stdout)
+    walk = [o for o in out if o.get("via") == "concept-walk"]
+    assert walk and walk[0]["id"] == "f:login"
+    assert "f:hidden" not in p.stdout and "c:secret" not in p.stdout
+    text = run("query", db, "authn", "--concept-walk", "--events", f"jsonl:{ev}").stdout
+    assert "concepts: c:auth (alias 1.00)" in text and "+ f:login" in text
+    s = json.loads(run("events", "summarize", str(ev), "--json").stdout)
+    assert s["events"] == 2 and s["contributionRate"] == 1.0 and s["walkMs"]["p50"] > 0
+    assert "contributed (100.0%)" in run("events", "summarize", str(ev)).stdout
+
+
+def test_probe_cli(db):
+    rep = json.loads(run("probe", db, "--json").stdout)
+    assert rep == probe(db_kb(db))
+    assert "concepts with admissible neighbours" in run("probe", db).stdout
+
+
+def db_kb(path):
+    from conceptwalk.store import KnowledgeBase
+
+    return KnowledgeBase.open(path)
+
+
+def test_cli_errors(tmp_path):
+    p = run("query", str(tmp_path / "missing.db"), "x", ok=False)
+    assert p.returncode == 2 and "not found" in p.stderr
+    p = run("events", "summarize", str(tmp_path / "missing.jsonl"), ok=False)
+    assert p.returncode == 2
+
+
+def test_probe_figures():
+    kb = make_kb()
+    rep = probe(kb)
+    # visible to everyone: 5 concepts; c:billing, c:auth, c:secret and c:tokens have an admission
+    # neighbour at 1 hop; c:auth-old only has a MENTIONS edge (not admitted) and no expansion edge
+    assert rep["concepts"] == 5
+    assert rep["reach"] == {"within1Hop": 0.8, "within2Hops": 0.8, "concepts1Hop": 4, "concepts2Hops": 4}
+    # candidates within 2 hops: auth {login, hidden, jwt, adr1, note} = 5, tokens {jwt, adr1, note, login,
+    # hidden} = 5, secret {hidden, login} = 2, billing {ledger} = 1, auth-old 0
+    assert rep["candidatesPerConcept"] == {"mean": 2.6, "median": 2, "max": 5, "hops": 2}
+    assert rep["fragmentation"]["fragmentedGroups"] == 1  # c:auth with its fragment id c:auth-old
+    assert rep["fragmentation"]["idsPerGroup"]["max"] == 2
+    prov = rep["provenance"]
+    assert prov["authority"] == {"storage": 2, "storageShare": 0.2, "projection": "loaded", "projectionCount": 2}
+    assert prov["extractionProvenance"]["confidence"]["storage"] == 3
+    assert rep["gates"]["missing"] == ["PARENT_CONCEPT", "TAGGED_CONCEPT"]
+    public = probe(kb, caller=Caller.public())
+    assert public["concepts"] == 4 and public["candidatesPerConcept"]["max"] == 4
+    light = probe(kb, WalkConfig(annotations=False, max_hops=1))
+    assert light["provenance"]["authority"]["projection"] == "not-loaded"
+    assert light["provenance"]["authority"]["storage"] == 2
+    assert light["candidatesPerConcept"]["hops"] == 1
+    assert "fragmentation" in format_probe(rep)
