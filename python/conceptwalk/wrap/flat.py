@@ -95,12 +95,11 @@ class BuiltinFlatSearch:
         cand = np.arange(len(ids)) if mask is None else np.flatnonzero(mask)
         if cand.size == 0:
             return []
-        take = min(cand.size, k + 64)
-        part = cand[np.argpartition(-sims[cand], take - 1)[:take]] if take < cand.size else cand
-        ranked = sorted(part.tolist(), key=lambda i: (-sims[i], ids[i]))
-        # ties at the k-th place may extend past the partition: widen until the order is exact
-        if take < cand.size and len(ranked) >= k and sims[ranked[k - 1]] <= sims[ranked[-1]]:
-            ranked = sorted(cand.tolist(), key=lambda i: (-sims[i], ids[i]))
+        vals = sims[cand]
+        if cand.size > k:  # every node scoring at least the k-th best (ties included), then exact order
+            kth = np.partition(vals, cand.size - k)[cand.size - k]
+            cand = cand[vals >= kth]
+        ranked = sorted(cand.tolist(), key=lambda i: (-float(sims[i]), ids[i]))
         return [(ids[i], float(sims[i])) for i in ranked[:k]]
 
 
