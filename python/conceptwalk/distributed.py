@@ -1,0 +1,421 @@
+"""Batches past one machine: run many queries on a Dask cluster.
+
+The graph is shipped to every worker **once**, as numpy arrays (``client.scatter(...,
+broadcast=True)``); each worker rebuilds its :class:`~conceptwalk.graph.LinkGraph` from them the
+first time a task needs it and caches it for the following tasks. The queries are split into
+partitions, one task per partition, and the results are gathered **in input order**. Every
+result equals the in-process result for the same inputs (``elapsed_ms`` aside): the workers run
+the same deterministic code on the same graph.
+
+When the queries need the knowledge base itself -- free-text questions (full-text search picks
+the seeds) and the concept-anchored wrap (aliases, search, embeddings) -- the store's SQLite file
+is shipped the same way, once, as bytes (a consistent snapshot taken with SQLite's online
+backup), and each worker opens its own read-only copy. Nothing needs a shared file system.
+
+Needs ``dask[distributed]`` (``pip install "conceptwalk[distributed]"``).
+
+Examples
+--------
+On a real cluster, connect to its scheduler::
+
+    from dask.distributed import Client
+    from conceptwalk import Caller
+    from conceptwalk.store import KnowledgeBase
+    from conceptwalk import distributed as cwd
+
+    client = Client("tcp://scheduler.example.org:8786")
+    kb = KnowledgeBase.open("kb.db")
+    contexts = cwd.run_context(client, kb, ["how is the cache invalidated?", ...],
+                               caller=Caller.with_scopes("team-a"), k=20)
+    suggestions = cwd.suggest_all(client, kb, caller=Caller.all_access(), k=10)
+    wrapped = cwd.run_queries(client, kb, ["cache invalidation", ...], k=10,
+                              caller=Caller.all_access(), concept_walk=True)
+
+Ship once, query many times (the handle keeps the scattered data alive)::
+
+    shipped = cwd.ship(client, kb)
+    a = cwd.run_context(client, shipped, questions_a, caller=caller)
+    b = cwd.run_context(client, shipped, questions_b, caller=caller)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+from .graph import LinkGraph
+from .visibility import Caller
+
+__all__ = ["Shipped", "ship", "graph_to_arrays", "graph_from_arrays", "run_context", "suggest_all",
+           "run_queries", "worker_cache_info"]
+
+
+# --------------------------------------------------------------------------- graph <-> arrays
+def _encode(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Strings/None -> (int32 codes with -1 for None, names as a numpy str array)."""
+    names: dict[str, int] = {}
+    codes = np.empty(len(values), dtype=np.int32)
+    for i, v in enumerate(values):
+        if v is None:
+            codes[i] = -1
+        else:
+            codes[i] = names.setdefault(v, len(names))
+    return codes, np.array(list(names), dtype=str)
+
+
+def _decode(codes: np.ndarray, names: np.ndarray) -> list[Any]:
+    lut = names.tolist()
+    return [None if c < 0 else lut[c] for c in codes.tolist()]
+
+
+def graph_to_arrays(g: LinkGraph) -> dict[str, np.ndarray]:
+    """Everything needed to rebuild ``g`` exactly, as a flat dict of numpy arrays (no Python
+    objects, so it pickles compactly and ships fast)."""
+    if not isinstance(g, LinkGraph):
+        raise InputError(f"expected a LinkGraph, got {type(g).__name__}")
+    out: dict[str, np.ndarray] = {
+        "ids": np.array(g.ids, dtype=str),
+        "edge_src": np.asarray(g.edge_src, dtype=np.int32),
+        "edge_dst": np.asarray(g.edge_dst, dtype=np.int32),
+        "edge_type_codes": np.asarray(g.edge_type_codes, dtype=np.int32),
+        "edge_type_names": np.array(list(g.edge_type_names), dtype=str),
+        "node_type_codes": np.asarray(g.node_type_codes, dtype=np.int32),
+        "node_type_names": np.array(list(g.node_type_names), dtype=str),
+        "scope_ptr": np.asarray(g.scope_ptr, dtype=np.int64),
+        "scope_codes": np.asarray(g.scope_codes, dtype=np.int32),
+        "scope_names": np.array(list(g.scope_names), dtype=str),
+        "lifecycle_codes": np.asarray(g.node_lifecycle_codes, dtype=np.int32),
+        "lifecycle_names": np.array(list(g.node_lifecycle_names), dtype=str),
+    }
+    out["title_codes"], out["title_names"] = _encode(g.titles)
+    for key, (values, names) in g.edge_annotations.items():
+        out[f"ann:{key}:values"] = np.asarray(values)
+        out[f"ann:{key}:names"] = np.array(list(names), dtype=str)
+    return out
+
+
+def graph_from_arrays(a: Mapping[str, np.ndarray]) -> LinkGraph:
+    """Rebuild the graph :func:`graph_to_arrays` encoded (same ids, edges, attributes,
+    annotations; hence the same answers)."""
+    ids = a["ids"].tolist()
+    ptr = a["scope_ptr"].tolist()
+    scope_names = a["scope_names"].tolist()
+    sc = a["scope_codes"].tolist()
+    scopes = [[scope_names[c] for c in sc[ptr[i]:ptr[i + 1]]] or None for i in range(len(ids))]
+    etn = a["edge_type_names"]
+    edge_types = etn[a["edge_type_codes"]].tolist() if a["edge_src"].shape[0] else None
+    ann: dict[str, list[Any]] = {}
+    for k in a:
+        if k.startswith("ann:") and k.endswith(":values"):
+            key = k[4:-7]
+            vals = a[k]
+            if key == "extraction_confidence":
+                ann[key] = [None if math.isnan(v) else v for v in vals.tolist()]
+            else:
+                ann[key] = _decode(vals, a[f"ann:{key}:names"])
+    return LinkGraph.from_arrays(
+        ids, a["edge_src"], a["edge_dst"], edge_types,
+        node_types=_decode(a["node_type_codes"], a["node_type_names"]),
+        titles=_decode(a["title_codes"], a["title_names"]),
+        scopes=scopes,
+        lifecycle=_decode(a["lifecycle_codes"], a["lifecycle_names"]),
+        edge_annotations=ann)
+
+
+def _kb_bytes(kb: Any) -> bytes:
+    """A consistent snapshot of the store's SQLite file, as bytes (online backup API)."""
+    with tempfile.TemporaryDirectory(prefix="cw-ship-") as d:
+        path = os.path.join(d, "kb.db")
+        dst = sqlite3.connect(path)
+        try:
+            with kb._lock:  # noqa: SLF001 - one reader of our own connection at a time
+                kb.conn.backup(dst)
+            dst.execute("PRAGMA journal_mode = DELETE")
+        finally:
+            dst.close()
+        with open(path, "rb") as fh:
+            return fh.read()
+
+
+# --------------------------------------------------------------------------- shipping
+@dataclass
+class Shipped:
+    """What :func:`ship` scattered: futures of the graph arrays (and of the store's bytes when
+    it was shipped), replicated on every worker, and the token the workers cache under."""
+
+    token: str
+    graph: Any
+    kb: Any = None
+    num_nodes: int = 0
+    ids: list[str] = field(default_factory=list, repr=False)
+
+
+def ship(client: Any, source: Any, *, with_kb: bool | None = None) -> Shipped:
+    """Send ``source`` (a LinkGraph or a KnowledgeBase) to every worker of ``client`` once.
+
+    ``with_kb`` (default: True for a knowledge base) also ships the store's SQLite snapshot, which
+    free-text questions and :func:`run_queries` need.
+    """
+    if isinstance(source, Shipped):
+        return source
+    if isinstance(source, LinkGraph):
+        g, kb = source, None
+        if with_kb:
+            raise InputError("with_kb=True needs a knowledge base, got a LinkGraph")
+    elif hasattr(source, "graph") and callable(source.graph) and hasattr(source, "conn"):
+        kb = source
+        g = kb.graph()
+        if with_kb is None:
+            with_kb = True
+    else:
+        raise InputError(f"source must be a LinkGraph, a KnowledgeBase or a Shipped, got {type(source).__name__}")
+    token = uuid.uuid4().hex
+    arrays = graph_to_arrays(g)
+    arrays["token"] = np.array(token)
+    # A list of one item, so the dict travels as one object (scattering a dict would scatter
+    # each value separately).
+    fut_g = client.scatter([arrays], broadcast=True, hash=False)[0]
+    fut_kb = None
+    if with_kb and kb is not None:
+        fut_kb = client.scatter([{"token": token, "sqlite": _kb_bytes(kb)}], broadcast=True,
+                                hash=False)[0]
+    return Shipped(token, fut_g, fut_kb, g.num_nodes, list(g.ids))
+
+
+# --------------------------------------------------------------------------- worker side
+_LOCAL = threading.Lock()
+_LOCAL_CACHE: dict[str, Any] = {}  # used when not running inside a Dask worker
+_BUILDS = {"graph": 0, "kb": 0}
+
+
+def _cache() -> dict[str, Any]:
+    try:
+        from distributed import get_worker
+
+        w = get_worker()
+    except (ImportError, ValueError):
+        return _LOCAL_CACHE
+    c = getattr(w, "_conceptwalk_cache", None)
+    if c is None:
+        c = {}
+        w._conceptwalk_cache = c
+    return c
+
+
+def _worker_graph(arrays: Mapping[str, np.ndarray]) -> LinkGraph:
+    token = str(arrays["token"])
+    cache = _cache()
+    with _LOCAL:
+        g = cache.get(("graph", token))
+        if g is None:
+            g = graph_from_arrays(arrays)
+            cache[("graph", token)] = g
+            _BUILDS["graph"] += 1
+    return g
+
+
+def _worker_kb(payload: Mapping[str, Any]) -> Any:
+    from .store import KnowledgeBase
+
+    token = payload["token"]
+    cache = _cache()
+    with _LOCAL:
+        kb = cache.get(("kb", token))
+        if kb is None:
+            d = tempfile.mkdtemp(prefix="cw-worker-kb-")
+            path = os.path.join(d, "kb.db")
+            with open(path, "wb") as fh:
+                fh.write(payload["sqlite"])
+            kb = KnowledgeBase.open(path, create=False)
+            cache[("kb", token)] = kb
+            _BUILDS["kb"] += 1
+    return kb
+
+
+def worker_cache_info(dask_worker: Any = None) -> dict[str, Any]:
+    """What a worker holds: ``client.run(worker_cache_info)`` gives, per worker, the tokens of
+    the graphs it rebuilt (one entry per rebuild) and the process-wide rebuild counters."""
+    cache = _cache() if dask_worker is None else getattr(dask_worker, "_conceptwalk_cache", {})
+    return {"graph_builds": _BUILDS["graph"], "kb_builds": _BUILDS["kb"],
+            "tokens": sorted(k[1] for k in cache if isinstance(k, tuple) and k[0] == "graph")}
+
+
+def _context_chunk(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any] | None,
+                   items: list[tuple[str | None, list[str]]], kw: dict[str, Any]) -> list[Any]:
+    from .tools import graph_context
+
+    g = _worker_graph(arrays)
+    search = _worker_kb(kbp).search if kbp is not None else None
+    return [graph_context(g, q, concepts=c, search=search, **kw) for q, c in items]
+
+
+def _suggest_chunk(arrays: Mapping[str, np.ndarray], concepts: list[str], kw: dict[str, Any]) -> list[Any]:
+    from .tools import link_suggest
+
+    g = _worker_graph(arrays)
+    return [link_suggest(g, c, **kw) for c in concepts]
+
+
+def _wrap_chunk(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any], texts: list[str],
+                k: int, kw: dict[str, Any], retriever_kw: dict[str, Any]) -> list[Any]:
+    from .wrap import ConceptAnchoredRetriever, builtin_flat_search
+
+    _worker_graph(arrays)  # keeps the one-graph-per-worker accounting uniform
+    kb = _worker_kb(kbp)
+    cache = _cache()
+    key = ("wrap", str(arrays["token"]), repr(sorted(retriever_kw.items())))
+    with _LOCAL:
+        r = cache.get(key)
+        if r is None:
+            r = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, **retriever_kw)
+            cache[key] = r
+    return [r.query(t, k, **kw) for t in texts]
+
+
+# --------------------------------------------------------------------------- client side
+def _partitions(n: int, client: Any, partitions: int | None) -> list[tuple[int, int]]:
+    if partitions is None:
+        try:
+            workers = max(1, len(client.scheduler_info().get("workers", {})))
+        except Exception:  # noqa: BLE001 - any scheduler without the info: one per worker guess
+            workers = 1
+        partitions = 4 * workers
+    if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
+        raise InputError(f"partitions must be a positive integer or None, got {partitions!r}")
+    parts = min(partitions, max(n, 1))
+    bounds = np.linspace(0, n, parts + 1).astype(int).tolist()
+    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def _run(client: Any, fn: Any, items: list[Any], partitions: int | None, head: tuple[Any, ...],
+         *tail: Any) -> list[Any]:
+    """One task per partition: ``fn(*head, items[a:b], *tail)``; results flattened in order."""
+    futs = [client.submit(fn, *head, items[a:b], *tail, pure=False)
+            for a, b in _partitions(len(items), client, partitions)]
+    out: list[Any] = []
+    for chunk in client.gather(futs):
+        out.extend(chunk)
+    return out
+
+
+def _questions(questions: Iterable[Any]) -> list[tuple[str | None, list[str]]]:
+    if isinstance(questions, (str, bytes)):
+        raise InputError("questions must be a list of questions, not a single string")
+    items: list[tuple[str | None, list[str]]] = []
+    for i, q in enumerate(questions):
+        if q is None or isinstance(q, str):
+            items.append((q, []))
+        elif isinstance(q, Mapping):
+            concepts = q.get("concepts", [])
+            if isinstance(concepts, str):
+                raise InputError(f"questions[{i}]: concepts must be a list of ids, not a single string")
+            items.append((q.get("question"), list(concepts)))
+        else:
+            raise InputError(f"questions[{i}]: expected a string or a dict with 'question' and/or "
+                             f"'concepts', got {type(q).__name__}")
+    return items
+
+
+def run_context(client: Any, source: Any, questions: Iterable[Any], *, caller: Caller,
+                k: int = 20, partitions: int | None = None, **kwargs: Any) -> list[Any]:
+    """:func:`conceptwalk.graph_context` for every question, on the cluster.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    source : LinkGraph, KnowledgeBase or Shipped
+        Free-text questions need a knowledge base (its full-text search picks the seeds).
+    questions : iterable
+        Each a question string, or a dict ``{"question": str | None, "concepts": [ids]}``.
+    caller : Caller
+    k : int
+    partitions : int, optional
+        How many tasks (default: 4 per worker).
+    **kwargs
+        Passed to ``graph_context`` (``restart``, ``eps``, ``node_types``, ``n_hits``).
+
+    Returns
+    -------
+    list of ContextResult, in input order, equal to the in-process results.
+    """
+    items = _questions(questions)
+    if not isinstance(caller, Caller):
+        raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+    shipped = ship(client, source)
+    if shipped.kb is None and any(q is not None and q.strip() for q, _ in items):
+        raise InputError("free-text questions need a knowledge base source (its full-text search "
+                         "picks the seeds); pass concepts= in each question to use a bare graph")
+    kw = dict(kwargs, caller=caller, k=k)
+    return _run(client, _context_chunk, items, partitions, (shipped.graph, shipped.kb), kw)
+
+
+def suggest_all(client: Any, source: Any, *, caller: Caller, concepts: Iterable[str] | None = None,
+                node_types: Iterable[str] | None = ("CONCEPT",), k: int = 10, min_shared: int = 2,
+                partitions: int | None = None) -> dict[str, Any]:
+    """:func:`conceptwalk.link_suggest` for every concept of the knowledge base, on the cluster.
+
+    ``concepts`` defaults to every node visible to ``caller`` whose type is in ``node_types``
+    (``None`` = all types). Returns ``{concept id: SuggestResult}`` in id order.
+    """
+    if not isinstance(caller, Caller):
+        raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+    shipped = ship(client, source, with_kb=False) if not isinstance(source, Shipped) else source
+    if concepts is None:
+        g = source.graph() if hasattr(source, "conn") else (source if isinstance(source, LinkGraph) else None)
+        if g is None:
+            raise InputError("concepts= is required with a Shipped source")
+        vm = caller.visibility(g)
+        keep = np.ones(g.num_nodes, dtype=bool) if vm is None else np.asarray(vm.mask, dtype=bool).copy()
+        if node_types is not None:
+            if isinstance(node_types, str):
+                raise InputError("node_types must be a list of type names, not a single string")
+            wanted = set(node_types)
+            tmask = np.array([t in wanted for t in g.node_type_names], dtype=bool)
+            keep &= tmask[g.node_type_codes]
+        ids = g.ids
+        todo = [ids[i] for i in np.flatnonzero(keep).tolist()]
+    else:
+        if isinstance(concepts, str):
+            raise InputError("concepts must be a list of ids, not a single string")
+        todo = list(concepts)
+    kw = {"caller": caller, "k": k, "min_shared": min_shared}
+    results = _run(client, _suggest_chunk, todo, partitions, (shipped.graph,), kw)
+    return dict(zip(todo, results))
+
+
+def run_queries(client: Any, source: Any, texts: Iterable[str], k: int, *, caller: Caller,
+                concept_walk: bool = True, partitions: int | None = None,
+                **retriever_kwargs: Any) -> list[list[dict[str, Any]]]:
+    """The concept-anchored wrap (``ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
+    .query(text, k, concept_walk=..., caller=...)``) for every text, on the cluster.
+
+    ``retriever_kwargs`` go to the retriever (``config=WalkConfig(...)``, ``expand_edge_types``,
+    ``admit_edge_types``); an event sink is not shipped (events stay with the caller's process).
+    Returns the result lists in input order, equal to the in-process ones.
+    """
+    if isinstance(texts, str):
+        raise InputError("texts must be a list of query strings, not a single string")
+    todo = list(texts)
+    for i, t in enumerate(todo):
+        if not isinstance(t, str):
+            raise InputError(f"texts[{i}] must be a string, got {type(t).__name__}")
+    if not isinstance(caller, Caller):
+        raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+    if "event_sink" in retriever_kwargs:
+        raise InputError("run_queries does not ship event sinks to workers")
+    shipped = ship(client, source, with_kb=True) if not isinstance(source, Shipped) else source
+    if shipped.kb is None:
+        raise InputError("run_queries needs a knowledge base source (the wrap reads aliases, "
+                         "search and embeddings from it)")
+    kw = {"concept_walk": concept_walk, "caller": caller}
+    return _run(client, _wrap_chunk, todo, partitions, (shipped.graph, shipped.kb), k, kw, retriever_kwargs)
