@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Build conceptwalk with AddressSanitizer + UndefinedBehaviorSanitizer and run the core tests
+# against that build. The build goes into its own virtual environment and build directory, so the
+# normal (editable) install is not touched.
+#
+#   scripts/run_sanitized.sh                      # tests/test_core_*.py
+#   scripts/run_sanitized.sh tests -x             # any pytest arguments (the whole suite here)
+#
+# Environment: CW_ASAN_VENV (default /tmp/cw-asan), CW_ASAN_BUILD_DIR (default build/asan),
+# PYTHON (interpreter for the venv, default python3). Needs gcc/g++ with libasan.
+# Exit status: non-zero on a build failure, a test failure or any sanitizer report
+# (ASan aborts the process; UBSan halts on the first error).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV=${CW_ASAN_VENV:-/tmp/cw-asan}
+BUILD_DIR=${CW_ASAN_BUILD_DIR:-$ROOT/build/asan}
+PY=${PYTHON:-python3}
+
+start=$(date +%s)
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PY" -m venv "$VENV"
+fi
+VPY="$VENV/bin/python"
+
+echo "== build requirements and test dependencies into $VENV"
+"$VPY" -m pip install -q "scikit-build-core>=0.11" "pybind11>=3" "cython>=3.0" "cython-cmake>=0.2" \
+  "numpy>=2.0" "pytest>=8" "hypothesis>=6.100" "networkx>=3.2" "scipy>=1.10"
+
+echo "== sanitized build (CONCEPTWALK_SANITIZE=ON, build dir $BUILD_DIR)"
+"$VPY" -m pip install -q --no-build-isolation --no-deps --force-reinstall \
+  -Ccmake.define.CONCEPTWALK_SANITIZE=ON -Cbuild-dir="$BUILD_DIR" "$ROOT"
+
+LIBASAN=$(gcc -print-file-name=libasan.so)
+if [ ! -e "$LIBASAN" ]; then
+  echo "libasan.so not found (gcc -print-file-name=libasan.so gave '$LIBASAN')" >&2
+  exit 2
+fi
+CORE_SO=$("$VPY" -c "import importlib.util as u; print(u.find_spec('conceptwalk').submodule_search_locations[0])")/$(
+  cd "$("$VPY" -c "import importlib.util as u; print(u.find_spec('conceptwalk').submodule_search_locations[0])")" && ls _core*.so)
+if ! ldd "$CORE_SO" | grep -q libasan; then
+  echo "$CORE_SO is not linked against libasan: the sanitized build did not happen" >&2
+  exit 2
+fi
+echo "== $CORE_SO links $(ldd "$CORE_SO" | grep -oE 'lib(asan|ubsan)[^ ]*' | sort -u | tr '\n' ' ')"
+
+if [ "$#" -eq 0 ]; then
+  set -- "$ROOT"/tests/test_core_*.py
+fi
+
+echo "== pytest $* (LD_PRELOAD=$LIBASAN)"
+cd "$ROOT"
+status=0
+LD_PRELOAD="$LIBASAN" \
+  ASAN_OPTIONS="detect_leaks=0" \
+  UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+  "$VPY" -m pytest -q -p no:cacheprovider "$@" || status=$?
+echo "== done in $(( $(date +%s) - start )) s, exit status $status"
+exit "$status"
