@@ -293,6 +293,37 @@ def round_robin(cases: dict[str, Callable[[int], Any]], n_queries: int, *, round
     return {n: statistics.median(v) for n, v in per.items()}
 
 
+def interleaved(cases: dict[str, Callable[[int], Any]], n_queries: int, *, rounds: int = 9,
+                repeat: int = 1) -> dict[str, float]:
+    """Like :func:`round_robin`, but interleaved per query: for each query the cases run back to
+    back (order rotated), each call timed on its own (``repeat`` calls per sample). Per case and
+    query the median over rounds is taken; the result is the mean over queries of those medians,
+    in seconds per call. Load that comes and goes on a shared machine hits both sides of a ratio
+    within microseconds of each other, so ratios from this are the steadiest we can get."""
+    names = list(cases)
+    samples = {n: [[0.0] * rounds for _ in range(n_queries)] for n in names}
+    for n in names:  # warm up
+        for i in range(min(n_queries, 3)):
+            cases[n](i)
+    clock = time.perf_counter
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for r in range(rounds):
+            for i in range(n_queries):
+                k = (r + i) % len(names)
+                for n in names[k:] + names[:k]:
+                    f = cases[n]
+                    t0 = clock()
+                    for _ in range(repeat):
+                        f(i)
+                    samples[n][i][r] = (clock() - t0) / repeat
+    finally:
+        if gc_was:
+            gc.enable()
+    return {n: statistics.fmean(statistics.median(q) for q in samples[n]) for n in names}
+
+
 def _hash_control(nbytes: int = 1 << 22, blocks: int = 16) -> Callable[[int], None]:
     """A CPU-bound, embarrassingly parallel control: sha256 of buffers (hashlib releases the GIL
     on large inputs). Its 2-thread speedup is what this machine can give right now."""
