@@ -403,35 +403,35 @@ def run_suite(w: Workload, *, rounds: int = 7, n_queries: int = 50, peers: bool 
 
     s0 = w.seed_map(0)
     s0i = w.seed_idx(0)
-    t = round_robin({
+    t = interleaved({
         "ours": lambda i: g.personalized_pagerank(s0, eps=eps),
         "ref": lambda i: py_push(adj, s0i, eps=eps),
-    }, 20, rounds=rounds, min_round_s=0.02)
+    }, 20, rounds=rounds)
     rows.append(Row("ppr repeated", "personalized_pagerank", t["ours"], "pure-Python push", t["ref"], ">= 60x"))
-    t = round_robin({
+    t = interleaved({
         "ours": lambda i: g.personalized_pagerank(w.seed_map(i), eps=eps),
         "ref": lambda i: py_push(adj, w.seed_idx(i), eps=eps),
     }, nq, rounds=rounds)
     rows.append(Row("ppr rotating", "personalized_pagerank", t["ours"], "pure-Python push", t["ref"], ">= 25x"))
-    t = round_robin({
+    t = interleaved({
         "ours": lambda i: graph_context(g, concepts=w.seed_sets[i], k=20, caller=everyone, eps=eps),
         "ref": lambda i: py_push(adj, w.seed_idx(i), eps=eps),
     }, nq, rounds=rounds)
     rows.append(Row("graph_context", "graph_context top-20", t["ours"], "pure-Python push", t["ref"], ">= 30x"))
     ctx_s = t["ours"]
-    t = round_robin({
+    t = interleaved({
         "ours": lambda i: link_suggest(g, w.concepts[i], k=10, caller=everyone),
         "ref": lambda i: numpy_ra(indptr, indices, g._index[w.concepts[i]], 10),
     }, nq, rounds=rounds)
     rows.append(Row("link_suggest", "link_suggest k=10", t["ours"], "numpy RA", t["ref"], ">= 10x"))
     hub = g._index[w.hub]
-    t = round_robin({
+    t = interleaved({
         "ours": lambda i: link_suggest(g, w.hub, k=10, caller=everyone),
         "ref": lambda i: numpy_ra(indptr, indices, hub, 10),
-    }, 3, rounds=rounds, min_round_s=0.02)
+    }, 3, rounds=rounds)
     rows.append(Row("link_suggest hub", f"link_suggest hub (deg {int(g.degrees[hub])})", t["ours"], "numpy RA",
                     t["ref"], ">= 3x at 1M"))
-    t = round_robin({
+    t = interleaved({
         "ours": lambda i: graph_path(g, *w.pairs[i], caller=everyone),
         "ref": lambda i: py_bibfs(adj, g._index[w.pairs[i][0]], g._index[w.pairs[i][1]]),
     }, nq, rounds=rounds)
@@ -443,7 +443,7 @@ def run_suite(w: Workload, *, rounds: int = 7, n_queries: int = 50, peers: bool 
         ok = ok or [0]
         vm = masked.visibility(g)
         if all(vm.mask[g._index[c]] for c in w.seed_sets[ok[0]]):
-            t = round_robin({
+            t = interleaved({
                 "ours": lambda i: graph_context(g, concepts=w.seed_sets[ok[i % len(ok)]], k=20, caller=masked, eps=eps),
                 "ref": lambda i: graph_context(g, concepts=w.seed_sets[ok[i % len(ok)]], k=20, caller=everyone, eps=eps),
             }, len(ok), rounds=rounds)
