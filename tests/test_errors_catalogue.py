@@ -1,0 +1,139 @@
+"""Every row of docs/errors.md is triggered here and its message checked against the row's
+pattern; every trigger here has a row there (the two lists must stay equal)."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conceptwalk import Caller, ConceptwalkError, InputError, LinkGraph, NotFoundError, _core
+from conceptwalk import graph_context, link_suggest
+from conceptwalk.importers import import_edge_list, import_jsonl
+from conceptwalk.store import KnowledgeBase
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
+ALL = Caller.all_access()
+ROW = re.compile(r"^\|\s*(E\d+)\s*\|\s*`?(\w+)`?\s*\|\s*`(.+?)`\s*\|")
+
+
+def _rows() -> dict[str, tuple[str, str]]:
+    rows = {}
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        m = ROW.match(line)
+        if m:
+            assert m.group(1) not in rows, f"duplicate row {m.group(1)}"
+            rows[m.group(1)] = (m.group(2), m.group(3).replace("\\|", "|"))
+    return rows
+
+
+def _g() -> LinkGraph:
+    return LinkGraph.from_edges([("a", "b"), ("b", "c"), ("c", "a")],
+                                nodes=[{"id": "h", "scopes": ["secret"]}])
+
+
+def _kb(tmp: Path) -> KnowledgeBase:
+    kb = KnowledgeBase.open(tmp / "kb.db")
+    kb.add_nodes([{"id": "a"}, {"id": "b"}])
+    return kb
+
+
+def _file(tmp: Path, name: str, data: bytes) -> str:
+    p = tmp / name
+    p.write_bytes(data)
+    return str(p)
+
+
+TRIGGERS = {
+    # graph construction
+    "E01": lambda t: LinkGraph.from_edges([]),
+    "E02": lambda t: LinkGraph.from_edges([("a",)]),
+    "E03": lambda t: LinkGraph.from_edges([{"src": "a"}]),
+    "E04": lambda t: LinkGraph.from_edges([("a", "b", ["x"])]),
+    "E05": lambda t: LinkGraph.from_edges([("a", "b")], nodes=["a", "a"]),
+    "E06": lambda t: LinkGraph.from_arrays(["a", "a"], [0], [1]),
+    "E07": lambda t: LinkGraph.from_arrays(["a", "b"], [5], [1]),
+    "E08": lambda t: LinkGraph.from_arrays(["a", "b"], np.array([0.0]), [1]),
+    "E09": lambda t: LinkGraph.from_edges(np.array([["a", "b", "c", "d"]])),
+    "E10": lambda t: LinkGraph.from_edges([{"src": "a", "dst": "b", "extraction_confidence": 1.5}]),
+    "E11": lambda t: LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "scopes": "team"}]),
+    # algorithms
+    "E20": lambda t: _g().personalized_pagerank({"zzz": 1.0}),
+    "E21": lambda t: _g().personalized_pagerank({"h": 1.0}, visible=_g().scope_mask([])),
+    "E22": lambda t: _g().personalized_pagerank({}),
+    "E23": lambda t: _g().personalized_pagerank({"a": math.nan}),
+    "E24": lambda t: _g().personalized_pagerank({"a": 0.0}),
+    "E25": lambda t: _g().personalized_pagerank({"a": 1.0}, restart=1.5),
+    "E26": lambda t: _g().personalized_pagerank({"a": 1.0}, eps=0),
+    "E27": lambda t: _g().personalized_pagerank({"a": 1.0}, restart=1e-300),
+    "E28": lambda t: _g().personalized_pagerank({"a": 1.0}, k=0),
+    "E29": lambda t: _g().resource_allocation("a", min_shared=0),
+    "E30": lambda t: _g().personalized_pagerank({"a": 1.0}, visible=np.ones(2, dtype=bool)),
+    "E31": lambda t: _g().shortest_path("a", "nope"),
+    # tools
+    "E40": lambda t: graph_context(_g(), concepts=["a"], caller=None),
+    "E41": lambda t: graph_context(_g(), "what is a?", caller=ALL),
+    "E42": lambda t: graph_context(_g(), concepts="a", caller=ALL),
+    "E43": lambda t: Caller(scopes="team"),
+    "E44": lambda t: link_suggest(_g(), "a", k=0, caller=ALL),
+    # store
+    "E50": lambda t: KnowledgeBase.open(t / "missing.db", create=False),
+    "E51": lambda t: KnowledgeBase.open(_file(t, "junk.db", b"not a database at all" * 100)),
+    "E52": lambda t: (lambda kb: (kb.close(), kb.add_nodes([{"id": "x"}])))(_kb(t)),
+    "E53": lambda t: _kb(t).add_nodes([{"title": "no id"}]),
+    "E54": lambda t: _kb(t).add_edges([{"src": "a", "dst": "b", "extraction_confidence": 2}]),
+    "E55": lambda t: _kb(t).add_aliases([("alias", "not-a-node")]),
+    "E56": lambda t: KnowledgeBase.open(":memory:").graph(),
+    "E57": lambda t: _kb(t).search("a", k=0),
+    "E58": lambda t: _kb(t).add_nodes([{"id": "a", "colour": "red"}]),
+    # importers
+    "E60": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b'{"id": "a"}\n{"id": \n')),
+    "E61": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b'{"id": "a", "bogus": 1}\n')),
+    "E62": lambda t: import_edge_list(_kb(t), _file(t, "x.csv", b"a,b\nc\n")),
+    "E63": lambda t: import_edge_list(_kb(t), _file(t, "x.csv", b"a,b\n\xff\xfe,c\n")),
+    "E64": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl.gz", gzip.compress(b'{"id": "a"}\n')[:-9])),
+    "E65": lambda t: import_edge_list(_kb(t), _file(t, "x.csv", b"src,dst,weight\na,b,1\n")),
+    "E66": lambda t: import_edge_list(_kb(t), _file(t, "x.tsv", b"src\tdst\tconfidence\na\tb\thigh\n")),
+    "E67": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b'{"alias": "x", "canonical": "nope"}\n')),
+    # raw core
+    "E70": lambda t: _core.personalized_pagerank(_g().core, np.zeros((1, 1), np.int32), np.ones(1), 0.25, 1e-4, 0, 0, None),
+    "E71": lambda t: _core.resource_allocation(_g().core, 9, 2, 0, None),
+    "E72": lambda t: _core.personalized_pagerank(_g().core, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 0, 0,
+                                                 _core.VisibilityMask(_g().core, np.ones(4, bool))),
+    "E73": lambda t: _core.CSRGraph.from_edges(3, np.array([0], np.int32), np.array([7], np.int32), np.array([0], np.int32)),
+    "E74": lambda t: _core.typed_walk(_g().core, np.array([0], np.int32), 9, np.ones(1, bool), np.ones(1, bool)),
+}
+
+
+def test_catalogue_and_triggers_match():
+    assert set(_rows()) == set(TRIGGERS)
+
+
+@pytest.mark.parametrize("row", sorted(TRIGGERS))
+def test_catalogue_row(row, tmp_path):
+    exc_name, pattern = _rows()[row]
+    types = {"InputError": InputError, "NotFoundError": NotFoundError, "ValueError": ValueError,
+             "IndexError": IndexError, "TypeError": TypeError, "ConceptwalkError": ConceptwalkError,
+             "FileNotFoundError": FileNotFoundError}
+    with pytest.raises(types[exc_name]) as info:
+        TRIGGERS[row](tmp_path)
+    msg = str(info.value)
+    assert re.search(pattern, msg), f"{row}: {msg!r} does not match {pattern!r}"
+    if exc_name in ("ValueError", "IndexError", "TypeError"):
+        # The row names the exact type: not a conceptwalk subclass raised from Python.
+        assert type(info.value).__name__ == exc_name, type(info.value)
+
+
+def test_hidden_and_missing_ids_give_the_same_text():
+    g = _g()
+    public = g.scope_mask([])
+    msgs = []
+    for node in ("h", "zzz"):
+        with pytest.raises(NotFoundError) as info:
+            g.personalized_pagerank({node: 1.0}, visible=public)
+        msgs.append(str(info.value).replace(node, "<id>"))
+    assert msgs[0] == msgs[1]
