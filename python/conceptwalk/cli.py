@@ -238,7 +238,28 @@ def cmd_demo(args: argparse.Namespace) -> int:
         say(f"$ graph_context({question!r}, k=10, caller={tenant})   median {ctx_t_ms * 1e3:.0f} µs; "
             f"this caller sees {visible:,} of {g.num_nodes:,} nodes")
         say(str(ctx_t))
+        # The concept-anchored walk around the flat search (opt-in; the flat results stay first).
+        from .wrap import ConceptAnchoredRetriever, builtin_flat_search
+
+        retriever = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
+        flat = retriever.query(question, 5, caller=everyone)
+        wrapped = retriever.query(question, 5, concept_walk=True, caller=everyone)
+        wrap_ms = _median_ms(lambda: retriever.query(question, 5, concept_walk=True, caller=everyone),
+                             max(3, repeat // 10))
+        walk_items = [r for r in wrapped if r.get("via") == "concept-walk"]
+        say("")
+        say(f"$ query({question!r}, k=5, concept_walk=True)   median {wrap_ms * 1e3:.0f} µs; "
+            f"{len(flat)} flat results kept first, {len(walk_items)} added by the walk")
+        for r in wrapped[:5]:
+            say(f"  flat  {r['id']}")
+        for r in walk_items[:6]:
+            hop = r["paths"][0]["hops"][-1]
+            say(f"  walk  {r['id']} [{r['type']}]  score {r['walkScore']:.3f}  "
+                f"{' -> '.join(r['paths'][0]['nodes'])}  ({hop['type']})")
+        if len(walk_items) > 6:
+            say(f"  ... and {len(walk_items) - 6} more")
         out.update({
+            "query": {"flat": flat, "wrapped": wrapped, "median_us": round(wrap_ms * 1e3, 1)},
             "question": question,
             "context": ctx.to_dict(), "context_median_us": round(ctx_ms * 1e3, 1),
             "suggest": sug.to_dict(), "suggest_median_us": round(sug_ms * 1e3, 1),
