@@ -48,12 +48,21 @@ if [ "$#" -eq 0 ]; then
   set -- "$ROOT"/tests/test_core_*.py
 fi
 
-echo "== pytest $* (LD_PRELOAD=$LIBASAN)"
+# libstdc++ is preloaded too: the python binary does not link it, and without it ASan's
+# __cxa_throw interceptor finds no real function and aborts on the first C++ exception
+# ("CHECK failed: asan_interceptors.cpp ... real___cxa_throw", google/sanitizers#934).
+LIBSTDCXX=$(g++ -print-file-name=libstdc++.so)
+PRELOAD="$LIBASAN"
+if [ -e "$LIBSTDCXX" ]; then PRELOAD="$LIBASAN $LIBSTDCXX"; fi
+
+echo "== pytest $* (LD_PRELOAD=$PRELOAD)"
 cd "$ROOT"
 status=0
-LD_PRELOAD="$LIBASAN" \
+# --capture=sys: a sanitizer report written to fd 2 by a dying process must not be swallowed by
+# pytest's fd capture.
+LD_PRELOAD="$PRELOAD" \
   ASAN_OPTIONS="detect_leaks=0" \
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-  "$VPY" -m pytest -q -p no:cacheprovider "$@" || status=$?
+  "$VPY" -m pytest -q -p no:cacheprovider --capture=sys "$@" || status=$?
 echo "== done in $(( $(date +%s) - start )) s, exit status $status"
 exit "$status"
