@@ -36,13 +36,14 @@ if [ ! -e "$LIBASAN" ]; then
   echo "libasan.so not found (gcc -print-file-name=libasan.so gave '$LIBASAN')" >&2
   exit 2
 fi
-CORE_SO=$("$VPY" -c "import importlib.util as u; print(u.find_spec('conceptwalk').submodule_search_locations[0])")/$(
-  cd "$("$VPY" -c "import importlib.util as u; print(u.find_spec('conceptwalk').submodule_search_locations[0])")" && ls _core*.so)
-if ! ldd "$CORE_SO" | grep -q libasan; then
-  echo "$CORE_SO is not linked against libasan: the sanitized build did not happen" >&2
-  exit 2
-fi
-echo "== $CORE_SO links $(ldd "$CORE_SO" | grep -oE 'lib(asan|ubsan)[^ ]*' | sort -u | tr '\n' ' ')"
+PKG_DIR=$("$VPY" -c "import importlib.util as u; print(u.find_spec('conceptwalk').submodule_search_locations[0])")
+CORE_SO=$(ls "$PKG_DIR"/_core*.so)
+LINKED=$(ldd "$CORE_SO")  # captured first: `ldd | grep -q` trips pipefail when grep exits early
+case "$LINKED" in
+  *libasan*) ;;
+  *) echo "$CORE_SO is not linked against libasan: the sanitized build did not happen" >&2; exit 2 ;;
+esac
+echo "== $CORE_SO links $(printf '%s\n' "$LINKED" | grep -oE 'lib(asan|ubsan)[^ ]*' | sort -u | tr '\n' ' ')"
 
 if [ "$#" -eq 0 ]; then
   set -- "$ROOT"/tests/test_core_*.py
