@@ -60,11 +60,15 @@ def python_intern_edges(edges: Any, table: dict[str, int], names: list[str], typ
             np.asarray(typ, dtype=np.int64), {})
 
 
-def make_edges(m: int, n_ids: int, seed: int = 0) -> list[tuple[str, str, str]]:
-    """``m`` typed edges over ``n_ids`` ids; every id is a fresh string object (as parsed input
-    gives), so both implementations pay for hashing."""
+def make_edges(m: int, n_ids: int, seed: int = 0, shared: bool = False) -> list[tuple[str, str, str]]:
+    """``m`` typed edges over ``n_ids`` ids. By default every id is a fresh string object (as
+    parsed input gives), so both implementations pay for hashing; ``shared`` reuses one object
+    per id (hash cached: only the loop and the dict lookups remain)."""
     rng = random.Random(seed)
     types = ["LINK", "RELATED", "PART_OF", "MENTIONS"]
+    if shared:
+        ids = [f"concept:{i:07d}" for i in range(n_ids)]
+        return [(ids[rng.randrange(n_ids)], ids[rng.randrange(n_ids)], rng.choice(types)) for _ in range(m)]
     return [(f"concept:{rng.randrange(n_ids):07d}", f"concept:{rng.randrange(n_ids):07d}", rng.choice(types))
             for _ in range(m)]
 
@@ -85,8 +89,9 @@ def main() -> None:
     ap.add_argument("--edges", type=int, default=1_000_000)
     ap.add_argument("--ids", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--shared-ids", action="store_true", help="reuse one str object per id")
     args = ap.parse_args()
-    edges = make_edges(args.edges, args.ids)
+    edges = make_edges(args.edges, args.ids, shared=args.shared_ids)
 
     def cy() -> Any:
         return intern_edges(edges, {}, [], {}, [], DEFAULT_TYPE)
@@ -99,7 +104,8 @@ def main() -> None:
     t_cy, _ = timed(cy, args.repeat)
     t_py, _ = timed(py, args.repeat)
     t_build, g = timed(lambda: LinkGraph.from_edges(edges), args.repeat)
-    print(f"edges={args.edges:,} distinct ids={g.num_nodes:,} (median of {args.repeat})")
+    kind = "shared str objects" if args.shared_ids else "fresh str objects"
+    print(f"edges={args.edges:,} distinct ids={g.num_nodes:,} ({kind}; median of {args.repeat})")
     print(f"cython  _intern.intern_edges : {t_cy * 1e3:9.1f} ms")
     print(f"python  dict-based equivalent: {t_py * 1e3:9.1f} ms")
     print(f"ratio python / cython        : {t_py / t_cy:9.2f} x")
