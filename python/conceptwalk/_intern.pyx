@@ -7,6 +7,11 @@ it goes; ``intern_edges`` walks an iterable of edge tuples or dicts in one pass.
 
 import numpy as np
 cimport numpy as cnp
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
+from cpython.list cimport PyList_GET_SIZE, PyList_GET_ITEM
+from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_GET_ITEM
+from libc.stdint cimport int64_t
 
 cnp.import_array()
 
@@ -32,6 +37,16 @@ cdef inline Py_ssize_t _code(dict table, list names, object key) except -1:
     return c
 
 
+cdef inline Py_ssize_t _code_fast(dict table, list names, object key) except -1:
+    """_code with a borrowed-reference dict probe for the common case of a known str key."""
+    cdef PyObject* found
+    if type(key) is str:
+        found = PyDict_GetItem(table, key)
+        if found != NULL:
+            return <Py_ssize_t>(<object>found)
+    return _code(table, names, key)
+
+
 def intern_strings(object values, dict table, list names):
     """Codes (int64 array) of ``values`` in ``table``, extending ``table``/``names`` with new ones."""
     cdef list seq = values if type(values) is list else list(values)
@@ -50,23 +65,54 @@ def intern_edges(object edges, dict table, list names, dict type_table, list typ
     Returns ``(src_codes, dst_codes, type_codes, annotations)`` where ``annotations`` maps each
     annotation key present in any dict row to a list aligned with the edges (``None`` when absent).
     Raises ``ValueError`` naming the row number (0-based) of a malformed row.
+
+    A list of tuples takes a fast path: codes go straight into preallocated int64 arrays and known
+    string ids are found with a borrowed-reference dict probe.
     """
-    cdef list src = [], dst = [], typ = []
+    cdef list seq = edges if type(edges) is list else list(edges)
+    cdef Py_ssize_t m = PyList_GET_SIZE(seq), row, n
+    cdef cnp.ndarray[cnp.int64_t, ndim=1] src_a = np.empty(m, dtype=np.int64)
+    cdef cnp.ndarray[cnp.int64_t, ndim=1] dst_a = np.empty(m, dtype=np.int64)
+    cdef cnp.ndarray[cnp.int64_t, ndim=1] typ_a = np.empty(m, dtype=np.int64)
+    cdef int64_t[::1] src = src_a
+    cdef int64_t[::1] dst = dst_a
+    cdef int64_t[::1] typ = typ_a
     cdef dict ann = {}
-    cdef Py_ssize_t row = 0, n
     cdef object e, t, key, val
-    for e in edges:
-        if type(e) is dict:
+    cdef Py_ssize_t default_code = -1  # registered on first use, to keep first-seen order
+    for row in range(m):
+        e = <object>PyList_GET_ITEM(seq, row)
+        if type(e) is tuple:
+            n = PyTuple_GET_SIZE(e)
+            if n < 2 or n > 3:
+                raise ValueError(f"edges[{row}]: expected 2 or 3 items, got {n}")
             try:
-                src.append(_code(table, names, (<dict>e)["src"]))
-                dst.append(_code(table, names, (<dict>e)["dst"]))
+                src[row] = _code_fast(table, names, <object>PyTuple_GET_ITEM(e, 0))
+                dst[row] = _code_fast(table, names, <object>PyTuple_GET_ITEM(e, 1))
+                t = <object>PyTuple_GET_ITEM(e, 2) if n == 3 else None
+                if t is not None:
+                    typ[row] = _code_fast(type_table, type_names, t)
+                else:
+                    if default_code < 0:
+                        default_code = _code(type_table, type_names, default_type)
+                    typ[row] = default_code
+            except TypeError as exc:
+                raise ValueError(f"edges[{row}]: {exc}") from None
+            for key in ann:
+                (<list>ann[key]).append(None)
+        elif type(e) is dict:
+            try:
+                src[row] = _code(table, names, (<dict>e)["src"])
+                dst[row] = _code(table, names, (<dict>e)["dst"])
             except KeyError as exc:
                 raise ValueError(f"edges[{row}]: missing key {exc.args[0]!r}") from None
             except TypeError as exc:
                 raise ValueError(f"edges[{row}]: {exc}") from None
             t = (<dict>e).get("type")
+            if t is None:
+                t = default_type
             try:
-                typ.append(_code(type_table, type_names, default_type if t is None else t))
+                typ[row] = _code(type_table, type_names, t)
             except TypeError as exc:
                 raise ValueError(f"edges[{row}]: type: {exc}") from None
             for key in ANNOTATION_KEYS:
@@ -85,20 +131,20 @@ def intern_edges(object edges, dict table, list names, dict type_table, list typ
             if n < 2 or n > 3:
                 raise ValueError(f"edges[{row}]: expected 2 or 3 items, got {n}")
             try:
-                src.append(_code(table, names, e[0]))
-                dst.append(_code(table, names, e[1]))
+                src[row] = _code(table, names, e[0])
+                dst[row] = _code(table, names, e[1])
             except TypeError as exc:
                 raise ValueError(f"edges[{row}]: {exc}") from None
             t = e[2] if n == 3 else None
+            if t is None:
+                t = default_type
             try:
-                typ.append(_code(type_table, type_names, default_type if t is None else t))
+                typ[row] = _code(type_table, type_names, t)
             except TypeError as exc:
                 raise ValueError(f"edges[{row}]: type: {exc}") from None
             for key in ann:
                 (<list>ann[key]).append(None)
-        row += 1
-    return (np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64),
-            np.asarray(typ, dtype=np.int64), ann)
+    return src_a, dst_a, typ_a, ann
 
 
 def factorize(object values):
