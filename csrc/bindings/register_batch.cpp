@@ -137,10 +137,8 @@ void register_batch(py::module_& m) {
             for (std::int64_t j = ptr[i] + 1; j < ptr[i + 1]; ++j)
               if (s[j] <= s[j - 1]) throw cw::InvalidArgument("seeds of each query must be strictly ascending");
           }
-          if (ntype)
-            for (cw::node_t v = 0; v < g.num_nodes(); ++v)
-              if (ntype[v] < 0 || ntype[v] >= nkeep)
-                throw cw::InvalidArgument("node_type code outside keep_types");
+          // Node-type codes are checked where they are read (a code outside keep_types is simply
+          // not kept), so a query never scans all n nodes.
           cw::parallel_for(q, threads, [&](std::int64_t i) {
             const std::int64_t ns = ptr[i + 1] - ptr[i];
             const cw::node_t* qs = s + ptr[i];
@@ -152,7 +150,7 @@ void register_batch(py::module_& m) {
             for (std::size_t j = 0; j < r.nodes.size() && static_cast<std::int64_t>(o.nodes.size()) < k; ++j) {
               const cw::node_t v = r.nodes[j];
               if (std::binary_search(qs, qs + ns, v)) continue;
-              if (ntype && !keep[ntype[v]]) continue;
+              if (ntype && (ntype[v] < 0 || ntype[v] >= nkeep || !keep[ntype[v]])) continue;
               o.nodes.push_back(v);
               o.scores.push_back(r.scores[j]);
             }

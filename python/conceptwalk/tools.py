@@ -243,7 +243,7 @@ def graph_context(source: LinkGraph | Any, question: str | None = None, *,
         if isinstance(node_types, str):
             raise InputError("node_types must be a list of type names, not a single string")
         wanted = set(node_types)
-        type_filter = np.array([t in wanted for t in g.node_type_names] + [False], dtype=bool)
+        type_filter = np.array([t in wanted for t in g.node_type_names], dtype=bool)
     weights: dict[int, float] = {}
     seeds: list[ContextSeed] = []
     hit_idx: list[int] = []
@@ -267,21 +267,16 @@ def graph_context(source: LinkGraph | Any, question: str | None = None, *,
         return result
     seed_nodes = np.fromiter(sorted(weights), dtype=np.int32, count=len(weights))
     seed_w = np.array([weights[i] for i in seed_nodes.tolist()], dtype=np.float64)
-    want = 0 if type_filter is not None else k + len(weights)
-    nodes, scores, residual, pushes, _, _, _, _ = _core.personalized_pagerank(
-        g.core, seed_nodes, seed_w, float(restart), float(eps), want, 0, vm)
-    keep = np.ones(nodes.shape[0], dtype=bool)
-    is_seed = np.isin(nodes, seed_nodes)
-    keep &= ~is_seed
-    if type_filter is not None:
-        keep &= type_filter[g.node_type_codes[nodes]]
-    sel = np.flatnonzero(keep)[:k]
-    top = nodes[sel]
-    top_scores = scores[sel]
-    result.residual = float(residual)
-    result.pushes = int(pushes)
+    # One call does the whole query in C++ with the GIL released: PPR, drop the seeds, the type
+    # filter, top k, then hop counts and reached-through seeds of those k.
+    _, top, top_scores, hops, via, residual, pushes = _core.context_batch(
+        g.core, np.array([0, seed_nodes.shape[0]], dtype=np.int64), seed_nodes, seed_w,
+        float(restart), float(eps), k,
+        None if type_filter is None else g.node_type_codes, None if type_filter is None else type_filter,
+        1, vm)
+    result.residual = float(residual[0])
+    result.pushes = int(pushes[0])
     if top.shape[0]:
-        hops, via = _core.multi_source_hops(g.core, seed_nodes, np.ascontiguousarray(top), -1, vm)
         ids = g.ids
         names = g.node_type_names
         codes = g.node_type_codes[top].tolist()
