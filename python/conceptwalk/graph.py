@@ -209,6 +209,10 @@ class LinkGraph:
         self.self_loops = self_loops
         self.duplicate_edges = duplicate_edges
         self.degrees: npt.NDArray[np.int64] = np.diff(core.indptr)
+        #: Read-only views of the core's pair structure (cached: each core property call makes a
+        #: new view): adjacency entry -> neighbour pair, pair -> its canonical edge range.
+        self.entry_pair: npt.NDArray[np.int32] = core.entry_pair
+        self.pair_ptr: npt.NDArray[np.int32] = core.pair_ptr
         for arr in (node_type_codes, scope_ptr, scope_codes, node_lifecycle_codes, edge_src,
                     edge_dst, edge_type_codes, self.degrees):
             arr.setflags(write=False)
@@ -520,9 +524,8 @@ class LinkGraph:
         e = self._core.find_entry(a, b)
         if e < 0:
             return []
-        p = int(self._core.entry_pair[e])
-        ptr = self._core.pair_ptr
-        return list(range(int(ptr[p]), int(ptr[p + 1])))
+        p = int(self.entry_pair[e])
+        return list(range(int(self.pair_ptr[p]), int(self.pair_ptr[p + 1])))
 
     def edge_annotation(self, edge: int, key: str) -> Any:
         """The value of annotation ``key`` on canonical edge ``edge``, or None when absent."""

@@ -84,7 +84,7 @@ def _node_info(g: LinkGraph, idx: int) -> tuple[str, str, str | None]:
 
 
 # --------------------------------------------------------------------------- graph_context
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ContextSeed:
     """A seed of the walk: a full-text hit (weight 1/rank) or a given concept (weight 1)."""
 
@@ -103,7 +103,7 @@ class ContextSeed:
         return d
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ContextItem:
     """A node of the context: PPR score, hop count from the nearest seed and that seed."""
 
@@ -293,7 +293,7 @@ def graph_context(source: LinkGraph | Any, question: str | None = None, *,
 
 
 # --------------------------------------------------------------------------- link_suggest
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class SuggestionItem:
     """A suggested link from the concept to ``id``, with the shared neighbours that support it."""
 
@@ -360,7 +360,7 @@ def link_suggest(source: LinkGraph | Any, concept: str, *, k: int = 10, caller: 
 
 
 # --------------------------------------------------------------------------- graph_path
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PathStep:
     """One hop of a chain: the edges (type and direction) that join ``source`` to ``target``.
 
@@ -425,13 +425,19 @@ def graph_path(source: LinkGraph | Any, a: str, b: str, *, caller: Caller) -> Pa
     t = g.index(b, visible=vm, argument="target")
     path, _ = _core.shortest_path(g.core, s, t, vm)
     p = path.tolist()
-    nodes = [_node_info(g, i) for i in p]
+    ids = g.ids
+    names = g.node_type_names
+    nodes = [(ids[i], names[c], g.titles[i]) for i, c in zip(p, g.node_type_codes[path].tolist())]
     steps = []
-    tn = g.edge_type_names
-    for x, y in zip(p, p[1:]):
-        edges = []
-        for e in g.edges_between(x, y):
-            fwd = int(g.edge_src[e]) == x
-            edges.append((tn[int(g.edge_type_codes[e])], "forward" if fwd else "backward"))
-        steps.append(PathStep(g.ids[x], g.ids[y], tuple(sorted(edges))))
+    if len(p) > 1:
+        core = g.core
+        pair_ptr = g.pair_ptr
+        pairs = g.entry_pair[[core.find_entry(x, y) for x, y in zip(p, p[1:])]]
+        lo = pair_ptr[pairs].tolist()
+        hi = pair_ptr[pairs + 1].tolist()
+        tn = g.edge_type_names
+        for x, y, a0, b0 in zip(p, p[1:], lo, hi):
+            edges = sorted((tn[c], "forward" if sx == x else "backward")
+                           for c, sx in zip(g.edge_type_codes[a0:b0].tolist(), g.edge_src[a0:b0].tolist()))
+            steps.append(PathStep(ids[x], ids[y], tuple(edges)))
     return PathResult(a, b, nodes, steps, (time.perf_counter() - t0) * 1e3)
