@@ -163,7 +163,8 @@ class LinkGraph:
     Nodes have string ids; node index = rank of the id in sorted order, so no output depends on
     input order. Edges are typed and directed; the algorithms run on the undirected projection
     (each neighbour once, self-loops dropped). Exact duplicate ``(src, dst, type)`` edges collapse
-    to one edge whose annotations are those of the duplicate with the smallest annotation tuple.
+    to one edge whose annotations are those of the duplicate with the most annotations present,
+    ties broken by the smallest values — a choice that never depends on input order.
 
     Examples
     --------
@@ -391,8 +392,11 @@ class LinkGraph:
             cols = [encoded[k][0] for k in sorted(encoded)]
 
             def ann_key(i: int) -> tuple[float, ...]:
-                return tuple(-1.0 if (isinstance(v, float) and math.isnan(v)) else float(v)
-                             for v in (c[i] for c in cols))
+                vals = [float(c[i]) for c in cols]
+                absent = [math.isnan(v) or v < 0 for v in vals]
+                # Most annotations present first (a bare duplicate never hides an annotated
+                # one), then the smallest values in sorted-name order.
+                return (float(sum(absent)), *(-1.0 if a else v for a, v in zip(absent, vals)))
 
             for c, rows_ in members.items():
                 chosen[c] = min(rows_, key=ann_key)
@@ -758,6 +762,8 @@ class LinkGraph:
              visible: Visible = None) -> dict[str, tuple[int, str] | None]:
         """For each target, ``(hops, seed)``: the distance to the nearest seed and that seed
         (smallest id on ties), or None when not reached (within ``max_hops``)."""
+        if max_hops is not None and (isinstance(max_hops, bool) or not isinstance(max_hops, int) or max_hops < 0):
+            raise InputError(f"max_hops must be a non-negative integer or None, got {max_hops!r}")
         vm = self.visibility(visible)
         s = np.array(sorted({self.index(x, visible=vm, argument="seed") for x in seeds}), dtype=np.int32)
         tl = list(targets)
