@@ -89,15 +89,18 @@ def intern_edges(object edges, dict table, list names, dict type_table, list typ
             try:
                 src[row] = _code_fast(table, names, <object>PyTuple_GET_ITEM(e, 0))
                 dst[row] = _code_fast(table, names, <object>PyTuple_GET_ITEM(e, 1))
-                t = <object>PyTuple_GET_ITEM(e, 2) if n == 3 else None
-                if t is not None:
-                    typ[row] = _code_fast(type_table, type_names, t)
-                else:
-                    if default_code < 0:
-                        default_code = _code(type_table, type_names, default_type)
-                    typ[row] = default_code
             except TypeError as exc:
                 raise ValueError(f"edges[{row}]: {exc}") from None
+            t = <object>PyTuple_GET_ITEM(e, 2) if n == 3 else None
+            if t is not None:
+                try:
+                    typ[row] = _code_fast(type_table, type_names, t)
+                except TypeError as exc:
+                    raise ValueError(f"edges[{row}]: type: {exc}") from None
+            else:
+                if default_code < 0:
+                    default_code = _code(type_table, type_names, default_type)
+                typ[row] = default_code
             for key in ann:
                 (<list>ann[key]).append(None)
         elif type(e) is dict:
