@@ -88,7 +88,7 @@ def _sorted_codes(names: list[str]) -> tuple[tuple[str, ...], npt.NDArray[np.int
     return tuple(names[i] for i in order), rank
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Suggestion:
     """One suggested missing link: ``target`` scored by resource allocation, with the visible
     neighbours it shares with the query node (ids ascending)."""
@@ -729,10 +729,10 @@ class LinkGraph:
         vm = self.visibility(visible)
         a = self.index(node, visible=vm)
         targets, scores, sptr, shared, _ = _core.resource_allocation(self._core, a, min_shared, k or 0, vm)
-        ids = self.ids
+        get_id = self.ids.__getitem__
         sh = shared.tolist()
         sp = sptr.tolist()
-        return [Suggestion(ids[t], s, tuple(ids[z] for z in sh[sp[j]:sp[j + 1]]))
+        return [Suggestion(get_id(t), s, tuple(map(get_id, sh[sp[j]:sp[j + 1]])))
                 for j, (t, s) in enumerate(zip(targets.tolist(), scores.tolist()))]
 
     def shortest_path(self, source: str, target: str, *, visible: Visible = None) -> list[str] | None:

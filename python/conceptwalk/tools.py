@@ -352,10 +352,12 @@ def link_suggest(source: LinkGraph | Any, concept: str, *, k: int = 10, caller: 
     codes = g.node_type_codes[targets].tolist()
     sh = shared.tolist()
     sp = sptr.tolist()
-    items = [
-        SuggestionItem(ids[t], names[c], titles[t], s, tuple((ids[z], titles[z]) for z in sh[sp[j]:sp[j + 1]]))
-        for j, (t, c, s) in enumerate(zip(targets.tolist(), codes, scores.tolist()))
-    ]
+    get_id, get_title = ids.__getitem__, titles.__getitem__
+    items = []
+    for j, (t, c, s) in enumerate(zip(targets.tolist(), codes, scores.tolist())):
+        seg = sh[sp[j]:sp[j + 1]]
+        items.append(SuggestionItem(ids[t], names[c], titles[t], s,
+                                    tuple(zip(map(get_id, seg), map(get_title, seg)))))
     return SuggestResult(concept, items, int(ncand), min_shared, (time.perf_counter() - t0) * 1e3)
 
 
