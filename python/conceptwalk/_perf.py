@@ -159,9 +159,9 @@ def exact_ppr(indptr: np.ndarray[Any, Any], indices: np.ndarray[Any, Any], seeds
         flow = np.bincount(indices, weights=(p * inv)[rows], minlength=n) + np.where(deg == 0, p, 0.0)
         new = restart * s + (1 - restart) * flow
         if np.abs(new - p).sum() < tol:
-            return new
+            return np.asarray(new)
         p = new
-    return p
+    return np.asarray(p)
 
 
 def adjacency_lists(core: Any) -> list[list[int]]:
@@ -442,7 +442,7 @@ def run_suite(w: Workload, *, rounds: int = 7, n_queries: int = 50, peers: bool 
         ok = [i for i in range(nq) if all(g.scope_mask(w.masked_scopes)[g._index[c]] for c in w.seed_sets[i])]
         ok = ok or [0]
         vm = masked.visibility(g)
-        if all(vm.mask[g._index[c]] for c in w.seed_sets[ok[0]]):
+        if vm is not None and all(vm.mask[g._index[c]] for c in w.seed_sets[ok[0]]):
             t = interleaved({
                 "ours": lambda i: graph_context(g, concepts=w.seed_sets[ok[i % len(ok)]], k=20, caller=masked, eps=eps),
                 "ref": lambda i: graph_context(g, concepts=w.seed_sets[ok[i % len(ok)]], k=20, caller=everyone, eps=eps),

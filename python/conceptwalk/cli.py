@@ -92,11 +92,11 @@ def cmd_import(args: argparse.Namespace) -> int:
                 fmt = "jsonl" if low.endswith((".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz")) else "edges"
             t0 = time.perf_counter()
             if fmt == "jsonl":
-                summary = importers.import_jsonl(kb, path, progress=not args.quiet)
+                result = importers.import_jsonl(kb, path, progress=not args.quiet)
             else:
-                summary = importers.import_edge_list(kb, path, progress=not args.quiet,
-                                                     default_type=args.default_type)
-            summary = summary.to_dict()
+                result = importers.import_edge_list(kb, path, progress=not args.quiet,
+                                                    default_type=args.default_type)
+            summary = result.to_dict()
             for key, val in summary.items():
                 if isinstance(val, int):
                     total[key] = total.get(key, 0) + val
@@ -167,7 +167,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     ds = datasets.DATASETS[args.name]()
     with _open_kb(args.kb, must_exist=False) as kb:
-        summary = ds.load_into(kb)
+        summary: dict[str, Any] = dict(ds.load_into(kb))
     summary["seconds"] = round(time.perf_counter() - t0, 3)
     summary["source"] = ds.source
     if args.json:

@@ -577,7 +577,8 @@ class LinkGraph:
         counts = np.diff(self.scope_ptr)
         csum = np.concatenate(([0], np.cumsum(hit)))
         hits = csum[self.scope_ptr[1:]] - csum[self.scope_ptr[:-1]]
-        return (counts == 0) | (hits > 0)
+        visible: npt.NDArray[np.bool_] = (counts == 0) | (hits > 0)
+        return visible
 
     def visibility_for_scopes(self, scopes: Iterable[str] | None) -> _core.VisibilityMask | None:
         """A cached prepared mask for a scope set (None = all access, no mask)."""

@@ -175,10 +175,12 @@ class Source:
     def graph(self) -> LinkGraph:
         if self._static is not None:
             return self._static
+        kb: Any = self.kb
         try:
-            return self.kb.graph(annotations=self.annotations)  # type: ignore[union-attr]
+            g: LinkGraph = kb.graph(annotations=self.annotations)
         except TypeError:  # a KB-like object without the annotations keyword
-            return self.kb.graph()  # type: ignore[union-attr]
+            g = kb.graph()
+        return g
 
     def snapshot(self) -> Snapshot:
         g = self.graph()

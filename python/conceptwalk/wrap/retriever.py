@@ -141,6 +141,7 @@ class ConceptAnchoredRetriever:
         if not isinstance(concept_walk, bool):
             raise InputError(f"concept_walk must be a bool, got {concept_walk!r}")
         t0 = time.perf_counter()
+        flat: Any
         if isinstance(self.flat_search, BuiltinFlatSearch):
             flat = self.flat_search(text, k, caller=caller)
         else:
