@@ -194,21 +194,21 @@ def ship(client: Any, source: Any, *, with_kb: bool | None = None) -> Shipped:
 
 # --------------------------------------------------------------------------- worker side
 _LOCAL = threading.Lock()
-_LOCAL_CACHE: dict[str, Any] = {}  # used when not running inside a Dask worker
+_LOCAL_CACHE: dict[tuple[str, ...], Any] = {}  # used when not running inside a Dask worker
 _BUILDS = {"graph": 0, "kb": 0}
 
 
-def _cache() -> dict[str, Any]:
+def _cache() -> dict[tuple[str, ...], Any]:
     try:
         from distributed import get_worker
 
         w = get_worker()
     except (ImportError, ValueError):
         return _LOCAL_CACHE
-    c = getattr(w, "_conceptwalk_cache", None)
+    c: dict[tuple[str, ...], Any] | None = getattr(w, "_conceptwalk_cache", None)
     if c is None:
         c = {}
-        w._conceptwalk_cache = c
+        w._conceptwalk_cache = c  # type: ignore[attr-defined]
     return c
 
 
@@ -216,7 +216,7 @@ def _worker_graph(arrays: Mapping[str, np.ndarray]) -> LinkGraph:
     token = str(arrays["token"])
     cache = _cache()
     with _LOCAL:
-        g = cache.get(("graph", token))
+        g: LinkGraph | None = cache.get(("graph", token))
         if g is None:
             g = graph_from_arrays(arrays)
             cache[("graph", token)] = g
@@ -227,7 +227,7 @@ def _worker_graph(arrays: Mapping[str, np.ndarray]) -> LinkGraph:
 def _worker_kb(payload: Mapping[str, Any]) -> Any:
     from .store import KnowledgeBase
 
-    token = payload["token"]
+    token = str(payload["token"])
     cache = _cache()
     with _LOCAL:
         kb = cache.get(("kb", token))
