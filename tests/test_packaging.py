@@ -35,7 +35,8 @@ def test_no_native_flags_by_default() -> None:
 
 
 def test_readme_python_examples_run() -> None:
-    """Every ```python block of the README runs as written."""
+    """Every ```python block of the README runs as written (```py blocks need outside services,
+    such as a Dask scheduler, and are shown only)."""
     readme = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
     for i, block in enumerate(blocks):
