@@ -145,8 +145,8 @@ def op_raw(fdp, g: LinkGraph, vm, mask) -> None:
         eps = f64(fdp) if fdp.ConsumeBool() else 1e-4
         if too_much_work(restart, eps) and restart * eps >= 1e-12:
             restart, eps = 0.25, 1e-3  # the batch API has no push cap (below 1e-12 it must refuse)
-        _core.personalized_pagerank_batch(core, ptr, seeds, w, restart, eps, fdp.ConsumeIntInRange(-1, n),
-                                          fdp.ConsumeIntInRange(-1, 4), vm)
+        _core.ppr_batch(core, ptr, seeds, w, restart, eps, fdp.ConsumeIntInRange(-1, n), 0,
+                        fdp.ConsumeIntInRange(-1, 4), vm)
     elif which == 3:
         node = fdp.ConsumeIntInRange(-2, n + 1)
         ms = fdp.ConsumeIntInRange(-1, 4)
@@ -158,8 +158,8 @@ def op_raw(fdp, g: LinkGraph, vm, mask) -> None:
         assert node not in np.asarray(targets).tolist()
     elif which == 4:
         nodes = i32_array(fdp, n, -1, n)
-        _core.resource_allocation_batch(core, nodes, fdp.ConsumeIntInRange(-1, 3), fdp.ConsumeIntInRange(-1, n),
-                                        fdp.ConsumeIntInRange(-1, 4), vm)
+        _core.suggest_batch(core, nodes, fdp.ConsumeIntInRange(-1, 3), fdp.ConsumeIntInRange(-1, n),
+                            fdp.ConsumeIntInRange(-1, 4), vm)
     elif which == 5:
         s, t = fdp.ConsumeIntInRange(-2, n + 1), fdp.ConsumeIntInRange(-2, n + 1)
         path, visited = _core.shortest_path(core, s, t, vm)

@@ -203,22 +203,22 @@ HOSTILE = [
         c, _i32(0), ONE, 0.25, 1e-4, 2, 4.0, 1e-9, 0), ValueError),
     ("certified-min-eps-nan", lambda c, vm: _core.personalized_pagerank_certified(
         c, _i32(0), ONE, 0.25, 1e-4, 2, 4.0, NAN, 100), ValueError),
-    ("batch-ptr-past-end", lambda c, vm: _core.personalized_pagerank_batch(
+    ("batch-ptr-past-end", lambda c, vm: _core.ppr_batch(
         c, np.array([0, 5], np.int64), _i32(0), ONE), ValueError),
-    ("batch-ptr-decreasing", lambda c, vm: _core.personalized_pagerank_batch(
+    ("batch-ptr-decreasing", lambda c, vm: _core.ppr_batch(
         c, np.array([0, 1, 0, 1], np.int64), _i32(0), ONE), ValueError),
-    ("batch-ptr-empty", lambda c, vm: _core.personalized_pagerank_batch(
+    ("batch-ptr-empty", lambda c, vm: _core.ppr_batch(
         c, np.zeros(0, np.int64), _i32(), np.ones(0)), ValueError),
-    ("batch-seed-out-of-range", lambda c, vm: _core.personalized_pagerank_batch(
+    ("batch-seed-out-of-range", lambda c, vm: _core.ppr_batch(
         c, np.array([0, 1, 2], np.int64), _i32(0, 77), np.ones(2), threads=2), IndexError),
     ("ra-negative", lambda c, vm: _core.resource_allocation(c, -1), IndexError),
     ("ra-out-of-range", lambda c, vm: _core.resource_allocation(c, 5), IndexError),
     ("ra-huge-index", lambda c, vm: _core.resource_allocation(c, 2**40), IndexError),
     ("ra-min-shared-zero", lambda c, vm: _core.resource_allocation(c, 0, 0), ValueError),
     ("ra-mask-of-other-graph", lambda c, vm: _core.resource_allocation(c, 0, visible=vm), ValueError),
-    ("ra-batch-out-of-range", lambda c, vm: _core.resource_allocation_batch(c, _i32(0, 9), threads=2),
+    ("ra-batch-out-of-range", lambda c, vm: _core.suggest_batch(c, _i32(0, 9), threads=2),
      IndexError),
-    ("ra-batch-min-shared-zero", lambda c, vm: _core.resource_allocation_batch(c, _i32(0), 0), ValueError),
+    ("ra-batch-min-shared-zero", lambda c, vm: _core.suggest_batch(c, _i32(0), 0), ValueError),
     ("path-negative", lambda c, vm: _core.shortest_path(c, -1, 0), IndexError),
     ("path-out-of-range", lambda c, vm: _core.shortest_path(c, 0, 5), IndexError),
     ("path-huge", lambda c, vm: _core.shortest_path(c, 0, 2**40), IndexError),
@@ -294,8 +294,8 @@ def test_raw_core_tolerates_odd_but_valid_values(core):
     with pytest.raises(IndexError):
         _core.shortest_path(empty, 0, 0)
     # More threads than work, or a nonsense thread count, run serially or on fewer threads.
-    a = _core.resource_allocation_batch(c, _i32(0, 1, 2), 1, 0, 2**31 - 1)
-    b = _core.resource_allocation_batch(c, _i32(0, 1, 2), 1, 0, -7)
+    a = _core.suggest_batch(c, _i32(0, 1, 2), 1, 0, 2**31 - 1)
+    b = _core.suggest_batch(c, _i32(0, 1, 2), 1, 0, -7)
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
 
 
@@ -309,11 +309,11 @@ def test_batch_survives_threads_that_cannot_start():
         i32 = lambda *a: np.array(a, dtype=np.int32)
         g, _ = _core.CSRGraph.from_edges(4, i32(0, 1, 2), i32(1, 2, 3), i32(0, 0, 0))
         q = 2000
-        serial = _core.resource_allocation_batch(g, np.zeros(q, np.int32), 1, 0, 1)
+        serial = _core.suggest_batch(g, np.zeros(q, np.int32), 1, 0, 1)
         rss = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         resource.setrlimit(resource.RLIMIT_AS, (rss + 256 * 2**20, hard))  # ~30 thread stacks
-        par = _core.resource_allocation_batch(g, np.zeros(q, np.int32), 1, 0, q)
+        par = _core.suggest_batch(g, np.zeros(q, np.int32), 1, 0, q)
         assert all(np.array_equal(a, b) for a, b in zip(serial, par))
         print("ok")
     """)

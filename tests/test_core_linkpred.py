@@ -93,7 +93,7 @@ def test_ra_batch_equals_single(threads):
     spec = ref.random_graph(30, "hubs", (40, 60))
     g = spec.build_linkgraph()
     nodes = np.arange(g.num_nodes, dtype=np.int32)
-    ptr, targets, scores, sptr, shared = _core.resource_allocation_batch(g.core, nodes, 1, 0, threads)
+    ptr, targets, scores, sptr, shared, _ = _core.suggest_batch(g.core, nodes, 1, 0, threads)
     for i in nodes.tolist():
         t1, s1, p1, sh1, _ = _core.resource_allocation(g.core, i, 1, 0)
         a, b = ptr[i], ptr[i + 1]

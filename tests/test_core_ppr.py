@@ -289,8 +289,8 @@ def test_batch_equals_single_queries(threads):
     ptr = np.concatenate(([0], np.cumsum([len(q) for q in queries]))).astype(np.int64)
     vm = _core.VisibilityMask(g.core, rng.random(g.num_nodes) < 2)  # all visible, masked path
     for visible in (None, vm):
-        out_ptr, nodes, scores, residual = _core.personalized_pagerank_batch(
-            g.core, ptr, seeds, weights, 0.25, 1e-5, 0, threads, visible)
+        out_ptr, nodes, scores, residual, *_ = _core.ppr_batch(
+            g.core, ptr, seeds, weights, 0.25, 1e-5, 0, 0, threads, visible)
         for i in range(len(queries)):
             one = _core.personalized_pagerank(g.core, seeds[ptr[i]:ptr[i + 1]], weights[ptr[i]:ptr[i + 1]],
                                               0.25, 1e-5, 0, 0, visible)

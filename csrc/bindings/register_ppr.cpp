@@ -1,6 +1,5 @@
 #include "prelude.hpp"
 
-#include "conceptwalk/batch.hpp"
 #include "conceptwalk/ppr.hpp"
 
 namespace {
@@ -63,49 +62,4 @@ void register_ppr(py::module_& m) {
       "max_pushes"_a, "visible"_a = py::none(),
       "Push, lowering eps until the top-k is proven exact or the push budget is spent.");
 
-  m.def(
-      "personalized_pagerank_batch",
-      [](const cw::CSRGraph& g, const carray<std::int64_t>& seed_ptr, const carray<std::int32_t>& seeds,
-         const carray<double>& weights, double restart, double eps, std::int64_t k, int threads,
-         const VisibilityMask* visible) {
-        check_1d(seed_ptr, "seed_ptr");
-        check_1d(seeds, "seeds");
-        check_1d(weights, "weights", seeds.shape(0));
-        if (seed_ptr.shape(0) < 1) throw py::value_error("seed_ptr must have at least one entry");
-        const std::int64_t q = seed_ptr.shape(0) - 1;
-        const std::int64_t* ptr = seed_ptr.data();
-        if (ptr[0] != 0 || ptr[q] != seeds.shape(0))
-          throw py::value_error("seed_ptr must start at 0 and end at len(seeds)");
-        for (std::int64_t i = 0; i < q; ++i)
-          if (ptr[i + 1] < ptr[i]) throw py::value_error("seed_ptr must be non-decreasing");
-        const cw::Visibility vis = resolve_visibility(g, visible);
-        cw::PPRParams params{restart, eps, 0};
-        std::vector<cw::PPRResult> results(static_cast<std::size_t>(q));
-        {
-          const std::int32_t* s = seeds.data();
-          const double* w = weights.data();
-          py::gil_scoped_release nogil;
-          for (std::int64_t i = 0; i < q; ++i)  // validate all before any work
-            cw::validate_ppr(g, vis, ptr[i + 1] - ptr[i], s + ptr[i], w + ptr[i], params);
-          cw::parallel_for(q, threads, [&](std::int64_t i) {
-            results[i] = cw::personalized_pagerank(g, vis, ptr[i + 1] - ptr[i], s + ptr[i],
-                                                   w + ptr[i], params, k);
-          });
-        }
-        std::vector<std::int64_t> out_ptr(static_cast<std::size_t>(q) + 1, 0);
-        for (std::int64_t i = 0; i < q; ++i) out_ptr[i + 1] = out_ptr[i] + static_cast<std::int64_t>(results[i].nodes.size());
-        std::vector<cw::node_t> nodes(static_cast<std::size_t>(out_ptr[q]));
-        std::vector<double> scores(static_cast<std::size_t>(out_ptr[q]));
-        std::vector<double> residual(static_cast<std::size_t>(q));
-        for (std::int64_t i = 0; i < q; ++i) {
-          std::copy(results[i].nodes.begin(), results[i].nodes.end(), nodes.begin() + out_ptr[i]);
-          std::copy(results[i].scores.begin(), results[i].scores.end(), scores.begin() + out_ptr[i]);
-          residual[i] = results[i].residual;
-        }
-        return py::make_tuple(vector_to_array(std::move(out_ptr)), vector_to_array(std::move(nodes)),
-                              vector_to_array(std::move(scores)), vector_to_array(std::move(residual)));
-      },
-      "graph"_a, "seed_ptr"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4,
-      "k"_a = 0, "threads"_a = 1, "visible"_a = py::none(),
-      "Many PPR queries across threads; returns (result_ptr, nodes, scores, residuals).");
 }

@@ -91,19 +91,6 @@ def personalized_pagerank_certified(
     max_pushes: _Int,
     visible: VisibilityMask | None = None,
 ) -> _PPRResult: ...
-def personalized_pagerank_batch(
-    graph: CSRGraph,
-    seed_ptr: npt.ArrayLike,
-    seeds: npt.ArrayLike,
-    weights: npt.ArrayLike,
-    restart: _Float = 0.25,
-    eps: _Float = 0.0001,
-    k: _Int = 0,
-    threads: _Int = 1,
-    visible: VisibilityMask | None = None,
-) -> tuple[
-    npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[np.float64]
-]: ...
 def resource_allocation(
     graph: CSRGraph,
     node: _Int,
@@ -112,20 +99,6 @@ def resource_allocation(
     visible: VisibilityMask | None = None,
 ) -> tuple[
     npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int32], int
-]: ...
-def resource_allocation_batch(
-    graph: CSRGraph,
-    nodes: npt.ArrayLike,
-    min_shared: _Int = 2,
-    k: _Int = 0,
-    threads: _Int = 1,
-    visible: VisibilityMask | None = None,
-) -> tuple[
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int32],
-    npt.NDArray[np.float64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int32],
 ]: ...
 def shortest_path(
     graph: CSRGraph,
