@@ -18,46 +18,56 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
   Workspace& ws = thread_workspace(g.num_nodes());
   const offset_t* indptr = g.indptr();
   const node_t* indices = g.indices();
+  PushNode* nd = ws.node.data();
   std::vector<node_t>& touched = ws.touched;
   touched.clear();
-  // flag: 1 = a or a neighbour of a (excluded); score in ws.p; shared count in ws.ia (-1 clean).
-  ws.flag[a] = 1;
-  for (offset_t j = indptr[a]; j < indptr[a + 1]; ++j) ws.flag[indices[j]] = 1;
+  // Node slot: flags bit 2 = a or a neighbour of a (excluded), bit 0 = candidate; score in p;
+  // shared count in deg (valid while bit 0 is set).
+  constexpr std::uint32_t kCand = 1, kExcluded = 4;
+  nd[a].flags = kExcluded;
+  for (offset_t j = indptr[a]; j < indptr[a + 1]; ++j) nd[indices[j]].flags = kExcluded;
+  const std::uint8_t* mask = vis.mask;
   for (offset_t j = indptr[a]; j < indptr[a + 1]; ++j) {
     const node_t z = indices[j];
     if (!CSRGraph::visible(z, vis)) continue;
     const double w = 1.0 / static_cast<double>(g.degree(z, vis));
     for (offset_t t = indptr[z]; t < indptr[z + 1]; ++t) {
       const node_t b = indices[t];
-      if (ws.flag[b] || !CSRGraph::visible(b, vis)) continue;
-      if (ws.ia[b] < 0) {
-        ws.ia[b] = 0;
+      PushNode& x = nd[b];
+      const std::uint32_t f = x.flags;
+      if ((f & kExcluded) || (mask && !mask[b])) continue;
+      if (!(f & kCand)) {
+        x.flags = kCand;
+        x.deg = 0;
         touched.push_back(b);
       }
-      ws.ia[b] += 1;
-      ws.p[b] += w;
+      x.deg += 1;
+      x.p += w;
     }
   }
   RAResult res;
-  std::vector<node_t>& cand = ws.tmp;
-  cand.clear();
+  struct Item {
+    double p;
+    node_t b;
+  };
+  std::vector<Item> cand;
   for (node_t b : touched)
-    if (ws.ia[b] >= min_shared) cand.push_back(b);
+    if (nd[b].deg >= min_shared) cand.push_back(Item{nd[b].p, b});
   res.candidates = static_cast<std::int64_t>(cand.size());
-  const double* p = ws.p.data();
-  auto cmp = [p](node_t x, node_t y) { return p[x] != p[y] ? p[x] > p[y] : x < y; };
+  auto cmp = [](const Item& x, const Item& y) { return x.p != y.p ? x.p > y.p : x.b < y.b; };
   if (k > 0 && static_cast<std::size_t>(k) < cand.size()) {
     std::partial_sort(cand.begin(), cand.begin() + k, cand.end(), cmp);
     cand.resize(static_cast<std::size_t>(k));
   } else {
     std::sort(cand.begin(), cand.end(), cmp);
   }
-  res.targets.assign(cand.begin(), cand.end());
+  res.targets.reserve(cand.size());
+  for (const Item& it : cand) res.targets.push_back(it.b);
   res.scores.reserve(cand.size());
   res.shared_ptr.reserve(cand.size() + 1);
   res.shared_ptr.push_back(0);
   for (node_t b : res.targets) {
-    res.scores.push_back(ws.p[b]);
+    res.scores.push_back(nd[b].p);
     // Merge-intersect the sorted rows of a and b, visible nodes only.
     offset_t i = indptr[a], ie = indptr[a + 1], j = indptr[b], je = indptr[b + 1];
     while (i < ie && j < je) {
@@ -74,13 +84,12 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
   }
   // Clean the workspace.
   for (node_t b : touched) {
-    ws.ia[b] = -1;
-    ws.p[b] = 0.0;
+    nd[b].p = 0.0;
+    nd[b].flags = 0;
   }
   touched.clear();
-  cand.clear();
-  ws.flag[a] = 0;
-  for (offset_t j = indptr[a]; j < indptr[a + 1]; ++j) ws.flag[indices[j]] = 0;
+  nd[a].flags = 0;
+  for (offset_t j = indptr[a]; j < indptr[a + 1]; ++j) nd[indices[j]].flags = 0;
   return res;
 }
 

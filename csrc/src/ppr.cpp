@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "conceptwalk/workspace.hpp"
@@ -17,111 +18,170 @@ Workspace& thread_workspace(node_t n) {
 
 namespace {
 
-constexpr std::uint8_t kTouched = 1;
-constexpr std::uint8_t kQueued = 2;
+constexpr std::uint32_t kTouched = 1;
+constexpr std::uint32_t kQueued = 2;
+constexpr std::uint32_t kTop = 4;
+
+// Ranking: nodes by (p desc, index asc). For p > 0 the IEEE bit pattern of p grows with p, so
+// the key ~bits(p) ascending is p descending, and (key, index) ascending is the wanted order, a
+// strict total order (indices are distinct): any correct sort gives the same sequence.
+struct RankItem {
+  std::uint64_t key;
+  node_t u;
+};
+
+inline std::uint64_t rank_key(double p) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &p, sizeof bits);
+  return ~bits;
+}
+
+inline bool rank_less(const RankItem& a, const RankItem& b) {
+  return a.key != b.key ? a.key < b.key : a.u < b.u;
+}
+
+std::vector<RankItem>& ws_rank_items() {
+  thread_local std::vector<RankItem> items;
+  return items;
+}
+
+// Sorts items by (key, u) ascending; with k > 0 only the first k need to be in place. A full sort
+// distributes the items into up to 2048 buckets by the leading differing bits of the key (one
+// counting pass, one scatter) and insertion-sorts each bucket, which holds a few items: a
+// comparison sort of scores mispredicts about every other comparison.
+void sort_ranked(std::vector<RankItem>& items, std::int64_t k) {
+  const std::size_t n = items.size();
+  if (k > 0 && static_cast<std::size_t>(k) < n) {
+    std::partial_sort(items.begin(), items.begin() + k, items.end(), rank_less);
+    return;
+  }
+  if (n < 64) {
+    std::sort(items.begin(), items.end(), rank_less);
+    return;
+  }
+  std::uint64_t kmin = items[0].key, kmax = items[0].key;
+  for (const RankItem& it : items) {
+    kmin = std::min(kmin, it.key);
+    kmax = std::max(kmax, it.key);
+  }
+  if (kmin == kmax) {
+    std::sort(items.begin(), items.end(), rank_less);
+    return;
+  }
+  constexpr int kBits = 11;
+  const int top = 63 - __builtin_clzll(kmin ^ kmax);  // highest bit where keys differ
+  const int shift = std::max(0, top + 1 - kBits);
+  const std::uint64_t base = kmin >> shift;
+  const std::size_t nb = static_cast<std::size_t>((kmax >> shift) - base) + 1;  // <= 2^kBits
+  thread_local std::vector<RankItem> tmp;
+  thread_local std::vector<std::uint32_t> start;
+  tmp.resize(n);
+  start.assign(nb + 1, 0);
+  std::uint32_t* st = start.data();
+  for (const RankItem& it : items) ++st[(it.key >> shift) - base + 1];
+  for (std::size_t b = 0; b < nb; ++b) st[b + 1] += st[b];
+  {
+    thread_local std::vector<std::uint32_t> cur;
+    cur.assign(start.begin(), start.end() - 1);
+    std::uint32_t* c = cur.data();
+    RankItem* t = tmp.data();
+    for (const RankItem& it : items) t[c[(it.key >> shift) - base]++] = it;
+  }
+  RankItem* t = tmp.data();
+  for (std::size_t b = 0; b < nb; ++b) {
+    const std::uint32_t lo = st[b], hi = st[b + 1];
+    for (std::uint32_t i = lo + 1; i < hi; ++i) {  // insertion sort of one small bucket
+      const RankItem x = t[i];
+      std::uint32_t j = i;
+      while (j > lo && rank_less(x, t[j - 1])) {
+        t[j] = t[j - 1];
+        --j;
+      }
+      t[j] = x;
+    }
+  }
+  items.swap(tmp);
+}
 
 // One push run: owns the workspace for its lifetime and cleans the touched entries at the end.
+//
+// Node state lives in one 32-byte PushNode per node (r, p, threshold eps*deg, degree, flags), so
+// a neighbour visit touches one cache line besides the adjacency row. The queue is a FIFO ring
+// and the touched list a flat array, both sized together (a power of two, grown on demand): a
+// node is queued at most once at a time, so the ring never holds more than the touched count.
+// The push order (FIFO, neighbours in row order) and every floating-point operation are those of
+// the textbook loop, so results are bit-identical to it.
 class Pusher {
  public:
   Pusher(const CSRGraph& g, const Visibility& vis)
       : g_(g), vis_(vis), ws_(thread_workspace(g.num_nodes())) {
-    ws_.touched.clear();
-    ws_.queue.clear();
+    nd_ = ws_.node.data();
+    touched_ = ws_.push_touched.data();
+    ring_ = ws_.push_ring.data();
+    cap_ = ws_.push_touched.size();
   }
   ~Pusher() {
-    for (node_t u : ws_.touched) {
-      ws_.p[u] = 0.0;
-      ws_.r[u] = 0.0;
-      ws_.flag[u] = 0;
+    for (std::size_t i = 0; i < nt_; ++i) {
+      PushNode& x = nd_[touched_[i]];
+      x.r = 0.0;
+      x.p = 0.0;
+      x.flags = 0;
     }
-    ws_.touched.clear();
-    ws_.queue.clear();
   }
   Pusher(const Pusher&) = delete;
   Pusher& operator=(const Pusher&) = delete;
 
   void add_residual(node_t u, double w) {
-    touch(u);
-    ws_.r[u] += w;
+    touch(u, eps_);
+    nd_[u].r += w;
   }
 
-  // Enqueue every touched node that violates the eps condition (in touched order).
+  // Set the threshold eps*deg of every touched node for this eps, then enqueue every touched
+  // node that violates it (in touched order).
   void enqueue_violators(double eps) {
-    for (node_t u : ws_.touched) maybe_enqueue(u, eps);
+    eps_ = eps;
+    for (std::size_t i = 0; i < nt_; ++i) {
+      const node_t u = touched_[i];
+      PushNode& x = nd_[u];
+      x.thr = eps * static_cast<double>(x.deg);
+      if (x.flags & kQueued) continue;
+      if (x.r <= 0.0) continue;
+      if (x.r >= x.thr) {
+        x.flags |= kQueued;
+        ring_[(qhead_ + qsize_) & (cap_ - 1)] = u;
+        ++qsize_;
+      }
+    }
   }
 
   // Runs pushes until no node violates r(u) >= eps * deg(u) or the push budget is used up.
-  // Returns false when the budget stopped it.
+  // Returns false when the budget stopped it. enqueue_violators(eps) must have been called with
+  // the same eps since the last change of eps.
   bool run(double restart, double eps, std::int64_t max_pushes) {
-    const offset_t* indptr = g_.indptr();
-    const node_t* indices = g_.indices();
-    std::size_t head = 0;
-    while (head < ws_.queue.size()) {
-      if (max_pushes > 0 && pushes_ >= max_pushes) {
-        // Leave the remaining queued flags consistent for a later resume.
-        for (std::size_t i = head; i < ws_.queue.size(); ++i) ws_.flag[ws_.queue[i]] &= ~kQueued;
-        ws_.queue.clear();
-        return false;
-      }
-      const node_t u = ws_.queue[head++];
-      ws_.flag[u] &= ~kQueued;
-      const double ru = ws_.r[u];
-      const std::int32_t du = g_.degree(u, vis_);
-      ++pushes_;
-      if (du == 0) {  // no visible neighbour: the walk stays here (as with a self-loop)
-        ws_.p[u] += ru;
-        ws_.r[u] = 0.0;
-        continue;
-      }
-      ws_.p[u] += restart * ru;
-      ws_.r[u] = 0.0;
-      const double share = (1.0 - restart) * ru / static_cast<double>(du);
-      const offset_t b = indptr[u], e = indptr[u + 1];
-      edge_visits_ += e - b;
-      if (vis_.mask) {
-        for (offset_t j = b; j < e; ++j) {
-          const node_t v = indices[j];
-          if (!vis_.mask[v]) continue;
-          touch(v);
-          ws_.r[v] += share;
-          maybe_enqueue(v, eps);
-        }
-      } else {
-        for (offset_t j = b; j < e; ++j) {
-          const node_t v = indices[j];
-          touch(v);
-          ws_.r[v] += share;
-          maybe_enqueue(v, eps);
-        }
-      }
-      if (head > 4096 && head * 2 > ws_.queue.size()) {  // compact the FIFO
-        ws_.queue.erase(ws_.queue.begin(), ws_.queue.begin() + static_cast<std::ptrdiff_t>(head));
-        head = 0;
-      }
-    }
-    ws_.queue.clear();
-    return true;
+    eps_ = eps;
+    if (vis_.mask) return run_impl<true>(restart, eps, max_pushes);
+    return run_impl<false>(restart, eps, max_pushes);
   }
 
   double residual_sum() const {
     double s = 0.0;
-    for (node_t u : ws_.touched) s += ws_.r[u];
+    for (std::size_t i = 0; i < nt_; ++i) s += nd_[touched_[i]].r;
     return s;
   }
 
   // Nodes with p > 0 ordered by (p desc, index asc); top k if k > 0.
   void ranked(std::int64_t k, std::vector<node_t>& out) const {
-    out.clear();
-    for (node_t u : ws_.touched)
-      if (ws_.p[u] > 0.0) out.push_back(u);
-    const double* p = ws_.p.data();
-    auto cmp = [p](node_t a, node_t b) { return p[a] != p[b] ? p[a] > p[b] : a < b; };
-    if (k > 0 && static_cast<std::size_t>(k) < out.size()) {
-      std::partial_sort(out.begin(), out.begin() + k, out.end(), cmp);
-      out.resize(static_cast<std::size_t>(k));
-    } else {
-      std::sort(out.begin(), out.end(), cmp);
+    std::vector<RankItem>& items = ws_rank_items();
+    items.clear();
+    for (std::size_t i = 0; i < nt_; ++i) {
+      const node_t u = touched_[i];
+      const double p = nd_[u].p;
+      if (p > 0.0) items.push_back(RankItem{rank_key(p), u});
     }
+    sort_ranked(items, k);
+    const std::size_t m = k > 0 ? std::min(items.size(), static_cast<std::size_t>(k)) : items.size();
+    out.resize(m);
+    for (std::size_t i = 0; i < m; ++i) out[i] = items[i].u;
   }
 
   // Is the top-k (set and order) proven exact at this eps? Uses the per-node bound
@@ -130,58 +190,153 @@ class Pusher {
     const double R = residual_sum();
     ranked(k, top);
     auto upper = [&](node_t v) {
-      return ws_.p[v] + std::min(eps * static_cast<double>(g_.degree(v, vis_)), R);
+      return nd_[v].p + std::min(eps * static_cast<double>(g_.degree(v, vis_)), R);
     };
     for (std::size_t i = 0; i + 1 < top.size(); ++i) {
-      const double lo = ws_.p[top[i]];
+      const double lo = nd_[top[i]].p;
       const double up = upper(top[i + 1]);
       if (lo < up || (lo == up && top[i] > top[i + 1])) return false;
     }
     if (top.empty()) return true;
     // Every node outside the top-k: touched ones by their bound, untouched ones by min(eps*maxdeg, R).
-    const double kth = ws_.p[top.back()];
+    const double kth = nd_[top.back()].p;
     double outside = std::min(eps * static_cast<double>(g_.max_degree()), R);
     if (static_cast<std::int64_t>(top.size()) < k) {
       // Fewer than k nodes with p > 0: the set is exact only if nothing else can have mass.
       return outside <= 0.0;
     }
-    // Mark top nodes via the touched flag bit 4 to skip them.
-    for (node_t v : top) ws_.flag[v] |= 4;
+    // Mark top nodes with the scratch bit to skip them.
+    for (node_t v : top) nd_[v].flags |= kTop;
     bool ok = outside <= kth;
-    for (node_t u : ws_.touched) {
-      if (!ok) break;
-      if (ws_.flag[u] & 4) continue;
+    for (std::size_t i = 0; i < nt_ && ok; ++i) {
+      const node_t u = touched_[i];
+      if (nd_[u].flags & kTop) continue;
       const double up = upper(u);
       if (up > kth || (up == kth && u < top.back())) ok = false;
     }
-    for (node_t v : top) ws_.flag[v] &= static_cast<std::uint8_t>(~4);
+    for (node_t v : top) nd_[v].flags &= ~kTop;
     return ok;
   }
 
-  double score(node_t u) const { return ws_.p[u]; }
+  double score(node_t u) const { return nd_[u].p; }
   std::int64_t pushes() const { return pushes_; }
   std::int64_t edge_visits() const { return edge_visits_; }
 
  private:
-  void touch(node_t u) {
-    if (!(ws_.flag[u] & kTouched)) {
-      ws_.flag[u] |= kTouched;
-      ws_.touched.push_back(u);
+  template <bool kMasked>
+  bool run_impl(const double restart, const double eps, const std::int64_t max_pushes) {
+    const offset_t* const indptr = g_.indptr();
+    const node_t* const indices = g_.indices();
+    const std::uint8_t* const mask = vis_.mask;
+    const std::int32_t* const vdeg = vis_.vdeg;
+    PushNode* const nd = nd_;
+    const double keep = 1.0 - restart;
+    std::size_t head = qhead_, qsize = qsize_, nt = nt_, cmask = cap_ - 1;
+    node_t* ring = ring_;
+    node_t* touched = touched_;
+    std::int64_t pushes = pushes_, visits = edge_visits_;
+    bool finished = true;
+    while (qsize != 0) {
+      if (max_pushes > 0 && pushes >= max_pushes) {
+        // Leave the remaining queued flags consistent for a later resume.
+        for (; qsize != 0; --qsize, head = (head + 1) & cmask) nd[ring[head]].flags &= ~kQueued;
+        finished = false;
+        break;
+      }
+      const node_t u = ring[head];
+      head = (head + 1) & cmask;
+      --qsize;
+      PushNode& xu = nd[u];
+      xu.flags &= ~kQueued;
+      const double ru = xu.r;
+      const std::int32_t du = xu.deg;
+      ++pushes;
+      if (du == 0) {  // no visible neighbour: the walk stays here (as with a self-loop)
+        xu.p += ru;
+        xu.r = 0.0;
+        continue;
+      }
+      xu.p += restart * ru;
+      xu.r = 0.0;
+      const double share = keep * ru / static_cast<double>(du);
+      const offset_t b = indptr[u], e = indptr[u + 1];
+      visits += e - b;
+      for (offset_t j = b; j < e; ++j) {
+        const node_t v = indices[j];
+        if (kMasked && !mask[v]) continue;
+        PushNode& x = nd[v];
+        std::uint32_t f = x.flags;
+        if (!(f & kTouched)) {
+          // First touch: r is 0; record the visible degree and the threshold for this eps.
+          const std::int32_t dv =
+              kMasked ? vdeg[v] : static_cast<std::int32_t>(indptr[v + 1] - indptr[v]);
+          x.deg = dv;
+          x.thr = eps * static_cast<double>(dv);
+          f = kTouched;
+          touched[nt++] = v;
+          if (nt == cmask) {  // keep a free slot in both arrays
+            qhead_ = head;
+            qsize_ = qsize;
+            nt_ = nt;
+            grow();
+            head = qhead_;
+            cmask = cap_ - 1;
+            ring = ring_;
+            touched = touched_;
+          }
+        }
+        const double r = x.r + share;
+        x.r = r;
+        // A visible neighbour of a visible node has deg >= 1, so thr > 0 and r >= thr implies
+        // r > 0 (the textbook loop's r <= 0 test never fires here). Branch-free: the outcome is
+        // unpredictable on rotating queries; the ring slot is written unconditionally (it has
+        // a free slot: cap > nt >= qsize) and the count advanced by the condition.
+        const std::uint32_t enq = static_cast<std::uint32_t>(r >= x.thr) & ~(f >> 1) & 1u;
+        ring[(head + qsize) & cmask] = v;
+        qsize += enq;
+        x.flags = f | (enq << 1);
+      }
+    }
+    qhead_ = 0;
+    qsize_ = 0;
+    nt_ = nt;
+    pushes_ = pushes;
+    edge_visits_ = visits;
+    return finished;
+  }
+
+  void touch(node_t u, double eps) {
+    PushNode& x = nd_[u];
+    if (!(x.flags & kTouched)) {
+      x.flags |= kTouched;
+      x.deg = g_.degree(u, vis_);
+      x.thr = eps * static_cast<double>(x.deg);
+      touched_[nt_++] = u;
+      if (nt_ + 1 >= cap_) grow();
     }
   }
-  void maybe_enqueue(node_t v, double eps) {
-    if (ws_.flag[v] & kQueued) return;
-    const double r = ws_.r[v];
-    if (r <= 0.0) return;
-    if (r >= eps * static_cast<double>(g_.degree(v, vis_))) {
-      ws_.flag[v] |= kQueued;
-      ws_.queue.push_back(v);
-    }
+
+  // Doubles the touched list and the ring (unwrapping the ring so its head is at 0).
+  __attribute__((noinline)) void grow() {
+    const std::size_t cap = cap_ * 2;
+    ws_.push_touched.resize(cap);
+    std::vector<node_t> ring(cap);
+    for (std::size_t i = 0; i < qsize_; ++i) ring[i] = ring_[(qhead_ + i) & (cap_ - 1)];
+    ws_.push_ring.swap(ring);
+    qhead_ = 0;
+    cap_ = cap;
+    touched_ = ws_.push_touched.data();
+    ring_ = ws_.push_ring.data();
   }
 
   const CSRGraph& g_;
   const Visibility& vis_;
   Workspace& ws_;
+  PushNode* nd_ = nullptr;
+  node_t* touched_ = nullptr;
+  node_t* ring_ = nullptr;
+  std::size_t cap_ = 0, nt_ = 0, qhead_ = 0, qsize_ = 0;
+  double eps_ = 0.0;
   std::int64_t pushes_ = 0;
   std::int64_t edge_visits_ = 0;
 };

@@ -9,23 +9,38 @@
 
 namespace cw {
 
+// Per-node state of the push (and of resource allocation), one 32-byte slot so that a visit to a
+// neighbour reads and writes a single cache line. Clean state: r = p = 0, flags = 0 (thr and deg
+// are only meaningful while flags has the touched bit; they are set on first touch).
+struct alignas(32) PushNode {
+  double r = 0.0;           // residual (push) / unused (RA)
+  double p = 0.0;           // estimate (push) / score (RA)
+  double thr = 0.0;         // eps * deg: the push threshold of this node for the current eps
+  std::int32_t deg = 0;     // degree in the caller's visible subgraph (push) / shared count (RA)
+  std::uint32_t flags = 0;  // bit 0 touched, bit 1 queued, bit 2 scratch (certify / RA exclude)
+};
+static_assert(sizeof(PushNode) == 32, "PushNode must stay one half cache line");
+
 struct Workspace {
-  std::vector<double> p, r;              // zeros when clean
+  std::vector<PushNode> node;            // clean: r = p = 0, flags = 0
   std::vector<std::int32_t> ia, ib;      // -1 when clean (distances, counters)
-  std::vector<std::int32_t> ic, id;      // -1 when clean
   std::vector<std::uint8_t> flag;        // 0 when clean
   std::vector<node_t> touched, queue, next, tmp;  // scratch lists, emptied per query
+  // The push's own touched list and FIFO ring (same capacity, a power of two, grown on demand;
+  // contents are meaningless between queries).
+  std::vector<node_t> push_touched, push_ring;
 
   void ensure(node_t n) {
     const std::size_t need = static_cast<std::size_t>(n);
-    if (p.size() < need) {
-      p.resize(need, 0.0);
-      r.resize(need, 0.0);
+    if (node.size() < need) {
+      node.resize(need);
       ia.resize(need, -1);
       ib.resize(need, -1);
-      ic.resize(need, -1);
-      id.resize(need, -1);
       flag.resize(need, 0);
+    }
+    if (push_touched.empty()) {
+      push_touched.resize(1024);
+      push_ring.resize(1024);
     }
   }
 };
