@@ -81,7 +81,7 @@ void register_graph(py::module_& m) {
                  count += vm->mask[i];
                }
                vm->visible_count = count;
-               g->visible_degrees(vm->mask.data(), vm->vdeg.data());
+               g->visible_rows(vm->mask.data(), vm->vdeg.data(), vm->vindptr, vm->vindices);
              }
              return vm;
            }),

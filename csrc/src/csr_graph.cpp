@@ -146,6 +146,22 @@ void CSRGraph::visible_degrees(const std::uint8_t* mask, std::int32_t* vdeg) con
   }
 }
 
+void CSRGraph::visible_rows(const std::uint8_t* mask, std::int32_t* vdeg,
+                            std::vector<offset_t>& vindptr, std::vector<node_t>& vindices) const {
+  visible_degrees(mask, vdeg);
+  vindptr.assign(static_cast<std::size_t>(n_) + 1, 0);
+  for (node_t u = 0; u < n_; ++u) vindptr[u + 1] = vindptr[u] + vdeg[u];
+  vindices.resize(static_cast<std::size_t>(vindptr[n_]));
+  node_t* out = vindices.data();
+  for (node_t u = 0; u < n_; ++u) {
+    if (!mask[u]) continue;
+    for (offset_t e = indptr_[u]; e < indptr_[u + 1]; ++e) {
+      const node_t v = indices_[e];
+      if (mask[v]) *out++ = v;
+    }
+  }
+}
+
 std::int64_t CSRGraph::memory_bytes() const {
   return static_cast<std::int64_t>(indptr_.size() * sizeof(offset_t) +
                                    indices_.size() * sizeof(node_t) +

@@ -159,8 +159,9 @@ class Pusher {
   // the same eps since the last change of eps.
   bool run(double restart, double eps, std::int64_t max_pushes) {
     eps_ = eps;
-    if (vis_.mask) return run_impl<true>(restart, eps, max_pushes);
-    return run_impl<false>(restart, eps, max_pushes);
+    if (vis_.mask && vis_.vindptr) return run_impl<kRows>(restart, eps, max_pushes);
+    if (vis_.mask) return run_impl<kMask>(restart, eps, max_pushes);
+    return run_impl<kAll>(restart, eps, max_pushes);
   }
 
   double residual_sum() const {
@@ -223,10 +224,16 @@ class Pusher {
   std::int64_t edge_visits() const { return edge_visits_; }
 
  private:
-  template <bool kMasked>
+  // kAll: every node visible; kMask: skip hidden neighbours by the mask; kRows: walk the rows
+  // of the visible subgraph (same neighbours in the same order, without the hidden entries).
+  enum Mode { kAll, kMask, kRows };
+
+  template <Mode kMode>
   bool run_impl(const double restart, const double eps, const std::int64_t max_pushes) {
+    constexpr bool kMasked = kMode != kAll;
     const offset_t* const indptr = g_.indptr();
-    const node_t* const indices = g_.indices();
+    const offset_t* const rptr = kMode == kRows ? vis_.vindptr : indptr;
+    const node_t* const indices = kMode == kRows ? vis_.vindices : g_.indices();
     const std::uint8_t* const mask = vis_.mask;
     const std::int32_t* const vdeg = vis_.vdeg;
     PushNode* const nd = nd_;
@@ -259,11 +266,11 @@ class Pusher {
       xu.p += restart * ru;
       xu.r = 0.0;
       const double share = keep * ru / static_cast<double>(du);
-      const offset_t b = indptr[u], e = indptr[u + 1];
-      visits += e - b;
+      visits += indptr[u + 1] - indptr[u];  // entries of the full row, as counted everywhere
+      const offset_t b = rptr[u], e = rptr[u + 1];
       for (offset_t j = b; j < e; ++j) {
         const node_t v = indices[j];
-        if (kMasked && !mask[v]) continue;
+        if (kMode == kMask && !mask[v]) continue;
         PushNode& x = nd[v];
         std::uint32_t f = x.flags;
         if (!(f & kTouched)) {

@@ -14,6 +14,11 @@ namespace cw {
 struct Visibility {
   const std::uint8_t* mask = nullptr;
   const std::int32_t* vdeg = nullptr;
+  // Optional (may be null with a mask): the rows of the visible subgraph, i.e. for every node
+  // its visible neighbours in ascending order (empty rows for hidden nodes), so a push reads
+  // only visible entries. Built once per caller by CSRGraph::visible_rows.
+  const offset_t* vindptr = nullptr;
+  const node_t* vindices = nullptr;
 };
 
 class CSRGraph {
@@ -54,6 +59,11 @@ class CSRGraph {
 
   // Fills vdeg (size n) with the number of visible neighbours of each node (0 for hidden nodes).
   void visible_degrees(const std::uint8_t* mask, std::int32_t* vdeg) const;
+
+  // Fills vdeg (size n) as visible_degrees does, and the rows of the visible subgraph:
+  // vindptr (size n + 1) and vindices (size vindptr[n]), neighbours in ascending order.
+  void visible_rows(const std::uint8_t* mask, std::int32_t* vdeg, std::vector<offset_t>& vindptr,
+                    std::vector<node_t>& vindices) const;
 
   // Bytes held by the core arrays.
   std::int64_t memory_bytes() const;
