@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
@@ -217,7 +219,8 @@ class LinkGraph:
         for arr in (node_type_codes, scope_ptr, scope_codes, node_lifecycle_codes, edge_src,
                     edge_dst, edge_type_codes, self.degrees):
             arr.setflags(write=False)
-        self._mask_cache: dict[Any, _core.VisibilityMask] = {}
+        self._mask_cache: OrderedDict[Any, _core.VisibilityMask] = OrderedDict()
+        self._mask_lock = threading.Lock()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -580,17 +583,34 @@ class LinkGraph:
         visible: npt.NDArray[np.bool_] = (counts == 0) | (hits > 0)
         return visible
 
+    #: How many prepared masks a graph keeps (least recently used dropped first), and the bytes
+    #: they may hold together. A mask holds, per node, a byte and a visible degree, and the rows
+    #: of the visible subgraph (4 bytes per visible adjacency entry) that let a masked push read
+    #: only visible entries — about 17 bytes per node-and-neighbour of the graph in the worst case.
+    MASK_CACHE_ENTRIES = 64
+    MASK_CACHE_BYTES = 1 << 30
+
     def visibility_for_scopes(self, scopes: Iterable[str] | None) -> _core.VisibilityMask | None:
-        """A cached prepared mask for a scope set (None = all access, no mask)."""
+        """A cached prepared mask for a scope set (None = all access, no mask).
+
+        The cache is a thread-safe LRU bounded by :attr:`MASK_CACHE_ENTRIES` masks and
+        :attr:`MASK_CACHE_BYTES` bytes (at least the most recent mask is always kept)."""
         if scopes is None:
             return None
         key = frozenset(scopes)
-        vm = self._mask_cache.get(key)
-        if vm is None:
-            vm = _core.VisibilityMask(self._core, self.scope_mask(key))
-            if len(self._mask_cache) > 256:
-                self._mask_cache.clear()
-            self._mask_cache[key] = vm
+        with self._mask_lock:
+            vm = self._mask_cache.get(key)
+            if vm is not None:
+                self._mask_cache.move_to_end(key)
+                return vm
+        vm = _core.VisibilityMask(self._core, self.scope_mask(key))
+        per_mask = 13 * self.num_nodes + 4 * int(self._core.num_entries)
+        limit = max(1, min(self.MASK_CACHE_ENTRIES, self.MASK_CACHE_BYTES // max(per_mask, 1)))
+        with self._mask_lock:
+            vm = self._mask_cache.setdefault(key, vm)
+            self._mask_cache.move_to_end(key)
+            while len(self._mask_cache) > limit:
+                self._mask_cache.popitem(last=False)
         return vm
 
     # ------------------------------------------------------------------ algorithms
