@@ -50,7 +50,7 @@ struct VisibilityMask {
   std::vector<std::uint8_t> mask;
   std::vector<std::int32_t> vdeg;
   std::vector<cw::offset_t> vindptr;  // rows of the visible subgraph (see cw::Visibility)
-  std::vector<cw::node_t> vindices;
+  cw::RawVector<cw::node_t> vindices;
   std::int64_t visible_count = 0;
   cw::Visibility view() const {
     return cw::Visibility{mask.data(), vdeg.data(), vindptr.data(), vindices.data()};

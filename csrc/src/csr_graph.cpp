@@ -290,7 +290,7 @@ void CSRGraph::visible_degrees(const std::uint8_t* mask, std::int32_t* vdeg) con
 }
 
 void CSRGraph::visible_rows(const std::uint8_t* mask, std::int32_t* vdeg,
-                            std::vector<offset_t>& vindptr, std::vector<node_t>& vindices) const {
+                            std::vector<offset_t>& vindptr, RawVector<node_t>& vindices) const {
   visible_degrees(mask, vdeg);
   vindptr.assign(static_cast<std::size_t>(n_) + 1, 0);
   for (node_t u = 0; u < n_; ++u) vindptr[u + 1] = vindptr[u] + vdeg[u];

@@ -31,8 +31,8 @@ PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, nod
   Workspace& ws = thread_workspace(g.num_nodes());
   const offset_t* indptr = g.indptr();
   const node_t* indices = g.indices();
-  std::vector<std::int32_t>& ds = ws.ia;  // distance from s
-  std::vector<std::int32_t>& dt = ws.ib;  // distance from t
+  auto& ds = ws.ia;  // distance from s
+  auto& dt = ws.ib;  // distance from t
   std::vector<node_t>& seen_s = ws.queue;  // BFS order, layers contiguous
   std::vector<node_t>& seen_t = ws.next;
   seen_s.clear();
@@ -51,8 +51,8 @@ PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, nod
     const std::size_t ft = layers_t[kt + 1] - layers_t[kt];
     if (fs == 0 || ft == 0) break;
     const bool from_s = fs <= ft;
-    std::vector<std::int32_t>& dist = from_s ? ds : dt;
-    std::vector<std::int32_t>& other = from_s ? dt : ds;
+    auto& dist = from_s ? ds : dt;
+    auto& other = from_s ? dt : ds;
     std::vector<node_t>& seen = from_s ? seen_s : seen_t;
     std::vector<std::size_t>& layers = from_s ? layers_s : layers_t;
     std::int32_t& k = from_s ? ks : kt;
@@ -132,8 +132,8 @@ HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int6
   Workspace& ws = thread_workspace(g.num_nodes());
   const offset_t* indptr = g.indptr();
   const node_t* indices = g.indices();
-  std::vector<std::int32_t>& dist = ws.ia;
-  std::vector<std::int32_t>& via = ws.ib;
+  auto& dist = ws.ia;
+  auto& via = ws.ib;
   std::vector<node_t>& seen = ws.queue;
   seen.clear();
   // Targets still to find: flag = 1.

@@ -159,9 +159,16 @@ class Pusher {
   // the same eps since the last change of eps.
   bool run(double restart, double eps, std::int64_t max_pushes) {
     eps_ = eps;
-    if (vis_.mask && vis_.vindptr) return run_impl<kRows>(restart, eps, max_pushes);
-    if (vis_.mask) return run_impl<kMask>(restart, eps, max_pushes);
-    return run_impl<kAll>(restart, eps, max_pushes);
+    // Prefetching pays once the node slots outgrow the caches (~2 MiB of slots); below that its
+    // extra instructions cost more than it saves.
+    if (g_.num_nodes() > (1 << 16)) {
+      if (vis_.mask && vis_.vindptr) return run_impl<kRows, true>(restart, eps, max_pushes);
+      if (vis_.mask) return run_impl<kMask, true>(restart, eps, max_pushes);
+      return run_impl<kAll, true>(restart, eps, max_pushes);
+    }
+    if (vis_.mask && vis_.vindptr) return run_impl<kRows, false>(restart, eps, max_pushes);
+    if (vis_.mask) return run_impl<kMask, false>(restart, eps, max_pushes);
+    return run_impl<kAll, false>(restart, eps, max_pushes);
   }
 
   double residual_sum() const {
@@ -228,7 +235,7 @@ class Pusher {
   // of the visible subgraph (same neighbours in the same order, without the hidden entries).
   enum Mode { kAll, kMask, kRows };
 
-  template <Mode kMode>
+  template <Mode kMode, bool kPrefetch>
   bool run_impl(const double restart, const double eps, const std::int64_t max_pushes) {
     constexpr bool kMasked = kMode != kAll;
     const offset_t* const indptr = g_.indptr();
@@ -249,6 +256,22 @@ class Pusher {
         for (; qsize != 0; --qsize, head = (head + 1) & cmask) nd[ring[head]].flags &= ~kQueued;
         finished = false;
         break;
+      }
+      // Software prefetch along the FIFO: the queue says which rows and node slots the next
+      // pushes read (on a large graph each is a cache miss). Row offsets 8 pushes ahead, the row
+      // 4 ahead, the node slots of the neighbours 2 ahead. Prefetches do not change results.
+      if (kPrefetch && qsize > 8) {
+        const node_t w = ring[(head + 8) & cmask];
+        __builtin_prefetch(&rptr[w]);
+        __builtin_prefetch(&nd[w]);
+      }
+      if (kPrefetch && qsize > 4) {
+        const node_t w = ring[(head + 4) & cmask];
+        __builtin_prefetch(&indices[rptr[w]]);
+      }
+      if (kPrefetch && qsize > 2) {
+        const node_t w = ring[(head + 2) & cmask];
+        for (offset_t j = rptr[w], je = rptr[w + 1]; j < je; ++j) __builtin_prefetch(&nd[indices[j]]);
       }
       const node_t u = ring[head];
       head = (head + 1) & cmask;

@@ -111,7 +111,7 @@ class CSRGraph {
   // Fills vdeg (size n) as visible_degrees does, and the rows of the visible subgraph:
   // vindptr (size n + 1) and vindices (size vindptr[n]), neighbours in ascending order.
   void visible_rows(const std::uint8_t* mask, std::int32_t* vdeg, std::vector<offset_t>& vindptr,
-                    std::vector<node_t>& vindices) const;
+                    RawVector<node_t>& vindices) const;
 
   // Bytes held by the core arrays.
   std::int64_t memory_bytes() const;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "conceptwalk/common.hpp"
+#include "conceptwalk/csr_graph.hpp"
 
 namespace cw {
 
@@ -22,9 +23,10 @@ struct alignas(32) PushNode {
 static_assert(sizeof(PushNode) == 32, "PushNode must stay one half cache line");
 
 struct Workspace {
-  std::vector<PushNode> node;            // clean: r = p = 0, flags = 0
-  std::vector<std::int32_t> ia, ib;      // -1 when clean (distances, counters)
-  std::vector<std::uint8_t> flag;        // 0 when clean
+  // Per-node arrays are read at random: large ones get huge pages (see RawVector).
+  RawVector<PushNode> node;              // clean: r = p = 0, flags = 0
+  RawVector<std::int32_t> ia, ib;        // -1 when clean (distances, counters)
+  RawVector<std::uint8_t> flag;          // 0 when clean
   std::vector<node_t> touched, queue, next, tmp;  // scratch lists, emptied per query
   // The push's own touched list and FIFO ring (same capacity, a power of two, grown on demand;
   // contents are meaningless between queries).
