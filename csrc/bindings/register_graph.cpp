@@ -44,10 +44,27 @@ void register_graph(py::module_& m) {
         const auto& g = self.cast<const cw::CSRGraph&>();
         return readonly_view(g.indices(), g.num_entries(), self);
       })
-      .def_property_readonly("entry_pair", [](py::object self) {
-        const auto& g = self.cast<const cw::CSRGraph&>();
-        return readonly_view(g.entry_pair(), g.num_entries(), self);
+      .def_property_readonly("entry_pair", [](const cw::CSRGraph& g) {
+        // Not stored (4 bytes per entry): computed on each access in O(entries). Per entry,
+        // use pair_of(u, v) or pair_base.
+        py::array_t<std::int32_t> out(g.num_entries());
+        {
+          std::int32_t* o = out.mutable_data();
+          py::gil_scoped_release nogil;
+          g.entry_pairs(o);
+        }
+        out.attr("setflags")("write"_a = false);
+        return out;
       })
+      .def_property_readonly("pair_base", [](py::object self) {
+        const auto& g = self.cast<const cw::CSRGraph&>();
+        return readonly_view(g.pair_base(), g.num_nodes() + 1, self);
+      })
+      .def("pair_of", [](const cw::CSRGraph& g, std::int64_t u, std::int64_t v) -> std::int64_t {
+            if (u < 0 || u >= g.num_nodes() || v < 0 || v >= g.num_nodes())
+              throw py::index_error("node index outside [0, " + std::to_string(g.num_nodes()) + ")");
+            return g.pair_of(static_cast<cw::node_t>(u), static_cast<cw::node_t>(v));
+          }, "u"_a, "v"_a, "Pair (index into pair_ptr) joining nodes u and v, or -1 when not adjacent.")
       .def_property_readonly("pair_ptr", [](py::object self) {
         const auto& g = self.cast<const cw::CSRGraph&>();
         return readonly_view(g.pair_ptr(), g.num_pairs() + 1, self);

@@ -222,7 +222,7 @@ CSRGraph CSRGraph::build(node_t n, std::int64_t m, const std::int32_t* src, cons
   // scatter (lo, pair) records by hi >> kShift (stable, a few thousand write streams), then
   // fill the rows block by block, every write landing in the block's own range of entries.
   struct Below {
-    std::uint32_t hi, lo, p;
+    std::uint32_t hi, lo;
   };
   for (std::size_t c = 0; c < NB; ++c) hb[c + 1] += hb[c];
   RawVector<Below> bel(static_cast<std::size_t>(P));
@@ -232,15 +232,13 @@ CSRGraph CSRGraph::build(node_t n, std::int64_t m, const std::int32_t* src, cons
     for (std::size_t lo = 0; lo < N; ++lo)
       for (std::uint32_t q = pair_begin[lo]; q < pair_begin[lo + 1]; ++q) {
         const std::uint32_t hi = static_cast<std::uint32_t>(ph[q]);
-        out[cur[hi >> kShift]++] = Below{hi, static_cast<std::uint32_t>(lo), q};
+        out[cur[hi >> kShift]++] = Below{hi, static_cast<std::uint32_t>(lo)};
       }
   }
   g.indptr_.resize(N + 1);
   g.indptr_[0] = 0;
   g.indices_.resize(static_cast<std::size_t>(2 * P));
-  g.entry_pair_.resize(static_cast<std::size_t>(2 * P));
   node_t* ind = g.indices_.data();
-  std::int32_t* ep = g.entry_pair_.data();
   offset_t* ip = g.indptr_.data();
   std::int32_t maxdeg = 0;
   for (std::size_t c = 0; c < NB; ++c) {
@@ -258,17 +256,17 @@ CSRGraph CSRGraph::build(node_t n, std::int64_t m, const std::int32_t* src, cons
       std::int64_t a = ip[v] + low;  // the above part
       for (std::uint32_t q = pair_begin[v]; q < pair_begin[v + 1]; ++q, ++a) {
         ind[a] = ph[q];
-        ep[a] = static_cast<std::int32_t>(q);
       }
     }
     for (std::uint32_t i = cb; i < ce; ++i) {
       const Below& x = bel[i];
       const std::uint32_t pos = cur[x.hi - v0]++;
       ind[pos] = static_cast<node_t>(x.lo);
-      ep[pos] = static_cast<std::int32_t>(x.p);
     }
   }
   g.max_degree_ = maxdeg;
+  g.pair_base_.resize(N + 1);
+  for (std::size_t v = 0; v <= N; ++v) g.pair_base_[v] = static_cast<std::int32_t>(pair_begin[v]);
   return g;
 }
 
@@ -305,10 +303,23 @@ void CSRGraph::visible_rows(const std::uint8_t* mask, std::int32_t* vdeg,
   }
 }
 
+void CSRGraph::entry_pairs(std::int32_t* out) const {
+  // Above entries: pairs in order, row by row. Below entries of row v: the pairs (lo, v) in
+  // ascending lo, i.e. in pair order, so one cursor per row fills them.
+  std::vector<offset_t> below(indptr_.begin(), indptr_.end() - 1);
+  for (node_t u = 0; u < n_; ++u) {
+    std::int32_t p = pair_base_[u];
+    for (offset_t e = above_start(u); e < indptr_[u + 1]; ++e, ++p) {
+      out[e] = p;
+      out[below[indices_[e]]++] = p;
+    }
+  }
+}
+
 std::int64_t CSRGraph::memory_bytes() const {
   return static_cast<std::int64_t>(indptr_.size() * sizeof(offset_t) +
                                    indices_.size() * sizeof(node_t) +
-                                   entry_pair_.size() * sizeof(std::int32_t) +
+                                   pair_base_.size() * sizeof(std::int32_t) +
                                    pair_ptr_.size() * sizeof(std::int32_t) +
                                    edge_typedir_.size() * sizeof(std::int32_t));
 }

@@ -8,10 +8,11 @@ namespace cw {
 
 namespace {
 
-// Does the pair behind adjacency entry e carry an edge whose type is flagged?
-bool pair_has_type(const CSRGraph& g, offset_t e, const std::uint8_t* flags, std::int32_t nflags) {
+// Does the pair behind adjacency entry e of row u carry an edge whose type is flagged?
+bool pair_has_type(const CSRGraph& g, node_t u, offset_t e, const std::uint8_t* flags,
+                   std::int32_t nflags) {
   if (!flags) return false;
-  const std::int32_t p = g.entry_pair()[e];
+  const std::int32_t p = g.pair_of_entry(u, e);
   const std::int32_t* td = g.edge_typedir();
   for (std::int32_t q = g.pair_ptr()[p]; q < g.pair_ptr()[p + 1]; ++q) {
     const std::int32_t t = td[q] >> 1;
@@ -92,7 +93,7 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
         bool on_path = false;
         for (std::int32_t c = 0; c < h; ++c) on_path = on_path || pn[c] == v;
         if (on_path) continue;
-        if (!(ws.flag[v] & 1) && pair_has_type(g, e, wp.admit_types, wp.num_type_flags) &&
+        if (!(ws.flag[v] & 1) && pair_has_type(g, u, e, wp.admit_types, wp.num_type_flags) &&
             node_ok(wp, wp.admit_node_types, v)) {
           if (!(ws.flag[v] & 2)) {
             if (static_cast<std::int64_t>(res.candidates.size()) >= wp.max_candidates) {
@@ -112,7 +113,7 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
           for (std::int32_t c = h; c + 1 < W; ++c) res.path_entries.push_back(-1);
           res.path_hops.push_back(h);
         }
-        if (h < wp.max_hops && pair_has_type(g, e, wp.expand_types, wp.num_type_flags) &&
+        if (h < wp.max_hops && pair_has_type(g, u, e, wp.expand_types, wp.num_type_flags) &&
             node_ok(wp, wp.expand_node_types, v)) {
           for (std::int32_t c = 0; c < h; ++c) next_nodes.push_back(pn[c]);
           next_nodes.push_back(v);

@@ -212,9 +212,9 @@ class LinkGraph:
         self.self_loops = self_loops
         self.duplicate_edges = duplicate_edges
         self.degrees: npt.NDArray[np.int64] = np.diff(core.indptr)
-        #: Read-only views of the core's pair structure (cached: each core property call makes a
-        #: new view): adjacency entry -> neighbour pair, pair -> its canonical edge range.
-        self.entry_pair: npt.NDArray[np.int32] = core.entry_pair
+        #: Read-only view of the core's pair structure (cached: each core property call makes a
+        #: new view): pair -> its canonical edge range. The pair of an adjacency entry is
+        #: ``core.pair_of(u, v)`` (see :attr:`entry_pair`).
         self.pair_ptr: npt.NDArray[np.int32] = core.pair_ptr
         for arr in (node_type_codes, scope_ptr, scope_codes, node_lifecycle_codes, edge_src,
                     edge_dst, edge_type_codes, self.degrees):
@@ -411,17 +411,16 @@ class LinkGraph:
         typedir = core.edge_typedir
         etype = (typedir >> 1).astype(np.int32)
         forward = (typedir & 1) == 0
-        # lo/hi of each canonical edge from the pair structure: the entry of pair p in its lo row
-        # is the one whose neighbour lies above the row.
+        # lo/hi of each canonical edge from the pair structure: pairs are numbered in (lo, hi)
+        # order, so the entries whose neighbour lies above their row, in row-major order, are
+        # pairs 0, 1, 2, ...
         pair_of_edge = np.repeat(np.arange(core.num_pairs, dtype=np.int64), np.diff(core.pair_ptr))
         indptr = core.indptr
         indices = core.indices
         rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(indptr))
         up = indices > rows
-        pair_lo = np.empty(core.num_pairs, dtype=np.int32)
-        pair_hi = np.empty(core.num_pairs, dtype=np.int32)
-        pair_lo[core.entry_pair[up]] = rows[up]
-        pair_hi[core.entry_pair[up]] = indices[up]
+        pair_lo = rows[up]
+        pair_hi = indices[up]
         lo = pair_lo[pair_of_edge]
         hi = pair_hi[pair_of_edge]
         edge_src = np.where(forward, lo, hi).astype(np.int32)
@@ -483,6 +482,14 @@ class LinkGraph:
         return self._core
 
     @property
+    def entry_pair(self) -> npt.NDArray[np.int32]:
+        """Adjacency entry -> neighbour pair, for every entry. Not stored (it would cost 4 bytes
+        per entry): each access computes it in O(entries); for one entry use
+        ``core.pair_of(u, v)``."""
+        arr: npt.NDArray[np.int32] = self._core.entry_pair
+        return arr
+
+    @property
     def num_nodes(self) -> int:
         return int(self._core.num_nodes)
 
@@ -528,10 +535,9 @@ class LinkGraph:
 
     def edges_between(self, a: int, b: int) -> list[int]:
         """Canonical edge ids joining node indices ``a`` and ``b`` (either direction)."""
-        e = self._core.find_entry(a, b)
-        if e < 0:
+        p = self._core.pair_of(a, b)
+        if p < 0:
             return []
-        p = int(self.entry_pair[e])
         return list(range(int(self.pair_ptr[p]), int(self.pair_ptr[p + 1])))
 
     def edge_annotation(self, edge: int, key: str) -> Any:

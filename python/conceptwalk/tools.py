@@ -434,7 +434,7 @@ def graph_path(source: LinkGraph | Any, a: str, b: str, *, caller: Caller) -> Pa
     if len(p) > 1:
         core = g.core
         pair_ptr = g.pair_ptr
-        pairs = g.entry_pair[[core.find_entry(x, y) for x, y in zip(p, p[1:])]]
+        pairs = np.array([core.pair_of(x, y) for x, y in zip(p, p[1:])], dtype=np.int64)
         lo = pair_ptr[pairs].tolist()
         hi = pair_ptr[pairs + 1].tolist()
         tn = g.edge_type_names

@@ -97,13 +97,33 @@ class CSRGraph {
 
   const offset_t* indptr() const { return indptr_.data(); }
   const node_t* indices() const { return indices_.data(); }
-  const std::int32_t* entry_pair() const { return entry_pair_.data(); }
+  // Pair (undirected neighbour pair, index into pair_ptr) behind adjacency entry e of row u.
+  // Pairs are numbered in (lo, hi) order, so the entries of row u above u are pairs
+  // pair_base[u] .. pair_base[u + 1] - 1 in order (O(1)); an entry below u is found in the
+  // neighbour's row (O(log deg)). Not stored per entry: that would cost 4 bytes per entry.
+  std::int32_t pair_of_entry(node_t u, offset_t e) const {
+    const node_t v = indices_[e];
+    if (v > u) return pair_base_[u] + static_cast<std::int32_t>(e - above_start(u));
+    return pair_base_[v] + static_cast<std::int32_t>(find_entry(v, u) - above_start(v));
+  }
+  // Pair of adjacent nodes u and v, or -1 when not adjacent. O(log deg).
+  std::int32_t pair_of(node_t u, node_t v) const {
+    const node_t lo = u < v ? u : v, hi = u < v ? v : u;
+    const offset_t e = find_entry(lo, hi);
+    return e < 0 ? -1 : pair_base_[lo] + static_cast<std::int32_t>(e - above_start(lo));
+  }
+  // First pair with lo = v, for v in [0, n]; pair_base()[n] = num_pairs().
+  const std::int32_t* pair_base() const { return pair_base_.data(); }
+  // The pair of every adjacency entry (size num_entries), computed in O(entries).
+  void entry_pairs(std::int32_t* out) const;
   const std::int32_t* pair_ptr() const { return pair_ptr_.data(); }
   // Per canonical edge: (type << 1) | direction, direction 0 = lo -> hi, 1 = hi -> lo.
   const std::int32_t* edge_typedir() const { return edge_typedir_.data(); }
 
   // Adjacency entry index of v in u's row, or -1. O(log deg(u)).
   offset_t find_entry(node_t u, node_t v) const;
+  // First entry of row u whose neighbour lies above u.
+  offset_t above_start(node_t u) const { return indptr_[u + 1] - (pair_base_[u + 1] - pair_base_[u]); }
 
   // Fills vdeg (size n) with the number of visible neighbours of each node (0 for hidden nodes).
   void visible_degrees(const std::uint8_t* mask, std::int32_t* vdeg) const;
@@ -122,7 +142,7 @@ class CSRGraph {
   std::int32_t max_degree_ = 0;
   RawVector<offset_t> indptr_;
   RawVector<node_t> indices_;
-  RawVector<std::int32_t> entry_pair_;
+  RawVector<std::int32_t> pair_base_;  // n + 1
   RawVector<std::int32_t> pair_ptr_;
   RawVector<std::int32_t> edge_typedir_;
 };

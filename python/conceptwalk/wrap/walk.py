@@ -168,7 +168,6 @@ def run_walk(graph: LinkGraph, starts: Sequence[tuple[int, str, float]], config:
     conf = {s[0]: (s[1], s[2]) for s in starts}
     ids = g.ids
     core = g.core
-    entry_pair = core.entry_pair
     pair_ptr = core.pair_ptr
     etype = g.edge_type_codes
     esrc = g.edge_src
@@ -176,8 +175,8 @@ def run_walk(graph: LinkGraph, starts: Sequence[tuple[int, str, float]], config:
     ecol = g.edge_annotations.get("extraction_confidence")
     econf = ecol[0] if ecol is not None else None
 
-    def pick(e: int, flags: npt.NDArray[np.bool_]) -> int:
-        p = int(entry_pair[e])
+    def pick(u: int, v: int, flags: npt.NDArray[np.bool_]) -> int:
+        p = core.pair_of(u, v)
         best, best_key = -1, None
         for q in range(int(pair_ptr[p]), int(pair_ptr[p + 1])):
             if not flags[int(etype[q])]:
@@ -189,14 +188,14 @@ def run_walk(graph: LinkGraph, starts: Sequence[tuple[int, str, float]], config:
         return best
 
     paths: dict[int, list[WalkPath]] = {}
-    for row_nodes, row_entries, h in zip(nodes.tolist(), entries.tolist(), hops.tolist()):
+    for row_nodes, _row_entries, h in zip(nodes.tolist(), entries.tolist(), hops.tolist()):
         start = row_nodes[0]
         concept, cconf = conf[start]
         score = cconf * config.hop_decay ** (h - 1)
         rendered = []
         for j in range(h):
             u, v = row_nodes[j], row_nodes[j + 1]
-            e = pick(int(row_entries[j]), admit if j == h - 1 else expand)
+            e = pick(u, v, admit if j == h - 1 else expand)
             hop: dict[str, Any] = {"from": ids[u], "to": ids[v], "type": tnames[int(etype[e])],
                                    "direction": "forward" if int(esrc[e]) == u else "backward"}
             present, absent = provenance.edge(e)
