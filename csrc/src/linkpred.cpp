@@ -21,6 +21,7 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
   PushNode* nd = ws.node.data();
   std::vector<node_t>& touched = ws.touched;
   touched.clear();
+  ws.tmp.clear();
   // Node slot: flags bit 2 = a or a neighbour of a (excluded), bit 0 = candidate; score in p;
   // shared count in deg (valid while bit 0 is set).
   constexpr std::uint32_t kCand = 1, kExcluded = 4;
@@ -55,6 +56,7 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
       }
       x.deg += 1;
       x.p += w;
+      if (x.deg == min_shared) ws.tmp.push_back(b);  // becomes a candidate
     }
   }
   RAResult res;
@@ -62,13 +64,19 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
     double p;
     node_t b;
   };
+  // Candidates were listed when their shared count reached min_shared (in another order than
+  // touched; the sort below is a total order, so the result is the same). Copy their scores
+  // out, then clean every touched slot with stores only (no load to wait for).
   std::vector<Item> cand;
-  // One pass over the touched slots: keep the candidates (score copied out) and clean the slot.
-  const std::size_t nt = touched.size();
-  for (std::size_t i = 0; i < nt; ++i) {
-    if (i + 16 < nt) __builtin_prefetch(&nd[touched[i + 16]], 1);
-    PushNode& x = nd[touched[i]];
-    if (x.deg >= min_shared) cand.push_back(Item{x.p, touched[i]});
+  const std::vector<node_t>& listed = ws.tmp;
+  cand.reserve(listed.size());
+  for (std::size_t i = 0; i < listed.size(); ++i) {
+    if (i + 16 < listed.size()) __builtin_prefetch(&nd[listed[i + 16]]);
+    cand.push_back(Item{nd[listed[i]].p, listed[i]});
+  }
+  ws.tmp.clear();
+  for (node_t b : touched) {
+    PushNode& x = nd[b];
     x.p = 0.0;
     x.flags = 0;
   }
