@@ -271,7 +271,13 @@ class Pusher {
       }
       if (kPrefetch && qsize > 2) {
         const node_t w = ring[(head + 2) & cmask];
-        for (offset_t j = rptr[w], je = rptr[w + 1]; j < je; ++j) __builtin_prefetch(&nd[indices[j]]);
+        for (offset_t j = rptr[w], je = rptr[w + 1]; j < je; ++j) {
+          const node_t v = indices[j];
+          __builtin_prefetch(&nd[v]);
+          // The degree is read on a first touch: fetch it too.
+          if (kMasked) __builtin_prefetch(&vdeg[v]);
+          else __builtin_prefetch(&indptr[v]);
+        }
       }
       const node_t u = ring[head];
       head = (head + 1) & cmask;
