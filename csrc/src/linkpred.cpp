@@ -34,11 +34,11 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
   const bool far = a1 - a0 > 64;
   for (offset_t j = a0; j < a1; ++j) {
     if (far) {
-      if (j + 8 < a1) __builtin_prefetch(&indptr[indices[j + 8]]);
-      if (j + 4 < a1) __builtin_prefetch(&indices[indptr[indices[j + 4]]]);
+      if (j + 8 < a1) CW_PREFETCH(&indptr[indices[j + 8]]);
+      if (j + 4 < a1) CW_PREFETCH(&indices[indptr[indices[j + 4]]]);
       if (j + 2 < a1) {
         const node_t z2 = indices[j + 2];
-        for (offset_t t = indptr[z2], te = indptr[z2 + 1]; t < te; ++t) __builtin_prefetch(&nd[indices[t]]);
+        for (offset_t t = indptr[z2], te = indptr[z2 + 1]; t < te; ++t) CW_PREFETCH(&nd[indices[t]]);
       }
     }
     const node_t z = indices[j];
@@ -71,7 +71,7 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
   const std::vector<node_t>& listed = ws.tmp;
   cand.reserve(listed.size());
   for (std::size_t i = 0; i < listed.size(); ++i) {
-    if (i + 16 < listed.size()) __builtin_prefetch(&nd[listed[i + 16]]);
+    if (i + 16 < listed.size()) CW_PREFETCH(&nd[listed[i + 16]]);
     cand.push_back(Item{nd[listed[i]].p, listed[i]});
   }
   ws.tmp.clear();

@@ -69,7 +69,7 @@ void sort_ranked(std::vector<RankItem>& items, std::int64_t k) {
     return;
   }
   constexpr int kBits = 11;
-  const int top = 63 - __builtin_clzll(kmin ^ kmax);  // highest bit where keys differ
+  const int top = highest_bit(kmin ^ kmax);  // highest bit where keys differ
   const int shift = std::max(0, top + 1 - kBits);
   const std::uint64_t base = kmin >> shift;
   const std::size_t nb = static_cast<std::size_t>((kmax >> shift) - base) + 1;  // <= 2^kBits
@@ -262,21 +262,21 @@ class Pusher {
       // 4 ahead, the node slots of the neighbours 2 ahead. Prefetches do not change results.
       if (kPrefetch && qsize > 8) {
         const node_t w = ring[(head + 8) & cmask];
-        __builtin_prefetch(&rptr[w]);
-        __builtin_prefetch(&nd[w]);
+        CW_PREFETCH(&rptr[w]);
+        CW_PREFETCH(&nd[w]);
       }
       if (kPrefetch && qsize > 4) {
         const node_t w = ring[(head + 4) & cmask];
-        __builtin_prefetch(&indices[rptr[w]]);
+        CW_PREFETCH(&indices[rptr[w]]);
       }
       if (kPrefetch && qsize > 2) {
         const node_t w = ring[(head + 2) & cmask];
         for (offset_t j = rptr[w], je = rptr[w + 1]; j < je; ++j) {
           const node_t v = indices[j];
-          __builtin_prefetch(&nd[v]);
+          CW_PREFETCH(&nd[v]);
           // The degree is read on a first touch: fetch it too.
-          if (kMasked) __builtin_prefetch(&vdeg[v]);
-          else __builtin_prefetch(&indptr[v]);
+          if (kMasked) CW_PREFETCH(&vdeg[v]);
+          else CW_PREFETCH(&indptr[v]);
         }
       }
       const node_t u = ring[head];
@@ -353,7 +353,7 @@ class Pusher {
   }
 
   // Doubles the touched list and the ring (unwrapping the ring so its head is at 0).
-  __attribute__((noinline)) void grow() {
+  CW_NOINLINE void grow() {
     const std::size_t cap = cap_ * 2;
     ws_.push_touched.resize(cap);
     std::vector<node_t> ring(cap);
