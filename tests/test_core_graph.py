@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import os
+import site
 import subprocess
 import sys
 
@@ -153,7 +154,11 @@ def test_stubtest(tmp_path):
     pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(conceptwalk.__file__)))
     allow = tmp_path / "allowlist.txt"
     allow.write_text(STUBTEST_ALLOWLIST)
-    env = dict(os.environ, MYPYPATH=pkg_parent)
+    env = dict(os.environ)
+    env.pop("MYPYPATH", None)
+    site_dirs = {os.path.abspath(p) for p in site.getsitepackages() + [site.getusersitepackages()]}
+    if pkg_parent not in site_dirs:  # an editable/source layout: point mypy at it (never at site-packages)
+        env["MYPYPATH"] = pkg_parent
     proc = subprocess.run([sys.executable, "-m", "mypy.stubtest", "conceptwalk._core", "--allowlist",
                            str(allow), "--mypy-config-file", str(tmp_path / "none.ini")],
                           capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
