@@ -625,21 +625,27 @@ class LinkGraph:
             raise InputError(f"seeds must map node ids to positive weights, got {type(seeds).__name__}")
         if len(seeds) == 0:
             raise InputError("seeds must not be empty")
-        idx = np.empty(len(seeds), dtype=np.int32)
-        w = np.empty(len(seeds), dtype=np.float64)
-        for j, (sid, weight) in enumerate(seeds.items()):
+        index = self._index
+        mask = None if vm is None else vm.mask  # one view for the whole loop
+        idx_l: list[int] = []
+        w_l: list[float] = []
+        for sid, weight in seeds.items():
             try:
                 wf = float(weight)
             except (TypeError, ValueError):
                 raise InputError(f"seeds[{sid!r}]: weight must be a number, got {weight!r}") from None
             if not math.isfinite(wf) or wf < 0:
                 raise InputError(f"seeds[{sid!r}]: weight must be finite and >= 0, got {weight!r}")
-            idx[j] = self.index(sid, visible=vm, argument="seed")
-            w[j] = wf
-        if not w.sum() > 0:
+            i = index.get(sid) if isinstance(sid, str) else None
+            if i is None or (mask is not None and not mask[i]):
+                raise NotFoundError(sid, "seed")  # the same text for missing and hidden ids
+            idx_l.append(i)
+            w_l.append(wf)
+        if not sum(w_l) > 0:
             raise InputError("seeds: weights must not all be zero")
-        order = np.argsort(idx, kind="stable")
-        return idx[order], w[order]
+        order = sorted(range(len(idx_l)), key=idx_l.__getitem__)
+        return (np.array([idx_l[j] for j in order], dtype=np.int32),
+                np.array([w_l[j] for j in order], dtype=np.float64))
 
     @staticmethod
     def _check_ppr_params(restart: float, eps: float) -> None:
