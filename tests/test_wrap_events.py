@@ -150,3 +150,19 @@ def test_summarize(tmp_path):
     sink = JsonlSink(tmp_path / "x.jsonl")
     with pytest.raises(ValueError):
         sink.emit({"bad": float("nan")})
+
+
+def test_jsonl_sink_cuts_a_torn_tail_before_writing(tmp_path) -> None:
+    """A writer killed mid-write leaves an unfinished last line: readers skip it and the next
+    write removes it, so the file never holds a torn line in the middle."""
+    from conceptwalk.wrap.events import JsonlSink, read_events
+
+    path = tmp_path / "ev.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"a": 2}\n{"a": 3, "quer')  # the torn tail
+    events, bad = read_events(path)
+    assert [e["a"] for e in events] == [1, 2] and bad == 0
+    JsonlSink(path).emit({"a": 4})
+    assert path.read_bytes() == b'{"a": 1}\n{"a": 2}\n{"a":4}\n'
+    path.write_bytes(b'{"a": 1, "no newline anywhere')
+    JsonlSink(path).emit({"a": 5})
+    assert path.read_bytes() == b'{"a":5}\n'

@@ -66,10 +66,11 @@ class JsonlSink:
 
     def emit(self, event: dict[str, Any]) -> None:
         line = (json.dumps(event, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
         try:
             if _fcntl is not None:
                 _fcntl.flock(fd, _fcntl.LOCK_EX)
+                _drop_torn_tail(fd)
             view = memoryview(line)
             while view:  # a regular file takes it in one write; loop only on a short write
                 n = os.write(fd, view)
@@ -79,6 +80,26 @@ class JsonlSink:
 
     def __repr__(self) -> str:
         return f"JsonlSink({self.path!r})"
+
+
+def _drop_torn_tail(fd: int) -> None:
+    """Under the sink's lock: if the file does not end with a newline, a writer was killed in the
+    middle of its ``write`` (Linux may stop a large write between pages on SIGKILL). That event was
+    never completely written; cut it off so the next line starts clean and no line in the middle
+    of the file is ever torn."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        chunk = os.pread(fd, end - start, start)
+        nl = chunk.rfind(b"\n")
+        if nl >= 0:
+            os.ftruncate(fd, start + nl + 1)
+            return
+        end = start
+    os.ftruncate(fd, 0)
 
 
 class LoggingSink:
@@ -162,11 +183,15 @@ def load_event_schema() -> dict[str, Any]:
 
 def read_events(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], int]:
     """The events of a JSONL file and the number of lines that were not a JSON object (blank
-    lines are skipped)."""
+    lines are skipped). A last line without its newline is a write still in progress, or one cut
+    short by a killed writer (the next :class:`JsonlSink` write removes it): it is ignored, not
+    counted as bad."""
     events: list[dict[str, Any]] = []
     bad = 0
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
+            if not line.endswith("\n"):
+                break  # the unfinished tail
             if not line.strip():
                 continue
             try:
