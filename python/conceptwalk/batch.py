@@ -37,19 +37,18 @@ from . import _core
 from .errors import InputError
 from .graph import LinkGraph, Ranking, Visible
 from .tools import (
-    ContextItem,
     ContextResult,
-    ContextSeed,
     PathResult,
-    PathStep,
     SearchFn,
-    SuggestionItem,
     SuggestResult,
     _check_caller,
     _check_k,
-    _node_info,
-    _search_hits,
+    _context_seeds,
+    _fill_context,
+    _path_result,
     _source_graph,
+    _suggestion_items,
+    _type_filter,
 )
 from .visibility import Caller
 
@@ -175,66 +174,33 @@ def graph_context_batch(source: LinkGraph | Any, queries: Iterable[Any], *, call
     qs = [_context_query(q, i) for i, q in enumerate(_list(queries, "queries"))]
     g, kb = _source_graph(source)
     vm = caller.visibility(g)
-    node_type_arr = keep_arr = None
-    if node_types is not None:
-        if isinstance(node_types, str):
-            raise InputError("node_types must be a list of type names, not a single string")
-        wanted = set(node_types)
-        keep_arr = np.array([t in wanted for t in g.node_type_names] + [False], dtype=bool)
-        codes = g.node_type_codes
-        node_type_arr = np.where(codes < 0, len(g.node_type_names), codes).astype(np.int32)
+    keep_arr = _type_filter(g, node_types)
     results: list[ContextResult] = []
     run: list[int] = []  # positions that need the core
     seed_parts: list[np.ndarray[Any, Any]] = []
     w_parts: list[np.ndarray[Any, Any]] = []
-    concept_lists = []
-    for i, (question, concepts) in enumerate(qs):  # resolve every id before any search or work
-        concept_lists.append([g.index(c, visible=vm, argument="concept") for c in concepts])
+    # resolve every id before any search or work
+    concept_lists = [[g.index(c, visible=vm, argument="concept") for c in concepts] for _, concepts in qs]
     for i, (question, _) in enumerate(qs):
-        weights: dict[int, float] = {}
-        seeds: list[ContextSeed] = []
-        if question is not None and question.strip():
-            for rank, idx in enumerate(_search_hits(kb, search, question, n_hits, g, vm), 1):
-                weights[idx] = weights.get(idx, 0.0) + 1.0 / rank
-                nid, ntype, title = _node_info(g, idx)
-                seeds.append(ContextSeed(nid, ntype, title, 1.0 / rank, "search", rank))
-        for idx in dict.fromkeys(concept_lists[i]):
-            weights[idx] = weights.get(idx, 0.0) + 1.0
-            nid, ntype, title = _node_info(g, idx)
-            seeds.append(ContextSeed(nid, ntype, title, 1.0, "concept"))
-        result = ContextResult(question, seeds, [], float(restart), float(eps), k)
+        result, seed_nodes, seed_w = _context_seeds(g, kb, search, question, concept_lists[i], n_hits,
+                                                    vm, restart, eps, k)
         results.append(result)
-        if not weights:
-            if question is None or not question.strip():
-                result.reason = "no question and no concepts were given"
-            else:
-                result.reason = "the question matched no visible node and no concepts were given"
-            continue
-        seed_nodes = np.fromiter(sorted(weights), dtype=np.int32, count=len(weights))
-        seed_parts.append(seed_nodes)
-        w_parts.append(np.array([weights[j] for j in seed_nodes.tolist()], dtype=np.float64))
-        run.append(i)
+        if seed_nodes is not None and seed_w is not None:
+            seed_parts.append(seed_nodes)
+            w_parts.append(seed_w)
+            run.append(i)
     if run:
         ptr = _ptr([a.shape[0] for a in seed_parts])
         out_ptr, nodes, scores, hops, via, residual, pushes = _core.context_batch(
             g.core, ptr, np.concatenate(seed_parts), np.concatenate(w_parts), float(restart),
-            float(eps), k, node_type_arr, keep_arr, nt, vm)
-        ids, names, titles = g.ids, g.node_type_names, g.titles
+            float(eps), k, None if keep_arr is None else g.node_type_codes, keep_arr, nt, vm)
         op = out_ptr.tolist()
         nl, sl, hl, vl = nodes.tolist(), scores.tolist(), hops.tolist(), via.tolist()
-        cl = g.node_type_codes[nodes].tolist()
         res_l, pu_l = residual.tolist(), pushes.tolist()
         for j, i in enumerate(run):
-            result = results[i]
-            result.residual = float(res_l[j])
-            result.pushes = int(pu_l[j])
             a, b = op[j], op[j + 1]
-            if b > a:
-                result.results = [ContextItem(ids[v], names[c], titles[v], s, h, ids[w])
-                                  for v, c, s, h, w in zip(nl[a:b], cl[a:b], sl[a:b], hl[a:b], vl[a:b])]
-            else:
-                result.reason = "the seeds have no visible neighbours" if node_types is None else \
-                    "no visible node of the requested types is reached from the seeds"
+            _fill_context(g, results[i], nl[a:b], sl[a:b], hl[a:b], vl[a:b], float(res_l[j]),
+                          int(pu_l[j]), keep_arr is not None)
     per = (time.perf_counter() - t0) * 1e3 / max(len(results), 1)
     for r in results:
         r.elapsed_ms = per
@@ -258,17 +224,12 @@ def link_suggest_batch(source: LinkGraph | Any, concepts: Iterable[str], *, call
     if not names_in:
         return []
     out_ptr, targets, scores, sptr, shared, cand = _core.suggest_batch(g.core, idx, min_shared, k, nt, vm)
-    ids, titles, names = g.ids, g.titles, g.node_type_names
     op, tl, sl, sp, sh = out_ptr.tolist(), targets.tolist(), scores.tolist(), sptr.tolist(), shared.tolist()
-    cl = g.node_type_codes[targets].tolist()
     ca = cand.tolist()
     per = (time.perf_counter() - t0) * 1e3 / len(names_in)
-    out = []
-    for i, concept in enumerate(names_in):
-        items = [SuggestionItem(ids[tl[j]], names[cl[j]], titles[tl[j]], sl[j],
-                                tuple((ids[z], titles[z]) for z in sh[sp[j]:sp[j + 1]]))
-                 for j in range(op[i], op[i + 1])]
-        out.append(SuggestResult(concept, items, int(ca[i]), min_shared, per))
+    out = [SuggestResult(concept, _suggestion_items(g, tl, sl, sp, sh, op[i], op[i + 1]), int(ca[i]),
+                         min_shared, per)
+           for i, concept in enumerate(names_in)]
     return out
 
 
@@ -293,19 +254,7 @@ def graph_path_batch(source: LinkGraph | Any, pairs: Iterable[Sequence[str]], *,
         return []
     out_ptr, paths = _core.path_batch(g.core, src, dst, nt, vm)
     op, pl = out_ptr.tolist(), paths.tolist()
-    tn = g.edge_type_names
     per = (time.perf_counter() - t0) * 1e3 / len(plist)
-    out = []
-    for i, (a, b) in enumerate(plist):
-        p = pl[op[i]:op[i + 1]]
-        nodes = [_node_info(g, j) for j in p]
-        steps = []
-        for x, y in zip(p, p[1:]):
-            edges = []
-            for e in g.edges_between(x, y):
-                fwd = int(g.edge_src[e]) == x
-                edges.append((tn[int(g.edge_type_codes[e])], "forward" if fwd else "backward"))
-            steps.append(PathStep(g.ids[x], g.ids[y], tuple(sorted(edges))))
-        out.append(PathResult(a, b, nodes, steps, per))
+    out = [_path_result(g, a, b, pl[op[i]:op[i + 1]], per) for i, (a, b) in enumerate(plist)]
     return out
 

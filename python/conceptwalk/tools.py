@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from .errors import InputError, NotFoundError
@@ -238,18 +239,42 @@ def graph_context(source: LinkGraph | Any, question: str | None = None, *,
     g, kb = _source_graph(source)
     vm = caller.visibility(g)
     concept_idx = [g.index(c, visible=vm, argument="concept") for c in concepts]
-    type_filter = None
-    if node_types is not None:
-        if isinstance(node_types, str):
-            raise InputError("node_types must be a list of type names, not a single string")
-        wanted = set(node_types)
-        type_filter = np.array([t in wanted for t in g.node_type_names], dtype=bool)
+    type_filter = _type_filter(g, node_types)
+    result, seed_nodes, seed_w = _context_seeds(g, kb, search, question, concept_idx, n_hits, vm,
+                                                restart, eps, k)
+    if seed_nodes is not None and seed_w is not None:
+        # One call does the whole query in C++ with the GIL released: PPR, drop the seeds, the
+        # type filter, top k, then hop counts and reached-through seeds of those k.
+        _, top, top_scores, hops, via, residual, pushes = _core.context_batch(
+            g.core, np.array([0, seed_nodes.shape[0]], dtype=np.int64), seed_nodes, seed_w,
+            float(restart), float(eps), k,
+            None if type_filter is None else g.node_type_codes, type_filter, 1, vm)
+        _fill_context(g, result, top.tolist(), top_scores.tolist(), hops.tolist(), via.tolist(),
+                      float(residual[0]), int(pushes[0]), type_filter is not None)
+    result.elapsed_ms = (time.perf_counter() - t0) * 1e3
+    return result
+
+
+def _type_filter(g: LinkGraph, node_types: Iterable[str] | None) -> npt.NDArray[np.bool_] | None:
+    """Per node-type code, whether results of that type are kept (None: no filter)."""
+    if node_types is None:
+        return None
+    if isinstance(node_types, str):
+        raise InputError("node_types must be a list of type names, not a single string")
+    wanted = set(node_types)
+    return np.array([t in wanted for t in g.node_type_names], dtype=bool)
+
+
+def _context_seeds(g: LinkGraph, kb: Any, search: SearchFn | None, question: str | None,
+                   concept_idx: list[int], n_hits: int, vm: _core.VisibilityMask | None,
+                   restart: float, eps: float, k: int
+                   ) -> tuple[ContextResult, np.ndarray[Any, Any] | None, np.ndarray[Any, Any] | None]:
+    """The seeds of one context query (hits weighted 1/rank, concepts 1) and its result shell;
+    the seed arrays are None when there is nothing to seed (the result then says why)."""
     weights: dict[int, float] = {}
     seeds: list[ContextSeed] = []
-    hit_idx: list[int] = []
     if question is not None and question.strip():
-        hit_idx = _search_hits(kb, search, question, n_hits, g, vm)
-        for rank, idx in enumerate(hit_idx, 1):
+        for rank, idx in enumerate(_search_hits(kb, search, question, n_hits, g, vm), 1):
             weights[idx] = weights.get(idx, 0.0) + 1.0 / rank
             nid, ntype, title = _node_info(g, idx)
             seeds.append(ContextSeed(nid, ntype, title, 1.0 / rank, "search", rank))
@@ -263,33 +288,24 @@ def graph_context(source: LinkGraph | Any, question: str | None = None, *,
             result.reason = "no question and no concepts were given"
         else:
             result.reason = "the question matched no visible node and no concepts were given"
-        result.elapsed_ms = (time.perf_counter() - t0) * 1e3
-        return result
+        return result, None, None
     seed_nodes = np.fromiter(sorted(weights), dtype=np.int32, count=len(weights))
     seed_w = np.array([weights[i] for i in seed_nodes.tolist()], dtype=np.float64)
-    # One call does the whole query in C++ with the GIL released: PPR, drop the seeds, the type
-    # filter, top k, then hop counts and reached-through seeds of those k.
-    _, top, top_scores, hops, via, residual, pushes = _core.context_batch(
-        g.core, np.array([0, seed_nodes.shape[0]], dtype=np.int64), seed_nodes, seed_w,
-        float(restart), float(eps), k,
-        None if type_filter is None else g.node_type_codes, None if type_filter is None else type_filter,
-        1, vm)
-    result.residual = float(residual[0])
-    result.pushes = int(pushes[0])
-    if top.shape[0]:
-        ids = g.ids
-        names = g.node_type_names
-        codes = g.node_type_codes[top].tolist()
-        titles = g.titles
-        result.results = [
-            ContextItem(ids[v], names[c], titles[v], s, h, ids[w])
-            for v, c, s, h, w in zip(top.tolist(), codes, top_scores.tolist(), hops.tolist(), via.tolist())
-        ]
+    return result, seed_nodes, seed_w
+
+
+def _fill_context(g: LinkGraph, result: ContextResult, top: list[int], scores: list[float],
+                  hops: list[int], via: list[int], residual: float, pushes: int, typed: bool) -> None:
+    """Put one query's core output (node indices, scores, hops, via seeds) into ``result``."""
+    result.residual = residual
+    result.pushes = pushes
+    if top:
+        ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes
+        result.results = [ContextItem(ids[v], names[int(codes[v])], titles[v], s, h, ids[w])
+                          for v, s, h, w in zip(top, scores, hops, via)]
     else:
-        result.reason = "the seeds have no visible neighbours" if type_filter is None else \
-            "no visible node of the requested types is reached from the seeds"
-    result.elapsed_ms = (time.perf_counter() - t0) * 1e3
-    return result
+        result.reason = "no visible node of the requested types is reached from the seeds" if typed \
+            else "the seeds have no visible neighbours"
 
 
 # --------------------------------------------------------------------------- link_suggest
@@ -348,17 +364,23 @@ def link_suggest(source: LinkGraph | Any, concept: str, *, k: int = 10, caller: 
     vm = caller.visibility(g)
     a = g.index(concept, visible=vm, argument="concept")
     targets, scores, sptr, shared, ncand = _core.resource_allocation(g.core, a, min_shared, k, vm)
-    ids, titles, names = g.ids, g.titles, g.node_type_names
-    codes = g.node_type_codes[targets].tolist()
-    sh = shared.tolist()
-    sp = sptr.tolist()
+    items = _suggestion_items(g, targets.tolist(), scores.tolist(), sptr.tolist(), shared.tolist(),
+                              0, targets.shape[0])
+    return SuggestResult(concept, items, int(ncand), min_shared, (time.perf_counter() - t0) * 1e3)
+
+
+def _suggestion_items(g: LinkGraph, targets: list[int], scores: list[float], sptr: list[int],
+                      shared: list[int], lo: int, hi: int) -> list[SuggestionItem]:
+    """Suggestions ``lo..hi`` of a core result (targets, scores, shared-neighbour CSR)."""
+    ids, titles, names, codes = g.ids, g.titles, g.node_type_names, g.node_type_codes
     get_id, get_title = ids.__getitem__, titles.__getitem__
     items = []
-    for j, (t, c, s) in enumerate(zip(targets.tolist(), codes, scores.tolist())):
-        seg = sh[sp[j]:sp[j + 1]]
-        items.append(SuggestionItem(ids[t], names[c], titles[t], s,
+    for j in range(lo, hi):
+        t = targets[j]
+        seg = shared[sptr[j]:sptr[j + 1]]
+        items.append(SuggestionItem(ids[t], names[int(codes[t])], titles[t], scores[j],
                                     tuple(zip(map(get_id, seg), map(get_title, seg)))))
-    return SuggestResult(concept, items, int(ncand), min_shared, (time.perf_counter() - t0) * 1e3)
+    return items
 
 
 # --------------------------------------------------------------------------- graph_path
@@ -426,10 +448,13 @@ def graph_path(source: LinkGraph | Any, a: str, b: str, *, caller: Caller) -> Pa
     s = g.index(a, visible=vm, argument="source")
     t = g.index(b, visible=vm, argument="target")
     path, _ = _core.shortest_path(g.core, s, t, vm)
-    p = path.tolist()
-    ids = g.ids
-    names = g.node_type_names
-    nodes = [(ids[i], names[c], g.titles[i]) for i, c in zip(p, g.node_type_codes[path].tolist())]
+    return _path_result(g, a, b, path.tolist(), (time.perf_counter() - t0) * 1e3)
+
+
+def _path_result(g: LinkGraph, a: str, b: str, p: list[int], elapsed_ms: float) -> PathResult:
+    """A path of node indices as a :class:`PathResult`, each step with its typed edges."""
+    ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes
+    nodes = [(ids[i], names[int(codes[i])], titles[i]) for i in p]
     steps = []
     if len(p) > 1:
         core = g.core
@@ -442,4 +467,4 @@ def graph_path(source: LinkGraph | Any, a: str, b: str, *, caller: Caller) -> Pa
             edges = sorted((tn[c], "forward" if sx == x else "backward")
                            for c, sx in zip(g.edge_type_codes[a0:b0].tolist(), g.edge_src[a0:b0].tolist()))
             steps.append(PathStep(ids[x], ids[y], tuple(edges)))
-    return PathResult(a, b, nodes, steps, (time.perf_counter() - t0) * 1e3)
+    return PathResult(a, b, nodes, steps, elapsed_ms)
