@@ -82,12 +82,19 @@ def _confidences(values: Any, n: int) -> npt.NDArray[np.float64]:
     return vals
 
 
+def _ranked(names: list[str]) -> tuple[tuple[str, ...], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Sorted names, each input position's rank in sorted order, and the inverse permutation
+    (sorted position -> input position)."""
+    perm = np.asarray(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[perm] = np.arange(len(names), dtype=np.int64)
+    return tuple(names[i] for i in perm.tolist()), rank, perm
+
+
 def _sorted_codes(names: list[str]) -> tuple[tuple[str, ...], npt.NDArray[np.int64]]:
     """Sorted names and, per first-seen code, its rank in sorted order."""
-    order = sorted(range(len(names)), key=names.__getitem__)
-    rank = np.empty(len(names), dtype=np.int64)
-    rank[np.asarray(order, dtype=np.int64)] = np.arange(len(names), dtype=np.int64)
-    return tuple(names[i] for i in order), rank
+    sorted_names, rank, _ = _ranked(names)
+    return sorted_names, rank
 
 
 @dataclass(slots=True)
@@ -279,9 +286,7 @@ class LinkGraph:
             code = table[str(row["id"])]
             for k in attrs:
                 attrs[k][code] = row.get(k)
-        sorted_ids, rank = _sorted_codes(names)
-        perm = np.empty(n, dtype=np.int64)
-        perm[rank] = np.arange(n, dtype=np.int64)  # sorted position -> first-seen code
+        sorted_ids, rank, perm = _ranked(names)  # perm: sorted position -> first-seen code
         type_sorted, type_rank = _sorted_codes(type_names)
         return cls._build(
             list(sorted_ids), rank[src] if n else src, rank[dst] if n else dst,
@@ -330,10 +335,7 @@ class LinkGraph:
             type_names = []
             typ = intern_strings(et.astype(str).tolist() if et.dtype != object else [str(x) for x in et],
                                  {}, type_names)
-        order = sorted(range(n), key=ids_list.__getitem__)
-        perm = np.asarray(order, dtype=np.int64)  # sorted position -> input position
-        rank = np.empty(n, dtype=np.int64)
-        rank[perm] = np.arange(n, dtype=np.int64)
+        sorted_ids, rank, perm = _ranked(ids_list)  # perm: sorted position -> input position
         type_sorted, type_rank = _sorted_codes(type_names)
         ann: dict[str, Any] = {}
         for key, col in (edge_annotations or {}).items():
@@ -341,7 +343,7 @@ class LinkGraph:
                 raise InputError(f"unknown edge annotation {key!r}; expected one of {EDGE_ANNOTATION_KEYS}")
             ann[key] = col
         return cls._build(
-            [ids_list[i] for i in order], rank[src_a], rank[dst_a],
+            list(sorted_ids), rank[src_a], rank[dst_a],
             type_rank[typ] if type_names else typ, type_sorted, perm,
             node_types=node_types, titles=titles, scopes=scopes, lifecycle=lifecycle,
             edge_annotations=ann,
