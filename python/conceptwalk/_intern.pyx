@@ -57,6 +57,23 @@ def intern_strings(object values, dict table, list names):
     return out
 
 
+cdef inline int _put_edge(int64_t[::1] src, int64_t[::1] dst, int64_t[::1] typ, Py_ssize_t row,
+                          dict table, list names, dict type_table, list type_names, str default_type,
+                          object s, object d, object t) except -1:
+    """Codes of one edge row's endpoints and type (the default type when ``t`` is None), with the
+    row number in the error of a bad id or type."""
+    try:
+        src[row] = _code_fast(table, names, s)
+        dst[row] = _code_fast(table, names, d)
+    except TypeError as exc:
+        raise ValueError(f"edges[{row}]: {exc}") from None
+    try:
+        typ[row] = _code_fast(type_table, type_names, default_type if t is None else t)
+    except TypeError as exc:
+        raise ValueError(f"edges[{row}]: type: {exc}") from None
+    return 0
+
+
 def intern_edges(object edges, dict table, list names, dict type_table, list type_names,
                  str default_type):
     """Walk ``edges`` (tuples ``(src, dst[, type])`` or dicts with ``src``, ``dst``, optional
@@ -78,46 +95,25 @@ def intern_edges(object edges, dict table, list names, dict type_table, list typ
     cdef int64_t[::1] dst = dst_a
     cdef int64_t[::1] typ = typ_a
     cdef dict ann = {}
-    cdef object e, t, key, val
-    cdef Py_ssize_t default_code = -1  # registered on first use, to keep first-seen order
+    cdef object e, s, d, key, val
     for row in range(m):
         e = <object>PyList_GET_ITEM(seq, row)
         if type(e) is tuple:
             n = PyTuple_GET_SIZE(e)
             if n < 2 or n > 3:
                 raise ValueError(f"edges[{row}]: expected 2 or 3 items, got {n}")
-            try:
-                src[row] = _code_fast(table, names, <object>PyTuple_GET_ITEM(e, 0))
-                dst[row] = _code_fast(table, names, <object>PyTuple_GET_ITEM(e, 1))
-            except TypeError as exc:
-                raise ValueError(f"edges[{row}]: {exc}") from None
-            t = <object>PyTuple_GET_ITEM(e, 2) if n == 3 else None
-            if t is not None:
-                try:
-                    typ[row] = _code_fast(type_table, type_names, t)
-                except TypeError as exc:
-                    raise ValueError(f"edges[{row}]: type: {exc}") from None
-            else:
-                if default_code < 0:
-                    default_code = _code(type_table, type_names, default_type)
-                typ[row] = default_code
+            _put_edge(src, dst, typ, row, table, names, type_table, type_names, default_type,
+                      <object>PyTuple_GET_ITEM(e, 0), <object>PyTuple_GET_ITEM(e, 1),
+                      <object>PyTuple_GET_ITEM(e, 2) if n == 3 else None)
             for key in ann:
                 (<list>ann[key]).append(None)
         elif type(e) is dict:
             try:
-                src[row] = _code(table, names, (<dict>e)["src"])
-                dst[row] = _code(table, names, (<dict>e)["dst"])
+                s, d = (<dict>e)["src"], (<dict>e)["dst"]
             except KeyError as exc:
                 raise ValueError(f"edges[{row}]: missing key {exc.args[0]!r}") from None
-            except TypeError as exc:
-                raise ValueError(f"edges[{row}]: {exc}") from None
-            t = (<dict>e).get("type")
-            if t is None:
-                t = default_type
-            try:
-                typ[row] = _code(type_table, type_names, t)
-            except TypeError as exc:
-                raise ValueError(f"edges[{row}]: type: {exc}") from None
+            _put_edge(src, dst, typ, row, table, names, type_table, type_names, default_type,
+                      s, d, (<dict>e).get("type"))
             for key in ANNOTATION_KEYS:
                 val = (<dict>e).get(key)
                 if val is not None:
@@ -133,18 +129,8 @@ def intern_edges(object edges, dict table, list names, dict type_table, list typ
                 raise ValueError(f"edges[{row}]: expected a (src, dst[, type]) tuple or a dict, got {type(e).__name__}") from None
             if n < 2 or n > 3:
                 raise ValueError(f"edges[{row}]: expected 2 or 3 items, got {n}")
-            try:
-                src[row] = _code(table, names, e[0])
-                dst[row] = _code(table, names, e[1])
-            except TypeError as exc:
-                raise ValueError(f"edges[{row}]: {exc}") from None
-            t = e[2] if n == 3 else None
-            if t is None:
-                t = default_type
-            try:
-                typ[row] = _code(type_table, type_names, t)
-            except TypeError as exc:
-                raise ValueError(f"edges[{row}]: type: {exc}") from None
+            _put_edge(src, dst, typ, row, table, names, type_table, type_names, default_type,
+                      e[0], e[1], e[2] if n == 3 else None)
             for key in ann:
                 (<list>ann[key]).append(None)
     return src_a, dst_a, typ_a, ann
