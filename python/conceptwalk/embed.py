@@ -419,7 +419,31 @@ def _finish(texts: list[str], matrix: Any, dim: int) -> np.ndarray:
     return out
 
 
-class Model2VecEmbedder:
+class _LocalModelEmbedder:
+    """What the model-backed embedders share: input checks and the output contract around the
+    library's own ``encode`` (subclasses set ``dim``, ``name`` and ``_encode``)."""
+
+    dim: int
+    name: str
+
+    def _encode(self, items: list[str]) -> Any:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` (see :class:`Embedder` for the output contract)."""
+        items = _text_list(texts)
+        for i, t in enumerate(items):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}] must be a str, got {type(t).__name__}")
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _finish(items, self._encode(items), self.dim)
+
+
+class Model2VecEmbedder(_LocalModelEmbedder):
     """Embedder over a model2vec ``StaticModel`` that is already on this machine.
 
     Needs the optional extra (``pip install conceptwalk[embed]``). The model is loaded from a
@@ -461,22 +485,11 @@ class Model2VecEmbedder:
         self.dim: int = int(probe.shape[1])
         self.name: str = f"model2vec:{label}:d{self.dim}"
 
-    def __repr__(self) -> str:
-        return f"Model2VecEmbedder(name={self.name!r})"
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` (see :class:`Embedder` for the output contract)."""
-        items = _text_list(texts)
-        for i, t in enumerate(items):
-            if not isinstance(t, str):
-                raise TypeError(f"texts[{i}] must be a str, got {type(t).__name__}")
-        if not items:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        matrix = self._model.encode(items, show_progress_bar=False)
-        return _finish(items, matrix, self.dim)
+    def _encode(self, items: list[str]) -> Any:
+        return self._model.encode(items, show_progress_bar=False)
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(_LocalModelEmbedder):
     """Embedder over a sentence-transformers model that is already on this machine.
 
     Needs the optional extra (``pip install conceptwalk[embed-st]``, which brings
@@ -523,19 +536,8 @@ class SentenceTransformerEmbedder:
         self.dim: int = int(probe.shape[1])
         self.name: str = f"st:{label}:d{self.dim}"
 
-    def __repr__(self) -> str:
-        return f"SentenceTransformerEmbedder(name={self.name!r})"
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` (see :class:`Embedder` for the output contract)."""
-        items = _text_list(texts)
-        for i, t in enumerate(items):
-            if not isinstance(t, str):
-                raise TypeError(f"texts[{i}] must be a str, got {type(t).__name__}")
-        if not items:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        matrix = self._model.encode(items, convert_to_numpy=True, show_progress_bar=False)
-        return _finish(items, matrix, self.dim)
+    def _encode(self, items: list[str]) -> Any:
+        return self._model.encode(items, convert_to_numpy=True, show_progress_bar=False)
 
 
 # --------------------------------------------------------------------------- spec
