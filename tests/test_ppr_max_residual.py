@@ -62,3 +62,18 @@ def test_max_residual_respects_the_push_budget_and_validates() -> None:
     for bad in (0, -1.0, float("nan"), float("inf"), "x"):
         with pytest.raises(InputError, match="max_residual"):
             g.personalized_pagerank({"0": 1.0}, max_residual=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("eps", [1e-3, 1e-4])
+def test_error_bounds_bound_the_exact_error(eps: float) -> None:
+    """Ranking.error_bounds() = min(eps*deg, residual) really bounds p*(v) - p(v)."""
+    G = nx.relabel_nodes(nx.barabasi_albert_graph(300, 3, seed=7), str)
+    g = LinkGraph.from_edges(list(G.edges()), nodes=sorted(G))
+    seeds = {"0": 1.0, "17": 0.5}
+    r = g.personalized_pagerank(seeds, eps=eps)
+    p_star = exact(G, g.ids, seeds, 0.25)
+    gap = p_star[r.indices] - r.scores
+    bounds = r.error_bounds()
+    assert (gap >= -1e-12).all() and (gap <= bounds + 1e-12).all()
+    deg = np.array([G.degree(g.ids[i]) for i in r.indices.tolist()], dtype=float)
+    np.testing.assert_allclose(bounds, np.minimum(eps * deg, r.residual))
