@@ -674,7 +674,9 @@ class LinkGraph:
         k : int, optional
             Return only the top ``k`` nodes.
         visible : ids, boolean mask or VisibilityMask, optional
-            Compute exactly as on the subgraph induced by these nodes.
+            Compute exactly as on the subgraph induced by these nodes. Ids and masks are
+            prepared on every call (O(nodes + edges)); for repeated queries pass the prepared
+            ``g.visibility(...)`` or use a :class:`~conceptwalk.Caller`, whose mask is cached.
         max_pushes : int, optional
             Work cap; the ranking says ``truncated`` when it stopped the push early.
         max_residual : float, optional
