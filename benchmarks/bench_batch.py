@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conceptwalk import Caller
-from conceptwalk.batch import graph_context_batch, personalized_pagerank_batch
+from conceptwalk import graph_context_batch, personalized_pagerank_batch
 
 
 @pytest.mark.benchmark(group="batch ppr 1k x 800")

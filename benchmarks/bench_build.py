@@ -74,7 +74,7 @@ def bench_peak_memory(workload, record_property):
 def store_path(workload, tmp_path_factory):
     if workload.graph.num_nodes > 30_000:
         pytest.skip("store build benchmark runs at 1k and 10k (filling SQLite is the slow part)")
-    from conceptwalk.store import KnowledgeBase
+    from conceptwalk.kb.store import KnowledgeBase
 
     path = str(tmp_path_factory.mktemp("store") / "kb.sqlite")
     kb = KnowledgeBase.open(path)
@@ -86,7 +86,7 @@ def store_path(workload, tmp_path_factory):
 
 @pytest.mark.benchmark(group="build from SQLite store")
 def bench_build_from_store(benchmark, workload, store_path):
-    from conceptwalk.store import KnowledgeBase
+    from conceptwalk.kb.store import KnowledgeBase
 
     def cold():
         kb = KnowledgeBase.open(store_path, create=False)

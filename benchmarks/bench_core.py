@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from conceptwalk import Caller, _perf
-
-
+from conceptwalk.bench import harness as _perf
+from conceptwalk import Caller
 def _assert_ppr(w, i, ranking, eps=1e-4):
     ref = _perf.py_push(w.adj, w.seed_idx(i), eps=eps)
     _perf._check_ppr(ranking, ref, w.adj, eps)
@@ -37,7 +36,7 @@ def bench_ppr_masked(benchmark, workload, rotor, masked):
     w = workload
     g = w.graph
     vm = Caller.with_scopes(*w.masked_scopes).visibility(g) if masked else None
-    ok = [i for i in range(len(w.seed_sets)) if vm is None or all(vm.mask[g._index[c]] for c in w.seed_sets[i])]
+    ok = [i for i in range(len(w.seed_sets)) if vm is None or all(vm.mask[g.id_index[c]] for c in w.seed_sets[i])]
     maps = [w.seed_map(i) for i in ok]
     nxt = rotor(len(maps))
     r = benchmark(lambda: g.personalized_pagerank(maps[nxt()], visible=vm))
@@ -69,7 +68,7 @@ def bench_ra_typical(benchmark, workload, rotor):
     nxt = rotor(len(w.concepts))
     res = benchmark(lambda: g.resource_allocation(w.concepts[nxt()], k=10))
     c = w.concepts[nxt.last]
-    t, _ = _perf.numpy_ra(g.core.indptr, g.core.indices, g._index[c], 10)
+    t, _ = _perf.numpy_ra(g.core.indptr, g.core.indices, g.id_index[c], 10)
     assert [s.target for s in res] == [g.ids[x] for x in t.tolist()]
 
 
@@ -78,9 +77,9 @@ def bench_ra_hub(benchmark, workload):
     w = workload
     g = w.graph
     res = benchmark(g.resource_allocation, w.hub, k=10)
-    t, s = _perf.numpy_ra(g.core.indptr, g.core.indices, g._index[w.hub], 10)
+    t, s = _perf.numpy_ra(g.core.indptr, g.core.indices, g.id_index[w.hub], 10)
     assert [x.target for x in res] == [g.ids[i] for i in t.tolist()]
-    benchmark.extra_info["hub_degree"] = int(g.degrees[g._index[w.hub]])
+    benchmark.extra_info["hub_degree"] = int(g.degrees[g.id_index[w.hub]])
 
 
 @pytest.mark.benchmark(group="shortest path")
@@ -90,5 +89,5 @@ def bench_shortest_path(benchmark, workload, rotor):
     nxt = rotor(len(w.pairs))
     p = benchmark(lambda: g.shortest_path(*w.pairs[nxt()]))
     a, b = w.pairs[nxt.last]
-    ref = _perf.py_bibfs(w.adj, g._index[a], g._index[b])
+    ref = _perf.py_bibfs(w.adj, g.id_index[a], g.id_index[b])
     assert (None if p is None else len(p)) == (None if ref is None else len(ref))

@@ -1,4 +1,4 @@
-"""Dask throughput, measured: conceptwalk.distributed.run_context on a LocalCluster with 1 and
+"""Dask throughput, measured: conceptwalk.serve.distributed.run_context on a LocalCluster with 1 and
 with 2 worker processes (one thread each), same queries, after shipping the graph and a warm-up.
 Prints queries/s for each and the ratio; nothing is asserted (a shared machine is noisy).
 
@@ -15,8 +15,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     from dask.distributed import Client, LocalCluster
 
     from conceptwalk import Caller, graph_context
-    from conceptwalk import distributed as cwd
-    from conceptwalk.synthetic import generate
+    from conceptwalk.serve import distributed as cwd
+    from conceptwalk.kb.synthetic import generate
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--concepts", type=int, default=5_000)

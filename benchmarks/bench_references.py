@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conceptwalk import _perf
+from conceptwalk.bench import harness as _perf
 
 
 @pytest.mark.benchmark(group="ppr repeated")
@@ -28,7 +28,7 @@ def bench_ref_numpy_ra(benchmark, workload_1k, rotor):
     w = workload_1k
     g = w.graph
     nxt = rotor(len(w.concepts))
-    t, s = benchmark(lambda: _perf.numpy_ra(g.core.indptr, g.core.indices, g._index[w.concepts[nxt()]], 10))
+    t, s = benchmark(lambda: _perf.numpy_ra(g.core.indptr, g.core.indices, g.id_index[w.concepts[nxt()]], 10))
     assert list(s) == sorted(s, reverse=True)
 
 
@@ -37,5 +37,5 @@ def bench_ref_py_bibfs(benchmark, workload_1k, rotor):
     w = workload_1k
     g = w.graph
     nxt = rotor(len(w.pairs))
-    p = benchmark(lambda: _perf.py_bibfs(w.adj, *(g._index[x] for x in w.pairs[nxt()])))
+    p = benchmark(lambda: _perf.py_bibfs(w.adj, *(g.id_index[x] for x in w.pairs[nxt()])))
     assert p is None or len(set(p)) == len(p)

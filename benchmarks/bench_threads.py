@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    from conceptwalk.synthetic import generate
+    from conceptwalk.kb.synthetic import generate
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--concepts", type=int, default=20_000)

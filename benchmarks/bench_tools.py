@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from conceptwalk import Caller, _perf, graph_context, graph_path, link_suggest
+from conceptwalk.bench import harness as _perf
+from conceptwalk import Caller, graph_context, graph_path, link_suggest
 
 CALLERS = ["all-access", "masked70"]
 
@@ -20,7 +21,7 @@ def _visible_queries(w, caller, lists):
     vm = caller.visibility(w.graph)
     if vm is None:
         return lists
-    return [q for q in lists if all(vm.mask[w.graph._index[c]] for c in q)]
+    return [q for q in lists if all(vm.mask[w.graph.id_index[c]] for c in q)]
 
 
 @pytest.mark.benchmark(group="tool graph_context")
@@ -38,9 +39,9 @@ def bench_graph_context(benchmark, workload, rotor, who):
     ref = graph_context(w.graph, concepts=q, k=20, caller=caller)
     assert res.to_dict() == ref.to_dict()
     if who == "all-access":  # the ranking agrees with the pure-Python push (same algorithm)
-        p = _perf.py_push(w.adj, {w.graph._index[c]: 1.0 for c in q})
+        p = _perf.py_push(w.adj, {w.graph.id_index[c]: 1.0 for c in q})
         for item in res.results:
-            assert abs(p.get(w.graph._index[item.id], 0.0) - item.score) < 1e-9
+            assert abs(p.get(w.graph.id_index[item.id], 0.0) - item.score) < 1e-9
 
 
 @pytest.mark.benchmark(group="tool link_suggest")
@@ -54,7 +55,7 @@ def bench_link_suggest(benchmark, workload, rotor, who):
     res = benchmark(lambda: link_suggest(w.graph, qs[nxt()], k=10, caller=caller))
     if who == "all-access":
         g = w.graph
-        t, _ = _perf.numpy_ra(g.core.indptr, g.core.indices, g._index[res.concept], 10)
+        t, _ = _perf.numpy_ra(g.core.indptr, g.core.indices, g.id_index[res.concept], 10)
         assert [s.id for s in res.suggestions] == [g.ids[x] for x in t.tolist()]
 
 
@@ -70,14 +71,14 @@ def bench_graph_path(benchmark, workload, rotor, who):
     if who == "all-access":
         g = w.graph
         a, b = pairs[nxt.last]
-        ref = _perf.py_bibfs(w.adj, g._index[a], g._index[b])
+        ref = _perf.py_bibfs(w.adj, g.id_index[a], g.id_index[b])
         assert res.length == (None if ref is None else len(ref) - 1)
 
 
 @pytest.mark.benchmark(group="wrapped query")
 def bench_wrapped_query(benchmark, workload_1k, tmp_path_factory):
     wrap = pytest.importorskip("conceptwalk.wrap")
-    from conceptwalk.store import KnowledgeBase
+    from conceptwalk.kb.store import KnowledgeBase
 
     kb_syn = workload_1k.kb
     kb = KnowledgeBase.open(str(tmp_path_factory.mktemp("wrap") / "kb.sqlite"))

@@ -34,7 +34,7 @@ from typing import Any
 def measure(n_concepts: int = 1000, n_queries: int = 50, k: int = 10, *, mode: str = "fts",
             seed: int = 0, configs: dict[str, Any] | None = None, caller_scopes: str = "*") -> dict[str, Any]:
     from conceptwalk import Caller, synthetic
-    from conceptwalk.store import KnowledgeBase
+    from conceptwalk.kb.store import KnowledgeBase
     from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
 
     syn = synthetic.generate(n_concepts, seed=seed)

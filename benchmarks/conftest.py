@@ -3,7 +3,7 @@
 Sizes: the synthetic KB at 1k concepts (the gate) and 10k, 100k by default; 1M is opt-in
 (``CW_BENCH_1M=1``, or list the sizes: ``CW_BENCH_SIZES=1k,1M``) because generating it takes
 about a minute and a few GB. Every workload (graph, query sets, the 70%-visible caller) comes
-from ``conceptwalk._perf`` with a fixed seed, so every run measures the same queries.
+from ``conceptwalk.bench.harness`` with a fixed seed, so every run measures the same queries.
 
 Every benchmark asserts its result against an independent reference, so a fast wrong answer
 fails instead of looking good.
@@ -38,7 +38,7 @@ _CACHE: dict[str, object] = {}
 
 
 def get_workload(size: str):
-    from conceptwalk import _perf
+    from conceptwalk.bench import harness as _perf
 
     if size not in _CACHE:
         _CACHE.clear() if size == "1M" else None  # keep at most one huge KB in memory

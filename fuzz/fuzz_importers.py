@@ -22,8 +22,8 @@ from _fuzzlib import documented, instrumented, run  # noqa: E402
 
 with instrumented():
     from conceptwalk.errors import InputError
-    from conceptwalk.importers import import_edge_list, import_jsonl
-    from conceptwalk.store import KnowledgeBase
+    from conceptwalk.kb.importers import import_edge_list, import_jsonl
+    from conceptwalk.kb.store import KnowledgeBase
 
 ALLOWED = documented()
 _TMP = tempfile.mkdtemp(prefix="cw-fuzz-importers-")

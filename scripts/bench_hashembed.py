@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from test_embed import reference_embed  # noqa: E402
 
-from conceptwalk.embed import HashingEmbedder  # noqa: E402
+from conceptwalk.wrap.embed import HashingEmbedder  # noqa: E402
 
 WORDS = (
     "vector index graph concept retrieval walk page rank personalized shortest path link "

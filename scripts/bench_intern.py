@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from conceptwalk import LinkGraph
-from conceptwalk._intern import intern_edges
+from conceptwalk.graph._intern import intern_edges
 
 DEFAULT_TYPE = "LINK"
 

@@ -7,7 +7,7 @@
 
 What it measures: on the 1k-concept synthetic KB, the median per-query time of each of our
 operations *and* of a fixed reference implementation running the same queries in the same
-process, round-robin (``conceptwalk._perf.round_robin``): the pure-Python forward push for PPR
+process, round-robin (``conceptwalk.bench.harness.round_robin``): the pure-Python forward push for PPR
 and graph_context, the numpy-vectorised resource allocation for link_suggest, the pure-Python
 bidirectional BFS for graph_path. The gate compares the **ratio** reference/ours with the
 committed baseline ratio. A busy machine slows both sides alike, so the ratio moves far less
@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from conceptwalk import Caller, _core, _perf, graph_context, graph_path, link_suggest
+from conceptwalk.bench import harness as _perf
+from conceptwalk import Caller, _core, graph_context, graph_path, link_suggest
 
 BASELINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks", "gate_baseline.json")
 
@@ -64,7 +65,7 @@ def metrics(w: _perf.Workload, rounds: int) -> dict[str, Any]:
     s0, s0i = w.seed_map(0), w.seed_idx(0)
     for i in range(5):  # correctness first: a fast wrong answer fails the gate
         _perf._check_ppr(g.personalized_pagerank(w.seed_map(i)), _perf.py_push(adj, w.seed_idx(i)), adj, 1e-4)
-        t, _ = _perf.numpy_ra(indptr, indices, g._index[w.concepts[i]], 10)
+        t, _ = _perf.numpy_ra(indptr, indices, g.id_index[w.concepts[i]], 10)
         if [x.id for x in link_suggest(g, w.concepts[i], caller=everyone).suggestions] != [g.ids[j] for j in t.tolist()]:
             raise AssertionError("link_suggest disagrees with the numpy reference")
 
@@ -79,9 +80,9 @@ def metrics(w: _perf.Workload, rounds: int) -> dict[str, Any]:
         "graph_context": lambda: ratio(lambda i: graph_context(g, concepts=w.seed_sets[i], k=20, caller=everyone),
                                        lambda i: _perf.py_push(adj, w.seed_idx(i)), nq),
         "link_suggest": lambda: ratio(lambda i: link_suggest(g, w.concepts[i], k=10, caller=everyone),
-                                      lambda i: _perf.numpy_ra(indptr, indices, g._index[w.concepts[i]], 10), nq),
+                                      lambda i: _perf.numpy_ra(indptr, indices, g.id_index[w.concepts[i]], 10), nq),
         "graph_path": lambda: ratio(lambda i: graph_path(g, *w.pairs[i], caller=everyone),
-                                    lambda i: _perf.py_bibfs(adj, g._index[w.pairs[i][0]], g._index[w.pairs[i][1]]), nq),
+                                    lambda i: _perf.py_bibfs(adj, g.id_index[w.pairs[i][0]], g.id_index[w.pairs[i][1]]), nq),
     }
 
 

@@ -10,7 +10,7 @@ Usage::
     python scripts/mcp_roundtrip.py [--concepts 1000] [--repeat 50] [--scopes tenant-a] [--json]
     python scripts/mcp_roundtrip.py --write-fixture   # regenerate tests/fixtures/mcp_tools.json
 
-``--write-fixture`` rewrites the pinned tool list from ``conceptwalk.mcp_server.tool_specs()``;
+``--write-fixture`` rewrites the pinned tool list from ``conceptwalk.serve.mcp.tool_specs()``;
 review the diff before committing it: it is the public contract of the tools.
 """
 
@@ -30,7 +30,7 @@ FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "mcp_t
 
 
 def write_fixture(path: Path = FIXTURE) -> None:
-    from conceptwalk.mcp_server import tool_specs
+    from conceptwalk.serve.mcp import tool_specs
 
     payload = {
         "comment": "The MCP tool list served by conceptwalk (names, arguments, descriptions) - a "
@@ -45,8 +45,8 @@ def write_fixture(path: Path = FIXTURE) -> None:
 
 
 def build_kb(path: str, concepts: int, seed: int) -> Any:
-    from conceptwalk import synthetic
-    from conceptwalk.store import KnowledgeBase
+    from conceptwalk.kb import synthetic
+    from conceptwalk.kb.store import KnowledgeBase
 
     syn = synthetic.generate(concepts, seed=seed)
     with KnowledgeBase.open(path) as kb:
@@ -58,7 +58,7 @@ def build_kb(path: str, concepts: int, seed: int) -> Any:
 
 def pick_calls(kb_path: str, syn: Any, caller: Any, seed: int) -> dict[str, dict[str, Any]]:
     from conceptwalk import graph_path, link_suggest
-    from conceptwalk.store import KnowledgeBase
+    from conceptwalk.kb.store import KnowledgeBase
 
     with KnowledgeBase.open(kb_path, create=False) as kb:
         g = kb.graph()
@@ -80,8 +80,8 @@ def pick_calls(kb_path: str, syn: Any, caller: Any, seed: int) -> dict[str, dict
 
 
 def in_process_ms(kb_path: str, calls: dict[str, dict[str, Any]], caller: Any, repeat: int) -> dict[str, float]:
-    from conceptwalk.mcp_server import ToolServer
-    from conceptwalk.store import KnowledgeBase
+    from conceptwalk.serve.mcp import ToolServer
+    from conceptwalk.kb.store import KnowledgeBase
 
     out: dict[str, float] = {}
     with KnowledgeBase.open(kb_path, create=False) as kb:
@@ -163,8 +163,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import anyio
 
-    from conceptwalk import synthetic
-    from conceptwalk.visibility import Caller
+    from conceptwalk.kb import synthetic
+    from conceptwalk.graph.visibility import Caller
 
     caller = Caller.from_spec(args.scopes)
     with tempfile.TemporaryDirectory() as tmp:

@@ -10,7 +10,7 @@ weight 1 per query, rotating through the same seed sets):
 
 - conceptwalk ``LinkGraph.personalized_pagerank`` (forward push, eps 1e-4) and ``graph_context``
   (top 20 with hops and via, end to end);
-- pure-Python forward push, eps 1e-4 (``conceptwalk._perf.py_push``);
+- pure-Python forward push, eps 1e-4 (``conceptwalk.bench.harness.py_push``);
 - networkit ``scd.ApproximatePageRank`` (C++ push, eps 1e-4);
 - igraph ``personalized_pagerank`` (exact, PRPACK);
 - scikit-network ``PageRank(solver="push")`` with the seeds as personalization (skipped past 10k);
@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from conceptwalk import Caller, _perf, graph_context
+from conceptwalk.bench import harness as _perf
+from conceptwalk import Caller, graph_context
 
 SIZES = {"1k": 1_000, "10k": 10_000, "100k": 100_000, "1M": 1_000_000}
 RESTART = 0.25
@@ -70,7 +71,7 @@ def build_peers(w: _perf.Workload, only: set[str] | None) -> dict[str, tuple[Cal
         peers["conceptwalk"] = (lambda i: g.personalized_pagerank(maps[i], eps=EPS),
                                 lambda r: r.indices[:20].tolist())
     if want("conceptwalk graph_context"):
-        idx = g._index
+        idx = g.id_index
         peers["conceptwalk graph_context"] = (
             lambda i: graph_context(g, concepts=w.seed_sets[i], k=20, caller=everyone, eps=EPS),
             lambda r: [idx[x.id] for x in r.results])

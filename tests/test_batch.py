@@ -8,15 +8,11 @@ import random
 import numpy as np
 import pytest
 
-import conceptwalk.batch as batch_mod
+import conceptwalk.graph.ppr as batch_mod
 from conceptwalk import Caller, InputError, LinkGraph, NotFoundError, graph_context, graph_path, link_suggest
-from conceptwalk.batch import (
-    default_threads,
-    graph_context_batch,
-    graph_path_batch,
-    link_suggest_batch,
-    personalized_pagerank_batch,
-)
+from conceptwalk.graph import personalized_pagerank_batch
+from conceptwalk.graph.checks import default_threads
+from conceptwalk.tools import graph_context_batch, graph_path_batch, link_suggest_batch
 
 THREADS = (1, 2, 3, 8)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conceptwalk import Caller, graph_context, link_suggest
-from conceptwalk.store import KnowledgeBase
+from conceptwalk.kb.store import KnowledgeBase
 
 
 def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -98,7 +98,6 @@ def test_bad_input_exits_cleanly(tmp_path: Path) -> None:
 
 
 def test_demo(tmp_path: Path) -> None:
-    pytest.importorskip("conceptwalk.synthetic")
     db = tmp_path / "demo.db"
     out = json.loads(run("demo", "--path", str(db), "--concepts", "300", "--repeat", "3", "--json").stdout)
     assert out["graph"]["nodes"] > 300
@@ -114,7 +113,7 @@ def test_demo(tmp_path: Path) -> None:
 
 
 def test_dataset_cwe(tmp_path: Path) -> None:
-    from conceptwalk import datasets
+    from conceptwalk.kb import datasets
 
     if not datasets.available()["cwe"]:
         pytest.skip("pip install cwe2")

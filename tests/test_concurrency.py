@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from conceptwalk import Caller, LinkGraph, graph_context, graph_path, link_suggest
-from conceptwalk.store import KnowledgeBase
-from conceptwalk.synthetic import generate
+from conceptwalk.kb.store import KnowledgeBase
+from conceptwalk.kb.synthetic import generate
 
 THREADS = 8
 ALL = Caller.all_access()
@@ -190,13 +190,12 @@ def _check_snapshots(path, probes: list[str], seen: dict) -> None:
 
 @pytest.mark.parametrize("threads", [THREADS])
 def test_batch_threads_equal_serial(threads):
-    # the C++-thread batch paths (if present) against one-by-one calls
-    batch = pytest.importorskip("conceptwalk.batch")
+    # the C++-thread batch path against one-by-one calls
+    from conceptwalk.graph import personalized_pagerank_batch
+
     g = _random_graph(300, 1500, seed=9)
     seeds = [{g.ids[i]: 1.0} for i in range(0, 300, 7)]
-    if not hasattr(batch, "personalized_pagerank_batch"):
-        pytest.skip("conceptwalk.batch has no personalized_pagerank_batch")
-    out = batch.personalized_pagerank_batch(g, seeds, eps=1e-5, threads=threads)
+    out = personalized_pagerank_batch(g, seeds, eps=1e-5, threads=threads)
     for s, r in zip(seeds, out):
         one = g.personalized_pagerank(s, eps=1e-5)
         assert list(r.items()) == list(one.items())

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conceptwalk.store import KnowledgeBase
+from conceptwalk.kb.store import KnowledgeBase
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
 
@@ -25,8 +25,8 @@ EDGES_PER_BATCH = 1600
 
 _WRITER = textwrap.dedent("""
     import json, os, sys
-    from conceptwalk.importers import import_jsonl
-    from conceptwalk.store import KnowledgeBase
+    from conceptwalk.kb.importers import import_jsonl
+    from conceptwalk.kb.store import KnowledgeBase
     db, workdir, it, n_nodes, n_edges = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
     kb = KnowledgeBase.open(db)
     b = 0
@@ -112,7 +112,6 @@ _EMITTER = textwrap.dedent("""
 
 
 def test_events_sink_never_leaves_a_torn_line(tmp_path):
-    pytest.importorskip("conceptwalk.wrap.events")
     from conceptwalk.wrap.events import JsonlSink, read_events
 
     path = str(tmp_path / "events.jsonl")

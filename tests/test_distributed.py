@@ -1,4 +1,4 @@
-"""conceptwalk.distributed on a LocalCluster: results equal the in-process ones, in input order;
+"""conceptwalk.serve.distributed on a LocalCluster: results equal the in-process ones, in input order;
 the graph goes to each worker once, as numpy arrays, and is rebuilt once per worker."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from conceptwalk import Caller, LinkGraph, graph_context, link_suggest  # noqa: E402
-from conceptwalk import distributed as cwd  # noqa: E402
+from conceptwalk.serve import distributed as cwd  # noqa: E402
 from conceptwalk.errors import InputError  # noqa: E402
-from conceptwalk.store import KnowledgeBase  # noqa: E402
-from conceptwalk.synthetic import generate  # noqa: E402
+from conceptwalk.kb.store import KnowledgeBase  # noqa: E402
+from conceptwalk.kb.synthetic import generate  # noqa: E402
 from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search  # noqa: E402
 
 ALL = Caller.all_access()

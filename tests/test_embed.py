@@ -1,4 +1,4 @@
-"""Tests of conceptwalk.embed: the hashing embedder (Cython) against a pure-Python reference,
+"""Tests of conceptwalk.wrap.embed: the hashing embedder (Cython) against a pure-Python reference,
 the text normaliser, the spec parser and the optional model-backed embedders."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import conceptwalk.embed as embed
-from conceptwalk import _hashembed
-from conceptwalk.embed import (
+import conceptwalk.wrap.embed as embed
+from conceptwalk.wrap import _hashembed
+from conceptwalk.wrap.embed import (
     Embedder,
     HashingEmbedder,
     Model2VecEmbedder,
@@ -288,7 +288,7 @@ def test_deterministic_across_processes_and_hash_seeds() -> None:
     texts = ["Vector index", "知识图谱", "emoji 👍", "C++ templates"]
     here = HashingEmbedder(dim=96).embed(texts).tobytes().hex()
     code = (
-        "import sys; from conceptwalk.embed import HashingEmbedder; "
+        "import sys; from conceptwalk.wrap.embed import HashingEmbedder; "
         f"sys.stdout.write(HashingEmbedder(dim=96).embed({texts!r}).tobytes().hex())"
     )
     for seed in ("0", "12345", "random"):

@@ -13,8 +13,8 @@ import pytest
 
 from conceptwalk import Caller, ConceptwalkError, InputError, LinkGraph, NotFoundError, _core
 from conceptwalk import graph_context, link_suggest
-from conceptwalk.importers import import_edge_list, import_jsonl
-from conceptwalk.store import KnowledgeBase
+from conceptwalk.kb.importers import import_edge_list, import_jsonl
+from conceptwalk.kb.store import KnowledgeBase
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
 ALL = Caller.all_access()

@@ -13,8 +13,8 @@ import networkx as nx
 import pytest
 
 from conceptwalk.errors import InputError
-from conceptwalk.importers import import_edge_list, import_jsonl, import_networkx
-from conceptwalk.store import ANNOTATION_AXES, KnowledgeBase
+from conceptwalk.kb.importers import import_edge_list, import_jsonl, import_networkx
+from conceptwalk.kb.store import ANNOTATION_AXES, KnowledgeBase
 
 DATA = Path(__file__).parent / "data"
 EDGE_COLS = ["src", "dst", "type", *ANNOTATION_AXES]

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from conceptwalk import Caller, LinkGraph, graph_context, graph_path, link_suggest
-from conceptwalk.mcp_server import (
+from conceptwalk.serve.mcp import (
     TOKEN_ENV,
     TOKEN_META_KEY,
     TokenFile,
@@ -31,7 +31,7 @@ from conceptwalk.mcp_server import (
     tool_specs,
 )
 from conceptwalk.errors import ConceptwalkError
-from conceptwalk.store import KnowledgeBase
+from conceptwalk.kb.store import KnowledgeBase
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mcp_tools.json"
 TENANT = Caller.with_scopes("tenant-a")
@@ -42,7 +42,7 @@ SEED = 7
 # --------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
 def syn() -> Any:
-    from conceptwalk import synthetic
+    from conceptwalk.kb import synthetic
 
     return synthetic.generate(N_CONCEPTS, seed=SEED)
 
@@ -182,7 +182,7 @@ def test_fixture_holds_the_public_contract() -> None:
 
 def test_a_changed_description_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison the fixture test makes does notice a one-word change."""
-    from conceptwalk import mcp_server
+    from conceptwalk.serve import mcp as mcp_server
 
     pinned = json.loads(FIXTURE.read_text(encoding="utf-8"))["tools"]
     changed = dict(mcp_server.TOOL_SPECS[1], description=mcp_server.TOOL_SPECS[1]["description"] + " x")

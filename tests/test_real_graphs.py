@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conceptwalk import Caller, LinkGraph, graph_context, graph_path, link_suggest
-from conceptwalk import datasets
+from conceptwalk.kb import datasets
 
 nx = pytest.importorskip("networkx")
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from conceptwalk.errors import ConceptwalkError, InputError, NotFoundError
-from conceptwalk.store import ANNOTATION_AXES, SCHEMA_VERSION, KnowledgeBase
+from conceptwalk.kb.store import ANNOTATION_AXES, SCHEMA_VERSION, KnowledgeBase
 
 NODES = [
     {"id": "c:ppr", "type": "CONCEPT", "title": "Personalized PageRank",
@@ -437,7 +437,7 @@ def test_search_ties_break_by_id(kb):
 # ---------------------------------------------------------------------- concurrency
 WRITER = textwrap.dedent("""
     import sys, time
-    from conceptwalk.store import KnowledgeBase
+    from conceptwalk.kb.store import KnowledgeBase
     kb = KnowledgeBase.open(sys.argv[1])
     for t in range(int(sys.argv[2])):
         with kb.transaction():
@@ -482,7 +482,7 @@ def test_second_process_reader_sees_consistent_snapshots(tmp_path):
 
 
 def test_edge_fast_path_agrees_with_checked_path():
-    from conceptwalk.store import _edge_tuple_checked, edge_tuple
+    from conceptwalk.kb.store import _edge_tuple_checked, edge_tuple
     rows = [{"src": "a", "dst": "b"}, {"src": "a", "dst": "b", "type": None},
             {"src": "a", "dst": "b", "type": "T", "authority": None, "lifecycle": "L"},
             {"src": "a", "dst": "b", "extraction_confidence": 0.0},

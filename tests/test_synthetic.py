@@ -1,4 +1,4 @@
-"""Tests of conceptwalk.synthetic: determinism, shape, annotations, scopes, aliases, rows, queries."""
+"""Tests of conceptwalk.kb.synthetic: determinism, shape, annotations, scopes, aliases, rows, queries."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-import conceptwalk.synthetic as synthetic
+import conceptwalk.kb.synthetic as synthetic
 from conceptwalk import InputError, LinkGraph
-from conceptwalk.synthetic import EDGE_TYPES, TENANTS, SyntheticKB, generate
+from conceptwalk.kb.synthetic import EDGE_TYPES, TENANTS, SyntheticKB, generate
 
 AXES = ("authority", "fidelity", "extraction_method", "lifecycle")
 NODE_KEYS = ["id", "type", "title", "body", "scopes", "lifecycle"]
@@ -80,7 +80,7 @@ def test_different_seed_or_size_differs(kb: SyntheticKB) -> None:
 
 def test_independent_of_hash_seed_and_process(kb: SyntheticKB) -> None:
     code = ("import sys; sys.path.insert(0, %r); from test_synthetic import digest; "
-            "from conceptwalk.synthetic import generate; print(digest(generate(1000, seed=0)))"
+            "from conceptwalk.kb.synthetic import generate; print(digest(generate(1000, seed=0)))"
             % os.path.dirname(__file__))
     for hashseed in ("1", "12345"):
         env = dict(os.environ, PYTHONHASHSEED=hashseed)

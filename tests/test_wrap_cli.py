@@ -32,7 +32,7 @@ def db(tmp_path_factory):
 
 
 def test_query_json_flat_is_the_builtin_search_byte_for_byte(db):
-    from conceptwalk.store import KnowledgeBase
+    from conceptwalk.kb.store import KnowledgeBase
 
     p = run("query", db, "session tokens", "-k", "3", "--json")
     with KnowledgeBase.open(db) as kb:
@@ -63,7 +63,7 @@ def test_probe_cli(db):
 
 
 def db_kb(path):
-    from conceptwalk.store import KnowledgeBase
+    from conceptwalk.kb.store import KnowledgeBase
 
     return KnowledgeBase.open(path)
 

@@ -26,7 +26,7 @@ def test_schema_is_valid_and_shipped_in_the_package():
     jsonschema.Draft202012Validator.check_schema(load_event_schema())
     from importlib import resources
 
-    assert resources.files("conceptwalk").joinpath("schemas", "retrieval_event.schema.json").is_file()
+    assert resources.files("conceptwalk.wrap").joinpath("schemas", "retrieval_event.schema.json").is_file()
 
 
 @pytest.mark.parametrize("cfg", [WalkConfig(), WalkConfig(embedder=None, max_candidates=1),

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from conceptwalk import Caller, LinkGraph
-from conceptwalk.embed import HashingEmbedder
-from conceptwalk.store import KnowledgeBase
+from conceptwalk.wrap.embed import HashingEmbedder
+from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.wrap import ConceptResolver, WalkConfig, resolve
 from test_wrap_retriever import make_kb
 

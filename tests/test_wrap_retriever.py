@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conceptwalk import Caller, InputError, LinkGraph
-from conceptwalk.store import KnowledgeBase
+from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.wrap import (ABSENT_IN_PROJECTION, ABSENT_IN_STORAGE, ConceptAnchoredRetriever,
                               WalkConfig, builtin_flat_search)
 
@@ -222,7 +222,7 @@ def test_one_hop_walk_only_direct_neighbours(kb):
 
 @pytest.fixture(scope="module")
 def synth_kb():
-    from conceptwalk import synthetic
+    from conceptwalk.kb import synthetic
 
     syn = synthetic.generate(80, seed=3)
     k = KnowledgeBase.open(":memory:")

@@ -9,7 +9,7 @@ byte for byte. See ``docs/wrap.md``.
 Examples
 --------
 >>> from conceptwalk import Caller
->>> from conceptwalk.store import KnowledgeBase
+>>> from conceptwalk.kb.store import KnowledgeBase
 >>> from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
 >>> kb = KnowledgeBase.open(":memory:")
 >>> _ = kb.add_nodes([{"id": "c:cache", "type": "CONCEPT", "title": "Cache invalidation"},

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..embed import normalize_text
+from .embed import normalize_text
 from ..errors import ConceptwalkError, InputError
 from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph
 from .config import WalkConfig
@@ -150,7 +150,7 @@ class Snapshot:
 
 
 class Source:
-    """What the wrap reads from: a :class:`~conceptwalk.store.KnowledgeBase`-like object (with
+    """What the wrap reads from: a :class:`~conceptwalk.kb.store.KnowledgeBase`-like object (with
     ``graph()``, and optionally ``aliases()``, ``annotation_presence()``, ``nodes()``,
     ``get_embeddings()``, ``set_embeddings()``, ``search()``) or a bare :class:`LinkGraph`."""
 

@@ -96,7 +96,7 @@ class WalkConfig:
         Confidence of a concept whose normalised title or id occurs in the normalised query (the
         fallback, used only when the alias map, the flat hits and the embeddings resolved nothing).
     embedder : str or None, default ``"hashing"``
-        Embedder spec for :func:`conceptwalk.embed.get_embedder` (None disables semantic
+        Embedder spec for :func:`conceptwalk.wrap.embed.get_embedder` (None disables semantic
         resolution).
     annotations : bool, default True
         Load the edge annotation columns with the graph (False: a lighter projection; the

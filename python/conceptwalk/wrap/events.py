@@ -177,7 +177,7 @@ def load_event_schema() -> dict[str, Any]:
     >>> load_event_schema()["title"]
     'conceptwalk retrieval event'
     """
-    text = resources.files("conceptwalk").joinpath("schemas/retrieval_event.schema.json").read_text("utf-8")
+    text = resources.files("conceptwalk.wrap").joinpath("schemas/retrieval_event.schema.json").read_text("utf-8")
     return json.loads(text)  # type: ignore[no-any-return]
 
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..embed import get_embedder
+from .embed import get_embedder
 from ..errors import InputError
-from ..visibility import Caller
+from ..graph import Caller
 from ._source import Source
 
 __all__ = ["BuiltinFlatSearch", "builtin_flat_search"]
@@ -64,7 +64,7 @@ class BuiltinFlatSearch:
         hits = self._fts(text, k, g, mask) if self.mode == "fts" else self._embedding(text, k, g, mask)
         out = []
         for nid, score in hits:
-            i = g._index[nid]
+            i = g.id_index[nid]
             out.append({"id": nid, "type": g.node_type_names[int(g.node_type_codes[i])],
                         "title": g.titles[i], "score": score})
         return out
@@ -74,7 +74,7 @@ class BuiltinFlatSearch:
         while True:
             raw = self.kb.search(text, fetch)
             hits = [(nid, float(s)) for nid, s in raw
-                    if nid in g._index and (mask is None or mask[g._index[nid]])]
+                    if nid in g.id_index and (mask is None or mask[g.id_index[nid]])]
             if len(hits) >= k or len(raw) < fetch:
                 return hits[:k]
             fetch *= 4
@@ -125,7 +125,7 @@ def builtin_flat_search(kb: Any, *, mode: str = "fts", embedder: Any = None,
     Examples
     --------
     >>> from conceptwalk import Caller
-    >>> from conceptwalk.store import KnowledgeBase
+    >>> from conceptwalk.kb.store import KnowledgeBase
     >>> kb = KnowledgeBase.open(":memory:")
     >>> _ = kb.add_nodes([{"id": "a", "type": "DOC", "title": "Graph walks"},
     ...                   {"id": "b", "type": "DOC", "title": "Secret walks", "scopes": ["t1"]}])

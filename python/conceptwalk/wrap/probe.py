@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
-from ..visibility import Caller
+from ..graph.walk import typed_walk
+from ..graph import Caller
 from ._source import Source
 from .config import WalkConfig
 from .walk import AXES, type_flags
@@ -85,8 +85,8 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
     per_concept: list[int] = []
     for c in concepts.tolist():
         start = np.array([c], dtype=np.int32)
-        nodes, _, hops, _, _, _ = _core.typed_walk(g.core, start, 2, expand, admit, node_types, exp_nodes,
-                                                   adm_nodes, big_edges, big_cands, vm)
+        nodes, _, hops, _, _, _ = typed_walk(g, start, 2, expand, admit, node_types, exp_nodes, adm_nodes,
+                                             max_edges=big_edges, max_candidates=big_cands, visible=vm)
         ends_by_hops: dict[int, set[int]] = {1: set(), 2: set()}
         for row, h in zip(nodes.tolist(), hops.tolist()):
             ends_by_hops[h].add(row[h])
@@ -95,8 +95,9 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
         reach1 += bool(within1)
         reach2 += bool(within2)
         per_concept.append(len(within1 if cfg.max_hops == 1 else within2))
-        truncated += bool(_core.typed_walk(g.core, start, cfg.max_hops, expand, admit, node_types, exp_nodes,
-                                           adm_nodes, cfg.max_edges, cfg.max_candidates, vm)[5])
+        truncated += bool(typed_walk(g, start, cfg.max_hops, expand, admit, node_types, exp_nodes, adm_nodes,
+                                      max_edges=cfg.max_edges, max_candidates=cfg.max_candidates,
+                                      visible=vm)[5])
     n = len(per_concept)
 
     def share(x: int) -> float | None:
@@ -114,7 +115,7 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
     aliases = snap.aliases()
 
     def seen(nid: str) -> bool:
-        i = g._index.get(nid)
+        i = g.id_index.get(nid)
         return i is not None and (visible is None or bool(visible[i]))
 
     groups: dict[str, set[str]] = {}

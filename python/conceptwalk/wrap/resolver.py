@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ..embed import get_embedder
+from .embed import get_embedder
 from ..errors import InputError
-from ..visibility import Caller
+from ..graph import Caller
 from ._source import Snapshot, Source, phrases_in
 from .config import WalkConfig
 
@@ -92,7 +92,7 @@ class ConceptResolver:
     Examples
     --------
     >>> from conceptwalk import Caller
-    >>> from conceptwalk.store import KnowledgeBase
+    >>> from conceptwalk.kb.store import KnowledgeBase
     >>> kb = KnowledgeBase.open(":memory:")
     >>> _ = kb.add_nodes([{"id": "c:ppr", "type": "CONCEPT", "title": "Personalized PageRank"},
     ...                   {"id": "c:ppr-old", "type": "CONCEPT", "title": "PPR (old page)"}])
@@ -149,7 +149,7 @@ class ConceptResolver:
         best: dict[str, ResolvedConcept] = {}
 
         def usable(nid: str) -> int | None:
-            i = g._index.get(nid)
+            i = g.id_index.get(nid)
             if i is None or (visible is not None and not visible[i]) or not snap.is_concept(i, cfg):
                 return None
             return i
@@ -178,7 +178,7 @@ class ConceptResolver:
                 nid = hit.get("id") if isinstance(hit, Mapping) else None
                 if not isinstance(nid, str):
                     continue
-                i = g._index.get(nid)
+                i = g.id_index.get(nid)
                 if i is None or (visible is not None and not visible[i]):
                     continue
                 for c in canonical_concepts(nid):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from ..visibility import Caller
+from ..graph import Caller
 from ._source import Source
 from .config import WalkConfig
 from .events import EVENT_SCHEMA_VERSION, emit_safely, make_sink
@@ -167,7 +167,7 @@ class ConceptAnchoredRetriever:
         concepts = resolved[:cfg.max_concepts]
         truncated_by = ["concepts"] if len(resolved) > cfg.max_concepts else []
         vm = caller.visibility(g)
-        starts = [(g._index[c.id], c.id, c.confidence) for c in concepts]
+        starts = [(g.id_index[c.id], c.id, c.confidence) for c in concepts]
         outcome: WalkOutcome = run_walk(g, starts, cfg, vm, Provenance(g, snap.presence()))
         truncated_by += outcome.truncated_by
         ids = g.ids

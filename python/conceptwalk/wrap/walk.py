@@ -1,4 +1,4 @@
-"""The bounded typed walk (``conceptwalk._core.typed_walk``) and the decoding of its paths into
+"""The bounded typed walk (:func:`conceptwalk.graph.walk.typed_walk`) and the decoding of its paths into
 JSON-ready hops with provenance."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .. import _core
-from ..graph import LinkGraph
+from ..graph import LinkGraph, VisibilityMask
+from ..graph.walk import typed_walk
 from .config import WalkConfig
 
 __all__ = ["WalkOutcome", "run_walk", "AXES", "ABSENT_IN_STORAGE", "ABSENT_IN_PROJECTION"]
@@ -121,7 +121,7 @@ class Provenance:
 
 
 def run_walk(graph: LinkGraph, starts: Sequence[tuple[int, str, float]], config: WalkConfig,
-             visible: _core.VisibilityMask | None, provenance: Provenance) -> WalkOutcome:
+             visible: VisibilityMask | None, provenance: Provenance) -> WalkOutcome:
     """Walk from ``starts`` (``(index, id, confidence)`` of visible concepts) and decode the paths.
 
     Path score = concept confidence x ``hop_decay ** (hops - 1)`` x the product of the
@@ -151,9 +151,9 @@ def run_walk(graph: LinkGraph, starts: Sequence[tuple[int, str, float]], config:
             adm_nodes = np.ones(len(g.node_type_names), dtype=bool)
     start_idx = np.array([s[0] for s in starts], dtype=np.int32)
     t0 = time.perf_counter()
-    nodes, entries, hops, cands, visited, truncated = _core.typed_walk(
-        g.core, start_idx, config.max_hops, expand, admit, node_types, exp_nodes, adm_nodes,
-        config.max_edges, config.max_candidates, visible)
+    nodes, entries, hops, cands, visited, truncated = typed_walk(
+        g, start_idx, config.max_hops, expand, admit, node_types, exp_nodes, adm_nodes,
+        max_edges=config.max_edges, max_candidates=config.max_candidates, visible=visible)
     out.core_ms = (time.perf_counter() - t0) * 1e3
     out.edges_visited = int(visited)
     out.truncated = bool(truncated)

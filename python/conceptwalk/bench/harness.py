@@ -196,7 +196,7 @@ class Workload:
 
     def seed_idx(self, i: int) -> dict[int, float]:
         """Seed set ``i`` as indices with the weights graph_context gives concepts (1 each)."""
-        return {self.graph._index[c]: 1.0 for c in self.seed_sets[i % len(self.seed_sets)]}
+        return {self.graph.id_index[c]: 1.0 for c in self.seed_sets[i % len(self.seed_sets)]}
 
     def seed_map(self, i: int) -> dict[str, float]:
         return {c: 1.0 for c in self.seed_sets[i % len(self.seed_sets)]}
@@ -233,8 +233,8 @@ def _pick_queries(g: Any, name: str, n_queries: int, seed: int, kb: Any = None) 
 
 
 def load_workload(n_concepts: int = 1000, *, seed: int = 0, n_queries: int = 200) -> Workload:
-    """The synthetic KB of ``n_concepts`` concepts (``conceptwalk.synthetic``) and its queries."""
-    from .synthetic import generate
+    """The synthetic KB of ``n_concepts`` concepts (``conceptwalk.kb.synthetic``) and its queries."""
+    from ..kb.synthetic import generate
 
     kb = generate(n_concepts, seed=seed)
     t0 = time.perf_counter()
@@ -373,10 +373,8 @@ def _check_ppr(ours: Any, ref: dict[int, float], adj: list[list[int]], eps: floa
 def run_suite(w: Workload, *, rounds: int = 7, n_queries: int = 50, peers: bool = False,
               threads_check: bool = True, eps: float = 1e-4) -> list[Row]:
     """Measure our tools and core calls against the in-run references on workload ``w``."""
-    from . import _core
-    from .batch import personalized_pagerank_batch
-    from .tools import graph_context, graph_path, link_suggest
-    from .visibility import Caller
+    from ..graph import Caller, personalized_pagerank_batch
+    from ..tools import graph_context, graph_path, link_suggest
 
     g = w.graph
     adj = w.adj
@@ -392,12 +390,12 @@ def run_suite(w: Workload, *, rounds: int = 7, n_queries: int = 50, peers: bool 
         _check_ppr(g.personalized_pagerank(w.seed_map(i), eps=eps), py_push(adj, w.seed_idx(i), eps=eps), adj, eps)
         c = w.concepts[i % len(w.concepts)]
         ours = link_suggest(g, c, k=10, caller=everyone)
-        rt, rs = numpy_ra(indptr, indices, g._index[c], 10)
+        rt, rs = numpy_ra(indptr, indices, g.id_index[c], 10)
         if [s.id for s in ours.suggestions] != [g.ids[t] for t in rt.tolist()]:
             raise AssertionError(f"link_suggest({c}) disagrees with the numpy reference")
         a, b = w.pairs[i % len(w.pairs)]
         p = graph_path(g, a, b, caller=everyone)
-        ref = py_bibfs(adj, g._index[a], g._index[b])
+        ref = py_bibfs(adj, g.id_index[a], g.id_index[b])
         if (p.length if p.found else None) != (None if ref is None else len(ref) - 1):
             raise AssertionError(f"graph_path({a}, {b}) length differs from the reference BFS")
 
@@ -418,13 +416,12 @@ def run_suite(w: Workload, *, rounds: int = 7, n_queries: int = 50, peers: bool 
         "ref": lambda i: py_push(adj, w.seed_idx(i), eps=eps),
     }, nq, rounds=rounds)
     rows.append(Row("graph_context", "graph_context top-20", t["ours"], "pure-Python push", t["ref"], ">= 30x"))
-    ctx_s = t["ours"]
     t = interleaved({
         "ours": lambda i: link_suggest(g, w.concepts[i], k=10, caller=everyone),
-        "ref": lambda i: numpy_ra(indptr, indices, g._index[w.concepts[i]], 10),
+        "ref": lambda i: numpy_ra(indptr, indices, g.id_index[w.concepts[i]], 10),
     }, nq, rounds=rounds)
     rows.append(Row("link_suggest", "link_suggest k=10", t["ours"], "numpy RA", t["ref"], ">= 10x"))
-    hub = g._index[w.hub]
+    hub = g.id_index[w.hub]
     t = interleaved({
         "ours": lambda i: link_suggest(g, w.hub, k=10, caller=everyone),
         "ref": lambda i: numpy_ra(indptr, indices, hub, 10),
@@ -433,16 +430,16 @@ def run_suite(w: Workload, *, rounds: int = 7, n_queries: int = 50, peers: bool 
                     t["ref"], ">= 3x at 1M"))
     t = interleaved({
         "ours": lambda i: graph_path(g, *w.pairs[i], caller=everyone),
-        "ref": lambda i: py_bibfs(adj, g._index[w.pairs[i][0]], g._index[w.pairs[i][1]]),
+        "ref": lambda i: py_bibfs(adj, g.id_index[w.pairs[i][0]], g.id_index[w.pairs[i][1]]),
     }, nq, rounds=rounds)
     rows.append(Row("graph_path", "graph_path", t["ours"], "pure-Python bidirectional BFS", t["ref"], ">= 10x"))
 
     if masked is not None:
         masked.visibility(g)  # warm for that caller
-        ok = [i for i in range(nq) if all(g.scope_mask(w.masked_scopes)[g._index[c]] for c in w.seed_sets[i])]
+        ok = [i for i in range(nq) if all(g.scope_mask(w.masked_scopes)[g.id_index[c]] for c in w.seed_sets[i])]
         ok = ok or [0]
         vm = masked.visibility(g)
-        if vm is not None and all(vm.mask[g._index[c]] for c in w.seed_sets[ok[0]]):
+        if vm is not None and all(vm.mask[g.id_index[c]] for c in w.seed_sets[ok[0]]):
             t = interleaved({
                 "ours": lambda i: graph_context(g, concepts=w.seed_sets[ok[i % len(ok)]], k=20, caller=masked, eps=eps),
                 "ref": lambda i: graph_context(g, concepts=w.seed_sets[ok[i % len(ok)]], k=20, caller=everyone, eps=eps),
@@ -464,8 +461,6 @@ def run_suite(w: Workload, *, rounds: int = 7, n_queries: int = 50, peers: bool 
         rows.append(Row("batch 2 threads", "PPR batch, 2 threads", t["b2"] / len(sets), "same batch, 1 thread",
                         t["b1"] / len(sets), ">= 1.8x",
                         note=f"machine control (sha256, 2 vs 1 thread) {cs:.2f}x; normalised {sp / cs:.2f}"))
-    _ = ctx_s
-    _ = _core
     return rows
 
 

@@ -27,7 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from . import _hashembed
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = [
     "Embedder",

@@ -20,8 +20,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConceptwalkError
-from .graph import LinkGraph
+from ..errors import ConceptwalkError
+from ..graph import LinkGraph
 
 __all__ = ["Dataset", "load_umls", "load_cwe", "available", "DATASETS"]
 

@@ -12,9 +12,10 @@ from typing import Any, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _core
+from .. import _core
 from ._intern import ANNOTATION_KEYS, factorize, factorize_lists, intern_edges, intern_strings, to_float_array
-from .errors import InputError, NotFoundError
+from ..errors import InputError, NotFoundError
+from .checks import check_count, check_min_shared, check_optional_count, check_ppr_params
 
 __all__ = [
     "LinkGraph",
@@ -199,7 +200,8 @@ class LinkGraph:
                  self_loops: int, duplicate_edges: int) -> None:
         self._core = core
         self.ids: list[str] = ids
-        self._index: dict[str, int] = {s: i for i, s in enumerate(ids)}
+        #: id -> node index (the rank of the id in sorted order).
+        self.id_index: dict[str, int] = {s: i for i, s in enumerate(ids)}
         self.node_type_codes = node_type_codes
         self.node_type_names = node_type_names
         self.titles = titles
@@ -509,7 +511,7 @@ class LinkGraph:
         return self.num_nodes
 
     def __contains__(self, node_id: object) -> bool:
-        return isinstance(node_id, str) and node_id in self._index
+        return isinstance(node_id, str) and node_id in self.id_index
 
     def __repr__(self) -> str:
         return (f"LinkGraph(nodes={self.num_nodes}, edges={self.num_edges}, "
@@ -517,7 +519,7 @@ class LinkGraph:
 
     def index(self, node_id: str, *, visible: Visible = None, argument: str = "node") -> int:
         """Index of ``node_id``; :class:`NotFoundError` when unknown or hidden (same text)."""
-        idx = self._index.get(node_id) if isinstance(node_id, str) else None
+        idx = self.id_index.get(node_id) if isinstance(node_id, str) else None
         if idx is None:
             raise NotFoundError(node_id, argument)
         vm = self.visibility(visible)
@@ -570,7 +572,7 @@ class LinkGraph:
         if isinstance(visible, np.ndarray):
             raise InputError(f"visible: numpy mask must be boolean, got dtype {visible.dtype}")
         mask = np.zeros(self.num_nodes, dtype=bool)
-        idx = [self._index[v] for v in visible if isinstance(v, str) and v in self._index]
+        idx = [self.id_index[v] for v in visible if isinstance(v, str) and v in self.id_index]
         mask[np.asarray(idx, dtype=np.int64)] = True
         return _core.VisibilityMask(self._core, mask)
 
@@ -622,12 +624,12 @@ class LinkGraph:
         return vm
 
     # ------------------------------------------------------------------ algorithms
-    def _seed_arrays(self, seeds: Mapping[str, float], vm: _core.VisibilityMask | None) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    def seed_arrays(self, seeds: Mapping[str, float], vm: _core.VisibilityMask | None) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
         if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Mapping):
             raise InputError(f"seeds must map node ids to positive weights, got {type(seeds).__name__}")
         if len(seeds) == 0:
             raise InputError("seeds must not be empty")
-        index = self._index
+        index = self.id_index
         mask = None if vm is None else vm.mask  # one view for the whole loop
         idx_l: list[int] = []
         w_l: list[float] = []
@@ -648,13 +650,6 @@ class LinkGraph:
         order = sorted(range(len(idx_l)), key=idx_l.__getitem__)
         return (np.array([idx_l[j] for j in order], dtype=np.int32),
                 np.array([w_l[j] for j in order], dtype=np.float64))
-
-    @staticmethod
-    def _check_ppr_params(restart: float, eps: float) -> None:
-        if not isinstance(restart, (int, float)) or not 0.0 < float(restart) < 1.0:
-            raise InputError(f"restart must be in (0, 1), got {restart!r}")
-        if not isinstance(eps, (int, float)) or not math.isfinite(eps) or not eps > 0:
-            raise InputError(f"eps must be positive and finite, got {eps!r}")
 
     def personalized_pagerank(self, seeds: Mapping[str, float], *, restart: float = 0.25,
                               eps: float = 1e-4, k: int | None = None, visible: Visible = None,
@@ -703,18 +698,16 @@ class LinkGraph:
         >>> [(i, round(p, 3)) for i, p in r.items()]
         [('b', 0.429), ('a', 0.411), ('c', 0.161)]
         """
-        self._check_ppr_params(restart, eps)
-        if k is not None and (not isinstance(k, int) or k < 1):
-            raise InputError(f"k must be a positive integer or None, got {k!r}")
-        if max_pushes is not None and (not isinstance(max_pushes, int) or max_pushes < 1):
-            raise InputError(f"max_pushes must be a positive integer or None, got {max_pushes!r}")
+        restart, eps = check_ppr_params(restart, eps)
+        k_ = check_optional_count(k, "k")
+        max_pushes_ = check_optional_count(max_pushes, "max_pushes")
         if max_residual is not None and (not isinstance(max_residual, (int, float))
                                          or not math.isfinite(max_residual) or not max_residual > 0):
             raise InputError(f"max_residual must be a positive number or None, got {max_residual!r}")
         vm = self.visibility(visible)
-        idx, w = self._seed_arrays(seeds, vm)
+        idx, w = self.seed_arrays(seeds, vm)
         nodes, scores, residual, pushes, visits, truncated, used_eps, certified = _core.personalized_pagerank(
-            self._core, idx, w, float(restart), float(eps), k or 0, max_pushes or 0, vm,
+            self._core, idx, w, restart, eps, k_, max_pushes_, vm,
             float(max_residual or 0.0))
         return Ranking(self, nodes, scores, residual, used_eps, pushes, visits, truncated, certified,
                        self.degrees if vm is None else vm.visible_degrees)
@@ -728,11 +721,10 @@ class LinkGraph:
         (reusing the residuals) until the top-``k`` set and order are certified exact by the bound
         ``0 <= p*(v) - p(v) <= min(eps*deg(v), residual)``, or ``min_eps``/``max_pushes`` stop it.
         ``ranking.certified`` says which; ``ranking.eps`` is the final eps."""
-        self._check_ppr_params(restart, eps)
-        if not isinstance(k, int) or k < 1:
-            raise InputError(f"k must be a positive integer, got {k!r}")
+        restart, eps = check_ppr_params(restart, eps)
+        k = check_count(k, "k")
         vm = self.visibility(visible)
-        idx, w = self._seed_arrays(seeds, vm)
+        idx, w = self.seed_arrays(seeds, vm)
         nodes, scores, residual, pushes, visits, truncated, used_eps, certified = _core.personalized_pagerank_certified(
             self._core, idx, w, float(restart), float(eps), k, float(shrink), float(min_eps),
             int(max_pushes), vm)
@@ -759,13 +751,11 @@ class LinkGraph:
         >>> [(s.target, s.score, s.shared) for s in g.resource_allocation("a")]
         [('b', 0.8333333333333333, ('x', 'y'))]
         """
-        if isinstance(min_shared, bool) or not isinstance(min_shared, int) or min_shared < 1:
-            raise InputError(f"min_shared must be an integer >= 1, got {min_shared!r}")
-        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-            raise InputError(f"k must be a positive integer or None, got {k!r}")
+        min_shared = check_min_shared(min_shared)
+        k_ = check_optional_count(k, "k")
         vm = self.visibility(visible)
         a = self.index(node, visible=vm)
-        targets, scores, sptr, shared, _ = _core.resource_allocation(self._core, a, min_shared, k or 0, vm)
+        targets, scores, sptr, shared, _ = _core.resource_allocation(self._core, a, min_shared, k_, vm)
         get_id = self.ids.__getitem__
         sh = shared.tolist()
         sp = sptr.tolist()

@@ -20,8 +20,8 @@ On a real cluster, connect to its scheduler::
 
     from dask.distributed import Client
     from conceptwalk import Caller
-    from conceptwalk.store import KnowledgeBase
-    from conceptwalk import distributed as cwd
+    from conceptwalk.kb import KnowledgeBase
+    from conceptwalk.serve import distributed as cwd
 
     client = Client("tcp://scheduler.example.org:8786")
     kb = KnowledgeBase.open("kb.db")
@@ -52,9 +52,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
-from .graph import LinkGraph
-from .visibility import Caller
+from ..errors import InputError
+from ..graph import LinkGraph
+from ..graph import Caller
 
 __all__ = ["Shipped", "ship", "graph_to_arrays", "graph_from_arrays", "run_context", "suggest_all",
            "run_queries", "worker_cache_info"]
@@ -138,8 +138,7 @@ def _kb_bytes(kb: Any) -> bytes:
         path = os.path.join(d, "kb.db")
         dst = sqlite3.connect(path)
         try:
-            with kb._lock:  # noqa: SLF001 - one reader of our own connection at a time
-                kb.conn.backup(dst)
+            kb.backup(dst)
             dst.execute("PRAGMA journal_mode = DELETE")
         finally:
             dst.close()
@@ -205,10 +204,10 @@ def _cache() -> dict[tuple[str, ...], Any]:
         w = get_worker()
     except (ImportError, ValueError):
         return _LOCAL_CACHE
-    c: dict[tuple[str, ...], Any] | None = getattr(w, "_conceptwalk_cache", None)
+    c: dict[tuple[str, ...], Any] | None = getattr(w, "conceptwalk_graph_cache", None)
     if c is None:
         c = {}
-        w._conceptwalk_cache = c  # type: ignore[attr-defined]
+        w.conceptwalk_graph_cache = c  # type: ignore[attr-defined]
     return c
 
 
@@ -225,7 +224,7 @@ def _worker_graph(arrays: Mapping[str, np.ndarray]) -> LinkGraph:
 
 
 def _worker_kb(payload: Mapping[str, Any]) -> Any:
-    from .store import KnowledgeBase
+    from ..kb import KnowledgeBase
 
     token = str(payload["token"])
     cache = _cache()
@@ -245,14 +244,14 @@ def _worker_kb(payload: Mapping[str, Any]) -> Any:
 def worker_cache_info(dask_worker: Any = None) -> dict[str, Any]:
     """What a worker holds: ``client.run(worker_cache_info)`` gives, per worker, the tokens of
     the graphs it rebuilt (one entry per rebuild) and the process-wide rebuild counters."""
-    cache = _cache() if dask_worker is None else getattr(dask_worker, "_conceptwalk_cache", {})
+    cache = _cache() if dask_worker is None else getattr(dask_worker, "conceptwalk_graph_cache", {})
     return {"graph_builds": _BUILDS["graph"], "kb_builds": _BUILDS["kb"],
             "tokens": sorted(k[1] for k in cache if isinstance(k, tuple) and k[0] == "graph")}
 
 
 def _context_chunk(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any] | None,
                    items: list[tuple[str | None, list[str]]], kw: dict[str, Any]) -> list[Any]:
-    from .tools import graph_context
+    from ..tools import graph_context
 
     g = _worker_graph(arrays)
     search = _worker_kb(kbp).search if kbp is not None else None
@@ -260,7 +259,7 @@ def _context_chunk(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any] | No
 
 
 def _suggest_chunk(arrays: Mapping[str, np.ndarray], concepts: list[str], kw: dict[str, Any]) -> list[Any]:
-    from .tools import link_suggest
+    from ..tools import link_suggest
 
     g = _worker_graph(arrays)
     return [link_suggest(g, c, **kw) for c in concepts]
@@ -268,7 +267,7 @@ def _suggest_chunk(arrays: Mapping[str, np.ndarray], concepts: list[str], kw: di
 
 def _wrap_chunk(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any], texts: list[str],
                 k: int, kw: dict[str, Any], retriever_kw: dict[str, Any]) -> list[Any]:
-    from .wrap import ConceptAnchoredRetriever, builtin_flat_search
+    from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
 
     _worker_graph(arrays)  # keeps the one-graph-per-worker accounting uniform
     kb = _worker_kb(kbp)

@@ -1,4 +1,4 @@
-"""Importers into a :class:`~conceptwalk.store.KnowledgeBase`: JSONL, CSV/TSV edge lists and
+"""Importers into a :class:`~conceptwalk.kb.store.KnowledgeBase`: JSONL, CSV/TSV edge lists and
 networkx graphs.
 
 Each import is **one transaction**: a malformed line raises :class:`~conceptwalk.errors.InputError`
@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-from .errors import InputError
-from .graph import DEFAULT_EDGE_TYPE
+from ..errors import InputError
+from ..graph import DEFAULT_EDGE_TYPE
 from .store import (ANNOTATION_AXES, EDGE_KEYS, NODE_KEYS, KnowledgeBase, RowError, alias_pair,
                     edge_tuple, node_tuple)
 
@@ -98,14 +98,14 @@ class _Writer:
         self.nodes.append(params)
         self.summary.nodes += 1
         if len(self.nodes) >= _CHUNK:
-            self.kb._put_nodes(self.nodes)
+            self.kb.put_nodes(self.nodes)
             self.nodes = []
 
     def edge(self, params: tuple[Any, ...]) -> None:
         self.edges.append(params)
         self.summary.edges += 1
         if len(self.edges) >= _CHUNK:
-            self.kb._put_edges(self.edges)
+            self.kb.put_edges(self.edges)
             self.edges = []
 
     def alias(self, pair: tuple[str, str], where: str) -> None:
@@ -116,11 +116,11 @@ class _Writer:
 
     def finish(self) -> None:
         if self.nodes:
-            self.kb._put_nodes(self.nodes)
+            self.kb.put_nodes(self.nodes)
         if self.edges:
-            self.kb._put_edges(self.edges)
+            self.kb.put_edges(self.edges)
         for i in range(0, len(self.aliases), _CHUNK):
-            self.kb._put_aliases(self.aliases[i:i + _CHUNK], self.alias_where[i:i + _CHUNK])
+            self.kb.put_aliases(self.aliases[i:i + _CHUNK], self.alias_where[i:i + _CHUNK])
         c = self.kb.conn
         self.summary.new_nodes = c.execute("SELECT count(*) FROM nodes").fetchone()[0] - self._n0
         self.summary.new_edges = c.execute("SELECT count(*) FROM edges").fetchone()[0] - self._e0

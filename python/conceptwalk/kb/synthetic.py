@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = [
     "SyntheticKB",
@@ -284,7 +284,7 @@ class SyntheticKB:
         >>> 6 <= 2 * g.num_neighbour_pairs / g.num_nodes <= 9
         True
         """
-        from .graph import LinkGraph
+        from ..graph import LinkGraph
 
         return LinkGraph.from_arrays(
             self.ids, self.src, self.dst, self.edge_types, node_types=self.node_types,

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False, autotestdict=False
-"""Hot loop of the hashing embedder (``conceptwalk.embed.HashingEmbedder``).
+"""Hot loop of the hashing embedder (``conceptwalk.wrap.embed.HashingEmbedder``).
 
 For each text: normalise (ASCII texts in C here; any other text through the Python normaliser
 passed in, whose output this loop then only tokenises), then hash every word token and every
@@ -35,7 +35,7 @@ cdef uint8_t TAG_CHAR = 0x63   # b"c"
 
 # ASCII normalisation tables: _SEP[b] is 1 for bytes that become a word separator (ASCII
 # whitespace, control characters and Unicode punctuation, category P*), _LOWER maps A-Z to a-z.
-# Derived from unicodedata with the rule conceptwalk.embed.normalize_text applies.
+# Derived from unicodedata with the rule conceptwalk.wrap.embed.normalize_text applies.
 cdef uint8_t _SEP[256]
 cdef uint8_t _LOWER[256]
 

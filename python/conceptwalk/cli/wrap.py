@@ -1,6 +1,6 @@
 """CLI sub-commands of the concept-anchored walk: ``query``, ``probe`` and ``events summarize``.
 
-Loaded by :func:`conceptwalk.cli._load_extra_commands` through :func:`register_cli`.
+Registered by :func:`conceptwalk.cli.build_parser`.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import os
 import sys
 from typing import Any
 
-from .errors import ConceptwalkError
+from ..errors import ConceptwalkError
 
-__all__ = ["register_cli", "format_results"]
+__all__ = ["register", "format_results"]
 
 
 def _open_kb(path: str) -> Any:
-    from .store import KnowledgeBase
+    from ..kb import KnowledgeBase
 
     if not os.path.exists(path):
         raise ConceptwalkError(f"knowledge base file not found: {path}")
@@ -61,8 +61,8 @@ def format_results(results: list[dict[str, Any]]) -> str:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from .visibility import Caller
-    from .wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
+    from ..graph import Caller
+    from ..wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
 
     caller = Caller.from_spec(args.scopes)
     cfg = WalkConfig(max_hops=args.max_hops, embedder=args.embedder)
@@ -84,8 +84,8 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from .visibility import Caller
-    from .wrap import WalkConfig, format_probe, probe
+    from ..graph import Caller
+    from ..wrap import WalkConfig, format_probe, probe
 
     with _open_kb(args.kb) as kb:
         rep = probe(kb, WalkConfig(max_hops=args.max_hops), caller=Caller.from_spec(args.scopes))
@@ -97,7 +97,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_events_summarize(args: argparse.Namespace) -> int:
-    from .wrap.events import summarize_file
+    from ..wrap.events import summarize_file
 
     if not os.path.exists(args.file):
         raise ConceptwalkError(f"events file not found: {args.file}")
@@ -118,7 +118,7 @@ def cmd_events_summarize(args: argparse.Namespace) -> int:
     return 0
 
 
-def register_cli(subparsers: Any) -> None:
+def register(subparsers: Any) -> None:
     """Add ``query``, ``probe`` and ``events`` to the ``conceptwalk`` command."""
     scopes_help = "caller scopes: '*' all access (default), '' public only, 'a,b' public + a, b"
 

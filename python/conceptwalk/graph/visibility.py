@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from . import _core
-    from .graph import LinkGraph
+    from .. import _core
+    from .linkgraph import LinkGraph
 
 __all__ = ["Caller"]
 

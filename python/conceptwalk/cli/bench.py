@@ -1,6 +1,6 @@
 """``conceptwalk bench [KB] [--concepts N] [--json]``: what to expect on your data.
 
-Runs the package's measurements (``conceptwalk._perf``) on the synthetic KB of ``--concepts``
+Runs the package's measurements (``conceptwalk.bench.harness``) on the synthetic KB of ``--concepts``
 concepts (default 1000), or on a user's KB file, and prints a table of median per-query times
 next to in-run references (a pure-Python forward push, a numpy-vectorised resource allocation, a
 pure-Python bidirectional BFS) with their ratios. Imports stay inside the command so that
@@ -16,12 +16,12 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["register_cli", "cmd_bench"]
+__all__ = ["register", "cmd_bench"]
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from . import _perf
-    from .errors import ConceptwalkError
+    from ..bench import harness as _perf
+    from ..errors import ConceptwalkError
 
     if args.concepts is not None and args.concepts < 10:
         raise ConceptwalkError(f"--concepts must be >= 10, got {args.concepts}")
@@ -29,7 +29,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise ConceptwalkError(f"--queries must be >= 2, got {args.queries}")
     t0 = time.perf_counter()
     if args.kb:
-        from .store import KnowledgeBase
+        from ..kb import KnowledgeBase
 
         if not os.path.exists(args.kb):
             raise ConceptwalkError(f"knowledge base file not found: {args.kb}")
@@ -70,7 +70,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def register_cli(subparsers: Any) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser("bench", help="measure query times on the synthetic KB or your KB file")
     p.add_argument("kb", nargs="?", help="a KB file (default: the synthetic KB)")
     p.add_argument("--concepts", type=int, default=None, help="synthetic KB size in concepts (default 1000)")

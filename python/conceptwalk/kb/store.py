@@ -21,7 +21,6 @@ stable across ``VACUUM``; ``id`` is the node's key everywhere else.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import sqlite3
@@ -29,15 +28,14 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from numbers import Real
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ._intern import intern_strings
-from .errors import ConceptwalkError, InputError, NotFoundError
-from .graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, LinkGraph
+from ..graph import intern_strings
+from ..errors import ConceptwalkError, InputError, NotFoundError
+from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, LinkGraph
 
 __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
 
@@ -394,6 +392,12 @@ class KnowledgeBase:
         return self._conn
 
     # ------------------------------------------------------------------ transactions
+    def backup(self, target: sqlite3.Connection) -> None:
+        """Copy a consistent snapshot of the store into the SQLite connection ``target`` (the
+        online backup API; one reader of this store's connection at a time)."""
+        with self._lock:
+            self.conn.backup(target)
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Group writes into one transaction: all of them are kept or none.
@@ -483,7 +487,7 @@ class KnowledgeBase:
         >>> kb.node("a")
         {'id': 'a', 'type': 'CONCEPT', 'title': 'Alpha', 'body': None, 'scopes': ['team-1'], 'lifecycle': None}
         """
-        return self._write_rows(rows, node_tuple, self._put_nodes, "add_nodes")
+        return self._write_rows(rows, node_tuple, self.put_nodes, "add_nodes")
 
     def add_edges(self, rows: Iterable[Mapping[str, Any]]) -> int:
         """Add or update typed directed edges, in one transaction.
@@ -524,7 +528,7 @@ class KnowledgeBase:
         ...
         conceptwalk.errors.InputError: add_edges: rows[0]: 'extraction_confidence' must be in [0, 1], got 2
         """
-        return self._write_rows(rows, edge_tuple, self._put_edges, "add_edges")
+        return self._write_rows(rows, edge_tuple, self.put_edges, "add_edges")
 
     def add_aliases(self, rows: Iterable[Mapping[str, str] | tuple[str, str]]) -> int:
         """Add aliases (alias -> canonical node id), in one transaction.
@@ -556,7 +560,7 @@ class KnowledgeBase:
         {'PageRank': ['pagerank', 'ppr']}
         """
         def put(pairs: list[tuple[str, str]], start: int) -> None:
-            self._put_aliases(pairs, [f"add_aliases: rows[{start + j}]" for j in range(len(pairs))])
+            self.put_aliases(pairs, [f"add_aliases: rows[{start + j}]" for j in range(len(pairs))])
 
         return self._write_rows(rows, alias_pair, put, "add_aliases", with_start=True)
 
@@ -580,11 +584,12 @@ class KnowledgeBase:
                 n += len(chunk)
         return n
 
-    def _put_nodes(self, params: list[tuple[Any, ...]]) -> None:
-        """Upsert validated node tuples (inside a transaction)."""
+    def put_nodes(self, params: list[tuple[Any, ...]]) -> None:
+        """Upsert validated node tuples (:func:`node_tuple`), inside :meth:`transaction`; the bulk
+        path of the importers."""
         self.conn.executemany(_NODE_UPSERT, params)
 
-    def _put_edges(self, params: list[tuple[Any, ...]]) -> None:
+    def put_edges(self, params: list[tuple[Any, ...]]) -> None:
         """Upsert validated edge tuples, creating bare endpoint nodes (inside a transaction)."""
         conn = self.conn
         ends = {p[0] for p in params}
@@ -602,7 +607,7 @@ class KnowledgeBase:
             found.update(r[0] for r in conn.execute(q, part))
         return set(wanted) - found
 
-    def _put_aliases(self, pairs: list[tuple[str, str]], where: Sequence[str]) -> None:
+    def put_aliases(self, pairs: list[tuple[str, str]], where: Sequence[str]) -> None:
         """Insert validated alias pairs; ``where[j]`` locates pair j for error messages."""
         missing = self._missing_nodes(c for _, c in pairs)
         if missing:

@@ -1,9 +1,5 @@
-"""The three graph tools: ``graph_context``, ``link_suggest`` and ``graph_path``.
-
-Each works over a :class:`~conceptwalk.LinkGraph` or a knowledge base (anything with ``graph()``
-and ``search(text, k)``, such as :class:`conceptwalk.store.KnowledgeBase`), on behalf of a
-:class:`~conceptwalk.Caller`, and returns a typed result with ``to_dict()`` (JSON-ready,
-deterministic: no timings inside) and a readable ``str()``.
+"""``graph_context``: the nodes around a question, ranked by personalized PageRank, one query or
+many (:func:`graph_context_batch`, across C++ threads, results identical to one-by-one calls).
 
 Examples
 --------
@@ -15,76 +11,32 @@ Examples
 >>> ctx = graph_context(g, concepts=["auth"], k=3, caller=Caller.all_access())
 >>> [(r.id, r.hops, r.via) for r in ctx.results]
 [('login', 1, 'auth'), ('tokens', 1, 'auth'), ('jwt.py', 2, 'auth')]
->>> [s.id for s in link_suggest(g, "auth", caller=Caller.all_access()).suggestions]
-['jwt.py']
->>> graph_path(g, "auth", "jwt.py", caller=Caller.all_access()).ids
-['auth', 'login', 'jwt.py']
+>>> batch = graph_context_batch(g, [{"concepts": ["auth"]}, {"concepts": ["jwt.py"]}], k=2,
+...                             caller=Caller.all_access())
+>>> [[r.id for r in c.results] for c in batch]
+[['login', 'tokens'], ['login', 'tokens']]
 """
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from . import _core
-from .errors import InputError, NotFoundError
-from .graph import LinkGraph
-from .visibility import Caller
+from ..errors import InputError
+from ..graph import Caller, LinkGraph, VisibilityMask
+from ..graph.context import context_batch
+from ..graph.checks import check_count, check_ppr_params, check_threads, query_list
+from .common import SearchFn, check_caller, node_info, offsets, source_graph
 
-__all__ = [
-    "ContextItem",
-    "ContextResult",
-    "ContextSeed",
-    "PathResult",
-    "PathStep",
-    "SuggestResult",
-    "SuggestionItem",
-    "graph_context",
-    "graph_path",
-    "link_suggest",
-]
-
-SearchFn = Callable[[str, int], Sequence[Any]]
+__all__ = ["ContextItem", "ContextResult", "ContextSeed", "graph_context", "graph_context_batch",
+           "parse_context_query"]
 
 
-@runtime_checkable
-class _KnowledgeBaseLike(Protocol):
-    def graph(self) -> LinkGraph: ...
-
-    def search(self, text: str, k: int = 10) -> Sequence[Any]: ...
-
-
-def _source_graph(source: Any) -> tuple[LinkGraph, Any]:
-    if isinstance(source, LinkGraph):
-        return source, None
-    if isinstance(source, _KnowledgeBaseLike):
-        return source.graph(), source
-    raise InputError(f"source must be a LinkGraph or a knowledge base, got {type(source).__name__}")
-
-
-def _check_caller(caller: Any) -> Caller:
-    if not isinstance(caller, Caller):
-        raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
-    return caller
-
-
-def _check_k(k: Any, name: str = "k") -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"{name} must be a positive integer, got {k!r}")
-    return k
-
-
-def _node_info(g: LinkGraph, idx: int) -> tuple[str, str, str | None]:
-    return g.ids[idx], g.node_type_names[int(g.node_type_codes[idx])], g.titles[idx]
-
-
-# --------------------------------------------------------------------------- graph_context
 @dataclass(slots=True)
 class ContextSeed:
     """A seed of the walk: a full-text hit (weight 1/rank) or a given concept (weight 1)."""
@@ -164,7 +116,7 @@ class ContextResult:
 
 
 def _search_hits(kb: Any, search: SearchFn | None, question: str, n_hits: int,
-                 g: LinkGraph, vm: _core.VisibilityMask | None) -> list[int]:
+                 g: LinkGraph, vm: VisibilityMask | None) -> list[int]:
     """Indices of the top ``n_hits`` visible hits, in the backend's rank order."""
     fn: SearchFn | None = search if search is not None else (kb.search if kb is not None else None)
     if fn is None:
@@ -178,7 +130,7 @@ def _search_hits(kb: Any, search: SearchFn | None, question: str, n_hits: int,
         seen: set[int] = set()
         for h in raw:
             hid = h[0] if isinstance(h, (tuple, list)) else (h["id"] if isinstance(h, dict) else h)
-            idx = g._index.get(hid) if isinstance(hid, str) else None
+            idx = g.id_index.get(hid) if isinstance(hid, str) else None
             if idx is None or idx in seen or (mask is not None and not mask[idx]):
                 continue
             seen.add(idx)
@@ -228,15 +180,15 @@ def graph_context(source: LinkGraph | Any, question: str | None = None, *,
     no visible hit and no concepts gives an empty result whose ``reason`` says why.
     """
     t0 = time.perf_counter()
-    caller = _check_caller(caller)
-    _check_k(k)
-    _check_k(n_hits, "n_hits")
-    LinkGraph._check_ppr_params(restart, eps)
+    caller = check_caller(caller)
+    k = check_count(k)
+    n_hits = check_count(n_hits, "n_hits")
+    restart, eps = check_ppr_params(restart, eps)
     if question is not None and not isinstance(question, str):
         raise InputError(f"question must be a string or None, got {type(question).__name__}")
     if isinstance(concepts, str):
         raise InputError("concepts must be a list of ids, not a single string")
-    g, kb = _source_graph(source)
+    g, kb = source_graph(source)
     vm = caller.visibility(g)
     concept_idx = [g.index(c, visible=vm, argument="concept") for c in concepts]
     type_filter = _type_filter(g, node_types)
@@ -245,10 +197,9 @@ def graph_context(source: LinkGraph | Any, question: str | None = None, *,
     if seed_nodes is not None and seed_w is not None:
         # One call does the whole query in C++ with the GIL released: PPR, drop the seeds, the
         # type filter, top k, then hop counts and reached-through seeds of those k.
-        _, top, top_scores, hops, via, residual, pushes = _core.context_batch(
-            g.core, np.array([0, seed_nodes.shape[0]], dtype=np.int64), seed_nodes, seed_w,
-            float(restart), float(eps), k,
-            None if type_filter is None else g.node_type_codes, type_filter, 1, vm)
+        _, top, top_scores, hops, via, residual, pushes = context_batch(
+            g, np.array([0, seed_nodes.shape[0]], dtype=np.int64), seed_nodes, seed_w,
+            restart=restart, eps=eps, k=k, keep_types=type_filter, threads=1, visible=vm)
         _fill_context(g, result, top.tolist(), top_scores.tolist(), hops.tolist(), via.tolist(),
                       float(residual[0]), int(pushes[0]), type_filter is not None)
     result.elapsed_ms = (time.perf_counter() - t0) * 1e3
@@ -266,7 +217,7 @@ def _type_filter(g: LinkGraph, node_types: Iterable[str] | None) -> npt.NDArray[
 
 
 def _context_seeds(g: LinkGraph, kb: Any, search: SearchFn | None, question: str | None,
-                   concept_idx: list[int], n_hits: int, vm: _core.VisibilityMask | None,
+                   concept_idx: list[int], n_hits: int, vm: VisibilityMask | None,
                    restart: float, eps: float, k: int
                    ) -> tuple[ContextResult, np.ndarray[Any, Any] | None, np.ndarray[Any, Any] | None]:
     """The seeds of one context query (hits weighted 1/rank, concepts 1) and its result shell;
@@ -276,11 +227,11 @@ def _context_seeds(g: LinkGraph, kb: Any, search: SearchFn | None, question: str
     if question is not None and question.strip():
         for rank, idx in enumerate(_search_hits(kb, search, question, n_hits, g, vm), 1):
             weights[idx] = weights.get(idx, 0.0) + 1.0 / rank
-            nid, ntype, title = _node_info(g, idx)
+            nid, ntype, title = node_info(g, idx)
             seeds.append(ContextSeed(nid, ntype, title, 1.0 / rank, "search", rank))
     for idx in dict.fromkeys(concept_idx):
         weights[idx] = weights.get(idx, 0.0) + 1.0
-        nid, ntype, title = _node_info(g, idx)
+        nid, ntype, title = node_info(g, idx)
         seeds.append(ContextSeed(nid, ntype, title, 1.0, "concept"))
     result = ContextResult(question, seeds, [], float(restart), float(eps), k)
     if not weights:
@@ -308,163 +259,77 @@ def _fill_context(g: LinkGraph, result: ContextResult, top: list[int], scores: l
             else "the seeds have no visible neighbours"
 
 
-# --------------------------------------------------------------------------- link_suggest
-@dataclass(slots=True)
-class SuggestionItem:
-    """A suggested link from the concept to ``id``, with the shared neighbours that support it."""
-
-    id: str
-    type: str
-    title: str | None
-    score: float
-    shared: tuple[tuple[str, str | None], ...]  # (id, title), ids ascending
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "type": self.type, "title": self.title, "score": self.score,
-                "shared": [{"id": i, "title": t} for i, t in self.shared]}
-
-
-@dataclass
-class SuggestResult:
-    concept: str
-    suggestions: list[SuggestionItem]
-    candidates: int
-    min_shared: int
-    elapsed_ms: float = field(default=0.0, compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"concept": self.concept, "suggestions": [s.to_dict() for s in self.suggestions],
-                "candidates": self.candidates, "minShared": self.min_shared}
-
-    def __str__(self) -> str:
-        lines = [f"link suggestions for {self.concept} ({self.candidates} candidates with "
-                 f">= {self.min_shared} shared neighbours)"]
-        if not self.suggestions:
-            lines.append("  (none)")
-        for i, s in enumerate(self.suggestions, 1):
-            shared = ", ".join(sid for sid, _ in s.shared[:6]) + (" ..." if len(s.shared) > 6 else "")
-            lines.append(f"  {i:>3}. {s.score:.4f}  {s.id} [{s.type}]  shared: {shared}")
-        return "\n".join(lines)
+def parse_context_query(q: Any, i: int) -> tuple[str | None, list[str]]:
+    """A context query: a question string, or a mapping with ``question`` and/or ``concepts``."""
+    if q is None or isinstance(q, str):
+        return q, []
+    if isinstance(q, Mapping):
+        unknown = set(q) - {"question", "concepts"}
+        if unknown:
+            raise InputError(f"queries[{i}]: unknown keys {sorted(unknown)}; expected 'question', 'concepts'")
+        question = q.get("question")
+        concepts = q.get("concepts", ())
+    elif isinstance(q, tuple) and len(q) == 2:
+        question, concepts = q
+    else:
+        raise InputError(f"queries[{i}]: expected a question string, a dict with 'question'/'concepts' "
+                         f"or a (question, concepts) tuple, got {type(q).__name__}")
+    if question is not None and not isinstance(question, str):
+        raise InputError(f"queries[{i}]: question must be a string or None, got {type(question).__name__}")
+    if isinstance(concepts, str):
+        raise InputError(f"queries[{i}]: concepts must be a list of ids, not a single string")
+    return question, list(concepts or ())
 
 
-def link_suggest(source: LinkGraph | Any, concept: str, *, k: int = 10, caller: Caller,
-                 min_shared: int = 2) -> SuggestResult:
-    """Missing links for ``concept`` by resource allocation over what ``caller`` sees.
+def graph_context_batch(source: LinkGraph | Any, queries: Iterable[Any], *, caller: Caller,
+                        k: int = 20, restart: float = 0.25, eps: float = 1e-4,
+                        node_types: Iterable[str] | None = None, n_hits: int = 10,
+                        search: SearchFn | None = None, threads: int | None = None) -> list[ContextResult]:
+    """:func:`conceptwalk.graph_context` for many queries, in input order.
 
-    ``score = sum over shared neighbours z of 1/deg(z)`` (visible degrees); candidates need at
-    least ``min_shared`` shared neighbours and are not already linked. Ordered by score
-    descending, then id; each with its shared neighbours (ids and titles, ids ascending).
+    Each query is a question string, a ``{"question": ..., "concepts": [...]}`` mapping or a
+    ``(question, concepts)`` tuple. Full-text search (for questions) runs in the calling thread;
+    PPR, the top-k selection and the hop counts of every query run in C++ across ``threads``.
+    Each result's ``to_dict()`` equals the one-by-one call's; ``elapsed_ms`` is the batch's wall
+    time divided by the number of queries.
     """
     t0 = time.perf_counter()
-    caller = _check_caller(caller)
-    _check_k(k)
-    if isinstance(min_shared, bool) or not isinstance(min_shared, int) or min_shared < 1:
-        raise InputError(f"min_shared must be an integer >= 1, got {min_shared!r}")
-    g, _ = _source_graph(source)
+    caller = check_caller(caller)
+    k = check_count(k)
+    n_hits = check_count(n_hits, "n_hits")
+    restart, eps = check_ppr_params(restart, eps)
+    nt = check_threads(threads)
+    qs = [parse_context_query(q, i) for i, q in enumerate(query_list(queries, "queries"))]
+    g, kb = source_graph(source)
     vm = caller.visibility(g)
-    a = g.index(concept, visible=vm, argument="concept")
-    targets, scores, sptr, shared, ncand = _core.resource_allocation(g.core, a, min_shared, k, vm)
-    items = _suggestion_items(g, targets.tolist(), scores.tolist(), sptr.tolist(), shared.tolist(),
-                              0, targets.shape[0])
-    return SuggestResult(concept, items, int(ncand), min_shared, (time.perf_counter() - t0) * 1e3)
-
-
-def _suggestion_items(g: LinkGraph, targets: list[int], scores: list[float], sptr: list[int],
-                      shared: list[int], lo: int, hi: int) -> list[SuggestionItem]:
-    """Suggestions ``lo..hi`` of a core result (targets, scores, shared-neighbour CSR)."""
-    ids, titles, names, codes = g.ids, g.titles, g.node_type_names, g.node_type_codes
-    get_id, get_title = ids.__getitem__, titles.__getitem__
-    items = []
-    for j in range(lo, hi):
-        t = targets[j]
-        seg = shared[sptr[j]:sptr[j + 1]]
-        items.append(SuggestionItem(ids[t], names[int(codes[t])], titles[t], scores[j],
-                                    tuple(zip(map(get_id, seg), map(get_title, seg)))))
-    return items
-
-
-# --------------------------------------------------------------------------- graph_path
-@dataclass(slots=True)
-class PathStep:
-    """One hop of a chain: the edges (type and direction) that join ``source`` to ``target``.
-
-    ``direction`` is ``"forward"`` for an edge source -> target and ``"backward"`` for
-    target -> source."""
-
-    source: str
-    target: str
-    edges: tuple[tuple[str, str], ...]  # (type, direction), sorted
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "target": self.target,
-                "edges": [{"type": t, "direction": d} for t, d in self.edges]}
-
-
-@dataclass
-class PathResult:
-    source: str
-    target: str
-    nodes: list[tuple[str, str, str | None]]  # (id, type, title)
-    steps: list[PathStep]
-    elapsed_ms: float = field(default=0.0, compare=False)
-
-    @property
-    def found(self) -> bool:
-        return bool(self.nodes)
-
-    @property
-    def ids(self) -> list[str] | None:
-        return [n[0] for n in self.nodes] if self.nodes else None
-
-    @property
-    def length(self) -> int | None:
-        return len(self.nodes) - 1 if self.nodes else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "target": self.target, "found": self.found,
-                "length": self.length,
-                "nodes": [{"id": i, "type": t, "title": ti} for i, t, ti in self.nodes],
-                "steps": [s.to_dict() for s in self.steps]}
-
-    def __str__(self) -> str:
-        if not self.found:
-            return f"no visible path from {self.source} to {self.target}"
-        parts = [self.steps[0].source] if self.steps else [self.source]
-        for s in self.steps:
-            label = "|".join(f"{t}{'>' if d == 'forward' else '<'}" for t, d in s.edges)
-            parts.append(f" -[{label}]- {s.target}")
-        return f"path of length {self.length}: " + "".join(parts)
-
-
-def graph_path(source: LinkGraph | Any, a: str, b: str, *, caller: Caller) -> PathResult:
-    """The shortest chain from ``a`` to ``b`` over what ``caller`` sees (bidirectional BFS on the
-    undirected projection; the lexicographically smallest id sequence among shortest chains),
-    each step with the edge types and directions that join it to the next. ``found`` is False
-    when no visible chain exists."""
-    t0 = time.perf_counter()
-    caller = _check_caller(caller)
-    g, _ = _source_graph(source)
-    vm = caller.visibility(g)
-    s = g.index(a, visible=vm, argument="source")
-    t = g.index(b, visible=vm, argument="target")
-    path, _ = _core.shortest_path(g.core, s, t, vm)
-    return _path_result(g, a, b, path.tolist(), (time.perf_counter() - t0) * 1e3)
-
-
-def _path_result(g: LinkGraph, a: str, b: str, p: list[int], elapsed_ms: float) -> PathResult:
-    """A path of node indices as a :class:`PathResult`, each step with its typed edges."""
-    ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes
-    nodes = [(ids[i], names[int(codes[i])], titles[i]) for i in p]
-    steps = []
-    if len(p) > 1:
-        core = g.core
-        pair_ptr = g.pair_ptr
-        pairs = np.array([core.pair_of(x, y) for x, y in zip(p, p[1:])], dtype=np.int64)
-        lo = pair_ptr[pairs].tolist()
-        hi = pair_ptr[pairs + 1].tolist()
-        tn = g.edge_type_names
-        for x, y, a0, b0 in zip(p, p[1:], lo, hi):
-            edges = sorted((tn[c], "forward" if sx == x else "backward")
-                           for c, sx in zip(g.edge_type_codes[a0:b0].tolist(), g.edge_src[a0:b0].tolist()))
-            steps.append(PathStep(ids[x], ids[y], tuple(edges)))
-    return PathResult(a, b, nodes, steps, elapsed_ms)
+    keep_arr = _type_filter(g, node_types)
+    results: list[ContextResult] = []
+    run: list[int] = []  # positions that need the core
+    seed_parts: list[np.ndarray[Any, Any]] = []
+    w_parts: list[np.ndarray[Any, Any]] = []
+    # resolve every id before any search or work
+    concept_lists = [[g.index(c, visible=vm, argument="concept") for c in concepts] for _, concepts in qs]
+    for i, (question, _) in enumerate(qs):
+        result, seed_nodes, seed_w = _context_seeds(g, kb, search, question, concept_lists[i], n_hits,
+                                                    vm, restart, eps, k)
+        results.append(result)
+        if seed_nodes is not None and seed_w is not None:
+            seed_parts.append(seed_nodes)
+            w_parts.append(seed_w)
+            run.append(i)
+    if run:
+        ptr = offsets([a.shape[0] for a in seed_parts])
+        out_ptr, nodes, scores, hops, via, residual, pushes = context_batch(
+            g, ptr, np.concatenate(seed_parts), np.concatenate(w_parts), restart=restart, eps=eps,
+            k=k, keep_types=keep_arr, threads=nt, visible=vm)
+        op = out_ptr.tolist()
+        nl, sl, hl, vl = nodes.tolist(), scores.tolist(), hops.tolist(), via.tolist()
+        res_l, pu_l = residual.tolist(), pushes.tolist()
+        for j, i in enumerate(run):
+            a, b = op[j], op[j + 1]
+            _fill_context(g, results[i], nl[a:b], sl[a:b], hl[a:b], vl[a:b], float(res_l[j]),
+                          int(pu_l[j]), keep_arr is not None)
+    per = (time.perf_counter() - t0) * 1e3 / max(len(results), 1)
+    for r in results:
+        r.elapsed_ms = per
+    return results

@@ -49,20 +49,18 @@ Examples
 
 from __future__ import annotations
 
-import argparse
 import copy
 import hashlib
 import json
 import logging
 import os
-import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConceptwalkError, InputError
-from .visibility import Caller
+from ..errors import ConceptwalkError, InputError
+from ..graph import Caller
 
 __all__ = [
     "TOKEN_ENV",
@@ -72,7 +70,7 @@ __all__ = [
     "ToolOutcome",
     "ToolServer",
     "build_server",
-    "register_cli",
+    "require_mcp",
     "serve_stdio",
     "tool_specs",
 ]
@@ -573,7 +571,7 @@ class ToolServer:
             return ToolOutcome(None, f"{name}: internal error (details are in the server log)", True)
 
     def _graph_context(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
-        from .tools import graph_context
+        from ..tools import graph_context
 
         question = a.get("question")
         concepts = a.get("concepts") or []
@@ -584,14 +582,14 @@ class ToolServer:
         return res.to_dict(), str(res)
 
     def _link_suggest(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
-        from .tools import link_suggest
+        from ..tools import link_suggest
 
         res = link_suggest(self.source, a["concept"], k=a.get("k", 10), caller=caller,
                            min_shared=a.get("minShared", 2))
         return res.to_dict(), str(res)
 
     def _graph_path(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
-        from .tools import graph_path
+        from ..tools import graph_path
 
         res = graph_path(self.source, a["source"], a["target"], caller=caller)
         return res.to_dict(), str(res)
@@ -624,7 +622,7 @@ def _default_query_fn(source: Any, event_sink: Any = None
     if not callable(getattr(source, "search", None)) or not callable(getattr(source, "graph", None)):
         return None
     try:
-        from .wrap import ConceptAnchoredRetriever, builtin_flat_search
+        from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
     except ImportError:
         return None
     # The flat search's own default caller is public-only; every call passes its caller anyway.
@@ -640,7 +638,7 @@ def _default_query_fn(source: Any, event_sink: Any = None
 
 
 # --------------------------------------------------------------------------- MCP glue
-def _require_mcp() -> Any:
+def require_mcp() -> Any:
     try:
         import mcp.server.lowlevel  # noqa: F401
         import mcp_types
@@ -677,11 +675,11 @@ def build_server(tools: ToolServer) -> Any:
     ConceptwalkError
         The MCP SDK is not installed (the message names ``pip install "conceptwalk[mcp]"``).
     """
-    types = _require_mcp()
+    types = require_mcp()
     import anyio
     from mcp.server.lowlevel import Server
 
-    from . import __version__
+    from .. import __version__
 
     tool_models = [types.Tool.model_validate(t) for t in tools.list_tools()]
 
@@ -708,7 +706,7 @@ def serve_stdio(tools: ToolServer) -> None:
     ----------
     tools : ToolServer
     """
-    _require_mcp()
+    require_mcp()
     import anyio
     from mcp.server.stdio import stdio_server
 
@@ -719,60 +717,3 @@ def serve_stdio(tools: ToolServer) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(run)
-
-
-# --------------------------------------------------------------------------- CLI
-def cmd_serve(args: argparse.Namespace) -> int:
-    """``conceptwalk serve KB``: the MCP server over stdio."""
-    _require_mcp()  # before touching the KB: say what to install first
-    from .store import KnowledgeBase
-
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format="conceptwalk serve: %(levelname)s: %(message)s")
-    if not os.path.exists(args.kb):
-        raise ConceptwalkError(f"knowledge base file not found: {args.kb}")
-    if args.token_file is not None and args.scopes is not None:
-        raise ConceptwalkError("give --scopes or --token-file, not both")
-    if args.require_token and args.token_file is None:
-        raise ConceptwalkError("--require-token needs --token-file")
-    tokens = TokenFile(args.token_file) if args.token_file is not None else None
-    session_token = (os.environ.get(TOKEN_ENV) or None) if tokens is not None else None
-    caller = Caller.public() if args.scopes is None else Caller.from_spec(args.scopes)
-    with KnowledgeBase.open(args.kb, create=False) as kb:
-        tools = ToolServer(kb, caller=caller, tokens=tokens, session_token=session_token,
-                           require_token=args.require_token, event_sink=args.events)
-        kb.graph()  # build the snapshot before the first call
-        print(f"conceptwalk serve: {args.kb}, tools: {', '.join(t['name'] for t in tools.list_tools())}; "
-              f"caller without token: {caller}" + (f"; tokens from {args.token_file}" if tokens else ""),
-              file=sys.stderr)
-        serve_stdio(tools)
-    return 0
-
-
-def register_cli(subparsers: Any) -> None:
-    """Add the ``serve`` sub-command to the ``conceptwalk`` CLI (called by ``cli.main``).
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-    """
-    p = subparsers.add_parser(
-        "serve", help="MCP tool server over stdio (needs the mcp extra)",
-        description="Serve graph_context, link_suggest, graph_path (and query when the wrap is "
-                    "installed) to an MCP client over stdin/stdout. Without --scopes or "
-                    "--token-file the server answers for PUBLIC NODES ONLY. "
-                    f"Requires the MCP SDK: {INSTALL_HINT}.")
-    p.add_argument("kb", help="the knowledge base (SQLite file)")
-    p.add_argument("--scopes", default=None,
-                   help="caller: public nodes plus these scopes ('a,b'); '*' = all access; "
-                        "default: public nodes only")
-    p.add_argument("--token-file", default=None,
-                   help="JSON {token: [scopes] or \"*\"}; clients present a token in "
-                        f"_meta[{TOKEN_META_KEY!r}] or via {TOKEN_ENV}; calls without a token "
-                        "see public nodes only")
-    p.add_argument("--require-token", action="store_true",
-                   help="with --token-file: reject calls that present no token")
-    p.add_argument("--events", default=None,
-                   help="sink for the query tool's retrieval events: 'jsonl:PATH', 'logging' "
-                        "(stderr); default: none")
-    p.set_defaults(func=cmd_serve)

@@ -1,0 +1,56 @@
+"""The ``conceptwalk`` command line.
+
+Every command that answers a question takes ``--json`` for machine-readable output and
+``--scopes`` for the caller (``*`` = all access, the default for the KB's operator; ``""`` =
+public nodes only; ``a,b`` = public nodes plus scopes a and b).
+
+One module per command group, registered statically in :func:`build_parser`: :mod:`.demo`,
+:mod:`.kb` (import, stats, synth, dataset), :mod:`.graph` (context, suggest, path), :mod:`.wrap`
+(query, probe, events), :mod:`.bench` and :mod:`.serve`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ..errors import ConceptwalkError
+from . import bench, demo, graph, kb, serve, wrap
+
+__all__ = ["main", "build_parser"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``conceptwalk`` argument parser with every command group registered."""
+    parser = argparse.ArgumentParser(
+        prog="conceptwalk",
+        description="Graph retrieval over a knowledge base's link graph.")
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for group in (demo, kb, graph, wrap, bench, serve):
+        group.register(sub)
+    return parser
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return f"conceptwalk {__version__}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (2 for a user error, printed on one line)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ConceptwalkError as exc:
+        print(f"conceptwalk: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. piped into head
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""The ``serve`` command: the MCP tool server over stdio (:mod:`conceptwalk.serve.mcp`)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any
+
+from ..errors import ConceptwalkError
+from ..graph import Caller
+from ..serve.mcp import INSTALL_HINT, TOKEN_ENV, TOKEN_META_KEY, TokenFile, ToolServer, require_mcp, serve_stdio
+
+__all__ = ["register"]
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``conceptwalk serve KB``: the MCP server over stdio."""
+    require_mcp()  # before touching the KB: say what to install first
+    from ..kb import KnowledgeBase
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="conceptwalk serve: %(levelname)s: %(message)s")
+    if not os.path.exists(args.kb):
+        raise ConceptwalkError(f"knowledge base file not found: {args.kb}")
+    if args.token_file is not None and args.scopes is not None:
+        raise ConceptwalkError("give --scopes or --token-file, not both")
+    if args.require_token and args.token_file is None:
+        raise ConceptwalkError("--require-token needs --token-file")
+    tokens = TokenFile(args.token_file) if args.token_file is not None else None
+    session_token = (os.environ.get(TOKEN_ENV) or None) if tokens is not None else None
+    caller = Caller.public() if args.scopes is None else Caller.from_spec(args.scopes)
+    with KnowledgeBase.open(args.kb, create=False) as kb:
+        tools = ToolServer(kb, caller=caller, tokens=tokens, session_token=session_token,
+                           require_token=args.require_token, event_sink=args.events)
+        kb.graph()  # build the snapshot before the first call
+        print(f"conceptwalk serve: {args.kb}, tools: {', '.join(t['name'] for t in tools.list_tools())}; "
+              f"caller without token: {caller}" + (f"; tokens from {args.token_file}" if tokens else ""),
+              file=sys.stderr)
+        serve_stdio(tools)
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``serve`` sub-command to the ``conceptwalk`` CLI.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+    """
+    p = subparsers.add_parser(
+        "serve", help="MCP tool server over stdio (needs the mcp extra)",
+        description="Serve graph_context, link_suggest, graph_path (and query when the wrap is "
+                    "installed) to an MCP client over stdin/stdout. Without --scopes or "
+                    "--token-file the server answers for PUBLIC NODES ONLY. "
+                    f"Requires the MCP SDK: {INSTALL_HINT}.")
+    p.add_argument("kb", help="the knowledge base (SQLite file)")
+    p.add_argument("--scopes", default=None,
+                   help="caller: public nodes plus these scopes ('a,b'); '*' = all access; "
+                        "default: public nodes only")
+    p.add_argument("--token-file", default=None,
+                   help="JSON {token: [scopes] or \"*\"}; clients present a token in "
+                        f"_meta[{TOKEN_META_KEY!r}] or via {TOKEN_ENV}; calls without a token "
+                        "see public nodes only")
+    p.add_argument("--require-token", action="store_true",
+                   help="with --token-file: reject calls that present no token")
+    p.add_argument("--events", default=None,
+                   help="sink for the query tool's retrieval events: 'jsonl:PATH', 'logging' "
+                        "(stderr); default: none")
+    p.set_defaults(func=cmd_serve)
