@@ -45,8 +45,33 @@ __all__ = [
 def py_push(adj: Sequence[Sequence[int]], seeds: dict[int, float], restart: float = 0.25,
             eps: float = 1e-4) -> dict[int, float]:
     """Forward push (Andersen-Chung-Lang) in plain Python, FIFO queue: the reference every PPR
-    figure is a ratio to. ``adj`` lists each node's neighbours; a node without neighbours keeps
-    its mass. Returns ``{node: p}`` for p > 0."""
+    figure is a ratio to.
+
+    Parameters
+    ----------
+    adj : sequence of sequence of int
+        Each node's neighbours (the undirected projection); a node without neighbours keeps
+        its mass.
+    seeds : dict of int to float
+        Seed node -> weight (normalised to sum 1).
+    restart : float
+        The restart probability.
+    eps : float
+        Push while a node's residual is at least ``eps * deg``.
+
+    Returns
+    -------
+    dict of int to float
+        ``{node: p}`` for every node with p > 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = py_push([[1], [0, 2], [1]], {0: 1.0}, eps=1e-9)
+    >>> exact = exact_ppr(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]), {0: 1.0})
+    >>> all(abs(p[v] - exact[v]) < 1e-6 for v in range(3))
+    True
+    """
     total = sum(seeds.values())
     r: dict[int, float] = {}
     p: dict[int, float] = {}
@@ -80,7 +105,25 @@ def py_push(adj: Sequence[Sequence[int]], seeds: dict[int, float], restart: floa
 
 
 def py_bibfs(adj: Sequence[Sequence[int]], s: int, t: int) -> list[int] | None:
-    """Bidirectional BFS in plain Python (expands the smaller frontier); a shortest path or None."""
+    """Bidirectional BFS in plain Python (expands the smaller frontier).
+
+    Parameters
+    ----------
+    adj : sequence of sequence of int
+        Each node's neighbours.
+    s, t : int
+        The endpoints.
+
+    Returns
+    -------
+    list of int or None
+        A shortest path from ``s`` to ``t`` (both included), or None when there is none.
+
+    Examples
+    --------
+    >>> py_bibfs([[1], [0, 2], [1], []], 0, 2), py_bibfs([[1], [0, 2], [1], []], 0, 3)
+    ([0, 1, 2], None)
+    """
     if s == t:
         return [s]
     ps: dict[int, int] = {s: -1}
@@ -123,7 +166,26 @@ def py_bibfs(adj: Sequence[Sequence[int]], s: int, t: int) -> list[int] | None:
 def numpy_ra(indptr: np.ndarray[Any, Any], indices: np.ndarray[Any, Any], a: int, k: int = 10,
              min_shared: int = 2) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """Resource allocation for one node, vectorised with numpy (gather the 2-hop rows, group by
-    candidate with ``np.unique``, sum 1/deg, filter, order by (score desc, index asc))."""
+    candidate with ``np.unique``, sum 1/deg, filter, order by (score desc, index asc)).
+
+    Parameters
+    ----------
+    indptr, indices : numpy.ndarray
+        The CSR of the undirected projection.
+    a : int
+        The node to suggest links for.
+    k : int
+        The most candidates to return.
+    min_shared : int
+        Shared neighbours a candidate needs.
+
+    Returns
+    -------
+    candidates : numpy.ndarray of int
+        Node indices, best first (not already linked to ``a``).
+    scores : numpy.ndarray of float
+        Their scores (the sum of 1/deg over shared neighbours).
+    """
     nb = indices[indptr[a]:indptr[a + 1]]
     starts, ends = indptr[nb], indptr[nb + 1]
     lens = ends - starts
@@ -145,7 +207,24 @@ def numpy_ra(indptr: np.ndarray[Any, Any], indices: np.ndarray[Any, Any], a: int
 def exact_ppr(indptr: np.ndarray[Any, Any], indices: np.ndarray[Any, Any], seeds: dict[int, float],
               restart: float = 0.25, tol: float = 1e-13) -> np.ndarray[Any, Any]:
     """Exact PPR on the undirected projection by power iteration (numpy; isolated nodes keep
-    their mass)."""
+    their mass).
+
+    Parameters
+    ----------
+    indptr, indices : numpy.ndarray
+        The CSR of the undirected projection.
+    seeds : dict of int to float
+        Seed node -> weight (normalised to sum 1).
+    restart : float
+        The restart probability.
+    tol : float
+        Stop when an iteration changes the vector by less than this (L1).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The PPR vector, one entry per node.
+    """
     n = indptr.shape[0] - 1
     deg = np.diff(indptr).astype(np.float64)
     rows = np.repeat(np.arange(n), np.diff(indptr))
@@ -174,7 +253,31 @@ def adjacency_lists(core: Any) -> list[list[int]]:
 # --------------------------------------------------------------------------- workload
 @dataclass
 class Workload:
-    """A graph and the query sets every measurement uses (all drawn from a seeded generator)."""
+    """A graph and the query sets every measurement uses (all drawn from a seeded generator).
+
+    Attributes
+    ----------
+    name : str
+        The workload's label (``"1k"``, a KB file name).
+    graph : LinkGraph
+        The graph measured.
+    kb : SyntheticKB or None
+        The generated KB, when it was generated.
+    seed_sets : list of list of str
+        Five concept ids per query.
+    concepts : list of str
+        Typical concepts for ``link_suggest``.
+    hub : str
+        The highest-degree concept.
+    pairs : list of (str, str)
+        Endpoints for ``graph_path``.
+    masked_scopes : tuple of str or None
+        The scopes of a caller that sees about 70% of the nodes (None when every node is public).
+    masked_fraction : float
+        The fraction of nodes that caller sees.
+    build_seconds : float
+        Time to build the graph.
+    """
 
     name: str
     graph: Any  # LinkGraph
@@ -190,15 +293,39 @@ class Workload:
 
     @property
     def adj(self) -> list[list[int]]:
+        """The neighbour lists the pure-Python references walk (built once)."""
         if self._adj is None:
             self._adj = adjacency_lists(self.graph.core)
         return self._adj
 
     def seed_idx(self, i: int) -> dict[int, float]:
-        """Seed set ``i`` as indices with the weights graph_context gives concepts (1 each)."""
+        """Seed set ``i`` as indices with the weights graph_context gives concepts (1 each).
+
+        Parameters
+        ----------
+        i : int
+            The query number (wraps around the seed sets).
+
+        Returns
+        -------
+        dict of int to float
+            Node index -> 1.0.
+        """
         return {self.graph.id_index[c]: 1.0 for c in self.seed_sets[i % len(self.seed_sets)]}
 
     def seed_map(self, i: int) -> dict[str, float]:
+        """Seed set ``i`` as ids (what ``LinkGraph.personalized_pagerank`` takes).
+
+        Parameters
+        ----------
+        i : int
+            The query number (wraps around the seed sets).
+
+        Returns
+        -------
+        dict of str to float
+            Concept id -> 1.0.
+        """
         return {c: 1.0 for c in self.seed_sets[i % len(self.seed_sets)]}
 
 
@@ -233,7 +360,22 @@ def _pick_queries(g: Any, name: str, n_queries: int, seed: int, kb: Any = None) 
 
 
 def load_workload(n_concepts: int = 1000, *, seed: int = 0, n_queries: int = 200) -> Workload:
-    """The synthetic KB of ``n_concepts`` concepts (``conceptwalk.kb.synthetic``) and its queries."""
+    """The synthetic KB of ``n_concepts`` concepts (``conceptwalk.kb.synthetic``) and its queries.
+
+    Parameters
+    ----------
+    n_concepts : int
+        The KB's size in concepts.
+    seed : int
+        Seeds the KB (``seed``) and the query draw (``seed + 1``).
+    n_queries : int
+        Queries per query set.
+
+    Returns
+    -------
+    Workload
+        The graph and its query sets.
+    """
     from ..kb.synthetic import generate
 
     kb = generate(n_concepts, seed=seed)
@@ -262,8 +404,31 @@ def round_robin(cases: dict[str, Callable[[int], Any]], n_queries: int, *, round
                 min_round_s: float = 0.0) -> dict[str, float]:
     """Median per-query seconds for each case. Each round runs every case over queries
     ``0..n_queries-1`` (a block), cases interleaved and their order rotated per round, so slow
-    phases of a noisy machine hit every case alike. ``min_round_s`` repeats a block until it
-    lasts at least that long (short blocks are dominated by timer noise)."""
+    phases of a noisy machine hit every case alike.
+
+    Parameters
+    ----------
+    cases : dict of str to callable
+        Name -> ``f(query number)``.
+    n_queries : int
+        Queries per block.
+    rounds : int
+        Blocks per case (the median is taken).
+    min_round_s : float
+        Repeat a block until it lasts at least this long (short blocks are dominated by timer
+        noise).
+
+    Returns
+    -------
+    dict of str to float
+        Name -> median seconds per query.
+
+    Examples
+    --------
+    >>> t = round_robin({"a": lambda i: i, "b": lambda i: i * i}, 10, rounds=3)
+    >>> sorted(t), all(v >= 0 for v in t.values())
+    (['a', 'b'], True)
+    """
     names = list(cases)
     per: dict[str, list[float]] = {n: [] for n in names}
     reps = {n: 1 for n in names}
@@ -372,7 +537,31 @@ def _check_ppr(ours: Any, ref: dict[int, float], adj: list[list[int]], eps: floa
 
 def run_suite(w: Workload, *, rounds: int = 7, n_queries: int = 50, peers: bool = False,
               threads_check: bool = True, eps: float = 1e-4) -> list[Row]:
-    """Measure our tools and core calls against the in-run references on workload ``w``."""
+    """Measure our tools and core calls against the in-run references on workload ``w``.
+
+    Every measured call is first checked against its reference.
+
+    Parameters
+    ----------
+    w : Workload
+        The graph and its queries.
+    rounds : int
+        Round-robin rounds per measurement.
+    n_queries : int
+        Queries per measurement (at most the workload's).
+    peers : bool
+        Accepted and ignored (nothing here reads it): the peer libraries are timed by
+        ``scripts/peers.py``.
+    threads_check : bool
+        Also measure the 1- vs 2-thread batch throughput (against a CPU-bound control).
+    eps : float
+        The push threshold of every PPR call.
+
+    Returns
+    -------
+    list of Row
+        One row per measurement: ours vs the reference, medians and their ratio.
+    """
     from ..graph import Caller, personalized_pagerank_batch
     from ..tools import graph_context, graph_path, link_suggest
 
@@ -465,7 +654,20 @@ def run_suite(w: Workload, *, rounds: int = 7, n_queries: int = 50, peers: bool 
 
 
 def format_table(rows: list[Row], title: str = "") -> str:
-    """A markdown table of medians and ratios."""
+    """A markdown table of medians and ratios.
+
+    Parameters
+    ----------
+    rows : list of Row
+        What :func:`run_suite` returned.
+    title : str
+        A heading above the table (none when empty).
+
+    Returns
+    -------
+    str
+        The table.
+    """
     out = []
     if title:
         out.append(f"### {title}\n")

@@ -22,7 +22,19 @@ __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``conceptwalk`` argument parser with every command group registered."""
+    """The ``conceptwalk`` argument parser with every command group registered.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser :func:`main` uses (``prog="conceptwalk"``).
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["path", "kb.db", "a", "b"])
+    >>> args.command, args.kb
+    ('path', 'kb.db')
+    """
     parser = argparse.ArgumentParser(
         prog="conceptwalk",
         description="Graph retrieval over a knowledge base's link graph.")
@@ -40,7 +52,24 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (2 for a user error, printed on one line)."""
+    """Run the command line.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 2 for a user error (printed on one line to stderr as
+        ``conceptwalk: error: ...``).
+
+    Examples
+    --------
+    >>> main(["path", ":memory:", "a", "b"])
+    2
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -20,6 +20,18 @@ __all__ = ["register", "cmd_bench"]
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    """``conceptwalk bench [KB]``: time the tools against the in-repo references, round-robin.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of the ``bench`` sub-command.
+
+    Returns
+    -------
+    int
+        The exit status (0; a bad option raises :class:`~conceptwalk.errors.ConceptwalkError`).
+    """
     from ..bench import harness as _perf
     from ..errors import ConceptwalkError
 
@@ -71,6 +83,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
+    """Add the ``bench`` sub-command to the ``conceptwalk`` parser.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``conceptwalk`` parser's sub-command set (from :func:`conceptwalk.cli.build_parser`).
+    """
     p = subparsers.add_parser("bench", help="measure query times on the synthetic KB or your KB file")
     p.add_argument("kb", nargs="?", help="a KB file (default: the synthetic KB)")
     p.add_argument("--concepts", type=int, default=None, help="synthetic KB size in concepts (default 1000)")

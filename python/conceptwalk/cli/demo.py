@@ -107,7 +107,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    """Add this group's sub-commands to the ``conceptwalk`` parser."""
+    """Add this group's sub-commands to the ``conceptwalk`` parser.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``conceptwalk`` parser's sub-command set (from :func:`conceptwalk.cli.build_parser`).
+    """
     p = sub.add_parser("demo", help="build a synthetic KB into a SQLite file and show the tools answering")
     p.add_argument("--path", default="conceptwalk-demo.db", help="SQLite file (default: %(default)s)")
     p.add_argument("--concepts", type=int, default=1000, help="number of concepts (default: %(default)s)")

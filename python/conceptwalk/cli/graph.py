@@ -39,7 +39,13 @@ def cmd_path(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    """Add this group's sub-commands to the ``conceptwalk`` parser."""
+    """Add this group's sub-commands to the ``conceptwalk`` parser.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``conceptwalk`` parser's sub-command set (from :func:`conceptwalk.cli.build_parser`).
+    """
     p = sub.add_parser("context", help="nodes around a question, ranked by personalized PageRank")
     p.add_argument("kb")
     p.add_argument("question", nargs="?")

@@ -69,6 +69,24 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def load_synthetic(kb: Any, n_concepts: int, seed: int, quiet: bool) -> Any:
+    """Generate the synthetic KB and write it into ``kb`` (what ``conceptwalk synth`` does).
+
+    Parameters
+    ----------
+    kb : KnowledgeBase
+        The store to write into (nodes, edges, aliases: three transactions).
+    n_concepts : int
+        Concepts to generate (see :func:`conceptwalk.kb.synthetic.generate`).
+    seed : int
+        The generator's seed.
+    quiet : bool
+        No progress bar and no timing line on stderr.
+
+    Returns
+    -------
+    SyntheticKB
+        The generated columns (e.g. for :meth:`~conceptwalk.kb.synthetic.SyntheticKB.queries`).
+    """
     from ..kb import synthetic
 
     t0 = time.perf_counter()
@@ -112,7 +130,13 @@ def cmd_dataset(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    """Add this group's sub-commands to the ``conceptwalk`` parser."""
+    """Add this group's sub-commands to the ``conceptwalk`` parser.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``conceptwalk`` parser's sub-command set (from :func:`conceptwalk.cli.build_parser`).
+    """
     p = sub.add_parser("synth", help="write a synthetic KB into a SQLite file")
     p.add_argument("kb")
     p.add_argument("--concepts", type=int, default=1000)

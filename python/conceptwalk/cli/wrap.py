@@ -31,6 +31,16 @@ def _print_json(obj: Any) -> None:
 def format_results(results: list[dict[str, Any]]) -> str:
     """Results of a wrapped query as text: flat hits, then walk candidates with their best path.
 
+    Parameters
+    ----------
+    results : list of dict
+        What :meth:`~conceptwalk.wrap.ConceptAnchoredRetriever.query` returned.
+
+    Returns
+    -------
+    str
+        One line per result (numbered flat hits, ``+`` walk candidates).
+
     Examples
     --------
     >>> print(format_results([{"id": "a", "title": "A", "score": 1.5},
@@ -119,7 +129,13 @@ def cmd_events_summarize(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    """Add ``query``, ``probe`` and ``events`` to the ``conceptwalk`` command."""
+    """Add ``query``, ``probe`` and ``events`` to the ``conceptwalk`` command.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``conceptwalk`` parser's sub-command set (from :func:`conceptwalk.cli.build_parser`).
+    """
     scopes_help = "caller scopes: '*' all access (default), '' public only, 'a,b' public + a, b"
 
     p = subparsers.add_parser("query", help="flat search (FTS5 or embedding), optionally wrapped by the concept walk")

@@ -28,6 +28,29 @@ __all__ = ["Dataset", "load_umls", "load_cwe", "available", "DATASETS"]
 
 @dataclass
 class Dataset:
+    """A real knowledge graph as rows in the import format, with where it was read from.
+
+    Attributes
+    ----------
+    name : str
+        ``"umls"`` or ``"cwe"``.
+    nodes : list of dict
+        Node rows (keys of :data:`~conceptwalk.kb.NODE_KEYS`).
+    edges : list of dict
+        Edge rows (keys of :data:`~conceptwalk.kb.EDGE_KEYS`).
+    source : str
+        The file or directory the rows were read from.
+    notes : dict
+        Counts worth reporting (``triples``, ``weaknesses``, ...).
+
+    Examples
+    --------
+    >>> from conceptwalk.kb.datasets import available, load_umls
+    >>> if available()["umls"]:
+    ...     ds = load_umls()
+    ...     assert ds.to_linkgraph().num_nodes == len(ds.nodes) == 135
+    """
+
     name: str
     nodes: list[dict[str, Any]]
     edges: list[dict[str, Any]]
@@ -35,10 +58,28 @@ class Dataset:
     notes: dict[str, Any] = field(default_factory=dict)
 
     def to_linkgraph(self) -> LinkGraph:
+        """Build the graph directly from the rows (no store).
+
+        Returns
+        -------
+        LinkGraph
+            The snapshot of :attr:`nodes` and :attr:`edges`.
+        """
         return LinkGraph.from_edges(self.edges, nodes=self.nodes)
 
     def load_into(self, kb: Any) -> dict[str, int]:
-        """Write the rows into a knowledge base (two transactions)."""
+        """Write the rows into a knowledge base (two transactions).
+
+        Parameters
+        ----------
+        kb : KnowledgeBase
+            The store to write into (nodes first, then edges).
+
+        Returns
+        -------
+        dict
+            ``{"nodes": rows written, "edges": rows written}``.
+        """
         kb.add_nodes(self.nodes)
         kb.add_edges(self.edges)
         return {"nodes": len(self.nodes), "edges": len(self.edges)}
@@ -57,6 +98,16 @@ def load_umls() -> Dataset:
     Nodes are semantic types (type ``SEMANTIC_TYPE``, title with spaces); edges are the typed
     relations (``isa``, ``location_of``, ...), each annotated ``authority="UMLS"``,
     ``extraction_method="CURATED"``, ``extraction_confidence=1.0``.
+
+    Returns
+    -------
+    Dataset
+        135 nodes and 6,529 edges (46 relation types).
+
+    Raises
+    ------
+    ConceptwalkError
+        pykeen is not installed (``pip install --no-deps pykeen``) or a file is malformed.
     """
     base = os.path.join(_package_dir("pykeen", "install its data with `pip install --no-deps pykeen`"),
                         "datasets", "umls")
@@ -91,6 +142,16 @@ def load_cwe() -> Dataset:
     (``HasMember``: category -> member) and view membership (``HasMember``), annotated with
     ``authority="MITRE"`` and, for weakness relations, ``fidelity`` = the relation's ordinal
     (``Primary``) when given.
+
+    Returns
+    -------
+    Dataset
+        The weaknesses, categories and views with their relations.
+
+    Raises
+    ------
+    ConceptwalkError
+        cwe2 is not installed (``pip install cwe2``) or ships no XML file.
     """
     base = _package_dir("cwe2", "install it with `pip install cwe2`")
     xmls = sorted(f for f in os.listdir(os.path.join(base, "database_v49")) if f.endswith(".xml"))
@@ -154,6 +215,12 @@ DATASETS = {"umls": load_umls, "cwe": load_cwe}
 
 
 def available() -> dict[str, bool]:
-    """Which bundled datasets can be loaded here."""
+    """Which bundled datasets can be loaded here.
+
+    Returns
+    -------
+    dict of str to bool
+        ``{"umls": ..., "cwe": ...}``: whether the package holding each one is installed.
+    """
     return {"umls": importlib.util.find_spec("pykeen") is not None,
             "cwe": importlib.util.find_spec("cwe2") is not None}

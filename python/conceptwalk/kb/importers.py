@@ -35,7 +35,19 @@ Progress = Union[None, bool, Callable[[int], Any]]
 
 @dataclass
 class ImportSummary:
-    """What an import wrote: rows read per kind and how many nodes/edges are new."""
+    """What an import wrote: rows read per kind and how many nodes/edges are new.
+
+    Attributes
+    ----------
+    nodes, edges, aliases : int
+        Rows of each kind read (an updated row counts too).
+    lines : int
+        Physical lines read (networkx: nodes + edges).
+    new_nodes, new_edges : int
+        Nodes and edges the store did not hold before (bare endpoint nodes included).
+    ignored_attributes : list of str
+        networkx attributes that map to no key (``unknown="ignore"``), sorted.
+    """
 
     nodes: int = 0
     edges: int = 0
@@ -46,6 +58,13 @@ class ImportSummary:
     ignored_attributes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The counts as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            One key per attribute.
+        """
         return asdict(self)
 
 
@@ -163,7 +182,9 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
     Parameters
     ----------
     kb : KnowledgeBase
+        The store to write into.
     path : str or path-like
+        The ``.jsonl`` or ``.jsonl.gz`` file (UTF-8).
     progress : None, bool or callable
         ``callable(done_lines)`` is called after every chunk and at the end; ``True`` shows a
         tqdm bar when tqdm is installed (otherwise nothing).
@@ -171,6 +192,7 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
     Returns
     -------
     ImportSummary
+        Rows read per kind and how many nodes and edges are new.
 
     Raises
     ------
@@ -264,6 +286,7 @@ def import_edge_list(kb: KnowledgeBase, path: str | os.PathLike[str], *, delimit
     Parameters
     ----------
     kb : KnowledgeBase
+        The store to write into.
     path : str or path-like
         ``.csv``, ``.tsv`` or ``.tab``, optionally ``.gz``-compressed.
     delimiter : str, optional
@@ -280,6 +303,7 @@ def import_edge_list(kb: KnowledgeBase, path: str | os.PathLike[str], *, delimit
     Returns
     -------
     ImportSummary
+        Rows read per kind and how many nodes and edges are new.
 
     Raises
     ------
@@ -429,7 +453,9 @@ def import_networkx(kb: KnowledgeBase, G: Any, *, type_attr: str = "type", unkno
     Parameters
     ----------
     kb : KnowledgeBase
+        The store to write into.
     G : networkx graph
+        The graph to import (it is only read).
     type_attr : str
         The attribute holding node and edge types.
     unknown : {"ignore", "error"}
@@ -441,6 +467,7 @@ def import_networkx(kb: KnowledgeBase, G: Any, *, type_attr: str = "type", unkno
     Returns
     -------
     ImportSummary
+        Rows read per kind and how many nodes and edges are new.
 
     Raises
     ------

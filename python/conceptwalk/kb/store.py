@@ -280,6 +280,14 @@ class KnowledgeBase:
     groups several writes into one. Readers in other processes see committed snapshots (WAL).
     One object may be shared by threads (calls are serialised by a lock).
 
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        An open connection to a store created by :meth:`open` (use :meth:`open`, which checks
+        the file and its schema, rather than this constructor).
+    path : str
+        The file it was opened from (``":memory:"`` for a private in-memory store).
+
     Examples
     --------
     >>> with KnowledgeBase.open(":memory:") as kb:
@@ -394,7 +402,13 @@ class KnowledgeBase:
     # ------------------------------------------------------------------ transactions
     def backup(self, target: sqlite3.Connection) -> None:
         """Copy a consistent snapshot of the store into the SQLite connection ``target`` (the
-        online backup API; one reader of this store's connection at a time)."""
+        online backup API; one reader of this store's connection at a time).
+
+        Parameters
+        ----------
+        target : sqlite3.Connection
+            The destination database (its content is replaced).
+        """
         with self._lock:
             self.conn.backup(target)
 
@@ -586,11 +600,23 @@ class KnowledgeBase:
 
     def put_nodes(self, params: list[tuple[Any, ...]]) -> None:
         """Upsert validated node tuples (:func:`node_tuple`), inside :meth:`transaction`; the bulk
-        path of the importers."""
+        path of the importers.
+
+        Parameters
+        ----------
+        params : list of tuple
+            Rows already validated by :func:`node_tuple`.
+        """
         self.conn.executemany(_NODE_UPSERT, params)
 
     def put_edges(self, params: list[tuple[Any, ...]]) -> None:
-        """Upsert validated edge tuples, creating bare endpoint nodes (inside a transaction)."""
+        """Upsert validated edge tuples, creating bare endpoint nodes (inside a transaction).
+
+        Parameters
+        ----------
+        params : list of tuple
+            Rows already validated by :func:`edge_tuple`.
+        """
         conn = self.conn
         ends = {p[0] for p in params}
         ends.update(p[1] for p in params)
@@ -608,7 +634,20 @@ class KnowledgeBase:
         return set(wanted) - found
 
     def put_aliases(self, pairs: list[tuple[str, str]], where: Sequence[str]) -> None:
-        """Insert validated alias pairs; ``where[j]`` locates pair j for error messages."""
+        """Insert validated alias pairs (inside a transaction).
+
+        Parameters
+        ----------
+        pairs : list of (str, str)
+            ``(alias, canonical)`` pairs already validated by :func:`alias_pair`.
+        where : sequence of str
+            ``where[j]`` locates pair j in error messages (``"file:line"``, ``"rows[j]"``).
+
+        Raises
+        ------
+        InputError
+            A canonical id is not a node.
+        """
         missing = self._missing_nodes(c for _, c in pairs)
         if missing:
             for j, (a, c) in enumerate(pairs):
@@ -704,15 +743,32 @@ class KnowledgeBase:
 
     @property
     def schema_version(self) -> int:
+        """The on-disk schema version of this file (:data:`SCHEMA_VERSION` once opened)."""
         with self._lock:
             return int(self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
 
     def get_embeddings(self, model: str, ids: Sequence[str] | None = None) -> tuple[list[str], npt.NDArray[np.float32]]:
-        """The stored vectors of ``model``: ``(ids, matrix)``, float32 of shape ``(len(ids), dim)``.
+        """The stored vectors of ``model``.
 
-        With ``ids=None`` every vector of the model, ids ascending (an unknown model gives
-        ``([], array of shape (0, 0))``); otherwise the given ids in their order, and an id
-        without a vector raises :class:`NotFoundError`.
+        Parameters
+        ----------
+        model : str
+            The embedding model's name.
+        ids : sequence of str, optional
+            The nodes wanted, in the order wanted; ``None`` = every vector of the model.
+
+        Returns
+        -------
+        ids : list of str
+            With ``ids=None`` every node with a vector of the model, ascending (an unknown
+            model gives ``[]``); otherwise the given ids.
+        matrix : numpy.ndarray of float32, shape (len(ids), dim)
+            One row per id (shape ``(0, 0)`` when there is none).
+
+        Raises
+        ------
+        NotFoundError
+            A given id has no vector of ``model``.
         """
         with self._read() as conn:
             if ids is None:
@@ -741,15 +797,38 @@ class KnowledgeBase:
         return out_ids, mat.reshape(len(rows), dim)
 
     def node(self, node_id: str) -> dict[str, Any] | None:
-        """The node's stored fields (``id, type, title, body, scopes, lifecycle``) or None."""
+        """One node's stored fields.
+
+        Parameters
+        ----------
+        node_id : str
+            The node's id.
+
+        Returns
+        -------
+        dict or None
+            ``{"id", "type", "title", "body", "scopes", "lifecycle"}``, or None when there is
+            no such node.
+        """
         with self._lock:
             r = self.conn.execute("SELECT id, type, title, body, scopes, lifecycle FROM nodes WHERE id = ?",
                                   (node_id,)).fetchone()
         return None if r is None else _node_dict(r)
 
     def nodes(self, ids: Iterable[str]) -> list[dict[str, Any]]:
-        """The stored fields of the given ids that exist, in the order given (missing ids are
-        left out; repeats are repeated). Read in one snapshot."""
+        """The stored fields of several nodes, read in one snapshot.
+
+        Parameters
+        ----------
+        ids : iterable of str
+            The ids wanted (not a single string).
+
+        Returns
+        -------
+        list of dict
+            The rows of the ids that exist, in the order given (missing ids are left out;
+            repeats are repeated), with the keys of :meth:`node`.
+        """
         if isinstance(ids, (str, bytes)):
             raise InputError("nodes: ids must be an iterable of ids, not a single string")
         want = list(ids)
@@ -765,7 +844,13 @@ class KnowledgeBase:
         return [dict(got[x]) for x in want if x in got]
 
     def aliases(self) -> dict[str, list[str]]:
-        """Every alias with its canonical ids (both ascending)."""
+        """Every alias with its canonical ids.
+
+        Returns
+        -------
+        dict of str to list of str
+            Alias -> its canonical ids, both ascending.
+        """
         out: dict[str, list[str]] = {}
         with self._lock:
             for a, c in self.conn.execute("SELECT alias, canonical FROM aliases ORDER BY alias, canonical"):
@@ -773,7 +858,13 @@ class KnowledgeBase:
         return out
 
     def annotation_presence(self) -> dict[str, int]:
-        """Per annotation axis, how many stored edges have a value (non-null)."""
+        """Per annotation axis, how many stored edges have a value.
+
+        Returns
+        -------
+        dict of str to int
+            :data:`ANNOTATION_AXES` -> the number of edges where that column is not null.
+        """
         with self._lock:
             r = self.conn.execute("SELECT " + ", ".join(f"count({k})" for k in ANNOTATION_AXES)
                                   + " FROM edges").fetchone()
@@ -783,7 +874,13 @@ class KnowledgeBase:
         """Counts, read in one snapshot: ``nodes``, ``nodes_by_type`` (typed nodes only),
         ``untyped_nodes`` (bare nodes), ``edges``, ``edges_by_type``, ``aliases`` (pairs),
         ``embeddings`` (per model), ``annotations`` (per axis, edges with a value), plus
-        ``version`` and ``schema_version``. JSON-serialisable."""
+        ``version`` and ``schema_version``.
+
+        Returns
+        -------
+        dict
+            The counts above (JSON-serialisable).
+        """
         with self._read() as conn:
             by_type = dict(conn.execute("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY type").fetchall())
             untyped = int(by_type.pop(None, 0))
@@ -871,6 +968,11 @@ class KnowledgeBase:
         annotations : bool
             Load the five edge annotation columns (``False`` loads the structure, node
             attributes and edge types only: a lighter projection).
+
+        Returns
+        -------
+        LinkGraph
+            The immutable snapshot (the same object while the store is unchanged).
 
         Raises
         ------

@@ -252,6 +252,12 @@ class SyntheticKB:
     def counts(self) -> dict[str, dict[str, int]]:
         """Node counts per node type and edge counts per edge type.
 
+        Returns
+        -------
+        dict
+            ``{"nodes": {node type: count}, "edges": {edge type: count}}`` over
+            :data:`NODE_TYPES` and :data:`EDGE_TYPES` (zeros included).
+
         Examples
         --------
         >>> kb = generate(100, seed=1)
@@ -295,6 +301,11 @@ class SyntheticKB:
         """Yield one dict per node with exactly the keys ``id, type, title, body, scopes,
         lifecycle`` (the store's ``add_nodes`` and the JSONL import format).
 
+        Yields
+        ------
+        dict
+            One node row, in ``ids`` order.
+
         Examples
         --------
         >>> row = next(generate(50).node_rows())
@@ -309,6 +320,11 @@ class SyntheticKB:
     def edge_rows(self) -> Iterator[dict[str, Any]]:
         """Yield one dict per edge with exactly the keys ``src, dst, type, authority, fidelity,
         extraction_method, extraction_confidence, lifecycle`` (endpoints as ids).
+
+        Yields
+        ------
+        dict
+            One edge row, in edge order.
 
         Examples
         --------
@@ -326,6 +342,11 @@ class SyntheticKB:
 
     def alias_rows(self) -> Iterator[dict[str, str]]:
         """Yield ``{"alias": ..., "canonical": ...}`` per alias (canonical = a concept id).
+
+        Yields
+        ------
+        dict of str to str
+            One alias row (the store's ``add_aliases`` format).
 
         Examples
         --------

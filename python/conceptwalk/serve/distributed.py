@@ -80,7 +80,19 @@ def _decode(codes: np.ndarray, names: np.ndarray) -> list[Any]:
 
 def graph_to_arrays(g: LinkGraph) -> dict[str, np.ndarray]:
     """Everything needed to rebuild ``g`` exactly, as a flat dict of numpy arrays (no Python
-    objects, so it pickles compactly and ships fast)."""
+    objects, so it pickles compactly and ships fast).
+
+    Parameters
+    ----------
+    g : LinkGraph
+        The graph to encode.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Ids, canonical edges, type/scope/lifecycle codes and names, title codes and the
+        annotation columns; :func:`graph_from_arrays` turns it back into the graph.
+    """
     if not isinstance(g, LinkGraph):
         raise InputError(f"expected a LinkGraph, got {type(g).__name__}")
     out: dict[str, np.ndarray] = {
@@ -106,7 +118,26 @@ def graph_to_arrays(g: LinkGraph) -> dict[str, np.ndarray]:
 
 def graph_from_arrays(a: Mapping[str, np.ndarray]) -> LinkGraph:
     """Rebuild the graph :func:`graph_to_arrays` encoded (same ids, edges, attributes,
-    annotations; hence the same answers)."""
+    annotations; hence the same answers).
+
+    Parameters
+    ----------
+    a : mapping of str to numpy.ndarray
+        What :func:`graph_to_arrays` returned.
+
+    Returns
+    -------
+    LinkGraph
+        A graph equal to the encoded one.
+
+    Examples
+    --------
+    >>> from conceptwalk import LinkGraph
+    >>> g = LinkGraph.from_edges([("a", "b", "RELATED_TO"), ("b", "c")])
+    >>> h = graph_from_arrays(graph_to_arrays(g))
+    >>> (h.ids, h.num_edges, h.shortest_path("a", "c"))
+    (['a', 'b', 'c'], 2, ['a', 'b', 'c'])
+    """
     ids = a["ids"].tolist()
     ptr = a["scope_ptr"].tolist()
     scope_names = a["scope_names"].tolist()
@@ -150,7 +181,23 @@ def _kb_bytes(kb: Any) -> bytes:
 @dataclass
 class Shipped:
     """What :func:`ship` scattered: futures of the graph arrays (and of the store's bytes when
-    it was shipped), replicated on every worker, and the token the workers cache under."""
+    it was shipped), replicated on every worker, and the token the workers cache under.
+
+    Pass it as the ``source`` of the ``run_*`` functions to reuse one shipment.
+
+    Attributes
+    ----------
+    token : str
+        A unique id of this shipment (the key of the workers' caches).
+    graph : distributed.Future
+        The :func:`graph_to_arrays` dict, on every worker.
+    kb : distributed.Future or None
+        The store's SQLite snapshot as bytes, when it was shipped.
+    num_nodes : int
+        Nodes of the shipped graph.
+    ids : list of str
+        Its node ids, ascending.
+    """
 
     token: str
     graph: Any
@@ -162,8 +209,25 @@ class Shipped:
 def ship(client: Any, source: Any, *, with_kb: bool | None = None) -> Shipped:
     """Send ``source`` (a LinkGraph or a KnowledgeBase) to every worker of ``client`` once.
 
-    ``with_kb`` (default: True for a knowledge base) also ships the store's SQLite snapshot, which
-    free-text questions and :func:`run_queries` need.
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster's client.
+    source : LinkGraph, KnowledgeBase or Shipped
+        What to ship (a Shipped is returned as it is).
+    with_kb : bool, optional
+        Also ship the store's SQLite snapshot, which free-text questions and
+        :func:`run_queries` need (default: True for a knowledge base; a LinkGraph has none).
+
+    Returns
+    -------
+    Shipped
+        The handle to pass as ``source`` to the ``run_*`` functions.
+
+    Raises
+    ------
+    InputError
+        ``source`` is none of the three, or ``with_kb=True`` with a LinkGraph.
     """
     if isinstance(source, Shipped):
         return source
@@ -243,7 +307,18 @@ def _worker_kb(payload: Mapping[str, Any]) -> Any:
 
 def worker_cache_info(dask_worker: Any = None) -> dict[str, Any]:
     """What a worker holds: ``client.run(worker_cache_info)`` gives, per worker, the tokens of
-    the graphs it rebuilt (one entry per rebuild) and the process-wide rebuild counters."""
+    the graphs it rebuilt (one entry per rebuild) and the process-wide rebuild counters.
+
+    Parameters
+    ----------
+    dask_worker : distributed.Worker, optional
+        Filled in by ``client.run``; None reads this process's cache.
+
+    Returns
+    -------
+    dict
+        ``{"graph_builds": int, "kb_builds": int, "tokens": sorted shipment tokens}``.
+    """
     cache = _cache() if dask_worker is None else getattr(dask_worker, "conceptwalk_graph_cache", {})
     return {"graph_builds": _BUILDS["graph"], "kb_builds": _BUILDS["kb"],
             "tokens": sorted(k[1] for k in cache if isinstance(k, tuple) and k[0] == "graph")}
@@ -332,12 +407,15 @@ def run_context(client: Any, source: Any, questions: Iterable[Any], *, caller: C
     Parameters
     ----------
     client : distributed.Client
+        The cluster's client.
     source : LinkGraph, KnowledgeBase or Shipped
         Free-text questions need a knowledge base (its full-text search picks the seeds).
     questions : iterable
         Each a question string, or a dict ``{"question": str | None, "concepts": [ids]}``.
     caller : Caller
+        Whose visibility applies.
     k : int
+        Results per question.
     partitions : int, optional
         How many tasks (default: 4 per worker).
     **kwargs
@@ -345,7 +423,8 @@ def run_context(client: Any, source: Any, questions: Iterable[Any], *, caller: C
 
     Returns
     -------
-    list of ContextResult, in input order, equal to the in-process results.
+    list of ContextResult
+        In input order, equal to the in-process results.
     """
     items = _questions(questions)
     if not isinstance(caller, Caller):
@@ -363,8 +442,31 @@ def suggest_all(client: Any, source: Any, *, caller: Caller, concepts: Iterable[
                 partitions: int | None = None) -> dict[str, Any]:
     """:func:`conceptwalk.link_suggest` for every concept of the knowledge base, on the cluster.
 
-    ``concepts`` defaults to every node visible to ``caller`` whose type is in ``node_types``
-    (``None`` = all types). Returns ``{concept id: SuggestResult}`` in id order.
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster's client.
+    source : LinkGraph, KnowledgeBase or Shipped
+        The graph (a Shipped source needs ``concepts=``).
+    caller : Caller
+        Whose visibility applies.
+    concepts : iterable of str, optional
+        The concepts to suggest links for; default: every node visible to ``caller`` whose type
+        is in ``node_types``.
+    node_types : iterable of str or None
+        The node types of the default ``concepts`` (``None`` = all types).
+    k : int
+        Suggestions per concept.
+    min_shared : int
+        Shared neighbours a candidate needs (>= 1).
+    partitions : int, optional
+        How many tasks (default: 4 per worker).
+
+    Returns
+    -------
+    dict of str to SuggestResult
+        ``{concept id: SuggestResult}``, in the order of ``concepts`` (id order by default),
+        equal to the in-process results.
     """
     if not isinstance(caller, Caller):
         raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
@@ -398,9 +500,31 @@ def run_queries(client: Any, source: Any, texts: Iterable[str], k: int, *, calle
     """The concept-anchored wrap (``ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
     .query(text, k, concept_walk=..., caller=...)``) for every text, on the cluster.
 
-    ``retriever_kwargs`` go to the retriever (``config=WalkConfig(...)``, ``expand_edge_types``,
-    ``admit_edge_types``); an event sink is not shipped (events stay with the caller's process).
-    Returns the result lists in input order, equal to the in-process ones.
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster's client.
+    source : KnowledgeBase or Shipped
+        A knowledge base (the wrap reads aliases, search and embeddings from it).
+    texts : iterable of str
+        The queries.
+    k : int
+        Flat results per query.
+    caller : Caller
+        Whose visibility applies.
+    concept_walk : bool
+        Run the walk (``False`` gives the flat results).
+    partitions : int, optional
+        How many tasks (default: 4 per worker).
+    **retriever_kwargs
+        Passed to the retriever (``config=WalkConfig(...)``, ``expand_edge_types``,
+        ``admit_edge_types``); an event sink is not shipped (events stay with the caller's
+        process), so ``event_sink=`` is refused.
+
+    Returns
+    -------
+    list of list of dict
+        The result lists in input order, equal to the in-process ones.
     """
     if isinstance(texts, str):
         raise InputError("texts must be a list of query strings, not a single string")

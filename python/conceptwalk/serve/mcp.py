@@ -396,8 +396,17 @@ class TokenFile:
 # --------------------------------------------------------------------------- dispatch
 @dataclass
 class ToolOutcome:
-    """The result of one tool call: ``structured`` JSON (None on error), ``text`` and
-    ``is_error``."""
+    """The result of one tool call.
+
+    Attributes
+    ----------
+    structured : dict or None
+        The tool's JSON output (``structuredContent``); None on error.
+    text : str
+        The readable text (the error message on error).
+    is_error : bool
+        Whether the call failed (a tool error: the server keeps serving).
+    """
 
     structured: dict[str, Any] | None
     text: str
@@ -500,12 +509,30 @@ class ToolServer:
 
     # -- listing
     def list_tools(self) -> list[dict[str, Any]]:
-        """The served tool definitions (deep copies), in listing order."""
+        """The served tool definitions, in listing order.
+
+        Returns
+        -------
+        list of dict
+            Deep copies of the specs (``name``, ``title``, ``description``, ``inputSchema``,
+            ``outputSchema``, ``annotations``).
+        """
         return copy.deepcopy(self._specs)
 
     # -- callers
     def resolve_caller(self, token: str | None = None) -> Caller:
         """The caller a call is answered for, given the token it presents (if any).
+
+        Parameters
+        ----------
+        token : str, optional
+            The token the call presents; None = the session's token (``CONCEPTWALK_TOKEN``),
+            or the server's fixed caller when there is none.
+
+        Returns
+        -------
+        Caller
+            Whose visibility the call is answered with.
 
         Raises
         ------
@@ -639,6 +666,18 @@ def _default_query_fn(source: Any, event_sink: Any = None
 
 # --------------------------------------------------------------------------- MCP glue
 def require_mcp() -> Any:
+    """Import the MCP Python SDK, or say how to install it.
+
+    Returns
+    -------
+    module
+        The SDK's ``mcp_types`` module.
+
+    Raises
+    ------
+    ConceptwalkError
+        The ``mcp`` extra is not installed (``pip install "conceptwalk[mcp]"``).
+    """
     try:
         import mcp.server.lowlevel  # noqa: F401
         import mcp_types

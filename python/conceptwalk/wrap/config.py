@@ -167,7 +167,20 @@ class WalkConfig:
 
     def with_gates(self, *, expand_edge_types: Iterable[str] | None = None,
                    admit_edge_types: Iterable[str] | None = None) -> WalkConfig:
-        """A copy with the given edge-type gates replaced (None keeps a gate as it is)."""
+        """A copy with the given edge-type gates replaced.
+
+        Parameters
+        ----------
+        expand_edge_types : iterable of str, optional
+            The new expansion gate (None keeps it as it is).
+        admit_edge_types : iterable of str, optional
+            The new admission gate (None keeps it as it is).
+
+        Returns
+        -------
+        WalkConfig
+            The copy (``self`` when nothing changes).
+        """
         changes: dict[str, Any] = {}
         if expand_edge_types is not None:
             changes["expand_edge_types"] = _names(expand_edge_types, "expand_edge_types")
@@ -176,7 +189,13 @@ class WalkConfig:
         return replace(self, **changes) if changes else self
 
     def to_dict(self) -> dict[str, Any]:
-        """The settings as a JSON-ready dict (tuples become lists)."""
+        """The settings as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            One key per field (tuples become lists).
+        """
         out: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)

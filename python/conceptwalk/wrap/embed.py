@@ -147,7 +147,19 @@ class Embedder(Protocol):
         ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` into a ``(len(texts), dim)`` float32 matrix."""
+        """Embed ``texts`` into a ``(len(texts), dim)`` float32 matrix.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The texts (not a single string).
+
+        Returns
+        -------
+        numpy.ndarray of float32, shape (len(texts), dim)
+            C-contiguous rows of unit L2 norm (a zero row for a text that is empty after
+            :func:`normalize_text`).
+        """
         ...
 
 

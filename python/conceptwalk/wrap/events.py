@@ -36,9 +36,17 @@ _log = logging.getLogger("conceptwalk.wrap")
 
 @runtime_checkable
 class EventSink(Protocol):
-    """Anything with ``emit(event: dict) -> None``."""
+    """Anything with ``emit(event: dict) -> None`` (checked at run time: ``isinstance``)."""
 
-    def emit(self, event: dict[str, Any]) -> None: ...
+    def emit(self, event: dict[str, Any]) -> None:
+        """Record one retrieval event.
+
+        Parameters
+        ----------
+        event : dict
+            The event (JSON-ready; see :func:`load_event_schema`). A sink that raises is logged
+            and ignored: a failing sink never fails a query.
+        """
 
 
 class JsonlSink:
@@ -48,6 +56,11 @@ class JsonlSink:
     (the kernel positions every write at the end of the file), under an exclusive ``flock``
     where the platform has one, so writers in several threads or processes never interleave
     or tear lines.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The JSONL file (created when absent; never truncated).
 
     Examples
     --------
@@ -65,6 +78,13 @@ class JsonlSink:
             raise InputError("event sink path must not be empty")
 
     def emit(self, event: dict[str, Any]) -> None:
+        """Append ``event`` as one line (compact JSON, UTF-8, no NaN).
+
+        Parameters
+        ----------
+        event : dict
+            The event to write.
+        """
         line = (json.dumps(event, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n").encode()
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
         try:
@@ -104,20 +124,48 @@ def _drop_torn_tail(fd: int) -> None:
 
 class LoggingSink:
     """Log each event as compact JSON at ``level`` on ``logger`` (default ``conceptwalk.events``);
-    the dict itself rides along as ``record.conceptwalk_event``."""
+    the dict itself rides along as ``record.conceptwalk_event``.
+
+    Parameters
+    ----------
+    logger : str or logging.Logger
+        The logger or its name.
+    level : int
+        The logging level of each record.
+    """
 
     def __init__(self, logger: str | logging.Logger = "conceptwalk.events", level: int = logging.INFO) -> None:
         self.logger = logger if isinstance(logger, logging.Logger) else logging.getLogger(logger)
         self.level = level
 
     def emit(self, event: dict[str, Any]) -> None:
+        """Log ``event`` (only when the logger is enabled for the level).
+
+        Parameters
+        ----------
+        event : dict
+            The event to log.
+        """
         if self.logger.isEnabledFor(self.level):
             self.logger.log(self.level, "%s", json.dumps(event, ensure_ascii=False, separators=(",", ":")),
                             extra={"conceptwalk_event": event})
 
 
 class CallbackSink:
-    """Call ``fn(event)`` for each event."""
+    """Call ``fn(event)`` for each event.
+
+    Parameters
+    ----------
+    fn : callable
+        Called with each event dict; its return value is ignored.
+
+    Examples
+    --------
+    >>> got = []
+    >>> CallbackSink(got.append).emit({"event": "conceptwalk.retrieval"})
+    >>> got
+    [{'event': 'conceptwalk.retrieval'}]
+    """
 
     def __init__(self, fn: Callable[[dict[str, Any]], Any]) -> None:
         if not callable(fn):
@@ -125,12 +173,34 @@ class CallbackSink:
         self.fn = fn
 
     def emit(self, event: dict[str, Any]) -> None:
+        """Call the callback with ``event``.
+
+        Parameters
+        ----------
+        event : dict
+            The event passed on.
+        """
         self.fn(event)
 
 
 def make_sink(spec: Any) -> EventSink | None:
     """A sink from a spec: None (no events), an object with ``emit``, a callable (callback),
     a path-like (JSONL file), or a string ``"jsonl:PATH"``, ``"logging"``, ``"logging:LOGGER"``.
+
+    Parameters
+    ----------
+    spec : None, EventSink, callable, path-like or str
+        What to build the sink from (the ``event_sink=`` argument of the retriever).
+
+    Returns
+    -------
+    EventSink or None
+        The sink (``spec`` itself when it already is one), or None for no events.
+
+    Raises
+    ------
+    InputError
+        A string that is not one of the forms above, or another type.
 
     Examples
     --------
@@ -172,6 +242,11 @@ def emit_safely(sink: EventSink | None, event: dict[str, Any]) -> None:
 def load_event_schema() -> dict[str, Any]:
     """The retrieval event's JSON Schema (draft 2020-12), read from the installed package.
 
+    Returns
+    -------
+    dict
+        The parsed schema (``schemas/retrieval_event.schema.json``).
+
     Examples
     --------
     >>> load_event_schema()["title"]
@@ -185,7 +260,20 @@ def read_events(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], int
     """The events of a JSONL file and the number of lines that were not a JSON object (blank
     lines are skipped). A last line without its newline is a write still in progress, or one cut
     short by a killed writer (the next :class:`JsonlSink` write removes it): it is ignored, not
-    counted as bad."""
+    counted as bad.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A JSONL file written by :class:`JsonlSink`.
+
+    Returns
+    -------
+    events : list of dict
+        The JSON objects, in file order.
+    malformed : int
+        Lines that were not a JSON object.
+    """
     events: list[dict[str, Any]] = []
     bad = 0
     with open(path, encoding="utf-8", errors="replace") as fh:
@@ -274,7 +362,18 @@ def summarize_events(events: Iterable[dict[str, Any]], *, malformed: int = 0) ->
 
 
 def summarize_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """:func:`summarize_events` over a JSONL file (with its path and malformed-line count)."""
+    """:func:`summarize_events` over a JSONL file (with its path and malformed-line count).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A JSONL file written by :class:`JsonlSink`.
+
+    Returns
+    -------
+    dict
+        ``{"file": path}`` followed by the keys of :func:`summarize_events`.
+    """
     events, bad = read_events(path)
     out = {"file": os.fspath(path)}
     out.update(summarize_events(events, malformed=bad))

@@ -31,6 +31,28 @@ class BuiltinFlatSearch:
     :class:`~conceptwalk.wrap.ConceptAnchoredRetriever` passes its query's caller to this search;
     a user-supplied flat search is called as ``flat_search(text, k)`` and its results are the
     caller's own, passed through untouched.
+
+    Parameters
+    ----------
+    kb : KnowledgeBase
+        The store searched (``mode="fts"`` needs its ``search``).
+    mode : {"fts", "embedding"}
+        Full-text (bm25) or embedding (cosine) search.
+    embedder : str, Embedder or None
+        The embedder of ``mode="embedding"`` (see :func:`~conceptwalk.wrap.embed.get_embedder`;
+        None = the default one); ignored by ``"fts"``.
+    caller : Caller, optional
+        The caller used when a call gives none (default: :meth:`Caller.all_access`).
+
+    Examples
+    --------
+    >>> from conceptwalk import Caller, KnowledgeBase
+    >>> kb = KnowledgeBase.open(":memory:")
+    >>> _ = kb.add_nodes([{"id": "a", "title": "graph walks"},
+    ...                   {"id": "b", "title": "graph cuts", "scopes": ["team"]}])
+    >>> search = BuiltinFlatSearch(kb)
+    >>> [h["id"] for h in search("graph", 5)], [h["id"] for h in search("graph", 5, caller=Caller.public())]
+    (['a', 'b'], ['a'])
     """
 
     def __init__(self, kb: Any, *, mode: str = "fts", embedder: Any = None, caller: Caller | None = None) -> None:
@@ -51,6 +73,27 @@ class BuiltinFlatSearch:
         return f"BuiltinFlatSearch(mode={self.mode!r}, caller={self.caller})"
 
     def __call__(self, text: str, k: int, *, caller: Caller | None = None) -> list[dict[str, Any]]:
+        """Search: the ``k`` best nodes the caller may see.
+
+        Parameters
+        ----------
+        text : str
+            The query.
+        k : int
+            The most hits to return (>= 1).
+        caller : Caller, optional
+            Whose visibility applies (default: the caller given at construction).
+
+        Returns
+        -------
+        list of dict
+            ``{"id", "type", "title", "score"}`` per hit, best first.
+
+        Raises
+        ------
+        InputError
+            ``text`` is not a string, ``k`` not a positive integer or ``caller`` not a Caller.
+        """
         if not isinstance(text, str):
             raise InputError(f"text must be a string, got {type(text).__name__}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:

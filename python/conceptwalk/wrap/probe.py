@@ -188,7 +188,18 @@ def _pct(x: float | None) -> str:
 
 
 def format_probe(rep: dict[str, Any]) -> str:
-    """The probe report as text (what ``conceptwalk probe KB`` prints)."""
+    """The probe report as text (what ``conceptwalk probe KB`` prints).
+
+    Parameters
+    ----------
+    rep : dict
+        A report returned by :func:`probe`.
+
+    Returns
+    -------
+    str
+        Several lines, without a trailing newline.
+    """
     cpc = rep["candidatesPerConcept"]
     fr = rep["fragmentation"]
     lines = [

@@ -48,7 +48,13 @@ class ResolvedConcept:
     matched: str
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"id", "confidence", "method"}`` (the shape of the retrieval event's entries)."""
+        """The concept as the retrieval event records it.
+
+        Returns
+        -------
+        dict
+            ``{"id", "confidence", "method"}``.
+        """
         return {"id": self.id, "confidence": self.confidence, "method": self.method}
 
 
@@ -131,6 +137,9 @@ class ConceptResolver:
             Only concepts this caller may see resolve.
         flat_results : sequence of dict, optional
             The flat search's results (for the ``flat-hit`` method).
+        snapshot : Snapshot, optional
+            The graph snapshot to resolve against (the retriever passes the one its walk uses,
+            so both read one version of the store); None = the source's current one.
 
         Returns
         -------
@@ -224,6 +233,26 @@ def resolve(kb: Any, text: str, *, caller: Caller, flat_results: Sequence[Mappin
             config: WalkConfig | None = None, embedder: Any = None) -> list[ResolvedConcept]:
     """Resolve ``text`` to concepts in one call (see :class:`ConceptResolver`; reuse a resolver
     object to keep its caches across queries).
+
+    Parameters
+    ----------
+    kb : KnowledgeBase or LinkGraph
+        Where aliases, nodes and embeddings come from.
+    text : str
+        The query.
+    caller : Caller
+        Only concepts this caller may see resolve.
+    flat_results : sequence of dict, optional
+        The flat search's results (for the ``flat-hit`` method).
+    config : WalkConfig, optional
+        Thresholds, k and the embedder spec (default ``WalkConfig()``).
+    embedder : Embedder, optional
+        Overrides ``config.embedder``.
+
+    Returns
+    -------
+    list of ResolvedConcept
+        By confidence descending, then id.
 
     Examples
     --------

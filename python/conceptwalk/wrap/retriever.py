@@ -29,7 +29,17 @@ FlatSearch = Callable[[str, int], Sequence[Mapping[str, Any]]]
 @dataclass
 class WrapResult:
     """One wrapped query: the results (what :meth:`ConceptAnchoredRetriever.query` returns),
-    the resolved concepts, and the retrieval event (None when the walk was off)."""
+    the resolved concepts, and the retrieval event (None when the walk was off).
+
+    Attributes
+    ----------
+    results : list of dict
+        The flat results, then the walk's candidates.
+    concepts : list of ResolvedConcept
+        What the query resolved to (empty when the walk was off).
+    event : dict or None
+        The retrieval event emitted for this query (None when the walk was off).
+    """
 
     results: list[Any]
     concepts: list[ResolvedConcept]
@@ -129,7 +139,24 @@ class ConceptAnchoredRetriever:
         return self.run(text, k, concept_walk=concept_walk, caller=caller).results
 
     def run(self, text: str, k: int, *, concept_walk: bool = False, caller: Caller) -> WrapResult:
-        """Like :meth:`query`, also returning the resolved concepts and the retrieval event."""
+        """Like :meth:`query`, also returning the resolved concepts and the retrieval event.
+
+        Parameters
+        ----------
+        text : str
+            The query.
+        k : int
+            Passed to the flat search.
+        concept_walk : bool, default False
+            Run the walk (see :meth:`query`).
+        caller : Caller
+            Whose visibility the walk (and the built-in flat search) respects.
+
+        Returns
+        -------
+        WrapResult
+            The results of :meth:`query`, the resolved concepts and the event.
+        """
         if not isinstance(text, str):
             raise InputError(f"text must be a string, got {type(text).__name__}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:

@@ -46,7 +46,23 @@ class WalkPath:
 
 @dataclass
 class WalkOutcome:
-    """What one walk found, before merging."""
+    """What one walk found, before merging.
+
+    Attributes
+    ----------
+    candidates : list of int
+        Node indices of the admitted candidates, in discovery order.
+    paths : dict of int to list of WalkPath
+        Per candidate its decoded paths, best first.
+    edges_visited : int
+        Adjacency entries the core walk examined.
+    truncated : bool
+        Whether a budget cut the walk.
+    truncated_by : list of str
+        Which budgets did: ``"edges"``, ``"candidates"``.
+    core_ms : float
+        Time spent in the compiled walk, in milliseconds.
+    """
 
     candidates: list[int] = field(default_factory=list)   # discovery order
     paths: dict[int, list[WalkPath]] = field(default_factory=dict)  # per candidate, best first
@@ -56,6 +72,18 @@ class WalkOutcome:
     core_ms: float = 0.0
 
     def score(self, candidate: int) -> float:
+        """The best path score of one candidate.
+
+        Parameters
+        ----------
+        candidate : int
+            A node index from :attr:`candidates`.
+
+        Returns
+        -------
+        float
+            The score of its first (best) path.
+        """
         return self.paths[candidate][0].score
 
 
@@ -129,6 +157,24 @@ def run_walk(graph: LinkGraph, starts: Sequence[tuple[int, str, float]], config:
     Per hop, among the edges joining the two nodes whose type passes that hop's gate (expansion
     for inner hops, admission for the last), the one with the highest extraction confidence
     (absent lowest), then the lowest edge id, represents the hop.
+
+    Parameters
+    ----------
+    graph : LinkGraph
+        The snapshot walked.
+    starts : sequence of (int, str, float)
+        ``(node index, id, confidence)`` of each resolved, visible concept.
+    config : WalkConfig
+        Hops, gates, node-type filters, budgets and ``hop_decay``.
+    visible : VisibilityMask or None
+        The caller's prepared mask (None = everything visible).
+    provenance : Provenance
+        Renders the provenance axes of each hop.
+
+    Returns
+    -------
+    WalkOutcome
+        The candidates with their paths, and what the walk cost.
     """
     out = WalkOutcome()
     if not starts:
