@@ -3,14 +3,12 @@
 Four tools, whose names and argument names are a public contract (pinned by
 ``tests/fixtures/mcp_tools.json``):
 
-========================  ==================================================================
-``graph_context``         ``{question?, concepts?, k?, nodeTypes?, hits?}``: the nodes around a
-                          question, ranked by personalized PageRank
-``link_suggest``          ``{concept, k?, minShared?}``: missing links for a concept
-``graph_path``            ``{source, target}``: the shortest chain between two nodes (advanced)
-``query``                 ``{text, k?, conceptWalk?}``: the knowledge base's search, optionally
-                          wrapped by the concept walk (only when :mod:`conceptwalk.wrap` exists)
-========================  ==================================================================
+- ``graph_context`` ``{question?, concepts?, k?, nodeTypes?, hits?}``: the nodes around a
+  question, ranked by personalized PageRank;
+- ``link_suggest`` ``{concept, k?, minShared?}``: missing links for a concept;
+- ``graph_path`` ``{source, target}``: the shortest chain between two nodes (advanced);
+- ``query`` ``{text, k?, conceptWalk?}``: the knowledge base's search, optionally wrapped by the
+  concept walk (only when :mod:`conceptwalk.wrap` exists).
 
 Each successful call returns ``structuredContent`` with the same JSON shape as the Python
 result's ``to_dict()`` (``query``: ``{"text", "k", "conceptWalk", "results"}``, where ``results``
