@@ -77,6 +77,7 @@ def test_the_tree_lists_existing_folders_and_every_package_folder() -> None:
     missing = [f for f in folders if not (ROOT / f).is_dir()]
     assert not missing, f"the tree lists folders that do not exist: {missing}"
     pkg_dirs = sorted(p.relative_to(ROOT).as_posix() + "/" for p in (ROOT / "python" / "conceptwalk").rglob("*")
-                      if p.is_dir() and "__pycache__" not in p.parts)
+                      if p.is_dir() and "__pycache__" not in p.parts
+                      and not any(part.startswith(".") for part in p.relative_to(ROOT).parts))
     unlisted = [d for d in pkg_dirs if d not in folders]
     assert not unlisted, f"package folders missing from the tree: {unlisted}"
