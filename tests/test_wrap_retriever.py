@@ -162,7 +162,8 @@ def test_flat_results_never_displaced(flat, text, who, k):
             for nid in p["nodes"]:
                 assert vis is None or vis.mask[g.index(nid)]
     assert len({i["id"] for i in extra}) == len(extra) <= k
-    scores = [(-i["walkScore"], i["id"]) for i in extra]
+    # best-first: by score, ties by how many resolved concepts reach the candidate
+    scores = [(-i["walkScore"], -i["conceptsReaching"]) for i in extra]
     assert scores == sorted(scores)
     if not extra:
         assert json.dumps(out) == before

@@ -78,6 +78,11 @@ class WalkConfig:
         results).
     hop_decay : float, default 0.5
         Score factor per hop beyond the first, in (0, 1].
+    walk_min_share : float, default 0.5
+        Share of the candidate budget guaranteed to every resolved concept the walk starts from,
+        as a fraction of an equal split, in [0, 1]: with 5 concepts and 20 candidates each is
+        guaranteed 2, and the other 10 go in proportion to the concepts' confidences (a share a
+        concept cannot use goes to the best remaining candidates). 0: purely proportional.
     max_paths_per_candidate : int, default 3
         Paths rendered per candidate (the best-scoring ones; ``pathCount`` gives the total).
     alias_confidence : float, default 1.0
@@ -128,6 +133,7 @@ class WalkConfig:
     max_edges: int = 2000
     max_candidates: int = 20
     hop_decay: float = 0.5
+    walk_min_share: float = 0.5
     max_paths_per_candidate: int = 3
     alias_confidence: float = 1.0
     flat_hit_k: int = 5
@@ -155,6 +161,7 @@ class WalkConfig:
         _int(self.flat_hit_k, "flat_hit_k", 0)
         _int(self.semantic_k, "semantic_k", 0)
         set_(self, "hop_decay", _unit(self.hop_decay, "hop_decay", open_low=True))
+        set_(self, "walk_min_share", _unit(self.walk_min_share, "walk_min_share"))
         for name in ("alias_confidence", "flat_hit_confidence", "normalized_confidence"):
             set_(self, name, _unit(getattr(self, name), name, open_low=True))
         set_(self, "semantic_threshold", _unit(self.semantic_threshold, "semantic_threshold"))

@@ -171,9 +171,8 @@ class ConceptAnchoredRetriever:
         outcome: WalkOutcome = run_walk(g, starts, cfg, vm, Provenance(g, snap.presence()))
         truncated_by += outcome.truncated_by
         ids = g.ids
-        new = [c for c in outcome.candidates if ids[c] not in present]
+        new = [c for c in outcome.candidates if ids[c] not in present]  # ranked by the walk
         filtered = len(outcome.candidates) - len(new)
-        new.sort(key=lambda c: (-outcome.score(c), ids[c]))
         added = [self._render(g, c, outcome) for c in new]
         t3 = time.perf_counter()
         event = {
@@ -189,7 +188,7 @@ class ConceptAnchoredRetriever:
             "truncated": bool(truncated_by),
             "truncatedBy": truncated_by,
             "edgesVisited": outcome.edges_visited,
-            "pathCount": sum(len(p) for p in outcome.paths.values()),
+            "pathCount": sum(outcome.path_count.values()),
             "flatCount": len(flat_list),
             "flatMs": round((t1 - t0) * 1e3, 4),
             "resolveMs": round((t2 - t1) * 1e3, 4),
@@ -201,7 +200,7 @@ class ConceptAnchoredRetriever:
 
     # ------------------------------------------------------------------ rendering
     def _render(self, g: Any, c: int, outcome: WalkOutcome) -> dict[str, Any]:
-        paths = outcome.paths[c]
+        paths = outcome.paths(c)
         best = paths[0]
         return {
             "id": g.ids[c],
@@ -210,9 +209,10 @@ class ConceptAnchoredRetriever:
             "via": VIA,
             "walkScore": best.score,
             "concept": best.concept,
+            "conceptsReaching": outcome.reach[c],
             "hops": len(best.hops),
-            "pathCount": len(paths),
-            "paths": [p.to_dict() for p in paths[:self.config.max_paths_per_candidate]],
+            "pathCount": outcome.path_count[c],
+            "paths": [p.to_dict() for p in paths],
         }
 
 
