@@ -86,17 +86,32 @@ class WalkConfig:
     max_paths_per_candidate : int, default 3
         Paths rendered per candidate (the best-scoring ones; ``pathCount`` gives the total).
     alias_confidence : float, default 1.0
-        Confidence of a concept named by an alias in the query (divided among the visible
-        canonical ids when an alias has several).
+        Evidence of an alias that is the whole query; an alias covering part of the query gets
+        ``alias_confidence * sqrt(coverage)`` (coverage: the alias's share of the query's
+        characters, stopwords left out), divided among the visible canonical ids of the alias.
     flat_hit_k : int, default 5
         How many of the flat search's top hits the resolver examines for concept nodes (0: none).
     flat_hit_confidence : float, default 0.9
         Confidence of a concept that is the flat search's hit at rank 1; rank ``r`` gets
         ``flat_hit_confidence / r``.
+    lexical_k : int, default 5
+        Concepts taken from the lexical (full-text) search over the concept nodes (0: none); rank
+        ``r`` is evidence ``lexical_confidence / r``.
+    lexical_confidence : float, default 0.6
+        Evidence of the lexical search's first concept.
     semantic_k : int, default 3
-        Concepts taken from the semantic (embedding) top-k (0 disables semantic resolution).
-    semantic_threshold : float, default 0.45
-        Least cosine similarity for a semantic hit; its confidence is the similarity.
+        Concepts always taken from the semantic (embedding) top-k when they pass the threshold
+        (0 disables semantic resolution).
+    semantic_max_k : int, default 10
+        More semantic concepts are taken, up to this many, while they are within
+        ``semantic_margin`` of the best similarity (close candidates are not cut at 3).
+    semantic_margin : float, default 0.05
+        See ``semantic_max_k``.
+    semantic_threshold : float, default 0.3
+        Least cosine similarity for a semantic hit; its evidence is the similarity.
+    concept_text : {"title", "title+body"}, default "title"
+        What a concept's vector is embedded from when the store holds none for the embedder
+        (measured: the title alone resolves better, see benchmarks/bench_resolve.py).
     normalized_confidence : float, default 0.6
         Confidence of a concept whose normalised title or id occurs in the normalised query (the
         fallback, used only when the alias map, the flat hits and the embeddings resolved nothing).
@@ -138,8 +153,13 @@ class WalkConfig:
     alias_confidence: float = 1.0
     flat_hit_k: int = 5
     flat_hit_confidence: float = 0.9
+    lexical_k: int = 5
+    lexical_confidence: float = 0.6
     semantic_k: int = 3
-    semantic_threshold: float = 0.45
+    semantic_max_k: int = 10
+    semantic_margin: float = 0.05
+    semantic_threshold: float = 0.3
+    concept_text: str = "title"
     normalized_confidence: float = 0.6
     embedder: str | None = "hashing"
     annotations: bool = True
@@ -160,9 +180,14 @@ class WalkConfig:
         _int(self.max_paths_per_candidate, "max_paths_per_candidate", 1)
         _int(self.flat_hit_k, "flat_hit_k", 0)
         _int(self.semantic_k, "semantic_k", 0)
+        _int(self.semantic_max_k, "semantic_max_k", 0)
+        _int(self.lexical_k, "lexical_k", 0)
+        set_(self, "semantic_margin", _unit(self.semantic_margin, "semantic_margin"))
+        if self.concept_text not in ("title", "title+body"):
+            raise InputError(f"concept_text must be 'title' or 'title+body', got {self.concept_text!r}")
         set_(self, "hop_decay", _unit(self.hop_decay, "hop_decay", open_low=True))
         set_(self, "walk_min_share", _unit(self.walk_min_share, "walk_min_share"))
-        for name in ("alias_confidence", "flat_hit_confidence", "normalized_confidence"):
+        for name in ("alias_confidence", "flat_hit_confidence", "normalized_confidence", "lexical_confidence"):
             set_(self, name, _unit(getattr(self, name), name, open_low=True))
         set_(self, "semantic_threshold", _unit(self.semantic_threshold, "semantic_threshold"))
         if self.embedder is not None and not isinstance(self.embedder, str):
