@@ -79,7 +79,7 @@ class EmbFlat:
 
     def __call__(self, text: str, k: int) -> list[dict[str, Any]]:
         q = self.emb.embed([text])[0]
-        s = self.mat @ q
+        s = np.einsum("ij,j->i", self.mat, q)  # single-threaded, as the resolver's
         k = min(k, len(self.ids))
         top = np.argpartition(-s, k - 1)[:k]
         top = top[np.argsort(-s[top], kind="stable")]

@@ -162,8 +162,8 @@ class Snapshot:
             idx = self.concept_indices(config).tolist()
             ids = [self.graph.ids[i] for i in idx]
             return self.source.embeddings_for(embedder, ids, self.graph, text=config.concept_text)
-        return self._get(("emb", embedder.name, config.concept_node_types, config.concept_text),
-                         build)  # type: ignore[no-any-return]
+        key = ("emb", embedder.name, config.concept_node_types, config.concept_text)
+        return self._get(key, build)  # type: ignore[no-any-return]
 
     def lexical(self, text: str, k: int, config: WalkConfig, visible: Any) -> list[str]:
         """Lexical evidence: up to ``k`` visible concept ids best matching ``text``, best first.
