@@ -112,8 +112,9 @@ def test_evidence_is_fused_and_semantic_candidates_not_cut_at_three_when_close()
         "session tokens", caller=EVERYONE, flat_results=[{"id": "c:tokens"}])
     assert alone[0].id == fused[0].id == "c:tokens"
     assert fused[0].confidence == pytest.approx(1 - (1 - 0.9) * (1 - 0.6))  # flat-hit and lexical agree
-    g = LinkGraph.from_edges([], nodes=[{"id": f"c:{i}", "type": "CONCEPT", "title": f"graph walk {i}"}
-                                        for i in range(8)])
+    words = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta")
+    g = LinkGraph.from_edges([], nodes=[{"id": f"c:{w}", "type": "CONCEPT", "title": f"graph walk {w}"}
+                                        for w in words])
     cfg = WalkConfig(semantic_threshold=0.0, semantic_k=3, semantic_max_k=6, semantic_margin=0.2)
     res = resolve(g, "graph walk", caller=EVERYONE, config=cfg)
     assert len(res) == 6 and all(c.method == "semantic" for c in res)

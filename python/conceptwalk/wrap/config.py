@@ -115,9 +115,9 @@ class WalkConfig:
     normalized_confidence : float, default 0.6
         Confidence of a concept whose normalised title or id occurs in the normalised query (the
         fallback, used only when the alias map, the flat hits and the embeddings resolved nothing).
-    embedder : str or None, default ``"hashing"``
+    embedder : str or None, default ``"hashing:512:2-4"``
         Embedder spec for :func:`conceptwalk.wrap.embed.get_embedder` (None disables semantic
-        resolution).
+        resolution); the default is :data:`conceptwalk.wrap.embed.WRAP_DEFAULT`, measured.
     annotations : bool, default True
         Load the edge annotation columns with the graph (False: a lighter projection; the
         provenance axes are then reported ``absent-in-projection``).
@@ -161,7 +161,7 @@ class WalkConfig:
     semantic_threshold: float = 0.3
     concept_text: str = "title"
     normalized_confidence: float = 0.6
-    embedder: str | None = "hashing"
+    embedder: str | None = "hashing:512:2-4"
     annotations: bool = True
     event_sink: str | None = None
 
