@@ -110,6 +110,11 @@ def _config(ds: realdata.AliasSet, **over: Any) -> Any:
 #: Walk configurations compared (a field the installed WalkConfig lacks is ignored: the "before" run).
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
+    "min_share=0": {"walk_min_share": 0.0},
+    "max_concepts=3": {"max_concepts": 3},
+    "lexical_k=0": {"lexical_k": 0},
+    "rank=similarity": {"rank_by": "similarity"},
+    "rank=path*similarity": {"rank_by": "path*similarity"},
 }
 
 
@@ -136,11 +141,16 @@ def measure(name: str, max_queries: int = 300, seed: int = 0, variants: dict[str
     res = out["resolution"]
     ranks = [_rank([i for i, _ in kb0.search(q, 5, node_types=ds.concept_types)], c) for q, c in queries]
     res["fts"] = _summ(ranks)
-    for label, texts in (("embed-title", [n.get("title") or n["id"] for n in concept_nodes]),
-                         ("embed-title+body", ["\n".join(p for p in (n.get("title"), n.get("body")) if p) or n["id"]
-                                               for n in concept_nodes])):
-        mat = emb.embed(texts)
-        qm = emb.embed([q for q, _ in queries])
+    from conceptwalk.wrap.embed import WRAP_DEFAULT
+
+    wrap_emb = get_embedder(WRAP_DEFAULT)
+    titles = [n.get("title") or n["id"] for n in concept_nodes]
+    for label, texts, e in (("embed-title", titles, emb),
+                            ("embed-title+body", ["\n".join(p for p in (n.get("title"), n.get("body")) if p) or n["id"]
+                                                  for n in concept_nodes], emb),
+                            ("embed-title wrap-emb", titles, wrap_emb)):
+        mat = e.embed(texts)
+        qm = e.embed([q for q, _ in queries])
         sims = qm @ mat.T
         ranks = []
         for row, (_, c) in zip(sims, queries):
@@ -179,6 +189,8 @@ def measure(name: str, max_queries: int = 300, seed: int = 0, variants: dict[str
     flats = {"fts": fts_flat, "emb": EmbFlat(ds, emb)}
     for vname, over in (variants or VARIANTS).items():
         for fname, flat in flats.items():
+            if vname != "default" and fname != "fts":
+                continue
             path = os.path.join(tmp, f"wrap-{vname}-{fname}.db")
             kb = _kb(ds, others, path)
             kb.close()
@@ -191,6 +203,7 @@ def measure(name: str, max_queries: int = 300, seed: int = 0, variants: dict[str
             fl = builtin_flat_search(kb) if fname == "fts" else flat
             rtr = ConceptAnchoredRetriever(fl, kb, config=_config(ds, **over), event_sink=events.append)
             rec_f, rec_w, rec_n, prec_num, prec_den, add_num, add_den, walk_ms, flat_ms = [], [], [], 0, 0, 0, 0, [], []
+            p5_num = p5_den = 0
             first_ms = None
             for q, c in queries:
                 rel = adj.get(c, set()) - {c}
@@ -214,6 +227,8 @@ def measure(name: str, max_queries: int = 300, seed: int = 0, variants: dict[str
                 prec_den += len(added)
                 add_num += len(rel & set(added))
                 add_den += len(rel - base_ids)
+                p5_num += len(rel & set(added[:5]))
+                p5_den += len(added[:5])
             kb.close()
             with open(path, "rb") as fh:
                 digest1 = hashlib.sha256(fh.read()).hexdigest()
@@ -227,6 +242,7 @@ def measure(name: str, max_queries: int = 300, seed: int = 0, variants: dict[str
                 "recallFlatSameLength": statistics.fmean(rec_n),
                 "precisionAdded": prec_num / prec_den if prec_den else 0.0,
                 "recallAdded": add_num / add_den if add_den else 0.0,
+                "precision5Added": p5_num / p5_den if p5_den else 0.0,
                 "meanAdded": prec_den / max(1, len(rec_f)),
                 "flatMsMedian": statistics.median(flat_ms), "walkMsMedian": statistics.median(walk_ms),
                 "walkMsFirst": first_ms, "storeVersionDelta": wrote, "fileChanged": digest0 != digest1,
@@ -234,6 +250,36 @@ def measure(name: str, max_queries: int = 300, seed: int = 0, variants: dict[str
     kb0.close()
     kb1.close()
     return out
+
+
+def sweep(name: str, max_queries: int = 300, seed: int = 0) -> list[dict[str, Any]]:
+    """Resolver top-1 / top-5 / none for settings of the thresholds (store without aliases)."""
+    from conceptwalk import Caller
+    from conceptwalk.wrap import ConceptResolver, builtin_flat_search
+
+    ds = realdata.load(name)
+    queries, others = split(ds, max_queries, seed)
+    kb = _kb(ds, others, ":memory:")
+    flat = builtin_flat_search(kb)
+    flats = [flat(q, 10) for q, _ in queries]
+    rows = []
+    grid = [{"semantic_threshold": t} for t in (0.2, 0.3, 0.45)]
+    grid += [{"lexical_confidence": c} for c in (0.4, 0.8)]
+    grid += [{"flat_hit_confidence": c} for c in (0.6,)]
+    grid += [{"semantic_margin": m} for m in (0.0, 0.1)]
+    for over in [{}] + grid:
+        r = ConceptResolver(kb, _config(ds, **over))
+        ranks, none = [], 0
+        for (q, c), fl in zip(queries, flats):
+            got = r.resolve(q, caller=Caller.all_access(), flat_results=fl)
+            none += not got
+            ranks.append(_rank([x.id for x in got], c))
+        row = {"dataset": name, "setting": ", ".join(f"{k}={v}" for k, v in over.items()) or "default"}
+        row.update(_summ(ranks))
+        row["none"] = none / len(queries)
+        rows.append(row)
+    kb.close()
+    return rows
 
 
 def table(res: dict[str, Any]) -> str:
@@ -247,10 +293,11 @@ def table(res: dict[str, Any]) -> str:
                      f"{r.get('firstMs', float('nan')):>10.2f}{r.get('medianMs', float('nan')):>8.3f}"
                      f"{r.get('storeWrites', ''):>7}")
     lines.append(f"  {'wrap variant':<22}{'flat':>5}{'R flat@k':>9}{'R wrap':>8}{'R flat@n':>9}{'P add':>7}{'R add':>7}"
-                 f"{'added':>7}{'flat ms':>8}{'walk ms':>8}{'1st ms':>8}{'writes':>7}")
+                 f"{'P@5 add':>8}{'added':>7}{'flat ms':>8}{'walk ms':>8}{'1st ms':>8}{'writes':>7}")
     for r in res["wrap"]:
         lines.append(f"  {r['variant']:<22}{r['flat']:>5}{r['recallFlat']:>9.3f}{r['recallWrapped']:>8.3f}"
                      f"{r['recallFlatSameLength']:>9.3f}{r['precisionAdded']:>7.3f}{r['recallAdded']:>7.3f}"
+                     f"{r.get('precision5Added', float('nan')):>8.3f}"
                      f"{r['meanAdded']:>7.1f}{r['flatMsMedian']:>8.3f}{r['walkMsMedian']:>8.3f}{r['walkMsFirst']:>8.2f}"
                      f"{(r['storeVersionDelta'] or 0) + (1 if r['fileChanged'] else 0):>7}")
     return "\n".join(lines)
@@ -262,14 +309,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    p.add_argument("--sweep", action="store_true", help="resolver thresholds per dataset instead")
+    p.add_argument("--variants", default=",".join(VARIANTS), help="walk variants to run (names of VARIANTS)")
     a = p.parse_args(argv)
     avail = realdata.available()
+    if a.sweep:
+        allrows = []
+        for name in [d.strip() for d in a.datasets.split(",") if d.strip() and avail.get(d.strip())]:
+            for row in sweep(name, a.queries, a.seed):
+                allrows.append(row)
+                print(f"{row['dataset']:<10}{row['setting']:<28}top1 {row['top1']:.3f}  top5 {row['top5']:.3f}"
+                      f"  none {row['none']:.3f}", flush=True)
+        if a.json:
+            with open(a.json, "w", encoding="utf-8") as fh:
+                json.dump(allrows, fh, indent=1)
+        return 0
     results = []
     for name in [d.strip() for d in a.datasets.split(",") if d.strip()]:
         if not avail.get(name):
             print(f"{name}: package not installed, skipped")
             continue
-        res = measure(name, a.queries, a.seed)
+        res = measure(name, a.queries, a.seed, {v: VARIANTS[v] for v in a.variants.split(",") if v in VARIANTS})
         results.append(res)
         print(table(res), flush=True)
     if a.json:

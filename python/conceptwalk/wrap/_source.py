@@ -165,6 +165,22 @@ class Snapshot:
         key = ("emb", embedder.name, config.concept_node_types, config.concept_text)
         return self._get(key, build)  # type: ignore[no-any-return]
 
+    def node_vectors(self, embedder: Any, indices: list[int]) -> npt.NDArray[np.float32]:
+        """Title vectors of the nodes at ``indices`` (any type), embedded on first use and held
+        in memory with the snapshot (for reranking walk candidates); never written."""
+        cache: dict[int, npt.NDArray[np.float32]] = self._get(("nodevec", embedder.name), dict)
+        missing = [i for i in indices if i not in cache]
+        if missing:
+            g = self.graph
+            vecs = np.ascontiguousarray(embedder.embed([g.titles[i] or g.ids[i] for i in missing]), dtype=np.float32)
+            with _SHARED_LOCK:
+                for i, v in zip(missing, vecs):
+                    cache[i] = v
+        out = np.zeros((len(indices), int(embedder.dim)), dtype=np.float32)
+        for r, i in enumerate(indices):
+            out[r] = cache[i]
+        return out
+
     def lexical(self, text: str, k: int, config: WalkConfig, visible: Any) -> list[str]:
         """Lexical evidence: up to ``k`` visible concept ids best matching ``text``, best first.
 

@@ -154,6 +154,17 @@ class ConceptResolver:
             self.embedder = get_embedder(self.config.embedder)
         else:
             self.embedder = None
+        self.warm()
+
+    def warm(self) -> None:
+        """Build what a query reads (the snapshot's alias index, concept indices and vectors),
+        so that the first query costs what the next one does. Called on construction; the caches
+        are shared by every resolver over the same snapshot and rebuilt when the store changes."""
+        snap = self.source.snapshot()
+        snap.alias_index()
+        snap.concept_indices(self.config)
+        if self.embedder is not None and self.config.semantic_k > 0:
+            snap.concept_embeddings(self.embedder, self.config)
 
     def resolve(self, text: str, *, caller: Caller, flat_results: Sequence[Mapping[str, Any]] | None = None,
                 snapshot: Snapshot | None = None) -> list[ResolvedConcept]:

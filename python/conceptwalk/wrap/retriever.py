@@ -6,8 +6,10 @@ import datetime as _dt
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from ..errors import InputError
 from ..graph import Caller
@@ -97,6 +99,7 @@ class ConceptAnchoredRetriever:
         self.source = Source(kb, annotations=self.config.annotations)
         self.resolver = ConceptResolver(kb, self.config, embedder=embedder, _source=self.source)
         self.sink = make_sink(event_sink if event_sink is not None else self.config.event_sink)
+        self._pool: WalkConfig | None = None
 
     def __repr__(self) -> str:
         return f"ConceptAnchoredRetriever(flat_search={self.flat_search!r}, config={self.config!r})"
@@ -168,11 +171,20 @@ class ConceptAnchoredRetriever:
         truncated_by = ["concepts"] if len(resolved) > cfg.max_concepts else []
         vm = caller.visibility(g)
         starts = [(g.id_index[c.id], c.id, c.confidence) for c in concepts]
-        outcome: WalkOutcome = run_walk(g, starts, cfg, vm, Provenance(g, snap.presence()))
-        truncated_by += outcome.truncated_by
+        rerank = cfg.rank_by != "path" and self.resolver.embedder is not None
+        walk_cfg = cfg if not rerank else self._pool_config()
+        outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, Provenance(g, snap.presence()))
         ids = g.ids
-        new = [c for c in outcome.candidates if ids[c] not in present]  # ranked by the walk
-        filtered = len(outcome.candidates) - len(new)
+        ranked = outcome.candidates
+        if rerank and ranked:
+            ranked = self._rerank(text, snap, outcome)
+            if len(ranked) > cfg.max_candidates:
+                ranked = ranked[:cfg.max_candidates]
+                if "candidates" not in outcome.truncated_by:
+                    outcome.truncated_by.append("candidates")
+        truncated_by += outcome.truncated_by
+        new = [c for c in ranked if ids[c] not in present]  # ranked by the walk (or reranked)
+        filtered = len(ranked) - len(new)
         added = [self._render(g, c, outcome) for c in new]
         t3 = time.perf_counter()
         event = {
@@ -197,6 +209,26 @@ class ConceptAnchoredRetriever:
         emit_safely(self.sink, event)
         results = flat_list + added if added else flat_list
         return WrapResult(results, concepts, event)
+
+    def _pool_config(self) -> WalkConfig:
+        got = self._pool
+        if got is None:
+            got = replace(self.config, max_candidates=self.config.max_candidates * self.config.rerank_pool)
+            self._pool = got
+        return got
+
+    def _rerank(self, text: str, snap: Any, outcome: WalkOutcome) -> list[int]:
+        """The walk's candidates by ``config.rank_by`` (ties: the walk's order)."""
+        emb = self.resolver.embedder
+        q = np.asarray(emb.embed([text]), dtype=np.float32)[0]
+        cands = outcome.candidates
+        sims = np.einsum("ij,j->i", snap.node_vectors(emb, cands), q).astype(np.float64).tolist()
+        if self.config.rank_by == "similarity":
+            keys = [-s for s in sims]
+        else:
+            keys = [-outcome.score(c) * (1.0 + s) / 2.0 for c, s in zip(cands, sims)]
+        order = sorted(range(len(cands)), key=lambda i: (keys[i], i))
+        return [cands[i] for i in order]
 
     # ------------------------------------------------------------------ rendering
     def _render(self, g: Any, c: int, outcome: WalkOutcome) -> dict[str, Any]:
