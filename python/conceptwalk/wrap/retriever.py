@@ -100,6 +100,7 @@ class ConceptAnchoredRetriever:
         self.resolver = ConceptResolver(kb, self.config, embedder=embedder, _source=self.source)
         self.sink = make_sink(event_sink if event_sink is not None else self.config.event_sink)
         self._pool: WalkConfig | None = None
+        self._prov: tuple[Any, Any, Provenance] | None = None
 
     def __repr__(self) -> str:
         return f"ConceptAnchoredRetriever(flat_search={self.flat_search!r}, config={self.config!r})"
@@ -173,7 +174,12 @@ class ConceptAnchoredRetriever:
         starts = [(g.id_index[c.id], c.id, c.confidence) for c in concepts]
         rerank = cfg.rank_by != "path" and self.resolver.embedder is not None
         walk_cfg = cfg if not rerank else self._pool_config()
-        outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, Provenance(g, snap.presence()))
+        prov = self._prov
+        if prov is None or prov[0] is not g or prov[1] is not vm:
+            # one per snapshot and visibility: its per-edge cache outlives a query
+            prov = (g, vm, Provenance(g, snap.presence()))
+            self._prov = prov
+        outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, prov[2])
         ids = g.ids
         ranked = outcome.candidates
         if rerank and ranked:
