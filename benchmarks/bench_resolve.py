@@ -115,6 +115,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "lexical_k=0": {"lexical_k": 0},
     "rank=similarity": {"rank_by": "similarity"},
     "rank=path*similarity": {"rank_by": "path*similarity"},
+    "rank=ppr": {"rank_by": "ppr"},
+    "min_share=0.25": {"walk_min_share": 0.25},
 }
 
 

@@ -83,10 +83,12 @@ class WalkConfig:
         as a fraction of an equal split, in [0, 1]: with 5 concepts and 20 candidates each is
         guaranteed 2, and the other 10 go in proportion to the concepts' confidences (a share a
         concept cannot use goes to the best remaining candidates). 0: purely proportional.
-    rank_by : {"path", "similarity", "path*similarity"}, default "path"
+    rank_by : {"path", "similarity", "path*similarity", "ppr"}, default "path"
         Order of the walk's candidates: by path score (best-first, as the walk keeps them); by
         the cosine similarity of the candidate's title to the query (the resolver's embedder);
-        or by path score x ``(1 + similarity) / 2``. With a ranking other than ``"path"`` the walk
+        by path score x ``(1 + similarity) / 2``; or by a personalized PageRank from the walk's
+        concepts (weighted by confidence) on the graph restricted to the walk's edge types.
+        Measured in benchmarks/bench_resolve.py: none beat ``"path"`` on every dataset. With a ranking other than ``"path"`` the walk
         keeps ``rerank_pool`` times ``max_candidates`` candidates, which are reranked and cut.
     rerank_pool : int, default 2
         See ``rank_by``.
@@ -190,8 +192,8 @@ class WalkConfig:
         _int(self.max_candidates, "max_candidates", 0)
         _int(self.max_paths_per_candidate, "max_paths_per_candidate", 1)
         _int(self.rerank_pool, "rerank_pool", 1)
-        if self.rank_by not in ("path", "similarity", "path*similarity"):
-            raise InputError(f"rank_by must be 'path', 'similarity' or 'path*similarity', got {self.rank_by!r}")
+        if self.rank_by not in ("path", "similarity", "path*similarity", "ppr"):
+            raise InputError(f"rank_by must be 'path', 'similarity', 'path*similarity' or 'ppr', got {self.rank_by!r}")
         _int(self.flat_hit_k, "flat_hit_k", 0)
         _int(self.semantic_k, "semantic_k", 0)
         _int(self.semantic_max_k, "semantic_max_k", 0)

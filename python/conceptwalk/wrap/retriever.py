@@ -18,7 +18,7 @@ from .config import WalkConfig
 from .events import EVENT_SCHEMA_VERSION, emit_safely, make_sink
 from .flat import BuiltinFlatSearch
 from .resolver import ConceptResolver, ResolvedConcept
-from .walk import Provenance, WalkOutcome, run_walk
+from .walk import Provenance, WalkOutcome, prepared, run_walk
 
 __all__ = ["ConceptAnchoredRetriever", "WrapResult", "VIA"]
 
@@ -172,7 +172,7 @@ class ConceptAnchoredRetriever:
         truncated_by = ["concepts"] if len(resolved) > cfg.max_concepts else []
         vm = caller.visibility(g)
         starts = [(g.id_index[c.id], c.id, c.confidence) for c in concepts]
-        rerank = cfg.rank_by != "path" and self.resolver.embedder is not None
+        rerank = cfg.rank_by == "ppr" or (cfg.rank_by != "path" and self.resolver.embedder is not None)
         walk_cfg = cfg if not rerank else self._pool_config()
         prov = self._prov
         if prov is None or prov[0] is not g or prov[1] is not vm:
@@ -183,7 +183,7 @@ class ConceptAnchoredRetriever:
         ids = g.ids
         ranked = outcome.candidates
         if rerank and ranked:
-            ranked = self._rerank(text, snap, outcome)
+            ranked = self._rerank(text, snap, outcome, g, vm, concepts)
             if len(ranked) > cfg.max_candidates:
                 ranked = ranked[:cfg.max_candidates]
                 if "candidates" not in outcome.truncated_by:
@@ -223,11 +223,19 @@ class ConceptAnchoredRetriever:
             self._pool = got
         return got
 
-    def _rerank(self, text: str, snap: Any, outcome: WalkOutcome) -> list[int]:
+    def _rerank(self, text: str, snap: Any, outcome: WalkOutcome, g: Any, vm: Any,
+                concepts: list[ResolvedConcept]) -> list[int]:
         """The walk's candidates by ``config.rank_by`` (ties: the walk's order)."""
+        cands = outcome.candidates
+        if self.config.rank_by == "ppr":
+            sub = prepared(g, self._pool_config()).typed_graph()
+            seeds = {c.id: c.confidence for c in concepts}
+            ppr = sub.personalized_pagerank(seeds, visible=None if vm is None else vm.mask).to_dict()
+            ids = g.ids
+            pk = [-ppr.get(ids[c], 0.0) for c in cands]
+            return [cands[i] for i in sorted(range(len(cands)), key=lambda i: (pk[i], i))]
         emb = self.resolver.embedder
         q = np.asarray(emb.embed([text]), dtype=np.float32)[0]
-        cands = outcome.candidates
         sims = np.einsum("ij,j->i", snap.node_vectors(emb, cands), q).astype(np.float64).tolist()
         if self.config.rank_by == "similarity":
             keys = [-s for s in sims]

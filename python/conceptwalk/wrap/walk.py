@@ -137,7 +137,7 @@ class Provenance:
 class _Prepared:
     """The per-(graph, config) arrays of a walk: type gates, node-type filters, edge weights."""
 
-    __slots__ = ("expand", "admit", "node_types", "exp_nodes", "adm_nodes", "edge_weights")
+    __slots__ = ("expand", "admit", "node_types", "exp_nodes", "adm_nodes", "edge_weights", "_typed", "_graph")
 
     def __init__(self, g: LinkGraph, config: WalkConfig) -> None:
         self.expand = type_flags(config.expand_edge_types, g.edge_type_names)
@@ -152,6 +152,22 @@ class _Prepared:
                 type_flags(config.admit_node_types, g.node_type_names)
         col = g.edge_annotations.get("extraction_confidence")
         self.edge_weights = None if col is None else np.ascontiguousarray(col[0], dtype=np.float64)
+        self._typed: LinkGraph | None = None
+        self._graph = weakref.ref(g)
+
+    def typed_graph(self) -> LinkGraph:
+        """The graph restricted to the walk's edge types (expansion and admission), same nodes
+        and indices (built once; for the local PPR reranking)."""
+        got = self._typed
+        if got is None:
+            g = self._graph()
+            assert g is not None
+            keep = (self.expand | self.admit)[g.edge_type_codes] if g.num_edges else np.zeros(0, dtype=bool)
+            sel = np.flatnonzero(keep)
+            got = LinkGraph.from_arrays(g.ids, g.edge_src[sel], g.edge_dst[sel],
+                                        [g.edge_type_names[int(t)] for t in g.edge_type_codes[sel]])
+            self._typed = got
+        return got
 
 
 _PREPARED: weakref.WeakKeyDictionary[LinkGraph, dict[WalkConfig, _Prepared]] = weakref.WeakKeyDictionary()
