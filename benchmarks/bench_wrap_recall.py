@@ -33,7 +33,8 @@ from typing import Any
 
 def measure(n_concepts: int = 1000, n_queries: int = 50, k: int = 10, *, mode: str = "fts",
             seed: int = 0, configs: dict[str, Any] | None = None, caller_scopes: str = "*") -> dict[str, Any]:
-    from conceptwalk import Caller, synthetic
+    from conceptwalk import Caller
+    from conceptwalk.kb import synthetic
     from conceptwalk.kb.store import KnowledgeBase
     from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
 
@@ -51,9 +52,10 @@ def measure(n_concepts: int = 1000, n_queries: int = 50, k: int = 10, *, mode: s
     for name, cfg in configs.items():
         events: list[dict[str, Any]] = []
         r = ConceptAnchoredRetriever(flat, kb, config=cfg, event_sink=events.append)
-        r.query("warm up", k, concept_walk=True, caller=caller)  # embeds and stores the concepts once
+        r.query("warm up", k, concept_walk=True, caller=caller)
         vm = caller.visibility(kb.graph())
         rec_flat, rec_wrap, rec_same, resolved, flat_ms, walk_ms, added, contributed = [], [], [], 0, [], [], [], 0
+        p_num = p_den = 0
         for q in queries:
             rel = {x for x in q["relevant"] if vm is None or vm.mask[kb.graph().index(x)]}
             t0 = time.perf_counter()
@@ -73,6 +75,9 @@ def measure(n_concepts: int = 1000, n_queries: int = 50, k: int = 10, *, mode: s
             rec_flat.append(len(rel & {o["id"] for o in base}) / len(rel))
             rec_wrap.append(len(rel & ids_wrap) / len(rel))
             rec_same.append(len(rel & {o["id"] for o in same}) / len(rel))
+            extra = {o["id"] for o in out[len(base):]}
+            p_num += len(rel & extra)
+            p_den += len(extra)
         n = len(queries)
         rows.append({
             "config": name, "queries": n, "k": k,
@@ -80,6 +85,7 @@ def measure(n_concepts: int = 1000, n_queries: int = 50, k: int = 10, *, mode: s
             "recallFlatSameLength": statistics.fmean(rec_same),
             "conceptResolved": resolved / n, "contributionRate": contributed / n,
             "meanAdded": statistics.fmean(added),
+            "precisionAdded": p_num / p_den if p_den else 0.0,
             "flatMsMedian": statistics.median(flat_ms), "walkMsMedian": statistics.median(walk_ms),
             "walkMsP90": sorted(walk_ms)[int(0.9 * (n - 1))],
         })
@@ -91,11 +97,13 @@ def measure(n_concepts: int = 1000, n_queries: int = 50, k: int = 10, *, mode: s
 def table(res: dict[str, Any]) -> str:
     head = (f"synthetic KB: {res['concepts']:,} concepts, {res['nodes']:,} nodes, {res['edges']:,} edges; "
             f"flat search = {res['mode']}; caller {res['caller']!r}\n")
-    cols = ("config", "flat@k", "wrapped", "flat@n", "resolved", "contrib", "added", "flat ms", "walk ms", "walk p90")
+    cols = ("config", "flat@k", "wrapped", "flat@n", "resolved", "contrib", "added", "P added", "flat ms", "walk ms",
+            "walk p90")
     lines = [head + "  ".join(f"{c:>10}" if i else f"{c:<32}" for i, c in enumerate(cols))]
     for r in res["rows"]:
         vals = (r["config"], f"{r['recallFlat']:.3f}", f"{r['recallWrapped']:.3f}", f"{r['recallFlatSameLength']:.3f}",
                 f"{r['conceptResolved']:.0%}", f"{r['contributionRate']:.0%}", f"{r['meanAdded']:.1f}",
+                f"{r['precisionAdded']:.3f}",
                 f"{r['flatMsMedian']:.3f}", f"{r['walkMsMedian']:.3f}", f"{r['walkMsP90']:.3f}")
         lines.append("  ".join(f"{v:>10}" if i else f"{v:<32}" for i, v in enumerate(vals)))
     return "\n".join(lines)

@@ -243,6 +243,18 @@ HOSTILE = [
     ("walk-max-edges-negative", lambda c, vm: _core.typed_walk(c, _i32(0), 2, T2, T2, max_edges=-1), ValueError),
     ("walk-max-candidates-negative", lambda c, vm: _core.typed_walk(c, _i32(0), 2, T2, T2, max_candidates=-1),
      ValueError),
+    ("walk-start-weights-length", lambda c, vm: _core.typed_walk(c, _i32(0), 2, T2, T2,
+                                                                  start_weights=np.ones(2)), ValueError),
+    ("walk-start-weight-zero", lambda c, vm: _core.typed_walk(c, _i32(0), 2, T2, T2,
+                                                               start_weights=np.zeros(1)), ValueError),
+    ("walk-start-weight-nan", lambda c, vm: _core.typed_walk(c, _i32(0), 2, T2, T2,
+                                                              start_weights=np.full(1, np.nan)), ValueError),
+    ("walk-edge-weights-length", lambda c, vm: _core.typed_walk(c, _i32(0), 2, T2, T2,
+                                                                 edge_weights=np.ones(1)), ValueError),
+    ("walk-hop-decay-zero", lambda c, vm: _core.typed_walk(c, _i32(0), 2, T2, T2, hop_decay=0.0), ValueError),
+    ("walk-hop-decay-nan", lambda c, vm: _core.typed_walk(c, _i32(0), 2, T2, T2, hop_decay=np.nan), ValueError),
+    ("walk-min-share-above-one", lambda c, vm: _core.typed_walk(c, _i32(0), 2, T2, T2, min_share=1.5), ValueError),
+    ("walk-max-paths-negative", lambda c, vm: _core.typed_walk(c, _i32(0), 2, T2, T2, max_paths=-1), ValueError),
     ("walk-mask-of-other-graph", lambda c, vm: _core.typed_walk(c, _i32(0), 2, T2, T2, visible=vm), ValueError),
     ("mask-graph-none", lambda c, vm: _core.VisibilityMask(None, np.ones(5, bool)), TypeError),
     ("mask-wrong-length", lambda c, vm: _core.VisibilityMask(c, np.ones(4, bool)), ValueError),
@@ -282,10 +294,10 @@ def test_raw_core_tolerates_odd_but_valid_values(core):
     # Node-type codes outside the flag arrays are simply not admitted.
     out = _core.typed_walk(c, _i32(0), 2, T2, T2, node_type=_i32(-5, 99, 0, 1, 0),
                            expand_node_types=T2, admit_node_types=T2)
-    assert set(out[3].tolist()) <= {2, 3}
+    assert set(out.candidates.tolist()) <= {2, 3}
     # Empty flag arrays: nothing is admitted or expanded.
     out = _core.typed_walk(c, _i32(0), 2, np.ones(0, bool), np.ones(0, bool))
-    assert out[3].shape == (0,)
+    assert out.candidates.shape == (0,)
     # An empty core graph builds; any index is out of range.
     empty, canon = _core.CSRGraph.from_edges(0, _i32(), _i32(), _i32())
     assert empty.num_nodes == 0 and canon.shape == (0,)

@@ -144,6 +144,8 @@ def test_walk_limit_constant():
 STUBTEST_ALLOWLIST = """
 conceptwalk._core.CSRGraph
 conceptwalk._core.VisibilityMask
+conceptwalk._core.WalkResult
+conceptwalk._core.WalkResult.__init__
 conceptwalk._core.CSRGraph.__init__
 """
 

@@ -60,13 +60,13 @@ def test_budget_cuts_are_reported():
                                  event_sink=ev.append)
     r.query("authn", 3, concept_walk=True, caller=EVERYONE)
     assert ev[-1]["truncatedBy"] == ["edges"] and ev[-1]["edgesVisited"] == 1
-    r = ConceptAnchoredRetriever(lambda t, k: [], kb, config=WalkConfig(embedder=None, max_concepts=1),
+    r = ConceptAnchoredRetriever(lambda t, k: [], kb, config=WalkConfig(embedder=None, max_concepts=1, lexical_k=0),
                                  event_sink=ev.append)
     r.query("authn billing", 3, concept_walk=True, caller=EVERYONE)  # alias c:auth; the name never needed
     assert not ev[-1]["truncated"]
     r.query("zzz", 3, concept_walk=True, caller=EVERYONE)
     kb.add_aliases([("zzz", "c:billing"), ("zzz", "c:tokens")])
-    r2 = ConceptAnchoredRetriever(lambda t, k: [], kb, config=WalkConfig(embedder=None, max_concepts=1),
+    r2 = ConceptAnchoredRetriever(lambda t, k: [], kb, config=WalkConfig(embedder=None, max_concepts=1, lexical_k=0),
                                   event_sink=ev.append)
     r2.query("zzz", 3, concept_walk=True, caller=EVERYONE)
     assert ev[-1]["truncatedBy"] == ["concepts"] and len(ev[-1]["resolvedConcepts"]) == 1

@@ -23,7 +23,7 @@ def got(resolved):
 
 def test_alias_hit_whole_words_normalised():
     kb = make_kb()
-    r = ConceptResolver(kb, WalkConfig(embedder=None))
+    r = ConceptResolver(kb, WalkConfig(embedder=None, lexical_k=0))
     assert got(r.resolve("How does AUTHN work?", caller=EVERYONE)) == [("c:auth", 1.0, "alias")]
     assert got(r.resolve("Secret-Sauce!", caller=T1)) == [("c:secret", 1.0, "alias")]
     # whole words only: "authnx" is not the alias "authn"
@@ -33,7 +33,7 @@ def test_alias_hit_whole_words_normalised():
 def test_alias_to_several_canonicals_splits_confidence_over_visible_ones():
     kb = make_kb()
     kb.add_aliases([("sessions", "c:tokens"), ("sessions", "c:auth"), ("sessions", "c:secret")])
-    r = ConceptResolver(kb, WalkConfig(embedder=None))
+    r = ConceptResolver(kb, WalkConfig(embedder=None, lexical_k=0))
     assert got(r.resolve("sessions", caller=PUBLIC)) == [("c:auth", 0.5, "alias"), ("c:tokens", 0.5, "alias")]
     assert got(r.resolve("sessions", caller=T1)) == [
         ("c:auth", 0.3333, "alias"), ("c:secret", 0.3333, "alias"), ("c:tokens", 0.3333, "alias")]
@@ -58,34 +58,80 @@ def test_flat_hits_rank_confidence_and_fragments():
         ("c:tokens", 0.45, "flat-hit"), ("c:auth", 0.3, "flat-hit")]
 
 
-def test_semantic_hits_and_embeddings_cached_in_store(tmp_path):
-    kb = make_kb(str(tmp_path / "kb.db"))
+def test_semantic_hits_embeddings_held_in_memory_never_written(tmp_path):
+    path = tmp_path / "kb.db"
+    kb = make_kb(str(path))
     emb = HashingEmbedder(dim=128)
     assert kb.get_embeddings(emb.name)[0] == []
-    r = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_k=2, semantic_threshold=0.3))
-    res = r.resolve("billing ledgers for invoices", caller=EVERYONE)
+    version = kb.version
+    kb.close()
+    before = path.read_bytes()
+    kb = KnowledgeBase.open(str(path))
+    r = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_k=2, semantic_threshold=0.3, lexical_k=0))
+    res = r.resolve("billing ledgers", caller=EVERYONE)
     assert res[0].id == "c:billing" and res[0].method == "semantic"
     assert 0.3 <= res[0].confidence <= 1.0 and len(res) <= 2
-    ids, mat = kb.get_embeddings(emb.name)
-    assert ids == sorted(["c:auth", "c:auth-old", "c:billing", "c:secret", "c:tokens"])  # concepts only
-    # the stored vector is the embedding of title + body
-    want = emb.embed(["Billing ledger\ninvoices and payments"])[0]
-    np.testing.assert_allclose(mat[ids.index("c:billing")], want, rtol=1e-6)
-    version = kb.version
-    r2 = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_k=2, semantic_threshold=0.3))
-    assert got(r2.resolve("billing ledgers for invoices", caller=EVERYONE)) == got(res)
-    assert kb.version == version  # nothing re-embedded or written
+    # the concept's vector is the embedding of its title (concept_text="title"), held in memory
+    want = emb.embed(["Billing ledger"])[0]
+    assert res[0].confidence == pytest.approx(float(emb.embed(["billing ledgers"])[0] @ want), abs=1e-6)
+    r2 = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_k=2, semantic_threshold=0.3, lexical_k=0))
+    assert got(r2.resolve("billing ledgers", caller=EVERYONE)) == got(res)
+    assert kb.version == version and kb.get_embeddings(emb.name)[0] == []  # nothing written
     kb.close()
+    assert path.read_bytes() == before
+
+
+def test_stored_vectors_are_used_when_the_store_has_them():
+    kb = make_kb()
+    emb = HashingEmbedder(dim=128)
+    ids = ["c:auth", "c:auth-old", "c:billing", "c:secret", "c:tokens"]
+    vecs = emb.embed(["zebra crossing" if i == "c:billing" else i for i in ids])
+    kb.set_embeddings(emb.name, ids, vecs)
+    r = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_threshold=0.3, lexical_k=0, flat_hit_k=0))
+    assert got(r.resolve("zebra crossing", caller=EVERYONE))[0][::2] == ("c:billing", "semantic")
+
+
+def test_alias_evidence_scored_by_coverage_and_specificity():
+    kb = make_kb()
+    r = ConceptResolver(kb, WalkConfig(embedder=None, lexical_k=0))
+    whole = r.resolve("authn", caller=EVERYONE)[0].confidence
+    part = r.resolve("authn token rotation for the mobile clients", caller=EVERYONE)[0].confidence
+    assert whole == 1.0 and part < 0.5  # one word of a long query is weak evidence
+    # a longer alias covering more of the same query is stronger evidence
+    kb.add_aliases([("authn token rotation", "c:tokens")])
+    r = ConceptResolver(kb, WalkConfig(embedder=None, lexical_k=0))
+    res = r.resolve("authn token rotation for the mobile clients", caller=EVERYONE)
+    assert [c.id for c in res] == ["c:tokens", "c:auth"] and res[0].method == "alias"
+
+
+def test_evidence_is_fused_and_semantic_candidates_not_cut_at_three_when_close():
+    kb = make_kb()
+    alone = ConceptResolver(kb, WalkConfig(embedder=None, lexical_k=0)).resolve(
+        "session tokens", caller=EVERYONE, flat_results=[{"id": "c:tokens"}])
+    fused = ConceptResolver(kb, WalkConfig(embedder=None)).resolve(
+        "session tokens", caller=EVERYONE, flat_results=[{"id": "c:tokens"}])
+    assert alone[0].id == fused[0].id == "c:tokens"
+    assert fused[0].confidence == pytest.approx(1 - (1 - 0.9) * (1 - 0.6))  # flat-hit and lexical agree
+    words = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta")
+    g = LinkGraph.from_edges([], nodes=[{"id": f"c:{w}", "type": "CONCEPT", "title": f"graph walk {w}"}
+                                        for w in words])
+    cfg = WalkConfig(semantic_threshold=0.0, semantic_k=3, semantic_max_k=6, semantic_margin=0.2)
+    res = resolve(g, "graph walk", caller=EVERYONE, config=cfg)
+    assert len(res) == 6 and all(c.method == "semantic" for c in res)
+    assert len(resolve(g, "graph walk", caller=EVERYONE,
+                       config=WalkConfig(semantic_threshold=0.0, semantic_max_k=6, semantic_margin=0.0))) == 3
 
 
 def test_semantic_threshold_and_k():
     kb = make_kb()
-    none = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_threshold=1.0, flat_hit_k=0))
+    none = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_threshold=1.0, flat_hit_k=0, lexical_k=0))
     # nothing reaches similarity 1.0, so only the fallback can resolve (and this text names no concept)
     assert none.resolve("invoices payments money", caller=EVERYONE) == []
-    one = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_threshold=0.0, semantic_k=1))
+    one = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_threshold=0.0, semantic_k=1, lexical_k=0,
+                                         semantic_max_k=1, concept_text="title+body"))
     assert got(one.resolve("invoices payments money", caller=EVERYONE))[0][::2] == ("c:billing", "semantic")
-    many = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_threshold=0.0, semantic_k=5))
+    many = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_threshold=0.0, semantic_k=5, lexical_k=0,
+                                          concept_text="title+body"))
     res = many.resolve("invoices payments money", caller=PUBLIC)
     assert all(c.method == "semantic" and c.confidence >= 0.0 for c in res)
     assert [c.confidence for c in res] == sorted((c.confidence for c in res), reverse=True)
@@ -106,9 +152,10 @@ def test_normalize_only_fallback_without_aliases_or_embeddings():
 
 def test_fallback_only_when_nothing_else_resolved():
     kb = make_kb()
-    r = ConceptResolver(kb, WalkConfig(embedder=None))
-    # "authn" is an alias of c:auth; "Billing ledger" would match by name, but the alias hit wins alone
-    assert got(r.resolve("authn billing ledger", caller=EVERYONE)) == [("c:auth", 1.0, "alias")]
+    r = ConceptResolver(kb, WalkConfig(embedder=None, lexical_k=0))
+    # "authn" is an alias of c:auth covering 5 of the 18 letters; "Billing ledger" would match by
+    # name, but the alias hit wins alone
+    assert got(r.resolve("authn billing ledger", caller=EVERYONE)) == [("c:auth", 0.527, "alias")]
     assert got(r.resolve("billing ledger", caller=EVERYONE)) == [("c:billing", 0.6, "normalized")]
 
 

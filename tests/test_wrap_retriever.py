@@ -162,7 +162,8 @@ def test_flat_results_never_displaced(flat, text, who, k):
             for nid in p["nodes"]:
                 assert vis is None or vis.mask[g.index(nid)]
     assert len({i["id"] for i in extra}) == len(extra) <= k
-    scores = [(-i["walkScore"], i["id"]) for i in extra]
+    # best-first: by score, ties by how many resolved concepts reach the candidate
+    scores = [(-i["walkScore"], -i["conceptsReaching"]) for i in extra]
     assert scores == sorted(scores)
     if not extra:
         assert json.dumps(out) == before
@@ -383,3 +384,34 @@ def test_bare_linkgraph_source_is_its_own_storage():
     hop = out[0]["paths"][0]["hops"][0]
     assert hop["absent"] == {a: ABSENT_IN_STORAGE for a in ("authority", "fidelity", "extractionProvenance",
                                                             "lifecycle")}
+
+
+@pytest.mark.parametrize("rank_by", ["similarity", "path*similarity", "ppr"])
+def test_reranking_orders_the_walks_pool_and_cuts_to_the_budget(kb, rank_by):
+    from conceptwalk.wrap.embed import get_embedder
+    import numpy as np
+
+    cfg = WalkConfig(rank_by=rank_by, rerank_pool=3, max_candidates=2)
+    events = []
+    r = ConceptAnchoredRetriever(fixed([]), kb, config=cfg, event_sink=events.append)
+    out = r.query("authn tokens", 5, concept_walk=True, caller=PUBLIC)
+    pool = ConceptAnchoredRetriever(fixed([]), kb, config=WalkConfig(max_candidates=6)).query(
+        "authn tokens", 5, concept_walk=True, caller=PUBLIC)
+    assert len(out) <= 2 and {o["id"] for o in out} <= {p["id"] for p in pool}
+    g = kb.graph()
+    if rank_by == "ppr":
+        concepts = {c["id"]: c["confidence"] for c in events[-1]["resolvedConcepts"]}
+        keep = {"PARENT_CONCEPT", "RELATED_TO", "IMPLEMENTED_BY", "EXPLAINED_BY", "ATTACHED_TO", "TAGGED_CONCEPT"}
+        sub = LinkGraph.from_edges([e for e in EDGES if e["type"] in keep and "c:secret" not in (e["src"], e["dst"])
+                                    and "f:hidden" not in (e["src"], e["dst"])],
+                                   nodes=[n for n in NODES if n["id"] not in ("c:secret", "f:hidden")])
+        ppr = sub.personalized_pagerank(concepts).to_dict()
+        want = sorted((p["id"] for p in pool), key=lambda i: -ppr.get(i, 0.0))[:2]
+    else:
+        emb = get_embedder(cfg.embedder)
+        q = emb.embed(["authn tokens"])[0]
+        sim = {p["id"]: float(emb.embed([g.title(p["id"]) or p["id"]])[0] @ q) for p in pool}
+        key = (lambda p: -sim[p["id"]]) if rank_by == "similarity" else (lambda p: -p["walkScore"] * (1 + sim[p["id"]]) / 2)
+        want = [p["id"] for p in sorted(pool, key=key)][:2]
+    assert [o["id"] for o in out] == want
+    assert events[-1]["truncated"] == (len(pool) > 2)

@@ -1,5 +1,9 @@
 #include "conceptwalk/walk.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
 #include <string>
 
 #include "conceptwalk/workspace.hpp"
@@ -8,17 +12,33 @@ namespace cw {
 
 namespace {
 
-// Does the pair behind adjacency entry e of row u carry an edge whose type is flagged?
-bool pair_has_type(const CSRGraph& g, node_t u, offset_t e, const std::uint8_t* flags,
-                   std::int32_t nflags) {
-  if (!flags) return false;
+constexpr std::uint8_t kStart = 1;
+constexpr std::uint8_t kTaken = 4;
+
+// The edge representing the hop over adjacency entry e of row u under `flags`: among the pair's
+// edges whose type is flagged, the one with the highest weight (none ranks lowest), then the
+// lowest id. Returns -1 when no edge passes; `factor` gets its weight (1 without one).
+std::int64_t pick_edge(const CSRGraph& g, node_t u, offset_t e, const std::uint8_t* flags,
+                       std::int32_t nflags, const double* weights, double& factor) {
+  if (!flags) return -1;
   const std::int32_t p = g.pair_of_entry(u, e);
   const std::int32_t* td = g.edge_typedir();
+  std::int64_t best = -1;
+  double best_w = 0.0;
+  bool best_has = false;
   for (std::int32_t q = g.pair_ptr()[p]; q < g.pair_ptr()[p + 1]; ++q) {
     const std::int32_t t = td[q] >> 1;
-    if (t < nflags && flags[t]) return true;
+    if (!(t < nflags && flags[t])) continue;
+    const double w = weights ? weights[q] : std::numeric_limits<double>::quiet_NaN();
+    const bool has = !std::isnan(w);
+    if (best < 0 || (has && !best_has) || (has && best_has && w > best_w)) {
+      best = q;
+      best_w = w;
+      best_has = has;
+    }
   }
-  return false;
+  factor = best_has ? best_w : 1.0;
+  return best;
 }
 
 bool node_ok(const WalkParams& wp, const std::uint8_t* flags, node_t v) {
@@ -26,6 +46,32 @@ bool node_ok(const WalkParams& wp, const std::uint8_t* flags, node_t v) {
   const std::int32_t t = wp.node_type[v];
   return t >= 0 && t < wp.num_node_type_flags && flags[t];
 }
+
+struct PathRec {
+  std::int64_t off;   // into the node / edge stores (W nodes, W - 1 edges per path)
+  std::int32_t hops;
+  double score;
+  double conf;        // product of the hops' edge weights
+};
+
+struct StartWalk {
+  std::vector<node_t> fn, nn;        // frontier / next level: W nodes per path
+  std::vector<std::int64_t> fe, ne;  // W - 1 edges per path
+  std::vector<double> ff, nf;        // W - 1 hop factors per path
+  std::int32_t h = 1;                // hop being taken
+  std::size_t pi = 0;                // path of the frontier being extended
+  offset_t e = 0;                    // next adjacency entry of that path's end
+  bool done = false;
+};
+
+struct Cand {
+  node_t node;
+  double score = -std::numeric_limits<double>::infinity();
+  double conf = -std::numeric_limits<double>::infinity();
+  std::int32_t reach = 0;
+  std::int32_t min_hops = std::numeric_limits<std::int32_t>::max();
+  std::vector<std::int64_t> paths;  // indices into the path list
+};
 
 }  // namespace
 
@@ -36,98 +82,331 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
                           "], got " + std::to_string(wp.max_hops));
   if (wp.max_edges < 0) throw InvalidArgument("max_edges must be >= 0");
   if (wp.max_candidates < 0) throw InvalidArgument("max_candidates must be >= 0");
+  if (wp.max_paths < 0) throw InvalidArgument("max_paths must be >= 0");
   if (wp.num_type_flags < 0 || wp.num_node_type_flags < 0)
     throw InvalidArgument("flag array lengths must be >= 0");
+  if (!(wp.hop_decay > 0.0 && wp.hop_decay <= 1.0))
+    throw InvalidArgument("hop_decay must be in (0, 1], got " + std::to_string(wp.hop_decay));
+  if (!(wp.min_share >= 0.0 && wp.min_share <= 1.0))
+    throw InvalidArgument("min_share must be in [0, 1], got " + std::to_string(wp.min_share));
   for (std::int64_t i = 0; i < nstarts; ++i) {
     const node_t s = starts[i];
     if (s < 0 || s >= g.num_nodes())
       throw NodeOutOfRange("start index " + std::to_string(s) + " outside [0, " +
                            std::to_string(g.num_nodes()) + ")");
     if (!CSRGraph::visible(s, vis)) throw NodeOutOfRange("start index " + std::to_string(s) + " is not visible");
+    if (wp.start_weights) {
+      const double w = wp.start_weights[i];
+      if (!(std::isfinite(w) && w > 0.0))
+        throw InvalidArgument("start_weights[" + std::to_string(i) + "] must be finite and > 0, got " +
+                              std::to_string(w));
+    }
   }
   const std::int32_t W = wp.max_hops + 1;
   WalkResult res;
   res.width = W;
+  res.path_ptr.push_back(0);
+  if (nstarts == 0) return res;
   Workspace& ws = thread_workspace(g.num_nodes());
-  // flag bit 1: start node; bit 2: already a candidate.
-  std::vector<node_t>& marked = ws.touched;
-  marked.clear();
+
+  // Distinct starts, each with its largest weight, strongest first (ties: index).
+  std::vector<std::pair<node_t, double>> order;
   for (std::int64_t i = 0; i < nstarts; ++i) {
-    if (!ws.flag[starts[i]]) marked.push_back(starts[i]);
-    ws.flag[starts[i]] |= 1;
+    const double w = wp.start_weights ? wp.start_weights[i] : 1.0;
+    bool dup = false;
+    for (auto& sw : order)
+      if (sw.first == starts[i]) {
+        sw.second = std::max(sw.second, w);
+        dup = true;
+      }
+    if (!dup) order.emplace_back(starts[i], w);
   }
-  // Frontier of paths: each path is W nodes + (W-1) entries, stored flat.
-  std::vector<node_t> frontier_nodes, next_nodes;
-  std::vector<std::int64_t> frontier_entries, next_entries;
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  const std::int32_t ns = static_cast<std::int32_t>(order.size());
+  std::vector<node_t>& marked = ws.touched;  // nodes whose flag / ia / ib were set
+  marked.clear();
+  for (const auto& sw : order) {
+    ws.flag[sw.first] |= kStart;
+    marked.push_back(sw.first);
+  }
+
   const offset_t* indptr = g.indptr();
   const node_t* indices = g.indices();
-  {
-    for (std::int64_t i = 0; i < nstarts; ++i) {
-      const node_t s = starts[i];
-      bool seen_before = false;
-      for (std::int64_t j = 0; j < i && !seen_before; ++j) seen_before = starts[j] == s;
-      if (seen_before) continue;
-      frontier_nodes.push_back(s);
-      for (std::int32_t c = 1; c < W; ++c) frontier_nodes.push_back(-1);
-      for (std::int32_t c = 0; c + 1 < W; ++c) frontier_entries.push_back(-1);
-    }
+  std::vector<node_t> store_nodes;
+  std::vector<std::int64_t> store_edges;
+  std::vector<PathRec> paths;
+  std::vector<Cand> cands;  // ws.ib[v] = slot
+  // per start: (global slot, this start's best score); ws.ia[v] = index into it while it is walked
+  std::vector<std::vector<std::pair<std::int32_t, double>>> per_start(ns);
+  std::vector<std::vector<node_t>> per_start_seen(ns);
+  std::vector<StartWalk> walks(static_cast<std::size_t>(ns));
+  for (std::int32_t si = 0; si < ns; ++si) {
+    StartWalk& sw = walks[si];
+    sw.fn.assign(static_cast<std::size_t>(W), -1);
+    sw.fn[0] = order[si].first;
+    sw.fe.assign(static_cast<std::size_t>(W - 1), -1);
+    sw.ff.assign(static_cast<std::size_t>(W - 1), 1.0);
+    sw.e = indptr[order[si].first];
   }
-  bool stop = false;
-  for (std::int32_t h = 1; h <= wp.max_hops && !stop; ++h) {
-    next_nodes.clear();
-    next_entries.clear();
-    const std::size_t npaths = frontier_nodes.size() / static_cast<std::size_t>(W);
-    for (std::size_t pi = 0; pi < npaths && !stop; ++pi) {
-      const node_t* pn = &frontier_nodes[pi * W];
-      const std::int64_t* pe = &frontier_entries[pi * (W - 1)];
-      const node_t u = pn[h - 1];
-      for (offset_t e = indptr[u]; e < indptr[u + 1]; ++e) {
-        const node_t v = indices[e];
-        if (!CSRGraph::visible(v, vis)) continue;
-        if (res.edges_visited >= wp.max_edges) {
-          res.truncated = true;
-          stop = true;
+
+  // Walk start si until it is done or has examined `budget` more visible entries; returns the
+  // entries examined. The walk is breadth-first per start and can be resumed where it stopped.
+  auto run = [&](std::int32_t si, std::int64_t budget) -> std::int64_t {
+    StartWalk& w = walks[si];
+    const double sweight = order[si].second;
+    for (node_t v : per_start_seen[si]) ws.ia[v] = -1;  // (re)build this start's index
+    for (std::size_t i = 0; i < per_start[si].size(); ++i) ws.ia[cands[per_start[si][i].first].node] = static_cast<std::int32_t>(i);
+    std::int64_t used = 0;
+    while (!w.done) {
+      const std::size_t npaths = w.fn.size() / static_cast<std::size_t>(W);
+      if (w.pi >= npaths) {  // level finished
+        w.fn.swap(w.nn);
+        w.fe.swap(w.ne);
+        w.ff.swap(w.nf);
+        w.nn.clear();
+        w.ne.clear();
+        w.nf.clear();
+        w.pi = 0;
+        ++w.h;
+        if (w.h > wp.max_hops || w.fn.empty()) {
+          w.done = true;
           break;
         }
-        ++res.edges_visited;
-        bool on_path = false;
-        for (std::int32_t c = 0; c < h; ++c) on_path = on_path || pn[c] == v;
-        if (on_path) continue;
-        if (!(ws.flag[v] & 1) && pair_has_type(g, u, e, wp.admit_types, wp.num_type_flags) &&
-            node_ok(wp, wp.admit_node_types, v)) {
-          if (!(ws.flag[v] & 2)) {
-            if (static_cast<std::int64_t>(res.candidates.size()) >= wp.max_candidates) {
-              res.truncated = true;
-              stop = true;
-              break;
-            }
-            if (!ws.flag[v]) marked.push_back(v);
-            ws.flag[v] |= 2;
-            res.candidates.push_back(v);
+        w.e = indptr[w.fn[static_cast<std::size_t>(w.h - 1)]];
+        continue;
+      }
+      const std::int32_t h = w.h;
+      const std::size_t pi = w.pi;
+      const node_t u = w.fn[pi * W + h - 1];
+      if (w.e >= indptr[u + 1]) {
+        ++w.pi;
+        if (w.pi < npaths) w.e = indptr[w.fn[w.pi * W + h - 1]];
+        continue;
+      }
+      const offset_t e = w.e;
+      const node_t v = indices[e];
+      if (!CSRGraph::visible(v, vis)) {
+        ++w.e;
+        continue;
+      }
+      if (used >= budget) break;
+      ++used;
+      ++w.e;
+      bool on_path = false;
+      for (std::int32_t c = 0; c < h; ++c) on_path = on_path || w.fn[pi * W + c] == v;
+      if (on_path) continue;
+      double factor = 1.0;
+      if (!(ws.flag[v] & kStart) && node_ok(wp, wp.admit_node_types, v)) {
+        const std::int64_t q = pick_edge(g, u, e, wp.admit_types, wp.num_type_flags, wp.edge_weights, factor);
+        if (q >= 0) {
+          PathRec rec;
+          rec.off = static_cast<std::int64_t>(paths.size());
+          rec.hops = h;
+          double score = sweight * std::pow(wp.hop_decay, h - 1);
+          double conf = 1.0;
+          for (std::int32_t c = 0; c + 1 < h; ++c) {
+            score *= w.ff[pi * (W - 1) + c];
+            conf *= w.ff[pi * (W - 1) + c];
           }
-          for (std::int32_t c = 0; c < h; ++c) res.path_nodes.push_back(pn[c]);
-          res.path_nodes.push_back(v);
-          for (std::int32_t c = h + 1; c < W; ++c) res.path_nodes.push_back(-1);
-          for (std::int32_t c = 0; c + 1 < h; ++c) res.path_entries.push_back(pe[c]);
-          res.path_entries.push_back(e);
-          for (std::int32_t c = h; c + 1 < W; ++c) res.path_entries.push_back(-1);
-          res.path_hops.push_back(h);
+          score *= factor;
+          conf *= factor;
+          rec.score = score;
+          rec.conf = conf;
+          for (std::int32_t c = 0; c < h; ++c) store_nodes.push_back(w.fn[pi * W + c]);
+          store_nodes.push_back(v);
+          for (std::int32_t c = h + 1; c < W; ++c) store_nodes.push_back(-1);
+          for (std::int32_t c = 0; c + 1 < h; ++c) store_edges.push_back(w.fe[pi * (W - 1) + c]);
+          store_edges.push_back(q);
+          for (std::int32_t c = h; c + 1 < W; ++c) store_edges.push_back(-1);
+          const std::int64_t pidx = static_cast<std::int64_t>(paths.size());
+          paths.push_back(rec);
+          std::int32_t slot = ws.ib[v];
+          if (slot < 0) {
+            slot = static_cast<std::int32_t>(cands.size());
+            ws.ib[v] = slot;
+            marked.push_back(v);
+            cands.emplace_back();
+            cands.back().node = v;
+          }
+          Cand& cd = cands[slot];
+          cd.score = std::max(cd.score, score);
+          cd.conf = std::max(cd.conf, conf);
+          cd.min_hops = std::min(cd.min_hops, h);
+          cd.paths.push_back(pidx);
+          std::int32_t ps = ws.ia[v];
+          if (ps < 0) {
+            ++cd.reach;
+            ps = static_cast<std::int32_t>(per_start[si].size());
+            ws.ia[v] = ps;
+            per_start_seen[si].push_back(v);
+            per_start[si].emplace_back(slot, score);
+          } else {
+            per_start[si][ps].second = std::max(per_start[si][ps].second, score);
+          }
         }
-        if (h < wp.max_hops && pair_has_type(g, u, e, wp.expand_types, wp.num_type_flags) &&
-            node_ok(wp, wp.expand_node_types, v)) {
-          for (std::int32_t c = 0; c < h; ++c) next_nodes.push_back(pn[c]);
-          next_nodes.push_back(v);
-          for (std::int32_t c = h + 1; c < W; ++c) next_nodes.push_back(-1);
-          for (std::int32_t c = 0; c + 1 < h; ++c) next_entries.push_back(pe[c]);
-          next_entries.push_back(e);
-          for (std::int32_t c = h; c + 1 < W; ++c) next_entries.push_back(-1);
+      }
+      if (h < wp.max_hops && node_ok(wp, wp.expand_node_types, v)) {
+        const std::int64_t q = pick_edge(g, u, e, wp.expand_types, wp.num_type_flags, wp.edge_weights, factor);
+        if (q >= 0) {
+          for (std::int32_t c = 0; c < h; ++c) w.nn.push_back(w.fn[pi * W + c]);
+          w.nn.push_back(v);
+          for (std::int32_t c = h + 1; c < W; ++c) w.nn.push_back(-1);
+          for (std::int32_t c = 0; c + 1 < h; ++c) {
+            w.ne.push_back(w.fe[pi * (W - 1) + c]);
+            w.nf.push_back(w.ff[pi * (W - 1) + c]);
+          }
+          w.ne.push_back(q);
+          w.nf.push_back(factor);
+          for (std::int32_t c = h; c + 1 < W; ++c) {
+            w.ne.push_back(-1);
+            w.nf.push_back(1.0);
+          }
         }
       }
     }
-    frontier_nodes.swap(next_nodes);
-    frontier_entries.swap(next_entries);
+    for (node_t v : per_start_seen[si]) ws.ia[v] = -1;
+    return used;
+  };
+
+  // Share the edge budget: each round gives every unfinished start an equal part of what is left
+  // (strongest first); a start that finishes early leaves its part to the next rounds. So no start
+  // is cut while the walk as a whole stays within max_edges.
+  std::int64_t remaining = wp.max_edges;
+  while (true) {
+    std::vector<std::int32_t> open;
+    for (std::int32_t si = 0; si < ns; ++si)
+      if (!walks[si].done) open.push_back(si);
+    if (open.empty()) break;
+    if (remaining <= 0) {
+      // A start that still has a visible entry to examine was cut; one that has none is done.
+      for (std::int32_t si : open) {
+        run(si, 0);
+        if (!walks[si].done) res.cut_by_edges = true;
+      }
+      break;
+    }
+    const std::int64_t k = static_cast<std::int64_t>(open.size());
+    for (std::size_t i = 0; i < open.size(); ++i) {
+      const std::int64_t left = k - static_cast<std::int64_t>(i);
+      const std::int64_t share = std::max<std::int64_t>(1, remaining / left);
+      const std::int64_t used = run(open[i], std::min(share, remaining));
+      res.edges_visited += used;
+      remaining -= used;
+      if (remaining <= 0) break;
+    }
   }
-  for (node_t v : marked) ws.flag[v] = 0;
+  res.candidates_found = static_cast<std::int64_t>(cands.size());
+
+  // The global order of candidates (by slot).
+  auto before = [&](std::int32_t a, std::int32_t b) {
+    const Cand& x = cands[a];
+    const Cand& y = cands[b];
+    if (x.score != y.score) return x.score > y.score;
+    if (x.reach != y.reach) return x.reach > y.reach;
+    if (x.conf != y.conf) return x.conf > y.conf;
+    if (x.min_hops != y.min_hops) return x.min_hops < y.min_hops;
+    return x.node < y.node;
+  };
+  const std::int64_t B = wp.max_candidates;
+  std::vector<std::int32_t> kept;
+  if (static_cast<std::int64_t>(cands.size()) <= B) {
+    kept.resize(cands.size());
+    std::iota(kept.begin(), kept.end(), 0);
+  } else {
+    res.cut_by_candidates = true;
+    // Quotas over the starts that reached a candidate.
+    std::vector<std::int32_t> active;
+    double wsum = 0.0;
+    for (std::int32_t si = 0; si < ns; ++si)
+      if (!per_start[si].empty()) {
+        active.push_back(si);
+        wsum += order[si].second;
+      }
+    const std::int64_t n = static_cast<std::int64_t>(active.size());
+    const std::int64_t guaranteed = static_cast<std::int64_t>(std::floor(wp.min_share * static_cast<double>(B) / n));
+    const std::int64_t rest = B - guaranteed * n;
+    std::vector<std::int64_t> quota(active.size(), guaranteed);
+    std::vector<std::pair<double, std::int32_t>> frac;
+    std::int64_t given = 0;
+    for (std::size_t a = 0; a < active.size(); ++a) {
+      const double exact = static_cast<double>(rest) * order[active[a]].second / wsum;
+      const std::int64_t fl = std::min<std::int64_t>(rest, static_cast<std::int64_t>(std::floor(exact)));
+      quota[a] += fl;
+      given += fl;
+      frac.emplace_back(exact - static_cast<double>(fl), static_cast<std::int32_t>(a));
+    }
+    std::stable_sort(frac.begin(), frac.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (std::size_t i = 0; given < rest && i < frac.size(); ++i, ++given) ++quota[frac[i].second];
+    // Phase 1: each start its best untaken candidates, up to its quota.
+    for (std::size_t a = 0; a < active.size(); ++a) {
+      auto& lst = per_start[active[a]];
+      std::sort(lst.begin(), lst.end(), [&](const auto& x, const auto& y) {
+        if (x.second != y.second) return x.second > y.second;
+        return before(x.first, y.first);
+      });
+      std::int64_t got = 0;
+      for (const auto& item : lst) {
+        if (got >= quota[a]) break;
+        const node_t v = cands[item.first].node;
+        if (ws.flag[v] & kTaken) continue;
+        ws.flag[v] |= kTaken;
+        kept.push_back(item.first);
+        ++got;
+      }
+    }
+    // Phase 2: fill what the quotas left, by the global order.
+    if (static_cast<std::int64_t>(kept.size()) < B) {
+      std::vector<std::int32_t> all(cands.size());
+      std::iota(all.begin(), all.end(), 0);
+      std::sort(all.begin(), all.end(), before);
+      for (std::int32_t slot : all) {
+        if (static_cast<std::int64_t>(kept.size()) >= B) break;
+        if (ws.flag[cands[slot].node] & kTaken) continue;
+        ws.flag[cands[slot].node] |= kTaken;
+        kept.push_back(slot);
+      }
+    }
+  }
+  std::sort(kept.begin(), kept.end(), before);
+
+  // Output: candidates and their best paths.
+  auto path_before = [&](std::int64_t a, std::int64_t b) {
+    const PathRec& x = paths[a];
+    const PathRec& y = paths[b];
+    if (x.score != y.score) return x.score > y.score;
+    if (x.hops != y.hops) return x.hops < y.hops;
+    const node_t* nx = &store_nodes[x.off * W];
+    const node_t* ny = &store_nodes[y.off * W];
+    for (std::int32_t c = 0; c < W; ++c)
+      if (nx[c] != ny[c]) return nx[c] < ny[c];
+    return a < b;
+  };
+  for (std::int32_t slot : kept) {
+    Cand& cd = cands[slot];
+    res.candidates.push_back(cd.node);
+    res.scores.push_back(cd.score);
+    res.reach.push_back(cd.reach);
+    res.min_hops.push_back(cd.min_hops);
+    res.path_count.push_back(static_cast<std::int64_t>(cd.paths.size()));
+    std::sort(cd.paths.begin(), cd.paths.end(), path_before);
+    std::size_t take = cd.paths.size();
+    if (wp.max_paths > 0) take = std::min<std::size_t>(take, static_cast<std::size_t>(wp.max_paths));
+    for (std::size_t i = 0; i < take; ++i) {
+      const PathRec& p = paths[cd.paths[i]];
+      for (std::int32_t c = 0; c < W; ++c) res.path_nodes.push_back(store_nodes[p.off * W + c]);
+      for (std::int32_t c = 0; c + 1 < W; ++c) res.path_edges.push_back(store_edges[p.off * (W - 1) + c]);
+      res.path_hops.push_back(p.hops);
+      res.path_scores.push_back(p.score);
+    }
+    res.path_ptr.push_back(static_cast<std::int64_t>(res.path_hops.size()));
+  }
+  for (node_t v : marked) {
+    ws.flag[v] = 0;
+    ws.ia[v] = -1;
+    ws.ib[v] = -1;
+  }
   marked.clear();
   return res;
 }

@@ -1,5 +1,21 @@
-// Bounded typed walk from a few start nodes: enumerates simple paths of 1..max_hops hops whose
-// inner hops use "expansion" edge types and whose last hop uses an "admission" edge type.
+// Bounded typed walk from a few weighted start nodes: enumerates simple paths of 1..max_hops hops
+// whose inner hops use "expansion" edge types and whose last hop uses an "admission" edge type,
+// scores each path, and keeps the best candidates under a candidate budget shared across the starts.
+//
+// Path score = weight(start) * hop_decay^(hops - 1) * product over hops of the hop's edge weight,
+// where a hop is represented by the edge of the pair whose type passes that hop's gate with the
+// highest weight (an edge without a weight ranks below any weighted one and counts 1), then the
+// lowest edge id. A candidate's score is its best path's score.
+//
+// Selection (best-first, budget-fair): each distinct start (by weight descending, then index)
+// enumerates its paths breadth-first with a share of the edge budget (what is left, divided by
+// the starts still to go). The candidate budget B is apportioned over the starts that reached any
+// candidate: every one is guaranteed floor(min_share * B / n), the rest goes in proportion to the
+// weights (largest remainder, ties by start order). Each start takes its best candidates (by its
+// own best path score) not yet taken up to its quota; what a start cannot use is filled from the
+// remaining candidates by the global order. Candidates come out in the global order: score
+// descending, then the number of starts reaching them descending, then the best edge-weight
+// product descending, then fewer hops, then index. With one start this is exactly the top B by score.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -22,17 +38,33 @@ struct WalkParams {
   const std::uint8_t* admit_node_types = nullptr;   // null = every node type may be a candidate
   std::int32_t num_node_type_flags = 0;
   std::int64_t max_edges = 10000;      // adjacency entries examined
-  std::int64_t max_candidates = 50;    // distinct candidates
+  std::int64_t max_candidates = 50;    // distinct candidates kept
+  const double* start_weights = nullptr;  // per start (> 0, finite); null = all 1
+  const double* edge_weights = nullptr;   // per canonical edge, in (0, 1] or NaN = none; null = none
+  double hop_decay = 1.0;              // (0, 1]
+  double min_share = 0.5;              // [0, 1]: guaranteed fraction of an equal share per start
+  std::int64_t max_paths = 0;          // paths returned per candidate (best first); 0 = all
 };
 
 struct WalkResult {
-  std::int32_t width = 0;                // max_hops + 1
-  std::vector<node_t> path_nodes;        // paths x width, padded with -1
-  std::vector<std::int64_t> path_entries;// paths x (width - 1): adjacency entry of each hop, -1 pad
-  std::vector<std::int32_t> path_hops;   // per path
-  std::vector<node_t> candidates;        // distinct path ends, first-discovery order
+  std::int32_t width = 0;                  // max_hops + 1
+  // Kept candidates, in the global order, and per candidate:
+  std::vector<node_t> candidates;
+  std::vector<double> scores;              // best path score
+  std::vector<std::int32_t> reach;         // distinct starts with a path to it
+  std::vector<std::int32_t> min_hops;      // fewest hops of any path to it
+  std::vector<std::int64_t> path_count;    // paths found to it (all, not only those returned)
+  std::vector<std::int64_t> path_ptr;      // candidates + 1 offsets into the returned paths
+  // Returned paths (grouped by candidate, best first within one): paths x width nodes padded with
+  // -1, paths x (width - 1) canonical edge ids (the edge representing each hop), hops, score.
+  std::vector<node_t> path_nodes;
+  std::vector<std::int64_t> path_edges;
+  std::vector<std::int32_t> path_hops;
+  std::vector<double> path_scores;
   std::int64_t edges_visited = 0;
-  bool truncated = false;
+  std::int64_t candidates_found = 0;       // distinct candidates before the budget cut
+  bool cut_by_edges = false;
+  bool cut_by_candidates = false;
 };
 
 WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nstarts,

@@ -5,8 +5,8 @@ annotation presence, concept embeddings)."""
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -57,23 +57,38 @@ def phrases_in(text: str, index: dict[str, list[Any]], longest: int) -> list[tup
     return list(found.items())
 
 
+#: Per graph snapshot, the caches every Source over it shares (alias index, concept indices and
+#: vectors, ...): plain data that never refers back to the graph, so the entry goes with the graph.
+#: A store's graph object is rebuilt on every write, so a snapshot's caches never go stale.
+_SHARED: weakref.WeakKeyDictionary[LinkGraph, dict[Any, Any]] = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.RLock()  # builders nest (alias_index -> aliases)
+
+
 class Snapshot:
-    """Caches over one immutable graph snapshot; built lazily, thread-safe."""
+    """Caches over one immutable graph snapshot; built lazily, thread-safe, shared by every
+    resolver, retriever and probe reading the same snapshot (so a one-call ``resolve`` costs
+    what a reused resolver costs). Nothing here writes to the store."""
 
     def __init__(self, source: Source, graph: LinkGraph) -> None:
         self.source = source
         self.graph = graph
-        self._lock = threading.RLock()  # builders nest (alias_index -> aliases)
-        self._cache: dict[Any, Any] = {}
+        with _SHARED_LOCK:
+            cache = _SHARED.get(graph)
+            if cache is None:
+                cache = {}
+                _SHARED[graph] = cache
+        self._cache: dict[Any, Any] = cache
+        self._kind = (source.is_store, id(source.kb) if source.kb is not None else 0)
 
     def _get(self, key: Any, build: Any) -> Any:
-        got = self._cache.get(key)
+        full = (self._kind, key)
+        got = self._cache.get(full)
         if got is None:
-            with self._lock:
-                got = self._cache.get(key)
+            with _SHARED_LOCK:
+                got = self._cache.get(full)
                 if got is None:
                     got = build()
-                    self._cache[key] = got
+                    self._cache[full] = got
         return got
 
     # -------------------------------------------------------------- aliases
@@ -140,13 +155,54 @@ class Snapshot:
 
     # -------------------------------------------------------------- embeddings
     def concept_embeddings(self, embedder: Any, config: WalkConfig) -> npt.NDArray[np.float32]:
-        """Rows aligned with :meth:`concept_indices`: the stored vectors under ``embedder.name``;
-        concepts without one are embedded (title + body) once and written back to the store."""
+        """Rows aligned with :meth:`concept_indices`: the stored vectors under ``embedder.name``
+        (the store's own, written when it was written); concepts without one are embedded from
+        ``config.concept_text`` once per snapshot and held in memory (never written)."""
         def build() -> npt.NDArray[np.float32]:
             idx = self.concept_indices(config).tolist()
             ids = [self.graph.ids[i] for i in idx]
-            return self.source.embeddings_for(embedder, ids, self.graph)
-        return self._get(("emb", embedder.name, config.concept_node_types), build)  # type: ignore[no-any-return]
+            return self.source.embeddings_for(embedder, ids, self.graph, text=config.concept_text)
+        key = ("emb", embedder.name, config.concept_node_types, config.concept_text)
+        return self._get(key, build)  # type: ignore[no-any-return]
+
+    def node_vectors(self, embedder: Any, indices: list[int]) -> npt.NDArray[np.float32]:
+        """Title vectors of the nodes at ``indices`` (any type), embedded on first use and held
+        in memory with the snapshot (for reranking walk candidates); never written."""
+        cache: dict[int, npt.NDArray[np.float32]] = self._get(("nodevec", embedder.name), dict)
+        missing = [i for i in indices if i not in cache]
+        if missing:
+            g = self.graph
+            vecs = np.ascontiguousarray(embedder.embed([g.titles[i] or g.ids[i] for i in missing]), dtype=np.float32)
+            with _SHARED_LOCK:
+                for i, v in zip(missing, vecs):
+                    cache[i] = v
+        out = np.zeros((len(indices), int(embedder.dim)), dtype=np.float32)
+        for r, i in enumerate(indices):
+            out[r] = cache[i]
+        return out
+
+    def lexical(self, text: str, k: int, config: WalkConfig, visible: Any) -> list[str]:
+        """Lexical evidence: up to ``k`` visible concept ids best matching ``text``, best first.
+
+        The one place the resolver's lexical evidence comes from: the store's full-text search
+        restricted to the concept node types (a bare graph has none). Hidden concepts are dropped
+        after ranking (only ranks are used, never the scores)."""
+        search = getattr(self.source.kb, "search", None)
+        if search is None or k <= 0:
+            return []
+        g = self.graph
+        types = config.concept_node_types
+        fetch = k if visible is None else max(2 * k, 16)
+        while True:
+            raw = search(text, fetch, node_types=types) if types is not None else search(text, fetch)
+            out = []
+            for nid, _score in raw:
+                i = g.id_index.get(nid)
+                if i is not None and (visible is None or visible[i]):
+                    out.append(nid)
+            if len(out) >= k or len(raw) < fetch:
+                return out[:k]
+            fetch *= 4
 
 
 class Source:
@@ -166,7 +222,7 @@ class Source:
         self.annotations = annotations
         self._snap: Snapshot | None = None
         self._lock = threading.Lock()
-        self._mem_embeddings: dict[tuple[str, str], npt.NDArray[np.float32]] = {}
+        self._mem_embeddings: dict[tuple[str, str, str], npt.NDArray[np.float32]] = {}
 
     @property
     def is_store(self) -> bool:
@@ -213,8 +269,8 @@ class Source:
             return {}
         return {r["id"]: r.get("body") for r in fn(ids)}
 
-    def node_texts(self, ids: list[str], graph: LinkGraph) -> list[str]:
-        bodies = self.bodies(ids)
+    def node_texts(self, ids: list[str], graph: LinkGraph, text: str = "title+body") -> list[str]:
+        bodies = self.bodies(ids) if text == "title+body" else {}
         out = []
         for nid in ids:
             title = graph.titles[graph.index(nid)]
@@ -222,9 +278,11 @@ class Source:
             out.append("\n".join(parts) if parts else nid)
         return out
 
-    def embeddings_for(self, embedder: Any, ids: list[str], graph: LinkGraph) -> npt.NDArray[np.float32]:
+    def embeddings_for(self, embedder: Any, ids: list[str], graph: LinkGraph,
+                       text: str = "title+body") -> npt.NDArray[np.float32]:
         """Vectors of ``ids`` under ``embedder.name``: read from the store, the missing ones
-        embedded once and cached (in the store when it takes writes, else in memory)."""
+        embedded (from ``text``: ``"title"`` or ``"title+body"``) and cached in memory for the
+        life of this source. Never written to the store: a query changes nothing there."""
         name = str(embedder.name)
         dim = int(embedder.dim)
         have: dict[str, npt.NDArray[np.float32]] = {}
@@ -236,24 +294,15 @@ class Source:
                     f"the store holds {name!r} vectors of dim {mat.shape[1]}, the embedder makes dim {dim}")
             have = {x: mat[i] for i, x in enumerate(stored_ids)}
         for nid in ids:
-            v = self._mem_embeddings.get((name, nid))
+            v = self._mem_embeddings.get((name, text, nid))
             if v is not None and nid not in have:
                 have[nid] = v
         missing = [x for x in ids if x not in have]
         if missing:
-            vecs = np.ascontiguousarray(embedder.embed(self.node_texts(missing, graph)), dtype=np.float32)
-            stored = False
-            put = getattr(self.kb, "set_embeddings", None)
-            if put is not None:
-                try:
-                    put(name, missing, vecs)
-                    stored = True
-                except (sqlite3.Error, ConceptwalkError) as exc:  # e.g. a read-only file
-                    _log.warning("could not cache %d embeddings in the store: %s", len(missing), exc)
+            vecs = np.ascontiguousarray(embedder.embed(self.node_texts(missing, graph, text)), dtype=np.float32)
             for i, x in enumerate(missing):
                 have[x] = vecs[i]
-                if not stored:
-                    self._mem_embeddings[(name, x)] = vecs[i]
+                self._mem_embeddings[(name, text, x)] = vecs[i]
         out = np.zeros((len(ids), dim), dtype=np.float32)
         for i, x in enumerate(ids):
             out[i] = have[x]

@@ -78,26 +78,57 @@ class WalkConfig:
         results).
     hop_decay : float, default 0.5
         Score factor per hop beyond the first, in (0, 1].
+    walk_min_share : float, default 0.5
+        Share of the candidate budget guaranteed to every resolved concept the walk starts from,
+        as a fraction of an equal split, in [0, 1]: with 5 concepts and 20 candidates each is
+        guaranteed 2, and the other 10 go in proportion to the concepts' confidences (a share a
+        concept cannot use goes to the best remaining candidates). 0: purely proportional.
+    rank_by : {"path", "similarity", "path*similarity", "ppr"}, default "path"
+        Order of the walk's candidates: by path score (best-first, as the walk keeps them); by
+        the cosine similarity of the candidate's title to the query (the resolver's embedder);
+        by path score x ``(1 + similarity) / 2``; or by a personalized PageRank from the walk's
+        concepts (weighted by confidence) on the graph restricted to the walk's edge types.
+        Measured in benchmarks/bench_resolve.py: none beat ``"path"`` on every dataset. With a ranking other than ``"path"`` the walk
+        keeps ``rerank_pool`` times ``max_candidates`` candidates, which are reranked and cut.
+    rerank_pool : int, default 2
+        See ``rank_by``.
     max_paths_per_candidate : int, default 3
         Paths rendered per candidate (the best-scoring ones; ``pathCount`` gives the total).
     alias_confidence : float, default 1.0
-        Confidence of a concept named by an alias in the query (divided among the visible
-        canonical ids when an alias has several).
+        Evidence of an alias that is the whole query; an alias covering part of the query gets
+        ``alias_confidence * sqrt(coverage)`` (coverage: the alias's share of the query's
+        characters, stopwords left out), divided among the visible canonical ids of the alias.
     flat_hit_k : int, default 5
         How many of the flat search's top hits the resolver examines for concept nodes (0: none).
     flat_hit_confidence : float, default 0.9
         Confidence of a concept that is the flat search's hit at rank 1; rank ``r`` gets
         ``flat_hit_confidence / r``.
+    lexical_k : int, default 5
+        Concepts taken from the lexical (full-text) search over the concept nodes (0: none); rank
+        ``r`` is evidence ``lexical_confidence / r``.
+    lexical_confidence : float, default 0.6
+        Evidence of the lexical search's first concept.
     semantic_k : int, default 3
-        Concepts taken from the semantic (embedding) top-k (0 disables semantic resolution).
-    semantic_threshold : float, default 0.45
-        Least cosine similarity for a semantic hit; its confidence is the similarity.
+        Concepts always taken from the semantic (embedding) top-k when they pass the threshold
+        (0 disables semantic resolution).
+    semantic_max_k : int, default 10
+        More semantic concepts are taken, up to this many, while they are within
+        ``semantic_margin`` of the best similarity (close candidates are not cut at 3).
+    semantic_margin : float, default 0.05
+        See ``semantic_max_k``.
+    semantic_threshold : float, default 0.2
+        Least cosine similarity for a semantic hit; its evidence is the similarity (chosen from
+        ``benchmarks/bench_resolve.py --sweep``: 0.2 resolved at least as well as 0.3 and 0.45
+        on all four real datasets, top-1 0.236 -> 0.270 on CWE, 0.313 -> 0.410 on GeoNames).
+    concept_text : {"title", "title+body"}, default "title"
+        What a concept's vector is embedded from when the store holds none for the embedder
+        (measured: the title alone resolves better, see benchmarks/bench_resolve.py).
     normalized_confidence : float, default 0.6
         Confidence of a concept whose normalised title or id occurs in the normalised query (the
         fallback, used only when the alias map, the flat hits and the embeddings resolved nothing).
-    embedder : str or None, default ``"hashing"``
+    embedder : str or None, default ``"hashing:512:2-4"``
         Embedder spec for :func:`conceptwalk.wrap.embed.get_embedder` (None disables semantic
-        resolution).
+        resolution); the default is :data:`conceptwalk.wrap.embed.WRAP_DEFAULT`, measured.
     annotations : bool, default True
         Load the edge annotation columns with the graph (False: a lighter projection; the
         provenance axes are then reported ``absent-in-projection``).
@@ -128,14 +159,22 @@ class WalkConfig:
     max_edges: int = 2000
     max_candidates: int = 20
     hop_decay: float = 0.5
+    walk_min_share: float = 0.5
+    rank_by: str = "path"
+    rerank_pool: int = 2
     max_paths_per_candidate: int = 3
     alias_confidence: float = 1.0
     flat_hit_k: int = 5
     flat_hit_confidence: float = 0.9
+    lexical_k: int = 5
+    lexical_confidence: float = 0.6
     semantic_k: int = 3
-    semantic_threshold: float = 0.45
+    semantic_max_k: int = 10
+    semantic_margin: float = 0.05
+    semantic_threshold: float = 0.2
+    concept_text: str = "title"
     normalized_confidence: float = 0.6
-    embedder: str | None = "hashing"
+    embedder: str | None = "hashing:512:2-4"
     annotations: bool = True
     event_sink: str | None = None
 
@@ -152,10 +191,19 @@ class WalkConfig:
         _int(self.max_edges, "max_edges", 0)
         _int(self.max_candidates, "max_candidates", 0)
         _int(self.max_paths_per_candidate, "max_paths_per_candidate", 1)
+        _int(self.rerank_pool, "rerank_pool", 1)
+        if self.rank_by not in ("path", "similarity", "path*similarity", "ppr"):
+            raise InputError(f"rank_by must be 'path', 'similarity', 'path*similarity' or 'ppr', got {self.rank_by!r}")
         _int(self.flat_hit_k, "flat_hit_k", 0)
         _int(self.semantic_k, "semantic_k", 0)
+        _int(self.semantic_max_k, "semantic_max_k", 0)
+        _int(self.lexical_k, "lexical_k", 0)
+        set_(self, "semantic_margin", _unit(self.semantic_margin, "semantic_margin"))
+        if self.concept_text not in ("title", "title+body"):
+            raise InputError(f"concept_text must be 'title' or 'title+body', got {self.concept_text!r}")
         set_(self, "hop_decay", _unit(self.hop_decay, "hop_decay", open_low=True))
-        for name in ("alias_confidence", "flat_hit_confidence", "normalized_confidence"):
+        set_(self, "walk_min_share", _unit(self.walk_min_share, "walk_min_share"))
+        for name in ("alias_confidence", "flat_hit_confidence", "normalized_confidence", "lexical_confidence"):
             set_(self, name, _unit(getattr(self, name), name, open_low=True))
         set_(self, "semantic_threshold", _unit(self.semantic_threshold, "semantic_threshold"))
         if self.embedder is not None and not isinstance(self.embedder, str):

@@ -26,7 +26,7 @@ class BuiltinFlatSearch:
     more hits until ``k`` visible ones are found or the index is exhausted.
     ``mode="embedding"``: cosine similarity of the query's embedding to every node's stored
     embedding under the embedder's name (nodes without one are embedded from title and body
-    once and written to the store); ties by id.
+    once and held in memory, never written to the store); ties by id.
 
     :class:`~conceptwalk.wrap.ConceptAnchoredRetriever` passes its query's caller to this search;
     a user-supplied flat search is called as ``flat_search(text, k)`` and its results are the

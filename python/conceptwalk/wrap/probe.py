@@ -85,19 +85,16 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
     per_concept: list[int] = []
     for c in concepts.tolist():
         start = np.array([c], dtype=np.int32)
-        nodes, _, hops, _, _, _ = typed_walk(g, start, 2, expand, admit, node_types, exp_nodes, adm_nodes,
-                                             max_edges=big_edges, max_candidates=big_cands, visible=vm)
-        ends_by_hops: dict[int, set[int]] = {1: set(), 2: set()}
-        for row, h in zip(nodes.tolist(), hops.tolist()):
-            ends_by_hops[h].add(row[h])
-        within1 = ends_by_hops[1]
-        within2 = within1 | ends_by_hops[2]
+        walked = typed_walk(g, start, 2, expand, admit, node_types, exp_nodes, adm_nodes,
+                            max_edges=big_edges, max_candidates=big_cands, visible=vm, max_paths=1)
+        within1 = set(walked.candidates[walked.min_hops == 1].tolist())
+        within2 = set(walked.candidates.tolist())
         reach1 += bool(within1)
         reach2 += bool(within2)
         per_concept.append(len(within1 if cfg.max_hops == 1 else within2))
         truncated += bool(typed_walk(g, start, cfg.max_hops, expand, admit, node_types, exp_nodes, adm_nodes,
                                       max_edges=cfg.max_edges, max_candidates=cfg.max_candidates,
-                                      visible=vm)[5])
+                                      visible=vm, max_paths=1).truncated)
     n = len(per_concept)
 
     def share(x: int) -> float | None:

@@ -1,5 +1,7 @@
-"""Query -> concepts: alias map, the flat search's own concept hits, semantic top-k over the
-concept nodes' embeddings, and a normalize-only fallback.
+"""Query -> concepts: evidence from the alias map (scored by how much of the query an alias
+covers and how specific it is), the flat search's own concept hits, a lexical search and a
+semantic top-k over the concept nodes, fused into one confidence per concept (noisy-OR), and a
+normalize-only fallback.
 
 Every method returns only concepts the caller may see; a hidden concept is never returned,
 never used and never counted.
@@ -11,9 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import math
+
 import numpy as np
 
-from .embed import get_embedder
+from .embed import get_embedder, normalize_text
 from ..errors import InputError
 from ..graph import Caller
 from ._source import Snapshot, Source, phrases_in
@@ -21,9 +25,33 @@ from .config import WalkConfig
 
 __all__ = ["ConceptResolver", "ResolvedConcept", "resolve", "METHODS"]
 
-#: Resolution methods, in the order they win a tie of confidence for one concept.
-METHODS: tuple[str, ...] = ("alias", "flat-hit", "semantic", "normalized")
+#: Resolution methods, in the order they win a tie of evidence for one concept.
+METHODS: tuple[str, ...] = ("alias", "flat-hit", "lexical", "semantic", "normalized")
 _PRIORITY = {m: i for i, m in enumerate(METHODS)}
+
+#: Words left out when measuring how much of a query an alias covers.
+STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from how i in is it its of on or that the this to "
+    "was what when where which who why with work works".split())
+
+
+def coverage(alias: str, text: str) -> float:
+    """The share of ``text``'s characters (normalised, stopwords left out, spaces not counted)
+    that the normalised ``alias`` covers, in (0, 1].
+
+    Examples
+    --------
+    >>> coverage("authn", "How does AUTHN work?")
+    1.0
+    >>> round(coverage("seizures", "localised seizures of the temporal lobe"), 3)
+    0.276
+    """
+    words = [w for w in normalize_text(text).split() if w not in STOPWORDS]
+    a = [w for w in normalize_text(alias).split() if w not in STOPWORDS] or normalize_text(alias).split()
+    total = sum(len(w) for w in words)
+    if total == 0:
+        return 1.0
+    return min(1.0, sum(len(w) for w in a) / total)
 
 
 @dataclass(frozen=True)
@@ -61,26 +89,32 @@ class ResolvedConcept:
 class ConceptResolver:
     """Resolve query text to concept nodes, each with a confidence and a method.
 
-    Methods (all run; per concept the highest confidence wins, ties by :data:`METHODS` order):
+    Evidence (all methods run; per concept the evidence ``p`` of each method is fused by
+    noisy-OR, ``confidence = 1 - prod(1 - p)``, so agreeing methods reinforce each other; the
+    method giving the largest ``p`` names the result, ties by :data:`METHODS` order):
 
     ``alias``
         Every alias of the store's alias map whose normalised form occurs in the normalised query
-        as whole words gives its canonical ids, confidence ``alias_confidence`` divided by the
-        number of *visible* canonical concepts of that alias.
+        as whole words: ``alias_confidence * sqrt(coverage)`` (:func:`coverage`: the alias's share
+        of the query, so an alias that is the whole query gives ``alias_confidence`` and one word
+        of a long query much less), divided by the number of *visible* canonical concepts of that
+        alias (an ambiguous alias is weaker evidence).
     ``flat-hit``
         Concept nodes among the flat search's first ``flat_hit_k`` results: rank ``r`` (1-based
         position in the flat list) gives ``flat_hit_confidence / r``.
+    ``lexical``
+        The store's full-text search over the concept nodes (:meth:`Snapshot.lexical`): rank
+        ``r`` among the visible ones gives ``lexical_confidence / r``, for the first ``lexical_k``.
     ``semantic``
         Cosine similarity (dot product of unit vectors) between the query's embedding and the
-        concept nodes' embeddings under the embedder's name; the top ``semantic_k`` visible
-        concepts with similarity ``>= semantic_threshold`` resolve with confidence = similarity.
-        Concepts without a stored vector are embedded (title and body) once and the vectors are
-        written to the store.
+        concept nodes' embeddings (the store's vectors under the embedder's name, else embedded
+        from ``concept_text`` and held in memory with the snapshot; a query never writes): the
+        top ``semantic_k`` visible concepts with similarity ``>= semantic_threshold``, and up to
+        ``semantic_max_k`` while within ``semantic_margin`` of the best; evidence = similarity.
     ``normalized``
-        The fallback, used only when the three above resolved nothing (no alias map, no
-        embeddings, no match): a concept whose normalised title, id or id tail (after the last
-        ``:``, ``/`` or ``#``) occurs in the normalised query as whole words, confidence
-        ``normalized_confidence``.
+        The fallback, used only when the methods above resolved nothing: a concept whose
+        normalised title, id or id tail (after the last ``:``, ``/`` or ``#``) occurs in the
+        normalised query as whole words, confidence ``normalized_confidence``.
 
     An id that is itself an alias (a fragmented id of one concept) stands for its canonical
     ids, so the fragments of one concept resolve to one canonical concept. Results are
@@ -103,9 +137,12 @@ class ConceptResolver:
     >>> _ = kb.add_nodes([{"id": "c:ppr", "type": "CONCEPT", "title": "Personalized PageRank"},
     ...                   {"id": "c:ppr-old", "type": "CONCEPT", "title": "PPR (old page)"}])
     >>> _ = kb.add_aliases([("ppr", "c:ppr"), ("c:ppr-old", "c:ppr")])
-    >>> r = ConceptResolver(kb, WalkConfig(embedder=None))
+    >>> r = ConceptResolver(kb, WalkConfig(embedder=None, lexical_k=0))
     >>> [(c.id, c.confidence, c.method) for c in r.resolve("what is PPR?", caller=Caller.all_access())]
     [('c:ppr', 1.0, 'alias')]
+    >>> [(c.id, round(c.confidence, 3)) for c in r.resolve("PPR for ranking the pages of a large graph",
+    ...                                                    caller=Caller.all_access())]
+    [('c:ppr', 0.346)]
     >>> [(c.id, c.method) for c in r.resolve("x", caller=Caller.all_access(),
     ...                                        flat_results=[{"id": "c:ppr-old"}])]
     [('c:ppr', 'flat-hit')]
@@ -123,6 +160,17 @@ class ConceptResolver:
             self.embedder = get_embedder(self.config.embedder)
         else:
             self.embedder = None
+        self.warm()
+
+    def warm(self) -> None:
+        """Build what a query reads (the snapshot's alias index, concept indices and vectors),
+        so that the first query costs what the next one does. Called on construction; the caches
+        are shared by every resolver over the same snapshot and rebuilt when the store changes."""
+        snap = self.source.snapshot()
+        snap.alias_index()
+        snap.concept_indices(self.config)
+        if self.embedder is not None and self.config.semantic_k > 0:
+            snap.concept_embeddings(self.embedder, self.config)
 
     def resolve(self, text: str, *, caller: Caller, flat_results: Sequence[Mapping[str, Any]] | None = None,
                 snapshot: Snapshot | None = None) -> list[ResolvedConcept]:
@@ -155,7 +203,7 @@ class ConceptResolver:
         cfg = self.config
         vm = caller.visibility(g)
         visible = None if vm is None else vm.mask
-        best: dict[str, ResolvedConcept] = {}
+        evidence: dict[str, dict[str, tuple[float, str]]] = {}  # id -> method -> (p, matched)
 
         def usable(nid: str) -> int | None:
             i = g.id_index.get(nid)
@@ -163,11 +211,11 @@ class ConceptResolver:
                 return None
             return i
 
-        def offer(nid: str, conf: float, method: str, matched: str) -> None:
-            cur = best.get(nid)
-            if cur is None or conf > cur.confidence or (
-                    conf == cur.confidence and _PRIORITY[method] < _PRIORITY[cur.method]):
-                best[nid] = ResolvedConcept(nid, float(conf), method, matched)
+        def offer(nid: str, p: float, method: str, matched: str) -> None:
+            per = evidence.setdefault(nid, {})
+            cur = per.get(method)
+            if cur is None or p > cur[0]:
+                per[method] = (float(p), matched)
 
         def canonical_concepts(nid: str) -> list[str]:
             out = [c for c in snap.canonical(nid) if usable(c) is not None]
@@ -175,12 +223,14 @@ class ConceptResolver:
                 out = [nid]
             return out
 
-        # alias
+        # alias: by coverage of the query and specificity
         index, longest = snap.alias_index()
         for phrase, canon in phrases_in(text, index, longest):
             vis = [c for c in canon if usable(c) is not None]
-            for c in vis:
-                offer(c, cfg.alias_confidence / len(vis), "alias", phrase)
+            if vis:
+                p = cfg.alias_confidence * math.sqrt(coverage(phrase, text)) / len(vis)
+                for c in vis:
+                    offer(c, p, "alias", phrase)
         # flat-hit
         if flat_results and cfg.flat_hit_k:
             for rank, hit in enumerate(list(flat_results)[:cfg.flat_hit_k], start=1):
@@ -192,11 +242,23 @@ class ConceptResolver:
                     continue
                 for c in canonical_concepts(nid):
                     offer(c, cfg.flat_hit_confidence / rank, "flat-hit", nid)
+        # lexical
+        if cfg.lexical_k:
+            for rank, nid in enumerate(snap.lexical(text, cfg.lexical_k, cfg, visible), start=1):
+                for c in canonical_concepts(nid):
+                    offer(c, cfg.lexical_confidence / rank, "lexical", nid)
         # semantic
         if self.embedder is not None and cfg.semantic_k > 0:
             for c, sim in self._semantic(text, snap, visible):
                 for cc in canonical_concepts(c):
                     offer(cc, sim, "semantic", text)
+        best: dict[str, ResolvedConcept] = {}
+        for nid, per in evidence.items():
+            rest = 1.0
+            for p, _m in per.values():
+                rest *= 1.0 - min(1.0, p)
+            method, (p, matched) = min(per.items(), key=lambda kv: (-kv[1][0], _PRIORITY[kv[0]]))
+            best[nid] = ResolvedConcept(nid, min(1.0, max(p, 1.0 - rest)), method, matched)
         # normalize-only fallback
         if not best:
             nindex, nlongest = snap.name_index(cfg)
@@ -205,7 +267,8 @@ class ConceptResolver:
                     if visible is not None and not visible[i]:
                         continue
                     for c in canonical_concepts(g.ids[i]):
-                        offer(c, cfg.normalized_confidence, "normalized", phrase)
+                        if c not in best:
+                            best[c] = ResolvedConcept(c, cfg.normalized_confidence, "normalized", phrase)
         return sorted(best.values(), key=lambda r: (-r.confidence, r.id))
 
     def _semantic(self, text: str, snap: Snapshot, visible: Any) -> list[tuple[str, float]]:
@@ -218,15 +281,25 @@ class ConceptResolver:
         if not qn > 0:
             return []
         mat = snap.concept_embeddings(self.embedder, cfg)
-        sims = (mat @ (q / qn)).astype(np.float64)
+        # numpy's own loop, not BLAS: a matrix-vector product this small gains nothing from BLAS
+        # threads, and on a loaded machine their spin-waits made it 10x slower (measured)
+        sims = np.einsum("ij,j->i", mat, q / qn).astype(np.float64)
         if visible is not None:
             sims = np.where(visible[idx], sims, -np.inf)
-        ok = np.flatnonzero((sims >= cfg.semantic_threshold) & (sims > 0))  # confidence must be > 0
-        if ok.size == 0:
+        keep = max(cfg.semantic_k, cfg.semantic_max_k)
+        if sims.size > keep:  # the best `keep` (ties at the cut included), then exact order
+            kth = np.partition(sims, sims.size - keep)[sims.size - keep]
+            cand = np.flatnonzero((sims >= kth) & (sims >= cfg.semantic_threshold) & (sims > 0))
+        else:
+            cand = np.flatnonzero((sims >= cfg.semantic_threshold) & (sims > 0))  # evidence must be > 0
+        if cand.size == 0:
             return []
         g = snap.graph
-        ranked = sorted(ok.tolist(), key=lambda j: (-sims[j], g.ids[int(idx[j])]))[:cfg.semantic_k]
-        return [(g.ids[int(idx[j])], min(1.0, float(sims[j]))) for j in ranked]
+        ranked = sorted(cand.tolist(), key=lambda j: (-sims[j], g.ids[int(idx[j])]))
+        top = float(sims[ranked[0]])
+        out = [j for n, j in enumerate(ranked)
+               if n < cfg.semantic_k or (n < cfg.semantic_max_k and float(sims[j]) >= top - cfg.semantic_margin)]
+        return [(g.ids[int(idx[j])], min(1.0, float(sims[j]))) for j in out]
 
 
 def resolve(kb: Any, text: str, *, caller: Caller, flat_results: Sequence[Mapping[str, Any]] | None = None,

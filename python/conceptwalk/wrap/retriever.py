@@ -6,8 +6,10 @@ import datetime as _dt
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from ..errors import InputError
 from ..graph import Caller
@@ -16,7 +18,7 @@ from .config import WalkConfig
 from .events import EVENT_SCHEMA_VERSION, emit_safely, make_sink
 from .flat import BuiltinFlatSearch
 from .resolver import ConceptResolver, ResolvedConcept
-from .walk import Provenance, WalkOutcome, run_walk
+from .walk import Provenance, WalkOutcome, prepared, run_walk
 
 __all__ = ["ConceptAnchoredRetriever", "WrapResult", "VIA"]
 
@@ -107,6 +109,8 @@ class ConceptAnchoredRetriever:
         self.source = Source(kb, annotations=self.config.annotations)
         self.resolver = ConceptResolver(kb, self.config, embedder=embedder, _source=self.source)
         self.sink = make_sink(event_sink if event_sink is not None else self.config.event_sink)
+        self._pool: WalkConfig | None = None
+        self._prov: tuple[Any, Any, Provenance] | None = None
 
     def __repr__(self) -> str:
         return f"ConceptAnchoredRetriever(flat_search={self.flat_search!r}, config={self.config!r})"
@@ -195,12 +199,25 @@ class ConceptAnchoredRetriever:
         truncated_by = ["concepts"] if len(resolved) > cfg.max_concepts else []
         vm = caller.visibility(g)
         starts = [(g.id_index[c.id], c.id, c.confidence) for c in concepts]
-        outcome: WalkOutcome = run_walk(g, starts, cfg, vm, Provenance(g, snap.presence()))
-        truncated_by += outcome.truncated_by
+        rerank = cfg.rank_by == "ppr" or (cfg.rank_by != "path" and self.resolver.embedder is not None)
+        walk_cfg = cfg if not rerank else self._pool_config()
+        prov = self._prov
+        if prov is None or prov[0] is not g or prov[1] is not vm:
+            # one per snapshot and visibility: its per-edge cache outlives a query
+            prov = (g, vm, Provenance(g, snap.presence()))
+            self._prov = prov
+        outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, prov[2])
         ids = g.ids
-        new = [c for c in outcome.candidates if ids[c] not in present]
-        filtered = len(outcome.candidates) - len(new)
-        new.sort(key=lambda c: (-outcome.score(c), ids[c]))
+        ranked = outcome.candidates
+        if rerank and ranked:
+            ranked = self._rerank(text, snap, outcome, g, vm, concepts)
+            if len(ranked) > cfg.max_candidates:
+                ranked = ranked[:cfg.max_candidates]
+                if "candidates" not in outcome.truncated_by:
+                    outcome.truncated_by.append("candidates")
+        truncated_by += outcome.truncated_by
+        new = [c for c in ranked if ids[c] not in present]  # ranked by the walk (or reranked)
+        filtered = len(ranked) - len(new)
         added = [self._render(g, c, outcome) for c in new]
         t3 = time.perf_counter()
         event = {
@@ -216,7 +233,7 @@ class ConceptAnchoredRetriever:
             "truncated": bool(truncated_by),
             "truncatedBy": truncated_by,
             "edgesVisited": outcome.edges_visited,
-            "pathCount": sum(len(p) for p in outcome.paths.values()),
+            "pathCount": sum(outcome.path_count.values()),
             "flatCount": len(flat_list),
             "flatMs": round((t1 - t0) * 1e3, 4),
             "resolveMs": round((t2 - t1) * 1e3, 4),
@@ -226,9 +243,37 @@ class ConceptAnchoredRetriever:
         results = flat_list + added if added else flat_list
         return WrapResult(results, concepts, event)
 
+    def _pool_config(self) -> WalkConfig:
+        got = self._pool
+        if got is None:
+            got = replace(self.config, max_candidates=self.config.max_candidates * self.config.rerank_pool)
+            self._pool = got
+        return got
+
+    def _rerank(self, text: str, snap: Any, outcome: WalkOutcome, g: Any, vm: Any,
+                concepts: list[ResolvedConcept]) -> list[int]:
+        """The walk's candidates by ``config.rank_by`` (ties: the walk's order)."""
+        cands = outcome.candidates
+        if self.config.rank_by == "ppr":
+            sub = prepared(g, self._pool_config()).typed_graph()
+            seeds = {c.id: c.confidence for c in concepts}
+            ppr = sub.personalized_pagerank(seeds, visible=None if vm is None else vm.mask).to_dict()
+            ids = g.ids
+            pk = [-ppr.get(ids[c], 0.0) for c in cands]
+            return [cands[i] for i in sorted(range(len(cands)), key=lambda i: (pk[i], i))]
+        emb = self.resolver.embedder
+        q = np.asarray(emb.embed([text]), dtype=np.float32)[0]
+        sims = np.einsum("ij,j->i", snap.node_vectors(emb, cands), q).astype(np.float64).tolist()
+        if self.config.rank_by == "similarity":
+            keys = [-s for s in sims]
+        else:
+            keys = [-outcome.score(c) * (1.0 + s) / 2.0 for c, s in zip(cands, sims)]
+        order = sorted(range(len(cands)), key=lambda i: (keys[i], i))
+        return [cands[i] for i in order]
+
     # ------------------------------------------------------------------ rendering
     def _render(self, g: Any, c: int, outcome: WalkOutcome) -> dict[str, Any]:
-        paths = outcome.paths[c]
+        paths = outcome.paths(c)
         best = paths[0]
         return {
             "id": g.ids[c],
@@ -237,9 +282,10 @@ class ConceptAnchoredRetriever:
             "via": VIA,
             "walkScore": best.score,
             "concept": best.concept,
+            "conceptsReaching": outcome.reach[c],
             "hops": len(best.hops),
-            "pathCount": len(paths),
-            "paths": [p.to_dict() for p in paths[:self.config.max_paths_per_candidate]],
+            "pathCount": outcome.path_count[c],
+            "paths": [p.to_dict() for p in paths],
         }
 
 

@@ -3,8 +3,9 @@ JSON-ready hops with provenance."""
 
 from __future__ import annotations
 
-import math
+import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,14 +47,19 @@ class WalkPath:
 
 @dataclass
 class WalkOutcome:
-    """What one walk found, before merging.
+    """What one walk found, before merging: the kept candidates in rank order and, per
+    candidate, its score, how many resolved concepts reach it and its paths (decoded on demand).
 
     Attributes
     ----------
     candidates : list of int
-        Node indices of the admitted candidates, in discovery order.
-    paths : dict of int to list of WalkPath
-        Per candidate its decoded paths, best first.
+        Node indices of the kept candidates, best first.
+    scores : dict of int to float
+        Per candidate its best path score.
+    reach : dict of int to int
+        Per candidate how many resolved concepts reach it.
+    path_count : dict of int to int
+        Per candidate how many paths the core returned.
     edges_visited : int
         Adjacency entries the core walk examined.
     truncated : bool
@@ -62,14 +68,20 @@ class WalkOutcome:
         Which budgets did: ``"edges"``, ``"candidates"``.
     core_ms : float
         Time spent in the compiled walk, in milliseconds.
+    decode : callable or None
+        ``decode(candidate) -> list[WalkPath]``, used by :meth:`paths` (decoding is lazy).
     """
 
-    candidates: list[int] = field(default_factory=list)   # discovery order
-    paths: dict[int, list[WalkPath]] = field(default_factory=dict)  # per candidate, best first
+    candidates: list[int] = field(default_factory=list)   # rank order (best first)
+    scores: dict[int, float] = field(default_factory=dict)
+    reach: dict[int, int] = field(default_factory=dict)
+    path_count: dict[int, int] = field(default_factory=dict)
     edges_visited: int = 0
     truncated: bool = False
     truncated_by: list[str] = field(default_factory=list)
     core_ms: float = 0.0
+    decode: Any = None  # candidate -> list[WalkPath]
+    _paths: dict[int, list[WalkPath]] = field(default_factory=dict)
 
     def score(self, candidate: int) -> float:
         """The best path score of one candidate.
@@ -82,9 +94,28 @@ class WalkOutcome:
         Returns
         -------
         float
-            The score of its first (best) path.
+            Its best path score.
         """
-        return self.paths[candidate][0].score
+        return self.scores[candidate]
+
+    def paths(self, candidate: int) -> list[WalkPath]:
+        """The candidate's returned paths (at most ``max_paths_per_candidate``), best first.
+
+        Parameters
+        ----------
+        candidate : int
+            A node index from :attr:`candidates`.
+
+        Returns
+        -------
+        list of WalkPath
+            Decoded on first use and cached.
+        """
+        got = self._paths.get(candidate)
+        if got is None:
+            got = self.decode(candidate) if self.decode is not None else []
+            self._paths[candidate] = got
+        return got
 
 
 def type_flags(names: Sequence[str], all_names: Sequence[str]) -> npt.NDArray[np.bool_]:
@@ -148,15 +179,73 @@ class Provenance:
         return got
 
 
+class _Prepared:
+    """The per-(graph, config) arrays of a walk: type gates, node-type filters, edge weights."""
+
+    __slots__ = ("expand", "admit", "node_types", "exp_nodes", "adm_nodes", "edge_weights", "_typed", "_graph")
+
+    def __init__(self, g: LinkGraph, config: WalkConfig) -> None:
+        self.expand = type_flags(config.expand_edge_types, g.edge_type_names)
+        self.admit = type_flags(config.admit_edge_types, g.edge_type_names)
+        self.node_types = self.exp_nodes = self.adm_nodes = None
+        if config.expand_node_types is not None or config.admit_node_types is not None:
+            self.node_types = np.ascontiguousarray(g.node_type_codes, dtype=np.int32)
+            ones = np.ones(len(g.node_type_names), dtype=bool)
+            self.exp_nodes = ones if config.expand_node_types is None else \
+                type_flags(config.expand_node_types, g.node_type_names)
+            self.adm_nodes = ones if config.admit_node_types is None else \
+                type_flags(config.admit_node_types, g.node_type_names)
+        col = g.edge_annotations.get("extraction_confidence")
+        self.edge_weights = None if col is None else np.ascontiguousarray(col[0], dtype=np.float64)
+        self._typed: LinkGraph | None = None
+        self._graph = weakref.ref(g)
+
+    def typed_graph(self) -> LinkGraph:
+        """The graph restricted to the walk's edge types (expansion and admission), same nodes
+        and indices (built once; for the local PPR reranking)."""
+        got = self._typed
+        if got is None:
+            g = self._graph()
+            assert g is not None
+            keep = (self.expand | self.admit)[g.edge_type_codes] if g.num_edges else np.zeros(0, dtype=bool)
+            sel = np.flatnonzero(keep)
+            got = LinkGraph.from_arrays(g.ids, g.edge_src[sel], g.edge_dst[sel],
+                                        [g.edge_type_names[int(t)] for t in g.edge_type_codes[sel]])
+            self._typed = got
+        return got
+
+
+_PREPARED: weakref.WeakKeyDictionary[LinkGraph, dict[WalkConfig, _Prepared]] = weakref.WeakKeyDictionary()
+_PREPARED_LOCK = threading.Lock()
+
+
+def prepared(g: LinkGraph, config: WalkConfig) -> _Prepared:
+    """The walk's arrays for ``g`` and ``config``, built once per graph snapshot and config."""
+    per = _PREPARED.get(g)
+    if per is not None:
+        got = per.get(config)
+        if got is not None:
+            return got
+    got = _Prepared(g, config)
+    with _PREPARED_LOCK:
+        _PREPARED.setdefault(g, {})[config] = got
+    return got
+
+
 def run_walk(graph: LinkGraph, starts: Sequence[tuple[int, str, float]], config: WalkConfig,
              visible: VisibilityMask | None, provenance: Provenance) -> WalkOutcome:
-    """Walk from ``starts`` (``(index, id, confidence)`` of visible concepts) and decode the paths.
+    """Walk from ``starts`` (``(index, id, confidence)`` of visible concepts); the core keeps the
+    best ``max_candidates`` (best-first, the budget shared across the concepts) and this decodes
+    their paths on demand.
 
     Path score = concept confidence x ``hop_decay ** (hops - 1)`` x the product of the
     extraction confidences of the path's edges that have one (an edge without one counts 1).
     Per hop, among the edges joining the two nodes whose type passes that hop's gate (expansion
     for inner hops, admission for the last), the one with the highest extraction confidence
-    (absent lowest), then the lowest edge id, represents the hop.
+    (absent lowest), then the lowest edge id, represents the hop. Each concept is guaranteed
+    ``walk_min_share`` of an equal part of the candidate budget, the rest is shared in
+    proportion to the confidences; candidates are ranked by score, then by how many concepts
+    reach them, then by edge confidence, then fewer hops, then id.
 
     Parameters
     ----------
@@ -180,82 +269,59 @@ def run_walk(graph: LinkGraph, starts: Sequence[tuple[int, str, float]], config:
     if not starts:
         return out
     g = graph
-    expand = type_flags(config.expand_edge_types, g.edge_type_names)
-    admit = type_flags(config.admit_edge_types, g.edge_type_names)
-    node_types = None
-    exp_nodes = None
-    adm_nodes = None
-    if config.expand_node_types is not None or config.admit_node_types is not None:
-        node_types = np.ascontiguousarray(g.node_type_codes, dtype=np.int32)
-        if config.expand_node_types is not None:
-            exp_nodes = type_flags(config.expand_node_types, g.node_type_names)
-        if config.admit_node_types is not None:
-            adm_nodes = type_flags(config.admit_node_types, g.node_type_names)
-        if exp_nodes is None:
-            exp_nodes = np.ones(len(g.node_type_names), dtype=bool)
-        if adm_nodes is None:
-            adm_nodes = np.ones(len(g.node_type_names), dtype=bool)
+    prep = prepared(g, config)
     start_idx = np.array([s[0] for s in starts], dtype=np.int32)
+    weights = np.array([s[2] for s in starts], dtype=np.float64)
     t0 = time.perf_counter()
-    nodes, entries, hops, cands, visited, truncated = typed_walk(
-        g, start_idx, config.max_hops, expand, admit, node_types, exp_nodes, adm_nodes,
-        max_edges=config.max_edges, max_candidates=config.max_candidates, visible=visible)
+    r = typed_walk(g, start_idx, config.max_hops, prep.expand, prep.admit, prep.node_types, prep.exp_nodes,
+                   prep.adm_nodes, max_edges=config.max_edges, max_candidates=config.max_candidates,
+                   visible=visible, start_weights=weights, edge_weights=prep.edge_weights,
+                   hop_decay=config.hop_decay, min_share=config.walk_min_share,
+                   max_paths=config.max_paths_per_candidate)
     out.core_ms = (time.perf_counter() - t0) * 1e3
-    out.edges_visited = int(visited)
-    out.truncated = bool(truncated)
-    if out.truncated:
-        if out.edges_visited >= config.max_edges:
-            out.truncated_by.append("edges")
-        if len(cands) >= config.max_candidates:
-            out.truncated_by.append("candidates")
-    out.candidates = cands.tolist()
-    if not out.candidates:
+    out.edges_visited = int(r.edges_visited)
+    out.truncated = bool(r.truncated)
+    if r.cut_by_edges:
+        out.truncated_by.append("edges")
+    if r.cut_by_candidates:
+        out.truncated_by.append("candidates")
+    cands = r.candidates.tolist()
+    out.candidates = cands
+    if not cands:
         return out
-    conf = {s[0]: (s[1], s[2]) for s in starts}
+    out.scores = dict(zip(cands, r.scores.tolist()))
+    out.reach = dict(zip(cands, r.reach.tolist()))
+    out.path_count = dict(zip(cands, r.path_count.tolist()))
+    slot = {c: i for i, c in enumerate(cands)}
+    concept_of = {s[0]: s[1] for s in starts}
+    ptr = r.path_ptr
+    pnodes = r.path_nodes
+    pedges = r.path_edges
+    phops = r.path_hops
+    pscores = r.path_scores
     ids = g.ids
-    core = g.core
-    pair_ptr = core.pair_ptr
     etype = g.edge_type_codes
     esrc = g.edge_src
     tnames = g.edge_type_names
-    ecol = g.edge_annotations.get("extraction_confidence")
-    econf = ecol[0] if ecol is not None else None
 
-    def pick(u: int, v: int, flags: npt.NDArray[np.bool_]) -> int:
-        p = core.pair_of(u, v)
-        best, best_key = -1, None
-        for q in range(int(pair_ptr[p]), int(pair_ptr[p + 1])):
-            if not flags[int(etype[q])]:
-                continue
-            c = -1.0 if econf is None or math.isnan(float(econf[q])) else float(econf[q])
-            key = (-c, q)
-            if best_key is None or key < best_key:
-                best, best_key = q, key
-        return best
+    def decode(c: int) -> list[WalkPath]:
+        i = slot[c]
+        paths = []
+        for p in range(int(ptr[i]), int(ptr[i + 1])):
+            h = int(phops[p])
+            row = pnodes[p, :h + 1].tolist()
+            rendered = []
+            for j, e in enumerate(pedges[p, :h].tolist()):
+                u, v = row[j], row[j + 1]
+                hop: dict[str, Any] = {"from": ids[u], "to": ids[v], "type": tnames[int(etype[e])],
+                                       "direction": "forward" if int(esrc[e]) == u else "backward"}
+                present, absent = provenance.edge(e)
+                hop.update({k: dict(x) if isinstance(x, dict) else x for k, x in present.items()})
+                if absent:
+                    hop["absent"] = dict(absent)
+                rendered.append(hop)
+            paths.append(WalkPath(c, concept_of[row[0]], float(pscores[p]), [ids[x] for x in row], rendered))
+        return paths
 
-    paths: dict[int, list[WalkPath]] = {}
-    for row_nodes, _row_entries, h in zip(nodes.tolist(), entries.tolist(), hops.tolist()):
-        start = row_nodes[0]
-        concept, cconf = conf[start]
-        score = cconf * config.hop_decay ** (h - 1)
-        rendered = []
-        for j in range(h):
-            u, v = row_nodes[j], row_nodes[j + 1]
-            e = pick(u, v, admit if j == h - 1 else expand)
-            hop: dict[str, Any] = {"from": ids[u], "to": ids[v], "type": tnames[int(etype[e])],
-                                   "direction": "forward" if int(esrc[e]) == u else "backward"}
-            present, absent = provenance.edge(e)
-            hop.update({k: dict(v) if isinstance(v, dict) else v for k, v in present.items()})
-            if absent:
-                hop["absent"] = dict(absent)
-            x = present.get("extractionProvenance", {}).get("confidence")
-            if x is not None:
-                score *= float(x)
-            rendered.append(hop)
-        cand = row_nodes[h]
-        paths.setdefault(cand, []).append(
-            WalkPath(cand, concept, score, [ids[x] for x in row_nodes[:h + 1]], rendered))
-    for lst in paths.values():
-        lst.sort(key=lambda p: (-p.score, len(p.hops), p.nodes))
-    out.paths = paths
+    out.decode = decode
     return out
