@@ -136,12 +136,13 @@ class TextIndex:
     #: Prepared-mask statistics kept per index (least recently used dropped first).
     STATS_CACHE_ENTRIES = 64
 
-    def __init__(self, core: _core.TextIndex, vocabulary: list[str]) -> None:
+    def __init__(self, core: _core.TextIndex, vocabulary: list[str], *,
+                 term_ids: dict[str, int] | None = None) -> None:
         if len(vocabulary) != core.num_terms:
             raise InputError(f"vocabulary has {len(vocabulary)} terms, the postings {core.num_terms}")
         self._core = core
         self.vocabulary = vocabulary
-        self._term_ids: dict[str, int] | None = None
+        self._term_ids: dict[str, int] | None = term_ids
         self._stats: OrderedDict[int, tuple[Any, _core.TextStats]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -198,9 +199,7 @@ class TextIndex:
         core = _core.TextIndex.build(n, len(vocab), tptr, rank[tcodes] if tcodes.size else tcodes.astype(np.int32),
                                      bptr, rank[bcodes] if bcodes.size else bcodes.astype(np.int32),
                                      title_weight)
-        ix = cls(core, vocab)
-        ix._term_ids = {t: i for i, t in enumerate(vocab)}
-        return ix
+        return cls(core, vocab, term_ids={t: i for i, t in enumerate(vocab)})
 
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
         """The index as named numpy arrays (what a snapshot persists): ``text_meta`` (int64:
