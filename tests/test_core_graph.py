@@ -145,6 +145,10 @@ STUBTEST_ALLOWLIST = """
 conceptwalk._core.CSRGraph
 conceptwalk._core.VisibilityMask
 conceptwalk._core.CSRGraph.__init__
+conceptwalk._core.TextIndex
+conceptwalk._core.TextIndex.__init__
+conceptwalk._core.TextStats
+conceptwalk._core.TextStats.__init__
 """
 
 

@@ -156,7 +156,8 @@ void register_text(py::module_& m) {
   m.def(
       "vector_topk",
       [](const carray<float>& matrix, const carray<float>& query, std::int64_t k,
-         const std::optional<carray<std::uint8_t>>& visible, double min_score) {
+         const std::optional<carray<std::uint8_t>>& visible, std::optional<double> min_score_opt) {
+        const double min_score = min_score_opt ? *min_score_opt : -std::numeric_limits<double>::infinity();
         if (matrix.ndim() != 2)
           throw py::value_error("matrix must be 2-dimensional, got " + std::to_string(matrix.ndim()) + " dimensions");
         const std::int64_t n = matrix.shape(0), dim = matrix.shape(1);
@@ -171,6 +172,6 @@ void register_text(py::module_& m) {
         }
         return py::make_tuple(vector_to_array(std::move(r.rows)), vector_to_array(std::move(r.scores)));
       },
-      "matrix"_a, "query"_a, "k"_a, "visible"_a = py::none(), "min_score"_a = -std::numeric_limits<double>::infinity(),
+      "matrix"_a, "query"_a, "k"_a, "visible"_a = py::none(), "min_score"_a = py::none(),
       "Exact top-k rows by dot product over the visible rows; returns (rows, scores).");
 }

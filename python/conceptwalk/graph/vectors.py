@@ -77,9 +77,8 @@ def vector_topk_arrays(matrix: npt.ArrayLike, query: npt.ArrayLike, k: int, *,
         raise InputError(f"query must have shape ({mat.shape[1]},), got {q.shape}")
     if not np.all(np.isfinite(q)):
         raise InputError("query must be finite")
-    if min_score is None:
-        lo = -math.inf
-    else:
+    lo = None
+    if min_score is not None:
         lo = float(min_score)
         if math.isnan(lo):
             raise InputError("min_score must be a number, got nan")

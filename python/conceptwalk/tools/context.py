@@ -128,7 +128,7 @@ def _search_hits(kb: Any, search: SearchFn | None, question: str, n_hits: int,
         ix = kb.text_index(g)
         if ix is None:
             raise ConceptwalkError("the knowledge base changed while answering the question; ask again")
-        docs, _ = ix.search(question, n_hits, visible=vm)
+        docs: list[int] = ix.search(question, n_hits, visible=vm)[0]
         return docs
     fn: SearchFn | None = search if search is not None else (kb.search if kb is not None else None)
     if fn is None:
