@@ -1,5 +1,6 @@
 #include "prelude.hpp"
 
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -105,18 +106,21 @@ void register_text(py::module_& m) {
       })
       .def(
           "stats",
-          [](TextIndexPtr self, const std::optional<carray<std::uint8_t>>& visible) {
+          [](TextIndexPtr self, const std::optional<carray<std::uint8_t>>& visible, double k1, double b) {
+            if (!(k1 >= 0.0) || !std::isfinite(k1)) throw py::value_error("k1 must be finite and >= 0");
+            if (!(b >= 0.0 && b <= 1.0)) throw py::value_error("b must be in [0, 1]");
             const std::uint8_t* vis = opt_mask(visible, self->num_docs, "visible");
             auto h = std::make_shared<TextStatsHolder>();
             h->index = self;
             {
               py::gil_scoped_release nogil;
-              h->stats = cw::text_stats(*self, vis, true);
+              h->stats = cw::text_stats(*self, vis, true, cw::BM25Params{k1, b});
             }
             return h;
           },
-          "visible"_a = py::none(),
-          "BM25 statistics (N, total length, every term's document frequency) over the visible documents.");
+          "visible"_a = py::none(), "k1"_a = 1.2, "b"_a = 0.75,
+          "BM25 statistics (N, total length, every term's document frequency and largest contribution) over the "
+          "visible documents.");
 
   py::class_<TextStatsHolder, std::shared_ptr<TextStatsHolder>>(m, "TextStats",
                                                                 "BM25 statistics over one visible set of documents.")

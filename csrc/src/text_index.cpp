@@ -170,33 +170,44 @@ void TextIndex::derive() {
   for (std::int32_t l : doc_len) total_len += l;
 }
 
-TextStats text_stats(const TextIndex& ix, const std::uint8_t* visible, bool all_terms) {
+TextStats text_stats(const TextIndex& ix, const std::uint8_t* visible, bool all_terms, BM25Params p) {
   TextStats s;
+  s.k1 = p.k1;
+  s.b = p.b;
   if (visible == nullptr) {
     s.num_docs = ix.num_docs;
     s.total_len = ix.total_len;
-    if (all_terms) {
-      s.df.resize(static_cast<std::size_t>(ix.num_terms));
-      for (std::int32_t t = 0; t < ix.num_terms; ++t)
-        s.df[static_cast<std::size_t>(t)] = static_cast<std::int32_t>(
-            ix.offsets[static_cast<std::size_t>(t) + 1] - ix.offsets[static_cast<std::size_t>(t)]);
-    }
-    return s;
-  }
-  for (std::int32_t d = 0; d < ix.num_docs; ++d) {
-    if (visible[d]) {
-      ++s.num_docs;
-      s.total_len += ix.doc_len[static_cast<std::size_t>(d)];
+  } else {
+    for (std::int32_t d = 0; d < ix.num_docs; ++d) {
+      if (visible[d]) {
+        ++s.num_docs;
+        s.total_len += ix.doc_len[static_cast<std::size_t>(d)];
+      }
     }
   }
-  if (all_terms) {
-    s.df.resize(static_cast<std::size_t>(ix.num_terms));
-    for (std::int32_t t = 0; t < ix.num_terms; ++t) {
-      std::int32_t c = 0;
-      for (offset_t i = ix.offsets[static_cast<std::size_t>(t)]; i < ix.offsets[static_cast<std::size_t>(t) + 1]; ++i)
-        c += visible[ix.docs[static_cast<std::size_t>(i)]] != 0;
-      s.df[static_cast<std::size_t>(t)] = c;
+  if (!all_terms) return s;
+  const auto nt = static_cast<std::size_t>(ix.num_terms);
+  s.df.assign(nt, 0);
+  s.max_contrib.assign(nt, 0.0);
+  const double avgdl = s.num_docs > 0 ? static_cast<double>(s.total_len) / static_cast<double>(s.num_docs) : 1.0;
+  for (std::size_t t = 0; t < nt; ++t) {
+    const offset_t a = ix.offsets[t], e = ix.offsets[t + 1];
+    std::int32_t c = 0;
+    if (visible == nullptr) {
+      c = static_cast<std::int32_t>(e - a);
+    } else {
+      for (offset_t i = a; i < e; ++i) c += visible[ix.docs[static_cast<std::size_t>(i)]] != 0;
     }
+    s.df[t] = c;
+    if (c == 0 || s.total_len == 0) continue;
+    const double idf = bm25_idf(s.num_docs, c);
+    double mx = 0.0;
+    for (offset_t i = a; i < e; ++i) {
+      const node_t d = ix.docs[static_cast<std::size_t>(i)];
+      if (visible != nullptr && !visible[d]) continue;
+      mx = std::max(mx, bm25_term(idf, ix.tfs[static_cast<std::size_t>(i)], ix.doc_len[static_cast<std::size_t>(d)], avgdl, p));
+    }
+    s.max_contrib[t] = mx;
   }
   return s;
 }
@@ -275,7 +286,9 @@ TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_t
     // Upper bound of the term's contribution to any document: the largest tf with the shortest
     // length among its postings (the contribution grows with tf and shrinks with length),
     // inflated so that floating-point rounding can never make a true score exceed it.
-    const double ub = bm25_term(idf, ix.max_tf[t], ix.min_len[t], avgdl, p) * (1.0 + 1e-9);
+    const bool exact_ub = !st->max_contrib.empty() && st->k1 == p.k1 && st->b == p.b;
+    const double ub = (exact_ub ? st->max_contrib[t] : bm25_term(idf, ix.max_tf[t], ix.min_len[t], avgdl, p)) *
+                      (1.0 + 1e-9);
     lists.push_back(PostingList{ix.docs.data(), ix.tfs.data(), a, b, idf, ub, j});
   }
   if (lists.empty()) return out;

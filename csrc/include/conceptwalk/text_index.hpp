@@ -60,16 +60,22 @@ struct TextStats {
   std::int64_t num_docs = 0;
   std::int64_t total_len = 0;
   std::vector<std::int32_t> df;  // empty = not computed (per-query counting)
+  // Per term, the largest BM25 contribution over the visible postings (with these statistics and
+  // the parameters below); empty = not computed (the looser max-tf/min-length bound is used).
+  std::vector<double> max_contrib;
+  double k1 = 0.0, b = 0.0;
 };
-
-// Statistics over the documents with visible[d] != 0 (visible == nullptr: all documents).
-// With all_terms, df holds every term's visible document frequency (O(postings)).
-TextStats text_stats(const TextIndex& ix, const std::uint8_t* visible, bool all_terms);
 
 struct BM25Params {
   double k1 = 1.2;
   double b = 0.75;
 };
+
+// Statistics over the documents with visible[d] != 0 (visible == nullptr: all documents).
+// With all_terms, df holds every term's visible document frequency and max_contrib every term's
+// exact largest contribution under `params` (O(postings)).
+TextStats text_stats(const TextIndex& ix, const std::uint8_t* visible, bool all_terms,
+                     BM25Params params = BM25Params{});
 
 struct TextHits {
   std::vector<node_t> docs;

@@ -314,16 +314,18 @@ class TextIndex:
         return np.asarray(found, dtype=np.int32)
 
     def stats_for(self, visibility: Any) -> _core.TextStats:
-        """BM25 statistics over a prepared :class:`~conceptwalk.graph.VisibilityMask` (N, total
-        length, every term's visible document frequency), computed once per mask (O(postings))
-        and cached while the mask is alive in this index's LRU."""
+        """BM25 statistics over a prepared :class:`~conceptwalk.graph.VisibilityMask` (None: all
+        documents): N, the total length, and per term its visible document frequency and its
+        largest contribution (MaxScore's exact upper bound). Computed once per mask (one pass
+        over the postings) and kept in this index's LRU while the mask is alive."""
         key = id(visibility)
         with self._lock:
             got = self._stats.get(key)
             if got is not None and got[0] is visibility:
                 self._stats.move_to_end(key)
                 return got[1]
-        st = self._core.stats(_mask_u8(visibility.mask, self.num_docs, "visible"))
+        mask = None if visibility is None else _mask_u8(visibility.mask, self.num_docs, "visible")
+        st = self._core.stats(mask, K1, B)
         with self._lock:
             self._stats[key] = (visibility, st)
             self._stats.move_to_end(key)
@@ -349,6 +351,7 @@ class TextIndex:
         stats = None
         if visible is None:
             vis = None
+            stats = self.stats_for(None)
         elif isinstance(visible, _core.VisibilityMask):
             vis = _mask_u8(visible.mask, n, "visible")
             stats = self.stats_for(visible)
