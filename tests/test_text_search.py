@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conceptwalk import Caller, graph_context
+from conceptwalk import Caller, graph_context, graph_context_batch
 from conceptwalk.errors import InputError
 from conceptwalk.graph import LinkGraph
 from conceptwalk.graph.text import TITLE_WEIGHT, TextIndex, text_search, tokenize
@@ -339,6 +339,7 @@ def outputs(kb: KnowledgeBase, caller: Caller, q: str) -> dict[str, str]:
         "flat_fts": builtin_flat_search(kb)(q, 5, caller=caller),
         "flat_embedding": builtin_flat_search(kb, mode="embedding", embedder="hashing:64")(q, 5, caller=caller),
         "context": graph_context(kb, q, caller=caller, k=8).to_dict(),
+        "context_batch": [r.to_dict() for r in graph_context_batch(kb, [q, {"question": q}], caller=caller, k=8)],
         "wrapped": ConceptAnchoredRetriever(builtin_flat_search(kb), kb).query(q, 5, concept_walk=True, caller=caller),
     }
     mcp = ToolServer(kb, caller=caller).call("query", {"text": q, "k": 5, "conceptWalk": True})
