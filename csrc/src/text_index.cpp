@@ -320,23 +320,35 @@ TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_t
 
   std::vector<std::size_t> touched;
   touched.reserve(m);
+  std::vector<std::pair<std::size_t, offset_t>> here;
+  here.reserve(m);
   while (e < m) {
     node_t d = std::numeric_limits<node_t>::max();
     for (std::size_t i = e; i < m; ++i)
       if (lists[i].pos < lists[i].end) d = std::min(d, lists[i].docs[lists[i].pos]);
     if (d == std::numeric_limits<node_t>::max()) break;
-    double partial = 0.0;
+    // The essential lists holding d; first a bound from their upper bounds alone (no arithmetic
+    // per posting): most candidates of a single rare word are dropped here.
+    double ub_here = 0.0;
+    here.clear();
     for (std::size_t i = e; i < m; ++i) {
       PostingList& l = lists[i];
       if (l.pos < l.end && l.docs[l.pos] == d) {
-        const double c = bm25_term(l.idf, l.tfs[l.pos], dl[d], avgdl, p);
-        contrib[l.slot] = c;
-        touched.push_back(l.slot);
-        partial += c;
+        here.push_back(std::make_pair(i, l.pos));
+        ub_here += l.ub;
         ++l.pos;
         ++out.postings_read;
         settle(l);
       }
+    }
+    if (full && (ub_here + pre[e]) * slack <= theta) continue;
+    double partial = 0.0;
+    for (const auto& hp : here) {
+      const PostingList& l = lists[hp.first];
+      const double c = bm25_term(l.idf, l.tfs[hp.second], dl[d], avgdl, p);
+      contrib[l.slot] = c;
+      touched.push_back(l.slot);
+      partial += c;
     }
     bool pruned = false;
     for (std::size_t i = e; i-- > 0;) {
