@@ -288,6 +288,26 @@ def test_index_follows_writes():
     assert KnowledgeBase.open(":memory:").search("anything") == []
 
 
+def test_concurrent_searches_give_identical_results():
+    kb = KnowledgeBase.open(":memory:")
+    rng = np.random.default_rng(5)
+    kb.add_nodes([{"id": f"n{i:04d}", "title": " ".join(rng.choice(WORDS, 3)), "body": " ".join(rng.choice(WORDS, 12)),
+                   "scopes": None if i % 3 else ["a"]} for i in range(1500)])
+    callers = [Caller.public(), Caller.with_scopes("a"), Caller.all_access()]
+    ref = [[kb.search(q, 10, caller=c) for q in QUESTIONS] for c in callers]
+    out: list[Any] = []
+
+    def run() -> None:
+        out.append([[kb.search(q, 10, caller=c) for q in QUESTIONS] for c in callers])
+
+    ts = [threading.Thread(target=run) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(out) == 4 and all(o == ref for o in out)
+
+
 # ---------------------------------------------------------------------- the deletion oracle
 SCOPES = ["a", "b", "c"]
 CALLERS = [Caller.public(), Caller.with_scopes("a"), Caller.with_scopes("b", "c"), Caller.all_access()]
@@ -347,7 +367,7 @@ def outputs(kb: KnowledgeBase, caller: Caller, q: str) -> dict[str, str]:
     return {k: json.dumps(v, sort_keys=True) for k, v in out.items()}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stores(), st.sampled_from(CALLERS), st.sampled_from(QUESTIONS))
 def test_every_text_seeded_output_equals_the_deleted_store(store, caller, q):
     nodes, edges, aliases = store
