@@ -131,6 +131,15 @@ class TextIndex:
 
     Memory: 8 bytes per posting (int32 document, int32 tf), 16 per term (offset and two bounds),
     4 per document, plus the vocabulary (its UTF-8 bytes and an 8-byte offset per term).
+
+    Parameters
+    ----------
+    core : conceptwalk._core.TextIndex
+        The compiled postings.
+    vocabulary : list of str
+        The terms, sorted (term id = position).
+    term_ids : dict, optional
+        ``term -> id`` when already at hand (built lazily otherwise).
     """
 
     #: Prepared-mask statistics kept per index (least recently used dropped first).
@@ -208,6 +217,10 @@ class TextIndex:
         ``text_offsets`` (int64, terms + 1), ``text_docs`` and ``text_tfs`` (int32 per posting),
         ``text_doc_len`` (int32 per document). Read-only views; :meth:`from_arrays` inverts it.
 
+        Returns
+        -------
+        dict of str to numpy.ndarray
+
         Examples
         --------
         >>> ix = TextIndex.build(["a b"], ["b"])
@@ -232,8 +245,18 @@ class TextIndex:
 
     @classmethod
     def from_arrays(cls, arrays: Any) -> TextIndex:
-        """Rebuild from :meth:`to_arrays`'s arrays (any mapping of those names), validated: a
-        damaged or foreign set raises :class:`~conceptwalk.errors.InputError`."""
+        """Rebuild from :meth:`to_arrays`'s arrays, validated: a damaged or foreign set raises
+        :class:`~conceptwalk.errors.InputError`.
+
+        Parameters
+        ----------
+        arrays : mapping of str to array
+            The arrays :meth:`to_arrays` names (e.g. a memory-mapped snapshot's).
+
+        Returns
+        -------
+        TextIndex
+        """
         try:
             meta = np.asarray(arrays["text_meta"], dtype=np.int64)
             vb = np.asarray(arrays["text_vocab_bytes"], dtype=np.uint8)
@@ -271,22 +294,27 @@ class TextIndex:
     # ------------------------------------------------------------------ properties
     @property
     def num_docs(self) -> int:
+        """Documents (node indices ``0..num_docs-1``)."""
         return int(self._core.num_docs)
 
     @property
     def num_terms(self) -> int:
+        """Distinct terms."""
         return int(self._core.num_terms)
 
     @property
     def num_postings(self) -> int:
+        """(term, document) pairs."""
         return int(self._core.num_postings)
 
     @property
     def title_weight(self) -> int:
+        """How many times a title token counts."""
         return int(self._core.title_weight)
 
     @property
     def doc_lengths(self) -> npt.NDArray[np.int32]:
+        """Per document, the sum of its weighted term frequencies (read-only)."""
         return self._core.doc_len
 
     @property
@@ -305,7 +333,17 @@ class TextIndex:
     # ------------------------------------------------------------------ queries
     def query_terms(self, text: str) -> npt.NDArray[np.int32]:
         """Term ids of ``text``'s distinct terms that the index holds (ascending): the first
-        :data:`MAX_QUERY_TERMS` distinct terms of the query, independent of the store."""
+        :data:`MAX_QUERY_TERMS` distinct terms of the query, independent of the store.
+
+        Parameters
+        ----------
+        text : str
+            The query.
+
+        Returns
+        -------
+        numpy.ndarray of int32
+        """
         ids = self._term_ids
         if ids is None:
             ids = self._term_ids = {t: i for i, t in enumerate(self.vocabulary)}
@@ -317,7 +355,17 @@ class TextIndex:
         """BM25 statistics over a prepared :class:`~conceptwalk.graph.VisibilityMask` (None: all
         documents): N, the total length, and per term its visible document frequency and its
         largest contribution (MaxScore's exact upper bound). Computed once per mask (one pass
-        over the postings) and kept in this index's LRU while the mask is alive."""
+        over the postings) and kept in this index's LRU while the mask is alive.
+
+        Parameters
+        ----------
+        visibility : VisibilityMask or None
+            A prepared mask over this index's documents (None: all of them).
+
+        Returns
+        -------
+        conceptwalk._core.TextStats
+        """
         key = id(visibility)
         with self._lock:
             got = self._stats.get(key)
@@ -336,12 +384,27 @@ class TextIndex:
     def search_indices(self, text: str, k: int, *, visible: Any = None,
                        eligible: npt.NDArray[np.bool_] | None = None
                        ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
-        """Top ``k`` documents for ``text`` as arrays ``(docs, scores)``.
+        """Top ``k`` documents for ``text`` as arrays, by BM25 over the visible documents.
 
-        ``visible``: None (all documents), a boolean mask over the documents (statistics counted
-        for this query), or a prepared :class:`~conceptwalk.graph.VisibilityMask` (statistics
-        cached per mask). ``eligible``: a boolean mask of the documents that may be returned (a
-        filter such as node types; implies visible), which leaves the statistics unchanged."""
+        Parameters
+        ----------
+        text : str
+            Any text (every word is a term).
+        k : int
+            The most documents.
+        visible : None, boolean mask or VisibilityMask
+            None: all documents; a boolean mask over the documents (statistics counted for this
+            query); a prepared :class:`~conceptwalk.graph.VisibilityMask` (statistics cached per
+            mask).
+        eligible : boolean mask, optional
+            The documents that may be returned (a filter such as node types; implies visible);
+            the statistics stay those of ``visible``.
+
+        Returns
+        -------
+        (docs, scores) : (numpy.ndarray of int32, numpy.ndarray of float64)
+            By score descending, then document ascending.
+        """
         if not isinstance(text, str):
             raise InputError(f"text must be a string, got {type(text).__name__}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -367,7 +430,23 @@ class TextIndex:
 
     def search(self, text: str, k: int, *, visible: Any = None,
                eligible: npt.NDArray[np.bool_] | None = None) -> tuple[list[int], list[float]]:
-        """Like :meth:`search_indices`, as lists ``(docs, scores)``."""
+        """Like :meth:`search_indices`, as lists.
+
+        Parameters
+        ----------
+        text : str
+            Any text.
+        k : int
+            The most documents.
+        visible : None, boolean mask or VisibilityMask
+            What the caller sees (see :meth:`search_indices`).
+        eligible : boolean mask, optional
+            The documents that may be returned.
+
+        Returns
+        -------
+        (docs, scores) : (list of int, list of float)
+        """
         docs, scores = self.search_indices(text, k, visible=visible, eligible=eligible)
         return docs.tolist(), scores.tolist()
 

@@ -96,6 +96,25 @@ def vector_topk_arrays(matrix: npt.ArrayLike, query: npt.ArrayLike, k: int, *,
 def vector_topk(matrix: npt.ArrayLike, query: npt.ArrayLike, k: int, *,
                 visible: npt.NDArray[np.bool_] | Any = None,
                 min_score: float | None = None) -> tuple[list[int], list[float]]:
-    """Like :func:`vector_topk_arrays`, as lists ``(rows, scores)``."""
+    """Like :func:`vector_topk_arrays`, as lists.
+
+    Parameters
+    ----------
+    matrix : (n, dim) array
+        float32 rows.
+    query : (dim,) array
+        The query vector (finite).
+    k : int
+        The most rows.
+    visible : boolean mask of shape (n,), or a prepared VisibilityMask, optional
+        Only these rows are read and ranked.
+    min_score : float, optional
+        Keep only rows scoring at least this.
+
+    Returns
+    -------
+    (rows, scores) : (list of int, list of float)
+        By score descending, then row ascending.
+    """
     rows, scores = vector_topk_arrays(matrix, query, k, visible=visible, min_score=min_score)
     return rows.tolist(), scores.tolist()

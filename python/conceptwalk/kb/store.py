@@ -876,6 +876,15 @@ class KnowledgeBase:
         a write that replaces the snapshot replaces the index too. ``None`` when ``graph`` is no
         longer the store's snapshot (the store changed since it was read).
 
+        Parameters
+        ----------
+        graph : LinkGraph, optional
+            A snapshot this store returned from :meth:`graph`.
+
+        Returns
+        -------
+        TextIndex or None
+
         Examples
         --------
         >>> kb = KnowledgeBase.open(":memory:")
@@ -916,6 +925,15 @@ class KnowledgeBase:
         """The operator's FTS5 search (bm25 over *every* node, titles weigh double; the query's
         word tokens OR-ed). Its statistics count all nodes, so it is never shown to a caller
         with a narrower view: callers use :meth:`search`.
+
+        Parameters
+        ----------
+        text : str
+            Arbitrary text; its word tokens are quoted and OR-ed (never a syntax error).
+        k : int
+            The most hits.
+        node_types : iterable of str, optional
+            Only nodes of these types.
 
         Returns
         -------
