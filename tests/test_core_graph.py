@@ -147,6 +147,10 @@ conceptwalk._core.VisibilityMask
 conceptwalk._core.WalkResult
 conceptwalk._core.WalkResult.__init__
 conceptwalk._core.CSRGraph.__init__
+conceptwalk._core.TextIndex
+conceptwalk._core.TextIndex.__init__
+conceptwalk._core.TextStats
+conceptwalk._core.TextStats.__init__
 """
 
 

@@ -235,3 +235,77 @@ def path_batch(
     threads: _Int = 1,
     visible: VisibilityMask | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]: ...
+
+# ---------------------------------------------------------------- text index (register_text.cpp)
+class TextIndex:
+    """Inverted index: term -> (document, weighted tf) postings and document lengths. Build with TextIndex.build or TextIndex.from_arrays."""
+
+    @staticmethod
+    def build(
+        num_docs: _Int,
+        num_terms: _Int,
+        title_ptr: npt.ArrayLike,
+        title_tokens: npt.ArrayLike,
+        body_ptr: npt.ArrayLike,
+        body_tokens: npt.ArrayLike,
+        title_weight: _Int = 2,
+    ) -> TextIndex: ...
+    @staticmethod
+    def from_arrays(
+        num_docs: _Int,
+        title_weight: _Int,
+        offsets: npt.ArrayLike,
+        docs: npt.ArrayLike,
+        tfs: npt.ArrayLike,
+        doc_len: npt.ArrayLike,
+    ) -> TextIndex: ...
+    @property
+    def num_docs(self) -> int: ...
+    @property
+    def num_terms(self) -> int: ...
+    @property
+    def title_weight(self) -> int: ...
+    @property
+    def num_postings(self) -> int: ...
+    @property
+    def total_len(self) -> int: ...
+    @property
+    def offsets(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def docs(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def tfs(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def doc_len(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def memory_bytes(self) -> int: ...
+    def stats(self, visible: npt.ArrayLike | None = None, k1: _Float = 1.2, b: _Float = 0.75) -> TextStats: ...
+
+class TextStats:
+    """BM25 statistics over one visible set of documents."""
+
+    @property
+    def num_docs(self) -> int: ...
+    @property
+    def total_len(self) -> int: ...
+    @property
+    def df(self) -> npt.NDArray[np.int32]: ...
+
+# (docs, scores, scored, postings_read)
+def bm25_topk(
+    index: TextIndex,
+    terms: npt.ArrayLike,
+    k: _Int,
+    visible: npt.ArrayLike | None = None,
+    eligible: npt.ArrayLike | None = None,
+    stats: TextStats | None = None,
+    k1: _Float = 1.2,
+    b: _Float = 0.75,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64], int, int]: ...
+def vector_topk(
+    matrix: npt.ArrayLike,
+    query: npt.ArrayLike,
+    k: _Int,
+    visible: npt.ArrayLike | None = None,
+    min_score: _Float | None = None,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]: ...

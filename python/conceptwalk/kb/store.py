@@ -35,7 +35,8 @@ import numpy.typing as npt
 
 from ..graph import intern_strings
 from ..errors import ConceptwalkError, InputError, NotFoundError
-from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, LinkGraph
+from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, Caller, LinkGraph
+from ..graph.text import TextIndex, text_search
 
 __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
 
@@ -310,6 +311,7 @@ class KnowledgeBase:
         self._lock = threading.RLock()
         self._depth = 0  # nesting of transaction()
         self._graphs: dict[bool, tuple[int, LinkGraph]] = {}
+        self._text: tuple[LinkGraph, TextIndex] | None = None  # the text index of a cached graph
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -902,18 +904,131 @@ class KnowledgeBase:
             }
         return out
 
-    def search(self, text: str, k: int = 10, *, node_types: Iterable[str] | None = None) -> list[tuple[str, float]]:
-        """Full-text search over node titles and bodies (FTS5, bm25; titles weigh double).
+    def search(self, text: str, k: int = 10, *, node_types: Iterable[str] | None = None,
+               caller: Caller | None = None) -> list[tuple[str, float]]:
+        """Full-text search over node titles and bodies, as ``caller`` sees the store: BM25 over
+        the caller's visible nodes only (see :mod:`conceptwalk.graph.text`).
+
+        Every statistic (the number of nodes, each word's document frequency, the average
+        length) is counted over the visible nodes, so each score equals the score on this store
+        with the caller's hidden nodes deleted, and hidden nodes are never returned.
 
         Parameters
         ----------
         text : str
-            Arbitrary user text. Its word tokens are quoted and OR-ed, so punctuation, quotes
-            and operators (``AND``, ``NEAR``, ``-``, ``:``, ``*``) are plain words and never a
-            syntax error; a text without word characters gives ``[]``. Matching is
-            case-insensitive, diacritic-insensitive and stemmed (Porter).
+            Arbitrary user text. Every word (letters and digits) is a search term; there is no
+            query syntax, so punctuation, quotes and operators (``AND``, ``NEAR``, ``-``, ``:``,
+            ``*``) are plain words or separators and never an error; a text without word
+            characters gives ``[]``. Matching is case-insensitive, diacritic-insensitive and
+            stemmed (Snowball English); title words count double.
         k : int
             The most hits to return.
+        node_types : iterable of str, optional
+            Only nodes of these types (the statistics stay those of everything visible).
+        caller : Caller, optional
+            Whose visibility applies; omitted = all access (the operator's own view).
+
+        Returns
+        -------
+        list of (id, score)
+            BM25 score (higher is better), ordered by score descending, then id ascending.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a", "type": "DOC", "title": "Graph walks", "body": "random walk"},
+        ...                   {"id": "b", "type": "CONCEPT", "title": "Walking", "body": None},
+        ...                   {"id": "s", "type": "DOC", "title": "Walks", "scopes": ["t1"]}])
+        >>> [i for i, _ in kb.search('walk AND "graph')]
+        ['a', 'b', 's']
+        >>> [i for i, _ in kb.search("walk", node_types=["CONCEPT"])], kb.search("-:*")
+        (['b'], [])
+        >>> from conceptwalk import Caller
+        >>> [i for i, _ in kb.search("walk", caller=Caller.public())]
+        ['b', 'a']
+        """
+        if not isinstance(text, str):
+            raise InputError(f"search: text must be a string, got {type(text).__name__}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InputError(f"search: k must be a positive integer, got {k!r}")
+        if caller is not None and not isinstance(caller, Caller):
+            raise InputError(f"search: caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+        with self._lock:
+            try:
+                g = self.graph()
+            except InputError:  # no nodes: nothing to find
+                return []
+            ix = self.text_index(g)
+            if ix is None:  # another process wrote between the two reads: use the new snapshot
+                g = self.graph()
+                ix = self.text_index(g)
+            if ix is None:  # pragma: no cover - a writer faster than two reads, twice
+                raise ConceptwalkError("the knowledge base kept changing during the search; retry")
+        vm = None if caller is None else caller.visibility(g)
+        return text_search(ix, g, text, k, visible=vm, node_types=node_types)
+
+    def text_index(self, graph: LinkGraph | None = None) -> TextIndex | None:
+        """The text index of the graph snapshot ``graph`` (default: :meth:`graph`), documents in
+        its node order; built from the store's rows on first use and cached beside the graph, so
+        a write that replaces the snapshot replaces the index too. ``None`` when ``graph`` is no
+        longer the store's snapshot (the store changed since it was read).
+
+        Parameters
+        ----------
+        graph : LinkGraph, optional
+            A snapshot this store returned from :meth:`graph`.
+
+        Returns
+        -------
+        TextIndex or None
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a", "title": "Graph walks"}])
+        >>> ix = kb.text_index()
+        >>> ix.num_docs, ix.vocabulary, kb.text_index() is ix
+        (1, ['graph', 'walk'], True)
+        """
+        with self._lock:
+            g = self.graph() if graph is None else graph
+            cached = self._text
+            if cached is not None and cached[0] is g:
+                return cached[1]
+            version = None
+            if not self._depth:
+                version = next((v for v, h in self._graphs.values() if h is g), None)
+                if version is None:
+                    return None
+            ix = self._build_text_index(g, version)
+            if ix is not None and not self._depth:
+                self._text = (g, ix)
+            return ix
+
+    def _build_text_index(self, g: LinkGraph, version: int | None) -> TextIndex | None:
+        """The hook that builds the text index from the store's rows (one read), or None when the
+        store is no longer at ``version`` (None: inside our own write transaction)."""
+        with self._read() as conn:
+            if version is not None:
+                now = int(conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
+                if now != version:
+                    return None
+            rows = conn.execute("SELECT id, title, body FROM nodes ORDER BY id").fetchall()
+        if len(rows) != g.num_nodes or any(r[0] != i for r, i in zip(rows, g.ids)):
+            return None
+        return TextIndex.build([r[1] for r in rows], [r[2] for r in rows])
+
+    def fts_search(self, text: str, k: int = 10, *, node_types: Iterable[str] | None = None) -> list[tuple[str, float]]:
+        """The operator's FTS5 search (bm25 over *every* node, titles weigh double; the query's
+        word tokens OR-ed). Its statistics count all nodes, so it is never shown to a caller
+        with a narrower view: callers use :meth:`search`.
+
+        Parameters
+        ----------
+        text : str
+            Arbitrary text; its word tokens are quoted and OR-ed (never a syntax error).
+        k : int
+            The most hits.
         node_types : iterable of str, optional
             Only nodes of these types.
 
@@ -925,12 +1040,9 @@ class KnowledgeBase:
         Examples
         --------
         >>> kb = KnowledgeBase.open(":memory:")
-        >>> _ = kb.add_nodes([{"id": "a", "type": "DOC", "title": "Graph walks", "body": "random walk"},
-        ...                   {"id": "b", "type": "CONCEPT", "title": "Walking", "body": None}])
-        >>> [i for i, _ in kb.search('walk AND "graph')]
+        >>> _ = kb.add_nodes([{"id": "a", "title": "Graph walks"}, {"id": "b", "title": "Walking"}])
+        >>> sorted(i for i, _ in kb.fts_search("walk"))
         ['a', 'b']
-        >>> [i for i, _ in kb.search("walk", node_types=["CONCEPT"])], kb.search("-:*")
-        (['b'], [])
         """
         if not isinstance(text, str):
             raise InputError(f"search: text must be a string, got {type(text).__name__}")

@@ -329,7 +329,12 @@ def _context_chunk(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any] | No
     from ..tools import graph_context
 
     g = _worker_graph(arrays)
-    search = _worker_kb(kbp).search if kbp is not None else None
+    search = None
+    if kbp is not None:  # the store's own search, over what the caller sees (exact, not filtered)
+        kb, who = _worker_kb(kbp), kw["caller"]
+
+        def search(text: str, k: int) -> list[tuple[str, float]]:
+            return kb.search(text, k, caller=who)  # type: ignore[no-any-return]
     return [graph_context(g, q, concepts=c, search=search, **kw) for q, c in items]
 
 

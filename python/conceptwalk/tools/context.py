@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import InputError
+from ..errors import ConceptwalkError, InputError
 from ..graph import Caller, LinkGraph, VisibilityMask
 from ..graph.context import context_batch
 from ..graph.checks import check_count, check_ppr_params, check_threads, query_list
@@ -117,14 +117,27 @@ class ContextResult:
 
 def _search_hits(kb: Any, search: SearchFn | None, question: str, n_hits: int,
                  g: LinkGraph, vm: VisibilityMask | None) -> list[int]:
-    """Indices of the top ``n_hits`` visible hits, in the backend's rank order."""
+    """Indices of the top ``n_hits`` visible hits, in rank order.
+
+    With the knowledge base's own search (no ``search=``) the hits are BM25 over the caller's
+    visible nodes from the snapshot's text index: one exact call, scores as on the store with the
+    hidden nodes deleted. A ``search=`` callable (or a knowledge base without a text index) is a
+    backend of the caller's own: it is asked for four times more hits each round, with no cap on
+    the rounds, until ``n_hits`` visible hits are found or it stops returning more (exhausted)."""
+    if search is None and kb is not None and callable(getattr(kb, "text_index", None)):
+        ix = kb.text_index(g)
+        if ix is None:
+            raise ConceptwalkError("the knowledge base changed while answering the question; ask again")
+        docs: list[int] = ix.search(question, n_hits, visible=vm)[0]
+        return docs
     fn: SearchFn | None = search if search is not None else (kb.search if kb is not None else None)
     if fn is None:
         raise InputError("question: searching text needs a knowledge base or search=callable; "
                          "pass concepts= to seed a LinkGraph directly")
     mask = None if vm is None else vm.mask
     want = n_hits
-    for _ in range(4):  # ask for more when hidden or unknown hits were dropped
+    got = -1
+    while True:  # ask for more when hidden or unknown hits were dropped
         raw = list(fn(question, want))
         hits: list[int] = []
         seen: set[int] = set()
@@ -137,10 +150,10 @@ def _search_hits(kb: Any, search: SearchFn | None, question: str, n_hits: int,
             hits.append(idx)
             if len(hits) == n_hits:
                 return hits
-        if len(raw) < want:
+        if len(raw) < want or len(raw) <= got:  # exhausted (or a backend that ignores k)
             return hits
+        got = len(raw)
         want *= 4
-    return hits
 
 
 def graph_context(source: LinkGraph | Any, question: str | None = None, *,

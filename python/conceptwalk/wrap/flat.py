@@ -1,5 +1,6 @@
-"""The built-in flat search the CLI and the MCP server wrap: FTS5 (bm25) or embedding top-k over
-the store, returning only nodes the caller may see."""
+"""The built-in flat search the CLI and the MCP server wrap: BM25 or embedding top-k over the
+nodes the caller may see, every score computed as on the store with the caller's hidden nodes
+deleted."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from .embed import get_embedder
-from ..errors import InputError
+from ..errors import ConceptwalkError, InputError
 from ..graph import Caller
+from ..graph.vectors import vector_topk
 from ._source import Source
 
 __all__ = ["BuiltinFlatSearch", "builtin_flat_search"]
@@ -22,11 +24,14 @@ class BuiltinFlatSearch:
     ``{"id", "type", "title", "score"}`` of nodes visible to ``caller`` (default: the caller
     given at construction), best first.
 
-    ``mode="fts"``: the store's full-text search (score = -bm25, higher is better), asked for
-    more hits until ``k`` visible ones are found or the index is exhausted.
-    ``mode="embedding"``: cosine similarity of the query's embedding to every node's stored
-    embedding under the embedder's name (nodes without one are embedded from title and body
-    once and held in memory, never written to the store); ties by id.
+    ``mode="fts"``: BM25 over the caller's visible nodes from the store's text index (see
+    :mod:`conceptwalk.graph.text`); a store without a text index is asked for more hits until
+    ``k`` visible ones are found or it is exhausted.
+    ``mode="embedding"``: the dot product (cosine for the unit vectors the embedders make) of the
+    query's embedding with every visible node's stored embedding under the embedder's name (nodes
+    without one are embedded from title and body once and held in memory, never written to the
+    store), exact and in a fixed summation order (:func:`conceptwalk.graph.vectors.vector_topk`);
+    ties by id.
 
     :class:`~conceptwalk.wrap.ConceptAnchoredRetriever` passes its query's caller to this search;
     a user-supplied flat search is called as ``flat_search(text, k)`` and its results are the
@@ -104,7 +109,7 @@ class BuiltinFlatSearch:
         g = self.source.graph()
         vm = who.visibility(g)
         mask = None if vm is None else vm.mask
-        hits = self._fts(text, k, g, mask) if self.mode == "fts" else self._embedding(text, k, g, mask)
+        hits = self._fts(text, k, g, mask, vm) if self.mode == "fts" else self._embedding(text, k, g, mask)
         out = []
         for nid, score in hits:
             i = g.id_index[nid]
@@ -112,38 +117,37 @@ class BuiltinFlatSearch:
                         "title": g.titles[i], "score": score})
         return out
 
-    def _fts(self, text: str, k: int, g: Any, mask: Any) -> list[tuple[str, float]]:
+    def _fts(self, text: str, k: int, g: Any, mask: Any, vm: Any) -> list[tuple[str, float]]:
+        text_index = getattr(self.kb, "text_index", None)
+        ix = text_index(g) if callable(text_index) else None
+        if ix is not None:
+            docs, scores = ix.search(text, k, visible=vm)
+            ids = g.ids
+            return [(ids[d], s) for d, s in zip(docs, scores)]
+        if callable(text_index):
+            raise ConceptwalkError("the knowledge base changed while searching; ask again")
         fetch = k if mask is None else max(2 * k, 16)
-        while True:
+        got = -1
+        while True:  # a store of another kind: drop what the caller may not see, ask for more
             raw = self.kb.search(text, fetch)
             hits = [(nid, float(s)) for nid, s in raw
                     if nid in g.id_index and (mask is None or mask[g.id_index[nid]])]
-            if len(hits) >= k or len(raw) < fetch:
+            if len(hits) >= k or len(raw) < fetch or len(raw) <= got:
                 return hits[:k]
+            got = len(raw)
             fetch *= 4
 
     def _embedding(self, text: str, k: int, g: Any, mask: Any) -> list[tuple[str, float]]:
         emb = self.embedder
         if self._emb is None or self._emb[0] is not g:
             self._emb = (g, self.source.embeddings_for(emb, list(g.ids), g))
-            g = self.source.graph()  # writing the vectors may have moved the store's version on
-            if self._emb[0] is not g:
-                self._emb = (g, self._emb[1])
         mat = self._emb[1]
         q = np.asarray(emb.embed([text]), dtype=np.float32)[0]  # type: ignore[union-attr]
         if not float(np.linalg.norm(q)) > 0:
             return []
-        sims = (mat @ q).astype(np.float64)
+        rows, scores = vector_topk(mat, q, k, visible=mask)
         ids = g.ids
-        cand = np.arange(len(ids)) if mask is None else np.flatnonzero(mask)
-        if cand.size == 0:
-            return []
-        vals = sims[cand]
-        if cand.size > k:  # every node scoring at least the k-th best (ties included), then exact order
-            kth = np.partition(vals, cand.size - k)[cand.size - k]
-            cand = cand[vals >= kth]
-        ranked = sorted(cand.tolist(), key=lambda i: (-float(sims[i]), ids[i]))
-        return [(ids[i], float(sims[i])) for i in ranked[:k]]
+        return [(ids[i], s) for i, s in zip(rows, scores)]
 
 
 def builtin_flat_search(kb: Any, *, mode: str = "fts", embedder: Any = None,
@@ -155,7 +159,7 @@ def builtin_flat_search(kb: Any, *, mode: str = "fts", embedder: Any = None,
     kb : KnowledgeBase
         The store to search.
     mode : {"fts", "embedding"}
-        Full-text (FTS5 bm25) or embedding top-k.
+        Full-text (BM25 over the visible nodes) or embedding top-k.
     embedder : str or Embedder, optional
         For ``mode="embedding"`` (default: the hashing embedder).
     caller : Caller, optional

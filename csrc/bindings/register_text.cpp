@@ -1,0 +1,181 @@
+#include "prelude.hpp"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "conceptwalk/text_index.hpp"
+
+namespace {
+
+using TextIndexPtr = std::shared_ptr<cw::TextIndex>;
+
+// BM25 statistics over one visible set, tied to the index they were computed for.
+struct TextStatsHolder {
+  TextIndexPtr index;
+  cw::TextStats stats;
+};
+
+template <class T>
+std::vector<T> to_vector(const carray<T>& a, const char* name) {
+  check_1d(a, name);
+  return std::vector<T>(a.data(), a.data() + a.shape(0));
+}
+
+// An optional uint8 mask over `n` items (None = all).
+const std::uint8_t* opt_mask(const std::optional<carray<std::uint8_t>>& a, std::int64_t n, const char* name) {
+  if (!a) return nullptr;
+  check_1d(*a, name, static_cast<py::ssize_t>(n));
+  return a->data();
+}
+
+}  // namespace
+
+void register_text(py::module_& m) {
+  py::class_<cw::TextIndex, TextIndexPtr>(m, "TextIndex",
+                                          "Inverted index: term -> (document, weighted tf) postings and "
+                                          "document lengths. Build with TextIndex.build or TextIndex.from_arrays.")
+      .def_static(
+          "build",
+          [](std::int32_t num_docs, std::int32_t num_terms, const carray<std::int64_t>& title_ptr,
+             const carray<std::int32_t>& title_tokens, const carray<std::int64_t>& body_ptr,
+             const carray<std::int32_t>& body_tokens, std::int32_t title_weight) {
+            if (num_docs < 0) throw py::value_error("num_docs must be >= 0, got " + std::to_string(num_docs));
+            check_1d(title_ptr, "title_ptr", num_docs + 1);
+            check_1d(body_ptr, "body_ptr", num_docs + 1);
+            check_1d(title_tokens, "title_tokens");
+            check_1d(body_tokens, "body_tokens");
+            const auto* tp = title_ptr.data();
+            const auto* tt = title_tokens.data();
+            const auto* bp = body_ptr.data();
+            const auto* bt = body_tokens.data();
+            const std::int64_t nt = title_tokens.shape(0), nb = body_tokens.shape(0);
+            TextIndexPtr out;
+            {
+              py::gil_scoped_release nogil;
+              out = std::make_shared<cw::TextIndex>(
+                  cw::TextIndex::build(num_docs, num_terms, tp, tt, nt, bp, bt, nb, title_weight));
+            }
+            return out;
+          },
+          "num_docs"_a, "num_terms"_a, "title_ptr"_a, "title_tokens"_a, "body_ptr"_a, "body_tokens"_a,
+          "title_weight"_a = 2)
+      .def_static(
+          "from_arrays",
+          [](std::int32_t num_docs, std::int32_t title_weight, const carray<std::int64_t>& offsets,
+             const carray<std::int32_t>& docs, const carray<std::int32_t>& tfs,
+             const carray<std::int32_t>& doc_len) {
+            auto o = to_vector(offsets, "offsets");
+            auto d = to_vector(docs, "docs");
+            auto t = to_vector(tfs, "tfs");
+            auto l = to_vector(doc_len, "doc_len");
+            TextIndexPtr out;
+            {
+              py::gil_scoped_release nogil;
+              out = std::make_shared<cw::TextIndex>(cw::TextIndex::from_arrays(
+                  num_docs, title_weight, std::move(o), std::move(d), std::move(t), std::move(l)));
+            }
+            return out;
+          },
+          "num_docs"_a, "title_weight"_a, "offsets"_a, "docs"_a, "tfs"_a, "doc_len"_a)
+      .def_property_readonly("num_docs", [](const cw::TextIndex& ix) { return ix.num_docs; })
+      .def_property_readonly("num_terms", [](const cw::TextIndex& ix) { return ix.num_terms; })
+      .def_property_readonly("title_weight", [](const cw::TextIndex& ix) { return ix.title_weight; })
+      .def_property_readonly("num_postings", [](const cw::TextIndex& ix) { return ix.num_postings(); })
+      .def_property_readonly("total_len", [](const cw::TextIndex& ix) { return ix.total_len; })
+      .def_property_readonly("offsets", [](py::object self) {
+        const auto& ix = self.cast<const cw::TextIndex&>();
+        return readonly_view(ix.offsets.data(), static_cast<std::int64_t>(ix.offsets.size()), self);
+      })
+      .def_property_readonly("docs", [](py::object self) {
+        const auto& ix = self.cast<const cw::TextIndex&>();
+        return readonly_view(ix.docs.data(), static_cast<std::int64_t>(ix.docs.size()), self);
+      })
+      .def_property_readonly("tfs", [](py::object self) {
+        const auto& ix = self.cast<const cw::TextIndex&>();
+        return readonly_view(ix.tfs.data(), static_cast<std::int64_t>(ix.tfs.size()), self);
+      })
+      .def_property_readonly("doc_len", [](py::object self) {
+        const auto& ix = self.cast<const cw::TextIndex&>();
+        return readonly_view(ix.doc_len.data(), static_cast<std::int64_t>(ix.doc_len.size()), self);
+      })
+      .def_property_readonly("memory_bytes", [](const cw::TextIndex& ix) {
+        return static_cast<std::int64_t>(ix.offsets.size() * sizeof(cw::offset_t) +
+                                         ix.docs.size() * sizeof(cw::node_t) + ix.tfs.size() * 4 +
+                                         ix.doc_len.size() * 4 + ix.max_tf.size() * 4 + ix.min_len.size() * 4);
+      })
+      .def(
+          "stats",
+          [](TextIndexPtr self, const std::optional<carray<std::uint8_t>>& visible, double k1, double b) {
+            if (!(k1 >= 0.0) || !std::isfinite(k1)) throw py::value_error("k1 must be finite and >= 0");
+            if (!(b >= 0.0 && b <= 1.0)) throw py::value_error("b must be in [0, 1]");
+            const std::uint8_t* vis = opt_mask(visible, self->num_docs, "visible");
+            auto h = std::make_shared<TextStatsHolder>();
+            h->index = self;
+            {
+              py::gil_scoped_release nogil;
+              h->stats = cw::text_stats(*self, vis, true, cw::BM25Params{k1, b});
+            }
+            return h;
+          },
+          "visible"_a = py::none(), "k1"_a = 1.2, "b"_a = 0.75,
+          "BM25 statistics (N, total length, every term's document frequency and largest contribution) over the "
+          "visible documents.");
+
+  py::class_<TextStatsHolder, std::shared_ptr<TextStatsHolder>>(m, "TextStats",
+                                                                "BM25 statistics over one visible set of documents.")
+      .def_property_readonly("num_docs", [](const TextStatsHolder& h) { return h.stats.num_docs; })
+      .def_property_readonly("total_len", [](const TextStatsHolder& h) { return h.stats.total_len; })
+      .def_property_readonly("df", [](py::object self) {
+        const auto& h = self.cast<const TextStatsHolder&>();
+        return readonly_view(h.stats.df.data(), static_cast<std::int64_t>(h.stats.df.size()), self);
+      });
+
+  m.def(
+      "bm25_topk",
+      [](TextIndexPtr index, const carray<std::int32_t>& terms, std::int64_t k,
+         const std::optional<carray<std::uint8_t>>& visible, const std::optional<carray<std::uint8_t>>& eligible,
+         const TextStatsHolder* stats, double k1, double b) {
+        check_1d(terms, "terms");
+        const std::uint8_t* vis = opt_mask(visible, index->num_docs, "visible");
+        const std::uint8_t* elig = opt_mask(eligible, index->num_docs, "eligible");
+        if (stats != nullptr && stats->index.get() != index.get())
+          throw py::value_error("stats: computed for a different TextIndex");
+        const cw::TextStats* st = stats == nullptr ? nullptr : &stats->stats;
+        const auto* tp = terms.data();
+        const std::int64_t nt = terms.shape(0);
+        cw::TextHits r;
+        {
+          py::gil_scoped_release nogil;
+          r = cw::bm25_topk(*index, tp, nt, k, vis, elig, st, cw::BM25Params{k1, b});
+        }
+        const std::int64_t scored = r.scored, read = r.postings_read;
+        return py::make_tuple(vector_to_array(std::move(r.docs)), vector_to_array(std::move(r.scores)), scored,
+                              read);
+      },
+      "index"_a, "terms"_a, "k"_a, "visible"_a = py::none(), "eligible"_a = py::none(), "stats"_a = py::none(),
+      "k1"_a = 1.2, "b"_a = 0.75,
+      "BM25 top-k over the visible documents (MaxScore); returns (docs, scores, scored, postings_read).");
+
+  m.def(
+      "vector_topk",
+      [](const carray<float>& matrix, const carray<float>& query, std::int64_t k,
+         const std::optional<carray<std::uint8_t>>& visible, std::optional<double> min_score_opt) {
+        const double min_score = min_score_opt ? *min_score_opt : -std::numeric_limits<double>::infinity();
+        if (matrix.ndim() != 2)
+          throw py::value_error("matrix must be 2-dimensional, got " + std::to_string(matrix.ndim()) + " dimensions");
+        const std::int64_t n = matrix.shape(0), dim = matrix.shape(1);
+        check_1d(query, "query", static_cast<py::ssize_t>(dim));
+        const std::uint8_t* vis = opt_mask(visible, n, "visible");
+        const float* mp = matrix.data();
+        const float* qp = query.data();
+        cw::VectorHits r;
+        {
+          py::gil_scoped_release nogil;
+          r = cw::vector_topk(mp, n, dim, qp, k, vis, min_score);
+        }
+        return py::make_tuple(vector_to_array(std::move(r.rows)), vector_to_array(std::move(r.scores)));
+      },
+      "matrix"_a, "query"_a, "k"_a, "visible"_a = py::none(), "min_score"_a = py::none(),
+      "Exact top-k rows by dot product over the visible rows; returns (rows, scores).");
+}

@@ -1,0 +1,122 @@
+// conceptwalk core: an inverted text index and BM25 top-k over the visible documents, and exact
+// vector top-k over visible rows. Pure C++17, no Python.
+//
+// Documents are node indices 0..n-1. Tokens arrive as term ids (the Python tokeniser assigns
+// them; the vocabulary is sorted, so term-id order is the terms' string order). A document's
+// term frequency counts each title token `title_weight` times and each body token once; its
+// length is the sum of its term frequencies.
+//
+// Exactness under visibility: every statistic BM25 reads (the number of documents N, each term's
+// document frequency, the average length) is taken over the visible documents only, and a
+// document's score is the sum of its per-term contributions in ascending term order, so a score
+// equals, bit for bit, the score the same code gives on an index built without the hidden
+// documents. Pruning (MaxScore) only decides which documents are scored, never how.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "conceptwalk/common.hpp"
+
+namespace cw {
+
+using term_t = std::int32_t;
+
+struct TextIndex {
+  std::int32_t num_docs = 0;
+  std::int32_t num_terms = 0;
+  std::int32_t title_weight = 1;
+  std::vector<offset_t> offsets;     // num_terms + 1: postings of term t are [offsets[t], offsets[t+1])
+  std::vector<node_t> docs;          // per posting: document, ascending within a term
+  std::vector<std::int32_t> tfs;     // per posting: weighted term frequency (>= 1)
+  std::vector<std::int32_t> doc_len; // per document: sum of its weighted term frequencies
+  // Derived (not persisted): per term the largest tf and the smallest document length among its
+  // postings (MaxScore's upper bounds), and the total length of all documents.
+  std::vector<std::int32_t> max_tf;
+  std::vector<std::int32_t> min_len;
+  std::int64_t total_len = 0;
+
+  std::int64_t num_postings() const { return static_cast<std::int64_t>(docs.size()); }
+
+  // Builds from per-document token ids: title tokens of doc d are
+  // title_tokens[title_ptr[d] .. title_ptr[d+1]), body tokens likewise. Validates everything.
+  static TextIndex build(std::int32_t num_docs, std::int32_t num_terms, const offset_t* title_ptr,
+                         const term_t* title_tokens, std::int64_t n_title_tokens,
+                         const offset_t* body_ptr, const term_t* body_tokens,
+                         std::int64_t n_body_tokens, std::int32_t title_weight);
+
+  // Adopts persisted arrays after validating them (offsets monotone from 0 to the number of
+  // postings, documents in range and strictly ascending per term, tfs >= 1, each document's
+  // length equal to the sum of its tfs).
+  static TextIndex from_arrays(std::int32_t num_docs, std::int32_t title_weight,
+                               std::vector<offset_t> offsets, std::vector<node_t> docs,
+                               std::vector<std::int32_t> tfs, std::vector<std::int32_t> doc_len);
+
+  void derive();
+};
+
+// BM25 statistics over a set of visible documents: N, the total length and (optionally, for all
+// terms) the document frequencies.
+struct TextStats {
+  std::int64_t num_docs = 0;
+  std::int64_t total_len = 0;
+  std::vector<std::int32_t> df;  // empty = not computed (per-query counting)
+  // Per term, the largest BM25 contribution over the visible postings (with these statistics and
+  // the parameters below); empty = not computed (the looser max-tf/min-length bound is used).
+  std::vector<double> max_contrib;
+  double k1 = 0.0, b = 0.0;
+};
+
+struct BM25Params {
+  double k1 = 1.2;
+  double b = 0.75;
+};
+
+// Statistics over the documents with visible[d] != 0 (visible == nullptr: all documents).
+// With all_terms, df holds every term's visible document frequency and max_contrib every term's
+// exact largest contribution under `params` (O(postings)).
+TextStats text_stats(const TextIndex& ix, const std::uint8_t* visible, bool all_terms,
+                     BM25Params params = BM25Params{});
+
+struct TextHits {
+  std::vector<node_t> docs;
+  std::vector<double> scores;
+  std::int64_t scored = 0;        // documents whose full score was computed
+  std::int64_t postings_read = 0; // posting entries the essential cursors stepped over
+};
+
+// Top-k documents by BM25 over the visible documents, by score descending then document
+// ascending. `terms` are distinct term ids (any order; summed in ascending order). `visible`
+// (nullable) defines the statistics; `eligible` (nullable; must imply visible) restricts which
+// documents may be returned (e.g. a node-type filter) without changing the statistics. `stats`
+// (nullable) are precomputed statistics for `visible` (with df for all terms); when null they are
+// computed for this query.
+TextHits bm25_topk(const TextIndex& ix, const term_t* terms, std::int64_t n_terms, std::int64_t k,
+                   const std::uint8_t* visible, const std::uint8_t* eligible, const TextStats* stats,
+                   BM25Params params);
+
+// The contribution of one term to one document's score (exposed for tests and references).
+inline double bm25_term(double idf, std::int32_t tf, std::int32_t dl, double avgdl, BM25Params p) {
+  const double t = static_cast<double>(tf);
+  const double norm = p.k1 * (1.0 - p.b + p.b * (static_cast<double>(dl) / avgdl));
+  return idf * ((t * (p.k1 + 1.0)) / (t + norm));
+}
+
+// Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)); positive for every 1 <= df <= N.
+double bm25_idf(std::int64_t n_docs, std::int64_t df);
+
+struct VectorHits {
+  std::vector<std::int32_t> rows;
+  std::vector<double> scores;
+};
+
+// Exact top-k rows of `matrix` (n x dim, row-major float32) by dot product with `query`, over the
+// rows with visible[r] != 0 (nullable: all), keeping only scores >= min_score; by score
+// descending, then row ascending. Each dot product is accumulated in double in a fixed order that
+// depends only on that row and the query (never on other rows or threads).
+VectorHits vector_topk(const float* matrix, std::int64_t n, std::int64_t dim, const float* query,
+                       std::int64_t k, const std::uint8_t* visible, double min_score);
+
+// The dot product vector_topk uses (fixed summation order).
+double dot_fixed(const float* a, const float* b, std::int64_t dim);
+
+}  // namespace cw

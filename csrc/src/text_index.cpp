@@ -1,0 +1,457 @@
+// Inverted text index, BM25 top-k (MaxScore) over visible documents, exact vector top-k.
+#include "conceptwalk/text_index.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <utility>
+
+namespace cw {
+
+namespace {
+
+void check_ptr(const offset_t* ptr, std::int32_t n, std::int64_t n_tokens, const char* name) {
+  if (ptr[0] != 0)
+    throw InvalidArgument(std::string(name) + "[0] must be 0, got " + std::to_string(ptr[0]));
+  for (std::int32_t d = 0; d < n; ++d)
+    if (ptr[d + 1] < ptr[d])
+      throw InvalidArgument(std::string(name) + " must be non-decreasing (at document " +
+                            std::to_string(d) + ")");
+  if (ptr[n] != n_tokens)
+    throw InvalidArgument(std::string(name) + "[-1] must equal the number of tokens (" +
+                          std::to_string(n_tokens) + "), got " + std::to_string(ptr[n]));
+}
+
+void check_tokens(const term_t* tok, std::int64_t n, std::int32_t num_terms, const char* name) {
+  for (std::int64_t i = 0; i < n; ++i)
+    if (tok[i] < 0 || tok[i] >= num_terms)
+      throw InvalidArgument(std::string(name) + "[" + std::to_string(i) + "] = " +
+                            std::to_string(tok[i]) + " is outside [0, " + std::to_string(num_terms) +
+                            ")");
+}
+
+}  // namespace
+
+TextIndex TextIndex::build(std::int32_t num_docs, std::int32_t num_terms, const offset_t* title_ptr,
+                           const term_t* title_tokens, std::int64_t n_title_tokens,
+                           const offset_t* body_ptr, const term_t* body_tokens,
+                           std::int64_t n_body_tokens, std::int32_t title_weight) {
+  if (num_docs < 0) throw InvalidArgument("num_docs must be >= 0, got " + std::to_string(num_docs));
+  if (num_terms < 0) throw InvalidArgument("num_terms must be >= 0, got " + std::to_string(num_terms));
+  if (title_weight < 1 || title_weight > 1000)
+    throw InvalidArgument("title_weight must be in [1, 1000], got " + std::to_string(title_weight));
+  check_ptr(title_ptr, num_docs, n_title_tokens, "title_ptr");
+  check_ptr(body_ptr, num_docs, n_body_tokens, "body_ptr");
+  check_tokens(title_tokens, n_title_tokens, num_terms, "title_tokens");
+  check_tokens(body_tokens, n_body_tokens, num_terms, "body_tokens");
+
+  TextIndex ix;
+  ix.num_docs = num_docs;
+  ix.num_terms = num_terms;
+  ix.title_weight = title_weight;
+  ix.doc_len.assign(static_cast<std::size_t>(num_docs), 0);
+  for (std::int32_t d = 0; d < num_docs; ++d) {
+    const std::int64_t len = static_cast<std::int64_t>(title_weight) * (title_ptr[d + 1] - title_ptr[d]) +
+                             (body_ptr[d + 1] - body_ptr[d]);
+    if (len > INT32_MAX)
+      throw InvalidArgument("document " + std::to_string(d) + " is too long (" + std::to_string(len) +
+                            " weighted tokens)");
+    ix.doc_len[static_cast<std::size_t>(d)] = static_cast<std::int32_t>(len);
+  }
+  // Pass 1: document frequencies (last[t] = the last document that counted t).
+  std::vector<node_t> last(static_cast<std::size_t>(num_terms), -1);
+  std::vector<offset_t> df(static_cast<std::size_t>(num_terms) + 1, 0);
+  auto count = [&](const term_t* tok, offset_t a, offset_t b, node_t d) {
+    for (offset_t i = a; i < b; ++i) {
+      const auto t = static_cast<std::size_t>(tok[i]);
+      if (last[t] != d) {
+        last[t] = d;
+        ++df[t + 1];
+      }
+    }
+  };
+  for (node_t d = 0; d < num_docs; ++d) {
+    count(title_tokens, title_ptr[d], title_ptr[d + 1], d);
+    count(body_tokens, body_ptr[d], body_ptr[d + 1], d);
+  }
+  std::partial_sum(df.begin(), df.end(), df.begin());
+  ix.offsets = df;
+  const std::size_t np = static_cast<std::size_t>(ix.offsets.back());
+  ix.docs.assign(np, 0);
+  ix.tfs.assign(np, 0);
+  // Pass 2: fill (documents ascending within each term).
+  std::fill(last.begin(), last.end(), -1);
+  std::vector<offset_t> cur(ix.offsets.begin(), ix.offsets.end() - 1);
+  auto fill = [&](const term_t* tok, offset_t a, offset_t b, node_t d, std::int32_t w) {
+    for (offset_t i = a; i < b; ++i) {
+      const auto t = static_cast<std::size_t>(tok[i]);
+      if (last[t] != d) {
+        last[t] = d;
+        ix.docs[static_cast<std::size_t>(cur[t])] = d;
+        ix.tfs[static_cast<std::size_t>(cur[t])] = w;
+        ++cur[t];
+      } else {
+        ix.tfs[static_cast<std::size_t>(cur[t] - 1)] += w;
+      }
+    }
+  };
+  for (node_t d = 0; d < num_docs; ++d) {
+    fill(title_tokens, title_ptr[d], title_ptr[d + 1], d, title_weight);
+    fill(body_tokens, body_ptr[d], body_ptr[d + 1], d, 1);
+  }
+  ix.derive();
+  return ix;
+}
+
+TextIndex TextIndex::from_arrays(std::int32_t num_docs, std::int32_t title_weight,
+                                 std::vector<offset_t> offsets, std::vector<node_t> docs,
+                                 std::vector<std::int32_t> tfs, std::vector<std::int32_t> doc_len) {
+  if (num_docs < 0) throw InvalidArgument("num_docs must be >= 0, got " + std::to_string(num_docs));
+  if (title_weight < 1 || title_weight > 1000)
+    throw InvalidArgument("title_weight must be in [1, 1000], got " + std::to_string(title_weight));
+  if (offsets.empty()) throw InvalidArgument("offsets must hold num_terms + 1 entries, got 0");
+  if (offsets.size() - 1 > static_cast<std::size_t>(INT32_MAX))
+    throw InvalidArgument("offsets: too many terms");
+  if (docs.size() != tfs.size())
+    throw InvalidArgument("docs and tfs must have the same length, got " + std::to_string(docs.size()) +
+                          " and " + std::to_string(tfs.size()));
+  if (doc_len.size() != static_cast<std::size_t>(num_docs))
+    throw InvalidArgument("doc_len must have num_docs = " + std::to_string(num_docs) + " entries, got " +
+                          std::to_string(doc_len.size()));
+  const auto nt = static_cast<std::int32_t>(offsets.size() - 1);
+  check_ptr(offsets.data(), nt, static_cast<std::int64_t>(docs.size()), "offsets");
+  std::vector<std::int64_t> sum(static_cast<std::size_t>(num_docs), 0);
+  for (std::int32_t t = 0; t < nt; ++t) {
+    for (offset_t i = offsets[static_cast<std::size_t>(t)]; i < offsets[static_cast<std::size_t>(t) + 1]; ++i) {
+      const node_t d = docs[static_cast<std::size_t>(i)];
+      if (d < 0 || d >= num_docs)
+        throw InvalidArgument("docs[" + std::to_string(i) + "] = " + std::to_string(d) + " is outside [0, " +
+                              std::to_string(num_docs) + ")");
+      if (i > offsets[static_cast<std::size_t>(t)] && docs[static_cast<std::size_t>(i - 1)] >= d)
+        throw InvalidArgument("docs must be strictly ascending within each term (term " + std::to_string(t) +
+                              ")");
+      const std::int32_t tf = tfs[static_cast<std::size_t>(i)];
+      if (tf < 1) throw InvalidArgument("tfs[" + std::to_string(i) + "] must be >= 1, got " + std::to_string(tf));
+      sum[static_cast<std::size_t>(d)] += tf;
+    }
+  }
+  for (std::int32_t d = 0; d < num_docs; ++d)
+    if (sum[static_cast<std::size_t>(d)] != doc_len[static_cast<std::size_t>(d)])
+      throw InvalidArgument("doc_len[" + std::to_string(d) + "] = " + std::to_string(doc_len[static_cast<std::size_t>(d)]) +
+                            " differs from the sum of its tfs (" + std::to_string(sum[static_cast<std::size_t>(d)]) + ")");
+  TextIndex ix;
+  ix.num_docs = num_docs;
+  ix.num_terms = nt;
+  ix.title_weight = title_weight;
+  ix.offsets = std::move(offsets);
+  ix.docs = std::move(docs);
+  ix.tfs = std::move(tfs);
+  ix.doc_len = std::move(doc_len);
+  ix.derive();
+  return ix;
+}
+
+void TextIndex::derive() {
+  max_tf.assign(static_cast<std::size_t>(num_terms), 0);
+  min_len.assign(static_cast<std::size_t>(num_terms), INT32_MAX);
+  for (std::int32_t t = 0; t < num_terms; ++t) {
+    std::int32_t mt = 0, ml = INT32_MAX;
+    for (offset_t i = offsets[static_cast<std::size_t>(t)]; i < offsets[static_cast<std::size_t>(t) + 1]; ++i) {
+      mt = std::max(mt, tfs[static_cast<std::size_t>(i)]);
+      ml = std::min(ml, doc_len[static_cast<std::size_t>(docs[static_cast<std::size_t>(i)])]);
+    }
+    max_tf[static_cast<std::size_t>(t)] = mt;
+    min_len[static_cast<std::size_t>(t)] = ml;
+  }
+  total_len = 0;
+  for (std::int32_t l : doc_len) total_len += l;
+}
+
+TextStats text_stats(const TextIndex& ix, const std::uint8_t* visible, bool all_terms, BM25Params p) {
+  TextStats s;
+  s.k1 = p.k1;
+  s.b = p.b;
+  if (visible == nullptr) {
+    s.num_docs = ix.num_docs;
+    s.total_len = ix.total_len;
+  } else {
+    for (std::int32_t d = 0; d < ix.num_docs; ++d) {
+      if (visible[d]) {
+        ++s.num_docs;
+        s.total_len += ix.doc_len[static_cast<std::size_t>(d)];
+      }
+    }
+  }
+  if (!all_terms) return s;
+  const auto nt = static_cast<std::size_t>(ix.num_terms);
+  s.df.assign(nt, 0);
+  s.max_contrib.assign(nt, 0.0);
+  const double avgdl = s.num_docs > 0 ? static_cast<double>(s.total_len) / static_cast<double>(s.num_docs) : 1.0;
+  for (std::size_t t = 0; t < nt; ++t) {
+    const offset_t a = ix.offsets[t], e = ix.offsets[t + 1];
+    std::int32_t c = 0;
+    if (visible == nullptr) {
+      c = static_cast<std::int32_t>(e - a);
+    } else {
+      for (offset_t i = a; i < e; ++i) c += visible[ix.docs[static_cast<std::size_t>(i)]] != 0;
+    }
+    s.df[t] = c;
+    if (c == 0 || s.total_len == 0) continue;
+    const double idf = bm25_idf(s.num_docs, c);
+    double mx = 0.0;
+    for (offset_t i = a; i < e; ++i) {
+      const node_t d = ix.docs[static_cast<std::size_t>(i)];
+      if (visible != nullptr && !visible[d]) continue;
+      mx = std::max(mx, bm25_term(idf, ix.tfs[static_cast<std::size_t>(i)], ix.doc_len[static_cast<std::size_t>(d)], avgdl, p));
+    }
+    s.max_contrib[t] = mx;
+  }
+  return s;
+}
+
+double bm25_idf(std::int64_t n_docs, std::int64_t df) {
+  const double n = static_cast<double>(n_docs), f = static_cast<double>(df);
+  return std::log(1.0 + (n - f + 0.5) / (f + 0.5));
+}
+
+namespace {
+
+struct PostingList {
+  const node_t* docs;
+  const std::int32_t* tfs;
+  offset_t pos, end;
+  double idf, ub;
+  std::size_t slot;  // position of the term in ascending term order (the summation order)
+};
+
+struct Hit {
+  double score;
+  node_t doc;
+};
+
+// a ranks before b: higher score, then lower document.
+inline bool better(const Hit& a, const Hit& b) {
+  return a.score > b.score || (a.score == b.score && a.doc < b.doc);
+}
+
+}  // namespace
+
+TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_terms, std::int64_t k,
+                   const std::uint8_t* visible, const std::uint8_t* eligible, const TextStats* stats,
+                   BM25Params p) {
+  if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
+  if (!(p.k1 >= 0.0) || !std::isfinite(p.k1))
+    throw InvalidArgument("k1 must be finite and >= 0, got " + std::to_string(p.k1));
+  if (!(p.b >= 0.0 && p.b <= 1.0)) throw InvalidArgument("b must be in [0, 1], got " + std::to_string(p.b));
+  std::vector<term_t> terms(terms_in, terms_in + n_terms);
+  for (std::int64_t i = 0; i < n_terms; ++i)
+    if (terms[static_cast<std::size_t>(i)] < 0 || terms[static_cast<std::size_t>(i)] >= ix.num_terms)
+      throw InvalidArgument("terms[" + std::to_string(i) + "] = " + std::to_string(terms[static_cast<std::size_t>(i)]) +
+                            " is outside [0, " + std::to_string(ix.num_terms) + ")");
+  if (stats != nullptr && !stats->df.empty() && stats->df.size() != static_cast<std::size_t>(ix.num_terms))
+    throw InvalidArgument("stats were computed for a different index");
+  std::sort(terms.begin(), terms.end());
+  terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+
+  TextHits out;
+  TextStats local;
+  const TextStats* st = stats;
+  if (st == nullptr) {
+    local = text_stats(ix, visible, false);
+    st = &local;
+  }
+  if (st->num_docs == 0 || st->total_len == 0) return out;
+  const double avgdl = static_cast<double>(st->total_len) / static_cast<double>(st->num_docs);
+  const std::uint8_t* skip = eligible != nullptr ? eligible : visible;  // documents that may be returned
+
+  std::vector<PostingList> lists;
+  lists.reserve(terms.size());
+  for (std::size_t j = 0; j < terms.size(); ++j) {
+    const auto t = static_cast<std::size_t>(terms[j]);
+    const offset_t a = ix.offsets[t], b = ix.offsets[t + 1];
+    std::int64_t df;
+    if (!st->df.empty()) {
+      df = st->df[t];
+    } else if (visible == nullptr) {
+      df = b - a;
+    } else {
+      df = 0;
+      for (offset_t i = a; i < b; ++i) df += visible[ix.docs[static_cast<std::size_t>(i)]] != 0;
+    }
+    if (df == 0) continue;  // the term does not occur in what the caller sees
+    const double idf = bm25_idf(st->num_docs, df);
+    // Upper bound of the term's contribution to any document: the largest tf with the shortest
+    // length among its postings (the contribution grows with tf and shrinks with length),
+    // inflated so that floating-point rounding can never make a true score exceed it.
+    const bool exact_ub = !st->max_contrib.empty() && st->k1 == p.k1 && st->b == p.b;
+    const double ub = (exact_ub ? st->max_contrib[t] : bm25_term(idf, ix.max_tf[t], ix.min_len[t], avgdl, p)) *
+                      (1.0 + 1e-9);
+    lists.push_back(PostingList{ix.docs.data(), ix.tfs.data(), a, b, idf, ub, j});
+  }
+  if (lists.empty()) return out;
+  const std::size_t m = lists.size();
+  std::vector<double> contrib(terms.size(), 0.0);
+  // MaxScore: lists by upper bound ascending; the first `e` lists are non-essential (their bounds
+  // together cannot lift a document into the top k), so only the others generate candidates.
+  std::stable_sort(lists.begin(), lists.end(),
+                   [](const PostingList& a, const PostingList& b) { return a.ub < b.ub; });
+  std::vector<double> pre(m + 1, 0.0);
+  for (std::size_t i = 0; i < m; ++i) pre[i + 1] = pre[i] + lists[i].ub;
+  constexpr double slack = 1.0 + 1e-10;  // covers rounding differences between summation orders
+  std::size_t e = 0;
+  const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, ix.num_docs));
+  std::vector<Hit> heap;
+  heap.reserve(kk + 1);
+  bool full = false;
+  double theta = 0.0;
+  const std::int32_t* dl = ix.doc_len.data();
+
+  auto settle = [&](PostingList& l) {  // skip postings of documents that may not be returned
+    if (skip == nullptr) return;
+    while (l.pos < l.end && !skip[l.docs[l.pos]]) {
+      ++l.pos;
+      ++out.postings_read;
+    }
+  };
+  for (auto& l : lists) settle(l);
+
+  std::vector<std::size_t> touched;
+  touched.reserve(m);
+  std::vector<std::pair<std::size_t, offset_t>> here;
+  here.reserve(m);
+  while (e < m) {
+    node_t d = std::numeric_limits<node_t>::max();
+    for (std::size_t i = e; i < m; ++i)
+      if (lists[i].pos < lists[i].end) d = std::min(d, lists[i].docs[lists[i].pos]);
+    if (d == std::numeric_limits<node_t>::max()) break;
+    // The essential lists holding d; first a bound from their upper bounds alone (no arithmetic
+    // per posting): most candidates of a single rare word are dropped here.
+    double ub_here = 0.0;
+    here.clear();
+    for (std::size_t i = e; i < m; ++i) {
+      PostingList& l = lists[i];
+      if (l.pos < l.end && l.docs[l.pos] == d) {
+        here.push_back(std::make_pair(i, l.pos));
+        ub_here += l.ub;
+        ++l.pos;
+        ++out.postings_read;
+        settle(l);
+      }
+    }
+    if (full && (ub_here + pre[e]) * slack <= theta) continue;
+    double partial = 0.0;
+    for (const auto& hp : here) {
+      const PostingList& l = lists[hp.first];
+      const double c = bm25_term(l.idf, l.tfs[hp.second], dl[d], avgdl, p);
+      contrib[l.slot] = c;
+      touched.push_back(l.slot);
+      partial += c;
+    }
+    bool pruned = false;
+    for (std::size_t i = e; i-- > 0;) {
+      if (full && (partial + pre[i + 1]) * slack <= theta) {
+        pruned = true;
+        break;
+      }
+      PostingList& l = lists[i];
+      if (l.pos >= l.end || l.docs[l.pos] > d) continue;
+      if (l.docs[l.pos] < d) {  // gallop, then binary search, to the first posting >= d
+        offset_t lo = l.pos, step = 1;
+        while (lo + step < l.end && l.docs[lo + step] < d) {
+          lo += step;
+          step *= 2;
+        }
+        const offset_t hi = std::min(lo + step + 1, l.end);
+        l.pos = std::lower_bound(l.docs + lo + 1, l.docs + hi, d) - l.docs;
+      }
+      if (l.pos < l.end && l.docs[l.pos] == d) {
+        const double c = bm25_term(l.idf, l.tfs[l.pos], dl[d], avgdl, p);
+        contrib[l.slot] = c;
+        touched.push_back(l.slot);
+        partial += c;
+        ++l.pos;
+      }
+    }
+    if (!pruned) {
+      double s = 0.0;  // the exact score: contributions in ascending term order
+      std::sort(touched.begin(), touched.end());
+      for (std::size_t slot : touched) s += contrib[slot];
+      ++out.scored;
+      const Hit h{s, d};
+      if (!full) {
+        heap.push_back(h);
+        std::push_heap(heap.begin(), heap.end(), better);
+        if (heap.size() == kk) {
+          full = true;
+          theta = heap.front().score;
+        }
+      } else if (better(h, heap.front())) {
+        std::pop_heap(heap.begin(), heap.end(), better);
+        heap.back() = h;
+        std::push_heap(heap.begin(), heap.end(), better);
+        theta = heap.front().score;
+      }
+      if (full)
+        while (e < m && pre[e + 1] * slack <= theta) ++e;
+    }
+    for (std::size_t slot : touched) contrib[slot] = 0.0;
+    touched.clear();
+  }
+  std::sort(heap.begin(), heap.end(), better);
+  out.docs.reserve(heap.size());
+  out.scores.reserve(heap.size());
+  for (const Hit& h : heap) {
+    out.docs.push_back(h.doc);
+    out.scores.push_back(h.score);
+  }
+  return out;
+}
+
+double dot_fixed(const float* a, const float* b, std::int64_t dim) {
+  double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+  std::int64_t j = 0;
+  for (; j + 4 <= dim; j += 4) {
+    a0 += static_cast<double>(a[j]) * static_cast<double>(b[j]);
+    a1 += static_cast<double>(a[j + 1]) * static_cast<double>(b[j + 1]);
+    a2 += static_cast<double>(a[j + 2]) * static_cast<double>(b[j + 2]);
+    a3 += static_cast<double>(a[j + 3]) * static_cast<double>(b[j + 3]);
+  }
+  for (; j < dim; ++j) a0 += static_cast<double>(a[j]) * static_cast<double>(b[j]);
+  return (a0 + a1) + (a2 + a3);
+}
+
+VectorHits vector_topk(const float* matrix, std::int64_t n, std::int64_t dim, const float* query,
+                       std::int64_t k, const std::uint8_t* visible, double min_score) {
+  if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
+  if (n < 0 || dim < 0) throw InvalidArgument("matrix shape must be non-negative");
+  const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, std::max<std::int64_t>(n, 0)));
+  std::vector<Hit> heap;
+  heap.reserve(kk + 1);
+  VectorHits out;
+  if (kk == 0) return out;
+  for (std::int64_t r = 0; r < n; ++r) {
+    if (visible != nullptr && !visible[r]) continue;
+    const double s = dot_fixed(matrix + r * dim, query, dim);
+    if (std::isnan(s) || !(s >= min_score)) continue;
+    const Hit h{s, static_cast<node_t>(r)};
+    if (heap.size() < kk) {
+      heap.push_back(h);
+      std::push_heap(heap.begin(), heap.end(), better);
+    } else if (better(h, heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), better);
+      heap.back() = h;
+      std::push_heap(heap.begin(), heap.end(), better);
+    }
+  }
+  std::sort(heap.begin(), heap.end(), better);
+  for (const Hit& h : heap) {
+    out.rows.push_back(h.doc);
+    out.scores.push_back(h.score);
+  }
+  return out;
+}
+
+}  // namespace cw

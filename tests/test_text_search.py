@@ -1,0 +1,381 @@
+"""Text and vector search over what a caller sees (issue 12).
+
+- BM25 of the core index against an independent reference (a few lines of Python over the same
+  tokens), on random corpora, masks, node-type filters and k (so MaxScore pruning is exercised).
+- The deletion oracle: every text-seeded output (KnowledgeBase.search, the flat search in both
+  modes, graph_context(question), the wrapped query, the MCP query tool) serialises identically
+  to the output on the store with the caller's hidden nodes deleted.
+- The starvation case, the leak of the issue, persistence round trips and bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conceptwalk import Caller, graph_context, graph_context_batch
+from conceptwalk.errors import InputError
+from conceptwalk.graph import LinkGraph
+from conceptwalk.graph.text import TITLE_WEIGHT, TextIndex, text_search, tokenize
+from conceptwalk.graph.vectors import vector_topk
+from conceptwalk.kb.store import KnowledgeBase
+from conceptwalk.serve.mcp import ToolServer
+from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
+
+# A skewed vocabulary: a few very common words and many rare ones (stemming leaves them alone).
+WORDS = ["the", "of", "and", "graph", "walk", "vector", "index", "merger", "plan", "delete",
+         "compaction", "alpha", "beta", "gamma", "delta", "zeta", "kappa", "sigma"]
+COMMON = WORDS[:3]
+
+
+def reference_bm25(titles, bodies, visible, query, k1=1.2, b=0.75):
+    """BM25 over the visible documents, straight from the definition."""
+    docs = {}
+    for d, (t, bo) in enumerate(zip(titles, bodies)):
+        if visible[d]:
+            tf = Counter()
+            for w in tokenize(t or ""):
+                tf[w] += TITLE_WEIGHT
+            for w in tokenize(bo or ""):
+                tf[w] += 1
+            docs[d] = tf
+    n = len(docs)
+    if n == 0:
+        return {}
+    lengths = {d: sum(tf.values()) for d, tf in docs.items()}
+    avgdl = sum(lengths.values()) / n
+    terms = sorted(set(tokenize(query)))
+    scores = {}
+    for d, tf in docs.items():
+        s, hit = 0.0, False
+        for t in terms:
+            if t in tf:
+                df = sum(1 for x in docs.values() if t in x)
+                idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+                norm = k1 * (1.0 - b + b * (lengths[d] / avgdl))
+                s += idf * ((tf[t] * (k1 + 1.0)) / (tf[t] + norm))
+                hit = True
+        if hit:
+            scores[d] = s
+    return scores
+
+
+text_st = st.lists(st.sampled_from(WORDS + COMMON * 4), min_size=0, max_size=12).map(" ".join)
+
+
+@st.composite
+def corpora(draw):
+    n = draw(st.integers(1, 40))
+    titles = [draw(st.one_of(st.none(), text_st)) for _ in range(n)]
+    bodies = [draw(st.one_of(st.none(), text_st)) for _ in range(n)]
+    visible = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    query = draw(st.lists(st.sampled_from(WORDS + ["absent"]), min_size=1, max_size=9).map(" ".join))
+    k = draw(st.integers(1, 12))
+    return titles, bodies, visible, query, k
+
+
+@settings(max_examples=300, deadline=None)
+@given(corpora())
+def test_bm25_equals_the_reference_and_the_deleted_index(case):
+    titles, bodies, visible, query, k = case
+    ix = TextIndex.build(titles, bodies)
+    ref = reference_bm25(titles, bodies, visible, query)
+    expected = sorted(ref.items(), key=lambda x: (-x[1], x[0]))[:k]
+    docs, scores = ix.search(query, k, visible=visible)
+    assert list(zip(docs, scores)) == expected  # exactly: same operations, same order
+    # The deletion oracle: an index built without the hidden documents, ids remapped.
+    keep = np.flatnonzero(visible).tolist()
+    if keep:
+        small = TextIndex.build([titles[i] for i in keep], [bodies[i] for i in keep])
+        d2, s2 = small.search(query, k)
+        assert [keep[d] for d in d2] == docs and s2 == scores
+    # unmasked = the reference over everything
+    allv = np.ones(len(titles), dtype=bool)
+    ref_all = sorted(reference_bm25(titles, bodies, allv, query).items(), key=lambda x: (-x[1], x[0]))[:k]
+    assert list(zip(*ix.search(query, k))) == ref_all
+
+
+@settings(max_examples=100, deadline=None)
+@given(corpora(), st.data())
+def test_eligible_filters_results_but_not_statistics(case, data):
+    titles, bodies, visible, query, k = case
+    eligible = np.array(data.draw(st.lists(st.booleans(), min_size=len(titles), max_size=len(titles))), dtype=bool)
+    ix = TextIndex.build(titles, bodies)
+    ref = reference_bm25(titles, bodies, visible, query)
+    expected = sorted(((d, s) for d, s in ref.items() if eligible[d]), key=lambda x: (-x[1], x[0]))[:k]
+    assert list(zip(*ix.search(query, k, visible=visible, eligible=eligible))) == expected
+
+
+def test_pruning_on_a_large_corpus_with_common_words():
+    rng = np.random.default_rng(7)
+    vocab = [f"w{i}" for i in range(300)]
+    p = 1.0 / np.arange(1, 301) ** 1.1
+    p /= p.sum()
+    n = 3000
+    titles = [" ".join(rng.choice(vocab, 4, p=p)) for _ in range(n)]
+    bodies = [" ".join(rng.choice(vocab, int(rng.integers(0, 40)), p=p)) for _ in range(n)]
+    visible = rng.random(n) < 0.6
+    ix = TextIndex.build(titles, bodies)
+    g = LinkGraph.from_edges([], nodes=[f"n{i:05d}" for i in range(n)])
+    vm = g.visibility(visible)
+    for q in ["w0 w1 w2 w3 w150", "w0 w1 w299", "w5 w6 w7 w8 w9 w10 w11 w12", "w0"]:
+        ref = sorted(reference_bm25(titles, bodies, visible, q).items(), key=lambda x: (-x[1], x[0]))
+        for k in (1, 10, 100):
+            assert list(zip(*ix.search(q, k, visible=visible))) == ref[:k]
+            assert list(zip(*ix.search(q, k, visible=vm))) == ref[:k]  # cached statistics
+        docs, scores, scored, read = __import__("conceptwalk")._core.bm25_topk(
+            ix.core, ix.query_terms(q), 10, np.ascontiguousarray(visible).view(np.uint8))
+        if q.startswith("w0 w1 w2"):  # MaxScore skipped most documents of the common words
+            assert scored < len(ref) / 2
+
+
+def test_tokenizer_folds_case_diacritics_and_stems():
+    assert tokenize("Décision DÉCISIONS decisions") == ["decis"] * 3
+    assert tokenize("ÅNGSTRÖM ﬁle straße") == tokenize("angstrom file STRASSE")
+    assert tokenize("-:*\"()  __ !!!") == []
+    assert tokenize("walking Walks walked") == ["walk"] * 3
+    with pytest.raises(InputError, match="text must be a string"):
+        tokenize(None)  # type: ignore[arg-type]
+
+
+def test_round_trip_through_arrays_and_damaged_arrays():
+    ix = TextIndex.build(["Graph walks", "Déjà vu", None], ["random walk", None, "graph graph"])
+    arrs = ix.to_arrays()
+    back = TextIndex.from_arrays({k: np.array(v) for k, v in arrs.items()})
+    assert back.vocabulary == ix.vocabulary
+    for q in ["graph", "walk deja", "vu graph walk"]:
+        assert back.search(q, 5) == ix.search(q, 5)
+    for name, bad in [("text_docs", np.array([0, 9, 1, 0, 2, 0, 1], dtype=np.int32)),
+                      ("text_tfs", np.zeros_like(arrs["text_tfs"])),
+                      ("text_doc_len", arrs["text_doc_len"] + 1),
+                      ("text_offsets", arrs["text_offsets"][::-1].copy()),
+                      ("text_meta", np.array([1, 99, 2, 3], dtype=np.int64)),
+                      ("text_vocab_bytes", np.frombuffer(b"\xff" * arrs["text_vocab_bytes"].size, dtype=np.uint8)),
+                      ("text_docs", arrs["text_docs"].astype(np.int64))]:
+        with pytest.raises(InputError, match="text index arrays"):
+            TextIndex.from_arrays({**arrs, name: bad})
+    with pytest.raises(InputError, match="missing"):
+        TextIndex.from_arrays({k: v for k, v in arrs.items() if k != "text_tfs"})
+
+
+def test_core_refuses_bad_input_without_crashing():
+    from conceptwalk import _core
+    ix = TextIndex.build(["a b"], ["c"])
+    with pytest.raises(ValueError, match="terms"):
+        _core.bm25_topk(ix.core, np.array([5], dtype=np.int32), 3)
+    with pytest.raises(ValueError, match="k must be"):
+        _core.bm25_topk(ix.core, np.array([0], dtype=np.int32), 0)
+    with pytest.raises(ValueError, match="visible"):
+        _core.bm25_topk(ix.core, np.array([0], dtype=np.int32), 1, np.zeros(3, dtype=np.uint8))
+    other = TextIndex.build(["a b"], ["c"])
+    with pytest.raises(ValueError, match="different TextIndex"):
+        _core.bm25_topk(ix.core, np.array([0], dtype=np.int32), 1, None, None, other.core.stats())
+    with pytest.raises(ValueError, match="title_tokens"):
+        _core.TextIndex.build(1, 2, np.array([0, 1]), np.array([7], dtype=np.int32), np.array([0, 0]),
+                              np.zeros(0, dtype=np.int32))
+    with pytest.raises(ValueError, match="title_ptr"):
+        _core.TextIndex.build(1, 2, np.array([0, 5]), np.array([1], dtype=np.int32), np.array([0, 0]),
+                              np.zeros(0, dtype=np.int32))
+    with pytest.raises(InputError, match="k must be"):
+        ix.search("a", 0)
+    with pytest.raises(InputError, match="visible"):
+        ix.search("a", 1, visible=np.ones(4, dtype=bool))
+
+
+# ---------------------------------------------------------------------- vectors
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 17), st.integers(1, 8), st.data())
+def test_vector_topk_is_exact_and_independent_of_other_rows(n, dim, k, data):
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    mat = rng.standard_normal((n, dim)).astype(np.float32)
+    mat[rng.integers(0, n)] = mat[0]  # exact ties
+    q = rng.standard_normal(dim).astype(np.float32)
+    visible = rng.random(n) < 0.7
+    rows, scores = vector_topk(mat, q, k, visible=visible)
+    exact = mat.astype(np.float64) @ q.astype(np.float64)
+    order = sorted(np.flatnonzero(visible).tolist(), key=lambda r: (-exact[r], r))[:k]
+    assert rows == order or np.allclose([exact[r] for r in rows], [exact[r] for r in order], rtol=1e-12)
+    assert np.allclose(scores, [exact[r] for r in rows], rtol=1e-12, atol=1e-12)
+    keep = np.flatnonzero(visible)
+    if keep.size:  # the deleted store: only the visible rows exist
+        r2, s2 = vector_topk(mat[keep], q, k)
+        assert [int(keep[r]) for r in r2] == rows and s2 == scores
+    r3, s3 = vector_topk(mat, q, k, visible=visible, min_score=0.0)
+    assert all(s >= 0 for s in s3) and r3 == [r for r, s in zip(*vector_topk(mat, q, n, visible=visible)) if s >= 0][:k]
+
+
+def test_vector_topk_threads_give_identical_bits():
+    rng = np.random.default_rng(3)
+    mat = rng.standard_normal((20000, 64)).astype(np.float32)
+    q = rng.standard_normal(64).astype(np.float32)
+    ref = vector_topk(mat, q, 50)
+    out: list[Any] = []
+
+    def run() -> None:
+        out.append(vector_topk(mat, q, 50))
+
+    ts = [threading.Thread(target=run) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert all(o == ref for o in out)
+    with pytest.raises(InputError, match="query"):
+        vector_topk(mat, q[:3], 5)
+    with pytest.raises(InputError, match="finite"):
+        vector_topk(mat, np.full(64, np.nan, dtype=np.float32), 5)
+    with pytest.raises(InputError, match="visible"):
+        vector_topk(mat, q, 5, visible=np.ones(3, dtype=bool))
+
+
+# ---------------------------------------------------------------------- the store
+def test_search_does_not_leak_hidden_documents_through_the_scores():
+    """The issue's measurement: a public document's score must not move as hidden documents
+    holding the query's words are added."""
+    scores = []
+    for hidden in (0, 1, 3, 8):
+        kb = KnowledgeBase.open(":memory:")
+        kb.add_nodes([{"id": "pub", "title": "merger plans"}, {"id": "other", "title": "quarterly report"}]
+                     + [{"id": f"h{i}", "title": "merger", "scopes": ["board"]} for i in range(hidden)])
+        scores.append(kb.search("merger plans", 5, caller=Caller.public()))
+        out = ToolServer(kb, caller=Caller.public()).call("query", {"text": "merger plans", "k": 5})
+        assert [r["id"] for r in out.structured["results"]] == ["pub"]
+        assert out.structured["results"][0]["score"] == scores[-1][0][1]
+    assert all(s == scores[0] for s in scores) and [i for i, _ in scores[0]] == ["pub"]
+
+
+def test_starvation_700_hidden_matches_ahead_of_one_visible():
+    kb = KnowledgeBase.open(":memory:")
+    kb.add_nodes([{"id": f"h{i:03d}", "title": "merger merger", "body": "merger", "scopes": ["board"]}
+                  for i in range(700)] + [{"id": "z-public", "title": "other words", "body": "a merger"}])
+    kb.add_edges([("z-public", "neighbour")])
+    ctx = graph_context(kb, "merger", caller=Caller.public(), k=5)
+    assert [s.id for s in ctx.seeds] == ["z-public"] and [r.id for r in ctx.results] == ["neighbour"]
+    # a search= backend of the caller's own that returns the hidden hits first: paged until found
+    ranked = [f"h{i:03d}" for i in range(700)] + ["z-public"]
+    calls = []
+
+    def backend(text: str, k: int) -> list[str]:
+        calls.append(k)
+        return ranked[:k]
+
+    ctx2 = graph_context(kb, "merger", caller=Caller.public(), k=5, search=backend)
+    assert [s.id for s in ctx2.seeds] == ["z-public"] and calls == [10, 40, 160, 640, 2560]
+    assert builtin_flat_search(kb)("merger", 3, caller=Caller.public())[0]["id"] == "z-public"
+
+
+def test_index_follows_writes():
+    kb = KnowledgeBase.open(":memory:")
+    kb.add_nodes([{"id": "a", "title": "graph walks"}])
+    ix = kb.text_index()
+    assert [i for i, _ in kb.search("walk")] == ["a"] and kb.text_index() is ix
+    kb.add_nodes([{"id": "a", "title": "vector search"}, {"id": "b", "body": "walk"}])
+    assert kb.text_index() is not ix
+    assert [i for i, _ in kb.search("walk")] == ["b"] and [i for i, _ in kb.search("vector")] == ["a"]
+    with kb.transaction():  # inside a write transaction the search sees its writes (uncached)
+        kb.add_nodes([{"id": "c", "title": "walk walk"}])
+        assert [i for i, _ in kb.search("walk")] == ["c", "b"]
+    assert [i for i, _ in kb.search("walk")] == ["c", "b"]
+    assert kb.text_index(LinkGraph.from_edges([("x", "y")])) is None  # not this store's snapshot
+    assert KnowledgeBase.open(":memory:").search("anything") == []
+
+
+def test_concurrent_searches_give_identical_results():
+    kb = KnowledgeBase.open(":memory:")
+    rng = np.random.default_rng(5)
+    kb.add_nodes([{"id": f"n{i:04d}", "title": " ".join(rng.choice(WORDS, 3)), "body": " ".join(rng.choice(WORDS, 12)),
+                   "scopes": None if i % 3 else ["a"]} for i in range(1500)])
+    callers = [Caller.public(), Caller.with_scopes("a"), Caller.all_access()]
+    ref = [[kb.search(q, 10, caller=c) for q in QUESTIONS] for c in callers]
+    out: list[Any] = []
+
+    def run() -> None:
+        out.append([[kb.search(q, 10, caller=c) for q in QUESTIONS] for c in callers])
+
+    ts = [threading.Thread(target=run) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(out) == 4 and all(o == ref for o in out)
+
+
+# ---------------------------------------------------------------------- the deletion oracle
+SCOPES = ["a", "b", "c"]
+CALLERS = [Caller.public(), Caller.with_scopes("a"), Caller.with_scopes("b", "c"), Caller.all_access()]
+QUESTIONS = ["how do we handle vector index compaction after deletes",
+             "the merger plan of the graph", "walk", "alpha beta gamma", "sigma and the kappa index"]
+
+
+@st.composite
+def stores(draw):
+    n = draw(st.integers(2, 18))
+    nodes = []
+    for i in range(n):
+        scopes = draw(st.one_of(st.none(), st.lists(st.sampled_from(SCOPES), min_size=1, max_size=2, unique=True)))
+        nodes.append({"id": f"n{i:02d}", "type": draw(st.sampled_from(["CONCEPT", "DOC", "MEMORY"])),
+                      "title": draw(st.one_of(st.none(), text_st)), "body": draw(st.one_of(st.none(), text_st)),
+                      "scopes": scopes})
+    pairs = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=3 * n))
+    edges = [{"src": f"n{a:02d}", "dst": f"n{b:02d}", "type": draw(st.sampled_from(["RELATED_TO", "MENTIONS"]))}
+             for a, b in pairs if a != b]
+    aliases = [(w, f"n{draw(st.integers(0, n - 1)):02d}") for w in draw(st.lists(st.sampled_from(WORDS), max_size=4, unique=True))]
+    return nodes, edges, aliases
+
+
+def open_store(nodes, edges, aliases) -> KnowledgeBase:
+    kb = KnowledgeBase.open(":memory:")
+    kb.add_nodes(nodes)
+    if edges:
+        kb.add_edges(edges)
+    if aliases:
+        kb.add_aliases(aliases)
+    return kb
+
+
+def deleted_store(nodes, edges, aliases, caller: Caller) -> KnowledgeBase | None:
+    def sees(nd: dict) -> bool:
+        return caller.scopes is None or not nd["scopes"] or bool(set(nd["scopes"]) & caller.scopes)
+    keep = {nd["id"] for nd in nodes if sees(nd)}
+    if not keep:
+        return None
+    return open_store([nd for nd in nodes if nd["id"] in keep],
+                      [e for e in edges if e["src"] in keep and e["dst"] in keep],
+                      [(a, c) for a, c in aliases if c in keep])
+
+
+def outputs(kb: KnowledgeBase, caller: Caller, q: str) -> dict[str, str]:
+    out = {
+        "search": kb.search(q, 5, caller=caller),
+        "search_typed": kb.search(q, 5, caller=caller, node_types=["DOC"]),
+        "flat_fts": builtin_flat_search(kb)(q, 5, caller=caller),
+        "flat_embedding": builtin_flat_search(kb, mode="embedding", embedder="hashing:64")(q, 5, caller=caller),
+        "context": graph_context(kb, q, caller=caller, k=8).to_dict(),
+        "context_batch": [r.to_dict() for r in graph_context_batch(kb, [q, {"question": q}], caller=caller, k=8)],
+        "wrapped": ConceptAnchoredRetriever(builtin_flat_search(kb), kb).query(q, 5, concept_walk=True, caller=caller),
+    }
+    mcp = ToolServer(kb, caller=caller).call("query", {"text": q, "k": 5, "conceptWalk": True})
+    out["mcp"] = mcp.structured if not mcp.is_error else mcp.text
+    return {k: json.dumps(v, sort_keys=True) for k, v in out.items()}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stores(), st.sampled_from(CALLERS), st.sampled_from(QUESTIONS))
+def test_every_text_seeded_output_equals_the_deleted_store(store, caller, q):
+    nodes, edges, aliases = store
+    small = deleted_store(nodes, edges, aliases, caller)
+    if small is None:
+        return
+    kb = open_store(nodes, edges, aliases)
+    got = outputs(kb, caller, q)
+    want = outputs(small, caller, q)
+    for key in got:
+        assert got[key] == want[key], key
