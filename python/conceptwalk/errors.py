@@ -2,24 +2,70 @@
 
 from __future__ import annotations
 
-__all__ = ["ConceptwalkError", "NotFoundError", "InputError"]
+__all__ = ["ConceptwalkError", "NotFoundError", "InputError", "StoreNotFoundError", "shown",
+           "MAX_SHOWN", "MAX_MESSAGE"]
+
+#: The longest rendering of one value inside an error message (characters, before the ellipsis).
+MAX_SHOWN = 200
+#: The longest error message (characters); a longer one keeps its head and tail around an ellipsis.
+MAX_MESSAGE = 2000
+
+
+def shown(value: object, limit: int = MAX_SHOWN) -> str:
+    """``repr(value)`` for an error message, cut to ``limit`` characters with an ellipsis.
+
+    A 5 MB id must not come back whole in an error text (an MCP client echoes it, a log keeps
+    it); the head of the value is enough to recognise it.
+
+    Examples
+    --------
+    >>> shown("abc")
+    "'abc'"
+    >>> s = shown("x" * 10_000)
+    >>> len(s), s[-12:]
+    (228, 'xxx… (10002 chars)')
+    """
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - e.g. RecursionError for a deeply nested list
+        text = f"<{type(value).__name__} that cannot be shown>"
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} chars)"
+
+
+def _bounded(message: str) -> str:
+    if len(message) <= MAX_MESSAGE:
+        return message
+    head = MAX_MESSAGE * 3 // 4
+    tail = MAX_MESSAGE - head
+    return f"{message[:head]} …[{len(message) - head - tail} chars]… {message[-tail:]}"
 
 
 class ConceptwalkError(Exception):
-    """Base class of every error conceptwalk raises on purpose."""
+    """Base class of every error conceptwalk raises on purpose.
+
+    A message longer than :data:`MAX_MESSAGE` characters is cut in the middle (its head, which
+    says what is wrong, and its tail are kept).
+    """
+
+    def __init__(self, *args: object) -> None:
+        if len(args) == 1 and isinstance(args[0], str):
+            args = (_bounded(args[0]),)
+        super().__init__(*args)
 
 
 class NotFoundError(ConceptwalkError, LookupError):
     """An id that is unknown **or hidden from the caller**.
 
     Both cases give the same type and the same text (``"node not found: '<id>'"``), so an error
-    never reveals whether a hidden id exists.
+    never reveals whether a hidden id exists. A long id is shown cut (:func:`shown`).
     """
 
     def __init__(self, node_id: object, argument: str = "node") -> None:
         self.node_id = node_id
         self.argument = argument
-        super().__init__(f"{argument} not found: {node_id!r}")
+        super().__init__(f"{argument} not found: {shown(node_id)}")
 
     def __str__(self) -> str:
         return str(self.args[0])
@@ -27,3 +73,7 @@ class NotFoundError(ConceptwalkError, LookupError):
 
 class InputError(ConceptwalkError, ValueError):
     """Malformed input: a bad file line, a bad row, an argument out of range."""
+
+
+class StoreNotFoundError(ConceptwalkError, FileNotFoundError):
+    """``KnowledgeBase.open(path, create=False)`` on a path that does not exist."""

@@ -12,6 +12,7 @@ One module per command group, registered statically in :func:`build_parser`: :mo
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from collections.abc import Sequence
 
@@ -39,17 +40,40 @@ def _version() -> str:
     return f"conceptwalk {__version__}"
 
 
+def _fail(message: object) -> int:
+    text = " ".join(str(message).split()) or "unknown error"
+    print(f"conceptwalk: error: {text}", file=sys.stderr)
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (2 for a user error, printed on one line)."""
+    """Run the command line; returns the exit status.
+
+    A bad argument exits through argparse (status 2, its usage line and one error line); a
+    user error (a :class:`ConceptwalkError`, a documented ``ValueError``/``IndexError`` of the
+    compiled core, a file that cannot be read or written) prints one line ``conceptwalk: error:
+    ...`` and returns 2 -- never a traceback.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except ConceptwalkError as exc:
-        print(f"conceptwalk: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(exc)
+    except (ValueError, IndexError) as exc:  # the core's documented errors (docs/errors.md)
+        return _fail(exc)
     except BrokenPipeError:  # e.g. piped into head
         return 0
+    except OSError as exc:  # a file that cannot be read or written, a full disk
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        return _fail(f"{where}{exc.strerror or exc}")
+    except sqlite3.Error as exc:  # pragma: no cover - the store turns these into ConceptwalkError
+        return _fail(f"SQLite: {exc}")
+    except MemoryError:
+        return _fail("out of memory")
+    except KeyboardInterrupt:
+        print("conceptwalk: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover
