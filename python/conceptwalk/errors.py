@@ -22,8 +22,8 @@ def shown(value: object, limit: int = MAX_SHOWN) -> str:
     >>> shown("abc")
     "'abc'"
     >>> s = shown("x" * 10_000)
-    >>> len(s), s[-12:]
-    (228, 'xxx… (10002 chars)')
+    >>> len(s), s[-18:]
+    (215, 'xxx… (10002 chars)')
     """
     try:
         text = repr(value)

@@ -950,6 +950,40 @@ class KnowledgeBase:
                                   + " FROM edges").fetchone()
         return {k: int(v) for k, v in zip(ANNOTATION_AXES, r)}
 
+    def edge_presence(self) -> tuple[list[str], npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
+        """Every stored edge's endpoints and which annotation axes it has a value for, read in one
+        snapshot: ``(ids, src, dst, bits)`` with ``ids`` the node ids ascending, ``src``/``dst``
+        positions into ``ids`` and bit ``i`` of ``bits`` set when axis ``ANNOTATION_AXES[i]`` holds
+        a value. What counts over the edges a caller sees are computed from (self-loops
+        included, as in :meth:`annotation_presence`).
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_edges([{"src": "a", "dst": "b", "fidelity": "HIGH"}, ("b", "c")])
+        >>> ids, src, dst, bits = kb.edge_presence()
+        >>> ids, src.tolist(), dst.tolist(), bits.tolist()
+        (['a', 'b', 'c'], [0, 1], [1, 2], [2, 0])
+        """
+        expr = " | ".join(f"(({k} IS NOT NULL) << {i})" for i, k in enumerate(ANNOTATION_AXES))
+        with self._read() as conn:
+            ids = [r[0] for r in conn.execute("SELECT id FROM nodes ORDER BY id")]
+            rows = conn.execute(f"SELECT src, dst, {expr} FROM edges").fetchall()
+        table = {x: i for i, x in enumerate(ids)}
+        names = list(ids)
+        cols = list(zip(*rows)) if rows else [(), (), ()]
+        try:
+            src = intern_strings(list(cols[0]), table, names)
+            dst = intern_strings(list(cols[1]), table, names)
+        except (TypeError, ValueError):
+            raise ConceptwalkError(f"knowledge base {self.path!r}: an edge endpoint is not a string "
+                                   "(the store is damaged)") from None
+        if len(names) != len(ids):
+            raise ConceptwalkError(f"knowledge base {self.path!r}: an edge endpoint is not a node "
+                                   "(the store is damaged)")
+        return (ids, np.asarray(src, dtype=np.int32), np.asarray(dst, dtype=np.int32),
+                np.asarray(cols[2], dtype=np.uint8).reshape(-1))
+
     def stats(self) -> dict[str, Any]:
         """Counts, read in one snapshot: ``nodes``, ``nodes_by_type`` (typed nodes only),
         ``untyped_nodes`` (bare nodes), ``edges``, ``edges_by_type``, ``aliases`` (pairs),

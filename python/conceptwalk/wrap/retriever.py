@@ -168,7 +168,7 @@ class ConceptAnchoredRetriever:
         truncated_by = ["concepts"] if len(resolved) > cfg.max_concepts else []
         vm = caller.visibility(g)
         starts = [(g.id_index[c.id], c.id, c.confidence) for c in concepts]
-        outcome: WalkOutcome = run_walk(g, starts, cfg, vm, Provenance(g, snap.presence()))
+        outcome: WalkOutcome = run_walk(g, starts, cfg, vm, Provenance(g, snap.presence(vm)))
         truncated_by += outcome.truncated_by
         ids = g.ids
         new = [c for c in outcome.candidates if ids[c] not in present]
