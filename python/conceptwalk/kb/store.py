@@ -1115,7 +1115,7 @@ class KnowledgeBase:
     @staticmethod
     def _build_graph(conn: sqlite3.Connection, annotations: bool) -> LinkGraph:
         try:
-            return KnowledgeBase._build_graph_rows(conn, annotations)
+            return _graph_from_rows(conn, annotations)
         except ConceptwalkError:
             raise
         except (TypeError, ValueError, KeyError, OverflowError) as exc:
@@ -1123,35 +1123,36 @@ class KnowledgeBase:
             raise _Damaged(f"its graph cannot be built from the stored rows "
                            f"({type(exc).__name__}: {exc}; the store is damaged)") from None
 
-    @staticmethod
-    def _build_graph_rows(conn: sqlite3.Connection, annotations: bool) -> LinkGraph:
-        nodes = conn.execute("SELECT id, type, title, scopes, lifecycle FROM nodes ORDER BY id").fetchall()
-        if not nodes:
-            raise InputError("the knowledge base has no nodes: nothing to build a graph from")
-        ids = [r[0] for r in nodes]
-        parsed: dict[str, list[str] | None] = {}
 
-        def scopes_of(s: str | None, nid: str) -> list[str] | None:
-            if s is None:
-                return None
-            if s not in parsed:
-                parsed[s] = _parse_scopes(s, nid)
-            return parsed[s]
+def _graph_from_rows(conn: sqlite3.Connection, annotations: bool) -> LinkGraph:
+    """The graph snapshot from the rows read through ``conn`` (inside one read transaction)."""
+    nodes = conn.execute("SELECT id, type, title, scopes, lifecycle FROM nodes ORDER BY id").fetchall()
+    if not nodes:
+        raise InputError("the knowledge base has no nodes: nothing to build a graph from")
+    ids = [r[0] for r in nodes]
+    parsed: dict[str, list[str] | None] = {}
 
-        cols = "src, dst, type" + (", " + ", ".join(
-            k if k == "extraction_confidence" else _stored_axis_sql(k) for k in ANNOTATION_AXES)
-            if annotations else "")
-        edges = conn.execute(f"SELECT {cols} FROM edges ORDER BY rowid").fetchall()
-        table = {x: i for i, x in enumerate(ids)}
-        names = list(ids)
-        ecols = list(zip(*edges)) if edges else [()] * (8 if annotations else 3)
-        src = intern_strings(list(ecols[0]), table, names)
-        dst = intern_strings(list(ecols[1]), table, names)
-        if len(names) != len(ids):
-            raise _Damaged("an edge endpoint is not a node (the store is damaged)")
-        ann = {k: ecols[3 + i] for i, k in enumerate(ANNOTATION_AXES)} if annotations else None
-        return LinkGraph.from_arrays(
-            ids, src, dst, list(ecols[2]),
-            node_types=[r[1] for r in nodes], titles=[r[2] for r in nodes],
-            scopes=[scopes_of(r[3], r[0]) for r in nodes], lifecycle=[r[4] for r in nodes],
-            edge_annotations=ann)
+    def scopes_of(s: str | None, nid: str) -> list[str] | None:
+        if s is None:
+            return None
+        if s not in parsed:
+            parsed[s] = _parse_scopes(s, nid)
+        return parsed[s]
+
+    cols = "src, dst, type" + (", " + ", ".join(
+        k if k == "extraction_confidence" else _stored_axis_sql(k) for k in ANNOTATION_AXES)
+        if annotations else "")
+    edges = conn.execute(f"SELECT {cols} FROM edges ORDER BY rowid").fetchall()
+    table = {x: i for i, x in enumerate(ids)}
+    names = list(ids)
+    ecols = list(zip(*edges)) if edges else [()] * (8 if annotations else 3)
+    src = intern_strings(list(ecols[0]), table, names)
+    dst = intern_strings(list(ecols[1]), table, names)
+    if len(names) != len(ids):
+        raise _Damaged("an edge endpoint is not a node (the store is damaged)")
+    ann = {k: ecols[3 + i] for i, k in enumerate(ANNOTATION_AXES)} if annotations else None
+    return LinkGraph.from_arrays(
+        ids, src, dst, list(ecols[2]),
+        node_types=[r[1] for r in nodes], titles=[r[2] for r in nodes],
+        scopes=[scopes_of(r[3], r[0]) for r in nodes], lifecycle=[r[4] for r in nodes],
+        edge_annotations=ann)
