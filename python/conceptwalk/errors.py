@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 __all__ = ["ConceptwalkError", "NotFoundError", "InputError", "StoreNotFoundError", "shown",
-           "MAX_SHOWN", "MAX_MESSAGE"]
+           "bounded", "MAX_SHOWN", "MAX_MESSAGE"]
 
 #: The longest rendering of one value inside an error message (characters, before the ellipsis).
 MAX_SHOWN = 200
@@ -34,7 +34,17 @@ def shown(value: object, limit: int = MAX_SHOWN) -> str:
     return f"{text[:limit]}… ({len(text)} chars)"
 
 
-def _bounded(message: str) -> str:
+def bounded(message: str) -> str:
+    """``message`` cut in the middle to at most about :data:`MAX_MESSAGE` characters (the head,
+    which says what is wrong, and the tail are kept).
+
+    Examples
+    --------
+    >>> bounded("short")
+    'short'
+    >>> len(bounded("x" * 10**6)) < MAX_MESSAGE + 40
+    True
+    """
     if len(message) <= MAX_MESSAGE:
         return message
     head = MAX_MESSAGE * 3 // 4
@@ -51,7 +61,7 @@ class ConceptwalkError(Exception):
 
     def __init__(self, *args: object) -> None:
         if len(args) == 1 and isinstance(args[0], str):
-            args = (_bounded(args[0]),)
+            args = (bounded(args[0]),)
         super().__init__(*args)
 
 

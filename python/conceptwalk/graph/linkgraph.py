@@ -79,9 +79,10 @@ def annotation_name(value: Any, key: str) -> str:
         return str(value)
     if isinstance(value, bool):
         return JSON_VALUE_MARK + ("true" if value else "false")
-    if isinstance(value, Integral) and -(2**63) <= int(value) < 2**63:
-        return JSON_VALUE_MARK + str(int(value))
-    if isinstance(value, Real):
+    if isinstance(value, Integral):
+        if -(2**63) <= int(value) < 2**63:
+            return JSON_VALUE_MARK + str(int(value))
+    elif isinstance(value, Real):
         f = float(value)
         if math.isfinite(f):
             return JSON_VALUE_MARK + json.dumps(f)
