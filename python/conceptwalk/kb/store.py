@@ -376,7 +376,7 @@ def _inspect_file(p: str) -> bool:
             return True  # an empty SQLite database
         _check_store(ro, p)
         return False
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
     finally:
         ro.close()
@@ -519,7 +519,7 @@ class KnowledgeBase:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             conn.close()
             raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
         except BaseException:
@@ -604,12 +604,12 @@ class KnowledgeBase:
     @contextmanager
     def _locked(self) -> Iterator[sqlite3.Connection]:
         """The lock held and the connection. A SQLite error (a damaged page, a locked file, a
-        disk error) or an unreadable stored value raised inside becomes a
-        :class:`ConceptwalkError` naming the file."""
+        disk error), a stored text that is not UTF-8 or an unreadable stored value raised inside
+        becomes a :class:`ConceptwalkError` naming the file."""
         with self._lock:
             try:
                 yield self.conn
-            except (sqlite3.DatabaseError, _Damaged) as exc:
+            except (sqlite3.DatabaseError, UnicodeDecodeError, _Damaged) as exc:
                 raise ConceptwalkError(f"knowledge base {self.path!r}: {exc}") from None
 
     @contextmanager
@@ -907,7 +907,13 @@ class KnowledgeBase:
                 rows = [got[x] for x in out_ids]
         if not rows:
             return out_ids, np.zeros((0, 0), dtype=np.float32)
-        dim = int(rows[0][1])
+        dim = rows[0][1]
+        for r in rows:
+            if (isinstance(r[1], bool) or not isinstance(r[1], int) or r[1] != dim or dim < 1
+                    or not isinstance(r[2], bytes) or len(r[2]) != 4 * dim):
+                raise ConceptwalkError(
+                    f"knowledge base {self.path!r}: the stored vector of {shown(r[0])} under model "
+                    f"{shown(model)} is not {shown(dim)} float32 values (the store is damaged)")
         mat = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").astype(np.float32)
         return out_ids, mat.reshape(len(rows), dim)
 
