@@ -392,3 +392,14 @@ def test_serve_prints_a_start_up_error_once(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.count("is not valid JSON") == 1, proc.stderr
     assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
+
+
+def test_an_input_file_that_is_not_utf8_is_still_named_by_the_importer(tmp_path):
+    # The store turns a stored text that is not UTF-8 into a ConceptwalkError about the store;
+    # an importer's own input decoding error inside its transaction must stay its InputError.
+    p = tmp_path / "x.txt"
+    p.write_bytes(b"\x9c\n")
+    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    with pytest.raises(InputError, match=r"x\.txt:1: not valid UTF-8"):
+        import_edge_list(kb, p)
+    assert kb.version == 0

@@ -574,7 +574,7 @@ class KnowledgeBase:
         >>> kb.version
         1
         """
-        with self._locked() as conn:
+        with self._locked(reading=False) as conn:
             if self._depth:
                 self._depth += 1
                 try:
@@ -602,14 +602,19 @@ class KnowledgeBase:
                     raise
 
     @contextmanager
-    def _locked(self) -> Iterator[sqlite3.Connection]:
+    def _locked(self, *, reading: bool = True) -> Iterator[sqlite3.Connection]:
         """The lock held and the connection. A SQLite error (a damaged page, a locked file, a
-        disk error), a stored text that is not UTF-8 or an unreadable stored value raised inside
-        becomes a :class:`ConceptwalkError` naming the file."""
+        disk error) or an unreadable stored value raised inside becomes a
+        :class:`ConceptwalkError` naming the file; so does a stored text that is not UTF-8 when
+        ``reading`` (a write transaction's caller, e.g. an importer, decodes its own input and
+        reports that error itself)."""
+        errors: tuple[type[BaseException], ...] = (sqlite3.DatabaseError, _Damaged)
+        if reading:
+            errors += (UnicodeDecodeError,)
         with self._lock:
             try:
                 yield self.conn
-            except (sqlite3.DatabaseError, UnicodeDecodeError, _Damaged) as exc:
+            except errors as exc:
                 raise ConceptwalkError(f"knowledge base {self.path!r}: {exc}") from None
 
     @contextmanager
