@@ -204,7 +204,7 @@ class Snapshot:
                     counts[key] = int(np.count_nonzero(seen & (1 << i)))
                 if len(self._cache) < 256:
                     self._cache[("visible_counts", visible)] = counts
-        return counts  # type: ignore[no-any-return]
+        return counts
 
     def _edge_presence_rows(self) -> Any:
         """The store's edges as graph positions (-1 for an endpoint this snapshot lacks) and
