@@ -141,8 +141,9 @@ def _opt_str(row: Mapping[str, Any], key: str) -> Any:
 
 def _opt_axis(row: Mapping[str, Any], key: str) -> Any:
     """A categorical provenance axis (authority, fidelity, extraction_method, lifecycle): a
-    string is stored as TEXT; a JSON number or boolean as its JSON text in a BLOB, so it reads
-    back with its type (:func:`_stored_axis_sql`)."""
+    string is stored as it is; a JSON number or boolean as the graph's name for it
+    (:data:`~conceptwalk.graph.linkgraph.JSON_VALUE_MARK`, a NUL, followed by its JSON text), so
+    it reads back with its type. A string may therefore not start with NUL."""
     v = row.get(key)
     if v is None:
         return None
@@ -151,17 +152,10 @@ def _opt_axis(row: Mapping[str, Any], key: str) -> Any:
             raise RowError(f"{key!r} must not start with a NUL character, got {shown(v)}")
         return str(v)
     try:
-        name = annotation_name(v, key)
+        return annotation_name(v, key)
     except InputError:
         raise RowError(f"{key!r} must be a string, a finite number (integers within 64 bits), a "
                        f"boolean or null, got {type(v).__name__} {shown(v)}") from None
-    return name[len(JSON_VALUE_MARK):].encode("ascii")
-
-
-def _stored_axis_sql(column: str) -> str:
-    """The SELECT expression of a categorical axis for the graph: a stored JSON number or boolean
-    (a BLOB) becomes JSON_VALUE_MARK + its JSON text, the graph's name for it."""
-    return f"CASE typeof({column}) WHEN 'blob' THEN char(0) || CAST({column} AS TEXT) ELSE {column} END"
 
 
 def _req_str(row: Mapping[str, Any], key: str) -> str:
@@ -1150,9 +1144,7 @@ def _graph_from_rows(conn: sqlite3.Connection, annotations: bool) -> LinkGraph:
             parsed[s] = _parse_scopes(s, nid)
         return parsed[s]
 
-    cols = "src, dst, type" + (", " + ", ".join(
-        k if k == "extraction_confidence" else _stored_axis_sql(k) for k in ANNOTATION_AXES)
-        if annotations else "")
+    cols = "src, dst, type" + (", " + ", ".join(ANNOTATION_AXES) if annotations else "")
     edges = conn.execute(f"SELECT {cols} FROM edges ORDER BY rowid").fetchall()
     table = {x: i for i, x in enumerate(ids)}
     names = list(ids)
