@@ -15,7 +15,13 @@ Schema (``PRAGMA user_version`` and ``meta.schema_version`` = :data:`SCHEMA_VERS
     nodes_fts  -- FTS5 external-content index over nodes(title, body), kept in sync by triggers
 
 ``nodes.rid`` is an explicit ``INTEGER PRIMARY KEY`` so the FTS5 external-content rowids stay
-stable across ``VACUUM``; ``id`` is the node's key everywhere else.
+stable across ``VACUUM``; ``id`` is the node's key everywhere else. A provenance value that is a
+JSON number or boolean (``fidelity: 0.75``) is stored in its TEXT column as a NUL followed by its
+JSON text -- the name the graph gives it -- so it reads back with its type.
+
+:meth:`KnowledgeBase.open` only creates the schema in a new or empty file; any other file must
+already be a conceptwalk store (checked through a read-only connection before anything is
+written), so another program's database is refused unchanged.
 """
 
 from __future__ import annotations
