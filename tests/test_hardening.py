@@ -403,3 +403,11 @@ def test_an_input_file_that_is_not_utf8_is_still_named_by_the_importer(tmp_path)
     with pytest.raises(InputError, match=r"x\.txt:1: not valid UTF-8"):
         import_edge_list(kb, p)
     assert kb.version == 0
+
+
+def test_an_argument_error_is_one_line_even_for_an_argument_with_a_newline(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["stats", "kb.db", "x\ny"])
+    assert info.value.code == 2
+    lines = capsys.readouterr().err.strip().split("\n")
+    assert lines[-1] == "conceptwalk: error: unrecognized arguments: x y" and len(lines) == 2

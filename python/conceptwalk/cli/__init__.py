@@ -15,6 +15,7 @@ import argparse
 import sqlite3
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ..errors import ConceptwalkError
 from . import bench, demo, graph, kb, serve, wrap
@@ -22,9 +23,18 @@ from . import bench, demo, graph, kb, serve, wrap
 __all__ = ["main", "build_parser"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its error message on one line (an argument holding a newline would break
+    it); the sub-command parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``conceptwalk`` argument parser with every command group registered."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="conceptwalk",
         description="Graph retrieval over a knowledge base's link graph.")
     parser.add_argument("--version", action="version", version=_version())
