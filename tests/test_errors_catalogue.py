@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import gzip
 import math
+import random
 import re
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +17,7 @@ from conceptwalk import Caller, ConceptwalkError, InputError, LinkGraph, NotFoun
 from conceptwalk import graph_context, link_suggest
 from conceptwalk.kb.importers import import_edge_list, import_jsonl
 from conceptwalk.kb.store import KnowledgeBase
+from conceptwalk.wrap.embed import get_embedder
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
 ALL = Caller.all_access()
@@ -46,6 +49,56 @@ def _file(tmp: Path, name: str, data: bytes) -> str:
     p = tmp / name
     p.write_bytes(data)
     return str(p)
+
+
+def _foreign(p: Path, user_version: int) -> Path:
+    c = sqlite3.connect(p)
+    c.execute("CREATE TABLE nodes(id TEXT)")
+    c.execute(f"PRAGMA user_version = {user_version}")
+    c.commit()
+    c.close()
+    return p
+
+
+def _mkdir(p: Path) -> Path:
+    p.mkdir()
+    return p
+
+
+def _edited(p: Path, sql: str) -> Path:
+    with KnowledgeBase.open(p) as kb:
+        kb.add_nodes([{"id": "a", "scopes": ["s"]}, {"id": "b"}])
+    c = sqlite3.connect(p)
+    c.execute(sql)
+    c.commit()
+    c.close()
+    return p
+
+
+def _corrupt(p: Path) -> Path:
+    with KnowledgeBase.open(p) as kb:
+        kb.add_nodes([{"id": f"n{i}", "title": "t" * 200, "body": "b" * 2000} for i in range(40)])
+        kb.add_edges([(f"n{i}", f"n{(i + 1) % 40}") for i in range(40)])
+    data = bytearray(p.read_bytes())
+    rng = random.Random(7)
+    for off in range(3 * 4096, len(data), 4096):
+        data[off:off + 4096] = bytes(rng.randrange(256) for _ in range(4096))
+    p.write_bytes(bytes(data))
+    return p
+
+
+def _read_all(p: Path) -> None:
+    with KnowledgeBase.open(p) as kb:
+        kb.stats()
+        kb.graph()
+        kb.search("t")
+
+
+def _session_token(t: Path) -> None:
+    from conceptwalk.serve.mcp import TokenFile, ToolServer
+
+    (t / "tokens.json").write_text('{"tok": ["a"]}')
+    ToolServer(_g(), tokens=TokenFile(str(t / "tokens.json")), session_token="nope")
 
 
 TRIGGERS = {
@@ -99,6 +152,28 @@ TRIGGERS = {
     "E65": lambda t: import_edge_list(_kb(t), _file(t, "x.csv", b"src,dst,weight\na,b,1\n")),
     "E66": lambda t: import_edge_list(_kb(t), _file(t, "x.tsv", b"src\tdst\tconfidence\na\tb\thigh\n")),
     "E67": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b'{"alias": "x", "canonical": "nope"}\n')),
+    # provenance values, long values, embedder bound (issue 14)
+    "E12": lambda t: LinkGraph.from_edges([{"src": "a", "dst": "b", "fidelity": [1]}]),
+    "E32": lambda t: _g().shortest_path("a", "x" * 5_000_000),
+    "E45": lambda t: get_embedder("hashing:99999999999"),
+    "E59": lambda t: _kb(t).add_edges([{"src": "a", "dst": "b", "fidelity": math.nan}]),
+    "E68": lambda t: import_edge_list(_kb(t), _file(t, "x.csv", b"src,dst,confidence\na,b,0_5\n")),
+    "E69": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b'{"src": "a", "dst": "b", "extraction_confidence": 1'
+                                               + b"0" * 400 + b"}\n")),
+    # foreign, damaged and unreadable files
+    "E80": lambda t: KnowledgeBase.open(_foreign(t / "other.db", 0)),
+    "E81": lambda t: KnowledgeBase.open(_foreign(t / "uv1.db", 1)),
+    "E82": lambda t: KnowledgeBase.open(_mkdir(t / "kbdir")),
+    "E83": lambda t: KnowledgeBase.open(_foreign(t / "new.db", 99)),
+    "E84": lambda t: _read_all(_corrupt(t / "corrupt.db")),
+    "E85": lambda t: KnowledgeBase.open(_edited(t / "nometa.db", "DELETE FROM meta WHERE key = 'version'")),
+    "E86": lambda t: KnowledgeBase.open(_edited(t / "badscopes.db",
+                                                "UPDATE nodes SET scopes = '{not json' WHERE id = 'a'")).graph(),
+    "E87": lambda t: import_jsonl(_kb(t), t / "missing.jsonl"),
+    "E88": lambda t: import_edge_list(_kb(t), _mkdir(t / "adir")),
+    "E89": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b"[" * 100_000 + b"\n")),
+    # MCP
+    "E90": lambda t: _session_token(t),
     # raw core
     "E70": lambda t: _core.personalized_pagerank(_g().core, np.zeros((1, 1), np.int32), np.ones(1), 0.25, 1e-4, 0, 0, None),
     "E71": lambda t: _core.resource_allocation(_g().core, 9, 2, 0, None),

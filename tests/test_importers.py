@@ -115,7 +115,8 @@ GOOD_LINE = '{"src": "a", "dst": "b"}'
     ('{"src": "a"}', "missing 'dst'"),
     ('{"src": "a", "dst": "b", "extraction_confidence": NaN}', "must be in [0, 1]"),
     ('{"src": "a", "dst": "b", "extraction_confidence": true}', "must be a number"),
-    ('{"src": "a", "dst": "b", "authority": 3}', "'authority' must be a string or null"),
+    # A JSON number or boolean is a valid provenance value (issue 14 item 7); a list is not.
+    ('{"src": "a", "dst": "b", "authority": [3]}', "'authority' must be a string, a finite number"),
     ('{"alias": "x", "canonical": "nowhere"}', "canonical 'nowhere' of alias 'x' is not a node"),
     ('{"canonical": "a"}', "missing 'alias'"),
 ])

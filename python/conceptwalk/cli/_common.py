@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -13,7 +14,11 @@ from typing import Any
 
 from ..errors import ConceptwalkError
 
-__all__ = ["emit", "open_kb", "caller_from_spec", "median_ms", "add_common"]
+__all__ = ["emit", "open_kb", "caller_from_spec", "median_ms", "add_common", "int_in", "float_in"]
+
+#: Upper bounds of the count arguments (far past any useful value, well inside the core's range).
+MAX_K = 1_000_000
+MAX_COUNT = 10_000_000
 
 
 def emit(obj: Any, as_json: bool) -> None:
@@ -22,6 +27,38 @@ def emit(obj: Any, as_json: bool) -> None:
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, sort_keys=False) + "\n")
     else:
         sys.stdout.write(str(obj) + "\n")
+
+
+def int_in(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse ``type=``: an integer in ``[lo, hi]``, else a one-line argument error."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text.strip(), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}") from None
+        if not lo <= v <= hi:
+            shown = text if len(text) <= 40 else text[:40] + "..."
+            raise argparse.ArgumentTypeError(f"must be an integer in [{lo}, {hi}], got {shown}")
+        return v
+    parse.__name__ = "integer"
+    return parse
+
+
+def float_in(lo: float, hi: float, *, open_lo: bool = True, open_hi: bool = False) -> Callable[[str], float]:
+    """An argparse ``type=``: a finite float in the interval, else a one-line argument error."""
+    left, right = "(" if open_lo else "[", ")" if open_hi else "]"
+
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text[:40]!r}") from None
+        ok = math.isfinite(v) and (lo < v if open_lo else lo <= v) and (v < hi if open_hi else v <= hi)
+        if not ok:
+            raise argparse.ArgumentTypeError(f"must be a number in {left}{lo:g}, {hi:g}{right}, got {text[:40]}")
+        return v
+    parse.__name__ = "number"
+    return parse
 
 
 def open_kb(path: str, *, must_exist: bool = True) -> Any:

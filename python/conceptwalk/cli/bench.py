@@ -16,6 +16,8 @@ import sys
 import time
 from typing import Any
 
+from ._common import MAX_COUNT, int_in
+
 __all__ = ["register", "cmd_bench"]
 
 
@@ -92,9 +94,11 @@ def register(subparsers: Any) -> None:
     """
     p = subparsers.add_parser("bench", help="measure query times on the synthetic KB or your KB file")
     p.add_argument("kb", nargs="?", help="a KB file (default: the synthetic KB)")
-    p.add_argument("--concepts", type=int, default=None, help="synthetic KB size in concepts (default 1000)")
-    p.add_argument("--queries", type=int, default=50, help="queries per measurement")
-    p.add_argument("--rounds", type=int, default=5, help="round-robin rounds (the median is taken)")
+    p.add_argument("--concepts", type=int_in(1, MAX_COUNT), default=None,
+                   help="synthetic KB size in concepts (default 1000)")
+    p.add_argument("--queries", type=int_in(1, 1_000_000), default=50, help="queries per measurement")
+    p.add_argument("--rounds", type=int_in(1, 10_000), default=5,
+                   help="round-robin rounds (the median is taken)")
     p.add_argument("--no-threads", action="store_true", help="skip the 1- vs 2-thread batch measurement")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)

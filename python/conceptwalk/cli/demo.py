@@ -7,7 +7,7 @@ import os
 import time
 from typing import Any
 
-from ._common import emit, median_ms, open_kb
+from ._common import MAX_COUNT, emit, int_in, median_ms, open_kb
 from .kb import load_synthetic
 
 __all__ = ["register"]
@@ -116,9 +116,11 @@ def register(sub: Any) -> None:
     """
     p = sub.add_parser("demo", help="build a synthetic KB into a SQLite file and show the tools answering")
     p.add_argument("--path", default="conceptwalk-demo.db", help="SQLite file (default: %(default)s)")
-    p.add_argument("--concepts", type=int, default=1000, help="number of concepts (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--repeat", type=int, default=200, help="warm calls per timing (default: %(default)s)")
+    p.add_argument("--concepts", type=int_in(1, MAX_COUNT), default=1000,
+                   help="number of concepts (default: %(default)s)")
+    p.add_argument("--seed", type=int_in(0, 2**63 - 1), default=0)
+    p.add_argument("--repeat", type=int_in(1, 1_000_000), default=200,
+                   help="warm calls per timing (default: %(default)s)")
     p.add_argument("--rebuild", action="store_true", help="regenerate the file even if it exists")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_demo)

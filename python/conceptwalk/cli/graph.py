@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_common, caller_from_spec, emit, open_kb
+from ._common import MAX_K, add_common, caller_from_spec, emit, float_in, int_in, open_kb
 
 __all__ = ["register"]
 
@@ -50,19 +50,19 @@ def register(sub: Any) -> None:
     p.add_argument("kb")
     p.add_argument("question", nargs="?")
     p.add_argument("--concept", action="append", help="seed concept id (repeatable)")
-    p.add_argument("-k", type=int, default=20)
+    p.add_argument("-k", type=int_in(1, MAX_K), default=20)
     p.add_argument("--node-type", action="append", help="keep results of this type (repeatable)")
-    p.add_argument("--restart", type=float, default=0.25)
-    p.add_argument("--eps", type=float, default=1e-4)
-    p.add_argument("--hits", type=int, default=10, help="full-text hits used as seeds")
+    p.add_argument("--restart", type=float_in(0.0, 1.0, open_hi=True), default=0.25)
+    p.add_argument("--eps", type=float_in(0.0, 1.0), default=1e-4)
+    p.add_argument("--hits", type=int_in(1, 10_000), default=10, help="full-text hits used as seeds")
     add_common(p)
     p.set_defaults(func=cmd_context)
 
     p = sub.add_parser("suggest", help="missing links for a concept (resource allocation)")
     p.add_argument("kb")
     p.add_argument("concept")
-    p.add_argument("-k", type=int, default=10)
-    p.add_argument("--min-shared", type=int, default=2)
+    p.add_argument("-k", type=int_in(1, MAX_K), default=10)
+    p.add_argument("--min-shared", type=int_in(1, MAX_K), default=2)
     add_common(p)
     p.set_defaults(func=cmd_suggest)
 

@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from ..errors import ConceptwalkError
-from ._common import emit, open_kb
+from ._common import MAX_COUNT, emit, int_in, open_kb
 
 __all__ = ["register", "load_synthetic"]
 
@@ -139,8 +139,8 @@ def register(sub: Any) -> None:
     """
     p = sub.add_parser("synth", help="write a synthetic KB into a SQLite file")
     p.add_argument("kb")
-    p.add_argument("--concepts", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--concepts", type=int_in(1, MAX_COUNT), default=1000)
+    p.add_argument("--seed", type=int_in(0, 2**63 - 1), default=0)
     p.add_argument("--force", action="store_true")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--json", action="store_true")

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from ..errors import ConceptwalkError
+from ._common import MAX_K, int_in
 
 __all__ = ["register", "format_results"]
 
@@ -142,7 +143,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("kb")
     p.add_argument("text")
     p.add_argument("--concept-walk", action="store_true", help="append concept-walk candidates after the flat results")
-    p.add_argument("-k", type=int, default=10, help="flat results (default: %(default)s)")
+    p.add_argument("-k", type=int_in(1, MAX_K), default=10, help="flat results (default: %(default)s)")
     p.add_argument("--mode", choices=["fts", "embedding"], default="fts", help="flat search (default: %(default)s)")
     p.add_argument("--embedder", default="hashing", help="embedder spec (default: %(default)s)")
     p.add_argument("--max-hops", type=int, default=2, choices=[1, 2])

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 import threading
+from numbers import Integral, Real
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -14,7 +16,7 @@ import numpy.typing as npt
 
 from .. import _core
 from ._intern import ANNOTATION_KEYS, factorize, factorize_lists, intern_edges, intern_strings, to_float_array
-from ..errors import InputError, NotFoundError
+from ..errors import InputError, NotFoundError, shown
 from .checks import check_count, check_min_shared, check_optional_count, check_ppr_params
 
 __all__ = [
@@ -62,6 +64,59 @@ def _encode(values: Any, n: int, name: str) -> tuple[npt.NDArray[np.int32], tupl
     names, rank = _sorted_codes(first)
     lut = np.append(rank, -1).astype(np.int32)  # index -1 -> -1
     return lut[codes_in], names
+
+
+#: A categorical edge annotation that is a JSON number or boolean (not a string) is held among its
+#: column's names as this mark followed by the value's JSON text; :meth:`LinkGraph.edge_annotation`
+#: decodes it, so values come back with the type they were given.
+JSON_VALUE_MARK = "\x00"
+
+
+def annotation_name(value: Any, key: str) -> str:
+    """The name under which a categorical annotation value is held: a string as it is, a JSON
+    number or boolean as :data:`JSON_VALUE_MARK` + its JSON text."""
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, bool):
+        return JSON_VALUE_MARK + ("true" if value else "false")
+    if isinstance(value, Integral):
+        if -(2**63) <= int(value) < 2**63:
+            return JSON_VALUE_MARK + str(int(value))
+    elif isinstance(value, Real):
+        f = float(value)
+        if math.isfinite(f):
+            return JSON_VALUE_MARK + json.dumps(f)
+    raise InputError(f"{key} must be a string, a finite number (integers within 64 bits), a boolean "
+                     f"or None, got {type(value).__name__} {shown(value)}")
+
+
+def annotation_value(name: str) -> Any:
+    """Inverse of :func:`annotation_name`."""
+    if name.startswith(JSON_VALUE_MARK):
+        return json.loads(name[1:])
+    return name
+
+
+def _annotation_column(values: Any, n: int, key: str) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+    """A categorical edge annotation column encoded by :func:`_encode`, keeping JSON numbers and
+    booleans apart from strings (``0.75`` and ``"0.75"``, ``True`` and ``1`` stay distinct)."""
+    if not (isinstance(values, tuple) and len(values) == 2 and isinstance(values[0], np.ndarray)):
+        if isinstance(values, np.ndarray):
+            values = values.tolist()
+        elif not isinstance(values, (list, tuple)):
+            values = list(values)
+        if not set(map(type, values)) <= {str, type(None)}:
+            values = [None if v is None else annotation_name(v, key) for v in values]
+    codes, names = _encode(values, n, key)
+    for name in names:
+        if name.startswith(JSON_VALUE_MARK):
+            try:
+                v = annotation_value(name)
+            except ValueError:
+                v = None
+            if isinstance(v, str) or v is None or isinstance(v, (list, dict)):
+                raise InputError(f"{key}: a value must not start with a NUL character, got {name[:40]!r}")
+    return codes, names
 
 
 def _confidences(values: Any, n: int) -> npt.NDArray[np.float64]:
@@ -215,8 +270,9 @@ class LinkGraph:
         self.edge_type_codes = edge_type_codes
         self.edge_type_names = edge_type_names
         #: Loaded annotation columns: key -> (codes int32 with -1 absent, names) for categorical
-        #: keys, (float64 with NaN absent, ()) for extraction_confidence. A key missing here was
-        #: not loaded into this projection.
+        #: keys (a number or boolean value is named JSON_VALUE_MARK + its JSON text), (float64
+        #: with NaN absent, ()) for extraction_confidence. A key missing here was not loaded
+        #: into this projection.
         self.edge_annotations = edge_annotations
         self.self_loops = self_loops
         self.duplicate_edges = duplicate_edges
@@ -385,7 +441,7 @@ class LinkGraph:
             if key == "extraction_confidence":
                 encoded[key] = (_confidences(col, m), ())
             else:
-                encoded[key] = _encode(col, m, key)
+                encoded[key] = _annotation_column(col, m, key)
         # The input edge behind each canonical edge. Exact duplicates: the smallest annotation
         # tuple (absent first, then by sorted value) wins, so the choice never depends on order.
         chosen = np.empty(E, dtype=np.int64)
@@ -545,7 +601,9 @@ class LinkGraph:
         return list(range(int(self.pair_ptr[p]), int(self.pair_ptr[p + 1])))
 
     def edge_annotation(self, edge: int, key: str) -> Any:
-        """The value of annotation ``key`` on canonical edge ``edge``, or None when absent."""
+        """The value of annotation ``key`` on canonical edge ``edge``, or None when absent.
+
+        A value is returned with the JSON type it was given (string, number or boolean)."""
         col = self.edge_annotations.get(key)
         if col is None:
             return None
@@ -554,7 +612,7 @@ class LinkGraph:
             v = float(values[edge])
             return None if math.isnan(v) else v
         c = int(values[edge])
-        return None if c < 0 else names[c]
+        return None if c < 0 else annotation_value(names[c])
 
     # ------------------------------------------------------------------ visibility
     def visibility(self, visible: Visible) -> _core.VisibilityMask | None:

@@ -12,15 +12,15 @@ import csv
 import gzip
 import io
 import json
-import math
 import os
+import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from ..graph import DEFAULT_EDGE_TYPE
 from .store import (ANNOTATION_AXES, EDGE_KEYS, NODE_KEYS, KnowledgeBase, RowError, alias_pair,
                     edge_tuple, node_tuple)
@@ -221,6 +221,7 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
     """
     p = Path(path)
     name = str(path)
+    _check_readable(p, name)
     summary = ImportSummary()
     bar = _Progress(progress, p.name)
     try:
@@ -236,6 +237,10 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise InputError(f"{name}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+                except RecursionError:
+                    raise InputError(f"{name}:{lineno}: invalid JSON (nested too deeply)") from None
+                except ValueError as exc:  # e.g. an integer of more than 4300 digits
+                    raise InputError(f"{name}:{lineno}: invalid JSON ({exc})") from None
                 try:
                     if not isinstance(obj, dict):
                         raise RowError(f"expected a JSON object, got {type(obj).__name__}")
@@ -257,10 +262,34 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
         bar.update(summary.lines)
     except _GZIP_ERRORS as exc:
         raise InputError(f"{name}: not a valid gzip file ({exc})") from None
+    except OSError as exc:
+        raise _unreadable(name, exc) from None
     finally:
         bar.close()
     return summary
 
+
+def _unreadable(name: str, exc: OSError) -> InputError:
+    """A file that cannot be read (missing, a directory, no permission, an I/O error)."""
+    if isinstance(exc, FileNotFoundError):
+        why = "no such file"
+    elif isinstance(exc, IsADirectoryError):
+        why = "is a directory, not a file"
+    else:
+        why = exc.strerror or str(exc)
+    return InputError(f"{name}: cannot read the file: {why}")
+
+
+def _check_readable(p: Path, name: str) -> None:
+    """Refuse a missing path or a directory before any work (and before a progress bar shows)."""
+    if p.is_dir():
+        raise _unreadable(name, IsADirectoryError(name))
+    if not p.exists():
+        raise _unreadable(name, FileNotFoundError(name))
+
+
+#: A decimal number as a CSV cell may write it (no underscores, no 'inf'/'nan', no hex).
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 _HEADER_SYNONYMS = {"source": "src", "target": "dst", "from": "src", "to": "dst",
                     "confidence": "extraction_confidence"}
@@ -329,6 +358,7 @@ def import_edge_list(kb: KnowledgeBase, path: str | os.PathLike[str], *, delimit
         raise InputError(f"default_type must be a non-empty string, got {default_type!r}")
     if has_header not in (True, False, "auto"):
         raise InputError(f"has_header must be True, False or 'auto', got {has_header!r}")
+    _check_readable(p, name)
     base = p.name[:-3] if p.name.endswith(".gz") else p.name
     ext = os.path.splitext(base)[1].lower()
     summary = ImportSummary()
@@ -382,6 +412,8 @@ def import_edge_list(kb: KnowledgeBase, path: str | os.PathLike[str], *, delimit
         raise InputError(f"{name}: not a valid gzip file ({exc})") from None
     except UnicodeDecodeError as exc:  # the delimiter sniffing reads the first line
         raise InputError(f"{name}:1: not valid UTF-8 ({exc.reason})") from None
+    except OSError as exc:
+        raise _unreadable(name, exc) from None
     finally:
         bar.close()
     return summary
@@ -397,11 +429,11 @@ def _check_header(names: list[str], cells: list[str], where: str) -> list[str]:
     allowed = set(EDGE_KEYS)
     for raw, n in zip(cells, names):
         if n not in allowed:
-            raise InputError(f"{where}: unknown column {raw.strip()!r} in the header "
+            raise InputError(f"{where}: unknown column {shown(raw.strip())} in the header "
                              f"(expected {', '.join(EDGE_KEYS)})")
     dup = {n for n in names if names.count(n) > 1}
     if dup:
-        raise InputError(f"{where}: column {sorted(dup)[0]!r} appears twice in the header")
+        raise InputError(f"{where}: column {shown(sorted(dup)[0])} appears twice in the header")
     for req in ("src", "dst"):
         if req not in names:
             raise InputError(f"{where}: the header has no {req!r} column")
@@ -427,13 +459,11 @@ def _edge_from_cells(cells: list[str], columns: list[str] | None, default_type: 
                 continue
             row[key] = None
         elif key == "extraction_confidence":
-            try:
-                f = float(v)
-            except ValueError:
-                raise RowError(f"'extraction_confidence' must be a number in [0, 1], got {v!r}") from None
-            if math.isnan(f):
-                raise RowError(f"'extraction_confidence' must be a number in [0, 1], got {v!r}")
-            row[key] = f
+            # Strictly a decimal number: Python's float() would also take '0_5' (as 5.0), 'inf'
+            # and 'nan'.
+            if _DECIMAL.fullmatch(v) is None:
+                raise RowError(f"'extraction_confidence' must be a number in [0, 1], got {shown(v)}")
+            row[key] = float(v)
         else:
             row[key] = v
     return edge_tuple(row, default_type)
@@ -509,7 +539,7 @@ def import_networkx(kb: KnowledgeBase, G: Any, *, type_attr: str = "type", unkno
             key = keys.get(k) if isinstance(k, str) else None
             if key is None:
                 if unknown == "error":
-                    raise InputError(f"{where}: unknown attribute {k!r} "
+                    raise InputError(f"{where}: unknown attribute {shown(k)} "
                                      f"(known: {', '.join(sorted(keys))}; pass unknown='ignore')")
                 ignored.add(str(k))
                 continue
@@ -523,25 +553,25 @@ def import_networkx(kb: KnowledgeBase, G: Any, *, type_attr: str = "type", unkno
             for n, attrs in G.nodes(data=True):
                 sid = str(n)
                 if sid in ids:
-                    raise InputError(f"nodes {ids[sid]!r} and {n!r} both become id {sid!r}")
+                    raise InputError(f"nodes {shown(ids[sid])} and {shown(n)} both become id {shown(sid)}")
                 ids[sid] = n
-                row = mapped(attrs, node_keys, f"node {n!r}")
+                row = mapped(attrs, node_keys, f"node {shown(n)}")
                 row["id"] = sid
                 try:
                     w.node(node_tuple(row))
                 except RowError as exc:
-                    raise InputError(f"node {n!r}: {exc}") from None
+                    raise InputError(f"node {shown(n)}: {exc}") from None
                 done += 1
                 if done % _CHUNK == 0:
                     bar.update(done)
             for u, v, attrs in G.edges(data=True):
-                row = mapped(attrs, edge_keys, f"edge ({u!r}, {v!r})")
+                row = mapped(attrs, edge_keys, f"edge ({shown(u)}, {shown(v)})")
                 row["src"] = str(u)
                 row["dst"] = str(v)
                 try:
                     w.edge(edge_tuple(row))
                 except RowError as exc:
-                    raise InputError(f"edge ({u!r}, {v!r}): {exc}") from None
+                    raise InputError(f"edge ({shown(u)}, {shown(v)}): {exc}") from None
                 done += 1
                 if done % _CHUNK == 0:
                     bar.update(done)

@@ -15,18 +15,26 @@ Schema (``PRAGMA user_version`` and ``meta.schema_version`` = :data:`SCHEMA_VERS
     nodes_fts  -- FTS5 external-content index over nodes(title, body), kept in sync by triggers
 
 ``nodes.rid`` is an explicit ``INTEGER PRIMARY KEY`` so the FTS5 external-content rowids stay
-stable across ``VACUUM``; ``id`` is the node's key everywhere else.
+stable across ``VACUUM``; ``id`` is the node's key everywhere else. A provenance value that is a
+JSON number or boolean (``fidelity: 0.75``) is stored in its TEXT column as a NUL followed by its
+JSON text -- the name the graph gives it -- so it reads back with its type.
+
+:meth:`KnowledgeBase.open` only creates the schema in a new or empty file; any other file must
+already be a conceptwalk store (checked through a read-only connection before anything is
+written), so another program's database is refused unchanged.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from numbers import Real
 from typing import Any
 
@@ -34,8 +42,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ..graph import intern_strings
-from ..errors import ConceptwalkError, InputError, NotFoundError
+from ..errors import ConceptwalkError, InputError, NotFoundError, StoreNotFoundError, shown
 from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, Caller, LinkGraph
+from ..graph.linkgraph import JSON_VALUE_MARK, annotation_name
 from ..graph.text import TextIndex, text_search
 
 __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
@@ -133,8 +142,27 @@ class RowError(ValueError):
 def _opt_str(row: Mapping[str, Any], key: str) -> Any:
     v = row.get(key)
     if v is not None and not isinstance(v, str):
-        raise RowError(f"{key!r} must be a string or null, got {type(v).__name__} {v!r}")
+        raise RowError(f"{key!r} must be a string or null, got {type(v).__name__} {shown(v)}")
     return v
+
+
+def _opt_axis(row: Mapping[str, Any], key: str) -> Any:
+    """A categorical provenance axis (authority, fidelity, extraction_method, lifecycle): a
+    string is stored as it is; a JSON number or boolean as the graph's name for it
+    (:data:`~conceptwalk.graph.linkgraph.JSON_VALUE_MARK`, a NUL, followed by its JSON text), so
+    it reads back with its type. A string may therefore not start with NUL."""
+    v = row.get(key)
+    if v is None:
+        return None
+    if isinstance(v, str):
+        if v.startswith(JSON_VALUE_MARK):
+            raise RowError(f"{key!r} must not start with a NUL character, got {shown(v)}")
+        return str(v)
+    try:
+        return annotation_name(v, key)
+    except InputError:
+        raise RowError(f"{key!r} must be a string, a finite number (integers within 64 bits), a "
+                       f"boolean or null, got {type(v).__name__} {shown(v)}") from None
 
 
 def _req_str(row: Mapping[str, Any], key: str) -> str:
@@ -142,7 +170,7 @@ def _req_str(row: Mapping[str, Any], key: str) -> str:
         raise RowError(f"missing {key!r}")
     v = row[key]
     if not isinstance(v, str):
-        raise RowError(f"{key!r} must be a string, got {type(v).__name__} {v!r}")
+        raise RowError(f"{key!r} must be a string, got {type(v).__name__} {shown(v)}")
     if not v:
         raise RowError(f"{key!r} must not be empty")
     return v
@@ -153,7 +181,7 @@ def _check_keys(row: Any, allowed: tuple[str, ...], what: str) -> Mapping[str, A
         raise RowError(f"expected a {what} dict, got {type(row).__name__}")
     for k in row:
         if k not in allowed:
-            raise RowError(f"unknown key {k!r} (a {what} has {', '.join(allowed)})")
+            raise RowError(f"unknown key {shown(k)} (a {what} has {', '.join(allowed)})")
     return row
 
 
@@ -164,10 +192,10 @@ def node_tuple(row: Any) -> tuple[Any, ...]:
     scopes = row.get("scopes")
     if scopes is not None:
         if isinstance(scopes, (str, bytes)) or not isinstance(scopes, (list, tuple)):
-            raise RowError(f"'scopes' must be a list of strings or null, got {type(scopes).__name__} {scopes!r}")
+            raise RowError(f"'scopes' must be a list of strings or null, got {type(scopes).__name__} {shown(scopes)}")
         for s in scopes:
             if not isinstance(s, str) or not s:
-                raise RowError(f"'scopes' must hold non-empty strings, got {s!r}")
+                raise RowError(f"'scopes' must hold non-empty strings, got {shown(s)}")
         scopes = json.dumps(list(scopes), ensure_ascii=False)
     mask = 0
     for i, k in enumerate(_NODE_OPTIONAL):
@@ -181,10 +209,13 @@ def _confidence(v: Any) -> float | None:
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, Real):
-        raise RowError(f"'extraction_confidence' must be a number in [0, 1] or null, got {type(v).__name__} {v!r}")
-    f = float(v)
+        raise RowError(f"'extraction_confidence' must be a number in [0, 1] or null, got {type(v).__name__} {shown(v)}")
+    try:
+        f = float(v)
+    except OverflowError:  # an integer past the float range, e.g. 10**400
+        f = math.inf
     if not (0.0 <= f <= 1.0):  # also rejects NaN
-        raise RowError(f"'extraction_confidence' must be in [0, 1], got {v!r}")
+        raise RowError(f"'extraction_confidence' must be in [0, 1], got {shown(v)}")
     return f
 
 
@@ -202,8 +233,10 @@ def edge_tuple(row: Any, default_type: str = DEFAULT_EDGE_TYPE) -> tuple[Any, ..
                               g("extraction_confidence"), g("lifecycle"))
         if (type(src) is str and src and type(dst) is str and dst
                 and (typ is None or (type(typ) is str and typ))
-                and (au is None or type(au) is str) and (fi is None or type(fi) is str)
-                and (me is None or type(me) is str) and (li is None or type(li) is str)
+                and (au is None or (type(au) is str and au[:1] != "\x00"))
+                and (fi is None or (type(fi) is str and fi[:1] != "\x00"))
+                and (me is None or (type(me) is str and me[:1] != "\x00"))
+                and (li is None or (type(li) is str and li[:1] != "\x00"))
                 and (co is None or (type(co) is float and 0.0 <= co <= 1.0))):
             mask = (("authority" in row) | (("fidelity" in row) << 1)
                     | (("extraction_method" in row) << 2) | (("extraction_confidence" in row) << 3)
@@ -227,9 +260,9 @@ def _edge_tuple_checked(row: Any, default_type: str) -> tuple[Any, ...]:
     for i, k in enumerate(ANNOTATION_AXES):
         if k in row:
             mask |= 1 << i
-    return (src, dst, typ, _opt_str(row, "authority"), _opt_str(row, "fidelity"),
-            _opt_str(row, "extraction_method"), _confidence(row.get("extraction_confidence")),
-            _opt_str(row, "lifecycle"), mask)
+    return (src, dst, typ, _opt_axis(row, "authority"), _opt_axis(row, "fidelity"),
+            _opt_axis(row, "extraction_method"), _confidence(row.get("extraction_confidence")),
+            _opt_axis(row, "lifecycle"), mask)
 
 
 def alias_pair(row: Any) -> tuple[str, str]:
@@ -239,7 +272,7 @@ def alias_pair(row: Any) -> tuple[str, str]:
         return _req_str(row, "alias"), _req_str(row, "canonical")
     if isinstance(row, (tuple, list)) and len(row) == 2:
         return _req_str({"alias": row[0]}, "alias"), _req_str({"canonical": row[1]}, "canonical")
-    raise RowError(f"expected {{'alias': ..., 'canonical': ...}} or an (alias, canonical) pair, got {row!r}")
+    raise RowError(f"expected {{'alias': ..., 'canonical': ...}} or an (alias, canonical) pair, got {shown(row)}")
 
 
 def _chunks(it: Iterable[Any], size: int = _CHUNK) -> Iterator[list[Any]]:
@@ -266,9 +299,119 @@ def _fts_query(text: str) -> str | None:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in seen)
 
 
+class _Damaged(Exception):
+    """A stored value this version cannot read (a damaged file, or rows written around the API);
+    :meth:`KnowledgeBase._locked` turns it into a :class:`ConceptwalkError` naming the file."""
+
+
+def _parse_scopes(s: Any, node_id: Any) -> list[str] | None:
+    """A stored ``scopes`` value (JSON list text) as a list; :class:`_Damaged` when it is not."""
+    if s is None:
+        return None
+    try:
+        v = json.loads(s)
+    except (TypeError, ValueError, RecursionError):
+        v = s
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise _Damaged(f"node {shown(node_id)} has scopes {shown(s)}, not a JSON list of strings "
+                       "(the store is damaged)")
+    return v
+
+
+def _meta_int(conn: sqlite3.Connection, key: str) -> int:
+    r = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    if r is None:
+        raise _Damaged(f"the meta row {key!r} is missing (the store is damaged)")
+    if isinstance(r[0], bool) or not isinstance(r[0], int):
+        raise _Damaged(f"the meta row {key!r} holds {shown(r[0])}, not a count (the store is damaged)")
+    return r[0]
+
+
 def _node_dict(r: Sequence[Any]) -> dict[str, Any]:
     return {"id": r[0], "type": r[1], "title": r[2], "body": r[3],
-            "scopes": None if r[4] is None else json.loads(r[4]), "lifecycle": r[5]}
+            "scopes": _parse_scopes(r[4], r[0]), "lifecycle": r[5]}
+
+
+# ---------------------------------------------------------------------- opening a file
+#: Tables (and their columns) every conceptwalk store has; a file without them is not ours.
+_STORE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "meta": ("key", "value"),
+    "nodes": ("rid", "id", "type", "title", "body", "scopes", "lifecycle"),
+    "edges": ("src", "dst", "type") + ANNOTATION_AXES,
+    "aliases": ("alias", "canonical"),
+    "embeddings": ("node_id", "model", "dim", "vector"),
+    "nodes_fts": ("title", "body"),
+}
+
+
+def _not_ours(p: str, why: str) -> ConceptwalkError:
+    return ConceptwalkError(f"{p!r} is not a conceptwalk knowledge base ({why}); it was not changed")
+
+
+def _schema_objects(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
+
+
+def _inspect_file(p: str) -> bool:
+    """Whether the existing file ``p`` is empty (the schema may be created in it). Raises
+    :class:`ConceptwalkError` for a file that is not a conceptwalk store; writes nothing (the
+    file is read through a read-only connection)."""
+    try:
+        if os.path.getsize(p) == 0:
+            return True
+        with open(p, "rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc.strerror or exc}") from None
+    if head != b"SQLite format 3\x00":
+        raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: file is not a database")
+    uri = Path(os.path.abspath(p)).as_uri() + "?mode=ro"
+    try:
+        ro = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0)
+    except sqlite3.Error as exc:
+        raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
+    try:
+        ro.execute("PRAGMA busy_timeout = 30000")
+        have = int(ro.execute("PRAGMA user_version").fetchone()[0])
+        if have == 0 and not _schema_objects(ro):
+            return True  # an empty SQLite database
+        _check_store(ro, p)
+        return False
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
+    finally:
+        ro.close()
+
+
+def _check_store(conn: sqlite3.Connection, p: str) -> None:
+    """Raise unless ``conn`` holds a conceptwalk store this version can read."""
+    have = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if have > SCHEMA_VERSION:
+        raise ConceptwalkError(
+            f"{p!r} has schema version {have}, newer than this conceptwalk supports "
+            f"({SCHEMA_VERSION}); upgrade conceptwalk")
+    objects = dict(conn.execute("SELECT name, type FROM sqlite_master").fetchall())
+    if have < 1:
+        raise _not_ours(p, f"a SQLite database of another program: user_version {have}, "
+                           f"{len(objects)} schema objects")
+    for table, cols in _STORE_COLUMNS.items():
+        if objects.get(table) != "table":
+            raise _not_ours(p, f"user_version {have} but no {table!r} table")
+        got = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        missing = [c for c in cols if c not in got]
+        if missing:
+            raise _not_ours(p, f"table {table!r} has no column {missing[0]!r}")
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('schema_version', 'version')"))
+    for key in ("schema_version", "version"):
+        v = meta.get(key)
+        if key not in meta:
+            raise ConceptwalkError(f"{p!r}: the meta row {key!r} is missing (the store is damaged)")
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ConceptwalkError(f"{p!r}: the meta row {key!r} holds {shown(v)}, not a count "
+                                   "(the store is damaged)")
+    if meta["schema_version"] != have:
+        raise ConceptwalkError(f"{p!r}: meta schema_version {meta['schema_version']} differs from "
+                               f"user_version {have} (the store is damaged)")
 
 
 # ---------------------------------------------------------------------- the store
@@ -324,7 +467,8 @@ class KnowledgeBase:
             The SQLite file; ``":memory:"`` gives a private in-memory store (no WAL).
         create : bool
             Create the file when absent; with ``False`` a missing file raises
-            :class:`FileNotFoundError`.
+            :class:`~conceptwalk.errors.StoreNotFoundError` (a ``FileNotFoundError``). The schema
+            is only ever created in a new or empty file.
 
         Returns
         -------
@@ -333,7 +477,9 @@ class KnowledgeBase:
         Raises
         ------
         ConceptwalkError
-            The file is not a SQLite database or was written by a newer schema.
+            The path is a directory; the file is not a SQLite database, is damaged, is another
+            program's database (``"not a conceptwalk knowledge base"``: refused before anything
+            is written to it) or was written by a newer schema.
 
         Examples
         --------
@@ -344,22 +490,36 @@ class KnowledgeBase:
         """
         p = str(os.fspath(path))
         memory = p == ":memory:" or p.startswith("file::memory:")
-        if not memory and not create and not os.path.exists(p):
-            raise FileNotFoundError(f"knowledge base not found: {p!r}")
-        conn = sqlite3.connect(p, isolation_level=None, check_same_thread=False, timeout=30.0)
+        fresh = memory
+        if not memory:
+            if os.path.isdir(p):
+                raise ConceptwalkError(f"{p!r} is a directory, not a knowledge base file")
+            if not os.path.exists(p):
+                if not create:
+                    raise StoreNotFoundError(f"knowledge base not found: {p!r}")
+                fresh = True
+            else:
+                # Look before touching: a file that is not ours is refused before anything is
+                # written to it (no schema, no WAL switch, no -wal file).
+                fresh = _inspect_file(p)
+        try:
+            conn = sqlite3.connect(p, isolation_level=None, check_same_thread=False, timeout=30.0)
+        except sqlite3.Error as exc:
+            raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
         try:
             conn.execute("PRAGMA busy_timeout = 30000")
             have = conn.execute("PRAGMA user_version").fetchone()[0]
-            if have > SCHEMA_VERSION:
-                raise ConceptwalkError(
-                    f"{p!r} has schema version {have}, newer than this conceptwalk supports "
-                    f"({SCHEMA_VERSION}); upgrade conceptwalk")
+            if not fresh:
+                _check_store(conn, p)
+            elif have != 0 or _schema_objects(conn):  # created by someone else since we looked
+                _check_store(conn, p)
+                fresh = False
             if not memory:
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only medium
                     raise ConceptwalkError(f"could not switch {p!r} to WAL mode (got {mode!r})")
                 conn.execute("PRAGMA synchronous = NORMAL")
-            if have < SCHEMA_VERSION:
+            if fresh:
                 # One script, one transaction; every statement is idempotent, so two processes
                 # creating the same file at once are safe.
                 try:
@@ -369,7 +529,7 @@ class KnowledgeBase:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             conn.close()
             raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
         except BaseException:
@@ -411,7 +571,7 @@ class KnowledgeBase:
         target : sqlite3.Connection
             The destination database (its content is replaced).
         """
-        with self._lock:
+        with self._locked():
             self.conn.backup(target)
 
     @contextmanager
@@ -430,8 +590,7 @@ class KnowledgeBase:
         >>> kb.version
         1
         """
-        with self._lock:
-            conn = self.conn
+        with self._locked(reading=False) as conn:
             if self._depth:
                 self._depth += 1
                 try:
@@ -446,7 +605,8 @@ class KnowledgeBase:
                 yield
             except BaseException:
                 self._depth = 0
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             else:
                 self._depth = 0
@@ -458,10 +618,25 @@ class KnowledgeBase:
                     raise
 
     @contextmanager
+    def _locked(self, *, reading: bool = True) -> Iterator[sqlite3.Connection]:
+        """The lock held and the connection. A SQLite error (a damaged page, a locked file, a
+        disk error) or an unreadable stored value raised inside becomes a
+        :class:`ConceptwalkError` naming the file; so does a stored text that is not UTF-8 when
+        ``reading`` (a write transaction's caller, e.g. an importer, decodes its own input and
+        reports that error itself)."""
+        errors: tuple[type[BaseException], ...] = (sqlite3.DatabaseError, _Damaged)
+        if reading:
+            errors += (UnicodeDecodeError,)
+        with self._lock:
+            try:
+                yield self.conn
+            except errors as exc:
+                raise ConceptwalkError(f"knowledge base {self.path!r}: {exc}") from None
+
+    @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: every SELECT inside sees one committed snapshot."""
-        with self._lock:
-            conn = self.conn
+        with self._locked() as conn:
             if self._depth:  # inside our own write transaction: see our writes
                 yield conn
                 return
@@ -469,7 +644,8 @@ class KnowledgeBase:
             try:
                 yield conn
             finally:
-                conn.execute("COMMIT")
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
 
     # ------------------------------------------------------------------ writes
     def add_nodes(self, rows: Iterable[Mapping[str, Any]]) -> int:
@@ -740,14 +916,14 @@ class KnowledgeBase:
     @property
     def version(self) -> int:
         """The write counter: bumped by every committed write transaction (any process)."""
-        with self._lock:
-            return int(self.conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
+        with self._locked() as conn:
+            return _meta_int(conn, "version")
 
     @property
     def schema_version(self) -> int:
         """The on-disk schema version of this file (:data:`SCHEMA_VERSION` once opened)."""
-        with self._lock:
-            return int(self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+        with self._locked() as conn:
+            return _meta_int(conn, "schema_version")
 
     def get_embeddings(self, model: str, ids: Sequence[str] | None = None) -> tuple[list[str], npt.NDArray[np.float32]]:
         """The stored vectors of ``model``.
@@ -794,7 +970,13 @@ class KnowledgeBase:
                 rows = [got[x] for x in out_ids]
         if not rows:
             return out_ids, np.zeros((0, 0), dtype=np.float32)
-        dim = int(rows[0][1])
+        dim = rows[0][1]
+        for r in rows:
+            if (isinstance(r[1], bool) or not isinstance(r[1], int) or r[1] != dim or dim < 1
+                    or not isinstance(r[2], bytes) or len(r[2]) != 4 * dim):
+                raise ConceptwalkError(
+                    f"knowledge base {self.path!r}: the stored vector of {shown(r[0])} under model "
+                    f"{shown(model)} is not {shown(dim)} float32 values (the store is damaged)")
         mat = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").astype(np.float32)
         return out_ids, mat.reshape(len(rows), dim)
 
@@ -812,10 +994,10 @@ class KnowledgeBase:
             ``{"id", "type", "title", "body", "scopes", "lifecycle"}``, or None when there is
             no such node.
         """
-        with self._lock:
-            r = self.conn.execute("SELECT id, type, title, body, scopes, lifecycle FROM nodes WHERE id = ?",
-                                  (node_id,)).fetchone()
-        return None if r is None else _node_dict(r)
+        with self._locked() as conn:
+            r = conn.execute("SELECT id, type, title, body, scopes, lifecycle FROM nodes WHERE id = ?",
+                             (node_id,)).fetchone()
+            return None if r is None else _node_dict(r)
 
     def nodes(self, ids: Iterable[str]) -> list[dict[str, Any]]:
         """The stored fields of several nodes, read in one snapshot.
@@ -854,7 +1036,7 @@ class KnowledgeBase:
             Alias -> its canonical ids, both ascending.
         """
         out: dict[str, list[str]] = {}
-        with self._lock:
+        with self._locked():
             for a, c in self.conn.execute("SELECT alias, canonical FROM aliases ORDER BY alias, canonical"):
                 out.setdefault(a, []).append(c)
         return out
@@ -867,10 +1049,53 @@ class KnowledgeBase:
         dict of str to int
             :data:`ANNOTATION_AXES` -> the number of edges where that column is not null.
         """
-        with self._lock:
+        with self._locked():
             r = self.conn.execute("SELECT " + ", ".join(f"count({k})" for k in ANNOTATION_AXES)
                                   + " FROM edges").fetchone()
         return {k: int(v) for k, v in zip(ANNOTATION_AXES, r)}
+
+    def edge_presence(self) -> tuple[list[str], npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
+        """Every stored edge's endpoints and which annotation axes it has a value for, read in one
+        snapshot: ``(ids, src, dst, bits)`` with ``ids`` the node ids ascending, ``src``/``dst``
+        positions into ``ids`` and bit ``i`` of ``bits`` set when axis ``ANNOTATION_AXES[i]`` holds
+        a value. What counts over the edges a caller sees are computed from (self-loops
+        included, as in :meth:`annotation_presence`).
+
+        Returns
+        -------
+        ids : list of str
+            Every node id, ascending.
+        src, dst : numpy.ndarray of int32
+            Per stored edge, its endpoints as positions into ``ids``.
+        bits : numpy.ndarray of uint8
+            Per stored edge, bit ``i`` set when axis ``ANNOTATION_AXES[i]`` has a value.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_edges([{"src": "a", "dst": "b", "fidelity": "HIGH"}, ("b", "c")])
+        >>> ids, src, dst, bits = kb.edge_presence()
+        >>> ids, src.tolist(), dst.tolist(), bits.tolist()
+        (['a', 'b', 'c'], [0, 1], [1, 2], [2, 0])
+        """
+        expr = " | ".join(f"(({k} IS NOT NULL) << {i})" for i, k in enumerate(ANNOTATION_AXES))
+        with self._read() as conn:
+            ids = [r[0] for r in conn.execute("SELECT id FROM nodes ORDER BY id")]
+            rows = conn.execute(f"SELECT src, dst, {expr} FROM edges").fetchall()
+        table = {x: i for i, x in enumerate(ids)}
+        names = list(ids)
+        cols = list(zip(*rows)) if rows else [(), (), ()]
+        try:
+            src = intern_strings(list(cols[0]), table, names)
+            dst = intern_strings(list(cols[1]), table, names)
+        except (TypeError, ValueError):
+            raise ConceptwalkError(f"knowledge base {self.path!r}: an edge endpoint is not a string "
+                                   "(the store is damaged)") from None
+        if len(names) != len(ids):
+            raise ConceptwalkError(f"knowledge base {self.path!r}: an edge endpoint is not a node "
+                                   "(the store is damaged)")
+        return (ids, np.asarray(src, dtype=np.int32), np.asarray(dst, dtype=np.int32),
+                np.asarray(cols[2], dtype=np.uint8).reshape(-1))
 
     def stats(self) -> dict[str, Any]:
         """Counts, read in one snapshot: ``nodes``, ``nodes_by_type`` (typed nodes only),
@@ -890,7 +1115,7 @@ class KnowledgeBase:
             r = conn.execute("SELECT " + ", ".join(f"count({k})" for k in ANNOTATION_AXES)
                              + ", count(*) FROM edges").fetchone()
             out = {
-                "version": int(conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]),
+                "version": _meta_int(conn, "version"),
                 "schema_version": SCHEMA_VERSION,
                 "nodes": untyped + sum(by_type.values()),
                 "nodes_by_type": {str(k): int(v) for k, v in by_type.items()},
@@ -1064,7 +1289,7 @@ class KnowledgeBase:
             args.extend(types)
         sql += " ORDER BY s, n.id LIMIT ?"
         args.append(k)
-        with self._lock:
+        with self._locked():
             rows = self.conn.execute(sql, args).fetchall()
         return [(i, -float(s)) for i, s in rows]
 
@@ -1112,7 +1337,7 @@ class KnowledgeBase:
     def _graph_build(self, key: bool) -> LinkGraph:
         with self._read() as conn:
             # Re-read the counter inside the snapshot the graph is built from.
-            version = int(conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
+            version = _meta_int(conn, "version")
             cached = self._graphs.get(key)
             if cached is not None and cached[0] == version and not self._depth:
                 return cached[1]
@@ -1123,32 +1348,43 @@ class KnowledgeBase:
 
     @staticmethod
     def _build_graph(conn: sqlite3.Connection, annotations: bool) -> LinkGraph:
-        nodes = conn.execute("SELECT id, type, title, scopes, lifecycle FROM nodes ORDER BY id").fetchall()
-        if not nodes:
-            raise InputError("the knowledge base has no nodes: nothing to build a graph from")
-        ids = [r[0] for r in nodes]
-        parsed: dict[str, list[str]] = {}
+        try:
+            return _graph_from_rows(conn, annotations)
+        except ConceptwalkError:
+            raise
+        except (TypeError, ValueError, KeyError, OverflowError) as exc:
+            # Only values read from the file reach here: a damaged or hand-edited store.
+            raise _Damaged(f"its graph cannot be built from the stored rows "
+                           f"({type(exc).__name__}: {exc}; the store is damaged)") from None
 
-        def scopes_of(s: str | None) -> list[str] | None:
-            if s is None:
-                return None
-            v = parsed.get(s)
-            if v is None:
-                v = parsed[s] = json.loads(s)
-            return v
 
-        cols = "src, dst, type" + (", " + ", ".join(ANNOTATION_AXES) if annotations else "")
-        edges = conn.execute(f"SELECT {cols} FROM edges ORDER BY rowid").fetchall()
-        table = {x: i for i, x in enumerate(ids)}
-        names = list(ids)
-        ecols = list(zip(*edges)) if edges else [()] * (8 if annotations else 3)
-        src = intern_strings(list(ecols[0]), table, names)
-        dst = intern_strings(list(ecols[1]), table, names)
-        if len(names) != len(ids):  # pragma: no cover - bare nodes are created with every edge
-            raise ConceptwalkError("the store is inconsistent: an edge endpoint is not a node")
-        ann = {k: ecols[3 + i] for i, k in enumerate(ANNOTATION_AXES)} if annotations else None
-        return LinkGraph.from_arrays(
-            ids, src, dst, list(ecols[2]),
-            node_types=[r[1] for r in nodes], titles=[r[2] for r in nodes],
-            scopes=[scopes_of(r[3]) for r in nodes], lifecycle=[r[4] for r in nodes],
-            edge_annotations=ann)
+def _graph_from_rows(conn: sqlite3.Connection, annotations: bool) -> LinkGraph:
+    """The graph snapshot from the rows read through ``conn`` (inside one read transaction)."""
+    nodes = conn.execute("SELECT id, type, title, scopes, lifecycle FROM nodes ORDER BY id").fetchall()
+    if not nodes:
+        raise InputError("the knowledge base has no nodes: nothing to build a graph from")
+    ids = [r[0] for r in nodes]
+    parsed: dict[str, list[str] | None] = {}
+
+    def scopes_of(s: str | None, nid: str) -> list[str] | None:
+        if s is None:
+            return None
+        if s not in parsed:
+            parsed[s] = _parse_scopes(s, nid)
+        return parsed[s]
+
+    cols = "src, dst, type" + (", " + ", ".join(ANNOTATION_AXES) if annotations else "")
+    edges = conn.execute(f"SELECT {cols} FROM edges ORDER BY rowid").fetchall()
+    table = {x: i for i, x in enumerate(ids)}
+    names = list(ids)
+    ecols = list(zip(*edges)) if edges else [()] * (8 if annotations else 3)
+    src = intern_strings(list(ecols[0]), table, names)
+    dst = intern_strings(list(ecols[1]), table, names)
+    if len(names) != len(ids):
+        raise _Damaged("an edge endpoint is not a node (the store is damaged)")
+    ann = {k: ecols[3 + i] for i, k in enumerate(ANNOTATION_AXES)} if annotations else None
+    return LinkGraph.from_arrays(
+        ids, src, dst, list(ecols[2]),
+        node_types=[r[1] for r in nodes], titles=[r[2] for r in nodes],
+        scopes=[scopes_of(r[3], r[0]) for r in nodes], lifecycle=[r[4] for r in nodes],
+        edge_annotations=ann)

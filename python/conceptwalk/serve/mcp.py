@@ -57,7 +57,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConceptwalkError, InputError
+from ..errors import ConceptwalkError, InputError, bounded, shown
 from ..graph import Caller
 
 __all__ = [
@@ -315,7 +315,7 @@ class TokenFile:
         self._stamp: tuple[int, int] | None = None
         self._table: dict[bytes, Caller] | None = None
         self._error: str | None = None
-        self._refresh()
+        self._refresh(log=False)  # a start-up error is raised (and printed once by the caller)
         if self._error is not None:
             raise ConceptwalkError(self._error)
 
@@ -344,10 +344,10 @@ class TokenFile:
                 table[self._digest(token)] = Caller.with_scopes(*scopes)
             else:
                 raise ConceptwalkError(f"token file {self.path}: entry {i} must map to a list of "
-                                       f"scope names or \"*\", got {scopes!r}")
+                                       f"scope names or \"*\", got {shown(scopes)}")
         return table
 
-    def _refresh(self) -> None:
+    def _refresh(self, *, log: bool = True) -> None:
         try:
             st = os.stat(self.path)
             stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
@@ -362,7 +362,8 @@ class TokenFile:
         except ConceptwalkError as exc:
             self._table = None
             self._error = str(exc)
-            logger.error("%s", exc)
+            if log:  # a reload that failed while serving: the operator sees it in the log
+                logger.error("%s", exc)
 
     def caller(self, token: str) -> Caller:
         """The caller a token stands for.
@@ -428,12 +429,17 @@ def _schema_error(name: str, schema: Mapping[str, Any], args: Mapping[str, Any])
     parts = []
     for err in errors[:3]:
         where = ".".join(str(p) for p in err.absolute_path)
-        msg = f"{where + ': ' if where else ''}{err.message}"
+        msg = f"{where[:80] + ': ' if where else ''}{_clip(err.message)}"
         if err.validator == "additionalProperties":
             msg += f" (allowed: {', '.join(schema.get('properties', {}))})"
         parts.append(msg)
     more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
     return f"{name}: invalid arguments: " + "; ".join(parts) + more
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    """A validator message (which may quote the whole bad value) cut to ``limit`` characters."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} chars)"
 
 
 def _integral_floats_to_int(schema: Mapping[str, Any], args: dict[str, Any]) -> dict[str, Any]:
@@ -493,7 +499,11 @@ class ToolServer:
         if session_token is not None:
             if tokens is None:
                 raise ConceptwalkError(f"{TOKEN_ENV} is set but the server has no --token-file")
-            tokens.caller(session_token)  # fail at start on an unknown session token
+            try:
+                tokens.caller(session_token)  # fail at start on an unknown session token
+            except ConceptwalkError as exc:
+                raise ConceptwalkError(f"{TOKEN_ENV}: {exc} (the session token this variable sets "
+                                       "is not in the token file)") from None
         self.session_token = session_token
         self.query_fn = query_fn if query_fn is not None else _default_query_fn(source, event_sink)
         self._specs = tool_specs(with_query=self.query_fn is not None)
@@ -538,6 +548,7 @@ class ToolServer:
             A token is presented but the server has no token file, the token is unknown, or
             no token is presented while one is required.
         """
+        from_env = token is None and self.session_token is not None
         if token is None:
             token = self.session_token
         if token is None:
@@ -549,6 +560,11 @@ class ToolServer:
             raise ConceptwalkError("this server accepts no tokens (it was started without --token-file)")
         if not isinstance(token, str):
             raise ConceptwalkError("unknown token")
+        if from_env:
+            try:
+                return self.tokens.caller(token)
+            except ConceptwalkError as exc:
+                raise ConceptwalkError(f"{TOKEN_ENV}: {exc}") from None
         return self.tokens.caller(token)
 
     # -- calls
@@ -574,7 +590,7 @@ class ToolServer:
             spec = self._by_name.get(name) if isinstance(name, str) else None
             if spec is None:
                 known = ", ".join(self._by_name)
-                raise _ToolError(f"unknown tool {name!r}; this server has: {known}")
+                raise _ToolError(f"unknown tool {shown(name)}; this server has: {known}")
             args = {} if arguments is None else arguments
             if not isinstance(args, Mapping):
                 raise _ToolError(f"{name}: arguments must be an object")
@@ -588,9 +604,9 @@ class ToolServer:
             structured, text = self._handlers[name](args, caller)
             return ToolOutcome(structured, text, False)
         except _ToolError as exc:
-            return ToolOutcome(None, str(exc), True)
+            return ToolOutcome(None, bounded(str(exc)), True)
         except ConceptwalkError as exc:
-            return ToolOutcome(None, f"{name}: {exc}", True)
+            return ToolOutcome(None, bounded(f"{name}: {exc}"), True)
         except Exception:  # a bug: keep serving, log the details on the server side only
             logger.exception("internal error in tool %r", name)
             return ToolOutcome(None, f"{name}: internal error (details are in the server log)", True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy.typing as npt
 
 from .embed import normalize_text
 from ..errors import ConceptwalkError, InputError
-from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph
+from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph, VisibilityMask
 from .config import WalkConfig
 
 _log = logging.getLogger("conceptwalk.wrap")
@@ -62,6 +63,36 @@ def phrases_in(text: str, index: dict[str, list[Any]], longest: int) -> list[tup
 #: A store's graph object is rebuilt on every write, so a snapshot's caches never go stale.
 _SHARED: weakref.WeakKeyDictionary[LinkGraph, dict[Any, Any]] = weakref.WeakKeyDictionary()
 _SHARED_LOCK = threading.RLock()  # builders nest (alias_index -> aliases)
+
+
+class _LazyCounts(Mapping[str, int]):
+    """A read-only mapping computed on its first lookup (None from the builder = unknown: every
+    lookup gives the default)."""
+
+    def __init__(self, build: Callable[[], dict[str, int] | None]) -> None:
+        self._build = build
+        self._data: dict[str, int] | None = None
+        self._done = False
+
+    def _get_data(self) -> dict[str, int]:
+        if not self._done:
+            self._data = self._build()
+            self._done = True
+        return self._data or {}
+
+    @property
+    def known(self) -> bool:
+        self._get_data()
+        return self._data is not None
+
+    def __getitem__(self, key: str) -> int:
+        return self._get_data()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get_data())
+
+    def __len__(self) -> int:
+        return len(self._get_data())
 
 
 class Snapshot:
@@ -149,9 +180,58 @@ class Snapshot:
         return self._get(("names", config.concept_node_types), build)  # type: ignore[no-any-return]
 
     # -------------------------------------------------------------- provenance presence
-    def presence(self) -> dict[str, int] | None:
-        """Per annotation column, stored edges with a value (None for a bare graph)."""
-        return self._get("presence", self.source.read_presence)  # type: ignore[no-any-return]
+    def presence(self, visible: VisibilityMask | None = None) -> Mapping[str, int] | None:
+        """Per annotation column, stored edges with a value (None for a bare graph).
+
+        With ``visible`` (a caller's mask), only the stored edges whose two endpoints the caller
+        sees are counted -- what the store with the hidden nodes deleted would count. That
+        needs one pass over the store's edges (cached per snapshot and mask), so the mapping is
+        lazy: it is computed on the first lookup."""
+        whole = self._get("presence", self.source.read_presence)
+        if whole is None or visible is None:
+            return whole  # type: ignore[no-any-return]
+        return _LazyCounts(lambda: self.visible_counts(visible))
+
+    def visible_counts(self, visible: VisibilityMask | None) -> dict[str, int] | None:
+        """Stored edges between nodes the caller sees (``"edges"``) and, per annotation column,
+        how many of them hold a value; None for a bare graph or a KB-like object that cannot
+        list its edges."""
+        if visible is None:
+            whole = self.presence()
+            if whole is None:
+                return None
+            stats_fn = getattr(self.source.kb, "stats", None)
+            edges = int(stats_fn().get("edges", 0)) if stats_fn is not None else None
+            return None if edges is None else {"edges": edges, **whole}
+        rows = self._get("edge_presence", self._edge_presence_rows)
+        if rows is False:
+            return None
+        cache_key = (self._kind, "visible_counts", visible)
+        with _SHARED_LOCK:
+            counts = self._cache.get(cache_key)
+            if counts is None:
+                src, dst, bits = rows
+                mask = np.asarray(visible.mask, dtype=bool)
+                ok = (src >= 0) & (dst >= 0)
+                ok[ok] = mask[src[ok]] & mask[dst[ok]]
+                seen = bits[ok]
+                counts = {"edges": int(ok.sum())}
+                for i, key in enumerate(EDGE_ANNOTATION_KEYS):
+                    counts[key] = int(np.count_nonzero(seen & (1 << i)))
+                if len(self._cache) < 256:
+                    self._cache[cache_key] = counts
+        return counts
+
+    def _edge_presence_rows(self) -> Any:
+        """The store's edges as graph positions (-1 for an endpoint this snapshot lacks) and
+        their presence bits; False when the source cannot list them."""
+        got = self.source.read_edge_presence()
+        if got is None:
+            return False
+        ids, src, dst, bits = got
+        lut = np.fromiter((self.graph.id_index.get(x, -1) for x in ids), dtype=np.int64, count=len(ids))
+        return lut[src] if len(src) else np.zeros(0, np.int64), \
+            lut[dst] if len(dst) else np.zeros(0, np.int64), np.asarray(bits, dtype=np.uint8)
 
     # -------------------------------------------------------------- embeddings
     def concept_embeddings(self, embedder: Any, config: WalkConfig) -> npt.NDArray[np.float32]:
@@ -262,6 +342,13 @@ class Source:
             return None
         got = fn()
         return {k: int(got.get(k, 0)) for k in EDGE_ANNOTATION_KEYS}
+
+    def read_edge_presence(self) -> Any:
+        """``kb.edge_presence()`` (ids, src, dst, presence bits per stored edge), or None."""
+        fn = getattr(self.kb, "edge_presence", None)
+        if fn is None:
+            return None
+        return fn()
 
     def bodies(self, ids: list[str]) -> dict[str, str | None]:
         fn = getattr(self.kb, "nodes", None)

@@ -48,6 +48,8 @@ WRAP_DEFAULT = "hashing:512:2-4"
 EXTRA_HINT = "pip install conceptwalk[embed]"
 EXTRA_HINT_ST = "pip install conceptwalk[embed-st]"
 _MAX_NGRAM = 32
+#: Largest hashing dimension (a row of 2**16 float32 is 256 KiB; far past any useful size).
+MAX_HASH_DIM = 1 << 16
 
 
 # --------------------------------------------------------------------------- normalisation
@@ -225,7 +227,7 @@ class HashingEmbedder:
     Parameters
     ----------
     dim : int, default 256
-        Number of hash buckets (the embedding length), at least 1.
+        Number of hash buckets (the embedding length), from 1 to ``MAX_HASH_DIM`` (65536).
     ngram_range : tuple of (int, int), default (3, 5)
         Smallest and largest character n-gram length, ``1 <= lo <= hi <= 32``.
     word_weight : float, default 1.0
@@ -273,8 +275,8 @@ class HashingEmbedder:
         char_weight: float = 0.5,
     ) -> None:
         d = _check_int(dim, "dim")
-        if d < 1:
-            raise InputError(f"dim must be an integer >= 1, got {dim!r}")
+        if not 1 <= d <= MAX_HASH_DIM:
+            raise InputError(f"dim must be an integer in [1, {MAX_HASH_DIM}], got {dim!r}")
         try:
             lo_raw, hi_raw = ngram_range
         except (TypeError, ValueError):

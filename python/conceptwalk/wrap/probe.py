@@ -33,7 +33,9 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
     kb : KnowledgeBase or LinkGraph
     config : WalkConfig, optional
     caller : Caller, optional
-        Whose view to measure (default: all access, the operator's view).
+        Whose view to measure (default: all access, the operator's view). Every figure is over
+        what the caller sees: the report equals the report on the store with the caller's
+        hidden nodes (and their edges and aliases) deleted.
 
     Returns
     -------
@@ -100,9 +102,14 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
     def share(x: int) -> float | None:
         return round(x / n, 4) if n else None
 
-    type_counts = np.bincount(g.edge_type_codes, minlength=len(g.edge_type_names)) if g.num_edges else \
-        np.zeros(len(g.edge_type_names), dtype=np.int64)
-    counts = {name: int(type_counts[i]) for i, name in enumerate(g.edge_type_names)}
+    # Every count below is over what the caller sees: the canonical edges between visible nodes
+    # (and, for the store's columns, the stored edges between visible nodes), so the report
+    # equals the report on the store with the caller's hidden nodes deleted.
+    seen_edges = np.ones(g.num_edges, dtype=bool) if visible is None else \
+        (visible[g.edge_src] & visible[g.edge_dst])
+    type_counts = np.bincount(g.edge_type_codes[seen_edges], minlength=len(g.edge_type_names)) \
+        if g.num_edges else np.zeros(len(g.edge_type_names), dtype=np.int64)
+    counts = {name: int(type_counts[i]) for i, name in enumerate(g.edge_type_names) if type_counts[i]}
     gates = {
         "expand": {t: counts.get(t, 0) for t in cfg.expand_edge_types},
         "admit": {t: counts.get(t, 0) for t in cfg.admit_edge_types},
@@ -136,11 +143,7 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
         "ambiguousAliases": ambiguous,
     }
     # provenance
-    presence = snap.presence()
-    stored_edges = None
-    stats_fn = getattr(source.kb, "stats", None)
-    if presence is not None and stats_fn is not None:
-        stored_edges = int(stats_fn().get("edges", 0))
+    stored = snap.visible_counts(vm) if source.is_store else None
     provenance: dict[str, Any] = {}
     for axis, cols in AXES.items():
         per_col = {}
@@ -149,22 +152,24 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
             in_proj = 0
             if loaded:
                 values, _ = g.edge_annotations[col]
-                in_proj = int(np.count_nonzero(~np.isnan(values))) if values.dtype.kind == "f" \
-                    else int(np.count_nonzero(values >= 0))
-            if presence is not None:
-                stored = presence.get(col, 0)
-                total = stored_edges
+                present = ~np.isnan(values) if values.dtype.kind == "f" else values >= 0
+                in_proj = int(np.count_nonzero(present & seen_edges))
+                # A bare graph has a column when any of its input edges had the key -- perhaps
+                # only hidden ones: it shows as loaded when the caller sees a value in it.
+                loaded = source.is_store or in_proj > 0
+            if stored is not None:
+                n_stored, total = stored.get(col, 0), stored["edges"]
             else:  # a bare LinkGraph is its own storage
-                stored, total = in_proj, g.num_edges
-            per_col[col] = {"storage": stored,
-                            "storageShare": round(stored / total, 4) if total else None,
+                n_stored, total = in_proj, int(seen_edges.sum())
+            per_col[col] = {"storage": n_stored,
+                            "storageShare": round(n_stored / total, 4) if total else None,
                             "projection": "loaded" if loaded else "not-loaded",
                             "projectionCount": in_proj}
         provenance[axis] = per_col[cols[0]] if len(cols) == 1 else {
             "method" if c == "extraction_method" else "confidence": v for c, v in per_col.items()}
     return {
         "nodes": g.num_nodes if visible is None else int(vm.visible_count),  # type: ignore[union-attr]
-        "edges": g.num_edges,
+        "edges": int(seen_edges.sum()),
         "concepts": n,
         "config": {"maxHops": cfg.max_hops, "expandEdgeTypes": list(cfg.expand_edge_types),
                    "admitEdgeTypes": list(cfg.admit_edge_types),

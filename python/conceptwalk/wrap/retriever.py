@@ -204,7 +204,7 @@ class ConceptAnchoredRetriever:
         prov = self._prov
         if prov is None or prov[0] is not g or prov[1] is not vm:
             # one per snapshot and visibility: its per-edge cache outlives a query
-            prov = (g, vm, Provenance(g, snap.presence()))
+            prov = (g, vm, Provenance(g, snap.presence(vm)))
             self._prov = prov
         outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, prov[2])
         ids = g.ids

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,22 +125,28 @@ def type_flags(names: Sequence[str], all_names: Sequence[str]) -> npt.NDArray[np
 
 class Provenance:
     """Renders the four provenance axes of canonical edges, saying for each omitted axis whether
-    the store has no value for it or the loaded projection left it out."""
+    the store has no value for it or the loaded projection left it out.
 
-    def __init__(self, graph: LinkGraph, presence: dict[str, int] | None) -> None:
+    ``presence`` is, per annotation column, how many stored edges hold a value -- counted over
+    the edges the caller sees (:meth:`~conceptwalk.wrap._source.Snapshot.presence` with the
+    caller's mask), so an absence reason never depends on hidden edges; a column missing from it
+    is unknown. None for a bare :class:`LinkGraph` (its own storage)."""
+
+    def __init__(self, graph: LinkGraph, presence: Mapping[str, int] | None) -> None:
         self.graph = graph
         self.presence = presence
         self._cache: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}
 
     def absence(self, column: str) -> str:
         """Why a column has no value on an edge whose value in this projection is missing."""
-        if self.presence is not None and self.presence.get(column, 0) == 0:
+        if self.presence is None or column in self.graph.edge_annotations:
+            # A bare LinkGraph is its own storage; a loaded column without a value on this edge
+            # means the store has none for it.
             return ABSENT_IN_STORAGE
-        if column not in self.graph.edge_annotations:
-            # A store that has values for this column, which the projection did not load; a bare
-            # LinkGraph is its own storage.
-            return ABSENT_IN_PROJECTION if self.presence is not None else ABSENT_IN_STORAGE
-        return ABSENT_IN_STORAGE  # the column is loaded: this edge has no value in the store
+        # The projection did not load the column: does the store (as far as the caller sees it)
+        # hold values for it? Unknown counts as left out by the projection.
+        count = self.presence.get(column)
+        return ABSENT_IN_STORAGE if count == 0 else ABSENT_IN_PROJECTION
 
     def edge(self, e: int) -> tuple[dict[str, Any], dict[str, str]]:
         got = self._cache.get(e)
