@@ -15,13 +15,15 @@ import numpy.typing as npt
 from .. import _core
 from ._intern import ANNOTATION_KEYS, factorize, factorize_lists, intern_edges, intern_strings, to_float_array
 from ..errors import InputError, NotFoundError
-from .checks import check_count, check_min_shared, check_optional_count, check_ppr_params
+from .checks import (check_count, check_min_shared, check_optional_count, check_optional_hops,
+                     check_optional_positive, check_ppr_params, check_real, id_list)
 
 __all__ = [
     "LinkGraph",
     "Ranking",
     "Suggestion",
     "Visible",
+    "suggestions_from",
     "DEFAULT_EDGE_TYPE",
     "DEFAULT_NODE_TYPE",
     "EDGE_ANNOTATION_KEYS",
@@ -75,6 +77,18 @@ def _confidences(values: Any, n: int) -> npt.NDArray[np.float64]:
             vals = to_float_array(values, "extraction_confidence")
         except ValueError as exc:
             raise InputError(str(exc)) from None
+        except OverflowError:  # an int past float range (10**400): name the row, not a traceback
+            for i, v in enumerate(values):
+                try:
+                    float(v) if v is not None else None
+                except OverflowError:
+                    text = repr(v)
+                    text = text if len(text) <= 40 else f"{text[:20]}...({len(text)} digits)"
+                    raise InputError(f"rows[{i}]: extraction_confidence must be a number in [0, 1], "
+                                     f"got {text}") from None
+                except (TypeError, ValueError):
+                    continue
+            raise
     if vals.shape != (n,):
         raise InputError(f"extraction_confidence must have {n} entries, got {vals.shape[0]}")
     bad = ~np.isnan(vals) & ((vals < 0) | (vals > 1))
@@ -98,17 +112,84 @@ def _sorted_codes(names: list[str]) -> tuple[tuple[str, ...], npt.NDArray[np.int
     return sorted_names, rank
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Suggestion:
-    """One suggested missing link: ``target`` scored by resource allocation, with the visible
-    neighbours it shares with the query node (ids ascending)."""
+    """One suggested missing link, to the node ``id``, scored by resource allocation, with the
+    visible neighbours it shares with the query node. The one suggestion type of the package:
+    :meth:`LinkGraph.resource_allocation` and :func:`conceptwalk.link_suggest` both return it.
 
-    target: str
+    Parameters
+    ----------
+    id : str
+        The suggested node.
+    type : str
+        Its node type.
+    title : str or None
+        Its title.
+    score : float
+        ``sum over shared neighbours z of 1 / deg(z)`` (visible degrees).
+    shared : tuple of str
+        The shared neighbours' ids, ascending.
+    shared_titles : tuple of (str or None)
+        Their titles, aligned with ``shared``.
+
+    Examples
+    --------
+    >>> s = Suggestion("b", "NODE", None, 0.5, ("x",), ("Ex",))
+    >>> s.to_dict()
+    {'id': 'b', 'type': 'NODE', 'title': None, 'score': 0.5, 'shared': [{'id': 'x', 'title': 'Ex'}]}
+    """
+
+    id: str
+    type: str
+    title: str | None
     score: float
     shared: tuple[str, ...]
+    shared_titles: tuple[str | None, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "score": self.score, "shared": list(self.shared)}
+        """JSON-ready form: ``id``, ``type``, ``title``, ``score`` and ``shared`` as
+        ``[{id, title}]``.
+
+        Returns
+        -------
+        dict
+        """
+        return {"id": self.id, "type": self.type, "title": self.title, "score": self.score,
+                "shared": [{"id": i, "title": t} for i, t in zip(self.shared, self.shared_titles)]}
+
+
+def suggestions_from(graph: LinkGraph, targets: list[int], scores: list[float], shared_ptr: list[int],
+                     shared: list[int], lo: int, hi: int) -> list[Suggestion]:
+    """Suggestions ``lo..hi`` of a core resource-allocation result (node indices, scores and the
+    shared-neighbour CSR, as lists) as :class:`Suggestion` objects.
+
+    Parameters
+    ----------
+    graph : LinkGraph
+    targets, scores, shared_ptr, shared : list
+        The core result's arrays (``RAResult`` or ``RABatch``) as lists.
+    lo, hi : int
+        The slice of ``targets`` to convert.
+
+    Returns
+    -------
+    list of Suggestion
+
+    Examples
+    --------
+    >>> g = LinkGraph.from_edges([("a", "x"), ("b", "x")])
+    >>> suggestions_from(g, [1], [1.0], [0, 1], [2], 0, 1)[0].shared
+    ('x',)
+    """
+    ids, titles, names, codes = graph.ids, graph.titles, graph.node_type_names, graph.node_type_codes_list
+    out = []
+    for j in range(lo, hi):
+        t = targets[j]
+        seg = shared[shared_ptr[j]:shared_ptr[j + 1]]
+        out.append(Suggestion(ids[t], names[codes[t]], titles[t], scores[j],
+                              tuple([ids[z] for z in seg]), tuple([titles[z] for z in seg])))
+    return out
 
 
 class Ranking:
@@ -117,6 +198,34 @@ class Ranking:
 
     ``score(v)`` underestimates the exact PPR ``p*(v)`` by less than ``error_bound(v) =
     min(eps * deg(v), residual)`` (``deg`` counts visible neighbours).
+
+    Parameters
+    ----------
+    graph : LinkGraph
+        The graph the indices refer to.
+    indices : int32 array
+        Node indices in rank order.
+    scores : float64 array
+        Their scores.
+    residual : float
+        The unpushed mass (the exact L1 error).
+    eps : float
+        The push threshold the result satisfies.
+    pushes, edge_visits : int
+        Work done.
+    truncated : bool
+        A push budget stopped the push before ``eps`` was reached.
+    certified : bool
+        The top-k set and order are proven exact (certified mode).
+    degrees : int array
+        Visible degree of every node (for :meth:`error_bounds`).
+
+    Examples
+    --------
+    >>> g = LinkGraph.from_edges([("a", "b")])
+    >>> r = g.personalized_pagerank({"a": 1.0})
+    >>> r.ids, len(r), r.truncated
+    (['a', 'b'], 2, False)
     """
 
     __slots__ = ("_graph", "indices", "scores", "residual", "eps", "pushes", "edge_visits",
@@ -135,6 +244,33 @@ class Ranking:
         self.truncated = bool(truncated)
         self.certified = bool(certified)
         self._degrees = degrees
+
+    @classmethod
+    def from_core(cls, graph: LinkGraph, r: _core.PPRResult,
+                  degrees: npt.NDArray[np.int32] | npt.NDArray[np.int64]) -> Ranking:
+        """The ranking of a core :class:`conceptwalk._core.PPRResult`.
+
+        Parameters
+        ----------
+        graph : LinkGraph
+        r : conceptwalk._core.PPRResult
+        degrees : int array
+            Visible degree of every node.
+
+        Returns
+        -------
+        Ranking
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b")])
+        >>> import numpy as np
+        >>> from conceptwalk import _core
+        >>> Ranking.from_core(g, _core.personalized_pagerank(g.core, np.array([0], np.int32), np.ones(1)), g.degrees).ids
+        ['a', 'b']
+        """
+        return cls(graph, r.nodes, r.scores, r.residual, r.eps, r.pushes, r.edge_visits, r.truncated,
+                   r.certified, degrees)
 
     def __len__(self) -> int:
         return int(self.indices.shape[0])
@@ -183,7 +319,7 @@ class LinkGraph:
     (4, 4)
     >>> g.shortest_path("a", "d")
     ['a', 'c', 'd']
-    >>> [(s.target, round(s.score, 3), s.shared) for s in g.resource_allocation("d", min_shared=1)]
+    >>> [(s.id, round(s.score, 3), s.shared) for s in g.resource_allocation("d", min_shared=1)]
     [('a', 0.333, ('c',)), ('b', 0.333, ('c',))]
     >>> [(i, round(p, 3)) for i, p in g.personalized_pagerank({"a": 1.0}).items()][:2]
     [('a', 0.408), ('c', 0.293)]
@@ -203,6 +339,8 @@ class LinkGraph:
         #: id -> node index (the rank of the id in sorted order).
         self.id_index: dict[str, int] = {s: i for i, s in enumerate(ids)}
         self.node_type_codes = node_type_codes
+        #: ``node_type_codes`` as a list of ints (per-item reads of a list are faster than of an array).
+        self.node_type_codes_list: list[int] = node_type_codes.tolist()
         self.node_type_names = node_type_names
         self.titles = titles
         self.scope_ptr = scope_ptr
@@ -517,23 +655,132 @@ class LinkGraph:
         return (f"LinkGraph(nodes={self.num_nodes}, edges={self.num_edges}, "
                 f"edge_types={list(self.edge_type_names)})")
 
+    # Node accessors take node ids; the ``*_at`` forms take node indices (the rank of the id).
+    # Edge-level accessors (``edges_between``, ``edge_annotation``, ``edge_src``...) work on node
+    # indices and canonical edge ids: edges have no string ids.
     def index(self, node_id: str, *, visible: Visible = None, argument: str = "node") -> int:
-        """Index of ``node_id``; :class:`NotFoundError` when unknown or hidden (same text)."""
+        """Index of ``node_id`` (the rank of the id in sorted order).
+
+        Parameters
+        ----------
+        node_id : str
+        visible : ids, boolean mask or VisibilityMask, optional
+            A hidden id is refused exactly like a missing one.
+        argument : str
+            The argument name the error message uses.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        NotFoundError
+            Unknown or hidden id (the same text for both).
+
+        Examples
+        --------
+        >>> LinkGraph.from_edges([("b", "a")]).index("b")
+        1
+        """
         idx = self.id_index.get(node_id) if isinstance(node_id, str) else None
         if idx is None:
             raise NotFoundError(node_id, argument)
-        vm = self.visibility(visible)
-        if vm is not None and not vm.mask[idx]:
-            raise NotFoundError(node_id, argument)
+        if visible is not None:
+            vm = self.visibility(visible)
+            if vm is not None and not vm.mask[idx]:
+                raise NotFoundError(node_id, argument)
         return idx
 
     def node_type(self, node_id: str) -> str:
-        return self.node_type_names[int(self.node_type_codes[self.index(node_id)])]
+        """The node type of ``node_id`` (an id).
+
+        Parameters
+        ----------
+        node_id : str
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "type": "CONCEPT"}]).node_type("a")
+        'CONCEPT'
+        """
+        return self.node_type_names[self.node_type_codes_list[self.index(node_id)]]
 
     def title(self, node_id: str) -> str | None:
+        """The title of ``node_id`` (an id), or None.
+
+        Parameters
+        ----------
+        node_id : str
+
+        Returns
+        -------
+        str or None
+
+        Examples
+        --------
+        >>> LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "title": "A"}]).title("a")
+        'A'
+        """
         return self.titles[self.index(node_id)]
 
-    def node_scopes(self, idx: int) -> tuple[str, ...]:
+    def node_scopes(self, node_id: str) -> tuple[str, ...]:
+        """The scopes of ``node_id`` (an id), sorted; ``()`` = public.
+
+        Parameters
+        ----------
+        node_id : str
+
+        Returns
+        -------
+        tuple of str
+
+        Examples
+        --------
+        >>> LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "scopes": ["t2", "t1"]}]).node_scopes("a")
+        ('t1', 't2')
+        """
+        return self.node_scopes_at(self.index(node_id))
+
+    def node_at(self, idx: int) -> tuple[str, str, str | None]:
+        """``(id, type, title)`` of the node at index ``idx``.
+
+        Parameters
+        ----------
+        idx : int
+            A node index in ``[0, num_nodes)``.
+
+        Returns
+        -------
+        tuple
+
+        Examples
+        --------
+        >>> LinkGraph.from_edges([("b", "a")]).node_at(0)
+        ('a', 'NODE', None)
+        """
+        return self.ids[idx], self.node_type_names[self.node_type_codes_list[idx]], self.titles[idx]
+
+    def node_scopes_at(self, idx: int) -> tuple[str, ...]:
+        """The scopes of the node at index ``idx``, sorted; ``()`` = public.
+
+        Parameters
+        ----------
+        idx : int
+
+        Returns
+        -------
+        tuple of str
+
+        Examples
+        --------
+        >>> LinkGraph.from_edges([("a", "b")]).node_scopes_at(0)
+        ()
+        """
         a, b = int(self.scope_ptr[idx]), int(self.scope_ptr[idx + 1])
         return tuple(sorted({self.scope_names[c] for c in self.scope_codes[a:b].tolist()}))
 
@@ -701,16 +948,11 @@ class LinkGraph:
         restart, eps = check_ppr_params(restart, eps)
         k_ = check_optional_count(k, "k")
         max_pushes_ = check_optional_count(max_pushes, "max_pushes")
-        if max_residual is not None and (not isinstance(max_residual, (int, float))
-                                         or not math.isfinite(max_residual) or not max_residual > 0):
-            raise InputError(f"max_residual must be a positive number or None, got {max_residual!r}")
+        max_residual_ = check_optional_positive(max_residual, "max_residual")
         vm = self.visibility(visible)
         idx, w = self.seed_arrays(seeds, vm)
-        nodes, scores, residual, pushes, visits, truncated, used_eps, certified = _core.personalized_pagerank(
-            self._core, idx, w, restart, eps, k_, max_pushes_, vm,
-            float(max_residual or 0.0))
-        return Ranking(self, nodes, scores, residual, used_eps, pushes, visits, truncated, certified,
-                       self.degrees if vm is None else vm.visible_degrees)
+        r = _core.personalized_pagerank(self._core, idx, w, restart, eps, k_, max_pushes_, vm, max_residual_)
+        return Ranking.from_core(self, r, self.degrees if vm is None else vm.visible_degrees)
 
     def personalized_pagerank_certified(self, seeds: Mapping[str, float], k: int, *,
                                         restart: float = 0.25, eps: float = 1e-4,
@@ -723,13 +965,14 @@ class LinkGraph:
         ``ranking.certified`` says which; ``ranking.eps`` is the final eps."""
         restart, eps = check_ppr_params(restart, eps)
         k = check_count(k, "k")
+        shrink_ = check_real(shrink, "shrink")
+        min_eps_ = check_real(min_eps, "min_eps")
+        max_pushes_ = check_count(max_pushes, "max_pushes")
         vm = self.visibility(visible)
         idx, w = self.seed_arrays(seeds, vm)
-        nodes, scores, residual, pushes, visits, truncated, used_eps, certified = _core.personalized_pagerank_certified(
-            self._core, idx, w, float(restart), float(eps), k, float(shrink), float(min_eps),
-            int(max_pushes), vm)
-        return Ranking(self, nodes, scores, residual, used_eps, pushes, visits, truncated, certified,
-                       self.degrees if vm is None else vm.visible_degrees)
+        r = _core.personalized_pagerank_certified(self._core, idx, w, restart, eps, k, shrink_, min_eps_,
+                                                  max_pushes_, vm)
+        return Ranking.from_core(self, r, self.degrees if vm is None else vm.visible_degrees)
 
     def resource_allocation(self, node: str, *, min_shared: int = 2, k: int | None = None,
                             visible: Visible = None) -> list[Suggestion]:
@@ -748,19 +991,17 @@ class LinkGraph:
         Examples
         --------
         >>> g = LinkGraph.from_edges([("a", "x"), ("a", "y"), ("b", "x"), ("b", "y"), ("c", "x")])
-        >>> [(s.target, s.score, s.shared) for s in g.resource_allocation("a")]
+        >>> [(s.id, s.score, s.shared) for s in g.resource_allocation("a")]
         [('b', 0.8333333333333333, ('x', 'y'))]
         """
         min_shared = check_min_shared(min_shared)
         k_ = check_optional_count(k, "k")
         vm = self.visibility(visible)
         a = self.index(node, visible=vm)
-        targets, scores, sptr, shared, _ = _core.resource_allocation(self._core, a, min_shared, k_, vm)
-        get_id = self.ids.__getitem__
-        sh = shared.tolist()
-        sp = sptr.tolist()
-        return [Suggestion(get_id(t), s, tuple(map(get_id, sh[sp[j]:sp[j + 1]])))
-                for j, (t, s) in enumerate(zip(targets.tolist(), scores.tolist()))]
+        r = _core.resource_allocation(self._core, a, min_shared, k_, vm)
+        targets = r.targets.tolist()
+        return suggestions_from(self, targets, r.scores.tolist(), r.shared_ptr.tolist(), r.shared.tolist(),
+                                0, len(targets))
 
     def shortest_path(self, source: str, target: str, *, visible: Visible = None) -> list[str] | None:
         """The shortest chain from ``source`` to ``target`` (ids, both inclusive) over visible
@@ -779,21 +1020,44 @@ class LinkGraph:
         vm = self.visibility(visible)
         s = self.index(source, visible=vm, argument="source")
         t = self.index(target, visible=vm, argument="target")
-        path, _ = _core.shortest_path(self._core, s, t, vm)
-        if path.shape[0] == 0:
+        path = _core.shortest_path(self._core, s, t, vm).path.tolist()
+        if not path:
             return None
         ids = self.ids
-        return [ids[i] for i in path.tolist()]
+        return [ids[i] for i in path]
 
     def hops(self, seeds: Iterable[str], targets: Iterable[str], *, max_hops: int | None = None,
              visible: Visible = None) -> dict[str, tuple[int, str] | None]:
         """For each target, ``(hops, seed)``: the distance to the nearest seed and that seed
-        (smallest id on ties), or None when not reached (within ``max_hops``)."""
-        if max_hops is not None and (isinstance(max_hops, bool) or not isinstance(max_hops, int) or max_hops < 0):
-            raise InputError(f"max_hops must be a non-negative integer or None, got {max_hops!r}")
+        (smallest id on ties), or None when not reached (within ``max_hops``).
+
+        Parameters
+        ----------
+        seeds : iterable of str
+            Seed ids (a single string is refused, not iterated).
+        targets : iterable of str
+            Target ids (a single string is refused).
+        max_hops : int, optional
+            Stop after this many BFS layers (clamped to 2**31 - 1); None = no limit.
+        visible : ids, boolean mask or VisibilityMask, optional
+
+        Returns
+        -------
+        dict
+            target id -> ``(hops, seed id)`` or None.
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
+        >>> g.hops(["a"], ["c", "a"])
+        {'c': (2, 'a'), 'a': (0, 'a')}
+        """
+        max_hops_ = check_optional_hops(max_hops)
+        seed_l = id_list(seeds, "seeds")
+        tl = id_list(targets, "targets")
         vm = self.visibility(visible)
-        s = np.array(sorted({self.index(x, visible=vm, argument="seed") for x in seeds}), dtype=np.int32)
-        tl = list(targets)
+        s = np.array(sorted({self.index(x, visible=vm, argument="seed") for x in seed_l}), dtype=np.int32)
         t = np.array([self.index(x, visible=vm, argument="target") for x in tl], dtype=np.int32)
-        hops, via = _core.multi_source_hops(self._core, s, t, -1 if max_hops is None else int(max_hops), vm)
-        return {x: (None if h < 0 else (int(h), self.ids[v])) for x, h, v in zip(tl, hops.tolist(), via.tolist())}
+        r = _core.multi_source_hops(self._core, s, t, max_hops_, vm)
+        ids = self.ids
+        return {x: (None if h < 0 else (h, ids[v])) for x, h, v in zip(tl, r.hops.tolist(), r.via.tolist())}

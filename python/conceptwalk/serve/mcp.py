@@ -61,6 +61,7 @@ from typing import Any
 
 from ..errors import ConceptwalkError, InputError
 from ..graph import Caller
+from ..tools.common import source_kind, source_search
 
 __all__ = [
     "TOKEN_ENV",
@@ -619,7 +620,7 @@ def _default_query_fn(source: Any, event_sink: Any = None
                       ) -> Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None:
     """The ``query`` tool over :mod:`conceptwalk.wrap` (built-in FTS flat search wrapped by the
     concept walk), or None when the wrap is not installed or ``source`` is not a knowledge base."""
-    if not callable(getattr(source, "search", None)) or not callable(getattr(source, "graph", None)):
+    if source_kind(source) != "store" or source_search(source) is None:
         return None
     try:
         from ..wrap import ConceptAnchoredRetriever, builtin_flat_search

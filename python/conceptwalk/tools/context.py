@@ -29,9 +29,9 @@ import numpy.typing as npt
 
 from ..errors import InputError
 from ..graph import Caller, LinkGraph, VisibilityMask
-from ..graph.context import context_batch
+from ..graph.context import context_batch, context_core
 from ..graph.checks import check_count, check_ppr_params, check_threads, query_list
-from .common import SearchFn, check_caller, node_info, offsets, source_graph
+from .common import GraphSource, SearchFn, check_caller, offsets, source_graph, source_search
 
 __all__ = ["ContextItem", "ContextResult", "ContextSeed", "graph_context", "graph_context_batch",
            "parse_context_query"]
@@ -118,7 +118,7 @@ class ContextResult:
 def _search_hits(kb: Any, search: SearchFn | None, question: str, n_hits: int,
                  g: LinkGraph, vm: VisibilityMask | None) -> list[int]:
     """Indices of the top ``n_hits`` visible hits, in the backend's rank order."""
-    fn: SearchFn | None = search if search is not None else (kb.search if kb is not None else None)
+    fn: SearchFn | None = search if search is not None else source_search(kb)
     if fn is None:
         raise InputError("question: searching text needs a knowledge base or search=callable; "
                          "pass concepts= to seed a LinkGraph directly")
@@ -143,7 +143,7 @@ def _search_hits(kb: Any, search: SearchFn | None, question: str, n_hits: int,
     return hits
 
 
-def graph_context(source: LinkGraph | Any, question: str | None = None, *,
+def graph_context(source: LinkGraph | GraphSource, question: str | None = None, *,
                   concepts: Iterable[str] = (), k: int = 20, caller: Caller,
                   restart: float = 0.25, eps: float = 1e-4,
                   node_types: Iterable[str] | None = None, n_hits: int = 10,
@@ -197,11 +197,10 @@ def graph_context(source: LinkGraph | Any, question: str | None = None, *,
     if seed_nodes is not None and seed_w is not None:
         # One call does the whole query in C++ with the GIL released: PPR, drop the seeds, the
         # type filter, top k, then hop counts and reached-through seeds of those k.
-        _, top, top_scores, hops, via, residual, pushes = context_batch(
-            g, np.array([0, seed_nodes.shape[0]], dtype=np.int64), seed_nodes, seed_w,
-            restart=restart, eps=eps, k=k, keep_types=type_filter, threads=1, visible=vm)
-        _fill_context(g, result, top.tolist(), top_scores.tolist(), hops.tolist(), via.tolist(),
-                      float(residual[0]), int(pushes[0]), type_filter is not None)
+        r = context_core(g, seed_nodes, seed_w, restart=restart, eps=eps, k=k, keep_types=type_filter,
+                         visible=vm)
+        _fill_context(g, result, r.nodes.tolist(), r.scores.tolist(), r.hops.tolist(), r.via.tolist(),
+                      r.residual, r.pushes, type_filter is not None)
     result.elapsed_ms = (time.perf_counter() - t0) * 1e3
     return result
 
@@ -227,11 +226,11 @@ def _context_seeds(g: LinkGraph, kb: Any, search: SearchFn | None, question: str
     if question is not None and question.strip():
         for rank, idx in enumerate(_search_hits(kb, search, question, n_hits, g, vm), 1):
             weights[idx] = weights.get(idx, 0.0) + 1.0 / rank
-            nid, ntype, title = node_info(g, idx)
+            nid, ntype, title = g.node_at(idx)
             seeds.append(ContextSeed(nid, ntype, title, 1.0 / rank, "search", rank))
     for idx in dict.fromkeys(concept_idx):
         weights[idx] = weights.get(idx, 0.0) + 1.0
-        nid, ntype, title = node_info(g, idx)
+        nid, ntype, title = g.node_at(idx)
         seeds.append(ContextSeed(nid, ntype, title, 1.0, "concept"))
     result = ContextResult(question, seeds, [], float(restart), float(eps), k)
     if not weights:
@@ -251,8 +250,8 @@ def _fill_context(g: LinkGraph, result: ContextResult, top: list[int], scores: l
     result.residual = residual
     result.pushes = pushes
     if top:
-        ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes
-        result.results = [ContextItem(ids[v], names[int(codes[v])], titles[v], s, h, ids[w])
+        ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes_list
+        result.results = [ContextItem(ids[v], names[codes[v]], titles[v], s, h, ids[w])
                           for v, s, h, w in zip(top, scores, hops, via)]
     else:
         result.reason = "no visible node of the requested types is reached from the seeds" if typed \
@@ -281,7 +280,7 @@ def parse_context_query(q: Any, i: int) -> tuple[str | None, list[str]]:
     return question, list(concepts or ())
 
 
-def graph_context_batch(source: LinkGraph | Any, queries: Iterable[Any], *, caller: Caller,
+def graph_context_batch(source: LinkGraph | GraphSource, queries: Iterable[Any], *, caller: Caller,
                         k: int = 20, restart: float = 0.25, eps: float = 1e-4,
                         node_types: Iterable[str] | None = None, n_hits: int = 10,
                         search: SearchFn | None = None, threads: int | None = None) -> list[ContextResult]:
@@ -319,16 +318,15 @@ def graph_context_batch(source: LinkGraph | Any, queries: Iterable[Any], *, call
             run.append(i)
     if run:
         ptr = offsets([a.shape[0] for a in seed_parts])
-        out_ptr, nodes, scores, hops, via, residual, pushes = context_batch(
-            g, ptr, np.concatenate(seed_parts), np.concatenate(w_parts), restart=restart, eps=eps,
-            k=k, keep_types=keep_arr, threads=nt, visible=vm)
-        op = out_ptr.tolist()
-        nl, sl, hl, vl = nodes.tolist(), scores.tolist(), hops.tolist(), via.tolist()
-        res_l, pu_l = residual.tolist(), pushes.tolist()
+        b = context_batch(g, ptr, np.concatenate(seed_parts), np.concatenate(w_parts), restart=restart,
+                          eps=eps, k=k, keep_types=keep_arr, threads=nt, visible=vm)
+        op = b.ptr.tolist()
+        nl, sl, hl, vl = b.nodes.tolist(), b.scores.tolist(), b.hops.tolist(), b.via.tolist()
+        res_l, pu_l = b.residual.tolist(), b.pushes.tolist()
         for j, i in enumerate(run):
-            a, b = op[j], op[j + 1]
-            _fill_context(g, results[i], nl[a:b], sl[a:b], hl[a:b], vl[a:b], float(res_l[j]),
-                          int(pu_l[j]), keep_arr is not None)
+            lo, hi = op[j], op[j + 1]
+            _fill_context(g, results[i], nl[lo:hi], sl[lo:hi], hl[lo:hi], vl[lo:hi], res_l[j],
+                          pu_l[j], keep_arr is not None)
     per = (time.perf_counter() - t0) * 1e3 / max(len(results), 1)
     for r in results:
         r.elapsed_ms = per
