@@ -119,6 +119,17 @@ struct VisibilityMask {
   }
 };
 
+// The `visible` argument of an entry point: None or a VisibilityMask. Taken as a handle and cast
+// here, because pybind11 refuses None for a class pointer in its first (no-conversion) overload
+// pass and then converts every argument again: about 1 us per call spent on nothing.
+inline const VisibilityMask* mask_arg(py::handle h) {
+  if (h.is_none()) return nullptr;
+  if (!py::isinstance<VisibilityMask>(h))
+    throw py::type_error(std::string("visible must be a VisibilityMask or None, got ") +
+                         std::string(py::str(py::type::handle_of(h).attr("__name__"))));
+  return h.cast<const VisibilityMask*>();
+}
+
 // Resolves an optional VisibilityMask for graph g (None = all visible).
 inline cw::Visibility resolve_visibility(const cw::CSRGraph& g, const VisibilityMask* vm) {
   if (!vm) return cw::Visibility{};

@@ -36,7 +36,8 @@ void register_context(py::module_& m) {
       .def_property_readonly("hops", vector_property(&cw::ContextResult::hops))
       .def_property_readonly("via", vector_property(&cw::ContextResult::via))
       .def_readonly("residual", &cw::ContextResult::residual)
-      .def_readonly("pushes", &cw::ContextResult::pushes);
+      .def_readonly("pushes", &cw::ContextResult::pushes)
+      .def("__len__", [](const cw::ContextResult& r) { return r.nodes.size(); });
 
   py::class_<cw::ContextBatch>(m, "ContextBatch",
       "graph_context's core results for many queries: query i's nodes, scores, hops and via at "
@@ -53,12 +54,12 @@ void register_context(py::module_& m) {
       "graph_context",
       [](const cw::CSRGraph& g, py::handle seeds_in, const carray<double>& weights, double restart,
          double eps, std::int64_t k, const std::optional<carray<std::int32_t>>& node_type,
-         const std::optional<carray<bool>>& keep_types, const VisibilityMask* visible) {
+         const std::optional<carray<bool>>& keep_types, py::handle visible) {
         const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
         check_1d(seeds, "seeds");
         check_1d(weights, "weights", seeds.shape(0));
         const cw::NodeTypeFilter filter = type_filter(g, node_type, keep_types);
-        const cw::Visibility vis = resolve_visibility(g, visible);
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
         const cw::PPRParams params{restart, eps, 0};
         const std::int32_t* s = seeds.data();
         const double* w = weights.data();
@@ -76,13 +77,13 @@ void register_context(py::module_& m) {
       [](const cw::CSRGraph& g, const carray<std::int64_t>& seed_ptr, py::handle seeds_in,
          const carray<double>& weights, double restart, double eps, std::int64_t k,
          const std::optional<carray<std::int32_t>>& node_type, const std::optional<carray<bool>>& keep_types,
-         int threads, const VisibilityMask* visible) {
+         int threads, py::handle visible) {
         const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
         check_1d(seeds, "seeds");
         check_1d(weights, "weights", seeds.shape(0));
         check_1d(seed_ptr, "seed_ptr");
         const cw::NodeTypeFilter filter = type_filter(g, node_type, keep_types);
-        const cw::Visibility vis = resolve_visibility(g, visible);
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
         const cw::PPRParams params{restart, eps, 0};
         const std::int64_t* ptr = seed_ptr.data();
         const std::int64_t np = seed_ptr.shape(0), ns = seeds.shape(0);

@@ -13,7 +13,8 @@ void register_linkpred(py::module_& m) {
       .def_property_readonly("scores", vector_property(&cw::RAResult::scores))
       .def_property_readonly("shared_ptr", vector_property(&cw::RAResult::shared_ptr))
       .def_property_readonly("shared", vector_property(&cw::RAResult::shared))
-      .def_readonly("candidates", &cw::RAResult::candidates);
+      .def_readonly("candidates", &cw::RAResult::candidates)
+      .def("__len__", [](const cw::RAResult& r) { return r.targets.size(); });
 
   py::class_<cw::RABatch>(m, "RABatch",
       "Resource allocation for many nodes: query i's targets and scores at ptr[i]:ptr[i + 1], "
@@ -29,9 +30,9 @@ void register_linkpred(py::module_& m) {
   m.def(
       "resource_allocation",
       [](const cw::CSRGraph& g, std::int64_t node, std::int64_t min_shared, std::int64_t k,
-         const VisibilityMask* visible) {
+         py::handle visible) {
         const cw::node_t a = node_scalar(node, g, "node");
-        const cw::Visibility vis = resolve_visibility(g, visible);
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
         py::gil_scoped_release nogil;
         return cw::resource_allocation(g, vis, a, min_shared, k);
       },
@@ -41,10 +42,10 @@ void register_linkpred(py::module_& m) {
   m.def(
       "suggest_batch",
       [](const cw::CSRGraph& g, py::handle nodes_in, std::int64_t min_shared, std::int64_t k,
-         int threads, const VisibilityMask* visible) {
+         int threads, py::handle visible) {
         const carray<std::int32_t> nodes = node_array(nodes_in, g, "nodes");
         check_1d(nodes, "nodes");
-        const cw::Visibility vis = resolve_visibility(g, visible);
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
         const std::int32_t* a = nodes.data();
         const std::int64_t q = nodes.shape(0);
         py::gil_scoped_release nogil;

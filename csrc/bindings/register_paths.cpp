@@ -9,7 +9,8 @@ void register_paths(py::module_& m) {
       "A shortest path: node indices from source to target inclusive (empty: no visible path) "
       "and the nodes both searches reached. Read-only.")
       .def_property_readonly("path", vector_property(&cw::PathResult::path))
-      .def_readonly("visited", &cw::PathResult::visited);
+      .def_readonly("visited", &cw::PathResult::visited)
+      .def("__len__", [](const cw::PathResult& r) { return r.path.size(); });
 
   py::class_<cw::PathBatch>(m, "PathBatch",
       "Shortest paths for many pairs: pair i's path at nodes[ptr[i]:ptr[i + 1]] (empty: none). "
@@ -25,10 +26,10 @@ void register_paths(py::module_& m) {
 
   m.def(
       "shortest_path",
-      [](const cw::CSRGraph& g, std::int64_t source, std::int64_t target, const VisibilityMask* visible) {
+      [](const cw::CSRGraph& g, std::int64_t source, std::int64_t target, py::handle visible) {
         const cw::node_t s = node_scalar(source, g, "source");
         const cw::node_t t = node_scalar(target, g, "target");
-        const cw::Visibility vis = resolve_visibility(g, visible);
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
         py::gil_scoped_release nogil;
         return cw::shortest_path(g, vis, s, t);
       },
@@ -38,12 +39,12 @@ void register_paths(py::module_& m) {
   m.def(
       "path_batch",
       [](const cw::CSRGraph& g, py::handle sources_in, py::handle targets_in, int threads,
-         const VisibilityMask* visible) {
+         py::handle visible) {
         const carray<std::int32_t> sources = node_array(sources_in, g, "sources");
         const carray<std::int32_t> targets = node_array(targets_in, g, "targets");
         check_1d(sources, "sources");
         check_1d(targets, "targets", sources.shape(0));
-        const cw::Visibility vis = resolve_visibility(g, visible);
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
         const std::int32_t* s = sources.data();
         const std::int32_t* t = targets.data();
         const std::int64_t q = sources.shape(0);
@@ -56,12 +57,12 @@ void register_paths(py::module_& m) {
   m.def(
       "multi_source_hops",
       [](const cw::CSRGraph& g, py::handle seeds_in, py::handle targets_in, std::int32_t max_hops,
-         const VisibilityMask* visible) {
+         py::handle visible) {
         const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
         const carray<std::int32_t> targets = node_array(targets_in, g, "targets");
         check_1d(seeds, "seeds");
         check_1d(targets, "targets");
-        const cw::Visibility vis = resolve_visibility(g, visible);
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
         const std::int32_t* s = seeds.data();
         const std::int32_t* t = targets.data();
         const std::int64_t ns = seeds.shape(0), nt = targets.shape(0);

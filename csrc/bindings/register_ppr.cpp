@@ -33,12 +33,12 @@ void register_ppr(py::module_& m) {
   m.def(
       "personalized_pagerank",
       [](const cw::CSRGraph& g, py::handle seeds_in, const carray<double>& weights, double restart,
-         double eps, std::int64_t k, std::int64_t max_pushes, const VisibilityMask* visible,
+         double eps, std::int64_t k, std::int64_t max_pushes, py::handle visible,
          double max_residual) {
         const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
         check_1d(seeds, "seeds");
         check_1d(weights, "weights", seeds.shape(0));
-        const cw::Visibility vis = resolve_visibility(g, visible);
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
         const cw::PPRParams params{restart, eps, max_pushes, max_residual};
         const std::int32_t* s = seeds.data();
         const double* w = weights.data();
@@ -54,11 +54,11 @@ void register_ppr(py::module_& m) {
       "personalized_pagerank_certified",
       [](const cw::CSRGraph& g, py::handle seeds_in, const carray<double>& weights, double restart,
          double eps, std::int64_t k, double shrink, double min_eps, std::int64_t max_pushes,
-         const VisibilityMask* visible) {
+         py::handle visible) {
         const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
         check_1d(seeds, "seeds");
         check_1d(weights, "weights", seeds.shape(0));
-        const cw::Visibility vis = resolve_visibility(g, visible);
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
         const cw::PPRParams params{restart, eps, max_pushes};
         const std::int32_t* s = seeds.data();
         const double* w = weights.data();
@@ -74,12 +74,12 @@ void register_ppr(py::module_& m) {
       "ppr_batch",
       [](const cw::CSRGraph& g, const carray<std::int64_t>& seed_ptr, py::handle seeds_in,
          const carray<double>& weights, double restart, double eps, std::int64_t k,
-         std::int64_t max_pushes, int threads, const VisibilityMask* visible) {
+         std::int64_t max_pushes, int threads, py::handle visible) {
         const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
         check_1d(seeds, "seeds");
         check_1d(weights, "weights", seeds.shape(0));
         check_1d(seed_ptr, "seed_ptr");
-        const cw::Visibility vis = resolve_visibility(g, visible);
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
         const cw::PPRParams params{restart, eps, max_pushes};
         const std::int64_t* ptr = seed_ptr.data();
         const std::int64_t np = seed_ptr.shape(0), ns = seeds.shape(0);

@@ -73,6 +73,8 @@ def check_count(value: Any, name: str = "k") -> int:
     ...
     conceptwalk.errors.InputError: k must be a positive integer, got True
     """
+    if type(value) is int and 0 < value <= INDEX_MAX:  # the common case, without a call
+        return value
     if not _is_int(value) or value < 1:
         raise InputError(f"{name} must be a positive integer, got {value!r}")
     return min(int(value), INDEX_MAX)
@@ -99,6 +101,8 @@ def check_optional_count(value: Any, name: str = "k") -> int:
     """
     if value is None:
         return 0
+    if type(value) is int and 0 < value <= INDEX_MAX:
+        return value
     if not _is_int(value) or value < 1:
         raise InputError(f"{name} must be a positive integer or None, got {value!r}")
     return min(int(value), INDEX_MAX)
@@ -144,6 +148,8 @@ def check_min_shared(value: Any) -> int:
     >>> check_min_shared(2**31)
     2147483647
     """
+    if type(value) is int and 0 < value <= INDEX_MAX:
+        return value
     if not _is_int(value) or value < 1:
         raise InputError(f"min_shared must be an integer >= 1, got {value!r}")
     return min(int(value), INDEX_MAX)
@@ -213,6 +219,8 @@ def check_ppr_params(restart: Any, eps: Any) -> tuple[float, float]:
     >>> round(check_ppr_params(np.float32(0.3), 1e-4)[0], 6)
     0.3
     """
+    if type(restart) is float and type(eps) is float and 0.0 < restart < 1.0 and 0.0 < eps < math.inf:
+        return restart, eps  # the common case, without a call
     if not _is_real(restart) or not 0.0 < float(restart) < 1.0:
         raise InputError(f"restart must be in (0, 1), got {restart!r}")
     if not _is_real(eps) or not math.isfinite(float(eps)) or not float(eps) > 0:

@@ -26,7 +26,7 @@ from .linkgraph import LinkGraph
 __all__ = ["context_batch", "context_core"]
 
 
-def context_core(graph: LinkGraph, seeds: npt.NDArray[np.int32], weights: npt.NDArray[np.float64], *,
+def context_core(graph: LinkGraph, seeds: npt.NDArray[np.int32], weights: npt.NDArray[np.float64],
                  restart: float, eps: float, k: int, keep_types: npt.NDArray[np.bool_] | None,
                  visible: _core.VisibilityMask | None) -> _core.ContextResult:
     """Run the pipeline for one query.

@@ -112,7 +112,7 @@ def _sorted_codes(names: list[str]) -> tuple[tuple[str, ...], npt.NDArray[np.int
     return sorted_names, rank
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Suggestion:
     """One suggested missing link, to the node ``id``, scored by resource allocation, with the
     visible neighbours it shares with the query node. The one suggestion type of the package:
@@ -188,7 +188,7 @@ def suggestions_from(graph: LinkGraph, targets: list[int], scores: list[float], 
         t = targets[j]
         seg = shared[shared_ptr[j]:shared_ptr[j + 1]]
         out.append(Suggestion(ids[t], names[codes[t]], titles[t], scores[j],
-                              tuple([ids[z] for z in seg]), tuple([titles[z] for z in seg])))
+                              tuple(map(ids.__getitem__, seg)), tuple(map(titles.__getitem__, seg))))
     return out
 
 
@@ -293,7 +293,18 @@ class Ranking:
         return dict(self.items())
 
     def error_bounds(self) -> npt.NDArray[np.float64]:
-        """Per returned node, the bound on ``p*(v) - score(v)`` (``min(eps*deg(v), residual)``)."""
+        """Per returned node, the bound on ``p*(v) - score(v)`` (``min(eps*deg(v), residual)``).
+
+        Returns
+        -------
+        float64 array
+
+        Examples
+        --------
+        >>> r = LinkGraph.from_edges([("a", "b")]).personalized_pagerank({"a": 1.0})
+        >>> bool((r.error_bounds() <= r.residual).all())
+        True
+        """
         deg = self._degrees[self.indices].astype(np.float64)
         return np.minimum(self.eps * deg, self.residual)
 
@@ -785,14 +796,48 @@ class LinkGraph:
         return tuple(sorted({self.scope_names[c] for c in self.scope_codes[a:b].tolist()}))
 
     def edges_between(self, a: int, b: int) -> list[int]:
-        """Canonical edge ids joining node indices ``a`` and ``b`` (either direction)."""
+        """Canonical edge ids joining node indices ``a`` and ``b`` (either direction).
+
+        Parameters
+        ----------
+        a, b : int
+            Node indices (edge-level accessors work on indices).
+
+        Returns
+        -------
+        list of int
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b", "X"), ("b", "a", "Y")])
+        >>> g.edges_between(0, 1)
+        [0, 1]
+        """
         p = self._core.pair_of(a, b)
         if p < 0:
             return []
         return list(range(int(self.pair_ptr[p]), int(self.pair_ptr[p + 1])))
 
     def edge_annotation(self, edge: int, key: str) -> Any:
-        """The value of annotation ``key`` on canonical edge ``edge``, or None when absent."""
+        """The value of annotation ``key`` on canonical edge ``edge``, or None when absent.
+
+        Parameters
+        ----------
+        edge : int
+            A canonical edge id.
+        key : str
+            One of :data:`EDGE_ANNOTATION_KEYS`.
+
+        Returns
+        -------
+        str, float or None
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([{"src": "a", "dst": "b", "authority": "HIGH"}])
+        >>> g.edge_annotation(0, "authority"), g.edge_annotation(0, "fidelity")
+        ('HIGH', None)
+        """
         col = self.edge_annotations.get(key)
         if col is None:
             return None
@@ -805,7 +850,22 @@ class LinkGraph:
 
     # ------------------------------------------------------------------ visibility
     def visibility(self, visible: Visible) -> _core.VisibilityMask | None:
-        """Turn ``visible`` into a prepared mask (None = everything visible)."""
+        """Turn ``visible`` into a prepared mask (None = everything visible).
+
+        Parameters
+        ----------
+        visible : None, ids, boolean mask over the node order, or VisibilityMask
+
+        Returns
+        -------
+        VisibilityMask or None
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b")])
+        >>> g.visibility(["a"]).mask.tolist()
+        [True, False]
+        """
         if visible is None:
             return None
         if isinstance(visible, _core.VisibilityMask):
@@ -825,7 +885,22 @@ class LinkGraph:
 
     def scope_mask(self, scopes: Iterable[str] | None) -> npt.NDArray[np.bool_]:
         """Boolean mask of nodes visible to a caller holding ``scopes`` (None = all access):
-        public nodes (no scopes) plus nodes sharing at least one scope. Vectorised."""
+        public nodes (no scopes) plus nodes sharing at least one scope. Vectorised.
+
+        Parameters
+        ----------
+        scopes : iterable of str or None
+
+        Returns
+        -------
+        bool array over the node order
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "scopes": ["t"]}])
+        >>> g.scope_mask([]).tolist(), g.scope_mask(["t"]).tolist()
+        ([False, True], [True, True])
+        """
         if scopes is None:
             return np.ones(self.num_nodes, dtype=bool)
         wanted = np.zeros(len(self.scope_names) + 1, dtype=bool)
@@ -851,7 +926,22 @@ class LinkGraph:
         """A cached prepared mask for a scope set (None = all access, no mask).
 
         The cache is a thread-safe LRU bounded by :attr:`MASK_CACHE_ENTRIES` masks and
-        :attr:`MASK_CACHE_BYTES` bytes (at least the most recent mask is always kept)."""
+        :attr:`MASK_CACHE_BYTES` bytes (at least the most recent mask is always kept).
+
+        Parameters
+        ----------
+        scopes : iterable of str or None
+
+        Returns
+        -------
+        VisibilityMask or None
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b")])
+        >>> g.visibility_for_scopes(["t"]) is g.visibility_for_scopes(["t"])
+        True
+        """
         if scopes is None:
             return None
         key = frozenset(scopes)
@@ -872,6 +962,25 @@ class LinkGraph:
 
     # ------------------------------------------------------------------ algorithms
     def seed_arrays(self, seeds: Mapping[str, float], vm: _core.VisibilityMask | None) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        """Checked seed indices (ascending) and weights of a seed mapping.
+
+        Parameters
+        ----------
+        seeds : mapping id -> weight
+            Finite weights >= 0, not all zero; unknown and hidden ids raise the same NotFoundError.
+        vm : VisibilityMask or None
+
+        Returns
+        -------
+        tuple
+            ``(int32 indices ascending, float64 weights)``.
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b")])
+        >>> [a.tolist() for a in g.seed_arrays({"b": 2.0, "a": 1.0}, None)]
+        [[0, 1], [1.0, 2.0]]
+        """
         if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Mapping):
             raise InputError(f"seeds must map node ids to positive weights, got {type(seeds).__name__}")
         if len(seeds) == 0:
@@ -928,6 +1037,10 @@ class LinkGraph:
             final eps; ``truncated`` is set if ``max_pushes`` (or the smallest eps an uncapped
             push may use) stopped it first.
 
+        Returns
+        -------
+        Ranking
+
         Notes
         -----
         Error bound: ``0 <= p*(v) - score(v) < eps * deg(v)`` for every node, and the unpushed
@@ -962,7 +1075,33 @@ class LinkGraph:
         """Top-``k`` PPR that proves itself: pushes at ``eps``, then lowers ``eps`` by ``shrink``
         (reusing the residuals) until the top-``k`` set and order are certified exact by the bound
         ``0 <= p*(v) - p(v) <= min(eps*deg(v), residual)``, or ``min_eps``/``max_pushes`` stop it.
-        ``ranking.certified`` says which; ``ranking.eps`` is the final eps."""
+        ``ranking.certified`` says which; ``ranking.eps`` is the final eps.
+
+        Parameters
+        ----------
+        seeds : mapping id -> weight
+        k : int
+            The top-k to certify.
+        restart, eps : float
+        min_eps : float
+            The smallest eps tried.
+        shrink : float
+            Factor (> 1) eps is divided by per round.
+        max_pushes : int
+            Total push budget.
+        visible : ids, boolean mask or VisibilityMask, optional
+
+        Returns
+        -------
+        Ranking
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
+        >>> r = g.personalized_pagerank_certified({"a": 1.0}, 2)
+        >>> r.certified, r.ids[:2]
+        (True, ['b', 'a'])
+        """
         restart, eps = check_ppr_params(restart, eps)
         k = check_count(k, "k")
         shrink_ = check_real(shrink, "shrink")
@@ -982,6 +1121,18 @@ class LinkGraph:
         Candidates share at least ``min_shared`` visible neighbours with ``node`` and are not
         already linked to it. Ordered by score descending, then id ascending; ``k`` keeps the top
         ``k`` (selected without sorting every candidate).
+
+        Parameters
+        ----------
+        node : str
+            The node id (unknown and hidden ids raise the same NotFoundError).
+        min_shared : int
+        k : int, optional
+        visible : ids, boolean mask or VisibilityMask, optional
+
+        Returns
+        -------
+        list of Suggestion
 
         Notes
         -----
@@ -1008,6 +1159,16 @@ class LinkGraph:
         nodes, by bidirectional BFS on the undirected projection; ``None`` when none exists.
 
         Among equal-length paths the lexicographically smallest sequence of ids wins.
+
+        Parameters
+        ----------
+        source, target : str
+            Node ids.
+        visible : ids, boolean mask or VisibilityMask, optional
+
+        Returns
+        -------
+        list of str or None
 
         Examples
         --------

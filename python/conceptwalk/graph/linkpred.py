@@ -21,7 +21,7 @@ from .linkgraph import LinkGraph
 __all__ = ["resource_allocation_batch_core", "resource_allocation_core"]
 
 
-def resource_allocation_core(graph: LinkGraph, node: int, *, min_shared: int, k: int,
+def resource_allocation_core(graph: LinkGraph, node: int, min_shared: int, k: int,
                              visible: _core.VisibilityMask | None) -> _core.RAResult:
     """Suggestions for node index ``node`` (checked arguments; ``k=0`` = all).
 

@@ -14,8 +14,9 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -62,19 +63,19 @@ class PathStep:
                 "edges": [{"type": t, "direction": d} for t, d in self.edges]}
 
 
-@dataclass
 class PathResult:
     """What :func:`graph_path` returns: the chain's nodes and steps, empty when no visible chain
-    exists.
+    exists. The node and step objects are built on first access; equality compares ``to_dict()``.
 
     Parameters
     ----------
     source, target : str
         The ids asked for.
-    nodes : list of (id, type, title)
-        The chain from source to target inclusive; empty when not found.
-    steps : list of PathStep
-        One per hop.
+    nodes : list of (id, type, title), or a callable returning ``(nodes, steps)``
+        The chain from source to target inclusive; empty when not found. A callable is called
+        once, on first access of ``nodes`` or ``steps``.
+    steps : list of PathStep, optional
+        One per hop (omitted with a callable ``nodes``).
     elapsed_ms : float
         Wall time of the call (not part of ``to_dict()`` or of equality).
 
@@ -86,11 +87,38 @@ class PathResult:
     (True, 1, ['a', 'b'])
     """
 
-    source: str
-    target: str
-    nodes: list[tuple[str, str, str | None]]  # (id, type, title)
-    steps: list[PathStep]
-    elapsed_ms: float = field(default=0.0, compare=False)
+    __slots__ = ("source", "target", "elapsed_ms", "_nodes", "_steps", "_build")
+
+    def __init__(self, source: str, target: str,
+                 nodes: list[tuple[str, str, str | None]] | Callable[[], tuple[list[Any], list[PathStep]]],
+                 steps: list[PathStep] | None = None, elapsed_ms: float = 0.0) -> None:
+        self.source = source
+        self.target = target
+        self.elapsed_ms = elapsed_ms
+        self._nodes: list[tuple[str, str, str | None]] | None = None
+        self._steps: list[PathStep] | None = None
+        self._build: Callable[[], tuple[list[Any], list[PathStep]]] | None = None
+        if callable(nodes):
+            self._build = nodes
+        else:
+            self._nodes, self._steps = list(nodes), list(steps or [])
+
+    def _built(self) -> tuple[list[tuple[str, str, str | None]], list[PathStep]]:
+        if self._nodes is None or self._steps is None:
+            assert self._build is not None
+            self._nodes, self._steps = self._build()
+            self._build = None
+        return self._nodes, self._steps
+
+    @property
+    def nodes(self) -> list[tuple[str, str, str | None]]:
+        """``(id, type, title)`` per chain node, source to target; empty when not found."""
+        return self._built()[0]
+
+    @property
+    def steps(self) -> list[PathStep]:
+        """One :class:`PathStep` per hop."""
+        return self._built()[1]
 
     @property
     def found(self) -> bool:
@@ -106,6 +134,16 @@ class PathResult:
     def length(self) -> int | None:
         """Number of hops, or None when not found."""
         return len(self.nodes) - 1 if self.nodes else None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PathResult):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PathResult(source={self.source!r}, target={self.target!r}, length={self.length})"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``source``, ``target``, ``found``, ``length``, ``nodes``, ``steps``.
@@ -160,15 +198,18 @@ def graph_path(source: LinkGraph | GraphSource, a: str, b: str, *, caller: Calle
     vm = caller.visibility(g)
     s = g.index(a, visible=vm, argument="source")
     t = g.index(b, visible=vm, argument="target")
-    path = shortest_path_core(g, s, t, vm).path.tolist()
-    return _path_result(g, a, b, path, (time.perf_counter() - t0) * 1e3)
+    r = shortest_path_core(g, s, t, vm)
+    return PathResult(a, b, partial(_path_parts, g, r), None, (time.perf_counter() - t0) * 1e3)
 
 
-def _path_result(g: LinkGraph, a: str, b: str, p: list[int], elapsed_ms: float) -> PathResult:
-    """A path of node indices as a :class:`PathResult`, each step with its typed edges."""
+def _path_parts(g: LinkGraph, p: Any) -> tuple[list[tuple[str, str, str | None]], list[PathStep]]:
+    """The nodes and steps (each with its typed edges) of a path of node indices (a list, or a
+    core ``PathResult``)."""
+    if not isinstance(p, list):
+        p = p.path.tolist()
     ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes_list
     nodes = [(ids[i], names[codes[i]], titles[i]) for i in p]
-    steps = []
+    steps: list[PathStep] = []
     if len(p) > 1:
         core = g.core
         pair_ptr = g.pair_ptr
@@ -180,7 +221,7 @@ def _path_result(g: LinkGraph, a: str, b: str, p: list[int], elapsed_ms: float) 
             edges = sorted((tn[c], "forward" if sx == x else "backward")
                            for c, sx in zip(g.edge_type_codes[a0:b0].tolist(), g.edge_src[a0:b0].tolist()))
             steps.append(PathStep(ids[x], ids[y], tuple(edges)))
-    return PathResult(a, b, nodes, steps, elapsed_ms)
+    return nodes, steps
 
 
 def graph_path_batch(source: LinkGraph | GraphSource, pairs: Iterable[Sequence[str]], *, caller: Caller,
@@ -227,4 +268,5 @@ def graph_path_batch(source: LinkGraph | GraphSource, pairs: Iterable[Sequence[s
     bt = shortest_path_batch_core(g, src, dst, threads=nt, visible=vm)
     op, pl = bt.ptr.tolist(), bt.nodes.tolist()
     per = (time.perf_counter() - t0) * 1e3 / len(plist)
-    return [_path_result(g, a, b, pl[op[i]:op[i + 1]], per) for i, (a, b) in enumerate(plist)]
+    return [PathResult(a, b, partial(_path_parts, g, pl[op[i]:op[i + 1]]), None, per)
+            for i, (a, b) in enumerate(plist)]

@@ -16,8 +16,8 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -31,17 +31,19 @@ from .common import GraphSource, check_caller, source_graph
 __all__ = ["SuggestResult", "link_suggest", "link_suggest_batch"]
 
 
-@dataclass
 class SuggestResult:
     """What :func:`link_suggest` returns for one concept.
+
+    The suggestions are built from the core's arrays on first access (a call that only needs
+    ``candidates`` or one suggestion does not pay for the rest); equality compares ``to_dict()``.
 
     Parameters
     ----------
     concept : str
         The concept the links are suggested for.
-    suggestions : list of Suggestion
-        By score descending, then id ascending.
-    candidates : int
+    suggestions : list of Suggestion, or a callable returning it
+        By score descending, then id ascending. A callable is called once, on first access.
+    candidates : int, or a callable returning it
         Nodes that met ``min_shared`` (before the top-``k`` cut).
     min_shared : int
         The least number of shared neighbours a suggestion needed.
@@ -60,11 +62,50 @@ class SuggestResult:
         1. 1.0000  b [NODE]  shared: x, y
     """
 
-    concept: str
-    suggestions: list[Suggestion]
-    candidates: int
-    min_shared: int
-    elapsed_ms: float = field(default=0.0, compare=False)
+    __slots__ = ("concept", "min_shared", "elapsed_ms", "_suggestions", "_build", "_candidates")
+
+    def __init__(self, concept: str, suggestions: list[Suggestion] | Callable[[], list[Suggestion]],
+                 candidates: int | Callable[[], int], min_shared: int, elapsed_ms: float = 0.0) -> None:
+        self.concept = concept
+        self._candidates = candidates
+        self.min_shared = min_shared
+        self.elapsed_ms = elapsed_ms
+        self._suggestions: list[Suggestion] | None = None
+        self._build: Callable[[], list[Suggestion]] | None = None
+        if callable(suggestions):
+            self._build = suggestions
+        else:
+            self._suggestions = list(suggestions)
+
+    @property
+    def candidates(self) -> int:
+        """Nodes that met ``min_shared`` (before the top-``k`` cut)."""
+        c = self._candidates
+        if not isinstance(c, int):
+            c = self._candidates = c()
+        return c
+
+    @property
+    def suggestions(self) -> list[Suggestion]:
+        """The suggestions, by score descending, then id ascending (built on first access when
+        the result was made with a builder)."""
+        got = self._suggestions
+        if got is None:
+            assert self._build is not None
+            got = self._suggestions = self._build()
+            self._build = None
+        return got
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SuggestResult):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"SuggestResult(concept={self.concept!r}, suggestions={len(self.suggestions)}, "
+                f"candidates={self.candidates}, min_shared={self.min_shared})")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (keys ``concept``, ``suggestions``, ``candidates``, ``minShared``;
@@ -128,11 +169,14 @@ def link_suggest(source: LinkGraph | GraphSource, concept: str, *, k: int = 10, 
     g, _ = source_graph(source)
     vm = caller.visibility(g)
     a = g.index(concept, visible=vm, argument="concept")
-    r = resource_allocation_core(g, a, min_shared=min_shared, k=k, visible=vm)
-    targets = r.targets.tolist()
-    items = suggestions_from(g, targets, r.scores.tolist(), r.shared_ptr.tolist(), r.shared.tolist(),
-                             0, len(targets))
-    return SuggestResult(concept, items, r.candidates, min_shared, (time.perf_counter() - t0) * 1e3)
+    r = resource_allocation_core(g, a, min_shared, k, vm)
+
+    def build() -> list[Suggestion]:
+        t = r.targets.tolist()
+        return suggestions_from(g, t, r.scores.tolist(), r.shared_ptr.tolist(), r.shared.tolist(), 0, len(t))
+
+    return SuggestResult(concept, build, partial(getattr, r, "candidates"), min_shared,
+                         (time.perf_counter() - t0) * 1e3)
 
 
 def link_suggest_batch(source: LinkGraph | GraphSource, concepts: Iterable[str], *, caller: Caller,
@@ -175,8 +219,9 @@ def link_suggest_batch(source: LinkGraph | GraphSource, concepts: Iterable[str],
     if not names_in:
         return []
     b = resource_allocation_batch_core(g, idx, min_shared=min_shared, k=k, threads=nt, visible=vm)
-    op, tl, sl, sp, sh = b.ptr.tolist(), b.targets.tolist(), b.scores.tolist(), b.shared_ptr.tolist(), b.shared.tolist()
+    op = b.ptr.tolist()
+    lists = (b.targets.tolist(), b.scores.tolist(), b.shared_ptr.tolist(), b.shared.tolist())
     ca = b.candidates.tolist()
     per = (time.perf_counter() - t0) * 1e3 / len(names_in)
-    return [SuggestResult(concept, suggestions_from(g, tl, sl, sp, sh, op[i], op[i + 1]), ca[i], min_shared, per)
+    return [SuggestResult(concept, partial(suggestions_from, g, *lists, op[i], op[i + 1]), ca[i], min_shared, per)
             for i, concept in enumerate(names_in)]
