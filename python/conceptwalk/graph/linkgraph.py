@@ -154,6 +154,11 @@ class Suggestion:
         Returns
         -------
         dict
+
+        Examples
+        --------
+        >>> Suggestion("b", "NODE", "B", 1.0, (), ()).to_dict()["title"]
+        'B'
         """
         return {"id": self.id, "type": self.type, "title": self.title, "score": self.score,
                 "shared": [{"id": i, "title": t} for i, t in zip(self.shared, self.shared_titles)]}
@@ -277,12 +282,27 @@ class Ranking:
 
     @property
     def ids(self) -> list[str]:
-        """Node ids in rank order."""
+        """Node ids in rank order.
+
+        Returns
+        -------
+        list of str
+        """
         ids = self._graph.ids
         return [ids[i] for i in self.indices.tolist()]
 
     def items(self) -> Iterator[tuple[str, float]]:
-        """``(id, score)`` pairs by score descending, then id ascending."""
+        """``(id, score)`` pairs by score descending, then id ascending.
+
+        Returns
+        -------
+        iterator of (str, float)
+
+        Examples
+        --------
+        >>> [i for i, _ in LinkGraph.from_edges([("a", "b")]).personalized_pagerank({"b": 1.0}).items()]
+        ['b', 'a']
+        """
         ids = self._graph.ids
         return zip((ids[i] for i in self.indices.tolist()), self.scores.tolist())
 
@@ -290,6 +310,17 @@ class Ranking:
         return self.items()
 
     def to_dict(self) -> dict[str, float]:
+        """``{id: score}`` in rank order.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> list(LinkGraph.from_edges([("a", "b")]).personalized_pagerank({"a": 1.0}).to_dict())
+        ['a', 'b']
+        """
         return dict(self.items())
 
     def error_bounds(self) -> npt.NDArray[np.float64]:

@@ -24,6 +24,11 @@ class Caller:
     """Who is asking. ``scopes=None`` means all access; otherwise public nodes plus nodes that
     carry at least one of ``scopes``.
 
+    Parameters
+    ----------
+    scopes : collection of str, or None
+        The caller's scopes (a single string is refused); None = all access.
+
     Examples
     --------
     >>> Caller.all_access().sees_everything

@@ -444,7 +444,7 @@ class ToolServer:
 
     Parameters
     ----------
-    source : KnowledgeBase or LinkGraph
+    source : KnowledgeBase, LinkGraph or any :class:`conceptwalk.tools.GraphSource`
         What the tools read. A knowledge base is re-read through its cached ``graph()`` on
         each call, so committed updates show up without a restart.
     caller : Caller
@@ -476,6 +476,7 @@ class ToolServer:
                  session_token: str | None = None, require_token: bool = False,
                  query_fn: Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None = None,
                  event_sink: Any = None) -> None:
+        source_kind(source)  # the one graph-source protocol: a LinkGraph or a GraphSource
         self.source = source
         self.caller = Caller.public() if caller is None else caller
         if not isinstance(self.caller, Caller):
