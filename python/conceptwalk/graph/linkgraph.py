@@ -187,14 +187,17 @@ def suggestions_from(graph: LinkGraph, targets: list[int], scores: list[float], 
     >>> suggestions_from(g, [1], [1.0], [0, 1], [2], 0, 1)[0].shared
     ('x',)
     """
+    if hi <= lo:
+        return []
     ids, titles, names, codes = graph.ids, graph.titles, graph.node_type_names, graph.node_type_codes_list
-    out = []
-    for j in range(lo, hi):
-        t = targets[j]
-        seg = shared[shared_ptr[j]:shared_ptr[j + 1]]
-        out.append(Suggestion(ids[t], names[codes[t]], titles[t], scores[j],
-                              tuple(map(ids.__getitem__, seg)), tuple(map(titles.__getitem__, seg))))
-    return out
+    base, end = shared_ptr[lo], shared_ptr[hi]
+    seg = shared[base:end]
+    sh_ids = [ids[z] for z in seg]  # every shared neighbour once, then sliced per suggestion
+    sh_titles = [titles[z] for z in seg]
+    return [Suggestion(ids[t], names[codes[t]], titles[t], scores[j],
+                       tuple(sh_ids[shared_ptr[j] - base:shared_ptr[j + 1] - base]),
+                       tuple(sh_titles[shared_ptr[j] - base:shared_ptr[j + 1] - base]))
+            for j, t in zip(range(lo, hi), targets[lo:hi])]
 
 
 class Ranking:
@@ -1178,7 +1181,7 @@ class LinkGraph:
         """
         min_shared = check_min_shared(min_shared)
         k_ = check_optional_count(k, "k")
-        vm = self.visibility(visible)
+        vm = None if visible is None else self.visibility(visible)
         a = self.index(node, visible=vm)
         r = _core.resource_allocation(self._core, a, min_shared, k_, vm)
         targets = r.targets.tolist()
@@ -1209,7 +1212,7 @@ class LinkGraph:
         >>> g.shortest_path("a", "d", visible=["a", "c", "d"])
         ['a', 'c', 'd']
         """
-        vm = self.visibility(visible)
+        vm = None if visible is None else self.visibility(visible)
         s = self.index(source, visible=vm, argument="source")
         t = self.index(target, visible=vm, argument="target")
         path = _core.shortest_path(self._core, s, t, vm).path.tolist()

@@ -203,8 +203,12 @@ class ContextResult:
         >>> ContextResult.from_core(None, list, list, 0.25, 1e-4, 5, None, 0.0).results
         []
         """
-        self = cls(question, seeds, results, restart, eps, k, 0.0, 0, None, elapsed_ms)
-        self._stats = core
+        self = cls.__new__(cls)  # every slot set here: the constructor's checks are not needed
+        self.question, self.restart, self.eps, self.k, self.reason, self.elapsed_ms = (
+            question, restart, eps, k, None, elapsed_ms)
+        self._residual, self._pushes, self._stats = 0.0, 0, core
+        self._seeds = self._results = None
+        self._build_seeds, self._build_results = seeds, results
         return self
 
     @property
@@ -404,8 +408,7 @@ def _type_filter(g: LinkGraph, node_types: Iterable[str] | None) -> npt.NDArray[
 
 def _context_seeds(g: LinkGraph, kb: Any, search: SearchFn | None, question: str | None,
                    concept_idx: list[int], n_hits: int, vm: VisibilityMask | None
-                   ) -> tuple[list[tuple[int, float, str, int | None]], np.ndarray[Any, Any] | None,
-                              np.ndarray[Any, Any] | None, str | None]:
+                   ) -> tuple[Any, np.ndarray[Any, Any] | None, np.ndarray[Any, Any] | None, str | None]:
     """The seeds of one context query (hits weighted 1/rank, concepts 1): ``(seed spec, seed
     indices, weights, reason)``; the arrays are None when there is nothing to seed, and
     ``reason`` then says why."""
@@ -413,10 +416,9 @@ def _context_seeds(g: LinkGraph, kb: Any, search: SearchFn | None, question: str
         if not concept_idx:
             return [], None, None, "no question and no concepts were given"
         uniq = list(dict.fromkeys(concept_idx))
-        order = sorted(uniq)
-        n = len(order)
-        return ([(i, 1.0, "concept", None) for i in uniq], np.array(order, dtype=np.int32),
-                _ONES[:n] if n <= _ONES.shape[0] else np.ones(n), None)
+        n = len(uniq)
+        return (uniq, np.array(sorted(uniq), dtype=np.int32), _ONES[:n] if n <= _ONES.shape[0] else np.ones(n),
+                None)
     weights: dict[int, float] = {}
     spec: list[tuple[int, float, str, int | None]] = []  # (node, weight, source, rank)
     if question is not None and question.strip():
@@ -439,9 +441,12 @@ _ONES = np.ones(256)
 _ONES.setflags(write=False)
 
 
-def _seed_objects(g: LinkGraph, spec: list[tuple[int, float, str, int | None]]) -> list[ContextSeed]:
+def _seed_objects(g: LinkGraph, spec: list[tuple[int, float, str, int | None]] | list[int]) -> list[ContextSeed]:
+    """Seed objects of a seed spec: ``(node, weight, source, rank)`` tuples, or bare node indices
+    for concepts (weight 1)."""
     node_at = g.node_at
-    return [ContextSeed(*node_at(idx), w, src, rank) for idx, w, src, rank in spec]
+    return [ContextSeed(*node_at(x), 1.0, "concept") if isinstance(x, int) else ContextSeed(*node_at(x[0]), *x[1:])
+            for x in spec]
 
 
 def _items(g: LinkGraph, top: Any, scores: Any, hops: Any, via: Any) -> list[ContextItem]:
@@ -453,7 +458,7 @@ def _items(g: LinkGraph, top: Any, scores: Any, hops: Any, via: Any) -> list[Con
     return [ContextItem(ids[v], names[codes[v]], titles[v], s, h, ids[w]) for v, s, h, w in zip(top, scores, hops, via)]
 
 
-def _context_result(g: LinkGraph, question: str | None, spec: list[tuple[int, float, str, int | None]],
+def _context_result(g: LinkGraph, question: str | None, spec: Any,
                     restart: float, eps: float, k: int, reason: str | None, found: int,
                     build: Callable[[], list[ContextItem]] | None, residual: float, pushes: int, typed: bool,
                     elapsed_ms: float) -> ContextResult:

@@ -77,6 +77,37 @@ class SuggestResult:
         else:
             self._suggestions = list(suggestions)
 
+    @classmethod
+    def from_core(cls, concept: str, suggestions: Callable[[], list[Suggestion]], core: Any, min_shared: int,
+                  elapsed_ms: float) -> SuggestResult:
+        """A result whose ``candidates`` is read from a core result on access.
+
+        Parameters
+        ----------
+        concept : str
+        suggestions : callable returning the list of Suggestion
+        core : conceptwalk._core.RAResult
+        min_shared : int
+        elapsed_ms : float
+
+        Returns
+        -------
+        SuggestResult
+
+        Examples
+        --------
+        >>> from conceptwalk.graph import LinkGraph
+        >>> from conceptwalk.graph.linkpred import resource_allocation_core
+        >>> g = LinkGraph.from_edges([("a", "x"), ("b", "x")])
+        >>> SuggestResult.from_core("a", list, resource_allocation_core(g, 0, 1, 5, None), 1, 0.0).candidates
+        1
+        """
+        self = cls.__new__(cls)  # every slot set here: the constructor's checks are not needed
+        self.concept, self.min_shared, self.elapsed_ms = concept, min_shared, elapsed_ms
+        self._suggestions, self._build = None, suggestions
+        self._candidates = partial(getattr, core, "candidates")
+        return self
+
     @property
     def candidates(self) -> int:
         """Nodes that met ``min_shared`` (before the top-``k`` cut)."""
@@ -175,8 +206,7 @@ def link_suggest(source: LinkGraph | GraphSource, concept: str, *, k: int = 10, 
         t = r.targets.tolist()
         return suggestions_from(g, t, r.scores.tolist(), r.shared_ptr.tolist(), r.shared.tolist(), 0, len(t))
 
-    return SuggestResult(concept, build, partial(getattr, r, "candidates"), min_shared,
-                         (time.perf_counter() - t0) * 1e3)
+    return SuggestResult.from_core(concept, build, r, min_shared, (time.perf_counter() - t0) * 1e3)
 
 
 def link_suggest_batch(source: LinkGraph | GraphSource, concepts: Iterable[str], *, caller: Caller,
