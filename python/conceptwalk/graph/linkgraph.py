@@ -357,6 +357,26 @@ class LinkGraph:
     to one edge whose annotations are those of the duplicate with the most annotations present,
     ties broken by the smallest values — a choice that never depends on input order.
 
+    Node accessors (``index``, ``node_type``, ``title``, ``node_scopes``) take node ids; their
+    ``*_at`` forms (``node_at``, ``node_scopes_at``) take node indices. Edge-level accessors
+    (``edges_between``, ``edge_annotation``, ``edge_src``/``edge_dst``) work on node indices and
+    canonical edge ids, since edges have no string ids.
+
+    Parameters
+    ----------
+    core : conceptwalk._core.CSRGraph
+        The compiled CSR of the undirected projection.
+    ids : list of str
+        Node ids, sorted (node index = position).
+    node_type_codes, node_type_names, titles, scope_ptr, scope_codes, scope_names, node_lifecycle_codes, node_lifecycle_names
+        Node columns in index order (codes into sorted names; scopes as CSR).
+    edge_src, edge_dst, edge_type_codes, edge_type_names, edge_annotations
+        Canonical edge columns (annotation columns: key -> (values, names)).
+    self_loops, duplicate_edges : int
+        What the build dropped and collapsed.
+
+    Build graphs with :meth:`from_edges` or :meth:`from_arrays`, which compute these columns.
+
     Examples
     --------
     >>> g = LinkGraph.from_edges([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")])
