@@ -379,7 +379,7 @@ def graph_context(source: LinkGraph | GraphSource, question: str | None = None, 
         raise InputError("concepts must be a list of ids, not a single string")
     g, kb = source_graph(source)
     vm = caller.visibility(g)
-    concept_idx = [g.index(c, visible=vm, argument="concept") for c in concepts]
+    concept_idx = _concept_indices(g, concepts, vm)
     type_filter = _type_filter(g, node_types)
     spec, seed_nodes, seed_w, reason = _context_seeds(g, kb, search, question, concept_idx, n_hits, vm)
     if seed_nodes is None or seed_w is None:
@@ -394,6 +394,19 @@ def graph_context(source: LinkGraph | GraphSource, question: str | None = None, 
                                        (time.perf_counter() - t0) * 1e3)
     return _context_result(g, question, spec, restart, eps, k, None, 0, None, r.residual, r.pushes,
                            type_filter is not None, (time.perf_counter() - t0) * 1e3)
+
+
+def _concept_indices(g: LinkGraph, concepts: Iterable[str], vm: VisibilityMask | None) -> list[int]:
+    """Indices of the concept ids (unknown and hidden ids raise the same NotFoundError)."""
+    if vm is None and type(concepts) is list:
+        get = g.id_index.get
+        try:
+            idx = [get(c) for c in concepts]  # ids are str keys: a non-str is not found
+        except TypeError:  # an unhashable item: the full check below names it
+            idx = [None]
+        if None not in idx:
+            return idx  # type: ignore[return-value]
+    return [g.index(c, visible=vm, argument="concept") for c in concepts]
 
 
 def _type_filter(g: LinkGraph, node_types: Iterable[str] | None) -> npt.NDArray[np.bool_] | None:
@@ -415,10 +428,10 @@ def _context_seeds(g: LinkGraph, kb: Any, search: SearchFn | None, question: str
     if question is None or not question.strip():  # concepts only: every weight is 1
         if not concept_idx:
             return [], None, None, "no question and no concepts were given"
-        uniq = list(dict.fromkeys(concept_idx))
-        n = len(uniq)
-        return (uniq, np.array(sorted(uniq), dtype=np.int32), _ONES[:n] if n <= _ONES.shape[0] else np.ones(n),
-                None)
+        order = sorted(set(concept_idx))
+        n = len(order)
+        # The seed spec is the concept list itself (repeats dropped when the seeds are read).
+        return (concept_idx, np.array(order, dtype=np.int32), _ONES[n] if n < len(_ONES) else np.ones(n), None)
     weights: dict[int, float] = {}
     spec: list[tuple[int, float, str, int | None]] = []  # (node, weight, source, rank)
     if question is not None and question.strip():
@@ -436,17 +449,19 @@ def _context_seeds(g: LinkGraph, kb: Any, search: SearchFn | None, question: str
     return spec, np.array(order, dtype=np.int32), np.array([weights[i] for i in order], dtype=np.float64), None
 
 
-#: Seed weights of concept-only queries (read-only; the core only reads them).
-_ONES = np.ones(256)
-_ONES.setflags(write=False)
+#: Seed weights of concept-only queries, one read-only view per count (the core only reads them).
+_ONES_BASE = np.ones(256)
+_ONES_BASE.setflags(write=False)
+_ONES = [_ONES_BASE[:n] for n in range(257)]
 
 
-def _seed_objects(g: LinkGraph, spec: list[tuple[int, float, str, int | None]] | list[int]) -> list[ContextSeed]:
+def _seed_objects(g: LinkGraph, spec: list[Any]) -> list[ContextSeed]:
     """Seed objects of a seed spec: ``(node, weight, source, rank)`` tuples, or bare node indices
     for concepts (weight 1)."""
     node_at = g.node_at
-    return [ContextSeed(*node_at(x), 1.0, "concept") if isinstance(x, int) else ContextSeed(*node_at(x[0]), *x[1:])
-            for x in spec]
+    if spec and isinstance(spec[0], int):
+        return [ContextSeed(*node_at(x), 1.0, "concept") for x in dict.fromkeys(spec)]
+    return [ContextSeed(*node_at(x[0]), *x[1:]) for x in spec]
 
 
 def _items(g: LinkGraph, top: Any, scores: Any, hops: Any, via: Any) -> list[ContextItem]:
