@@ -23,7 +23,12 @@ import numpy.typing as npt
 from .. import _core
 from .linkgraph import LinkGraph
 
-__all__ = ["context_batch", "context_core"]
+__all__ = ["context_batch", "context_compiled", "context_core"]
+
+#: The compiled call itself, ``(graph.core, seeds, weights, restart, eps, k, node_type,
+#: keep_types, visible) -> ContextResult`` (arguments checked by the caller): what
+#: :func:`context_core` runs, without its Python frame.
+context_compiled = _core.graph_context
 
 
 def context_core(graph: LinkGraph, seeds: npt.NDArray[np.int32], weights: npt.NDArray[np.float64],

@@ -18,7 +18,12 @@ import numpy.typing as npt
 from .. import _core
 from .linkgraph import LinkGraph
 
-__all__ = ["resource_allocation_batch_core", "resource_allocation_core"]
+__all__ = ["resource_allocation_batch_core", "resource_allocation_compiled", "resource_allocation_core"]
+
+#: The compiled call itself, ``(graph.core, node, min_shared, k, visible) -> RAResult`` (arguments
+#: checked by the caller): what :func:`resource_allocation_core` runs, without its Python frame,
+#: for the tools' per-call path.
+resource_allocation_compiled = _core.resource_allocation
 
 
 def resource_allocation_core(graph: LinkGraph, node: int, min_shared: int, k: int,

@@ -17,7 +17,11 @@ import numpy.typing as npt
 from .. import _core
 from .linkgraph import LinkGraph
 
-__all__ = ["shortest_path_batch_core", "shortest_path_core"]
+__all__ = ["shortest_path_batch_core", "shortest_path_compiled", "shortest_path_core"]
+
+#: The compiled call itself, ``(graph.core, source, target, visible) -> PathResult`` (arguments
+#: checked by the caller): what :func:`shortest_path_core` runs, without its Python frame.
+shortest_path_compiled = _core.shortest_path
 
 
 def shortest_path_core(graph: LinkGraph, source: int, target: int,

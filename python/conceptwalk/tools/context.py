@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from ..errors import InputError
 from ..graph import Caller, LinkGraph, VisibilityMask
-from ..graph.context import context_batch, context_core
+from ..graph.context import context_batch, context_compiled
 from ..graph.checks import check_count, check_ppr_params, check_threads, query_list
 from .common import GraphSource, SearchFn, check_caller, offsets, source_graph, source_search
 
@@ -387,7 +387,10 @@ def graph_context(source: LinkGraph | GraphSource, question: str | None = None, 
                                (time.perf_counter() - t0) * 1e3)
     # One call does the whole query in C++ with the GIL released: PPR, drop the seeds, the type
     # filter, top k, then hop counts and reached-through seeds of those k.
-    r = context_core(g, seed_nodes, seed_w, restart, eps, k, type_filter, vm)
+    if type_filter is None:
+        r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k, None, None, vm)
+    else:
+        r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k, g.node_type_codes, type_filter, vm)
     if len(r):
         return ContextResult.from_core(question, partial(_seed_objects, g, spec),
                                        partial(_items, g, r, None, None, None), restart, eps, k, r,

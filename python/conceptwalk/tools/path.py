@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..graph import Caller, LinkGraph
-from ..graph.paths import shortest_path_batch_core, shortest_path_core
+from ..graph.paths import shortest_path_batch_core, shortest_path_compiled
 from ..graph.checks import check_threads, query_list
 from .common import GraphSource, check_caller, source_graph
 
@@ -198,7 +198,7 @@ def graph_path(source: LinkGraph | GraphSource, a: str, b: str, *, caller: Calle
     vm = caller.visibility(g)
     s = g.index(a, visible=vm, argument="source")
     t = g.index(b, visible=vm, argument="target")
-    r = shortest_path_core(g, s, t, vm)
+    r = shortest_path_compiled(g.core, s, t, vm)
     return PathResult(a, b, partial(_path_parts, g, r), None, (time.perf_counter() - t0) * 1e3)
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from ..graph import Caller, LinkGraph, Suggestion
 from ..graph.checks import check_count, check_min_shared, check_threads, query_list
 from ..graph.linkgraph import suggestions_from
-from ..graph.linkpred import resource_allocation_batch_core, resource_allocation_core
+from ..graph.linkpred import resource_allocation_batch_core, resource_allocation_compiled
 from .common import GraphSource, check_caller, source_graph
 
 __all__ = ["SuggestResult", "link_suggest", "link_suggest_batch"]
@@ -200,7 +200,7 @@ def link_suggest(source: LinkGraph | GraphSource, concept: str, *, k: int = 10, 
     g, _ = source_graph(source)
     vm = caller.visibility(g)
     a = g.index(concept, visible=vm, argument="concept")
-    r = resource_allocation_core(g, a, min_shared, k, vm)
+    r = resource_allocation_compiled(g.core, a, min_shared, k, vm)
 
     def build() -> list[Suggestion]:
         t = r.targets.tolist()
