@@ -69,7 +69,7 @@ def bench_ra_typical(benchmark, workload, rotor):
     res = benchmark(lambda: g.resource_allocation(w.concepts[nxt()], k=10))
     c = w.concepts[nxt.last]
     t, _ = _perf.numpy_ra(g.core.indptr, g.core.indices, g.id_index[c], 10)
-    assert [s.target for s in res] == [g.ids[x] for x in t.tolist()]
+    assert [s.id for s in res] == [g.ids[x] for x in t.tolist()]
 
 
 @pytest.mark.benchmark(group="resource allocation hub")
@@ -78,7 +78,7 @@ def bench_ra_hub(benchmark, workload):
     g = w.graph
     res = benchmark(g.resource_allocation, w.hub, k=10)
     t, s = _perf.numpy_ra(g.core.indptr, g.core.indices, g.id_index[w.hub], 10)
-    assert [x.target for x in res] == [g.ids[i] for i in t.tolist()]
+    assert [x.id for x in res] == [g.ids[i] for i in t.tolist()]
     benchmark.extra_info["hub_degree"] = int(g.degrees[g.id_index[w.hub]])
 
 

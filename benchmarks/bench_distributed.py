@@ -1,4 +1,4 @@
-"""Dask throughput, measured: conceptwalk.serve.distributed.run_context on a LocalCluster with 1 and
+"""Dask throughput, measured: conceptwalk.serve.distributed.graph_context_batch on a LocalCluster with 1 and
 with 2 worker processes (one thread each), same queries, after shipping the graph and a warm-up.
 Prints queries/s for each and the ratio; nothing is asserted (a shared machine is noisy).
 
@@ -39,11 +39,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster, Client(cluster) as client:
             shipped = cwd.ship(client, g)
-            cwd.run_context(client, shipped, qs[:50], caller=caller, k=20, eps=args.eps)  # warm-up
+            cwd.graph_context_batch(client, shipped, qs[:50], caller=caller, k=20, eps=args.eps)  # warm-up
             best = 0.0
             for _ in range(args.repeats):
                 t0 = time.perf_counter()
-                out = cwd.run_context(client, shipped, qs, caller=caller, k=20, eps=args.eps,
+                out = cwd.graph_context_batch(client, shipped, qs, caller=caller, k=20, eps=args.eps,
                                       partitions=8 * workers)
                 best = max(best, args.queries / (time.perf_counter() - t0))
             assert [r.results for r in out] == [r.results for r in local]

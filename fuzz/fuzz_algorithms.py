@@ -89,7 +89,7 @@ def check_visible(idx: np.ndarray, n: int, mask: np.ndarray | None) -> None:
 
 
 def check_ppr(res, n: int, mask: np.ndarray | None, k: int) -> None:
-    nodes, scores, residual, pushes, visits, truncated, eps, certified = res
+    nodes, scores, residual = res.nodes, res.scores, res.residual
     nodes, scores = np.asarray(nodes), np.asarray(scores)
     check_visible(nodes, n, mask)
     assert nodes.shape == scores.shape
@@ -151,7 +151,8 @@ def op_raw(fdp, g: LinkGraph, vm, mask) -> None:
         node = fdp.ConsumeIntInRange(-2, n + 1)
         ms = fdp.ConsumeIntInRange(-1, 4)
         k = fdp.ConsumeIntInRange(-1, n + 1)
-        targets, scores, sptr, shared, cand = _core.resource_allocation(core, node, ms, k, vm)
+        ra = _core.resource_allocation(core, node, ms, k, vm)
+        targets, scores, shared = ra.targets, ra.scores, ra.shared
         check_visible(targets, n, mask)
         check_visible(shared, n, mask)
         assert np.all(np.asarray(scores) > 0)
@@ -162,12 +163,13 @@ def op_raw(fdp, g: LinkGraph, vm, mask) -> None:
                             fdp.ConsumeIntInRange(-1, 4), vm)
     elif which == 5:
         s, t = fdp.ConsumeIntInRange(-2, n + 1), fdp.ConsumeIntInRange(-2, n + 1)
-        path, visited = _core.shortest_path(core, s, t, vm)
+        path = _core.shortest_path(core, s, t, vm).path
         check_path(g, path, s, t, mask)
     elif which == 6:
         seeds = i32_array(fdp, n, -2, n + 1)
         targets = i32_array(fdp, n, -2, n + 1)
-        hops, via = _core.multi_source_hops(core, seeds, targets, fdp.ConsumeIntInRange(-3, 5), vm)
+        hr = _core.multi_source_hops(core, seeds, targets, fdp.ConsumeIntInRange(-3, 5), vm)
+        hops, via = hr.hops, hr.via
         hops, via = np.asarray(hops), np.asarray(via)
         assert hops.shape == via.shape == (targets.size,)
         reached = hops >= 0
@@ -232,7 +234,7 @@ def op_api(fdp, g: LinkGraph, mask) -> None:
         if vmask is not None:
             allowed = {i for i, v in zip(ids, vmask.tolist()) if v}
             for s in out:
-                assert s.target in allowed and set(s.shared) <= allowed
+                assert s.id in allowed and set(s.shared) <= allowed
     elif which == 3:
         p = g.shortest_path(some_id(), some_id(), visible=visible)
         if p is not None and vmask is not None:

@@ -43,7 +43,7 @@ def _slow_down(factor: int) -> None:
     """The deliberately slowed build of the demo: every core entry point the tools use runs its
     work ``factor`` times (a real, size-proportional slowdown of the compiled calls only)."""
     for name in ("personalized_pagerank", "resource_allocation", "shortest_path", "multi_source_hops",
-                 "context_batch"):
+                 "context_batch", "graph_context"):
         orig = getattr(_core, name)
 
         def slowed(*a: Any, __orig: Any = orig, **k: Any) -> Any:

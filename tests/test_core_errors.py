@@ -227,6 +227,36 @@ HOSTILE = [
     ("hops-negative-target", lambda c, vm: _core.multi_source_hops(c, _i32(0), _i32(-1)), IndexError),
     ("hops-target-out-of-range", lambda c, vm: _core.multi_source_hops(c, _i32(0), _i32(5)), IndexError),
     ("hops-2d", lambda c, vm: _core.multi_source_hops(c, np.zeros((1, 1), np.int32), _i32(0)), ValueError),
+    # No silent force-cast at the boundary (issue 14 item 6): a float array is not node 2, and
+    # 2**32 + 2 does not wrap to node 2; the range is checked before any narrowing.
+    ("ppr-float-seeds", lambda c, vm: _core.personalized_pagerank(c, np.array([2.7]), ONE), TypeError),
+    ("ppr-bool-seeds", lambda c, vm: _core.personalized_pagerank(c, np.array([True]), ONE), TypeError),
+    ("ppr-int64-past-int32", lambda c, vm: _core.personalized_pagerank(c, np.array([2**32 + 2], np.int64), ONE),
+     IndexError),
+    ("ppr-uint64-past-int32", lambda c, vm: _core.personalized_pagerank(c, np.array([2**63], np.uint64), ONE),
+     IndexError),
+    ("ppr-string-seeds", lambda c, vm: _core.personalized_pagerank(c, np.array(["0"]), ONE), TypeError),
+    ("certified-float-seeds", lambda c, vm: _core.personalized_pagerank_certified(
+        c, np.array([0.0]), ONE, 0.25, 1e-4, 1, 4.0, 1e-9, 100), TypeError),
+    ("batch-float-seeds", lambda c, vm: _core.ppr_batch(c, np.array([0, 1], np.int64), np.array([2.7]), ONE),
+     TypeError),
+    ("context-float-seeds", lambda c, vm: _core.graph_context(c, np.array([2.7]), ONE), TypeError),
+    ("context-int64-past-int32", lambda c, vm: _core.graph_context(c, np.array([2**32 + 2]), ONE), IndexError),
+    ("context-k-zero", lambda c, vm: _core.graph_context(c, _i32(0), ONE, k=0), ValueError),
+    ("context-unsorted-seeds", lambda c, vm: _core.graph_context(c, _i32(1, 0), np.ones(2)), ValueError),
+    ("context-types-alone", lambda c, vm: _core.graph_context(c, _i32(0), ONE, node_type=_i32(0, 0, 0, 0, 0)),
+     ValueError),
+    ("context-node-type-length", lambda c, vm: _core.graph_context(c, _i32(0), ONE, node_type=_i32(0),
+                                                                   keep_types=np.ones(1, bool)), ValueError),
+    ("context-batch-float-seeds", lambda c, vm: _core.context_batch(c, np.array([0, 1], np.int64), np.array([0.5]),
+                                                                    ONE), TypeError),
+    ("context-mask-of-other-graph", lambda c, vm: _core.graph_context(c, _i32(0), ONE, visible=vm), ValueError),
+    ("ra-batch-float-nodes", lambda c, vm: _core.suggest_batch(c, np.array([1.5])), TypeError),
+    ("ra-batch-int64-past-int32", lambda c, vm: _core.suggest_batch(c, np.array([2**32 + 1])), IndexError),
+    ("path-batch-float", lambda c, vm: _core.path_batch(c, np.array([0.0]), _i32(1)), TypeError),
+    ("path-batch-past-int32", lambda c, vm: _core.path_batch(c, _i32(0), np.array([2**40])), IndexError),
+    ("hops-float-targets", lambda c, vm: _core.multi_source_hops(c, _i32(0), np.array([1.0])), TypeError),
+    ("hops-past-int32-seeds", lambda c, vm: _core.multi_source_hops(c, np.array([-2**40]), _i32(0)), IndexError),
     ("walk-max-hops-huge", lambda c, vm: _core.typed_walk(c, _i32(0), 10**6, T2, T2), ValueError),
     ("walk-max-hops-past-int32", lambda c, vm: _core.typed_walk(c, _i32(0), 2**40, T2, T2), TypeError),
     ("walk-max-hops-zero", lambda c, vm: _core.typed_walk(c, _i32(0), 0, T2, T2), ValueError),
@@ -279,18 +309,18 @@ def test_raw_core_rejects_hostile_values(core, call, exc):
         call(c, vm)
     assert (c.indptr.tobytes(), c.indices.tobytes()) == before
     # The thread's workspace is clean: a later good call gives the usual answer.
-    assert _core.shortest_path(c, 0, 3)[0].tolist() == [0, 2, 3]
-    assert _core.personalized_pagerank(c, _i32(0), ONE)[0].tolist()[:1] == [0]
+    assert _core.shortest_path(c, 0, 3).path.tolist() == [0, 2, 3]
+    assert _core.personalized_pagerank(c, _i32(0), ONE).nodes.tolist()[:1] == [0]
 
 
 def test_raw_core_tolerates_odd_but_valid_values(core):
     c, _ = core
     full = _core.personalized_pagerank(c, _i32(0), ONE)
-    assert np.array_equal(_core.personalized_pagerank(c, _i32(0), ONE, k=-5)[0], full[0])  # k <= 0: all
-    assert np.array_equal(_core.resource_allocation(c, 1, 1, -1)[0], _core.resource_allocation(c, 1, 1, 0)[0])
+    assert np.array_equal(_core.personalized_pagerank(c, _i32(0), ONE, k=-5).nodes, full.nodes)  # k <= 0: all
+    assert np.array_equal(_core.resource_allocation(c, 1, 1, -1).targets, _core.resource_allocation(c, 1, 1, 0).targets)
     # Duplicate seeds add up; a zero-weight seed gets nothing unless reached.
     dup = _core.personalized_pagerank(c, _i32(0, 0), np.array([0.5, 0.5]))
-    assert np.array_equal(dup[0], full[0]) and np.allclose(dup[1], full[1], rtol=0, atol=1e-15)
+    assert np.array_equal(dup.nodes, full.nodes) and np.allclose(dup.scores, full.scores, rtol=0, atol=1e-15)
     # Node-type codes outside the flag arrays are simply not admitted.
     out = _core.typed_walk(c, _i32(0), 2, T2, T2, node_type=_i32(-5, 99, 0, 1, 0),
                            expand_node_types=T2, admit_node_types=T2)
@@ -308,7 +338,11 @@ def test_raw_core_tolerates_odd_but_valid_values(core):
     # More threads than work, or a nonsense thread count, run serially or on fewer threads.
     a = _core.suggest_batch(c, _i32(0, 1, 2), 1, 0, 2**31 - 1)
     b = _core.suggest_batch(c, _i32(0, 1, 2), 1, 0, -7)
-    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert all(np.array_equal(x, y) for x, y in zip(_ra_fields(a), _ra_fields(b)))
+
+
+def _ra_fields(x):
+    return (x.ptr, x.targets, x.scores, x.shared_ptr, x.shared, x.candidates)
 
 
 def test_batch_survives_threads_that_cannot_start():
@@ -326,7 +360,8 @@ def test_batch_survives_threads_that_cannot_start():
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         resource.setrlimit(resource.RLIMIT_AS, (rss + 256 * 2**20, hard))  # ~30 thread stacks
         par = _core.suggest_batch(g, np.zeros(q, np.int32), 1, 0, q)
-        assert all(np.array_equal(a, b) for a, b in zip(serial, par))
+        f = lambda x: (x.ptr, x.targets, x.scores, x.shared_ptr, x.shared, x.candidates)
+        assert all(np.array_equal(a, b) for a, b in zip(f(serial), f(par)))
         print("ok")
     """)
     if not sys.platform.startswith("linux"):

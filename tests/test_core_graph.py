@@ -151,6 +151,24 @@ conceptwalk._core.TextIndex
 conceptwalk._core.TextIndex.__init__
 conceptwalk._core.TextStats
 conceptwalk._core.TextStats.__init__
+conceptwalk._core.PPRResult
+conceptwalk._core.PPRResult.__init__
+conceptwalk._core.PPRBatch
+conceptwalk._core.PPRBatch.__init__
+conceptwalk._core.RAResult
+conceptwalk._core.RAResult.__init__
+conceptwalk._core.RABatch
+conceptwalk._core.RABatch.__init__
+conceptwalk._core.PathResult
+conceptwalk._core.PathResult.__init__
+conceptwalk._core.PathBatch
+conceptwalk._core.PathBatch.__init__
+conceptwalk._core.HopsResult
+conceptwalk._core.HopsResult.__init__
+conceptwalk._core.ContextResult
+conceptwalk._core.ContextResult.__init__
+conceptwalk._core.ContextBatch
+conceptwalk._core.ContextBatch.__init__
 """
 
 

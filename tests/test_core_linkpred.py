@@ -36,7 +36,7 @@ def test_ra_against_reference_and_networkx(seed):
         if a not in gx:
             continue
         for min_shared in (1, 2, 3):
-            got = [(s.target, s.score, s.shared) for s in g.resource_allocation(a, min_shared=min_shared,
+            got = [(s.id, s.score, s.shared) for s in g.resource_allocation(a, min_shared=min_shared,
                                                                                   visible=visible)]
             # The reference sums the same terms in the same (ascending) order: bit-identical.
             assert got == ref.resource_allocation(gx, a, min_shared)
@@ -61,14 +61,15 @@ def test_ra_hand_made():
                               ("y", "b"), ("x", "x"), ("a", "d"), ("d", "b")])
     got = g.resource_allocation("a")
     # b shares x (deg 3), y (deg 2), d (deg 2); c shares only x; d is already linked... to a.
-    assert [(s.target, s.shared) for s in got] == [("b", ("d", "x", "y"))]
+    assert [(s.id, s.shared) for s in got] == [("b", ("d", "x", "y"))]
     assert got[0].score == pytest.approx(1 / 3 + 1 / 2 + 1 / 2)
-    assert got[0].to_dict() == {"target": "b", "score": got[0].score, "shared": ["d", "x", "y"]}
-    assert [s.target for s in g.resource_allocation("a", min_shared=1)] == ["b", "c"]
+    assert got[0].to_dict() == {"id": "b", "type": "NODE", "title": None, "score": got[0].score,
+                                "shared": [{"id": z, "title": None} for z in ("d", "x", "y")]}
+    assert [s.id for s in g.resource_allocation("a", min_shared=1)] == ["b", "c"]
     assert g.resource_allocation("a", min_shared=4) == []
     # Hiding a shared neighbour lowers the count and the degrees of the others.
     hidden = g.resource_allocation("a", visible=["a", "b", "x", "y", "c"])
-    assert [(s.target, s.shared) for s in hidden] == [("b", ("x", "y"))]
+    assert [(s.id, s.shared) for s in hidden] == [("b", ("x", "y"))]
     assert hidden[0].score == pytest.approx(1 / 3 + 1 / 2)
 
 
@@ -81,7 +82,7 @@ def test_ra_isolated_and_leaf_nodes():
 def test_ra_is_symmetric():
     spec = ref.random_graph(9, "gnp", (30, 40))
     g = spec.build_linkgraph()
-    table = {a: {s.target: s for s in g.resource_allocation(a, min_shared=1)} for a in spec.nodes}
+    table = {a: {s.id: s for s in g.resource_allocation(a, min_shared=1)} for a in spec.nodes}
     for a, row in table.items():
         for b, s in row.items():
             assert table[b][a].score == pytest.approx(s.score, rel=1e-12)
@@ -93,9 +94,11 @@ def test_ra_batch_equals_single(threads):
     spec = ref.random_graph(30, "hubs", (40, 60))
     g = spec.build_linkgraph()
     nodes = np.arange(g.num_nodes, dtype=np.int32)
-    ptr, targets, scores, sptr, shared, _ = _core.suggest_batch(g.core, nodes, 1, 0, threads)
+    b = _core.suggest_batch(g.core, nodes, 1, 0, threads)
+    ptr, targets, scores, sptr, shared = b.ptr, b.targets, b.scores, b.shared_ptr, b.shared
     for i in nodes.tolist():
-        t1, s1, p1, sh1, _ = _core.resource_allocation(g.core, i, 1, 0)
+        one = _core.resource_allocation(g.core, i, 1, 0)
+        t1, s1, p1, sh1 = one.targets, one.scores, one.shared_ptr, one.shared
         a, b = ptr[i], ptr[i + 1]
         assert np.array_equal(targets[a:b], t1)
         assert np.array_equal(scores[a:b], s1)
@@ -109,5 +112,5 @@ def test_ra_candidates_count_ignores_k():
     a = g.ids.index(spec.nodes[0])
     full = _core.resource_allocation(g.core, a, 1, 0)
     top = _core.resource_allocation(g.core, a, 1, 2)
-    assert top[4] == full[4] == len(full[0])
-    assert np.array_equal(top[0], full[0][:2])
+    assert top.candidates == full.candidates == len(full.targets)
+    assert np.array_equal(top.targets, full.targets[:2])

@@ -289,14 +289,14 @@ def test_batch_equals_single_queries(threads):
     ptr = np.concatenate(([0], np.cumsum([len(q) for q in queries]))).astype(np.int64)
     vm = _core.VisibilityMask(g.core, rng.random(g.num_nodes) < 2)  # all visible, masked path
     for visible in (None, vm):
-        out_ptr, nodes, scores, residual, *_ = _core.ppr_batch(
-            g.core, ptr, seeds, weights, 0.25, 1e-5, 0, 0, threads, visible)
+        b = _core.ppr_batch(g.core, ptr, seeds, weights, 0.25, 1e-5, 0, 0, threads, visible)
+        out_ptr, nodes, scores, residual = b.ptr, b.nodes, b.scores, b.residual
         for i in range(len(queries)):
             one = _core.personalized_pagerank(g.core, seeds[ptr[i]:ptr[i + 1]], weights[ptr[i]:ptr[i + 1]],
                                               0.25, 1e-5, 0, 0, visible)
-            assert np.array_equal(nodes[out_ptr[i]:out_ptr[i + 1]], one[0])
-            assert np.array_equal(scores[out_ptr[i]:out_ptr[i + 1]], one[1])
-            assert residual[i] == one[2]
+            assert np.array_equal(nodes[out_ptr[i]:out_ptr[i + 1]], one.nodes)
+            assert np.array_equal(scores[out_ptr[i]:out_ptr[i + 1]], one.scores)
+            assert residual[i] == one.residual
 
 
 def test_result_arrays_types():

@@ -152,5 +152,5 @@ def test_ppr_mass_and_ra_symmetry(data):
         assert all(p > 0 for p in r.scores.tolist())
         assert abs(float(r.scores.sum()) + r.residual - 1.0) < 1e-12
         for s in g.resource_allocation(v, min_shared=1):
-            back = {x.target: x for x in g.resource_allocation(s.target, min_shared=1)}
+            back = {x.id: x for x in g.resource_allocation(s.id, min_shared=1)}
             assert back[v].shared == s.shared and abs(back[v].score - s.score) < 1e-12

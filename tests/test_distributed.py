@@ -59,21 +59,21 @@ def test_graph_round_trips_through_arrays(kb):
     assert np.array_equal(h.edge_src, g.edge_src) and np.array_equal(h.edge_dst, g.edge_dst)
     assert [h.edge_type_names[c] for c in h.edge_type_codes] == [g.edge_type_names[c] for c in g.edge_type_codes]
     assert h.titles == g.titles
-    assert [h.node_scopes(i) for i in range(h.num_nodes)] == [g.node_scopes(i) for i in range(g.num_nodes)]
+    assert [h.node_scopes(x) for x in h.ids] == [g.node_scopes(x) for x in g.ids]
     assert set(h.edge_annotations) == set(g.edge_annotations)
     for key in g.edge_annotations:
         assert [h.edge_annotation(e, key) for e in range(h.num_edges)] == \
                [g.edge_annotation(e, key) for e in range(g.num_edges)]
 
 
-def test_run_context_equals_in_process_in_order(client, kb):
+def test_graph_context_batch_equals_in_process_in_order(client, kb):
     g = kb.graph()
     texts = [q["text"] for q in kb.queries[:24]]
-    concept_ids = [i for i in g.ids if i.startswith("concept/") and not g.node_scopes(g.index(i))][:6]
+    concept_ids = [i for i in g.ids if i.startswith("concept/") and not g.node_scopes(i)][:6]
     questions = texts + [{"question": None, "concepts": [c]} for c in concept_ids]
     questions += [{"question": texts[0], "concepts": concept_ids[:2]}]
     caller = Caller.public()
-    got = cwd.run_context(client, kb, questions, caller=caller, k=8, partitions=5)
+    got = cwd.graph_context_batch(client, kb, questions, caller=caller, k=8, partitions=5)
     want = [graph_context(kb, q if isinstance(q, str) else q["question"],
                           concepts=[] if isinstance(q, str) else q["concepts"], caller=caller, k=8)
             for q in questions]
@@ -82,19 +82,40 @@ def test_run_context_equals_in_process_in_order(client, kb):
     assert any(r.results for r in got)
 
 
-def test_suggest_all_every_concept(client, kb):
-    got = cwd.suggest_all(client, kb, caller=ALL, k=5)
+def test_link_suggest_batch_every_concept(client, kb):
+    got = cwd.link_suggest_batch(client, kb, caller=ALL, k=5)
     g = kb.graph()
     concepts = [i for i in g.ids if g.node_type(i) == "CONCEPT"]
-    assert list(got) == concepts and len(concepts) > 10
-    for c in concepts:
-        assert got[c].to_dict() == link_suggest(kb, c, k=5, caller=ALL).to_dict()
-    assert any(r.suggestions for r in got.values())
+    assert [r.concept for r in got] == concepts and len(concepts) > 10
+    for c, r in zip(concepts, got):
+        assert r.to_dict() == link_suggest(kb, c, k=5, caller=ALL).to_dict()
+    assert any(r.suggestions for r in got)
 
 
-def test_run_queries_wrap_equals_in_process(client, kb):
+def test_same_vocabulary_as_the_in_process_batch(client, kb):
+    """The Dask batch takes the tools' query forms and names and returns the tools' batch results."""
+    from conceptwalk.tools import graph_context_batch, graph_path_batch, link_suggest_batch
+
+    g = kb.graph()
+    cs = [i for i in g.ids if g.node_type(i) == "CONCEPT"][:8]
+    queries = [{"concepts": cs[:2]}, (None, cs[2:3]), kb.queries[0]["text"], (kb.queries[1]["text"], cs[3:4])]
+    got = cwd.graph_context_batch(client, kb, queries, caller=ALL, k=4, partitions=3)
+    want = graph_context_batch(kb, queries, caller=ALL, k=4, threads=1)
+    assert [_ctx(r) for r in got] == [_ctx(r) for r in want]
+    got_s = cwd.link_suggest_batch(client, kb, cs, caller=ALL, k=3, partitions=2)
+    assert [r.to_dict() for r in got_s] == [r.to_dict() for r in link_suggest_batch(kb, cs, caller=ALL, k=3)]
+    pairs = list(zip(cs, cs[1:]))
+    got_p = cwd.graph_path_batch(client, kb, pairs, caller=ALL, partitions=2)
+    assert [r.to_dict() for r in got_p] == [r.to_dict() for r in graph_path_batch(kb, pairs, caller=ALL)]
+    with pytest.raises(InputError, match=r"queries\[0\]: unknown keys"):
+        cwd.graph_context_batch(client, kb, [{"concept": cs[:1]}], caller=ALL)
+    with pytest.raises(InputError, match="k must be a positive integer"):
+        cwd.graph_context_batch(client, kb, [{"concepts": cs[:1]}], caller=ALL, k=True)
+
+
+def test_query_batch_wrap_equals_in_process(client, kb):
     texts = [q["text"] for q in kb.queries[:16]]
-    got = cwd.run_queries(client, kb, texts, 5, caller=ALL, concept_walk=True, partitions=3)
+    got = cwd.query_batch(client, kb, texts, 5, caller=ALL, concept_walk=True, partitions=3)
     r = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
     want = [r.query(t, 5, concept_walk=True, caller=ALL) for t in texts]
     assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
@@ -105,8 +126,8 @@ def test_graph_shipped_once_and_rebuilt_once_per_worker(client, kb):
     shipped = cwd.ship(client, kb.graph())
     concepts = [i for i in kb.graph().ids][:40]
     qs = [{"concepts": [c]} for c in concepts]
-    first = cwd.run_context(client, shipped, qs, caller=ALL, k=3, partitions=8)
-    again = cwd.run_context(client, shipped, qs, caller=ALL, k=3, partitions=8)
+    first = cwd.graph_context_batch(client, shipped, qs, caller=ALL, k=3, partitions=8)
+    again = cwd.graph_context_batch(client, shipped, qs, caller=ALL, k=3, partitions=8)
     assert [_ctx(r) for r in first] == [_ctx(r) for r in again]
     # Every worker holds the scattered arrays (broadcast) and built the graph for this token at
     # most once, whatever the number of tasks it ran.
@@ -124,8 +145,8 @@ def _tokens_built(token, dask_worker=None):
 def test_bare_graph_needs_concepts_for_questions(client):
     g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
     with pytest.raises(InputError, match="free-text questions need a knowledge base"):
-        cwd.run_context(client, g, ["what is a?"], caller=ALL)
-    out = cwd.run_context(client, g, [{"concepts": ["a"]}], caller=ALL, k=2)
+        cwd.graph_context_batch(client, g, ["what is a?"], caller=ALL)
+    out = cwd.graph_context_batch(client, g, [{"concepts": ["a"]}], caller=ALL, k=2)
     assert [r.id for r in out[0].results] == [r.id for r in graph_context(g, concepts=["a"], caller=ALL, k=2).results]
     with pytest.raises(InputError, match="not a single string"):
-        cwd.run_context(client, g, "abc", caller=ALL)
+        cwd.graph_context_batch(client, g, "abc", caller=ALL)

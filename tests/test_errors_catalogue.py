@@ -181,6 +181,8 @@ TRIGGERS = {
                                                  _core.VisibilityMask(_g().core, np.ones(4, bool))),
     "E73": lambda t: _core.CSRGraph.from_edges(3, np.array([0], np.int32), np.array([7], np.int32), np.array([0], np.int32)),
     "E74": lambda t: _core.typed_walk(_g().core, np.array([0], np.int32), 9, np.ones(1, bool), np.ones(1, bool)),
+    "E75": lambda t: _core.personalized_pagerank(_g().core, np.array([2.7]), np.ones(1)),
+    "E76": lambda t: _core.personalized_pagerank(_g().core, np.array([2**32 + 2], np.int64), np.ones(1)),
 }
 
 

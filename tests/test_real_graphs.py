@@ -78,9 +78,9 @@ def test_resource_allocation_matches_networkx(real) -> None:
         ours = g.resource_allocation(a)
         cand = [v for v in G if v != a and not G.has_edge(a, v) and len(set(G[a]) & set(G[v])) >= 2]
         ref = {v: s for _, v, s in nx.resource_allocation_index(G, [(a, v) for v in cand])}
-        assert {s.target for s in ours} == set(ref)
+        assert {s.id for s in ours} == set(ref)
         for s in ours:
-            assert s.score == pytest.approx(ref[s.target], rel=1e-12)
+            assert s.score == pytest.approx(ref[s.id], rel=1e-12)
 
 
 def test_paths_match_networkx(real) -> None:

@@ -152,8 +152,8 @@ def test_graph_carries_node_attributes(full):
     assert g.node_type("c:ppr") == "CONCEPT"
     assert g.node_type("f:1") == "NODE"  # untyped nodes get the graph's default type
     assert g.title("m:1") == "Décision « push »"
-    assert g.node_scopes(g.index("c:ppr")) == ("team-a", "team-b")
-    assert g.node_scopes(g.index("c:push")) == ()
+    assert g.node_scopes("c:ppr") == ("team-a", "team-b")
+    assert g.node_scopes("c:push") == ()
     mask = g.scope_mask(["team-b"])
     assert {g.ids[i] for i in np.flatnonzero(mask)} == {"c:ppr", "c:push", "f:1"}
     life = {g.ids[i]: (None if c < 0 else g.node_lifecycle_names[c])

@@ -155,7 +155,7 @@ def test_suggest_and_path_hand_checked() -> None:
                              nodes=[{"id": "x", "title": "Ex"}])
     res = link_suggest(g, "a", caller=ALL)
     assert [(s.id, round(s.score, 6)) for s in res.suggestions] == [("b", round(1 / 3 + 1 / 2, 6))]
-    assert res.suggestions[0].shared == (("x", "Ex"), ("y", None))
+    assert tuple(zip(res.suggestions[0].shared, res.suggestions[0].shared_titles)) == (("x", "Ex"), ("y", None))
     p = graph_path(g, "a", "b", caller=ALL)
     assert p.ids == ["a", "x", "b"]
     assert [s.edges for s in p.steps] == [(("R", "forward"),), (("R", "backward"),)]
@@ -201,7 +201,7 @@ def test_suggest_and_path_match_networkx(seed: int) -> None:
     assert {s.id for s in res.suggestions} == set(ref)
     for s in res.suggestions:
         assert s.score == pytest.approx(ref[s.id], rel=1e-12)
-        assert [z for z, _ in s.shared] == sorted(set(G[a]) & set(G[s.id]))
+        assert list(s.shared) == sorted(set(G[a]) & set(G[s.id]))
     b = nodes[(seed * 11 + 5) % len(nodes)]["id"]
     p = graph_path(g, a, b, caller=ALL)
     if nx.has_path(G, a, b):

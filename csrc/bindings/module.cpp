@@ -5,8 +5,8 @@ void register_ppr(py::module_& m);
 void register_linkpred(py::module_& m);
 void register_paths(py::module_& m);
 void register_walk(py::module_& m);
-void register_batch(py::module_& m);
 void register_text(py::module_& m);
+void register_context(py::module_& m);
 
 #define CW_STR(x) #x
 #define CW_XSTR(x) CW_STR(x)
@@ -32,6 +32,6 @@ PYBIND11_MODULE(_core, m) {
   register_linkpred(m);
   register_paths(m);
   register_walk(m);
-  register_batch(m);
   register_text(m);
+  register_context(m);
 }

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -25,12 +26,73 @@ py::array_t<T> vector_to_array(std::vector<T>&& v) {
   return py::array_t<T>({static_cast<py::ssize_t>(heap->size())}, {sizeof(T)}, heap->data(), owner);
 }
 
-// A read-only 1-D view of memory owned by `base`.
+// A read-only 1-D view of memory owned by `base` (no copy; the flag is cleared directly, not
+// through a Python-level setflags call).
 template <class T>
 py::array_t<T> readonly_view(const T* data, std::int64_t size, py::handle base) {
   py::array_t<T> a({static_cast<py::ssize_t>(size)}, {sizeof(T)}, data, base);
-  a.attr("setflags")("write"_a = false);
+  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
   return a;
+}
+
+// A read-only property of a bound result struct S exposing the vector member as a numpy view
+// whose base is the Python result object (no copy; the view keeps the result alive).
+template <class S, class T>
+auto vector_property(std::vector<T> S::*member) {
+  return [member](py::object self) {
+    const std::vector<T>& v = self.cast<const S&>().*member;
+    return readonly_view(v.data(), static_cast<std::int64_t>(v.size()), self);
+  };
+}
+
+// A vector<uint8_t> of 0/1 flags as a read-only bool view.
+template <class S>
+auto flag_property(std::vector<std::uint8_t> S::*member) {
+  return [member](py::object self) {
+    const std::vector<std::uint8_t>& v = self.cast<const S&>().*member;
+    return readonly_view(reinterpret_cast<const bool*>(v.data()), static_cast<std::int64_t>(v.size()), self);
+  };
+}
+
+// A node-index array argument as int32, refusing what a cast would silently change: a dtype
+// that is not an integer (2.7 would become node 2) and integers that int32 cannot hold
+// (2**32 + 2 would become node 2) -- the range is checked before any cast. Empty inputs of any
+// dtype are an empty array.
+inline carray<std::int32_t> node_array(py::handle obj, const cw::CSRGraph& g, const char* name) {
+  if (obj.is_none()) throw py::type_error(std::string(name) + " must be an array of node indices, got None");
+  py::array a = py::array::ensure(obj);
+  if (!a) throw py::type_error(std::string(name) + " must be an array of node indices");
+  if (a.size() == 0) return carray<std::int32_t>::ensure(a);
+  const char kind = a.dtype().kind();
+  if (kind != 'i' && kind != 'u')
+    throw py::type_error(std::string(name) + " must hold integer node indices, got dtype " +
+                         std::string(py::str(a.dtype())));
+  const auto size = static_cast<std::int64_t>(a.itemsize());
+  if ((kind == 'i' && size <= 4) || (kind == 'u' && size <= 2)) return carray<std::int32_t>::ensure(a);
+  auto bad = [&](const std::string& v) {
+    return cw::NodeOutOfRange(std::string(name) + ": node index " + v + " outside [0, " +
+                              std::to_string(g.num_nodes()) + ")");
+  };
+  if (kind == 'u') {
+    auto u = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+    const std::uint64_t* d = u.data();
+    for (py::ssize_t i = 0; i < u.size(); ++i)
+      if (d[i] > 0x7fffffffULL) throw bad(std::to_string(d[i]));
+  } else {
+    auto s = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+    const std::int64_t* d = s.data();
+    for (py::ssize_t i = 0; i < s.size(); ++i)
+      if (d[i] < INT32_MIN || d[i] > INT32_MAX) throw bad(std::to_string(d[i]));
+  }
+  return carray<std::int32_t>::ensure(a);
+}
+
+// A node index scalar: int64 from Python, checked to fit a node index before the narrowing.
+inline cw::node_t node_scalar(std::int64_t x, const cw::CSRGraph& g, const char* what) {
+  if (x < 0 || x >= g.num_nodes())
+    throw cw::NodeOutOfRange(std::string(what) + " index " + std::to_string(x) + " outside [0, " +
+                             std::to_string(g.num_nodes()) + ")");
+  return static_cast<cw::node_t>(x);
 }
 
 // Checks a 1-D array's length, naming the argument.
@@ -56,6 +118,17 @@ struct VisibilityMask {
     return cw::Visibility{mask.data(), vdeg.data(), vindptr.data(), vindices.data()};
   }
 };
+
+// The `visible` argument of an entry point: None or a VisibilityMask. Taken as a handle and cast
+// here, because pybind11 refuses None for a class pointer in its first (no-conversion) overload
+// pass and then converts every argument again: about 1 us per call spent on nothing.
+inline const VisibilityMask* mask_arg(py::handle h) {
+  if (h.is_none()) return nullptr;
+  if (!py::isinstance<VisibilityMask>(h))
+    throw py::type_error(std::string("visible must be a VisibilityMask or None, got ") +
+                         std::string(py::str(py::type::handle_of(h).attr("__name__"))));
+  return h.cast<const VisibilityMask*>();
+}
 
 // Resolves an optional VisibilityMask for graph g (None = all visible).
 inline cw::Visibility resolve_visibility(const cw::CSRGraph& g, const VisibilityMask* vm) {

@@ -1,44 +1,75 @@
+// Shortest paths (one pair, many pairs) and multi-source hop counts; read-only result classes.
 #include "prelude.hpp"
 
+#include "conceptwalk/batch.hpp"
 #include "conceptwalk/paths.hpp"
 
 void register_paths(py::module_& m) {
+  py::class_<cw::PathResult>(m, "PathResult",
+      "A shortest path: node indices from source to target inclusive (empty: no visible path) "
+      "and the nodes both searches reached. Read-only.")
+      .def_property_readonly("path", vector_property(&cw::PathResult::path))
+      .def_readonly("visited", &cw::PathResult::visited)
+      .def("__len__", [](const cw::PathResult& r) { return r.path.size(); });
+
+  py::class_<cw::PathBatch>(m, "PathBatch",
+      "Shortest paths for many pairs: pair i's path at nodes[ptr[i]:ptr[i + 1]] (empty: none). "
+      "Read-only.")
+      .def_property_readonly("ptr", vector_property(&cw::PathBatch::ptr))
+      .def_property_readonly("nodes", vector_property(&cw::PathBatch::nodes));
+
+  py::class_<cw::HopsResult>(m, "HopsResult",
+      "Per target: hops to the nearest seed (-1: not reached) and that seed (smallest index on "
+      "ties; -1: not reached). Read-only.")
+      .def_property_readonly("hops", vector_property(&cw::HopsResult::hops))
+      .def_property_readonly("via", vector_property(&cw::HopsResult::via));
+
   m.def(
       "shortest_path",
-      [](const cw::CSRGraph& g, std::int64_t source, std::int64_t target, const VisibilityMask* visible) {
-        for (std::int64_t x : {source, target})
-          if (x < 0 || x >= g.num_nodes())
-            throw py::index_error("node index " + std::to_string(x) + " outside [0, " +
-                                  std::to_string(g.num_nodes()) + ")");
-        const cw::Visibility vis = resolve_visibility(g, visible);
-        cw::PathResult r;
-        {
-          py::gil_scoped_release nogil;
-          r = cw::shortest_path(g, vis, static_cast<cw::node_t>(source), static_cast<cw::node_t>(target));
-        }
-        const std::int64_t visited = r.visited;
-        return py::make_tuple(vector_to_array(std::move(r.path)), visited);
+      [](const cw::CSRGraph& g, std::int64_t source, std::int64_t target, py::handle visible) {
+        const cw::node_t s = node_scalar(source, g, "source");
+        const cw::node_t t = node_scalar(target, g, "target");
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
+        py::gil_scoped_release nogil;
+        return cw::shortest_path(g, vis, s, t);
       },
       "graph"_a, "source"_a, "target"_a, "visible"_a = py::none(),
-      "Bidirectional BFS, lexicographically smallest shortest path; returns (path, visited). Empty path: none.");
+      "Bidirectional BFS, lexicographically smallest shortest path; returns a PathResult.");
+
+  m.def(
+      "path_batch",
+      [](const cw::CSRGraph& g, py::handle sources_in, py::handle targets_in, int threads,
+         py::handle visible) {
+        const carray<std::int32_t> sources = node_array(sources_in, g, "sources");
+        const carray<std::int32_t> targets = node_array(targets_in, g, "targets");
+        check_1d(sources, "sources");
+        check_1d(targets, "targets", sources.shape(0));
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
+        const std::int32_t* s = sources.data();
+        const std::int32_t* t = targets.data();
+        const std::int64_t q = sources.shape(0);
+        py::gil_scoped_release nogil;
+        return cw::shortest_path_batch(g, vis, q, s, t, threads);
+      },
+      "graph"_a, "sources"_a, "targets"_a, "threads"_a = 1, "visible"_a = py::none(),
+      "Shortest paths for many (source, target) pairs across threads; returns a PathBatch.");
 
   m.def(
       "multi_source_hops",
-      [](const cw::CSRGraph& g, const carray<std::int32_t>& seeds, const carray<std::int32_t>& targets,
-         std::int32_t max_hops, const VisibilityMask* visible) {
+      [](const cw::CSRGraph& g, py::handle seeds_in, py::handle targets_in, std::int32_t max_hops,
+         py::handle visible) {
+        const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
+        const carray<std::int32_t> targets = node_array(targets_in, g, "targets");
         check_1d(seeds, "seeds");
         check_1d(targets, "targets");
-        const cw::Visibility vis = resolve_visibility(g, visible);
-        cw::HopsResult r;
-        {
-          const std::int32_t* s = seeds.data();
-          const std::int32_t* t = targets.data();
-          const std::int64_t ns = seeds.shape(0), nt = targets.shape(0);
-          py::gil_scoped_release nogil;
-          r = cw::multi_source_hops(g, vis, ns, s, nt, t, max_hops);
-        }
-        return py::make_tuple(vector_to_array(std::move(r.hops)), vector_to_array(std::move(r.via)));
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
+        const std::int32_t* s = seeds.data();
+        const std::int32_t* t = targets.data();
+        const std::int64_t ns = seeds.shape(0), nt = targets.shape(0);
+        py::gil_scoped_release nogil;
+        return cw::multi_source_hops(g, vis, ns, s, nt, t, max_hops);
       },
       "graph"_a, "seeds"_a, "targets"_a, "max_hops"_a = -1, "visible"_a = py::none(),
-      "Hop count from the nearest seed and that seed (smallest index on ties) for each target.");
+      "Hop count from the nearest seed and that seed (smallest index on ties) for each target; "
+      "returns a HopsResult.");
 }

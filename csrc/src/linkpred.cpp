@@ -3,17 +3,15 @@
 #include <algorithm>
 #include <string>
 
+#include "conceptwalk/check.hpp"
 #include "conceptwalk/workspace.hpp"
 
 namespace cw {
 
 RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
-                             std::int32_t min_shared, std::int64_t k) {
-  if (a < 0 || a >= g.num_nodes())
-    throw NodeOutOfRange("node index " + std::to_string(a) + " outside [0, " +
-                         std::to_string(g.num_nodes()) + ")");
-  if (!CSRGraph::visible(a, vis)) throw NodeOutOfRange("node index " + std::to_string(a) + " is not visible");
-  if (min_shared < 1) throw InvalidArgument("min_shared must be >= 1, got " + std::to_string(min_shared));
+                             std::int64_t min_shared, std::int64_t k) {
+  check_node(g, vis, a, "node");
+  check_min_shared(min_shared);
 
   Workspace& ws = thread_workspace(g.num_nodes());
   const offset_t* indptr = g.indptr();

@@ -3,21 +3,10 @@
 #include <algorithm>
 #include <string>
 
+#include "conceptwalk/check.hpp"
 #include "conceptwalk/workspace.hpp"
 
 namespace cw {
-
-namespace {
-
-void check_node(const CSRGraph& g, const Visibility& vis, node_t u, const char* what) {
-  if (u < 0 || u >= g.num_nodes())
-    throw NodeOutOfRange(std::string(what) + " index " + std::to_string(u) + " outside [0, " +
-                         std::to_string(g.num_nodes()) + ")");
-  if (!CSRGraph::visible(u, vis))
-    throw NodeOutOfRange(std::string(what) + " index " + std::to_string(u) + " is not visible");
-}
-
-}  // namespace
 
 PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, node_t t) {
   check_node(g, vis, s, "source");
@@ -122,13 +111,8 @@ PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, nod
 HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
                              const node_t* seeds, std::int64_t ntargets, const node_t* targets,
                              std::int32_t max_hops) {
-  for (std::int64_t i = 0; i < nseeds; ++i) check_node(g, vis, seeds[i], "seed");
-  for (std::int64_t i = 0; i < ntargets; ++i) {
-    const node_t t = targets[i];
-    if (t < 0 || t >= g.num_nodes())
-      throw NodeOutOfRange("target index " + std::to_string(t) + " outside [0, " +
-                           std::to_string(g.num_nodes()) + ")");
-  }
+  check_nodes(g, vis, nseeds, seeds, "seed");
+  check_in_range(g, ntargets, targets, "target");
   Workspace& ws = thread_workspace(g.num_nodes());
   const offset_t* indptr = g.indptr();
   const node_t* indices = g.indices();

@@ -6,15 +6,10 @@
 #include <cstring>
 #include <string>
 
+#include "conceptwalk/check.hpp"
 #include "conceptwalk/workspace.hpp"
 
 namespace cw {
-
-Workspace& thread_workspace(node_t n) {
-  thread_local Workspace ws;
-  ws.ensure(n);
-  return ws;
-}
 
 namespace {
 
@@ -422,11 +417,7 @@ void validate_ppr(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
   if (nseeds <= 0) throw InvalidArgument("seeds must not be empty");
   double total = 0.0;
   for (std::int64_t i = 0; i < nseeds; ++i) {
-    const node_t s = seeds[i];
-    if (s < 0 || s >= g.num_nodes())
-      throw NodeOutOfRange("seed index " + std::to_string(s) + " outside [0, " +
-                           std::to_string(g.num_nodes()) + ")");
-    if (!CSRGraph::visible(s, vis)) throw NodeOutOfRange("seed index " + std::to_string(s) + " is not visible");
+    check_node(g, vis, seeds[i], "seed");
     const double w = weights[i];
     if (!std::isfinite(w) || w < 0.0)
       throw InvalidArgument("seed weight must be finite and >= 0, got " + std::to_string(w));

@@ -1,9 +1,9 @@
 # Hand-written stub for the compiled module conceptwalk._core (csrc/bindings/*.cpp).
 # Checked against the built extension by tests/test_core_graph.py::test_stubtest, which runs
 # `python -m mypy.stubtest conceptwalk._core --allowlist <list>`; the allowlist holds only what a
-# stub cannot express: the pybind11 metaclass of the two classes, and CSRGraph.__init__ (pybind11's
+# stub cannot express: the pybind11 metaclass of the bound classes, and their __init__ (pybind11's
 # "no constructor defined" placeholder; build graphs with CSRGraph.from_edges).
-# Keep argument names, defaults and result tuples in sync with the bindings.
+# Keep argument names, defaults and result classes in sync with the bindings.
 
 from typing import SupportsFloat, SupportsIndex, SupportsInt
 
@@ -66,10 +66,141 @@ class VisibilityMask:
     @property
     def mask(self) -> npt.NDArray[np.bool_]: ...
 
-# (nodes, scores, residual, pushes, edge_visits, truncated, eps, certified)
-_PPRResult = tuple[
-    npt.NDArray[np.int32], npt.NDArray[np.float64], float, int, int, bool, float, bool
-]
+# Results cross the binding as read-only classes; their arrays are read-only views of the result
+# (no copy), valid as long as any view or the result object lives.
+class PPRResult:
+    """One PPR result (csrc/include/conceptwalk/ppr.hpp)."""
+
+    @property
+    def nodes(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def scores(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def residual(self) -> float: ...
+    @property
+    def pushes(self) -> int: ...
+    @property
+    def edge_visits(self) -> int: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def eps(self) -> float: ...
+    @property
+    def certified(self) -> bool: ...
+
+class PPRBatch:
+    """Many PPR results: query i at ptr[i]:ptr[i + 1]."""
+
+    @property
+    def ptr(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def nodes(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def scores(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def residual(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def eps(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def pushes(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def edge_visits(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def truncated(self) -> npt.NDArray[np.bool_]: ...
+
+class RAResult:
+    """Resource allocation for one node (csrc/include/conceptwalk/linkpred.hpp)."""
+
+    @property
+    def targets(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def scores(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def shared_ptr(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def shared(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def candidates(self) -> int: ...
+    def __len__(self) -> int: ...
+
+class RABatch:
+    """Resource allocation for many nodes: query i's targets at ptr[i]:ptr[i + 1]."""
+
+    @property
+    def ptr(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def targets(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def scores(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def shared_ptr(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def shared(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def candidates(self) -> npt.NDArray[np.int64]: ...
+
+class PathResult:
+    """A shortest path (csrc/include/conceptwalk/paths.hpp); empty path: none."""
+
+    @property
+    def path(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def visited(self) -> int: ...
+    def __len__(self) -> int: ...
+
+class PathBatch:
+    """Shortest paths for many pairs: pair i at nodes[ptr[i]:ptr[i + 1]]."""
+
+    @property
+    def ptr(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def nodes(self) -> npt.NDArray[np.int32]: ...
+
+class HopsResult:
+    """Per target: hops to the nearest seed and that seed (-1: not reached)."""
+
+    @property
+    def hops(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def via(self) -> npt.NDArray[np.int32]: ...
+
+class ContextResult:
+    """graph_context's core result for one query (csrc/include/conceptwalk/context.hpp)."""
+
+    @property
+    def nodes(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def scores(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def hops(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def via(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def residual(self) -> float: ...
+    @property
+    def pushes(self) -> int: ...
+    def __len__(self) -> int: ...
+
+class ContextBatch:
+    """graph_context's core results for many queries: query i at ptr[i]:ptr[i + 1]."""
+
+    @property
+    def ptr(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def nodes(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def scores(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def hops(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def via(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def residual(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def pushes(self) -> npt.NDArray[np.int64]: ...
+
+# Node-index array arguments (seeds, nodes, sources, targets) must hold integers: a float, bool or
+# string dtype is a TypeError, and an integer int32 cannot hold an IndexError (no silent cast).
 
 def personalized_pagerank(
     graph: CSRGraph,
@@ -81,7 +212,7 @@ def personalized_pagerank(
     max_pushes: _Int = 0,
     visible: VisibilityMask | None = None,
     max_residual: _Float = 0.0,
-) -> _PPRResult: ...
+) -> PPRResult: ...
 def personalized_pagerank_certified(
     graph: CSRGraph,
     seeds: npt.ArrayLike,
@@ -93,29 +224,54 @@ def personalized_pagerank_certified(
     min_eps: _Float,
     max_pushes: _Int,
     visible: VisibilityMask | None = None,
-) -> _PPRResult: ...
+) -> PPRResult: ...
+def ppr_batch(
+    graph: CSRGraph,
+    seed_ptr: npt.ArrayLike,
+    seeds: npt.ArrayLike,
+    weights: npt.ArrayLike,
+    restart: _Float = 0.25,
+    eps: _Float = 0.0001,
+    k: _Int = 0,
+    max_pushes: _Int = 0,
+    threads: _Int = 1,
+    visible: VisibilityMask | None = None,
+) -> PPRBatch: ...
 def resource_allocation(
     graph: CSRGraph,
     node: _Int,
     min_shared: _Int = 2,
     k: _Int = 0,
     visible: VisibilityMask | None = None,
-) -> tuple[
-    npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int32], int
-]: ...
+) -> RAResult: ...
+def suggest_batch(
+    graph: CSRGraph,
+    nodes: npt.ArrayLike,
+    min_shared: _Int = 2,
+    k: _Int = 0,
+    threads: _Int = 1,
+    visible: VisibilityMask | None = None,
+) -> RABatch: ...
 def shortest_path(
     graph: CSRGraph,
     source: _Int,
     target: _Int,
     visible: VisibilityMask | None = None,
-) -> tuple[npt.NDArray[np.int32], int]: ...
+) -> PathResult: ...
+def path_batch(
+    graph: CSRGraph,
+    sources: npt.ArrayLike,
+    targets: npt.ArrayLike,
+    threads: _Int = 1,
+    visible: VisibilityMask | None = None,
+) -> PathBatch: ...
 def multi_source_hops(
     graph: CSRGraph,
     seeds: npt.ArrayLike,
     targets: npt.ArrayLike,
     max_hops: _Int = -1,
     visible: VisibilityMask | None = None,
-) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
+) -> HopsResult: ...
 class WalkResult:
     """Outcome of typed_walk (read-only views into memory it owns)."""
 
@@ -150,6 +306,30 @@ class WalkResult:
     @property
     def truncated(self) -> bool: ...
 
+def graph_context(
+    graph: CSRGraph,
+    seeds: npt.ArrayLike,
+    weights: npt.ArrayLike,
+    restart: _Float = 0.25,
+    eps: _Float = 0.0001,
+    k: _Int = 20,
+    node_type: npt.ArrayLike | None = None,
+    keep_types: npt.ArrayLike | None = None,
+    visible: VisibilityMask | None = None,
+) -> ContextResult: ...
+def context_batch(
+    graph: CSRGraph,
+    seed_ptr: npt.ArrayLike,
+    seeds: npt.ArrayLike,
+    weights: npt.ArrayLike,
+    restart: _Float = 0.25,
+    eps: _Float = 0.0001,
+    k: _Int = 20,
+    node_type: npt.ArrayLike | None = None,
+    keep_types: npt.ArrayLike | None = None,
+    threads: _Int = 1,
+    visible: VisibilityMask | None = None,
+) -> ContextBatch: ...
 def typed_walk(
     graph: CSRGraph,
     starts: npt.ArrayLike,
@@ -168,73 +348,6 @@ def typed_walk(
     min_share: _Float = 0.5,
     max_paths: _Int = 0,
 ) -> WalkResult: ...
-
-# csrc/bindings/register_batch.cpp: many queries across C++ threads, each slice identical to the
-# one-query function.
-def ppr_batch(
-    graph: CSRGraph,
-    seed_ptr: npt.ArrayLike,
-    seeds: npt.ArrayLike,
-    weights: npt.ArrayLike,
-    restart: _Float = 0.25,
-    eps: _Float = 0.0001,
-    k: _Int = 0,
-    max_pushes: _Int = 0,
-    threads: _Int = 1,
-    visible: VisibilityMask | None = None,
-) -> tuple[
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int32],
-    npt.NDArray[np.float64],
-    npt.NDArray[np.float64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.uint8],
-    npt.NDArray[np.float64],
-]: ...
-def context_batch(
-    graph: CSRGraph,
-    seed_ptr: npt.ArrayLike,
-    seeds: npt.ArrayLike,
-    weights: npt.ArrayLike,
-    restart: _Float = 0.25,
-    eps: _Float = 0.0001,
-    k: _Int = 20,
-    node_type: npt.ArrayLike | None = None,
-    keep_types: npt.ArrayLike | None = None,
-    threads: _Int = 1,
-    visible: VisibilityMask | None = None,
-) -> tuple[
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int32],
-    npt.NDArray[np.float64],
-    npt.NDArray[np.int32],
-    npt.NDArray[np.int32],
-    npt.NDArray[np.float64],
-    npt.NDArray[np.int64],
-]: ...
-def suggest_batch(
-    graph: CSRGraph,
-    nodes: npt.ArrayLike,
-    min_shared: _Int = 2,
-    k: _Int = 0,
-    threads: _Int = 1,
-    visible: VisibilityMask | None = None,
-) -> tuple[
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int32],
-    npt.NDArray[np.float64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int32],
-    npt.NDArray[np.int64],
-]: ...
-def path_batch(
-    graph: CSRGraph,
-    sources: npt.ArrayLike,
-    targets: npt.ArrayLike,
-    threads: _Int = 1,
-    visible: VisibilityMask | None = None,
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]: ...
 
 # ---------------------------------------------------------------- text index (register_text.cpp)
 class TextIndex:

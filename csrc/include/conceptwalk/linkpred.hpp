@@ -18,6 +18,6 @@ struct RAResult {
 // Candidates: visible nodes at distance exactly 2 from a (not a, not adjacent to a) with at least
 // min_shared shared visible neighbours. k <= 0 returns all.
 RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
-                             std::int32_t min_shared, std::int64_t k);
+                             std::int64_t min_shared, std::int64_t k);
 
 }  // namespace cw

@@ -48,7 +48,28 @@ cdef inline Py_ssize_t _code_fast(dict table, list names, object key) except -1:
 
 
 def intern_strings(object values, dict table, list names):
-    """Codes (int64 array) of ``values`` in ``table``, extending ``table``/``names`` with new ones."""
+    """Codes of ``values`` in ``table``, extending ``table``/``names`` with the new ones.
+
+    Parameters
+    ----------
+    values : iterable of str
+        The strings to code.
+    table : dict of str to int
+        String -> code so far (extended in place).
+    names : list of str
+        Code -> string so far (extended in place).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        One code per value.
+
+    Examples
+    --------
+    >>> table, names = {}, []
+    >>> intern_strings(["b", "a", "b"], table, names).tolist(), names
+    ([0, 1, 0], ['b', 'a'])
+    """
     cdef list seq = values if type(values) is list else list(values)
     cdef Py_ssize_t n = len(seq), i
     cdef cnp.ndarray[cnp.int64_t, ndim=1] out = np.empty(n, dtype=np.int64)

@@ -17,13 +17,15 @@ import numpy.typing as npt
 from .. import _core
 from ._intern import ANNOTATION_KEYS, factorize, factorize_lists, intern_edges, intern_strings, to_float_array
 from ..errors import InputError, NotFoundError, shown
-from .checks import check_count, check_min_shared, check_optional_count, check_ppr_params
+from .checks import (check_count, check_min_shared, check_optional_count, check_optional_hops,
+                     check_optional_positive, check_ppr_params, check_real, id_list)
 
 __all__ = [
     "LinkGraph",
     "Ranking",
     "Suggestion",
     "Visible",
+    "suggestions_from",
     "DEFAULT_EDGE_TYPE",
     "DEFAULT_NODE_TYPE",
     "EDGE_ANNOTATION_KEYS",
@@ -130,6 +132,18 @@ def _confidences(values: Any, n: int) -> npt.NDArray[np.float64]:
             vals = to_float_array(values, "extraction_confidence")
         except ValueError as exc:
             raise InputError(str(exc)) from None
+        except OverflowError:  # an int past float range (10**400): name the row, not a traceback
+            for i, v in enumerate(values):
+                try:
+                    float(v) if v is not None else None
+                except OverflowError:
+                    text = repr(v)
+                    text = text if len(text) <= 40 else f"{text[:20]}...({len(text)} digits)"
+                    raise InputError(f"rows[{i}]: extraction_confidence must be a number in [0, 1], "
+                                     f"got {text}") from None
+                except (TypeError, ValueError):
+                    continue
+            raise
     if vals.shape != (n,):
         raise InputError(f"extraction_confidence must have {n} entries, got {vals.shape[0]}")
     bad = ~np.isnan(vals) & ((vals < 0) | (vals > 1))
@@ -155,15 +169,90 @@ def _sorted_codes(names: list[str]) -> tuple[tuple[str, ...], npt.NDArray[np.int
 
 @dataclass(slots=True)
 class Suggestion:
-    """One suggested missing link: ``target`` scored by resource allocation, with the visible
-    neighbours it shares with the query node (ids ascending)."""
+    """One suggested missing link, to the node ``id``, scored by resource allocation, with the
+    visible neighbours it shares with the query node. The one suggestion type of the package:
+    :meth:`LinkGraph.resource_allocation` and :func:`conceptwalk.link_suggest` both return it.
 
-    target: str
+    Parameters
+    ----------
+    id : str
+        The suggested node.
+    type : str
+        Its node type.
+    title : str or None
+        Its title.
+    score : float
+        ``sum over shared neighbours z of 1 / deg(z)`` (visible degrees).
+    shared : tuple of str
+        The shared neighbours' ids, ascending.
+    shared_titles : tuple of (str or None)
+        Their titles, aligned with ``shared``.
+
+    Examples
+    --------
+    >>> s = Suggestion("b", "NODE", None, 0.5, ("x",), ("Ex",))
+    >>> s.to_dict()
+    {'id': 'b', 'type': 'NODE', 'title': None, 'score': 0.5, 'shared': [{'id': 'x', 'title': 'Ex'}]}
+    """
+
+    id: str
+    type: str
+    title: str | None
     score: float
     shared: tuple[str, ...]
+    shared_titles: tuple[str | None, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "score": self.score, "shared": list(self.shared)}
+        """JSON-ready form: ``id``, ``type``, ``title``, ``score`` and ``shared`` as
+        ``[{id, title}]``.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> Suggestion("b", "NODE", "B", 1.0, (), ()).to_dict()["title"]
+        'B'
+        """
+        return {"id": self.id, "type": self.type, "title": self.title, "score": self.score,
+                "shared": [{"id": i, "title": t} for i, t in zip(self.shared, self.shared_titles)]}
+
+
+def suggestions_from(graph: LinkGraph, targets: list[int], scores: list[float], shared_ptr: list[int],
+                     shared: list[int], lo: int, hi: int) -> list[Suggestion]:
+    """Suggestions ``lo..hi`` of a core resource-allocation result (node indices, scores and the
+    shared-neighbour CSR, as lists) as :class:`Suggestion` objects.
+
+    Parameters
+    ----------
+    graph : LinkGraph
+    targets, scores, shared_ptr, shared : list
+        The core result's arrays (``RAResult`` or ``RABatch``) as lists.
+    lo, hi : int
+        The slice of ``targets`` to convert.
+
+    Returns
+    -------
+    list of Suggestion
+
+    Examples
+    --------
+    >>> g = LinkGraph.from_edges([("a", "x"), ("b", "x")])
+    >>> suggestions_from(g, [1], [1.0], [0, 1], [2], 0, 1)[0].shared
+    ('x',)
+    """
+    if hi <= lo:
+        return []
+    ids, titles, names, codes = graph.ids, graph.titles, graph.node_type_names, graph.node_type_codes_list
+    base, end = shared_ptr[lo], shared_ptr[hi]
+    seg = shared[base:end]
+    sh_ids = [ids[z] for z in seg]  # every shared neighbour once, then sliced per suggestion
+    sh_titles = [titles[z] for z in seg]
+    return [Suggestion(ids[t], names[codes[t]], titles[t], scores[j],
+                       tuple(sh_ids[shared_ptr[j] - base:shared_ptr[j + 1] - base]),
+                       tuple(sh_titles[shared_ptr[j] - base:shared_ptr[j + 1] - base]))
+            for j, t in zip(range(lo, hi), targets[lo:hi])]
 
 
 class Ranking:
@@ -172,6 +261,34 @@ class Ranking:
 
     ``score(v)`` underestimates the exact PPR ``p*(v)`` by less than ``error_bound(v) =
     min(eps * deg(v), residual)`` (``deg`` counts visible neighbours).
+
+    Parameters
+    ----------
+    graph : LinkGraph
+        The graph the indices refer to.
+    indices : int32 array
+        Node indices in rank order.
+    scores : float64 array
+        Their scores.
+    residual : float
+        The unpushed mass (the exact L1 error).
+    eps : float
+        The push threshold the result satisfies.
+    pushes, edge_visits : int
+        Work done.
+    truncated : bool
+        A push budget stopped the push before ``eps`` was reached.
+    certified : bool
+        The top-k set and order are proven exact (certified mode).
+    degrees : int array
+        Visible degree of every node (for :meth:`error_bounds`).
+
+    Examples
+    --------
+    >>> g = LinkGraph.from_edges([("a", "b")])
+    >>> r = g.personalized_pagerank({"a": 1.0})
+    >>> r.ids, len(r), r.truncated
+    (['a', 'b'], 2, False)
     """
 
     __slots__ = ("_graph", "indices", "scores", "residual", "eps", "pushes", "edge_visits",
@@ -191,17 +308,59 @@ class Ranking:
         self.certified = bool(certified)
         self._degrees = degrees
 
+    @classmethod
+    def from_core(cls, graph: LinkGraph, r: _core.PPRResult,
+                  degrees: npt.NDArray[np.int32] | npt.NDArray[np.int64]) -> Ranking:
+        """The ranking of a core :class:`conceptwalk._core.PPRResult`.
+
+        Parameters
+        ----------
+        graph : LinkGraph
+        r : conceptwalk._core.PPRResult
+        degrees : int array
+            Visible degree of every node.
+
+        Returns
+        -------
+        Ranking
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b")])
+        >>> import numpy as np
+        >>> from conceptwalk import _core
+        >>> Ranking.from_core(g, _core.personalized_pagerank(g.core, np.array([0], np.int32), np.ones(1)), g.degrees).ids
+        ['a', 'b']
+        """
+        return cls(graph, r.nodes, r.scores, r.residual, r.eps, r.pushes, r.edge_visits, r.truncated,
+                   r.certified, degrees)
+
     def __len__(self) -> int:
         return int(self.indices.shape[0])
 
     @property
     def ids(self) -> list[str]:
-        """Node ids in rank order."""
+        """Node ids in rank order.
+
+        Returns
+        -------
+        list of str
+        """
         ids = self._graph.ids
         return [ids[i] for i in self.indices.tolist()]
 
     def items(self) -> Iterator[tuple[str, float]]:
-        """``(id, score)`` pairs by score descending, then id ascending."""
+        """``(id, score)`` pairs by score descending, then id ascending.
+
+        Returns
+        -------
+        iterator of (str, float)
+
+        Examples
+        --------
+        >>> [i for i, _ in LinkGraph.from_edges([("a", "b")]).personalized_pagerank({"b": 1.0}).items()]
+        ['b', 'a']
+        """
         ids = self._graph.ids
         return zip((ids[i] for i in self.indices.tolist()), self.scores.tolist())
 
@@ -209,10 +368,32 @@ class Ranking:
         return self.items()
 
     def to_dict(self) -> dict[str, float]:
+        """``{id: score}`` in rank order.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> list(LinkGraph.from_edges([("a", "b")]).personalized_pagerank({"a": 1.0}).to_dict())
+        ['a', 'b']
+        """
         return dict(self.items())
 
     def error_bounds(self) -> npt.NDArray[np.float64]:
-        """Per returned node, the bound on ``p*(v) - score(v)`` (``min(eps*deg(v), residual)``)."""
+        """Per returned node, the bound on ``p*(v) - score(v)`` (``min(eps*deg(v), residual)``).
+
+        Returns
+        -------
+        float64 array
+
+        Examples
+        --------
+        >>> r = LinkGraph.from_edges([("a", "b")]).personalized_pagerank({"a": 1.0})
+        >>> bool((r.error_bounds() <= r.residual).all())
+        True
+        """
         deg = self._degrees[self.indices].astype(np.float64)
         return np.minimum(self.eps * deg, self.residual)
 
@@ -231,6 +412,26 @@ class LinkGraph:
     to one edge whose annotations are those of the duplicate with the most annotations present,
     ties broken by the smallest values — a choice that never depends on input order.
 
+    Node accessors (``index``, ``node_type``, ``title``, ``node_scopes``) take node ids; their
+    ``*_at`` forms (``node_at``, ``node_scopes_at``) take node indices. Edge-level accessors
+    (``edges_between``, ``edge_annotation``, ``edge_src``/``edge_dst``) work on node indices and
+    canonical edge ids, since edges have no string ids.
+
+    Parameters
+    ----------
+    core : conceptwalk._core.CSRGraph
+        The compiled CSR of the undirected projection.
+    ids : list of str
+        Node ids, sorted (node index = position).
+    node_type_codes, node_type_names, titles, scope_ptr, scope_codes, scope_names, node_lifecycle_codes, node_lifecycle_names
+        Node columns in index order (codes into sorted names; scopes as CSR).
+    edge_src, edge_dst, edge_type_codes, edge_type_names, edge_annotations
+        Canonical edge columns (annotation columns: key -> (values, names)).
+    self_loops, duplicate_edges : int
+        What the build dropped and collapsed.
+
+    Build graphs with :meth:`from_edges` or :meth:`from_arrays`, which compute these columns.
+
     Examples
     --------
     >>> g = LinkGraph.from_edges([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")])
@@ -238,7 +439,7 @@ class LinkGraph:
     (4, 4)
     >>> g.shortest_path("a", "d")
     ['a', 'c', 'd']
-    >>> [(s.target, round(s.score, 3), s.shared) for s in g.resource_allocation("d", min_shared=1)]
+    >>> [(s.id, round(s.score, 3), s.shared) for s in g.resource_allocation("d", min_shared=1)]
     [('a', 0.333, ('c',)), ('b', 0.333, ('c',))]
     >>> [(i, round(p, 3)) for i, p in g.personalized_pagerank({"a": 1.0}).items()][:2]
     [('a', 0.408), ('c', 0.293)]
@@ -258,6 +459,8 @@ class LinkGraph:
         #: id -> node index (the rank of the id in sorted order).
         self.id_index: dict[str, int] = {s: i for i, s in enumerate(ids)}
         self.node_type_codes = node_type_codes
+        #: ``node_type_codes`` as a list of ints (per-item reads of a list are faster than of an array).
+        self.node_type_codes_list: list[int] = node_type_codes.tolist()
         self.node_type_names = node_type_names
         self.titles = titles
         self.scope_ptr = scope_ptr
@@ -298,7 +501,30 @@ class LinkGraph:
 
         ``nodes`` lists ids or dicts with ``id`` and optional ``type``, ``title``, ``scopes``
         (list of strings; none = public), ``lifecycle``; it adds isolated nodes and attributes.
-        Interning runs in Cython (``conceptwalk._intern``).
+        Interning runs in Cython (``conceptwalk.graph._intern``).
+
+        Parameters
+        ----------
+        edges : iterable of tuple or dict, or numpy.ndarray
+            The typed directed edges.
+        nodes : iterable of str or dict, optional
+            Node ids or node rows (attributes; isolated nodes).
+
+        Returns
+        -------
+        LinkGraph
+            The snapshot (node index = rank of the id in sorted order).
+
+        Raises
+        ------
+        InputError
+            A malformed row (named ``edges[i]`` / ``nodes[i]``), a duplicate node, an empty graph.
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b", "USES")], nodes=[{"id": "c", "type": "CONCEPT"}])
+        >>> g.ids, g.num_edges
+        (['a', 'b', 'c'], 1)
         """
         table: dict[str, int] = {}
         names: list[str] = []
@@ -369,6 +595,31 @@ class LinkGraph:
         sequences aligned with ``ids`` and per-edge annotation columns (``None`` = absent).
 
         This is the fast path for large graphs (importers and the synthetic generator use it).
+
+        Parameters
+        ----------
+        ids : sequence of str
+            Unique node ids, any order.
+        src, dst : array-like of int
+            Per edge, positions into ``ids``.
+        edge_types : sequence of str, optional
+            Per edge, its type (default ``"LINK"``).
+        node_types, titles, lifecycle : sequence of str or None, optional
+            Per node (aligned with ``ids``), None = absent.
+        scopes : sequence of (sequence of str or None), optional
+            Per node its scopes (None or empty = public).
+        edge_annotations : mapping of str to sequence, optional
+            Per annotation key (:data:`EDGE_ANNOTATION_KEYS`), one value per edge (None = absent).
+
+        Returns
+        -------
+        LinkGraph
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_arrays(["b", "a"], [0], [1], ["USES"], titles=["B", "A"])
+        >>> g.ids, g.titles
+        (['a', 'b'], ['A', 'B'])
         """
         ids_list = [str(x) for x in ids]
         n = len(ids_list)
@@ -551,6 +802,7 @@ class LinkGraph:
 
     @property
     def num_nodes(self) -> int:
+        """Number of nodes (visible or not)."""
         return int(self._core.num_nodes)
 
     @property
@@ -573,28 +825,153 @@ class LinkGraph:
         return (f"LinkGraph(nodes={self.num_nodes}, edges={self.num_edges}, "
                 f"edge_types={list(self.edge_type_names)})")
 
+    # Node accessors take node ids; the ``*_at`` forms take node indices (the rank of the id).
+    # Edge-level accessors (``edges_between``, ``edge_annotation``, ``edge_src``...) work on node
+    # indices and canonical edge ids: edges have no string ids.
     def index(self, node_id: str, *, visible: Visible = None, argument: str = "node") -> int:
-        """Index of ``node_id``; :class:`NotFoundError` when unknown or hidden (same text)."""
+        """Index of ``node_id`` (the rank of the id in sorted order).
+
+        Parameters
+        ----------
+        node_id : str
+        visible : ids, boolean mask or VisibilityMask, optional
+            A hidden id is refused exactly like a missing one.
+        argument : str
+            The argument name the error message uses.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        NotFoundError
+            Unknown or hidden id (the same text for both).
+
+        Examples
+        --------
+        >>> LinkGraph.from_edges([("b", "a")]).index("b")
+        1
+        """
         idx = self.id_index.get(node_id) if isinstance(node_id, str) else None
         if idx is None:
             raise NotFoundError(node_id, argument)
-        vm = self.visibility(visible)
-        if vm is not None and not vm.mask[idx]:
-            raise NotFoundError(node_id, argument)
+        if visible is not None:
+            vm = self.visibility(visible)
+            if vm is not None and not vm.mask[idx]:
+                raise NotFoundError(node_id, argument)
         return idx
 
     def node_type(self, node_id: str) -> str:
-        return self.node_type_names[int(self.node_type_codes[self.index(node_id)])]
+        """The node type of ``node_id`` (an id).
+
+        Parameters
+        ----------
+        node_id : str
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "type": "CONCEPT"}]).node_type("a")
+        'CONCEPT'
+        """
+        return self.node_type_names[self.node_type_codes_list[self.index(node_id)]]
 
     def title(self, node_id: str) -> str | None:
+        """The title of ``node_id`` (an id), or None.
+
+        Parameters
+        ----------
+        node_id : str
+
+        Returns
+        -------
+        str or None
+
+        Examples
+        --------
+        >>> LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "title": "A"}]).title("a")
+        'A'
+        """
         return self.titles[self.index(node_id)]
 
-    def node_scopes(self, idx: int) -> tuple[str, ...]:
+    def node_scopes(self, node_id: str) -> tuple[str, ...]:
+        """The scopes of ``node_id`` (an id), sorted; ``()`` = public.
+
+        Parameters
+        ----------
+        node_id : str
+
+        Returns
+        -------
+        tuple of str
+
+        Examples
+        --------
+        >>> LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "scopes": ["t2", "t1"]}]).node_scopes("a")
+        ('t1', 't2')
+        """
+        return self.node_scopes_at(self.index(node_id))
+
+    def node_at(self, idx: int) -> tuple[str, str, str | None]:
+        """``(id, type, title)`` of the node at index ``idx``.
+
+        Parameters
+        ----------
+        idx : int
+            A node index in ``[0, num_nodes)``.
+
+        Returns
+        -------
+        tuple
+
+        Examples
+        --------
+        >>> LinkGraph.from_edges([("b", "a")]).node_at(0)
+        ('a', 'NODE', None)
+        """
+        return self.ids[idx], self.node_type_names[self.node_type_codes_list[idx]], self.titles[idx]
+
+    def node_scopes_at(self, idx: int) -> tuple[str, ...]:
+        """The scopes of the node at index ``idx``, sorted; ``()`` = public.
+
+        Parameters
+        ----------
+        idx : int
+
+        Returns
+        -------
+        tuple of str
+
+        Examples
+        --------
+        >>> LinkGraph.from_edges([("a", "b")]).node_scopes_at(0)
+        ()
+        """
         a, b = int(self.scope_ptr[idx]), int(self.scope_ptr[idx + 1])
         return tuple(sorted({self.scope_names[c] for c in self.scope_codes[a:b].tolist()}))
 
     def edges_between(self, a: int, b: int) -> list[int]:
-        """Canonical edge ids joining node indices ``a`` and ``b`` (either direction)."""
+        """Canonical edge ids joining node indices ``a`` and ``b`` (either direction).
+
+        Parameters
+        ----------
+        a, b : int
+            Node indices (edge-level accessors work on indices).
+
+        Returns
+        -------
+        list of int
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b", "X"), ("b", "a", "Y")])
+        >>> g.edges_between(0, 1)
+        [0, 1]
+        """
         p = self._core.pair_of(a, b)
         if p < 0:
             return []
@@ -603,7 +980,26 @@ class LinkGraph:
     def edge_annotation(self, edge: int, key: str) -> Any:
         """The value of annotation ``key`` on canonical edge ``edge``, or None when absent.
 
-        A value is returned with the JSON type it was given (string, number or boolean)."""
+        A value is returned with the JSON type it was given (string, number or boolean).
+
+        Parameters
+        ----------
+        edge : int
+            A canonical edge id.
+        key : str
+            One of :data:`EDGE_ANNOTATION_KEYS`.
+
+        Returns
+        -------
+        str, float, int, bool or None
+            The value as it was given, or None when the edge has none.
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([{"src": "a", "dst": "b", "authority": "HIGH"}])
+        >>> g.edge_annotation(0, "authority"), g.edge_annotation(0, "fidelity")
+        ('HIGH', None)
+        """
         col = self.edge_annotations.get(key)
         if col is None:
             return None
@@ -616,7 +1012,22 @@ class LinkGraph:
 
     # ------------------------------------------------------------------ visibility
     def visibility(self, visible: Visible) -> _core.VisibilityMask | None:
-        """Turn ``visible`` into a prepared mask (None = everything visible)."""
+        """Turn ``visible`` into a prepared mask (None = everything visible).
+
+        Parameters
+        ----------
+        visible : None, ids, boolean mask over the node order, or VisibilityMask
+
+        Returns
+        -------
+        VisibilityMask or None
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b")])
+        >>> g.visibility(["a"]).mask.tolist()
+        [True, False]
+        """
         if visible is None:
             return None
         if isinstance(visible, _core.VisibilityMask):
@@ -636,7 +1047,22 @@ class LinkGraph:
 
     def scope_mask(self, scopes: Iterable[str] | None) -> npt.NDArray[np.bool_]:
         """Boolean mask of nodes visible to a caller holding ``scopes`` (None = all access):
-        public nodes (no scopes) plus nodes sharing at least one scope. Vectorised."""
+        public nodes (no scopes) plus nodes sharing at least one scope. Vectorised.
+
+        Parameters
+        ----------
+        scopes : iterable of str or None
+
+        Returns
+        -------
+        bool array over the node order
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "scopes": ["t"]}])
+        >>> g.scope_mask([]).tolist(), g.scope_mask(["t"]).tolist()
+        ([False, True], [True, True])
+        """
         if scopes is None:
             return np.ones(self.num_nodes, dtype=bool)
         wanted = np.zeros(len(self.scope_names) + 1, dtype=bool)
@@ -662,7 +1088,22 @@ class LinkGraph:
         """A cached prepared mask for a scope set (None = all access, no mask).
 
         The cache is a thread-safe LRU bounded by :attr:`MASK_CACHE_ENTRIES` masks and
-        :attr:`MASK_CACHE_BYTES` bytes (at least the most recent mask is always kept)."""
+        :attr:`MASK_CACHE_BYTES` bytes (at least the most recent mask is always kept).
+
+        Parameters
+        ----------
+        scopes : iterable of str or None
+
+        Returns
+        -------
+        VisibilityMask or None
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b")])
+        >>> g.visibility_for_scopes(["t"]) is g.visibility_for_scopes(["t"])
+        True
+        """
         if scopes is None:
             return None
         key = frozenset(scopes)
@@ -683,6 +1124,25 @@ class LinkGraph:
 
     # ------------------------------------------------------------------ algorithms
     def seed_arrays(self, seeds: Mapping[str, float], vm: _core.VisibilityMask | None) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        """Checked seed indices (ascending) and weights of a seed mapping.
+
+        Parameters
+        ----------
+        seeds : mapping id -> weight
+            Finite weights >= 0, not all zero; unknown and hidden ids raise the same NotFoundError.
+        vm : VisibilityMask or None
+
+        Returns
+        -------
+        tuple
+            ``(int32 indices ascending, float64 weights)``.
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b")])
+        >>> [a.tolist() for a in g.seed_arrays({"b": 2.0, "a": 1.0}, None)]
+        [[0, 1], [1.0, 2.0]]
+        """
         if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Mapping):
             raise InputError(f"seeds must map node ids to positive weights, got {type(seeds).__name__}")
         if len(seeds) == 0:
@@ -739,6 +1199,10 @@ class LinkGraph:
             final eps; ``truncated`` is set if ``max_pushes`` (or the smallest eps an uncapped
             push may use) stopped it first.
 
+        Returns
+        -------
+        Ranking
+
         Notes
         -----
         Error bound: ``0 <= p*(v) - score(v) < eps * deg(v)`` for every node, and the unpushed
@@ -759,16 +1223,11 @@ class LinkGraph:
         restart, eps = check_ppr_params(restart, eps)
         k_ = check_optional_count(k, "k")
         max_pushes_ = check_optional_count(max_pushes, "max_pushes")
-        if max_residual is not None and (not isinstance(max_residual, (int, float))
-                                         or not math.isfinite(max_residual) or not max_residual > 0):
-            raise InputError(f"max_residual must be a positive number or None, got {max_residual!r}")
+        max_residual_ = check_optional_positive(max_residual, "max_residual")
         vm = self.visibility(visible)
         idx, w = self.seed_arrays(seeds, vm)
-        nodes, scores, residual, pushes, visits, truncated, used_eps, certified = _core.personalized_pagerank(
-            self._core, idx, w, restart, eps, k_, max_pushes_, vm,
-            float(max_residual or 0.0))
-        return Ranking(self, nodes, scores, residual, used_eps, pushes, visits, truncated, certified,
-                       self.degrees if vm is None else vm.visible_degrees)
+        r = _core.personalized_pagerank(self._core, idx, w, restart, eps, k_, max_pushes_, vm, max_residual_)
+        return Ranking.from_core(self, r, self.degrees if vm is None else vm.visible_degrees)
 
     def personalized_pagerank_certified(self, seeds: Mapping[str, float], k: int, *,
                                         restart: float = 0.25, eps: float = 1e-4,
@@ -778,16 +1237,43 @@ class LinkGraph:
         """Top-``k`` PPR that proves itself: pushes at ``eps``, then lowers ``eps`` by ``shrink``
         (reusing the residuals) until the top-``k`` set and order are certified exact by the bound
         ``0 <= p*(v) - p(v) <= min(eps*deg(v), residual)``, or ``min_eps``/``max_pushes`` stop it.
-        ``ranking.certified`` says which; ``ranking.eps`` is the final eps."""
+        ``ranking.certified`` says which; ``ranking.eps`` is the final eps.
+
+        Parameters
+        ----------
+        seeds : mapping id -> weight
+        k : int
+            The top-k to certify.
+        restart, eps : float
+        min_eps : float
+            The smallest eps tried.
+        shrink : float
+            Factor (> 1) eps is divided by per round.
+        max_pushes : int
+            Total push budget.
+        visible : ids, boolean mask or VisibilityMask, optional
+
+        Returns
+        -------
+        Ranking
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
+        >>> r = g.personalized_pagerank_certified({"a": 1.0}, 2)
+        >>> r.certified, r.ids[:2]
+        (True, ['b', 'a'])
+        """
         restart, eps = check_ppr_params(restart, eps)
         k = check_count(k, "k")
+        shrink_ = check_real(shrink, "shrink")
+        min_eps_ = check_real(min_eps, "min_eps")
+        max_pushes_ = check_count(max_pushes, "max_pushes")
         vm = self.visibility(visible)
         idx, w = self.seed_arrays(seeds, vm)
-        nodes, scores, residual, pushes, visits, truncated, used_eps, certified = _core.personalized_pagerank_certified(
-            self._core, idx, w, float(restart), float(eps), k, float(shrink), float(min_eps),
-            int(max_pushes), vm)
-        return Ranking(self, nodes, scores, residual, used_eps, pushes, visits, truncated, certified,
-                       self.degrees if vm is None else vm.visible_degrees)
+        r = _core.personalized_pagerank_certified(self._core, idx, w, restart, eps, k, shrink_, min_eps_,
+                                                  max_pushes_, vm)
+        return Ranking.from_core(self, r, self.degrees if vm is None else vm.visible_degrees)
 
     def resource_allocation(self, node: str, *, min_shared: int = 2, k: int | None = None,
                             visible: Visible = None) -> list[Suggestion]:
@@ -798,6 +1284,18 @@ class LinkGraph:
         already linked to it. Ordered by score descending, then id ascending; ``k`` keeps the top
         ``k`` (selected without sorting every candidate).
 
+        Parameters
+        ----------
+        node : str
+            The node id (unknown and hidden ids raise the same NotFoundError).
+        min_shared : int
+        k : int, optional
+        visible : ids, boolean mask or VisibilityMask, optional
+
+        Returns
+        -------
+        list of Suggestion
+
         Notes
         -----
         Determinism: contributions are summed in neighbour-index order; identical across runs and
@@ -806,25 +1304,33 @@ class LinkGraph:
         Examples
         --------
         >>> g = LinkGraph.from_edges([("a", "x"), ("a", "y"), ("b", "x"), ("b", "y"), ("c", "x")])
-        >>> [(s.target, s.score, s.shared) for s in g.resource_allocation("a")]
+        >>> [(s.id, s.score, s.shared) for s in g.resource_allocation("a")]
         [('b', 0.8333333333333333, ('x', 'y'))]
         """
         min_shared = check_min_shared(min_shared)
         k_ = check_optional_count(k, "k")
-        vm = self.visibility(visible)
+        vm = None if visible is None else self.visibility(visible)
         a = self.index(node, visible=vm)
-        targets, scores, sptr, shared, _ = _core.resource_allocation(self._core, a, min_shared, k_, vm)
-        get_id = self.ids.__getitem__
-        sh = shared.tolist()
-        sp = sptr.tolist()
-        return [Suggestion(get_id(t), s, tuple(map(get_id, sh[sp[j]:sp[j + 1]])))
-                for j, (t, s) in enumerate(zip(targets.tolist(), scores.tolist()))]
+        r = _core.resource_allocation(self._core, a, min_shared, k_, vm)
+        targets = r.targets.tolist()
+        return suggestions_from(self, targets, r.scores.tolist(), r.shared_ptr.tolist(), r.shared.tolist(),
+                                0, len(targets))
 
     def shortest_path(self, source: str, target: str, *, visible: Visible = None) -> list[str] | None:
         """The shortest chain from ``source`` to ``target`` (ids, both inclusive) over visible
         nodes, by bidirectional BFS on the undirected projection; ``None`` when none exists.
 
         Among equal-length paths the lexicographically smallest sequence of ids wins.
+
+        Parameters
+        ----------
+        source, target : str
+            Node ids.
+        visible : ids, boolean mask or VisibilityMask, optional
+
+        Returns
+        -------
+        list of str or None
 
         Examples
         --------
@@ -834,24 +1340,47 @@ class LinkGraph:
         >>> g.shortest_path("a", "d", visible=["a", "c", "d"])
         ['a', 'c', 'd']
         """
-        vm = self.visibility(visible)
+        vm = None if visible is None else self.visibility(visible)
         s = self.index(source, visible=vm, argument="source")
         t = self.index(target, visible=vm, argument="target")
-        path, _ = _core.shortest_path(self._core, s, t, vm)
-        if path.shape[0] == 0:
+        path = _core.shortest_path(self._core, s, t, vm).path.tolist()
+        if not path:
             return None
         ids = self.ids
-        return [ids[i] for i in path.tolist()]
+        return [ids[i] for i in path]
 
     def hops(self, seeds: Iterable[str], targets: Iterable[str], *, max_hops: int | None = None,
              visible: Visible = None) -> dict[str, tuple[int, str] | None]:
         """For each target, ``(hops, seed)``: the distance to the nearest seed and that seed
-        (smallest id on ties), or None when not reached (within ``max_hops``)."""
-        if max_hops is not None and (isinstance(max_hops, bool) or not isinstance(max_hops, int) or max_hops < 0):
-            raise InputError(f"max_hops must be a non-negative integer or None, got {max_hops!r}")
+        (smallest id on ties), or None when not reached (within ``max_hops``).
+
+        Parameters
+        ----------
+        seeds : iterable of str
+            Seed ids (a single string is refused, not iterated).
+        targets : iterable of str
+            Target ids (a single string is refused).
+        max_hops : int, optional
+            Stop after this many BFS layers (clamped to 2**31 - 1); None = no limit.
+        visible : ids, boolean mask or VisibilityMask, optional
+
+        Returns
+        -------
+        dict
+            target id -> ``(hops, seed id)`` or None.
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
+        >>> g.hops(["a"], ["c", "a"])
+        {'c': (2, 'a'), 'a': (0, 'a')}
+        """
+        max_hops_ = check_optional_hops(max_hops)
+        seed_l = id_list(seeds, "seeds")
+        tl = id_list(targets, "targets")
         vm = self.visibility(visible)
-        s = np.array(sorted({self.index(x, visible=vm, argument="seed") for x in seeds}), dtype=np.int32)
-        tl = list(targets)
+        s = np.array(sorted({self.index(x, visible=vm, argument="seed") for x in seed_l}), dtype=np.int32)
         t = np.array([self.index(x, visible=vm, argument="target") for x in tl], dtype=np.int32)
-        hops, via = _core.multi_source_hops(self._core, s, t, -1 if max_hops is None else int(max_hops), vm)
-        return {x: (None if h < 0 else (int(h), self.ids[v])) for x, h, v in zip(tl, hops.tolist(), via.tolist())}
+        r = _core.multi_source_hops(self._core, s, t, max_hops_, vm)
+        ids = self.ids
+        return {x: (None if h < 0 else (h, ids[v])) for x, h, v in zip(tl, r.hops.tolist(), r.via.tolist())}

@@ -29,7 +29,21 @@ __all__ = ["offsets", "personalized_pagerank_batch"]
 
 
 def offsets(lengths: list[int]) -> np.ndarray[Any, Any]:
-    """CSR offsets (int64) of consecutive parts."""
+    """CSR offsets (int64) of consecutive parts.
+
+    Parameters
+    ----------
+    lengths : list of int
+
+    Returns
+    -------
+    int64 array of ``len(lengths) + 1`` offsets
+
+    Examples
+    --------
+    >>> offsets([2, 0, 3]).tolist()
+    [0, 2, 2, 5]
+    """
     ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
     if lengths:
         np.cumsum(np.asarray(lengths, dtype=np.int64), out=ptr[1:])
@@ -42,7 +56,26 @@ def personalized_pagerank_batch(graph: LinkGraph, seeds: Iterable[Mapping[str, f
                                 threads: int | None = None) -> list[Ranking]:
     """:meth:`LinkGraph.personalized_pagerank` for each seed mapping, in input order.
 
-    Parameters are those of the single call (shared by every query) plus ``threads``.
+    Parameters
+    ----------
+    graph : LinkGraph
+    seeds : iterable of mappings id -> weight
+        One seed mapping per query.
+    restart, eps, k, visible, max_pushes
+        As for the single call, shared by every query.
+    threads : int, optional
+        C++ threads (default: ``os.cpu_count()``).
+
+    Returns
+    -------
+    list of Ranking
+        Each identical to the single call's for that seed mapping.
+
+    Examples
+    --------
+    >>> g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
+    >>> [r.ids[:2] for r in personalized_pagerank_batch(g, [{"a": 1.0}, {"c": 1.0}], threads=1)]
+    [['b', 'a'], ['b', 'c']]
     """
     if not isinstance(graph, LinkGraph):
         raise InputError(f"graph must be a LinkGraph, got {type(graph).__name__}")
@@ -63,11 +96,12 @@ def personalized_pagerank_batch(graph: LinkGraph, seeds: Iterable[Mapping[str, f
     if not queries:
         return []
     ptr = offsets([a.shape[0] for a in idx_parts])
-    out_ptr, nodes, scores, residual, pushes, visits, truncated, used_eps = _core.ppr_batch(
-        graph.core, ptr, np.concatenate(idx_parts), np.concatenate(w_parts), restart,
-        eps, k_, max_pushes_, nt, vm)
+    b = _core.ppr_batch(graph.core, ptr, np.concatenate(idx_parts), np.concatenate(w_parts), restart,
+                        eps, k_, max_pushes_, nt, vm)
     degrees = graph.degrees if vm is None else vm.visible_degrees
-    op = out_ptr.tolist()
-    res, eps_l, pu, vi, tr = residual.tolist(), used_eps.tolist(), pushes.tolist(), visits.tolist(), truncated.tolist()
+    op = b.ptr.tolist()
+    nodes, scores = b.nodes, b.scores
+    res, eps_l, pu, vi, tr = (b.residual.tolist(), b.eps.tolist(), b.pushes.tolist(), b.edge_visits.tolist(),
+                              b.truncated.tolist())
     return [Ranking(graph, nodes[op[i]:op[i + 1]], scores[op[i]:op[i + 1]], res[i], eps_l[i], pu[i], vi[i],
-                    bool(tr[i]), False, degrees) for i in range(len(queries))]
+                    tr[i], False, degrees) for i in range(len(queries))]

@@ -24,6 +24,11 @@ class Caller:
     """Who is asking. ``scopes=None`` means all access; otherwise public nodes plus nodes that
     carry at least one of ``scopes``.
 
+    Parameters
+    ----------
+    scopes : collection of str, or None
+        The caller's scopes (a single string is refused); None = all access.
+
     Examples
     --------
     >>> Caller.all_access().sees_everything
@@ -44,23 +49,56 @@ class Caller:
 
     @classmethod
     def all_access(cls) -> Caller:
-        """A caller that sees every node (an administrator or a single-tenant deployment)."""
+        """A caller that sees every node (an administrator or a single-tenant deployment).
+
+        Returns
+        -------
+        Caller
+        """
         return cls(None)
 
     @classmethod
     def public(cls) -> Caller:
-        """A caller that sees public nodes only."""
+        """A caller that sees public nodes only.
+
+        Returns
+        -------
+        Caller
+        """
         return cls(frozenset())
 
     @classmethod
     def with_scopes(cls, *scopes: str) -> Caller:
-        """A caller that sees public nodes and nodes in any of ``scopes``."""
+        """A caller that sees public nodes and nodes in any of ``scopes``.
+
+        Parameters
+        ----------
+        *scopes : str
+
+        Returns
+        -------
+        Caller
+        """
         return cls(frozenset(scopes))
 
     @classmethod
     def from_spec(cls, spec: str | Iterable[str] | None) -> Caller:
         """Parse a CLI/config value: None or ``"*"`` = all access, ``""`` = public only,
-        ``"a,b"`` = scopes a and b."""
+        ``"a,b"`` = scopes a and b.
+
+        Parameters
+        ----------
+        spec : str, iterable of str or None
+
+        Returns
+        -------
+        Caller
+
+        Examples
+        --------
+        >>> Caller.from_spec("a, b").scopes == frozenset({"a", "b"}), Caller.from_spec("*").sees_everything
+        (True, True)
+        """
         if spec is None:
             return cls.all_access()
         if isinstance(spec, str):
@@ -72,10 +110,26 @@ class Caller:
 
     @property
     def sees_everything(self) -> bool:
+        """True for an all-access caller (no mask applies)."""
         return self.scopes is None
 
     def visibility(self, graph: LinkGraph) -> _core.VisibilityMask | None:
-        """The prepared mask for ``graph`` (None when everything is visible). Cached per graph."""
+        """The prepared mask for ``graph`` (None when everything is visible). Cached per graph.
+
+        Parameters
+        ----------
+        graph : LinkGraph
+
+        Returns
+        -------
+        VisibilityMask or None
+
+        Examples
+        --------
+        >>> from conceptwalk.graph import LinkGraph
+        >>> Caller.public().visibility(LinkGraph.from_edges([("a", "b")])).visible_count
+        2
+        """
         if self.scopes is None:
             return None
         return graph.visibility_for_scopes(self.scopes)

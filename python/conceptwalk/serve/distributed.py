@@ -25,17 +25,25 @@ On a real cluster, connect to its scheduler::
 
     client = Client("tcp://scheduler.example.org:8786")
     kb = KnowledgeBase.open("kb.db")
-    contexts = cwd.run_context(client, kb, ["how is the cache invalidated?", ...],
-                               caller=Caller.with_scopes("team-a"), k=20)
-    suggestions = cwd.suggest_all(client, kb, caller=Caller.all_access(), k=10)
-    wrapped = cwd.run_queries(client, kb, ["cache invalidation", ...], k=10,
+    contexts = cwd.graph_context_batch(client, kb, ["how is the cache invalidated?", ...],
+                                       caller=Caller.with_scopes("team-a"), k=20)
+    suggestions = cwd.link_suggest_batch(client, kb, caller=Caller.all_access(), k=10)
+    paths = cwd.graph_path_batch(client, kb, [("concept/a", "concept/b"), ...],
+                                 caller=Caller.all_access())
+    wrapped = cwd.query_batch(client, kb, ["cache invalidation", ...], k=10,
                               caller=Caller.all_access(), concept_walk=True)
 
 Ship once, query many times (the handle keeps the scattered data alive)::
 
     shipped = cwd.ship(client, kb)
-    a = cwd.run_context(client, shipped, questions_a, caller=caller)
-    b = cwd.run_context(client, shipped, questions_b, caller=caller)
+    a = cwd.graph_context_batch(client, shipped, questions_a, caller=caller)
+    b = cwd.graph_context_batch(client, shipped, questions_b, caller=caller)
+
+The batch vocabulary is that of :mod:`conceptwalk.tools` (``graph_context_batch``,
+``link_suggest_batch``, ``graph_path_batch``): the same names, the same query forms
+(:func:`conceptwalk.tools.parse_context_query`), the same argument checks
+(:mod:`conceptwalk.graph.checks`) and the same results as one-by-one calls; each worker runs the
+in-process batch function on its partition. ``query_batch`` is the wrap's ``query`` per text.
 """
 
 from __future__ import annotations
@@ -53,11 +61,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..graph import LinkGraph
-from ..graph import Caller
+from ..graph import Caller, LinkGraph
+from ..graph.checks import check_count, check_min_shared, check_ppr_params, query_list
+from ..tools.common import check_caller, source_kind
+from ..tools.context import parse_context_query
 
-__all__ = ["Shipped", "ship", "graph_to_arrays", "graph_from_arrays", "run_context", "suggest_all",
-           "run_queries", "worker_cache_info"]
+__all__ = ["Shipped", "ship", "graph_to_arrays", "graph_from_arrays", "graph_context_batch",
+           "link_suggest_batch", "graph_path_batch", "query_batch", "worker_cache_info"]
 
 
 # --------------------------------------------------------------------------- graph <-> arrays
@@ -217,12 +227,12 @@ def ship(client: Any, source: Any, *, with_kb: bool | None = None) -> Shipped:
         What to ship (a Shipped is returned as it is).
     with_kb : bool, optional
         Also ship the store's SQLite snapshot, which free-text questions and
-        :func:`run_queries` need (default: True for a knowledge base; a LinkGraph has none).
+        :func:`query_batch` need (default: True for a knowledge base; a LinkGraph has none).
 
     Returns
     -------
     Shipped
-        The handle to pass as ``source`` to the ``run_*`` functions.
+        The handle to pass as ``source`` to the ``*_batch`` functions.
 
     Raises
     ------
@@ -326,7 +336,7 @@ def worker_cache_info(dask_worker: Any = None) -> dict[str, Any]:
 
 def _context_chunk(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any] | None,
                    items: list[tuple[str | None, list[str]]], kw: dict[str, Any]) -> list[Any]:
-    from ..tools import graph_context
+    from ..tools import graph_context_batch
 
     g = _worker_graph(arrays)
     search = None
@@ -335,14 +345,19 @@ def _context_chunk(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any] | No
 
         def search(text: str, k: int) -> list[tuple[str, float]]:
             return kb.search(text, k, caller=who)  # type: ignore[no-any-return]
-    return [graph_context(g, q, concepts=c, search=search, **kw) for q, c in items]
+    return graph_context_batch(g, items, search=search, threads=1, **kw)
 
 
 def _suggest_chunk(arrays: Mapping[str, np.ndarray], concepts: list[str], kw: dict[str, Any]) -> list[Any]:
-    from ..tools import link_suggest
+    from ..tools import link_suggest_batch
 
-    g = _worker_graph(arrays)
-    return [link_suggest(g, c, **kw) for c in concepts]
+    return link_suggest_batch(_worker_graph(arrays), concepts, threads=1, **kw)
+
+
+def _path_chunk(arrays: Mapping[str, np.ndarray], pairs: list[tuple[str, str]], kw: dict[str, Any]) -> list[Any]:
+    from ..tools import graph_path_batch
+
+    return graph_path_batch(_worker_graph(arrays), pairs, threads=1, **kw)
 
 
 def _wrap_chunk(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any], texts: list[str],
@@ -387,27 +402,9 @@ def _run(client: Any, fn: Any, items: list[Any], partitions: int | None, head: t
     return out
 
 
-def _questions(questions: Iterable[Any]) -> list[tuple[str | None, list[str]]]:
-    if isinstance(questions, (str, bytes)):
-        raise InputError("questions must be a list of questions, not a single string")
-    items: list[tuple[str | None, list[str]]] = []
-    for i, q in enumerate(questions):
-        if q is None or isinstance(q, str):
-            items.append((q, []))
-        elif isinstance(q, Mapping):
-            concepts = q.get("concepts", [])
-            if isinstance(concepts, str):
-                raise InputError(f"questions[{i}]: concepts must be a list of ids, not a single string")
-            items.append((q.get("question"), list(concepts)))
-        else:
-            raise InputError(f"questions[{i}]: expected a string or a dict with 'question' and/or "
-                             f"'concepts', got {type(q).__name__}")
-    return items
-
-
-def run_context(client: Any, source: Any, questions: Iterable[Any], *, caller: Caller,
-                k: int = 20, partitions: int | None = None, **kwargs: Any) -> list[Any]:
-    """:func:`conceptwalk.graph_context` for every question, on the cluster.
+def graph_context_batch(client: Any, source: Any, queries: Iterable[Any], *, caller: Caller,
+                        k: int = 20, partitions: int | None = None, **kwargs: Any) -> list[Any]:
+    """:func:`conceptwalk.tools.graph_context_batch` on the cluster.
 
     Parameters
     ----------
@@ -415,8 +412,10 @@ def run_context(client: Any, source: Any, questions: Iterable[Any], *, caller: C
         The cluster's client.
     source : LinkGraph, KnowledgeBase or Shipped
         Free-text questions need a knowledge base (its full-text search picks the seeds).
-    questions : iterable
-        Each a question string, or a dict ``{"question": str | None, "concepts": [ids]}``.
+    queries : iterable
+        The query forms of :func:`conceptwalk.tools.parse_context_query`: a question string, a
+        mapping ``{"question": str | None, "concepts": [ids]}`` or a ``(question, concepts)``
+        tuple.
     caller : Caller
         Whose visibility applies.
     k : int
@@ -424,16 +423,30 @@ def run_context(client: Any, source: Any, questions: Iterable[Any], *, caller: C
     partitions : int, optional
         How many tasks (default: 4 per worker).
     **kwargs
-        Passed to ``graph_context`` (``restart``, ``eps``, ``node_types``, ``n_hits``).
+        Passed to ``graph_context_batch`` (``restart``, ``eps``, ``node_types``, ``n_hits``).
 
     Returns
     -------
     list of ContextResult
-        In input order, equal to the in-process results.
+        In input order, each ``to_dict()`` equal to the in-process one-by-one call's.
+
+    Examples
+    --------
+    With a ``distributed.Client``::
+
+        contexts = graph_context_batch(client, kb, ["what is a?", {"concepts": ["a"]}],
+                                       caller=Caller.all_access(), k=5)
     """
-    items = _questions(questions)
-    if not isinstance(caller, Caller):
-        raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+    check_caller(caller)
+    k = check_count(k)
+    if "restart" in kwargs or "eps" in kwargs:
+        check_ppr_params(kwargs.get("restart", 0.25), kwargs.get("eps", 1e-4))
+    if "n_hits" in kwargs:
+        check_count(kwargs["n_hits"], "n_hits")
+    if "threads" in kwargs or "search" in kwargs:
+        raise InputError("graph_context_batch on a cluster takes no threads= or search= (workers run "
+                         "one thread each and search the shipped knowledge base)")
+    items = [parse_context_query(q, i) for i, q in enumerate(query_list(queries, "queries"))]
     shipped = ship(client, source)
     if shipped.kb is None and any(q is not None and q.strip() for q, _ in items):
         raise InputError("free-text questions need a knowledge base source (its full-text search "
@@ -442,10 +455,10 @@ def run_context(client: Any, source: Any, questions: Iterable[Any], *, caller: C
     return _run(client, _context_chunk, items, partitions, (shipped.graph, shipped.kb), kw)
 
 
-def suggest_all(client: Any, source: Any, *, caller: Caller, concepts: Iterable[str] | None = None,
-                node_types: Iterable[str] | None = ("CONCEPT",), k: int = 10, min_shared: int = 2,
-                partitions: int | None = None) -> dict[str, Any]:
-    """:func:`conceptwalk.link_suggest` for every concept of the knowledge base, on the cluster.
+def link_suggest_batch(client: Any, source: Any, concepts: Iterable[str] | None = None, *, caller: Caller,
+                       node_types: Iterable[str] | None = ("CONCEPT",), k: int = 10, min_shared: int = 2,
+                       partitions: int | None = None) -> list[Any]:
+    """:func:`conceptwalk.tools.link_suggest_batch` on the cluster.
 
     Parameters
     ----------
@@ -469,17 +482,22 @@ def suggest_all(client: Any, source: Any, *, caller: Caller, concepts: Iterable[
 
     Returns
     -------
-    dict of str to SuggestResult
-        ``{concept id: SuggestResult}``, in the order of ``concepts`` (id order by default),
-        equal to the in-process results.
+    list of SuggestResult
+        In the order of ``concepts``, each ``to_dict()`` equal to the in-process call's.
+
+    Examples
+    --------
+    With a ``distributed.Client``::
+
+        every_concept = link_suggest_batch(client, kb, caller=Caller.all_access(), k=10)
     """
-    if not isinstance(caller, Caller):
-        raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
-    shipped = ship(client, source, with_kb=False) if not isinstance(source, Shipped) else source
+    check_caller(caller)
+    k = check_count(k)
+    min_shared = check_min_shared(min_shared)
     if concepts is None:
-        g = source.graph() if hasattr(source, "conn") else (source if isinstance(source, LinkGraph) else None)
-        if g is None:
+        if isinstance(source, Shipped):
             raise InputError("concepts= is required with a Shipped source")
+        g = source if source_kind(source) == "graph" else source.graph()
         vm = caller.visibility(g)
         keep = np.ones(g.num_nodes, dtype=bool) if vm is None else np.asarray(vm.mask, dtype=bool).copy()
         if node_types is not None:
@@ -491,15 +509,45 @@ def suggest_all(client: Any, source: Any, *, caller: Caller, concepts: Iterable[
         ids = g.ids
         todo = [ids[i] for i in np.flatnonzero(keep).tolist()]
     else:
-        if isinstance(concepts, str):
-            raise InputError("concepts must be a list of ids, not a single string")
-        todo = list(concepts)
+        todo = query_list(concepts, "concepts")
+    shipped = ship(client, source, with_kb=False) if not isinstance(source, Shipped) else source
     kw = {"caller": caller, "k": k, "min_shared": min_shared}
-    results = _run(client, _suggest_chunk, todo, partitions, (shipped.graph,), kw)
-    return dict(zip(todo, results))
+    return _run(client, _suggest_chunk, todo, partitions, (shipped.graph,), kw)
 
 
-def run_queries(client: Any, source: Any, texts: Iterable[str], k: int, *, caller: Caller,
+def graph_path_batch(client: Any, source: Any, pairs: Iterable[Sequence[str]], *, caller: Caller,
+                     partitions: int | None = None) -> list[Any]:
+    """:func:`conceptwalk.tools.graph_path_batch` on the cluster.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    source : LinkGraph, KnowledgeBase or Shipped
+    pairs : iterable of (a, b)
+    caller : Caller
+    partitions : int, optional
+
+    Returns
+    -------
+    list of PathResult
+        In input order, each ``to_dict()`` equal to the in-process call's.
+
+    Examples
+    --------
+    With a ``distributed.Client``::
+
+        paths = graph_path_batch(client, kb, [("a", "c")], caller=Caller.all_access())
+    """
+    check_caller(caller)
+    todo = query_list(pairs, "pairs")
+    for i, p in enumerate(todo):
+        if isinstance(p, str) or not isinstance(p, Sequence) or len(p) != 2:
+            raise InputError(f"pairs[{i}]: expected an (a, b) pair of ids, got {p!r}")
+    shipped = ship(client, source, with_kb=False) if not isinstance(source, Shipped) else source
+    return _run(client, _path_chunk, [tuple(p) for p in todo], partitions, (shipped.graph,), {"caller": caller})
+
+
+def query_batch(client: Any, source: Any, texts: Iterable[str], k: int, *, caller: Caller,
                 concept_walk: bool = True, partitions: int | None = None,
                 **retriever_kwargs: Any) -> list[list[dict[str, Any]]]:
     """The concept-anchored wrap (``ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
@@ -528,22 +576,26 @@ def run_queries(client: Any, source: Any, texts: Iterable[str], k: int, *, calle
 
     Returns
     -------
-    list of list of dict
-        The result lists in input order, equal to the in-process ones.
+    list of result lists
+        In input order, equal to the in-process ones.
+
+    Examples
+    --------
+    With a ``distributed.Client``::
+
+        wrapped = query_batch(client, kb, ["cache invalidation"], 10, caller=Caller.all_access())
     """
-    if isinstance(texts, str):
-        raise InputError("texts must be a list of query strings, not a single string")
-    todo = list(texts)
+    todo = query_list(texts, "texts")
     for i, t in enumerate(todo):
         if not isinstance(t, str):
             raise InputError(f"texts[{i}] must be a string, got {type(t).__name__}")
-    if not isinstance(caller, Caller):
-        raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+    check_caller(caller)
+    k = check_count(k)
     if "event_sink" in retriever_kwargs:
-        raise InputError("run_queries does not ship event sinks to workers")
+        raise InputError("query_batch does not ship event sinks to workers")
     shipped = ship(client, source, with_kb=True) if not isinstance(source, Shipped) else source
     if shipped.kb is None:
-        raise InputError("run_queries needs a knowledge base source (the wrap reads aliases, "
+        raise InputError("query_batch needs a knowledge base source (the wrap reads aliases, "
                          "search and embeddings from it)")
     kw = {"concept_walk": concept_walk, "caller": caller}
     return _run(client, _wrap_chunk, todo, partitions, (shipped.graph, shipped.kb), k, kw, retriever_kwargs)

@@ -59,6 +59,7 @@ from typing import Any
 
 from ..errors import ConceptwalkError, InputError, bounded, shown
 from ..graph import Caller
+from ..tools.common import source_kind, source_search
 
 __all__ = [
     "TOKEN_ENV",
@@ -456,7 +457,7 @@ class ToolServer:
 
     Parameters
     ----------
-    source : KnowledgeBase or LinkGraph
+    source : KnowledgeBase, LinkGraph or any :class:`conceptwalk.tools.GraphSource`
         What the tools read. A knowledge base is re-read through its cached ``graph()`` on
         each call, so committed updates show up without a restart.
     caller : Caller
@@ -488,6 +489,7 @@ class ToolServer:
                  session_token: str | None = None, require_token: bool = False,
                  query_fn: Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None = None,
                  event_sink: Any = None) -> None:
+        source_kind(source)  # the one graph-source protocol: a LinkGraph or a GraphSource
         self.source = source
         self.caller = Caller.public() if caller is None else caller
         if not isinstance(self.caller, Caller):
@@ -660,7 +662,7 @@ def _default_query_fn(source: Any, event_sink: Any = None
                       ) -> Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None:
     """The ``query`` tool over :mod:`conceptwalk.wrap` (built-in FTS flat search wrapped by the
     concept walk), or None when the wrap is not installed or ``source`` is not a knowledge base."""
-    if not callable(getattr(source, "search", None)) or not callable(getattr(source, "graph", None)):
+    if source_kind(source) != "store" or source_search(source) is None:
         return None
     try:
         from ..wrap import ConceptAnchoredRetriever, builtin_flat_search

@@ -26,7 +26,7 @@ from __future__ import annotations
 from .common import GraphSource, SearchFn
 from .context import ContextItem, ContextResult, ContextSeed, graph_context, graph_context_batch, parse_context_query
 from .path import PathResult, PathStep, graph_path, graph_path_batch
-from .suggest import SuggestionItem, SuggestResult, link_suggest, link_suggest_batch
+from .suggest import SuggestResult, link_suggest, link_suggest_batch
 
 __all__ = [
     "ContextItem",
@@ -37,7 +37,6 @@ __all__ = [
     "PathStep",
     "SearchFn",
     "SuggestResult",
-    "SuggestionItem",
     "graph_context",
     "graph_context_batch",
     "graph_path",

@@ -1,5 +1,19 @@
-"""What the three tools share: the graph source (a :class:`~conceptwalk.graph.LinkGraph` or a
-knowledge base), the caller check and node attributes for results."""
+"""What the three tools share: the one graph-source protocol (a
+:class:`~conceptwalk.graph.LinkGraph`, or anything with ``graph()`` such as a knowledge base), the
+caller check, and the query offsets of batch calls.
+
+:class:`GraphSource` is the single "knowledge base or graph" protocol of the package: the tools,
+the wrap (:mod:`conceptwalk.wrap`) and the MCP server all classify their source with
+:func:`source_graph` / :func:`source_kind`, by attribute (a runtime ``Protocol`` ``isinstance``
+check costs more than a core call).
+
+Examples
+--------
+>>> from conceptwalk.graph import LinkGraph
+>>> g = LinkGraph.from_edges([("a", "b")])
+>>> source_graph(g) == (g, None), source_kind(g)
+(True, 'graph')
+"""
 
 from __future__ import annotations
 
@@ -10,41 +24,152 @@ from ..errors import InputError
 from ..graph import Caller, LinkGraph
 from ..graph.ppr import offsets
 
-__all__ = ["GraphSource", "SearchFn", "check_caller", "node_info", "offsets", "source_graph"]
+__all__ = ["GraphSource", "SearchFn", "check_caller", "offsets", "source_graph", "source_kind",
+           "source_search"]
 
 #: A flat search: ``fn(text, k)`` returns hits (ids, ``(id, score)`` pairs or dicts with ``id``).
 SearchFn = Callable[[str, int], Sequence[Any]]
 
 
 class GraphSource(Protocol):
-    """Anything the tools can read a graph from: a knowledge base with ``graph()`` and
-    ``search(text, k)``, such as :class:`conceptwalk.kb.KnowledgeBase`."""
+    """Anything the tools, the wrap and the MCP server read a graph from, besides a bare
+    :class:`LinkGraph`: ``graph()`` returns the current snapshot; a source that can search
+    (such as :class:`conceptwalk.kb.KnowledgeBase`) also has ``search(text, k)``, which seeds
+    free-text questions.
 
-    def graph(self) -> LinkGraph: ...
+    Examples
+    --------
+    >>> class Static:
+    ...     def __init__(self, g): self.g = g
+    ...     def graph(self): return self.g
+    ...     def search(self, text, k=10): return []
+    >>> g = LinkGraph.from_edges([("a", "b")])
+    >>> source_graph(Static(g))[0] is g
+    True
+    """
 
-    def search(self, text: str, k: int = 10) -> Sequence[Any]: ...
+    def graph(self) -> LinkGraph:
+        """The current graph snapshot.
+
+        Returns
+        -------
+        LinkGraph
+        """
+        ...
+
+    def search(self, text: str, k: int = 10) -> Sequence[Any]:
+        """Full-text hits for ``text``, best first.
+
+        Parameters
+        ----------
+        text : str
+        k : int
+
+        Returns
+        -------
+        sequence of hits (ids, ``(id, score)`` pairs or dicts with ``id``)
+        """
+        ...
 
 
-def source_graph(source: Any) -> tuple[LinkGraph, Any]:
-    """``(graph, knowledge base or None)`` of a tool's ``source``.
+def source_kind(source: Any) -> str:
+    """``"graph"`` for a :class:`LinkGraph`, ``"store"`` for a :class:`GraphSource` (anything with
+    a callable ``graph``); anything else is refused.
 
-    A :class:`LinkGraph` is used as is; anything else must have ``graph()`` (checked by
-    attribute, not by a runtime protocol check, which costs more than the core call)."""
+    Parameters
+    ----------
+    source : LinkGraph or GraphSource
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InputError
+        Neither a LinkGraph nor a graph source.
+
+    Examples
+    --------
+    >>> source_kind(LinkGraph.from_edges([("a", "b")]))
+    'graph'
+    """
     if isinstance(source, LinkGraph):
-        return source, None
-    graph = getattr(source, "graph", None)
-    if callable(graph):
-        return graph(), source
+        return "graph"
+    if callable(getattr(source, "graph", None)):
+        return "store"
     raise InputError(f"source must be a LinkGraph or a knowledge base, got {type(source).__name__}")
 
 
+def source_graph(source: Any) -> tuple[LinkGraph, Any]:
+    """``(graph, source or None)`` of a tool's ``source``.
+
+    Parameters
+    ----------
+    source : LinkGraph or GraphSource
+        A :class:`LinkGraph` is used as is; anything else must have ``graph()``.
+
+    Returns
+    -------
+    tuple
+        The graph snapshot, and the source itself when it is not a bare graph (else None).
+
+    Examples
+    --------
+    >>> g = LinkGraph.from_edges([("a", "b")])
+    >>> source_graph(g)[1] is None
+    True
+    """
+    if type(source) is LinkGraph:
+        return source, None
+    if source_kind(source) == "graph":
+        return source, None
+    return source.graph(), source
+
+
+def source_search(source: Any) -> SearchFn | None:
+    """The source's ``search`` when it has one (a knowledge base), else None.
+
+    Parameters
+    ----------
+    source : LinkGraph or GraphSource
+
+    Returns
+    -------
+    callable or None
+
+    Examples
+    --------
+    >>> source_search(LinkGraph.from_edges([("a", "b")])) is None
+    True
+    """
+    if isinstance(source, LinkGraph):
+        return None
+    fn = getattr(source, "search", None)
+    return fn if callable(fn) else None
+
+
 def check_caller(caller: Any) -> Caller:
-    """``caller`` must be a :class:`~conceptwalk.graph.Caller` (there is no implicit all-access)."""
-    if not isinstance(caller, Caller):
-        raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
-    return caller
+    """``caller`` must be a :class:`~conceptwalk.graph.Caller` (there is no implicit all-access).
 
+    Parameters
+    ----------
+    caller : Caller
 
-def node_info(g: LinkGraph, idx: int) -> tuple[str, str, str | None]:
-    """``(id, type, title)`` of node ``idx``."""
-    return g.ids[idx], g.node_type_names[int(g.node_type_codes[idx])], g.titles[idx]
+    Returns
+    -------
+    Caller
+
+    Raises
+    ------
+    InputError
+        Anything else, None included.
+
+    Examples
+    --------
+    >>> check_caller(Caller.public()).scopes
+    frozenset()
+    """
+    if type(caller) is Caller or isinstance(caller, Caller):
+        return caller
+    raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")

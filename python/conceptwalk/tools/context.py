@@ -20,8 +20,9 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -29,9 +30,9 @@ import numpy.typing as npt
 
 from ..errors import ConceptwalkError, InputError
 from ..graph import Caller, LinkGraph, VisibilityMask
-from ..graph.context import context_batch
+from ..graph.context import context_batch, context_compiled
 from ..graph.checks import check_count, check_ppr_params, check_threads, query_list
-from .common import SearchFn, check_caller, node_info, offsets, source_graph
+from .common import GraphSource, SearchFn, check_caller, offsets, source_graph, source_search
 
 __all__ = ["ContextItem", "ContextResult", "ContextSeed", "graph_context", "graph_context_batch",
            "parse_context_query"]
@@ -39,7 +40,25 @@ __all__ = ["ContextItem", "ContextResult", "ContextSeed", "graph_context", "grap
 
 @dataclass(slots=True)
 class ContextSeed:
-    """A seed of the walk: a full-text hit (weight 1/rank) or a given concept (weight 1)."""
+    """A seed of the walk: a full-text hit (weight 1/rank) or a given concept (weight 1).
+
+    Parameters
+    ----------
+    id, type : str
+        The seed node and its type.
+    title : str or None
+    weight : float
+        Its seed weight (a concept that is also a hit gets both weights, in one seed each).
+    source : str
+        ``"search"`` or ``"concept"``.
+    rank : int, optional
+        1-based rank among the visible search hits (search seeds only).
+
+    Examples
+    --------
+    >>> ContextSeed("a", "CONCEPT", None, 1.0, "concept").to_dict()
+    {'id': 'a', 'type': 'CONCEPT', 'title': None, 'weight': 1.0, 'source': 'concept'}
+    """
 
     id: str
     type: str
@@ -49,6 +68,12 @@ class ContextSeed:
     rank: int | None = None  # 1-based rank among the visible search hits
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``rank`` only for search seeds).
+
+        Returns
+        -------
+        dict
+        """
         d: dict[str, Any] = {"id": self.id, "type": self.type, "title": self.title,
                              "weight": self.weight, "source": self.source}
         if self.rank is not None:
@@ -58,7 +83,24 @@ class ContextSeed:
 
 @dataclass(slots=True)
 class ContextItem:
-    """A node of the context: PPR score, hop count from the nearest seed and that seed."""
+    """A node of the context: PPR score, hop count from the nearest seed and that seed.
+
+    Parameters
+    ----------
+    id, type : str
+    title : str or None
+    score : float
+        Its PPR score (a probability mass; an underestimate by less than ``eps * deg``).
+    hops : int
+        Distance to the nearest seed.
+    via : str
+        That seed (smallest id on ties).
+
+    Examples
+    --------
+    >>> ContextItem("b", "NODE", None, 0.2, 1, "a").to_dict()["via"]
+    'a'
+    """
 
     id: str
     type: str
@@ -68,26 +110,160 @@ class ContextItem:
     via: str
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form.
+
+        Returns
+        -------
+        dict
+        """
         return {"id": self.id, "type": self.type, "title": self.title, "score": self.score,
                 "hops": self.hops, "via": self.via}
 
 
-@dataclass
 class ContextResult:
-    """What :func:`graph_context` returns. ``reason`` explains an empty result."""
+    """What :func:`graph_context` returns. ``reason`` explains an empty result; equality
+    compares ``to_dict()``.
 
-    question: str | None
-    seeds: list[ContextSeed]
-    results: list[ContextItem]
-    restart: float
-    eps: float
-    k: int
-    residual: float = 0.0
-    pushes: int = 0
-    reason: str | None = None
-    elapsed_ms: float = field(default=0.0, compare=False)
+    Parameters
+    ----------
+    question : str or None
+    seeds : list of ContextSeed, or a callable returning it
+    results : list of ContextItem, or a callable returning it
+        Ranked by score descending, then id; no seed among them. A callable is called once, on
+        first access (the tools build the item objects from the core's arrays only when read).
+    restart, eps : float
+        The PPR parameters used.
+    k : int
+        Results asked for.
+    residual : float
+        The PPR's unpushed mass.
+    pushes : int
+        Pushes done.
+    reason : str, optional
+        Why ``results`` is empty.
+    elapsed_ms : float
+        Wall time (not part of ``to_dict()`` or of equality).
+
+    Examples
+    --------
+    >>> from conceptwalk import LinkGraph, Caller
+    >>> r = graph_context(LinkGraph.from_edges([("a", "b")]), concepts=["a"], caller=Caller.all_access())
+    >>> [x.id for x in r.results], sorted(r.to_dict())
+    (['b'], ['params', 'pushes', 'question', 'residual', 'results', 'seeds'])
+    """
+
+    __slots__ = ("question", "restart", "eps", "k", "reason", "elapsed_ms", "_residual", "_pushes",
+                 "_seeds", "_results", "_build_seeds", "_build_results", "_stats")
+
+    def __init__(self, question: str | None, seeds: list[ContextSeed] | Callable[[], list[ContextSeed]],
+                 results: list[ContextItem] | Callable[[], list[ContextItem]], restart: float, eps: float,
+                 k: int, residual: float = 0.0, pushes: int = 0, reason: str | None = None,
+                 elapsed_ms: float = 0.0) -> None:
+        self.question = question
+        self.restart = restart
+        self.eps = eps
+        self.k = k
+        self._residual = residual
+        self._pushes = pushes
+        self._stats: Any = None
+        self.reason = reason
+        self.elapsed_ms = elapsed_ms
+        self._seeds: list[ContextSeed] | None = None
+        self._results: list[ContextItem] | None = None
+        self._build_seeds: Callable[[], list[ContextSeed]] | None = None
+        self._build_results: Callable[[], list[ContextItem]] | None = None
+        if callable(seeds):
+            self._build_seeds = seeds
+        else:
+            self._seeds = list(seeds)
+        if callable(results):
+            self._build_results = results
+        else:
+            self._results = list(results)
+
+    @classmethod
+    def from_core(cls, question: str | None, seeds: Callable[[], list[ContextSeed]],
+                  results: Callable[[], list[ContextItem]], restart: float, eps: float, k: int, core: Any,
+                  elapsed_ms: float) -> ContextResult:
+        """A result whose ``residual`` and ``pushes`` are read from a core result on access.
+
+        Parameters
+        ----------
+        question, seeds, results, restart, eps, k, elapsed_ms
+            As for the constructor.
+        core : conceptwalk._core.ContextResult
+            The core result (with ``residual`` and ``pushes``).
+
+        Returns
+        -------
+        ContextResult
+
+        Examples
+        --------
+        >>> ContextResult.from_core(None, list, list, 0.25, 1e-4, 5, None, 0.0).results
+        []
+        """
+        self = cls.__new__(cls)  # every slot set here: the constructor's checks are not needed
+        self.question, self.restart, self.eps, self.k, self.reason, self.elapsed_ms = (
+            question, restart, eps, k, None, elapsed_ms)
+        self._residual, self._pushes, self._stats = 0.0, 0, core
+        self._seeds = self._results = None
+        self._build_seeds, self._build_results = seeds, results
+        return self
+
+    @property
+    def residual(self) -> float:
+        """The PPR's unpushed mass."""
+        if self._stats is not None:
+            self._residual, self._pushes, self._stats = self._stats.residual, self._stats.pushes, None
+        return self._residual
+
+    @property
+    def pushes(self) -> int:
+        """Pushes done."""
+        if self._stats is not None:
+            self._residual, self._pushes, self._stats = self._stats.residual, self._stats.pushes, None
+        return self._pushes
+
+    @property
+    def seeds(self) -> list[ContextSeed]:
+        """What the walk started from."""
+        got = self._seeds
+        if got is None:
+            assert self._build_seeds is not None
+            got = self._seeds = self._build_seeds()
+            self._build_seeds = None
+        return got
+
+    @property
+    def results(self) -> list[ContextItem]:
+        """The ranked nodes (no seed among them)."""
+        got = self._results
+        if got is None:
+            assert self._build_results is not None
+            got = self._results = self._build_results()
+            self._build_results = None
+        return got
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ContextResult):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"ContextResult(question={self.question!r}, seeds={len(self.seeds)}, "
+                f"results={len(self.results)}, k={self.k})")
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: ``question``, ``seeds``, ``results``, ``params``, ``residual``,
+        ``pushes`` and ``reason`` when empty (no timings: deterministic).
+
+        Returns
+        -------
+        dict
+        """
         d: dict[str, Any] = {
             "question": self.question,
             "seeds": [s.to_dict() for s in self.seeds],
@@ -130,7 +306,7 @@ def _search_hits(kb: Any, search: SearchFn | None, question: str, n_hits: int,
             raise ConceptwalkError("the knowledge base changed while answering the question; ask again")
         docs: list[int] = ix.search(question, n_hits, visible=vm)[0]
         return docs
-    fn: SearchFn | None = search if search is not None else (kb.search if kb is not None else None)
+    fn: SearchFn | None = search if search is not None else source_search(kb)
     if fn is None:
         raise InputError("question: searching text needs a knowledge base or search=callable; "
                          "pass concepts= to seed a LinkGraph directly")
@@ -156,7 +332,7 @@ def _search_hits(kb: Any, search: SearchFn | None, question: str, n_hits: int,
         want *= 4
 
 
-def graph_context(source: LinkGraph | Any, question: str | None = None, *,
+def graph_context(source: LinkGraph | GraphSource, question: str | None = None, *,
                   concepts: Iterable[str] = (), k: int = 20, caller: Caller,
                   restart: float = 0.25, eps: float = 1e-4,
                   node_types: Iterable[str] | None = None, n_hits: int = 10,
@@ -186,11 +362,24 @@ def graph_context(source: LinkGraph | Any, question: str | None = None, *,
         Keep only results of these node types.
     n_hits : int
         Full-text hits used as seeds.
+    search : callable, optional
+        ``search(text, k)`` to use instead of the source's own search.
+
+    Returns
+    -------
+    ContextResult
 
     Notes
     -----
     Deterministic: same inputs, same output on every run and thread (ties by id). A question with
     no visible hit and no concepts gives an empty result whose ``reason`` says why.
+
+    Examples
+    --------
+    >>> from conceptwalk import LinkGraph, Caller
+    >>> g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
+    >>> [(r.id, r.hops, r.via) for r in graph_context(g, concepts=["a"], caller=Caller.all_access()).results]
+    [('b', 1, 'a'), ('c', 2, 'a')]
     """
     t0 = time.perf_counter()
     caller = check_caller(caller)
@@ -203,20 +392,37 @@ def graph_context(source: LinkGraph | Any, question: str | None = None, *,
         raise InputError("concepts must be a list of ids, not a single string")
     g, kb = source_graph(source)
     vm = caller.visibility(g)
-    concept_idx = [g.index(c, visible=vm, argument="concept") for c in concepts]
+    concept_idx = _concept_indices(g, concepts, vm)
     type_filter = _type_filter(g, node_types)
-    result, seed_nodes, seed_w = _context_seeds(g, kb, search, question, concept_idx, n_hits, vm,
-                                                restart, eps, k)
-    if seed_nodes is not None and seed_w is not None:
-        # One call does the whole query in C++ with the GIL released: PPR, drop the seeds, the
-        # type filter, top k, then hop counts and reached-through seeds of those k.
-        _, top, top_scores, hops, via, residual, pushes = context_batch(
-            g, np.array([0, seed_nodes.shape[0]], dtype=np.int64), seed_nodes, seed_w,
-            restart=restart, eps=eps, k=k, keep_types=type_filter, threads=1, visible=vm)
-        _fill_context(g, result, top.tolist(), top_scores.tolist(), hops.tolist(), via.tolist(),
-                      float(residual[0]), int(pushes[0]), type_filter is not None)
-    result.elapsed_ms = (time.perf_counter() - t0) * 1e3
-    return result
+    spec, seed_nodes, seed_w, reason = _context_seeds(g, kb, search, question, concept_idx, n_hits, vm)
+    if seed_nodes is None or seed_w is None:
+        return _context_result(g, question, spec, restart, eps, k, reason, 0, None, 0.0, 0, False,
+                               (time.perf_counter() - t0) * 1e3)
+    # One call does the whole query in C++ with the GIL released: PPR, drop the seeds, the type
+    # filter, top k, then hop counts and reached-through seeds of those k.
+    if type_filter is None:
+        r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k, None, None, vm)
+    else:
+        r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k, g.node_type_codes, type_filter, vm)
+    if len(r):
+        return ContextResult.from_core(question, partial(_seed_objects, g, spec),
+                                       partial(_items, g, r, None, None, None), restart, eps, k, r,
+                                       (time.perf_counter() - t0) * 1e3)
+    return _context_result(g, question, spec, restart, eps, k, None, 0, None, r.residual, r.pushes,
+                           type_filter is not None, (time.perf_counter() - t0) * 1e3)
+
+
+def _concept_indices(g: LinkGraph, concepts: Iterable[str], vm: VisibilityMask | None) -> list[int]:
+    """Indices of the concept ids (unknown and hidden ids raise the same NotFoundError)."""
+    if vm is None and type(concepts) is list:
+        get = g.id_index.get
+        try:
+            idx = [get(c) for c in concepts]  # ids are str keys: a non-str is not found
+        except TypeError:  # an unhashable item: the full check below names it
+            idx = [None]
+        if None not in idx:
+            return idx  # type: ignore[return-value]
+    return [g.index(c, visible=vm, argument="concept") for c in concepts]
 
 
 def _type_filter(g: LinkGraph, node_types: Iterable[str] | None) -> npt.NDArray[np.bool_] | None:
@@ -230,50 +436,92 @@ def _type_filter(g: LinkGraph, node_types: Iterable[str] | None) -> npt.NDArray[
 
 
 def _context_seeds(g: LinkGraph, kb: Any, search: SearchFn | None, question: str | None,
-                   concept_idx: list[int], n_hits: int, vm: VisibilityMask | None,
-                   restart: float, eps: float, k: int
-                   ) -> tuple[ContextResult, np.ndarray[Any, Any] | None, np.ndarray[Any, Any] | None]:
-    """The seeds of one context query (hits weighted 1/rank, concepts 1) and its result shell;
-    the seed arrays are None when there is nothing to seed (the result then says why)."""
+                   concept_idx: list[int], n_hits: int, vm: VisibilityMask | None
+                   ) -> tuple[Any, np.ndarray[Any, Any] | None, np.ndarray[Any, Any] | None, str | None]:
+    """The seeds of one context query (hits weighted 1/rank, concepts 1): ``(seed spec, seed
+    indices, weights, reason)``; the arrays are None when there is nothing to seed, and
+    ``reason`` then says why."""
+    if question is None or not question.strip():  # concepts only: every weight is 1
+        if not concept_idx:
+            return [], None, None, "no question and no concepts were given"
+        order = sorted(set(concept_idx))
+        n = len(order)
+        # The seed spec is the concept list itself (repeats dropped when the seeds are read).
+        return (concept_idx, np.array(order, dtype=np.int32), _ONES[n] if n < len(_ONES) else np.ones(n), None)
     weights: dict[int, float] = {}
-    seeds: list[ContextSeed] = []
+    spec: list[tuple[int, float, str, int | None]] = []  # (node, weight, source, rank)
     if question is not None and question.strip():
         for rank, idx in enumerate(_search_hits(kb, search, question, n_hits, g, vm), 1):
             weights[idx] = weights.get(idx, 0.0) + 1.0 / rank
-            nid, ntype, title = node_info(g, idx)
-            seeds.append(ContextSeed(nid, ntype, title, 1.0 / rank, "search", rank))
+            spec.append((idx, 1.0 / rank, "search", rank))
     for idx in dict.fromkeys(concept_idx):
         weights[idx] = weights.get(idx, 0.0) + 1.0
-        nid, ntype, title = node_info(g, idx)
-        seeds.append(ContextSeed(nid, ntype, title, 1.0, "concept"))
-    result = ContextResult(question, seeds, [], float(restart), float(eps), k)
+        spec.append((idx, 1.0, "concept", None))
     if not weights:
         if question is None or not question.strip():
-            result.reason = "no question and no concepts were given"
-        else:
-            result.reason = "the question matched no visible node and no concepts were given"
-        return result, None, None
-    seed_nodes = np.fromiter(sorted(weights), dtype=np.int32, count=len(weights))
-    seed_w = np.array([weights[i] for i in seed_nodes.tolist()], dtype=np.float64)
-    return result, seed_nodes, seed_w
+            return spec, None, None, "no question and no concepts were given"
+        return spec, None, None, "the question matched no visible node and no concepts were given"
+    order = sorted(weights)
+    return spec, np.array(order, dtype=np.int32), np.array([weights[i] for i in order], dtype=np.float64), None
 
 
-def _fill_context(g: LinkGraph, result: ContextResult, top: list[int], scores: list[float],
-                  hops: list[int], via: list[int], residual: float, pushes: int, typed: bool) -> None:
-    """Put one query's core output (node indices, scores, hops, via seeds) into ``result``."""
-    result.residual = residual
-    result.pushes = pushes
-    if top:
-        ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes
-        result.results = [ContextItem(ids[v], names[int(codes[v])], titles[v], s, h, ids[w])
-                          for v, s, h, w in zip(top, scores, hops, via)]
-    else:
-        result.reason = "no visible node of the requested types is reached from the seeds" if typed \
+#: Seed weights of concept-only queries, one read-only view per count (the core only reads them).
+_ONES_BASE = np.ones(256)
+_ONES_BASE.setflags(write=False)
+_ONES = [_ONES_BASE[:n] for n in range(257)]
+
+
+def _seed_objects(g: LinkGraph, spec: list[Any]) -> list[ContextSeed]:
+    """Seed objects of a seed spec: ``(node, weight, source, rank)`` tuples, or bare node indices
+    for concepts (weight 1)."""
+    node_at = g.node_at
+    if spec and isinstance(spec[0], int):
+        return [ContextSeed(*node_at(x), 1.0, "concept") for x in dict.fromkeys(spec)]
+    return [ContextSeed(*node_at(x[0]), *x[1:]) for x in spec]
+
+
+def _items(g: LinkGraph, top: Any, scores: Any, hops: Any, via: Any) -> list[ContextItem]:
+    """Context items of core output (node indices, scores, hops, via seeds: lists, or a core
+    ``ContextResult`` passed as ``top`` with the rest None)."""
+    if scores is None:
+        top, scores, hops, via = top.nodes.tolist(), top.scores.tolist(), top.hops.tolist(), top.via.tolist()
+    ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes_list
+    return [ContextItem(ids[v], names[codes[v]], titles[v], s, h, ids[w]) for v, s, h, w in zip(top, scores, hops, via)]
+
+
+def _context_result(g: LinkGraph, question: str | None, spec: Any,
+                    restart: float, eps: float, k: int, reason: str | None, found: int,
+                    build: Callable[[], list[ContextItem]] | None, residual: float, pushes: int, typed: bool,
+                    elapsed_ms: float) -> ContextResult:
+    """One query's result: its seeds and (``found`` results, built by ``build`` on access)."""
+    if reason is None and not found:
+        reason = "no visible node of the requested types is reached from the seeds" if typed \
             else "the seeds have no visible neighbours"
+    return ContextResult(question, partial(_seed_objects, g, spec), build if found and build is not None else [],
+                         restart, eps, k, residual, pushes, reason, elapsed_ms)
 
 
 def parse_context_query(q: Any, i: int) -> tuple[str | None, list[str]]:
-    """A context query: a question string, or a mapping with ``question`` and/or ``concepts``."""
+    """A context query in any of the batch forms (shared by :func:`graph_context_batch` and the
+    Dask layer): a question string (or None), a mapping with ``question`` and/or ``concepts``, or a
+    ``(question, concepts)`` tuple.
+
+    Parameters
+    ----------
+    q : str, mapping, tuple or None
+    i : int
+        The query's position (for error messages: ``queries[i]``).
+
+    Returns
+    -------
+    tuple
+        ``(question or None, list of concept ids)``.
+
+    Examples
+    --------
+    >>> parse_context_query({"concepts": ["a"]}, 0), parse_context_query(("why?", ("b",)), 1)
+    ((None, ['a']), ('why?', ['b']))
+    """
     if q is None or isinstance(q, str):
         return q, []
     if isinstance(q, Mapping):
@@ -294,7 +542,7 @@ def parse_context_query(q: Any, i: int) -> tuple[str | None, list[str]]:
     return question, list(concepts or ())
 
 
-def graph_context_batch(source: LinkGraph | Any, queries: Iterable[Any], *, caller: Caller,
+def graph_context_batch(source: LinkGraph | GraphSource, queries: Iterable[Any], *, caller: Caller,
                         k: int = 20, restart: float = 0.25, eps: float = 1e-4,
                         node_types: Iterable[str] | None = None, n_hits: int = 10,
                         search: SearchFn | None = None, threads: int | None = None) -> list[ContextResult]:
@@ -305,6 +553,30 @@ def graph_context_batch(source: LinkGraph | Any, queries: Iterable[Any], *, call
     PPR, the top-k selection and the hop counts of every query run in C++ across ``threads``.
     Each result's ``to_dict()`` equals the one-by-one call's; ``elapsed_ms`` is the batch's wall
     time divided by the number of queries.
+
+    Parameters
+    ----------
+    source : LinkGraph or GraphSource
+    queries : iterable
+        Query forms of :func:`parse_context_query`; every concept id is resolved before any work.
+    caller : Caller
+    k, restart, eps, node_types, n_hits, search
+        As for :func:`graph_context`, shared by every query.
+    threads : int, optional
+        C++ threads (default: ``os.cpu_count()``).
+
+    Returns
+    -------
+    list of ContextResult
+        In input order.
+
+    Examples
+    --------
+    >>> from conceptwalk import LinkGraph, Caller
+    >>> g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
+    >>> [[x.id for x in r.results] for r in graph_context_batch(g, [(None, ["a"]), {"concepts": ["c"]}],
+    ...                                                          k=1, caller=Caller.all_access())]
+    [['b'], ['b']]
     """
     t0 = time.perf_counter()
     caller = check_caller(caller)
@@ -316,32 +588,36 @@ def graph_context_batch(source: LinkGraph | Any, queries: Iterable[Any], *, call
     g, kb = source_graph(source)
     vm = caller.visibility(g)
     keep_arr = _type_filter(g, node_types)
-    results: list[ContextResult] = []
     run: list[int] = []  # positions that need the core
     seed_parts: list[np.ndarray[Any, Any]] = []
     w_parts: list[np.ndarray[Any, Any]] = []
     # resolve every id before any search or work
     concept_lists = [[g.index(c, visible=vm, argument="concept") for c in concepts] for _, concepts in qs]
+    prepared = []
     for i, (question, _) in enumerate(qs):
-        result, seed_nodes, seed_w = _context_seeds(g, kb, search, question, concept_lists[i], n_hits,
-                                                    vm, restart, eps, k)
-        results.append(result)
+        spec, seed_nodes, seed_w, reason = _context_seeds(g, kb, search, question, concept_lists[i], n_hits, vm)
+        prepared.append((question, spec, reason))
         if seed_nodes is not None and seed_w is not None:
             seed_parts.append(seed_nodes)
             w_parts.append(seed_w)
             run.append(i)
+    done: dict[int, ContextResult] = {}
     if run:
         ptr = offsets([a.shape[0] for a in seed_parts])
-        out_ptr, nodes, scores, hops, via, residual, pushes = context_batch(
-            g, ptr, np.concatenate(seed_parts), np.concatenate(w_parts), restart=restart, eps=eps,
-            k=k, keep_types=keep_arr, threads=nt, visible=vm)
-        op = out_ptr.tolist()
-        nl, sl, hl, vl = nodes.tolist(), scores.tolist(), hops.tolist(), via.tolist()
-        res_l, pu_l = residual.tolist(), pushes.tolist()
+        b = context_batch(g, ptr, np.concatenate(seed_parts), np.concatenate(w_parts), restart=restart,
+                          eps=eps, k=k, keep_types=keep_arr, threads=nt, visible=vm)
+        op = b.ptr.tolist()
+        nl, sl, hl, vl = b.nodes.tolist(), b.scores.tolist(), b.hops.tolist(), b.via.tolist()
+        res_l, pu_l = b.residual.tolist(), b.pushes.tolist()
         for j, i in enumerate(run):
-            a, b = op[j], op[j + 1]
-            _fill_context(g, results[i], nl[a:b], sl[a:b], hl[a:b], vl[a:b], float(res_l[j]),
-                          int(pu_l[j]), keep_arr is not None)
+            lo, hi = op[j], op[j + 1]
+            question, spec, _ = prepared[i]
+            done[i] = _context_result(g, question, spec, restart, eps, k, None, hi - lo,
+                                      partial(_items, g, nl[lo:hi], sl[lo:hi], hl[lo:hi], vl[lo:hi]),
+                                      res_l[j], pu_l[j], keep_arr is not None, 0.0)
+    results = [done[i] if i in done else _context_result(g, q, spec, restart, eps, k, reason, 0, None, 0.0, 0,
+                                                         False, 0.0)
+               for i, (q, spec, reason) in enumerate(prepared)]
     per = (time.perf_counter() - t0) * 1e3 / max(len(results), 1)
     for r in results:
         r.elapsed_ms = per

@@ -14,17 +14,18 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
 from ..graph import Caller, LinkGraph
-from ..graph.paths import shortest_path_batch_indices, shortest_path_indices
+from ..graph.paths import shortest_path_batch_core, shortest_path_compiled
 from ..graph.checks import check_threads, query_list
-from .common import check_caller, source_graph
+from .common import GraphSource, check_caller, source_graph
 
 __all__ = ["PathResult", "PathStep", "graph_path", "graph_path_batch"]
 
@@ -33,39 +34,124 @@ __all__ = ["PathResult", "PathStep", "graph_path", "graph_path_batch"]
 class PathStep:
     """One hop of a chain: the edges (type and direction) that join ``source`` to ``target``.
 
-    ``direction`` is ``"forward"`` for an edge source -> target and ``"backward"`` for
-    target -> source."""
+    Parameters
+    ----------
+    source, target : str
+        The hop's endpoints (ids), in chain order.
+    edges : tuple of (type, direction)
+        Sorted; ``direction`` is ``"forward"`` for an edge source -> target and ``"backward"``
+        for target -> source.
+
+    Examples
+    --------
+    >>> PathStep("a", "b", (("USES", "forward"),)).to_dict()
+    {'source': 'a', 'target': 'b', 'edges': [{'type': 'USES', 'direction': 'forward'}]}
+    """
 
     source: str
     target: str
     edges: tuple[tuple[str, str], ...]  # (type, direction), sorted
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form.
+
+        Returns
+        -------
+        dict
+        """
         return {"source": self.source, "target": self.target,
                 "edges": [{"type": t, "direction": d} for t, d in self.edges]}
 
 
-@dataclass
 class PathResult:
-    source: str
-    target: str
-    nodes: list[tuple[str, str, str | None]]  # (id, type, title)
-    steps: list[PathStep]
-    elapsed_ms: float = field(default=0.0, compare=False)
+    """What :func:`graph_path` returns: the chain's nodes and steps, empty when no visible chain
+    exists. The node and step objects are built on first access; equality compares ``to_dict()``.
+
+    Parameters
+    ----------
+    source, target : str
+        The ids asked for.
+    nodes : list of (id, type, title), or a callable returning ``(nodes, steps)``
+        The chain from source to target inclusive; empty when not found. A callable is called
+        once, on first access of ``nodes`` or ``steps``.
+    steps : list of PathStep, optional
+        One per hop (omitted with a callable ``nodes``).
+    elapsed_ms : float
+        Wall time of the call (not part of ``to_dict()`` or of equality).
+
+    Examples
+    --------
+    >>> from conceptwalk import LinkGraph, Caller
+    >>> r = graph_path(LinkGraph.from_edges([("a", "b")]), "a", "b", caller=Caller.all_access())
+    >>> r.found, r.length, r.ids
+    (True, 1, ['a', 'b'])
+    """
+
+    __slots__ = ("source", "target", "elapsed_ms", "_nodes", "_steps", "_build")
+
+    def __init__(self, source: str, target: str,
+                 nodes: list[tuple[str, str, str | None]] | Callable[[], tuple[list[Any], list[PathStep]]],
+                 steps: list[PathStep] | None = None, elapsed_ms: float = 0.0) -> None:
+        self.source = source
+        self.target = target
+        self.elapsed_ms = elapsed_ms
+        self._nodes: list[tuple[str, str, str | None]] | None = None
+        self._steps: list[PathStep] | None = None
+        self._build: Callable[[], tuple[list[Any], list[PathStep]]] | None = None
+        if callable(nodes):
+            self._build = nodes
+        else:
+            self._nodes, self._steps = list(nodes), list(steps or [])
+
+    def _built(self) -> tuple[list[tuple[str, str, str | None]], list[PathStep]]:
+        if self._nodes is None or self._steps is None:
+            assert self._build is not None
+            self._nodes, self._steps = self._build()
+            self._build = None
+        return self._nodes, self._steps
+
+    @property
+    def nodes(self) -> list[tuple[str, str, str | None]]:
+        """``(id, type, title)`` per chain node, source to target; empty when not found."""
+        return self._built()[0]
+
+    @property
+    def steps(self) -> list[PathStep]:
+        """One :class:`PathStep` per hop."""
+        return self._built()[1]
 
     @property
     def found(self) -> bool:
+        """Whether a visible chain exists."""
         return bool(self.nodes)
 
     @property
     def ids(self) -> list[str] | None:
+        """The chain's ids, or None when not found."""
         return [n[0] for n in self.nodes] if self.nodes else None
 
     @property
     def length(self) -> int | None:
+        """Number of hops, or None when not found."""
         return len(self.nodes) - 1 if self.nodes else None
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PathResult):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PathResult(source={self.source!r}, target={self.target!r}, length={self.length})"
+
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: ``source``, ``target``, ``found``, ``length``, ``nodes``, ``steps``.
+
+        Returns
+        -------
+        dict
+        """
         return {"source": self.source, "target": self.target, "found": self.found,
                 "length": self.length,
                 "nodes": [{"id": i, "type": t, "title": ti} for i, t, ti in self.nodes],
@@ -81,26 +167,49 @@ class PathResult:
         return f"path of length {self.length}: " + "".join(parts)
 
 
-def graph_path(source: LinkGraph | Any, a: str, b: str, *, caller: Caller) -> PathResult:
+def graph_path(source: LinkGraph | GraphSource, a: str, b: str, *, caller: Caller) -> PathResult:
     """The shortest chain from ``a`` to ``b`` over what ``caller`` sees (bidirectional BFS on the
     undirected projection; the lexicographically smallest id sequence among shortest chains),
-    each step with the edge types and directions that join it to the next. ``found`` is False
-    when no visible chain exists."""
+    each step with the edge types and directions that join it to the next.
+
+    Parameters
+    ----------
+    source : LinkGraph or GraphSource
+    a, b : str
+        Node ids. Unknown and hidden ids raise the same :class:`~conceptwalk.errors.NotFoundError`.
+    caller : Caller
+        Whose visibility applies (required).
+
+    Returns
+    -------
+    PathResult
+        ``found`` is False when no visible chain exists.
+
+    Examples
+    --------
+    >>> from conceptwalk import LinkGraph, Caller
+    >>> g = LinkGraph.from_edges([("a", "b", "USES"), ("c", "b", "PART_OF")])
+    >>> str(graph_path(g, "a", "c", caller=Caller.all_access()))
+    'path of length 2: a -[USES>]- b -[PART_OF<]- c'
+    """
     t0 = time.perf_counter()
     caller = check_caller(caller)
     g, _ = source_graph(source)
     vm = caller.visibility(g)
     s = g.index(a, visible=vm, argument="source")
     t = g.index(b, visible=vm, argument="target")
-    path = shortest_path_indices(g, s, t, vm)
-    return _path_result(g, a, b, path.tolist(), (time.perf_counter() - t0) * 1e3)
+    r = shortest_path_compiled(g.core, s, t, vm)
+    return PathResult(a, b, partial(_path_parts, g, r), None, (time.perf_counter() - t0) * 1e3)
 
 
-def _path_result(g: LinkGraph, a: str, b: str, p: list[int], elapsed_ms: float) -> PathResult:
-    """A path of node indices as a :class:`PathResult`, each step with its typed edges."""
-    ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes
-    nodes = [(ids[i], names[int(codes[i])], titles[i]) for i in p]
-    steps = []
+def _path_parts(g: LinkGraph, p: Any) -> tuple[list[tuple[str, str, str | None]], list[PathStep]]:
+    """The nodes and steps (each with its typed edges) of a path of node indices (a list, or a
+    core ``PathResult``)."""
+    if not isinstance(p, list):
+        p = p.path.tolist()
+    ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes_list
+    nodes = [(ids[i], names[codes[i]], titles[i]) for i in p]
+    steps: list[PathStep] = []
     if len(p) > 1:
         core = g.core
         pair_ptr = g.pair_ptr
@@ -112,12 +221,35 @@ def _path_result(g: LinkGraph, a: str, b: str, p: list[int], elapsed_ms: float) 
             edges = sorted((tn[c], "forward" if sx == x else "backward")
                            for c, sx in zip(g.edge_type_codes[a0:b0].tolist(), g.edge_src[a0:b0].tolist()))
             steps.append(PathStep(ids[x], ids[y], tuple(edges)))
-    return PathResult(a, b, nodes, steps, elapsed_ms)
+    return nodes, steps
 
 
-def graph_path_batch(source: LinkGraph | Any, pairs: Iterable[Sequence[str]], *, caller: Caller,
+def graph_path_batch(source: LinkGraph | GraphSource, pairs: Iterable[Sequence[str]], *, caller: Caller,
                      threads: int | None = None) -> list[PathResult]:
-    """:func:`conceptwalk.graph_path` for many ``(a, b)`` pairs, in input order."""
+    """:func:`conceptwalk.graph_path` for many ``(a, b)`` pairs, in input order, across C++
+    threads.
+
+    Parameters
+    ----------
+    source : LinkGraph or GraphSource
+    pairs : iterable of (a, b)
+        Id pairs; every id is resolved before any work.
+    caller : Caller
+    threads : int, optional
+        C++ threads (default: ``os.cpu_count()``).
+
+    Returns
+    -------
+    list of PathResult
+        Each ``to_dict()`` equal to the one-by-one call's.
+
+    Examples
+    --------
+    >>> from conceptwalk import LinkGraph, Caller
+    >>> g = LinkGraph.from_edges([("a", "b", "USES"), ("c", "b", "PART_OF")])
+    >>> [r.length for r in graph_path_batch(g, [("a", "b"), ("a", "c")], caller=Caller.all_access())]
+    [1, 2]
+    """
     t0 = time.perf_counter()
     caller = check_caller(caller)
     nt = check_threads(threads)
@@ -133,8 +265,8 @@ def graph_path_batch(source: LinkGraph | Any, pairs: Iterable[Sequence[str]], *,
         dst[i] = g.index(p[1], visible=vm, argument="target")
     if not plist:
         return []
-    out_ptr, paths = shortest_path_batch_indices(g, src, dst, threads=nt, visible=vm)
-    op, pl = out_ptr.tolist(), paths.tolist()
+    bt = shortest_path_batch_core(g, src, dst, threads=nt, visible=vm)
+    op, pl = bt.ptr.tolist(), bt.nodes.tolist()
     per = (time.perf_counter() - t0) * 1e3 / len(plist)
-    out = [_path_result(g, a, b, pl[op[i]:op[i + 1]], per) for i, (a, b) in enumerate(plist)]
-    return out
+    return [PathResult(a, b, partial(_path_parts, g, pl[op[i]:op[i + 1]]), None, per)
+            for i, (a, b) in enumerate(plist)]

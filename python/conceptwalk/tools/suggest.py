@@ -1,5 +1,7 @@
 """``link_suggest``: missing links for a concept by resource allocation, one concept or many
-(:func:`link_suggest_batch`).
+(:func:`link_suggest_batch`). Each suggestion is a :class:`~conceptwalk.graph.Suggestion`, the
+same type :meth:`LinkGraph.resource_allocation <conceptwalk.graph.LinkGraph.resource_allocation>`
+returns.
 
 Examples
 --------
@@ -14,44 +16,136 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from ..graph import Caller, LinkGraph
-from ..graph.linkpred import resource_allocation_arrays, resource_allocation_batch_arrays
+from ..graph import Caller, LinkGraph, Suggestion
 from ..graph.checks import check_count, check_min_shared, check_threads, query_list
-from .common import check_caller, source_graph
+from ..graph.linkgraph import suggestions_from
+from ..graph.linkpred import resource_allocation_batch_core, resource_allocation_compiled
+from .common import GraphSource, check_caller, source_graph
 
-__all__ = ["SuggestResult", "SuggestionItem", "link_suggest", "link_suggest_batch"]
-
-
-@dataclass(slots=True)
-class SuggestionItem:
-    """A suggested link from the concept to ``id``, with the shared neighbours that support it."""
-
-    id: str
-    type: str
-    title: str | None
-    score: float
-    shared: tuple[tuple[str, str | None], ...]  # (id, title), ids ascending
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "type": self.type, "title": self.title, "score": self.score,
-                "shared": [{"id": i, "title": t} for i, t in self.shared]}
+__all__ = ["SuggestResult", "link_suggest", "link_suggest_batch"]
 
 
-@dataclass
 class SuggestResult:
-    concept: str
-    suggestions: list[SuggestionItem]
-    candidates: int
-    min_shared: int
-    elapsed_ms: float = field(default=0.0, compare=False)
+    """What :func:`link_suggest` returns for one concept.
+
+    The suggestions are built from the core's arrays on first access (a call that only needs
+    ``candidates`` or one suggestion does not pay for the rest); equality compares ``to_dict()``.
+
+    Parameters
+    ----------
+    concept : str
+        The concept the links are suggested for.
+    suggestions : list of Suggestion, or a callable returning it
+        By score descending, then id ascending. A callable is called once, on first access.
+    candidates : int, or a callable returning it
+        Nodes that met ``min_shared`` (before the top-``k`` cut).
+    min_shared : int
+        The least number of shared neighbours a suggestion needed.
+    elapsed_ms : float
+        Wall time of the call (not part of ``to_dict()`` or of equality).
+
+    Examples
+    --------
+    >>> from conceptwalk import LinkGraph, Caller
+    >>> g = LinkGraph.from_edges([("a", "x"), ("a", "y"), ("b", "x"), ("b", "y")])
+    >>> r = link_suggest(g, "a", caller=Caller.all_access())
+    >>> r.to_dict()["suggestions"][0]["shared"]
+    [{'id': 'x', 'title': None}, {'id': 'y', 'title': None}]
+    >>> print(r)
+    link suggestions for a (1 candidates with >= 2 shared neighbours)
+        1. 1.0000  b [NODE]  shared: x, y
+    """
+
+    __slots__ = ("concept", "min_shared", "elapsed_ms", "_suggestions", "_build", "_candidates")
+
+    def __init__(self, concept: str, suggestions: list[Suggestion] | Callable[[], list[Suggestion]],
+                 candidates: int | Callable[[], int], min_shared: int, elapsed_ms: float = 0.0) -> None:
+        self.concept = concept
+        self._candidates = candidates
+        self.min_shared = min_shared
+        self.elapsed_ms = elapsed_ms
+        self._suggestions: list[Suggestion] | None = None
+        self._build: Callable[[], list[Suggestion]] | None = None
+        if callable(suggestions):
+            self._build = suggestions
+        else:
+            self._suggestions = list(suggestions)
+
+    @classmethod
+    def from_core(cls, concept: str, suggestions: Callable[[], list[Suggestion]], core: Any, min_shared: int,
+                  elapsed_ms: float) -> SuggestResult:
+        """A result whose ``candidates`` is read from a core result on access.
+
+        Parameters
+        ----------
+        concept : str
+        suggestions : callable returning the list of Suggestion
+        core : conceptwalk._core.RAResult
+        min_shared : int
+        elapsed_ms : float
+
+        Returns
+        -------
+        SuggestResult
+
+        Examples
+        --------
+        >>> from conceptwalk.graph import LinkGraph
+        >>> from conceptwalk.graph.linkpred import resource_allocation_core
+        >>> g = LinkGraph.from_edges([("a", "x"), ("b", "x")])
+        >>> SuggestResult.from_core("a", list, resource_allocation_core(g, 0, 1, 5, None), 1, 0.0).candidates
+        1
+        """
+        self = cls.__new__(cls)  # every slot set here: the constructor's checks are not needed
+        self.concept, self.min_shared, self.elapsed_ms = concept, min_shared, elapsed_ms
+        self._suggestions, self._build = None, suggestions
+        self._candidates = partial(getattr, core, "candidates")
+        return self
+
+    @property
+    def candidates(self) -> int:
+        """Nodes that met ``min_shared`` (before the top-``k`` cut)."""
+        c = self._candidates
+        if not isinstance(c, int):
+            c = self._candidates = c()
+        return c
+
+    @property
+    def suggestions(self) -> list[Suggestion]:
+        """The suggestions, by score descending, then id ascending (built on first access when
+        the result was made with a builder)."""
+        got = self._suggestions
+        if got is None:
+            assert self._build is not None
+            got = self._suggestions = self._build()
+            self._build = None
+        return got
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SuggestResult):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"SuggestResult(concept={self.concept!r}, suggestions={len(self.suggestions)}, "
+                f"candidates={self.candidates}, min_shared={self.min_shared})")
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (keys ``concept``, ``suggestions``, ``candidates``, ``minShared``;
+        multi-word keys are camelCase in every tool output, as in the MCP arguments).
+
+        Returns
+        -------
+        dict
+        """
         return {"concept": self.concept, "suggestions": [s.to_dict() for s in self.suggestions],
                 "candidates": self.candidates, "minShared": self.min_shared}
 
@@ -61,18 +155,43 @@ class SuggestResult:
         if not self.suggestions:
             lines.append("  (none)")
         for i, s in enumerate(self.suggestions, 1):
-            shared = ", ".join(sid for sid, _ in s.shared[:6]) + (" ..." if len(s.shared) > 6 else "")
+            shared = ", ".join(s.shared[:6]) + (" ..." if len(s.shared) > 6 else "")
             lines.append(f"  {i:>3}. {s.score:.4f}  {s.id} [{s.type}]  shared: {shared}")
         return "\n".join(lines)
 
 
-def link_suggest(source: LinkGraph | Any, concept: str, *, k: int = 10, caller: Caller,
+def link_suggest(source: LinkGraph | GraphSource, concept: str, *, k: int = 10, caller: Caller,
                  min_shared: int = 2) -> SuggestResult:
     """Missing links for ``concept`` by resource allocation over what ``caller`` sees.
 
     ``score = sum over shared neighbours z of 1/deg(z)`` (visible degrees); candidates need at
     least ``min_shared`` shared neighbours and are not already linked. Ordered by score
     descending, then id; each with its shared neighbours (ids and titles, ids ascending).
+
+    Parameters
+    ----------
+    source : LinkGraph or GraphSource
+        The graph, or a knowledge base (anything with ``graph()``).
+    concept : str
+        The node id to suggest links for. Unknown and hidden ids raise the same
+        :class:`~conceptwalk.errors.NotFoundError`.
+    k : int
+        How many suggestions (clamped to 2**31 - 1).
+    caller : Caller
+        Whose visibility applies (required).
+    min_shared : int
+        Least number of shared neighbours (clamped to 2**31 - 1).
+
+    Returns
+    -------
+    SuggestResult
+
+    Examples
+    --------
+    >>> from conceptwalk import LinkGraph, Caller
+    >>> g = LinkGraph.from_edges([("a", "x"), ("b", "x")])
+    >>> [(s.id, s.score, s.shared) for s in link_suggest(g, "a", min_shared=1, caller=Caller.all_access()).suggestions]
+    [('b', 0.5, ('x',))]
     """
     t0 = time.perf_counter()
     caller = check_caller(caller)
@@ -81,29 +200,43 @@ def link_suggest(source: LinkGraph | Any, concept: str, *, k: int = 10, caller: 
     g, _ = source_graph(source)
     vm = caller.visibility(g)
     a = g.index(concept, visible=vm, argument="concept")
-    targets, scores, sptr, shared, ncand = resource_allocation_arrays(g, a, min_shared=min_shared, k=k, visible=vm)
-    items = _suggestion_items(g, targets.tolist(), scores.tolist(), sptr.tolist(), shared.tolist(),
-                              0, targets.shape[0])
-    return SuggestResult(concept, items, int(ncand), min_shared, (time.perf_counter() - t0) * 1e3)
+    r = resource_allocation_compiled(g.core, a, min_shared, k, vm)
+
+    def build() -> list[Suggestion]:
+        t = r.targets.tolist()
+        return suggestions_from(g, t, r.scores.tolist(), r.shared_ptr.tolist(), r.shared.tolist(), 0, len(t))
+
+    return SuggestResult.from_core(concept, build, r, min_shared, (time.perf_counter() - t0) * 1e3)
 
 
-def _suggestion_items(g: LinkGraph, targets: list[int], scores: list[float], sptr: list[int],
-                      shared: list[int], lo: int, hi: int) -> list[SuggestionItem]:
-    """Suggestions ``lo..hi`` of a core result (targets, scores, shared-neighbour CSR)."""
-    ids, titles, names, codes = g.ids, g.titles, g.node_type_names, g.node_type_codes
-    get_id, get_title = ids.__getitem__, titles.__getitem__
-    items = []
-    for j in range(lo, hi):
-        t = targets[j]
-        seg = shared[sptr[j]:sptr[j + 1]]
-        items.append(SuggestionItem(ids[t], names[int(codes[t])], titles[t], scores[j],
-                                    tuple(zip(map(get_id, seg), map(get_title, seg)))))
-    return items
-
-
-def link_suggest_batch(source: LinkGraph | Any, concepts: Iterable[str], *, caller: Caller,
+def link_suggest_batch(source: LinkGraph | GraphSource, concepts: Iterable[str], *, caller: Caller,
                        k: int = 10, min_shared: int = 2, threads: int | None = None) -> list[SuggestResult]:
-    """:func:`conceptwalk.link_suggest` for many concepts, in input order."""
+    """:func:`conceptwalk.link_suggest` for many concepts, in input order, across C++ threads.
+
+    Parameters
+    ----------
+    source : LinkGraph or GraphSource
+    concepts : iterable of str
+        Concept ids (a single string is refused). Every id is resolved before any work.
+    caller : Caller
+    k, min_shared : int
+        As for :func:`link_suggest`, shared by every query.
+    threads : int, optional
+        C++ threads (default: ``os.cpu_count()``).
+
+    Returns
+    -------
+    list of SuggestResult
+        Each ``to_dict()`` equal to the one-by-one call's; ``elapsed_ms`` is the batch's wall
+        time divided by the number of queries.
+
+    Examples
+    --------
+    >>> from conceptwalk import LinkGraph, Caller
+    >>> g = LinkGraph.from_edges([("a", "x"), ("b", "x")])
+    >>> [r.suggestions[0].id for r in link_suggest_batch(g, ["a", "b"], min_shared=1, caller=Caller.all_access())]
+    ['b', 'a']
+    """
     t0 = time.perf_counter()
     caller = check_caller(caller)
     k = check_count(k)
@@ -115,12 +248,10 @@ def link_suggest_batch(source: LinkGraph | Any, concepts: Iterable[str], *, call
     idx = np.array([g.index(c, visible=vm, argument="concept") for c in names_in], dtype=np.int32)
     if not names_in:
         return []
-    out_ptr, targets, scores, sptr, shared, cand = resource_allocation_batch_arrays(
-        g, idx, min_shared=min_shared, k=k, threads=nt, visible=vm)
-    op, tl, sl, sp, sh = out_ptr.tolist(), targets.tolist(), scores.tolist(), sptr.tolist(), shared.tolist()
-    ca = cand.tolist()
+    b = resource_allocation_batch_core(g, idx, min_shared=min_shared, k=k, threads=nt, visible=vm)
+    op = b.ptr.tolist()
+    lists = (b.targets.tolist(), b.scores.tolist(), b.shared_ptr.tolist(), b.shared.tolist())
+    ca = b.candidates.tolist()
     per = (time.perf_counter() - t0) * 1e3 / len(names_in)
-    out = [SuggestResult(concept, _suggestion_items(g, tl, sl, sp, sh, op[i], op[i + 1]), int(ca[i]),
-                         min_shared, per)
-           for i, concept in enumerate(names_in)]
-    return out
+    return [SuggestResult(concept, partial(suggestions_from, g, *lists, op[i], op[i + 1]), ca[i], min_shared, per)
+            for i, concept in enumerate(names_in)]

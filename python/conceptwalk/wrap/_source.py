@@ -16,6 +16,7 @@ import numpy.typing as npt
 from .embed import normalize_text
 from ..errors import ConceptwalkError, InputError
 from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph, VisibilityMask
+from ..tools.common import source_kind
 from .config import WalkConfig
 
 _log = logging.getLogger("conceptwalk.wrap")
@@ -286,19 +287,17 @@ class Snapshot:
 
 
 class Source:
-    """What the wrap reads from: a :class:`~conceptwalk.kb.store.KnowledgeBase`-like object (with
-    ``graph()``, and optionally ``aliases()``, ``annotation_presence()``, ``nodes()``,
+    """What the wrap reads from: a :class:`~conceptwalk.tools.GraphSource` (a
+    :class:`~conceptwalk.kb.store.KnowledgeBase`-like object with ``graph()``, and optionally ``aliases()``, ``annotation_presence()``, ``nodes()``,
     ``get_embeddings()``, ``set_embeddings()``, ``search()``) or a bare :class:`LinkGraph`."""
 
     def __init__(self, kb: Any, *, annotations: bool = True) -> None:
-        if isinstance(kb, LinkGraph):
-            self.kb = None
-            self._static: LinkGraph | None = kb
-        elif callable(getattr(kb, "graph", None)):
-            self.kb = kb
-            self._static = None
-        else:
-            raise InputError(f"kb must be a KnowledgeBase or a LinkGraph, got {type(kb).__name__}")
+        try:  # the one graph-source protocol (conceptwalk.tools.GraphSource)
+            kind = source_kind(kb)
+        except InputError:
+            raise InputError(f"kb must be a KnowledgeBase or a LinkGraph, got {type(kb).__name__}") from None
+        self.kb = None if kind == "graph" else kb
+        self._static: LinkGraph | None = kb if kind == "graph" else None
         self.annotations = annotations
         self._snap: Snapshot | None = None
         self._lock = threading.Lock()

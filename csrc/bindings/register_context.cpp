@@ -1,0 +1,98 @@
+// graph_context's pipeline (csrc/src/context.cpp) for one query and for many across threads.
+#include "prelude.hpp"
+
+#include <optional>
+
+#include "conceptwalk/context.hpp"
+
+namespace {
+
+// The optional node-type filter: node_type (one code per node) and keep_types (per code) go
+// together.
+cw::NodeTypeFilter type_filter(const cw::CSRGraph& g, const std::optional<carray<std::int32_t>>& node_type,
+                               const std::optional<carray<bool>>& keep_types) {
+  if (node_type.has_value() != keep_types.has_value())
+    throw py::value_error("node_type and keep_types go together");
+  cw::NodeTypeFilter f;
+  if (node_type) {
+    check_1d(*node_type, "node_type", g.num_nodes());
+    check_1d(*keep_types, "keep_types");
+    f.node_type = node_type->data();
+    f.keep = reinterpret_cast<const std::uint8_t*>(keep_types->data());
+    f.num_keep = keep_types->shape(0);
+  }
+  return f;
+}
+
+}  // namespace
+
+void register_context(py::module_& m) {
+  py::class_<cw::ContextResult>(m, "ContextResult",
+      "graph_context's core result for one query: result nodes (no seed) by PPR score, their "
+      "scores, hop counts from the nearest seed and the seed each is reached through, and the "
+      "PPR's residual and pushes. Read-only.")
+      .def_property_readonly("nodes", vector_property(&cw::ContextResult::nodes))
+      .def_property_readonly("scores", vector_property(&cw::ContextResult::scores))
+      .def_property_readonly("hops", vector_property(&cw::ContextResult::hops))
+      .def_property_readonly("via", vector_property(&cw::ContextResult::via))
+      .def_readonly("residual", &cw::ContextResult::residual)
+      .def_readonly("pushes", &cw::ContextResult::pushes)
+      .def("__len__", [](const cw::ContextResult& r) { return r.nodes.size(); });
+
+  py::class_<cw::ContextBatch>(m, "ContextBatch",
+      "graph_context's core results for many queries: query i's nodes, scores, hops and via at "
+      "ptr[i]:ptr[i + 1], per-query residual and pushes. Read-only.")
+      .def_property_readonly("ptr", vector_property(&cw::ContextBatch::ptr))
+      .def_property_readonly("nodes", vector_property(&cw::ContextBatch::nodes))
+      .def_property_readonly("scores", vector_property(&cw::ContextBatch::scores))
+      .def_property_readonly("hops", vector_property(&cw::ContextBatch::hops))
+      .def_property_readonly("via", vector_property(&cw::ContextBatch::via))
+      .def_property_readonly("residual", vector_property(&cw::ContextBatch::residual))
+      .def_property_readonly("pushes", vector_property(&cw::ContextBatch::pushes));
+
+  m.def(
+      "graph_context",
+      [](const cw::CSRGraph& g, py::handle seeds_in, const carray<double>& weights, double restart,
+         double eps, std::int64_t k, const std::optional<carray<std::int32_t>>& node_type,
+         const std::optional<carray<bool>>& keep_types, py::handle visible) {
+        const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
+        check_1d(seeds, "seeds");
+        check_1d(weights, "weights", seeds.shape(0));
+        const cw::NodeTypeFilter filter = type_filter(g, node_type, keep_types);
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
+        const cw::PPRParams params{restart, eps, 0};
+        const std::int32_t* s = seeds.data();
+        const double* w = weights.data();
+        const std::int64_t n = seeds.shape(0);
+        py::gil_scoped_release nogil;
+        return cw::graph_context(g, vis, n, s, w, params, k, filter);
+      },
+      "graph"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 20,
+      "node_type"_a = py::none(), "keep_types"_a = py::none(), "visible"_a = py::none(),
+      "One graph_context query (seeds strictly ascending): PPR, drop the seeds, keep the wanted "
+      "node types, the top k, then hop counts and reached-through seeds; returns a ContextResult.");
+
+  m.def(
+      "context_batch",
+      [](const cw::CSRGraph& g, const carray<std::int64_t>& seed_ptr, py::handle seeds_in,
+         const carray<double>& weights, double restart, double eps, std::int64_t k,
+         const std::optional<carray<std::int32_t>>& node_type, const std::optional<carray<bool>>& keep_types,
+         int threads, py::handle visible) {
+        const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
+        check_1d(seeds, "seeds");
+        check_1d(weights, "weights", seeds.shape(0));
+        check_1d(seed_ptr, "seed_ptr");
+        const cw::NodeTypeFilter filter = type_filter(g, node_type, keep_types);
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
+        const cw::PPRParams params{restart, eps, 0};
+        const std::int64_t* ptr = seed_ptr.data();
+        const std::int64_t np = seed_ptr.shape(0), ns = seeds.shape(0);
+        const std::int32_t* s = seeds.data();
+        const double* w = weights.data();
+        py::gil_scoped_release nogil;
+        return cw::graph_context_batch(g, vis, np, ptr, ns, s, w, params, k, filter, threads);
+      },
+      "graph"_a, "seed_ptr"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 20,
+      "node_type"_a = py::none(), "keep_types"_a = py::none(), "threads"_a = 1, "visible"_a = py::none(),
+      "graph_context's core work for many queries across threads; returns a ContextBatch.");
+}
