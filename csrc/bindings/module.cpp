@@ -6,6 +6,7 @@ void register_linkpred(py::module_& m);
 void register_paths(py::module_& m);
 void register_walk(py::module_& m);
 void register_batch(py::module_& m);
+void register_snapshot(py::module_& m);
 
 #define CW_STR(x) #x
 #define CW_XSTR(x) CW_STR(x)
@@ -32,4 +33,5 @@ PYBIND11_MODULE(_core, m) {
   register_paths(m);
   register_walk(m);
   register_batch(m);
+  register_snapshot(m);
 }

@@ -198,3 +198,12 @@ def path_batch(
     threads: _Int = 1,
     visible: VisibilityMask | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]: ...
+def csr_graph_from_arrays(
+    num_nodes: _Int,
+    num_edge_types: _Int,
+    indptr: npt.ArrayLike,
+    indices: npt.ArrayLike,
+    pair_base: npt.ArrayLike,
+    pair_ptr: npt.ArrayLike,
+    edge_typedir: npt.ArrayLike,
+) -> CSRGraph: ...

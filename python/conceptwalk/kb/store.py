@@ -36,11 +36,14 @@ import numpy.typing as npt
 from ..graph import intern_strings
 from ..errors import ConceptwalkError, InputError, NotFoundError
 from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, LinkGraph
+from .snapshot import CHANGELOG_SCHEMA, CHANGE_RESET, GraphSnapshot, SnapshotError, read_arrays, write_arrays
 
 __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
 
-#: Version of the on-disk schema written by this module.
-SCHEMA_VERSION = 1
+#: Version of the on-disk schema written by this module. 2 added the change log (``changes``,
+#: filled by triggers), ``meta.uuid`` and the ``edges(dst)`` index; a version-1 file is
+#: upgraded in place when opened for writing.
+SCHEMA_VERSION = 2
 #: Keys a node row may have.
 NODE_KEYS: tuple[str, ...] = ("id", "type", "title", "body", "scopes", "lifecycle")
 #: Keys an edge row may have.
@@ -105,6 +108,10 @@ CREATE TRIGGER IF NOT EXISTS nodes_fts_au AFTER UPDATE OF title, body ON nodes B
     INSERT INTO nodes_fts(nodes_fts, rowid, title, body) VALUES ('delete', old.rid, old.title, old.body);
     INSERT INTO nodes_fts(rowid, title, body) VALUES (new.rid, new.title, new.body);
 END;
+CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
+UPDATE meta SET value = {SCHEMA_VERSION} WHERE key = 'schema_version';
+INSERT OR IGNORE INTO meta(key, value) VALUES ('uuid', lower(hex(randomblob(16))));
+""" + CHANGELOG_SCHEMA + """
 """
 
 # Upserts: bit i of the last parameter says whether optional key i was given. A given key
@@ -301,7 +308,18 @@ class KnowledgeBase:
         self.path = path
         self._lock = threading.RLock()
         self._depth = 0  # nesting of transaction()
-        self._graphs: dict[bool, tuple[int, LinkGraph]] = {}
+        self._snap: GraphSnapshot | None = None  # the graph at a change-log position
+        self._light: tuple[GraphSnapshot, LinkGraph] | None = None  # its annotations=False projection
+        self._file_version: int | None = None  # the change-log position of the snapshot file on disk
+        self._persist = not (path == ":memory:" or path.startswith("file::memory:"))
+        self.read_only = False
+        try:
+            self._changelog = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'changes'").fetchone() is not None
+            r = conn.execute("SELECT value FROM meta WHERE key = 'uuid'").fetchone()
+            self._uuid: str | None = None if r is None else str(r[0])
+        except sqlite3.DatabaseError:  # pragma: no cover - open() checked the file
+            self._changelog, self._uuid = False, None
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -368,9 +386,14 @@ class KnowledgeBase:
         return cls(conn, p)
 
     def close(self) -> None:
-        """Close the connection (idempotent). The cached graph snapshots stay usable."""
+        """Close the connection (idempotent), first saving the graph snapshot beside the store
+        when it is newer than the saved one. The cached graph snapshots stay usable."""
         with self._lock:
             if self._conn is not None:
+                try:
+                    self._save_snapshot(force=True)
+                except Exception:  # pragma: no cover - a cache: never fail close() for it
+                    pass
                 self._conn.close()
                 self._conn = None  # type: ignore[assignment]
 
@@ -860,11 +883,25 @@ class KnowledgeBase:
         return [(i, -float(s)) for i, s in rows]
 
     # ------------------------------------------------------------------ the graph snapshot
+    #: Changes after which an open store re-saves its snapshot file (so a fresh process has
+    #: little of the change log to apply); a full build always saves it.
+    SNAPSHOT_SAVE_EVERY = 1000
+
+    @property
+    def snapshot_path(self) -> str | None:
+        """Where the graph snapshot of a file store is saved (``<store>.snapshot``), or None for
+        an in-memory store."""
+        return None if not self._persist else self.path + ".snapshot"
+
     def graph(self, *, annotations: bool = True) -> LinkGraph:
         """The :class:`LinkGraph` snapshot of the store (one consistent read).
 
-        Cached: each call reads the version counter (one ``SELECT``) and rebuilds only when it
-        changed since the cached build, including writes by other processes.
+        Cached and kept current at the cost of the change: each call reads the change-log
+        position (one ``SELECT``); when writes (from any process) moved it, only the nodes and
+        edges they changed are read back and the arrays are rebuilt from the previous ones
+        (identical to a fresh build). Writes that cannot change the graph (bodies, aliases,
+        embeddings) leave the snapshot as it is. A fresh process maps the snapshot saved beside
+        the store (``<store>.snapshot``) instead of reading every row, when it matches the store.
 
         Parameters
         ----------
@@ -890,51 +927,95 @@ class KnowledgeBase:
         """
         key = bool(annotations)
         with self._lock:
-            cached = self._graphs.get(key)
-            if cached is not None and not self._depth and cached[0] == self.version:
-                return cached[1]  # the O(1) revalidation: one SELECT of the counter
-            return self._graph_build(key)
+            if self._depth:  # inside our own transaction: uncommitted state is never cached
+                snap = self._snapshot_at(self.conn, self._graph_version(self.conn), keep=False)
+                return snap.graph if key else snap.graph.without_annotations()
+            cur = self._snap
+            if cur is not None and cur.version == self._graph_version(self.conn):
+                snap = cur
+            else:
+                with self._read() as conn:
+                    snap = self._snapshot_at(conn, self._graph_version(conn))
+                self._save_snapshot(force=self._file_version is None)
+            if key:
+                return snap.graph
+            if self._light is None or self._light[0] is not snap:
+                self._light = (snap, snap.graph.without_annotations())
+            return self._light[1]
 
-    def _graph_build(self, key: bool) -> LinkGraph:
-        with self._read() as conn:
-            # Re-read the counter inside the snapshot the graph is built from.
-            version = int(conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
-            cached = self._graphs.get(key)
-            if cached is not None and cached[0] == version and not self._depth:
-                return cached[1]
-            g = self._build_graph(conn, key)
-            if not self._depth:  # never cache uncommitted state (a rollback reuses the number)
-                self._graphs[key] = (version, g)
-            return g
+    def _graph_version(self, conn: sqlite3.Connection) -> int:
+        """The change-log position (or, in a version-1 file opened read-only, which has no change
+        log, ``-1 - version``: every write then rebuilds)."""
+        if not self._changelog:
+            return -1 - int(conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
+        r = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").fetchone()
+        return 0 if r is None else int(r[0])
+
+    def _snapshot_at(self, conn: sqlite3.Connection, version: int, *, keep: bool = True) -> GraphSnapshot:
+        """The snapshot at ``version`` (inside a read transaction): the cached or saved one
+        brought forward by the change log, or a fresh build."""
+        snap = self._snap
+        if snap is None and keep and self._changelog:
+            snap = self._load_snapshot(conn, version)
+        if snap is not None and snap.version == version:
+            return snap
+        out = None
+        if snap is not None and self._changelog and 0 <= snap.version < version:
+            rows = conn.execute("SELECT kind, a, b, c FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq",
+                                (snap.version, version)).fetchall()
+            limit = max(1000, (snap.graph.num_nodes + snap.graph.num_edges) // 8)
+            if (len(rows) == version - snap.version and len(rows) <= limit
+                    and all(r[0] != CHANGE_RESET for r in rows)):
+                out = snap.advance(conn, rows, version)
+        if out is None:
+            out = GraphSnapshot.build(conn, version)
+        if keep:
+            self._snap = out
+        return out
+
+    def _load_snapshot(self, conn: sqlite3.Connection, version: int) -> GraphSnapshot | None:
+        """The saved snapshot when it belongs to this store (uuid, schema, a change-log position
+        the store has passed, with the same change at that position); None otherwise."""
+        path = self.snapshot_path
+        if path is None or self._uuid is None:
+            return None
+        try:
+            meta, arrays = read_arrays(path)
+        except (OSError, SnapshotError):
+            return None
+        v = meta.get("graph_version")
+        if (meta.get("kind") != "conceptwalk.graph" or meta.get("store_uuid") != self._uuid
+                or meta.get("schema_version") != SCHEMA_VERSION or not isinstance(v, int)
+                or not 0 <= v <= version or meta.get("last_change") != self._change_at(conn, v)):
+            return None
+        try:
+            snap = GraphSnapshot.from_arrays(arrays, v)
+        except InputError:
+            return None
+        self._file_version = v
+        return snap
 
     @staticmethod
-    def _build_graph(conn: sqlite3.Connection, annotations: bool) -> LinkGraph:
-        nodes = conn.execute("SELECT id, type, title, scopes, lifecycle FROM nodes ORDER BY id").fetchall()
-        if not nodes:
-            raise InputError("the knowledge base has no nodes: nothing to build a graph from")
-        ids = [r[0] for r in nodes]
-        parsed: dict[str, list[str]] = {}
+    def _change_at(conn: sqlite3.Connection, seq: int) -> list[Any] | None:
+        r = conn.execute("SELECT kind, a, b, c FROM changes WHERE seq = ?", (seq,)).fetchone()
+        return None if r is None else list(r)
 
-        def scopes_of(s: str | None) -> list[str] | None:
-            if s is None:
-                return None
-            v = parsed.get(s)
-            if v is None:
-                v = parsed[s] = json.loads(s)
-            return v
-
-        cols = "src, dst, type" + (", " + ", ".join(ANNOTATION_AXES) if annotations else "")
-        edges = conn.execute(f"SELECT {cols} FROM edges ORDER BY rowid").fetchall()
-        table = {x: i for i, x in enumerate(ids)}
-        names = list(ids)
-        ecols = list(zip(*edges)) if edges else [()] * (8 if annotations else 3)
-        src = intern_strings(list(ecols[0]), table, names)
-        dst = intern_strings(list(ecols[1]), table, names)
-        if len(names) != len(ids):  # pragma: no cover - bare nodes are created with every edge
-            raise ConceptwalkError("the store is inconsistent: an edge endpoint is not a node")
-        ann = {k: ecols[3 + i] for i, k in enumerate(ANNOTATION_AXES)} if annotations else None
-        return LinkGraph.from_arrays(
-            ids, src, dst, list(ecols[2]),
-            node_types=[r[1] for r in nodes], titles=[r[2] for r in nodes],
-            scopes=[scopes_of(r[3]) for r in nodes], lifecycle=[r[4] for r in nodes],
-            edge_annotations=ann)
+    def _save_snapshot(self, *, force: bool = False) -> None:
+        """Save the snapshot beside the store when it is newer than the saved one (by at least
+        :attr:`SNAPSHOT_SAVE_EVERY` changes unless ``force``). A cache: a directory that cannot
+        be written turns saving off for this object."""
+        snap, path = self._snap, self.snapshot_path
+        if (snap is None or path is None or self.read_only or not self._changelog or self._uuid is None
+                or snap.version < 0 or self._file_version == snap.version):
+            return
+        if (not force and self._file_version is not None
+                and snap.version - self._file_version < self.SNAPSHOT_SAVE_EVERY):
+            return
+        meta = {"kind": "conceptwalk.graph", "store_uuid": self._uuid, "schema_version": SCHEMA_VERSION,
+                "graph_version": snap.version, "last_change": self._change_at(self.conn, snap.version)}
+        try:
+            write_arrays(path, snap.to_arrays(), meta)
+        except OSError:
+            self._persist = False
+            return
+        self._file_version = snap.version
