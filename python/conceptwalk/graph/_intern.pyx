@@ -303,3 +303,14 @@ def strictly_sorted(list values):
             return False
         prev = cur
     return True
+
+
+def all_str_or_none(list values):
+    """True when every item is a str or None."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(values), i
+    cdef object v
+    for i in range(n):
+        v = <object>PyList_GET_ITEM(values, i)
+        if v is not None and type(v) is not str:
+            return False
+    return True

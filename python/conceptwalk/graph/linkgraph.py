@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from ._intern import (ANNOTATION_KEYS, codes_of, factorize, factorize_lists, intern_edges, intern_strings,
+from ._intern import (ANNOTATION_KEYS, all_str_or_none, codes_of, factorize, factorize_lists, intern_edges, intern_strings,
                       pack_strings, strictly_sorted, to_float_array, unpack_strings)
 from ..errors import InputError, NotFoundError
 from .checks import check_count, check_min_shared, check_optional_count, check_ppr_params
@@ -276,7 +276,7 @@ class LinkGraph:
         self._core = core
         self.ids: list[str] = ids
         #: id -> node index (the rank of the id in sorted order).
-        self.id_index: dict[str, int] = {s: i for i, s in enumerate(ids)}
+        self.id_index: dict[str, int] = dict(zip(ids, range(len(ids))))
         self.node_type_codes = node_type_codes
         self.node_type_names = node_type_names
         self.titles = titles
@@ -660,7 +660,7 @@ class LinkGraph:
             if len(tl) != n:
                 raise InputError(f"titles must have {n} entries (one per id), got {len(tl)}")
             if ident:
-                title_list = [t if t is None or type(t) is str else str(t) for t in tl]
+                title_list = tl if all_str_or_none(tl) else [None if t is None else str(t) for t in tl]
             else:
                 title_list = [None if tl[i] is None else str(tl[i]) for i in perm.tolist()]
         if scopes is None:

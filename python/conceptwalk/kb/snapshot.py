@@ -170,6 +170,7 @@ def read_arrays(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray[Any, An
             raise SnapshotError(f"{path!r}: array {name!r} lies outside the file")
         if count == 0 or mm is None:
             out[name] = np.zeros(shape, dtype=dt)
+            out[name].setflags(write=False)
         else:
             out[name] = np.frombuffer(mm, dtype=dt, count=count, offset=start).reshape(shape)
     return meta, out
@@ -234,7 +235,7 @@ def _prune(codes: npt.NDArray[np.int32], names: Sequence[str]) -> tuple[npt.NDAr
     """Drop names no code uses (keeping the order), so the names are exactly the values present."""
     if not len(names):
         return codes.astype(np.int32, copy=False), ()
-    used = np.bincount(codes[codes >= 0], minlength=len(names)) > 0
+    used = np.bincount(codes + 1, minlength=len(names) + 1)[1:] > 0
     if used.all():
         return codes.astype(np.int32, copy=False), tuple(names)
     lut = np.append(np.cumsum(used) - 1, -1).astype(np.int32)

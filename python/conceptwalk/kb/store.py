@@ -607,6 +607,78 @@ class KnowledgeBase:
                 n += len(chunk)
         return n
 
+    def delete_nodes(self, ids: Iterable[str]) -> int:
+        """Delete nodes with their edges (either direction), aliases and embeddings, in one
+        transaction. Unknown ids are ignored.
+
+        Returns
+        -------
+        int
+            The number of nodes deleted.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_edges([("a", "b"), ("b", "c")])
+        >>> kb.delete_nodes(["b", "zz"]), kb.stats()["nodes"], kb.stats()["edges"]
+        (1, 2, 0)
+        """
+        if isinstance(ids, (str, bytes)):
+            raise InputError("delete_nodes: ids must be an iterable of ids, not a single string")
+        want = list(ids)
+        for i, x in enumerate(want):
+            if not isinstance(x, str) or not x:
+                raise InputError(f"delete_nodes: ids[{i}] must be a non-empty string, got {x!r}")
+        uniq = sorted(set(want))
+        n = 0
+        with self.transaction():
+            conn = self.conn
+            for i in range(0, len(uniq), _IN_BATCH):
+                part = uniq[i:i + _IN_BATCH]
+                marks = ",".join("?" * len(part))
+                conn.execute(f"DELETE FROM edges WHERE src IN ({marks})", part)
+                conn.execute(f"DELETE FROM edges WHERE dst IN ({marks})", part)
+                conn.execute(f"DELETE FROM aliases WHERE canonical IN ({marks})", part)
+                conn.execute(f"DELETE FROM embeddings WHERE node_id IN ({marks})", part)
+                n += conn.execute(f"DELETE FROM nodes WHERE id IN ({marks})", part).rowcount
+        return n
+
+    def delete_edges(self, rows: Iterable[Any]) -> int:
+        """Delete edges by key, ``(src, dst)`` (type ``"LINK"``) or ``(src, dst, type)`` tuples
+        or dicts with those keys, in one transaction; their endpoints stay. Absent keys are
+        ignored.
+
+        Returns
+        -------
+        int
+            The number of edges deleted.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_edges([("a", "b"), ("a", "b", "CITES")])
+        >>> kb.delete_edges([("a", "b", "CITES"), ("b", "a")]), kb.stats()["edges"]
+        (1, 1)
+        """
+        if isinstance(rows, (str, bytes, Mapping)):
+            raise InputError(f"delete_edges: rows must be an iterable of rows, got {type(rows).__name__}")
+        keys = []
+        for i, row in enumerate(rows):
+            if isinstance(row, Mapping):
+                row = (row.get("src"), row.get("dst"), row.get("type"))
+            if not isinstance(row, (tuple, list)) or len(row) not in (2, 3):
+                raise InputError(f"delete_edges: rows[{i}]: expected (src, dst[, type]), got {row!r}")
+            key = (row[0], row[1], DEFAULT_EDGE_TYPE if len(row) == 2 or row[2] is None else row[2])
+            for part in key:
+                if not isinstance(part, str) or not part:
+                    raise InputError(f"delete_edges: rows[{i}]: expected non-empty strings, got {row!r}")
+            keys.append(key)
+        n = 0
+        with self.transaction():
+            for key in keys:
+                n += self.conn.execute("DELETE FROM edges WHERE src = ? AND dst = ? AND type = ?", key).rowcount
+        return n
+
     def put_nodes(self, params: list[tuple[Any, ...]]) -> None:
         """Upsert validated node tuples (:func:`node_tuple`), inside :meth:`transaction`; the bulk
         path of the importers."""
