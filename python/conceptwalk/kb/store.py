@@ -277,6 +277,21 @@ def _node_dict(r: Sequence[Any]) -> dict[str, Any]:
             "scopes": None if r[4] is None else json.loads(r[4]), "lifecycle": r[5]}
 
 
+def _remove_stale_temporaries(path: str, age: float = 600.0) -> None:
+    """Remove temporary snapshot files a killed writer left (older than ``age`` seconds, so a
+    save in progress in another process is never touched)."""
+    import glob
+    import time
+
+    now = time.time()
+    for tmp in glob.glob(glob.escape(path) + ".*.tmp"):
+        try:
+            if now - os.stat(tmp).st_mtime > age:
+                os.unlink(tmp)
+        except OSError:
+            pass
+
+
 # ---------------------------------------------------------------------- the store
 class KnowledgeBase:
     """A knowledge base in one SQLite file: nodes, typed directed edges with provenance
@@ -1091,3 +1106,4 @@ class KnowledgeBase:
             self._persist = False
             return
         self._file_version = snap.version
+        _remove_stale_temporaries(path)
