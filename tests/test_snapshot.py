@@ -393,3 +393,33 @@ def test_schema_1_file_is_upgraded_in_place(tmp_path):
         kb.add_edges([("b", "c")])
         assert kb.graph().num_nodes == 3
         assert array_diff(kb.graph(), fresh(path)) == []
+
+
+def test_bulk_load_equals_row_by_row_writes_and_rolls_back_whole(tmp_path):
+    from conceptwalk.kb import synthetic
+
+    syn = synthetic.generate(300, seed=5)
+    with KnowledgeBase.open(tmp_path / "rows.sqlite") as a, KnowledgeBase.open(tmp_path / "bulk.sqlite") as b:
+        a.add_nodes(syn.node_rows())
+        a.add_edges(syn.edge_rows())
+        a.add_aliases(syn.alias_rows())
+        syn.write_to(b)
+        assert array_diff(a.graph(), b.graph()) == []
+        assert a.aliases() == b.aliases()
+        for q in ("graph", "memory walk", syn.titles[3]):
+            assert a.search(q, k=20) == b.search(q, k=20)
+        schema = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+        assert a.conn.execute(schema).fetchall() == b.conn.execute(schema).fetchall()
+        assert b.conn.execute("SELECT kind FROM changes").fetchall() == [(0,)]  # one reset
+        # after the bulk load, writes are logged again and followed
+        b.add_edges([(syn.ids[0], "new-node")])
+        assert array_diff(b.graph(), fresh(str(tmp_path / "bulk.sqlite"))) == []
+    # a failed bulk load leaves nothing, triggers included
+    with KnowledgeBase.open(tmp_path / "fail.sqlite") as c:
+        before = c.conn.execute(schema).fetchall()
+        with pytest.raises(RuntimeError), c.bulk():
+            c.add_nodes([{"id": "x"}])
+            raise RuntimeError("abort")
+        assert c.conn.execute(schema).fetchall() == before and c.node("x") is None
+        c.add_nodes([{"id": "x", "title": "searchable"}])
+        assert c.search("searchable")[0][0] == "x" and c.graph().num_nodes == 1
