@@ -633,7 +633,15 @@ class LinkGraph:
             picked = vals[chosen]
             picked.setflags(write=False)
             anns[key] = (picked, names)
-        edge_src, edge_dst, etype = _edge_columns(core)
+        # Canonical edge columns: every kept input edge lands on its canonical edge with its
+        # own direction and type, so a scatter of the inputs fills them (duplicates agree).
+        ci = canon[kept_idx]
+        edge_src = np.empty(E, dtype=np.int32)
+        edge_dst = np.empty(E, dtype=np.int32)
+        etype = np.empty(E, dtype=np.int32)
+        edge_src[ci] = src[kept_idx]
+        edge_dst[ci] = dst[kept_idx]
+        etype[ci] = typ[kept_idx]
         # Node columns (input order) -> sorted order.
         if isinstance(node_types, np.ndarray):
             node_types = node_types.tolist()

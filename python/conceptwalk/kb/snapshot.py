@@ -24,6 +24,7 @@ Three pieces, used by :meth:`conceptwalk.kb.KnowledgeBase.graph`:
 
 from __future__ import annotations
 
+import bisect
 import json
 import mmap
 import os
@@ -463,12 +464,14 @@ _EDGE_COLS = "src, dst, type, " + ", ".join(EDGE_ANNOTATION_KEYS)
 
 
 def _recode(codes: npt.NDArray[np.int32], names: Sequence[str], positions: Sequence[int],
-            values: Sequence[str | None]) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+            values: Sequence[str | None], prune: bool = True) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
     """``codes`` (into ``names``, -1 absent) with ``codes[positions[j]]`` set to ``values[j]``
-    (None = absent), re-encoded into the sorted names of the values present."""
+    (None = absent), re-encoded into the sorted names of the values present. ``prune=False``
+    says no name can have become unused (nothing was removed or overwritten), which skips the
+    count."""
     ext = list(names)
     index = {x: i for i, x in enumerate(ext)}
-    out = codes.astype(np.int32, copy=True)
+    out = codes.astype(np.int32, copy=bool(positions))
     for p, v in zip(positions, values):
         if v is None:
             out[p] = -1
@@ -485,6 +488,8 @@ def _recode(codes: npt.NDArray[np.int32], names: Sequence[str], positions: Seque
         rank[-1] = -1
         out = rank[out]
         ext = [ext[i] for i in order]
+    if not prune:  # every old name is still used and every new one was just set
+        return out, tuple(ext)
     return _prune(out, ext)
 
 
@@ -547,7 +552,12 @@ class GraphSnapshot:
         """The snapshot at ``version``, given the change-log rows ``(kind, a, b, c)`` after
         ``self.version`` up to it, reading back only the nodes and edges they name (inside the
         caller's read transaction at ``version``). The result equals :meth:`build` at
-        ``version`` array for array."""
+        ``version`` array for array.
+
+        Cost: O(changes) SQL lookups, then vectorised passes over the previous arrays (the
+        re-ranking of ids an insertion causes, the removal of changed edges, found through the
+        core's pair index) and the core's CSR build from them (memory speed); no full read of
+        the store."""
         node_keys = sorted({a for kind, a, _, _ in changes if kind == CHANGE_NODE})
         edge_keys = sorted({(a, b, c) for kind, a, b, c in changes if kind == CHANGE_EDGE})
         now_nodes: dict[str, tuple[Any, ...]] = {}
@@ -567,13 +577,6 @@ class GraphSnapshot:
         # ---- node set: deletions and insertions keep the ids sorted
         deleted = sorted(index[x] for x in node_keys if x not in now_nodes and x in index)
         inserted = sorted(x for x in now_nodes if x not in index)
-        keep = np.ones(n_old, dtype=bool)
-        keep[np.asarray(deleted, dtype=np.int64)] = False
-        import bisect
-        ins_at = np.asarray([bisect.bisect_left(old_ids, x) for x in inserted], dtype=np.int64)
-        ar = np.arange(n_old, dtype=np.int64)
-        remap = ar - np.searchsorted(np.asarray(deleted, dtype=np.int64), ar) + np.searchsorted(ins_at, ar, side="right")
-        remap[~keep] = -1
         ids = list(old_ids)
         titles = list(g.titles)
         for p in reversed(deleted):
@@ -586,20 +589,33 @@ class GraphSnapshot:
         n = len(ids)
         if n == 0:
             raise InputError("the knowledge base has no nodes: nothing to build a graph from")
-        new_index = {x: int(i) for x, i in ((x, bisect.bisect_left(ids, x)) for x in now_nodes)}
-        kept_old = np.flatnonzero(keep)
-        kept_new = remap[kept_old]
+        moved = bool(deleted or inserted)
+        if moved:
+            keep = np.ones(n_old, dtype=bool)
+            keep[np.asarray(deleted, dtype=np.int64)] = False
+            ins_at = np.asarray([bisect.bisect_left(old_ids, x) for x in inserted], dtype=np.int64)
+            ar = np.arange(n_old, dtype=np.int64)
+            remap = (ar - np.searchsorted(np.asarray(deleted, dtype=np.int64), ar)
+                     + np.searchsorted(ins_at, ar, side="right"))
+            remap[~keep] = -1
+            kept_old = np.flatnonzero(keep)
+            kept_new = remap[kept_old]
+        else:
+            kept_old = kept_new = np.arange(n_old, dtype=np.int64)
+        new_index = {x: bisect.bisect_left(ids, x) for x in now_nodes}
         changed_pos = sorted(new_index.values())
         rows_by_pos = {new_index[x]: r for x, r in now_nodes.items()}
+        # a node update or deletion may leave a name unused: only then count what is used
+        prune_nodes = bool(deleted) or len(changed_pos) > len(inserted)
 
-        def node_col(codes: npt.NDArray[np.int32], names: Sequence[str], j: int,
-                     absent: str | None = None) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
-            col = np.full(n, -1, dtype=np.int32)
-            old = codes.astype(np.int32)
-            if absent is not None and absent in names:  # the graph's default for a NULL
-                pass
-            col[kept_new] = old[kept_old]
-            return _recode(col, names, changed_pos, [rows_by_pos[p][j] for p in changed_pos])
+        def node_col(codes: npt.NDArray[np.int32], names: Sequence[str], j: int
+                     ) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+            if moved:
+                col = np.full(n, -1, dtype=np.int32)
+                col[kept_new] = codes[kept_old]
+            else:
+                col = np.array(codes, dtype=np.int32)
+            return _recode(col, names, changed_pos, [rows_by_pos[p][j] for p in changed_pos], prune_nodes)
 
         ntypes = node_col(g.node_type_codes, g.node_type_names, 1)
         life = node_col(g.node_lifecycle_codes, g.node_lifecycle_names, 4)
@@ -615,20 +631,19 @@ class GraphSnapshot:
         ptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths, out=ptr[1:])
         scodes = np.empty(int(ptr[-1]), dtype=np.int32)
-        src_rows = np.zeros(n, dtype=bool)
-        src_rows[kept_new] = True
-        src_rows[np.asarray(changed_pos, dtype=np.int64)] = False
-        rows_new = np.flatnonzero(src_rows)
-        # the old row of each new row that keeps its scopes
+        same = np.zeros(n, dtype=bool)  # new rows that keep their old scopes
+        same[kept_new] = True
+        same[np.asarray(changed_pos, dtype=np.int64)] = False
+        rows_new = np.flatnonzero(same)
         inv = np.full(n, -1, dtype=np.int64)
         inv[kept_new] = kept_old
         rows_old = inv[rows_new]
         lens = old_len[rows_old]
         total = int(lens.sum())
         if total:
-            dst_idx = np.repeat(ptr[rows_new] - np.cumsum(np.append(0, lens[:-1])), lens) + np.arange(total)
-            src_idx = np.repeat(g.scope_ptr[rows_old] - np.cumsum(np.append(0, lens[:-1])), lens) + np.arange(total)
-            scodes[dst_idx] = g.scope_codes[src_idx]
+            shift = np.repeat(np.cumsum(lens) - lens, lens)
+            within = np.arange(total, dtype=np.int64) - shift
+            scodes[np.repeat(ptr[rows_new], lens) + within] = g.scope_codes[np.repeat(g.scope_ptr[rows_old], lens) + within]
         snames = list(g.scope_names)
         sindex = {x: i for i, x in enumerate(snames)}
         for p, lst in scope_lists.items():
@@ -638,66 +653,80 @@ class GraphSnapshot:
                     c = sindex[sname] = len(snames)
                     snames.append(sname)
                 scodes[ptr[p] + j] = c
-        scodes, snames_t = _recode(scodes, snames, [], [])
-        # ---- edges: the previous input (canonical edges + self-loops), remapped
-        ls = self.loops["src"]
-        src = np.concatenate([g.edge_src.astype(np.int64), ls.astype(np.int64)])
-        dst = np.concatenate([g.edge_dst.astype(np.int64), ls.astype(np.int64)])
-        typ = np.concatenate([g.edge_type_codes, self.loops["type"]]).astype(np.int32)
+        scodes, snames_t = _recode(scodes, snames, [], [], prune_nodes)
+        # ---- edges: the previous input (canonical edges + self-loops) minus the changed keys
+        # (found through the core's pair index, in the old numbering), remapped
+        core = g.core
+        E = g.num_edges
+        loops = self.loops
+        L = int(loops["src"].shape[0])
+        tindex = {x: i for i, x in enumerate(g.edge_type_names)}
+        drop: list[int] = []
+        typedir = core.edge_typedir if edge_keys else None
+        for a, b, c in edge_keys:
+            ia, ib, tc = index.get(a), index.get(b), tindex.get(c)
+            if ia is None or ib is None or tc is None:
+                continue
+            if ia == ib:
+                hit = np.flatnonzero((loops["src"] == ia) & (loops["type"] == tc))
+                drop.extend((E + hit).tolist())
+                continue
+            pair = core.pair_of(ia, ib)
+            if pair < 0:
+                continue
+            want = (tc << 1) | (1 if ia > ib else 0)
+            for e in range(int(g.pair_ptr[pair]), int(g.pair_ptr[pair + 1])):
+                if typedir is not None and int(typedir[e]) == want:
+                    drop.append(e)
+        src = np.concatenate([g.edge_src, loops["src"]]).astype(np.int64)
+        dst = np.concatenate([g.edge_dst, loops["src"]]).astype(np.int64)
+        typ = np.concatenate([g.edge_type_codes, loops["type"]]).astype(np.int32)
         ann: dict[str, Any] = {}
         for k in EDGE_ANNOTATION_KEYS:
             if k == "extraction_confidence":
-                base = g.edge_annotations[k][0] if k in g.edge_annotations else np.full(g.num_edges, np.nan)
-                ann[k] = np.concatenate([np.asarray(base, dtype=np.float64), self.loops[k]])
+                base = g.edge_annotations[k][0] if k in g.edge_annotations else np.full(E, np.nan)
+                ann[k] = np.concatenate([np.asarray(base, dtype=np.float64), loops[k]])
             else:
-                base_c, names = g.edge_annotations.get(k, (np.full(g.num_edges, -1, dtype=np.int32), ()))
-                ann[k] = (np.concatenate([np.asarray(base_c, dtype=np.int32), self.loops[k]]), names)
-        src = remap[src] if n_old else src
-        dst = remap[dst] if n_old else dst
-        alive = (src >= 0) & (dst >= 0)
-        tnames = list(g.edge_type_names)
-        tindex = {x: i for i, x in enumerate(tnames)}
-        if edge_keys:
-            T = max(len(tnames), 1)
-            keys = (src * n + dst) * T + typ
-            gone = []
-            for a, b, c in edge_keys:
-                ia, ib, tc = new_index.get(a, _pos(ids, a)), new_index.get(b, _pos(ids, b)), tindex.get(c)
-                if ia is not None and ib is not None and tc is not None:
-                    gone.append((ia * n + ib) * T + tc)
-            if gone:
-                alive &= ~np.isin(keys, np.asarray(gone, dtype=np.int64))
-        src, dst, typ = src[alive], dst[alive], typ[alive]
-        for k in EDGE_ANNOTATION_KEYS:
-            ann[k] = ann[k][alive] if k == "extraction_confidence" else (ann[k][0][alive], ann[k][1])
+                base_c, names = g.edge_annotations.get(k, (np.full(E, -1, dtype=np.int32), ()))
+                ann[k] = (np.concatenate([np.asarray(base_c, dtype=np.int32), loops[k]]), names)
+        if moved:
+            src = remap[src]
+            dst = remap[dst]
+        alive: npt.NDArray[np.bool_] | None = None
+        if drop:
+            alive = np.ones(E + L, dtype=bool)
+            alive[np.asarray(drop, dtype=np.int64)] = False
+        if deleted:  # edges of deleted nodes (the store deletes and logs them too)
+            alive = (src >= 0) & (dst >= 0) if alive is None else alive & (src >= 0) & (dst >= 0)
+        if alive is not None:
+            src, dst, typ = src[alive], dst[alive], typ[alive]
+            for k in EDGE_ANNOTATION_KEYS:
+                ann[k] = ann[k][alive] if k == "extraction_confidence" else (ann[k][0][alive], ann[k][1])
+        prune_edges = alive is not None
         m0 = src.shape[0]
-        if now_edges:
-            add_s = np.array([_pos(ids, r[0]) for r in now_edges], dtype=np.int64)
-            add_d = np.array([_pos(ids, r[1]) for r in now_edges], dtype=np.int64)
-            src = np.concatenate([src, add_s])
-            dst = np.concatenate([dst, add_d])
-            typ = np.concatenate([typ, np.zeros(len(now_edges), dtype=np.int32)])
-            positions = list(range(m0, m0 + len(now_edges)))
-            typ, tnames_t = _recode(typ, tnames, positions, [r[2] for r in now_edges])
-            for j, k in enumerate(EDGE_ANNOTATION_KEYS):
-                vals = [r[3 + j] for r in now_edges]
-                if k == "extraction_confidence":
+        add = len(now_edges)
+        positions = list(range(m0, m0 + add))
+        if add:
+            src = np.concatenate([src, np.array([new_index.get(r[0], _pos(ids, r[0])) for r in now_edges], dtype=np.int64)])
+            dst = np.concatenate([dst, np.array([new_index.get(r[1], _pos(ids, r[1])) for r in now_edges], dtype=np.int64)])
+            typ = np.concatenate([typ, np.zeros(add, dtype=np.int32)])
+        typ_e = _recode(typ, g.edge_type_names, positions, [r[2] for r in now_edges], prune_edges)
+        for j, k in enumerate(EDGE_ANNOTATION_KEYS):
+            vals = [r[3 + j] for r in now_edges]
+            if k == "extraction_confidence":
+                if add:
                     ann[k] = np.concatenate([ann[k], np.array([np.nan if v is None else float(v) for v in vals])])
-                else:
-                    c0, names = ann[k]
-                    c0 = np.concatenate([c0, np.full(len(now_edges), -1, dtype=np.int32)])
-                    ann[k] = _recode(c0, names, positions, vals)
-        else:
-            typ, tnames_t = _recode(typ, tnames, [], [])
-            for k in _CATEGORICAL:
-                ann[k] = _recode(ann[k][0], ann[k][1], [], [])
+            else:
+                c0, names = ann[k]
+                if add:
+                    c0 = np.concatenate([c0, np.full(add, -1, dtype=np.int32)])
+                ann[k] = _recode(c0, names, positions, vals, prune_edges)
         cols = Columns(ids=ids, titles=titles, node_types=ntypes, lifecycle=life,
                        scopes=(ptr, scodes, snames_t), src=src.astype(np.int32), dst=dst.astype(np.int32),
-                       etype=(typ, tnames_t), ann=ann)
+                       etype=typ_e, ann=ann)
         return GraphSnapshot.from_columns(cols, version)
 
 
 def _pos(ids: list[str], x: str) -> int | None:
-    import bisect
     i = bisect.bisect_left(ids, x)
     return i if i < len(ids) and ids[i] == x else None
