@@ -423,3 +423,81 @@ def test_bulk_load_equals_row_by_row_writes_and_rolls_back_whole(tmp_path):
         assert c.conn.execute(schema).fetchall() == before and c.node("x") is None
         c.add_nodes([{"id": "x", "title": "searchable"}])
         assert c.search("searchable")[0][0] == "x" and c.graph().num_nodes == 1
+
+
+def test_read_only_open_reads_and_refuses_writes(tmp_path):
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase.open(path) as kb:
+        kb.add_nodes([{"id": "a", "title": "Alpha"}])
+        kb.add_edges([("a", "b")])
+        g = kb.graph()
+    with KnowledgeBase.open(path, read_only=True) as ro:
+        assert ro.read_only and array_diff(ro.graph(), g) == [] and ro.search("alpha")[0][0] == "a"
+        with pytest.raises(Exception, match="read-only"):
+            ro.add_nodes([{"id": "c"}])
+        with pytest.raises(Exception, match="read-only"):
+            ro.set_embeddings("m", ["a"], [[1.0]])
+        # a writer elsewhere is seen (mode=ro shares the WAL)
+        with KnowledgeBase.open(path) as w:
+            w.add_edges([("b", "c")])
+        assert "c" in ro.graph() and not ro.immutable
+
+
+def test_read_only_without_wal_files_uses_immutable(tmp_path):
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase.open(path) as kb:
+        kb.add_edges([("a", "b")])
+        kb.graph()
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = DELETE")  # checkpoint and drop -wal/-shm, as on a copied file
+    conn.close()
+    assert not os.path.exists(path + "-wal")
+    before = sorted(os.listdir(tmp_path))
+    os.chmod(path, 0o444)
+    with KnowledgeBase.open(path, read_only=True) as ro:
+        assert ro.graph().num_edges == 1
+    assert sorted(os.listdir(tmp_path)) == before  # nothing created or changed beside it
+    with pytest.raises(FileNotFoundError):
+        KnowledgeBase.open(str(tmp_path / "missing.sqlite"), read_only=True)
+
+
+def test_read_only_falls_back_to_immutable_when_mode_ro_cannot_open(tmp_path, monkeypatch):
+    """On read-only media a WAL file without its -shm cannot be opened mode=ro (SQLite must
+    create the -shm); simulated here (root ignores permissions) by refusing mode=ro alone."""
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase.open(path) as kb:
+        kb.add_edges([("a", "b"), ("b", "c")])
+        g = kb.graph()
+    for f in (path + "-wal", path + "-shm"):
+        assert not os.path.exists(f) or os.path.getsize(f) == 0 or f.endswith("-shm")
+    real = sqlite3.connect
+
+    def connect(target, *a, **kw):
+        if isinstance(target, str) and target.startswith("file:") and "immutable=1" not in target:
+            raise sqlite3.OperationalError("unable to open database file")
+        return real(target, *a, **kw)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    with KnowledgeBase.open(path, read_only=True) as ro:
+        assert ro.immutable and array_diff(ro.graph(), g) == []
+    # with committed data still in a -wal file, immutable would miss it: refused instead
+    monkeypatch.setattr(sqlite3, "connect", real)
+    w = KnowledgeBase.open(path)
+    w.conn.execute("PRAGMA wal_autocheckpoint = 0")
+    w.add_edges([("c", "d")])
+    assert os.path.getsize(path + "-wal") > 0
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    with pytest.raises(Exception, match="cannot open .* read-only"):
+        KnowledgeBase.open(path, read_only=True)
+    monkeypatch.setattr(sqlite3, "connect", real)
+    w.close()
+
+
+def test_cli_read_only_flag(tmp_path, capsys):
+    from conceptwalk.cli import main
+
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase.open(path) as kb:
+        kb.add_edges([("a", "b"), ("b", "c")])
+    assert main(["path", path, "a", "c", "--read-only", "--json"]) == 0
+    assert [x["id"] for x in json.loads(capsys.readouterr().out)["nodes"]] == ["a", "b", "c"]

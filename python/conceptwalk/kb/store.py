@@ -327,7 +327,9 @@ class KnowledgeBase:
         self._light: tuple[GraphSnapshot, LinkGraph] | None = None  # its annotations=False projection
         self._file_version: int | None = None  # the change-log position of the snapshot file on disk
         self._persist = not (path == ":memory:" or path.startswith("file::memory:"))
+        #: Opened with ``read_only=True``; ``immutable``: with SQLite's ``immutable=1``.
         self.read_only = False
+        self.immutable = False
         try:
             self._changelog = conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'changes'").fetchone() is not None
@@ -338,7 +340,8 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, create: bool = True) -> KnowledgeBase:
+    def open(cls, path: str | os.PathLike[str], *, create: bool = True,
+             read_only: bool = False) -> KnowledgeBase:
         """Open (and by default create) the knowledge base stored at ``path``.
 
         Parameters
@@ -348,6 +351,9 @@ class KnowledgeBase:
         create : bool
             Create the file when absent; with ``False`` a missing file raises
             :class:`FileNotFoundError`.
+        read_only : bool
+            Open an existing file for reading only (see :meth:`open_read_only`): every write
+            raises :class:`ConceptwalkError`, nothing next to the file is created or changed.
 
         Returns
         -------
@@ -365,6 +371,8 @@ class KnowledgeBase:
         (0, 0)
         >>> kb.close()
         """
+        if read_only:
+            return cls.open_read_only(path)
         p = str(os.fspath(path))
         memory = p == ":memory:" or p.startswith("file::memory:")
         if not memory and not create and not os.path.exists(p):
@@ -399,6 +407,78 @@ class KnowledgeBase:
             conn.close()
             raise
         return cls(conn, p)
+
+    @classmethod
+    def open_read_only(cls, path: str | os.PathLike[str]) -> KnowledgeBase:
+        """Open an existing knowledge base for reading only, e.g. on read-only media.
+
+        The file is opened with SQLite's ``mode=ro``, which still shares the WAL with writers in
+        other processes (their commits are seen) but needs the ``-shm``/``-wal`` files to exist
+        or the directory to be writable. When that fails and no ``-wal`` file holds data, it is
+        opened ``immutable=1``: SQLite then takes no locks and assumes the file never changes,
+        so this must not be used while another process writes to it (it would read torn
+        pages). A saved snapshot beside the store is used when it matches; none is written.
+        A version-1 file (no change log) is read as it is: each change to it then costs a
+        full rebuild of the graph.
+
+        Raises
+        ------
+        FileNotFoundError
+            No file at ``path``.
+        ConceptwalkError
+            The file cannot be read as a knowledge base, or was written by a newer schema.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), "kb.sqlite")
+        >>> with KnowledgeBase.open(p) as kb:
+        ...     _ = kb.add_edges([("a", "b")])
+        >>> with KnowledgeBase.open(p, read_only=True) as ro:
+        ...     ro.graph().num_edges
+        ...     ro.add_edges([("b", "c")])
+        Traceback (most recent call last):
+        ...
+        conceptwalk.errors.ConceptwalkError: ... is open read-only: writes are refused
+        """
+        import urllib.parse
+
+        p = str(os.fspath(path))
+        if p == ":memory:" or p.startswith("file:"):
+            raise ConceptwalkError(f"read_only needs a file path, got {p!r}")
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"knowledge base not found: {p!r}")
+        uri = "file:" + urllib.parse.quote(os.path.abspath(p))
+        wal = p + "-wal"
+        attempts = ["?mode=ro"]
+        if not (os.path.exists(wal) and os.path.getsize(wal) > 0):
+            attempts.append("?mode=ro&immutable=1")
+        last: Exception | None = None
+        for query in attempts:
+            try:
+                conn = sqlite3.connect(uri + query, uri=True, isolation_level=None, check_same_thread=False,
+                                       timeout=30.0)
+            except sqlite3.DatabaseError as exc:
+                last = exc
+                continue
+            try:
+                conn.execute("PRAGMA busy_timeout = 30000")
+                have = conn.execute("PRAGMA user_version").fetchone()[0]
+                conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                last = exc
+                continue
+            if have > SCHEMA_VERSION:
+                conn.close()
+                raise ConceptwalkError(
+                    f"{p!r} has schema version {have}, newer than this conceptwalk supports "
+                    f"({SCHEMA_VERSION}); upgrade conceptwalk")
+            kb = cls(conn, p)
+            kb.read_only = True
+            kb.immutable = "immutable" in query
+            return kb
+        raise ConceptwalkError(f"cannot open {p!r} read-only as a knowledge base: {last}")
 
     def close(self) -> None:
         """Close the connection (idempotent), first saving the graph snapshot beside the store
@@ -454,6 +534,8 @@ class KnowledgeBase:
         """
         with self._lock:
             conn = self.conn
+            if self.read_only:
+                raise ConceptwalkError(f"{self.path!r} is open read-only: writes are refused")
             if self._depth:
                 self._depth += 1
                 try:
