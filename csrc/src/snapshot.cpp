@@ -51,19 +51,25 @@ CSRGraph CSRGraph::from_parts(node_t n, std::int32_t num_types, const offset_t* 
     above_total += above;
   }
   if (above_total != num_pairs) bad("the pairs do not match the entries");
-  // Symmetry: every entry above its row has its mirror; with as many entries below as above
-  // (2 * pairs in all), that makes the rows exactly symmetric.
-  for (std::size_t u = 0; u < N; ++u) {
-    const node_t* rb = indices + indptr[u];
-    const node_t* re = indices + indptr[u + 1];
-    for (const node_t* p = std::upper_bound(rb, re, static_cast<node_t>(u)); p != re; ++p) {
-      const node_t v = *p;
-      const node_t* vb = indices + indptr[v];
-      const node_t* ve = indices + indptr[v + 1];
-      const node_t* it = std::lower_bound(vb, ve, static_cast<node_t>(u));
-      if (it == ve || *it != static_cast<node_t>(u))
-        bad("rows are not symmetric at (" + std::to_string(u) + ", " + std::to_string(v) + ")");
+  // Symmetry in one pass: walking rows in ascending order, the entries above their row, (u, v)
+  // with v > u, must meet row v's entries below it in order (those are ascending u), which a
+  // cursor per row checks; at the end every row's below part must be used up. Together with as
+  // many entries below as above, that makes the rows exactly symmetric.
+  {
+    std::vector<offset_t> cursor(indptr, indptr + N);
+    for (std::size_t u = 0; u < N; ++u) {
+      const offset_t a = indptr[u + 1] - (pair_base[u + 1] - pair_base[u]);
+      for (offset_t e = a; e < indptr[u + 1]; ++e) {
+        const node_t v = indices[e];
+        const offset_t c = cursor[static_cast<std::size_t>(v)]++;
+        const offset_t v_above = indptr[v + 1] - (pair_base[v + 1] - pair_base[v]);
+        if (c >= v_above || indices[c] != static_cast<node_t>(u))
+          bad("rows are not symmetric at (" + std::to_string(u) + ", " + std::to_string(v) + ")");
+      }
     }
+    for (std::size_t v = 0; v < N; ++v)
+      if (cursor[v] != indptr[v + 1] - (pair_base[v + 1] - pair_base[v]))
+        bad("rows are not symmetric at node " + std::to_string(v));
   }
   if (pair_ptr[0] != 0 || pair_ptr[num_pairs] != num_edges) bad("pair_ptr must run from 0 to num_edges");
   for (std::int64_t p = 0; p < num_pairs; ++p) {
