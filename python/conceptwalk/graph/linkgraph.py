@@ -466,6 +466,8 @@ class LinkGraph:
             return np.zeros(0, dtype=np.int64)
         if not np.issubdtype(arr.dtype, np.integer):
             raise InputError(f"{name} must hold integers, got dtype {arr.dtype}")
+        if arr.dtype == np.int32:  # kept as is (the core takes int32); typed as the int64 it stands for
+            return arr
         return arr.astype(np.int64, copy=False)
 
     def to_arrays(self) -> dict[str, np.ndarray[Any, Any]]:
@@ -599,7 +601,9 @@ class LinkGraph:
             np.ascontiguousarray(typ, dtype=np.int32))
         E = int(core.num_edges)
         kept = canon >= 0
-        kept_idx = np.flatnonzero(kept)
+        nkept = int(np.count_nonzero(kept))
+        kept_idx = np.arange(m, dtype=np.int64) if nkept == m else np.flatnonzero(kept)
+        ci = canon if nkept == m else canon[kept_idx]  # canonical edge of each kept input
         # Annotation columns in input edge order: categorical codes into sorted names, or floats.
         encoded: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]] = {}
         for key, col in edge_annotations.items():
@@ -610,9 +614,12 @@ class LinkGraph:
         # The input edge behind each canonical edge. Exact duplicates: the smallest annotation
         # tuple (absent first, then by sorted value) wins, so the choice never depends on order.
         chosen = np.empty(E, dtype=np.int64)
-        chosen[canon[kept_idx]] = kept_idx  # unique wherever there is no duplicate
-        counts = np.bincount(canon[kept_idx], minlength=E) if E else np.zeros(0, dtype=np.int64)
-        dup_groups = np.flatnonzero(counts > 1)
+        chosen[ci] = kept_idx  # unique wherever there is no duplicate
+        if nkept > E:  # duplicates
+            counts = np.bincount(ci, minlength=E)
+            dup_groups = np.flatnonzero(counts > 1)
+        else:
+            dup_groups = np.zeros(0, dtype=np.int64)
         if dup_groups.size and encoded:
             members: dict[int, list[int]] = {int(c): [] for c in dup_groups}
             for i in kept_idx[np.isin(canon[kept_idx], dup_groups)].tolist():
@@ -635,13 +642,13 @@ class LinkGraph:
             anns[key] = (picked, names)
         # Canonical edge columns: every kept input edge lands on its canonical edge with its
         # own direction and type, so a scatter of the inputs fills them (duplicates agree).
-        ci = canon[kept_idx]
         edge_src = np.empty(E, dtype=np.int32)
         edge_dst = np.empty(E, dtype=np.int32)
         etype = np.empty(E, dtype=np.int32)
-        edge_src[ci] = src[kept_idx]
-        edge_dst[ci] = dst[kept_idx]
-        etype[ci] = typ[kept_idx]
+        if nkept == m:
+            edge_src[ci], edge_dst[ci], etype[ci] = src, dst, typ
+        else:
+            edge_src[ci], edge_dst[ci], etype[ci] = src[kept_idx], dst[kept_idx], typ[kept_idx]
         # Node columns (input order) -> sorted order.
         if isinstance(node_types, np.ndarray):
             node_types = node_types.tolist()
@@ -717,7 +724,7 @@ class LinkGraph:
                    node_lifecycle_codes=np.ascontiguousarray(life_codes), node_lifecycle_names=life_names,
                    edge_src=edge_src, edge_dst=edge_dst, edge_type_codes=etype,
                    edge_type_names=type_names, edge_annotations=anns,
-                   self_loops=int((~kept).sum()), duplicate_edges=int(kept.sum()) - E)
+                   self_loops=m - nkept, duplicate_edges=nkept - E)
 
     # ------------------------------------------------------------------ basic access
     @property
