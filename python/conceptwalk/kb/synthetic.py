@@ -307,6 +307,7 @@ class SyntheticKB:
         ...     (kb.stats()["nodes"], kb.stats()["edges"]) == (syn.num_nodes, syn.num_edges)
         True
         """
+        import itertools
         import json
 
         ids = self.ids
@@ -321,10 +322,14 @@ class SyntheticKB:
         tnames, tcodes = np.unique(et, return_inverse=True)
         eorder = np.lexsort((tcodes, rank[self.dst], rank[self.src]))  # stable: repeats keep order
         a = self.edge_annotations
-        cols = [a[k] for k in ("authority", "fidelity", "extraction_method", "extraction_confidence", "lifecycle")]
-        src, dst, typ = self.src.tolist(), self.dst.tolist(), et.tolist()
-        edges = [(ids[src[j]], ids[dst[j]], typ[j], cols[0][j], cols[1][j], cols[2][j], cols[3][j], cols[4][j], every)
-                 for j in eorder.tolist()]
+        ids_o = np.asarray(ids, dtype=object)
+        # Columns permuted by (object-array) fancy indexing in C, zipped into tuples.
+        cols = [ids_o[self.src[eorder]].tolist(), ids_o[self.dst[eorder]].tolist(), et[eorder].tolist()]
+        for k in ("authority", "fidelity", "extraction_method", "extraction_confidence", "lifecycle"):
+            col = np.empty(len(a[k]), dtype=object)
+            col[:] = a[k]
+            cols.append(col[eorder].tolist())
+        edges = list(zip(*cols, itertools.repeat(every, len(eorder))))
         with kb.bulk():
             for i in range(0, len(nodes), chunk):
                 kb.put_nodes(nodes[i:i + chunk])
