@@ -1101,7 +1101,8 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ the graph snapshot
     #: Changes after which an open store re-saves its snapshot file (so a fresh process has
-    #: little of the change log to apply); a full build always saves it.
+    #: little of the change log to apply), or 1% of the graph's nodes plus edges when that is
+    #: more (saving costs a write of the whole file); a full build always saves it.
     SNAPSHOT_SAVE_EVERY = 1000
 
     @property
@@ -1225,8 +1226,8 @@ class KnowledgeBase:
         if (snap is None or path is None or self.read_only or not self._changelog or self._uuid is None
                 or snap.version < 0 or self._file_version == snap.version):
             return
-        if (not force and self._file_version is not None
-                and snap.version - self._file_version < self.SNAPSHOT_SAVE_EVERY):
+        every = max(self.SNAPSHOT_SAVE_EVERY, (snap.graph.num_nodes + snap.graph.num_edges) // 100)
+        if not force and self._file_version is not None and snap.version - self._file_version < every:
             return
         meta = {"kind": "conceptwalk.graph", "store_uuid": self._uuid, "schema_version": SCHEMA_VERSION,
                 "graph_version": snap.version, "last_change": self._change_at(self.conn, snap.version)}
