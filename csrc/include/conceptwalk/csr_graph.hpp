@@ -83,7 +83,7 @@ class CSRGraph {
   // Rebuilds a graph from the arrays another build produced (a saved snapshot), copying them
   // after checking every invariant the algorithms rely on (row order, symmetry, pair
   // structure, edge type codes), so arrays from a damaged file are refused, never read out of
-  // bounds. O(n + entries * log(degree)). Defined in snapshot.cpp. Throws InvalidArgument.
+  // bounds. O(n + entries). Defined in snapshot.cpp. Throws InvalidArgument.
   static CSRGraph from_parts(node_t n, std::int32_t num_types, const offset_t* indptr,
                              std::int64_t num_entries, const node_t* indices,
                              const std::int32_t* pair_base, std::int64_t num_pairs,
