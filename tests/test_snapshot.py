@@ -197,6 +197,8 @@ def test_writes_that_cannot_change_the_graph_keep_it(tmp_path):
         kb.add_nodes([{"id": "a", "body": "another body"}, {"id": "b", "title": None}])  # no graph change
         kb.add_edges([("a", "b")])  # the same edge again
         assert kb.version > v and kb.graph() is g
+        # a body change is logged for a text index (kind 3), and the graph stays the same object
+        assert kb.conn.execute("SELECT kind, a FROM changes ORDER BY seq DESC LIMIT 1").fetchone() == (3, "a")
         kb.add_nodes([{"id": "a", "title": "A2"}])  # titles are in the graph
         assert kb.graph() is not g and kb.graph().title("a") == "A2"
 

@@ -42,7 +42,7 @@ from ..errors import ConceptwalkError, InputError
 from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph
 from ..graph.linkgraph import codes_of
 
-__all__ = ["CHANGELOG_SCHEMA", "CHANGE_EDGE", "CHANGE_NODE", "CHANGE_RESET", "FILE_FORMAT", "GraphSnapshot", "SnapshotError", "read_arrays", "read_graph", "write_arrays"]
+__all__ = ["CHANGELOG_SCHEMA", "CHANGE_EDGE", "CHANGE_NODE", "CHANGE_RESET", "CHANGE_TEXT", "FILE_FORMAT", "GraphSnapshot", "SnapshotError", "read_arrays", "read_graph", "write_arrays"]
 
 #: Version of the snapshot file layout (header + JSON directory + aligned arrays).
 FILE_FORMAT = 1
@@ -52,7 +52,10 @@ _ALIGN = 64
 _ROWS = 65536  # rows per chunk read from SQLite
 _SEP = "\x00"
 _CATEGORICAL = tuple(k for k in EDGE_ANNOTATION_KEYS if k != "extraction_confidence")
-CHANGE_RESET, CHANGE_NODE, CHANGE_EDGE = 0, 1, 2
+#: Change-log kinds (``changes.kind``): the whole store changed (a bulk load), one node (``a`` =
+#: id), one edge (``a, b, c`` = src, dst, type), the body of node ``a`` (only text reads it: the
+#: graph ignores it). A row names what changed, not how: the current row is read back.
+CHANGE_RESET, CHANGE_NODE, CHANGE_EDGE, CHANGE_TEXT = 0, 1, 2, 3
 
 
 class SnapshotError(ConceptwalkError):
@@ -427,9 +430,9 @@ _NODE_COLS = "id, type, title, scopes, lifecycle"
 _NODE_DIFF = " OR ".join(f"old.{k} IS NOT new.{k}" for k in ("id", "type", "title", "scopes", "lifecycle"))
 _EDGE_DIFF = " OR ".join(f"old.{k} IS NOT new.{k}" for k in ("src", "dst", "type") + EDGE_ANNOTATION_KEYS)
 #: The change log and the triggers that fill it in the transaction of every change to what the
-#: graph holds (node id, type, title, scopes, lifecycle; every edge column). A write that
-#: changes nothing the graph reads (a body, an alias, an embedding, an upsert of equal values)
-#: logs nothing, so it leaves the snapshot valid.
+#: graph holds (node id, type, title, scopes, lifecycle; every edge column), and of a body (kind
+#: CHANGE_TEXT, for a text index; the graph skips it). A write that changes nothing the graph
+#: reads (a body, an alias, an embedding, an upsert of equal values) leaves the graph as it is.
 CHANGELOG_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS changes(
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -445,6 +448,10 @@ END;
 CREATE TRIGGER IF NOT EXISTS changes_nodes_au AFTER UPDATE ON nodes WHEN {_NODE_DIFF} BEGIN
     INSERT INTO changes(kind, a) VALUES ({CHANGE_NODE}, old.id);
     INSERT INTO changes(kind, a) SELECT {CHANGE_NODE}, new.id WHERE new.id IS NOT old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS changes_nodes_body AFTER UPDATE OF body ON nodes
+    WHEN old.body IS NOT new.body AND NOT ({_NODE_DIFF}) BEGIN
+    INSERT INTO changes(kind, a) VALUES ({CHANGE_TEXT}, new.id);
 END;
 CREATE TRIGGER IF NOT EXISTS changes_edges_ai AFTER INSERT ON edges BEGIN
     INSERT INTO changes(kind, a, b, c) VALUES ({CHANGE_EDGE}, new.src, new.dst, new.type);

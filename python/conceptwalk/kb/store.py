@@ -36,7 +36,7 @@ import numpy.typing as npt
 from ..graph import intern_strings
 from ..errors import ConceptwalkError, InputError, NotFoundError
 from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, LinkGraph
-from .snapshot import CHANGELOG_SCHEMA, CHANGE_RESET, GraphSnapshot, SnapshotError, read_arrays, write_arrays
+from .snapshot import CHANGELOG_SCHEMA, CHANGE_RESET, CHANGE_TEXT, GraphSnapshot, SnapshotError, read_arrays, write_arrays
 
 __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
 
@@ -324,7 +324,7 @@ class KnowledgeBase:
         self._lock = threading.RLock()
         self._depth = 0  # nesting of transaction()
         self._snap: GraphSnapshot | None = None  # the graph at a change-log position
-        self._light: tuple[GraphSnapshot, LinkGraph] | None = None  # its annotations=False projection
+        self._light: tuple[LinkGraph, LinkGraph] | None = None  # a graph and its annotations=False projection
         self._file_version: int | None = None  # the change-log position of the snapshot file on disk
         self._persist = not (path == ":memory:" or path.startswith("file::memory:"))
         #: Opened with ``read_only=True``; ``immutable``: with SQLite's ``immutable=1``.
@@ -1157,8 +1157,8 @@ class KnowledgeBase:
                 self._save_snapshot(force=self._file_version is None)
             if key:
                 return snap.graph
-            if self._light is None or self._light[0] is not snap:
-                self._light = (snap, snap.graph.without_annotations())
+            if self._light is None or self._light[0] is not snap.graph:
+                self._light = (snap.graph, snap.graph.without_annotations())
             return self._light[1]
 
     def _graph_version(self, conn: sqlite3.Connection) -> int:
@@ -1184,7 +1184,11 @@ class KnowledgeBase:
             limit = max(1000, (snap.graph.num_nodes + snap.graph.num_edges) // 8)
             if (len(rows) == version - snap.version and len(rows) <= limit
                     and all(r[0] != CHANGE_RESET for r in rows)):
-                out = snap.advance(conn, rows, version)
+                graph_rows = [r for r in rows if r[0] != CHANGE_TEXT]
+                if graph_rows:
+                    out = snap.advance(conn, graph_rows, version)
+                else:  # only bodies changed: the same graph, at the new position
+                    out = GraphSnapshot(snap.graph, version, snap.loops)
         if out is None:
             out = GraphSnapshot.build(conn, version)
         if keep:
