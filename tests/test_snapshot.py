@@ -503,3 +503,84 @@ def test_cli_read_only_flag(tmp_path, capsys):
         kb.add_edges([("a", "b"), ("b", "c")])
     assert main(["path", path, "a", "c", "--read-only", "--json"]) == 0
     assert [x["id"] for x in json.loads(capsys.readouterr().out)["nodes"]] == ["a", "b", "c"]
+
+
+# ---------------------------------------------------------------------- compact vectors
+@settings(max_examples=30, deadline=None)
+@given(steps=st.lists(st.one_of(
+    st.tuples(st.just("set"), st.lists(st.integers(0, 11), min_size=1, max_size=8, unique=True),
+              st.integers(0, 1000), st.booleans()),
+    st.tuples(st.just("delete"), st.lists(st.integers(0, 11), min_size=1, max_size=2, unique=True),
+              st.just(0), st.just(False))), min_size=1, max_size=8))
+def test_vectors_follow_writes_like_a_dict(steps):
+    """Chunked vector storage (several vectors per blob) against a dict oracle: overwrites keep
+    their slot, new ids take new ones, replace starts over, deleted nodes lose their vectors."""
+    with KnowledgeBase.open(":memory:") as kb:
+        kb.VECTOR_CHUNK_BYTES = 3 * 4 * 2  # three 2-d vectors per chunk: many chunk boundaries
+        oracle: dict[str, list[float]] = {}
+        for kind, which, salt, replace in steps:
+            ids = [f"n{i:02d}" for i in which]
+            if kind == "set":
+                kb.add_nodes([{"id": x} for x in ids])
+                mat = [[float(salt + i), float(-i)] for i in which]
+                kb.set_embeddings("m", ids, mat, replace=replace)
+                if replace:
+                    oracle.clear()
+                oracle.update(zip(ids, mat))
+            else:
+                kb.delete_nodes(ids)
+                for x in ids:
+                    oracle.pop(x, None)
+            got_ids, got = kb.get_embeddings("m")
+            assert got_ids == sorted(oracle)
+            assert got.tolist() == [oracle[x] for x in got_ids] or (not oracle and got.shape == (0, 0))
+            if oracle:
+                some = sorted(oracle)[::2]
+                assert kb.get_embeddings("m", some)[1].tolist() == [oracle[x] for x in some]
+            assert kb.stats()["embeddings"] == ({"m": len(oracle)} if oracle else {})
+
+
+def test_vectors_grow_the_file_by_about_their_bytes(tmp_path):
+    path = str(tmp_path / "kb.sqlite")
+    ids = [f"n{i:05d}" for i in range(6000)]
+    with KnowledgeBase.open(path) as kb:
+        kb.add_nodes([{"id": x} for x in ids])
+    before = os.path.getsize(path)
+    mat = np.random.default_rng(1).standard_normal((len(ids), 256)).astype(np.float32)
+    with KnowledgeBase.open(path) as kb:
+        kb.set_embeddings("m", ids, mat)
+        kb.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        got_ids, got = kb.get_embeddings("m")
+        assert got_ids == ids and np.array_equal(got, mat)
+    grown = os.path.getsize(path) - before
+    assert grown <= 1.2 * mat.nbytes, grown / mat.nbytes
+
+
+def test_schema_1_vectors_are_moved_into_chunks(tmp_path):
+    path = str(tmp_path / "v1.sqlite")
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value);
+        INSERT INTO meta VALUES ('schema_version', 1), ('version', 1);
+        CREATE TABLE nodes(rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT, title TEXT,
+                           body TEXT, scopes TEXT, lifecycle TEXT);
+        CREATE TABLE edges(src TEXT NOT NULL, dst TEXT NOT NULL, type TEXT NOT NULL, authority TEXT,
+                           fidelity TEXT, extraction_method TEXT, extraction_confidence REAL,
+                           lifecycle TEXT, UNIQUE(src, dst, type));
+        CREATE TABLE embeddings(node_id TEXT NOT NULL, model TEXT NOT NULL, dim INTEGER NOT NULL,
+                                vector BLOB NOT NULL, PRIMARY KEY(node_id, model)) WITHOUT ROWID;
+        INSERT INTO nodes(id) VALUES ('a'), ('b'), ('c');
+        PRAGMA user_version = 1;
+    """)
+    vec = {("a", "m"): [1.0, 2.0], ("c", "m"): [3.0, 4.0], ("b", "k"): [5.0, 6.0, 7.0]}
+    conn.executemany("INSERT INTO embeddings VALUES (?, ?, ?, ?)",
+                     [(x, m, len(v), np.array(v, dtype="<f4").tobytes()) for (x, m), v in vec.items()])
+    conn.commit()
+    conn.close()
+    with KnowledgeBase.open(path) as kb:
+        assert kb.get_embeddings("m")[0] == ["a", "c"]
+        assert kb.get_embeddings("m")[1].tolist() == [[1.0, 2.0], [3.0, 4.0]]
+        assert kb.get_embeddings("k", ["b"])[1].tolist() == [[5.0, 6.0, 7.0]]
+        assert kb.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 0
+        kb.set_embeddings("m", ["b"], [[9.0, 9.0]])  # the migrated model keeps working
+        assert kb.get_embeddings("m")[1].tolist() == [[1.0, 2.0], [9.0, 9.0], [3.0, 4.0]]

@@ -10,8 +10,12 @@ Schema (``PRAGMA user_version`` and ``meta.schema_version`` = :data:`SCHEMA_VERS
     edges(src, dst, type NOT NULL, authority, fidelity, extraction_method,
           extraction_confidence REAL, lifecycle, UNIQUE(src, dst, type))
     aliases(alias, canonical REFERENCES nodes(id), PRIMARY KEY(alias, canonical))
-    embeddings(node_id REFERENCES nodes(id), model, dim, vector BLOB /* float32 LE */,
-               PRIMARY KEY(node_id, model))
+    vector_models(model PRIMARY KEY, dim, per_chunk, next_slot)
+    vector_slots(model, node_id REFERENCES nodes(id), slot, PRIMARY KEY(model, node_id))
+    vector_chunks(model, chunk, data BLOB /* per_chunk vectors, float32 LE */,
+                  PRIMARY KEY(model, chunk))
+    embeddings  -- schema 1's one-blob-per-vector table, emptied into the above on upgrade
+    changes     -- the change log (see conceptwalk.kb.snapshot)
     nodes_fts  -- FTS5 external-content index over nodes(title, body), kept in sync by triggers
 
 ``nodes.rid`` is an explicit ``INTEGER PRIMARY KEY`` so the FTS5 external-content rowids stay
@@ -94,6 +98,38 @@ CREATE TABLE IF NOT EXISTS embeddings(
     PRIMARY KEY(node_id, model)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS embeddings_model ON embeddings(model, node_id);
+CREATE TABLE IF NOT EXISTS vector_models(
+    model TEXT PRIMARY KEY,
+    dim INTEGER NOT NULL,
+    per_chunk INTEGER NOT NULL,
+    next_slot INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS vector_slots(
+    model TEXT NOT NULL,
+    node_id TEXT NOT NULL REFERENCES nodes(id),
+    slot INTEGER NOT NULL,
+    PRIMARY KEY(model, node_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS vector_slots_node ON vector_slots(node_id);
+CREATE TABLE IF NOT EXISTS vector_chunks(
+    model TEXT NOT NULL,
+    chunk INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY(model, chunk)
+);
+-- Schema 1 -> 2: each stored vector becomes a one-vector chunk (per_chunk = 1) of its model
+-- (a later set_embeddings(..., replace=True) packs the model densely); idempotent.
+INSERT OR IGNORE INTO vector_models(model, dim, per_chunk, next_slot)
+    SELECT model, max(dim), 1, 0 FROM embeddings GROUP BY model;
+INSERT OR IGNORE INTO vector_slots(model, node_id, slot)
+    SELECT e.model, e.node_id, m.next_slot + row_number() OVER (PARTITION BY e.model ORDER BY e.node_id) - 1
+    FROM embeddings e JOIN vector_models m ON m.model = e.model;
+INSERT OR REPLACE INTO vector_chunks(model, chunk, data)
+    SELECT e.model, s.slot, e.vector FROM embeddings e
+    JOIN vector_slots s ON s.model = e.model AND s.node_id = e.node_id;
+UPDATE vector_models SET next_slot = (SELECT coalesce(max(slot), -1) + 1 FROM vector_slots s
+                                      WHERE s.model = vector_models.model);
+DELETE FROM embeddings;
 CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
     title, body, content='nodes', content_rowid='rid',
     tokenize='porter unicode61 remove_diacritics 2'
@@ -781,7 +817,7 @@ class KnowledgeBase:
                 conn.execute(f"DELETE FROM edges WHERE src IN ({marks})", part)
                 conn.execute(f"DELETE FROM edges WHERE dst IN ({marks})", part)
                 conn.execute(f"DELETE FROM aliases WHERE canonical IN ({marks})", part)
-                conn.execute(f"DELETE FROM embeddings WHERE node_id IN ({marks})", part)
+                conn.execute(f"DELETE FROM vector_slots WHERE node_id IN ({marks})", part)
                 n += conn.execute(f"DELETE FROM nodes WHERE id IN ({marks})", part).rowcount
         return n
 
@@ -915,25 +951,92 @@ class KnowledgeBase:
             if x in seen:
                 raise InputError(f"set_embeddings: ids[{i}] repeats {x!r}")
             seen.add(x)
-        dim = int(arr.shape[1])
         with self.transaction():
             missing = self._missing_nodes(ids)
             if missing:
                 i = next(i for i, x in enumerate(ids) if x in missing)
                 raise InputError(f"set_embeddings: ids[{i}] {ids[i]!r} is not a node")
-            conn = self.conn
-            if replace:
-                conn.execute("DELETE FROM embeddings WHERE model = ?", (model,))
-            else:
-                r = conn.execute("SELECT dim FROM embeddings WHERE model = ? AND dim != ? LIMIT 1",
-                                 (model, dim)).fetchone()
-                if r is not None:
-                    raise InputError(f"set_embeddings: model {model!r} stores dim {r[0]}, got dim {dim} "
-                                     "(pass replace=True to replace its vectors)")
-            conn.executemany(
-                "INSERT OR REPLACE INTO embeddings(node_id, model, dim, vector) VALUES (?, ?, ?, ?)",
-                ((x, model, dim, arr[i].tobytes()) for i, x in enumerate(ids)))
+            self._put_vectors(model, ids, arr, replace)
         return len(ids)
+
+    #: Bytes of vectors per stored chunk (one row of ``vector_chunks``): large enough that SQLite
+    #: packs the blob into full overflow pages (the file grows by about 1.03x the vectors'
+    #: bytes), small enough that rewriting one vector's chunk is cheap.
+    VECTOR_CHUNK_BYTES = 1 << 16
+
+    def _put_vectors(self, model: str, ids: list[str], arr: npt.NDArray[np.float32], replace: bool) -> None:
+        """Write checked vectors into their model's chunks (inside a transaction): an id keeps
+        its slot, a new id takes the next one; each touched chunk is rewritten once."""
+        conn = self.conn
+        dim = int(arr.shape[1])
+        if replace:
+            for t in ("vector_slots", "vector_chunks", "vector_models"):
+                conn.execute(f"DELETE FROM {t} WHERE model = ?", (model,))
+        r = conn.execute("SELECT dim, per_chunk, next_slot FROM vector_models WHERE model = ?", (model,)).fetchone()
+        if r is None:
+            per_chunk, nxt = max(1, self.VECTOR_CHUNK_BYTES // (4 * dim)), 0
+            conn.execute("INSERT INTO vector_models(model, dim, per_chunk, next_slot) VALUES (?, ?, ?, 0)",
+                         (model, dim, per_chunk))
+        else:
+            if int(r[0]) != dim:
+                raise InputError(f"set_embeddings: model {model!r} stores dim {r[0]}, got dim {dim} "
+                                 "(pass replace=True to replace its vectors)")
+            per_chunk, nxt = int(r[1]), int(r[2])
+        have: dict[str, int] = {}
+        for i in range(0, len(ids), _IN_BATCH):
+            part = ids[i:i + _IN_BATCH]
+            have.update(conn.execute(f"SELECT node_id, slot FROM vector_slots WHERE model = ? "
+                                     f"AND node_id IN ({','.join('?' * len(part))})", [model, *part]))
+        slots = np.empty(len(ids), dtype=np.int64)
+        new: list[tuple[str, str, int]] = []
+        for i, x in enumerate(ids):
+            s_ = have.get(x)
+            if s_ is None:
+                s_ = nxt
+                nxt += 1
+                new.append((model, x, s_))
+            slots[i] = s_
+        conn.executemany("INSERT INTO vector_slots(model, node_id, slot) VALUES (?, ?, ?)", new)
+        conn.execute("UPDATE vector_models SET next_slot = ? WHERE model = ?", (nxt, model))
+        order = np.argsort(slots, kind="stable")
+        chunks = slots[order] // per_chunk
+        bounds = np.flatnonzero(np.diff(chunks)) + 1
+        for grp in np.split(order, bounds) if order.size else []:
+            c = int(slots[grp[0]] // per_chunk)
+            old = conn.execute("SELECT data FROM vector_chunks WHERE model = ? AND chunk = ?", (model, c)).fetchone()
+            buf = np.zeros((per_chunk, dim), dtype="<f4")
+            if old is not None:
+                prev = np.frombuffer(old[0], dtype="<f4")
+                buf.reshape(-1)[: prev.shape[0]] = prev[: buf.size]
+            buf[slots[grp] - c * per_chunk] = arr[grp]
+            used = int(min(per_chunk, nxt - c * per_chunk))  # the last chunk holds only used slots
+            conn.execute("INSERT OR REPLACE INTO vector_chunks(model, chunk, data) VALUES (?, ?, ?)",
+                         (model, c, buf[:used].tobytes()))
+
+    def _vector_matrix(self, conn: sqlite3.Connection, model: str, chunks: Iterable[int] | None
+                       ) -> tuple[npt.NDArray[np.float32], int] | None:
+        """The model's vectors as one matrix indexed by slot (only ``chunks`` filled when given),
+        or None for an unknown model."""
+        r = conn.execute("SELECT dim, per_chunk, next_slot FROM vector_models WHERE model = ?", (model,)).fetchone()
+        if r is None:
+            return None
+        dim, per_chunk, nxt = int(r[0]), int(r[1]), int(r[2])
+        mat = np.zeros((nxt, dim), dtype=np.float32)
+        rows: Iterable[tuple[Any, ...]]
+        if chunks is None:
+            rows = conn.execute("SELECT chunk, data FROM vector_chunks WHERE model = ?", (model,))
+        else:
+            want = sorted(set(chunks))
+            rows = (x for i in range(0, len(want), _IN_BATCH) for x in conn.execute(
+                f"SELECT chunk, data FROM vector_chunks WHERE model = ? AND chunk IN "
+                f"({','.join('?' * len(want[i:i + _IN_BATCH]))})", [model, *want[i:i + _IN_BATCH]]))
+        flat = mat.reshape(-1)
+        for c, data in rows:
+            v = np.frombuffer(data, dtype="<f4")
+            start = int(c) * per_chunk * dim
+            n = max(0, min(v.shape[0], flat.shape[0] - start))
+            flat[start:start + n] = v[:n]
+        return mat, per_chunk
 
     # ------------------------------------------------------------------ reads
     @property
@@ -956,29 +1059,33 @@ class KnowledgeBase:
         """
         with self._read() as conn:
             if ids is None:
-                rows = conn.execute("SELECT node_id, dim, vector FROM embeddings WHERE model = ? "
-                                    "ORDER BY node_id", (model,)).fetchall()
-                out_ids = [r[0] for r in rows]
+                pairs = conn.execute("SELECT node_id, slot FROM vector_slots WHERE model = ? ORDER BY node_id",
+                                     (model,)).fetchall()
+                out_ids = [p[0] for p in pairs]
+                if not pairs:
+                    return out_ids, np.zeros((0, 0), dtype=np.float32)
+                got = self._vector_matrix(conn, model, None)
             else:
                 if isinstance(ids, (str, bytes)):
                     raise InputError("get_embeddings: ids must be a sequence of ids, not a single string")
                 out_ids = list(ids)
-                got: dict[str, tuple[Any, ...]] = {}
+                slot_of: dict[str, int] = {}
                 uniq = sorted({x for x in out_ids if isinstance(x, str)})
                 for i in range(0, len(uniq), _IN_BATCH):
                     part = uniq[i:i + _IN_BATCH]
-                    q = (f"SELECT node_id, dim, vector FROM embeddings WHERE model = ? "
-                         f"AND node_id IN ({','.join('?' * len(part))})")
-                    got.update((r[0], r) for r in conn.execute(q, [model, *part]))
+                    slot_of.update(conn.execute(f"SELECT node_id, slot FROM vector_slots WHERE model = ? "
+                                                f"AND node_id IN ({','.join('?' * len(part))})", [model, *part]))
                 for x in out_ids:
-                    if x not in got:
+                    if x not in slot_of:
                         raise NotFoundError(x, "embedding")
-                rows = [got[x] for x in out_ids]
-        if not rows:
-            return out_ids, np.zeros((0, 0), dtype=np.float32)
-        dim = int(rows[0][1])
-        mat = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").astype(np.float32)
-        return out_ids, mat.reshape(len(rows), dim)
+                pairs = [(x, slot_of[x]) for x in out_ids]
+                if not pairs:
+                    return out_ids, np.zeros((0, 0), dtype=np.float32)
+                r = conn.execute("SELECT per_chunk FROM vector_models WHERE model = ?", (model,)).fetchone()
+                got = self._vector_matrix(conn, model, (s_ // int(r[0]) for _, s_ in pairs))
+        assert got is not None  # slots exist, so the model does
+        mat, _ = got
+        return out_ids, np.ascontiguousarray(mat[np.array([p[1] for p in pairs], dtype=np.int64)])
 
     def node(self, node_id: str) -> dict[str, Any] | None:
         """The node's stored fields (``id, type, title, body, scopes, lifecycle``) or None."""
@@ -1040,7 +1147,7 @@ class KnowledgeBase:
                 "edges_by_type": {str(k): int(v) for k, v in edges_by_type.items()},
                 "aliases": int(conn.execute("SELECT count(*) FROM aliases").fetchone()[0]),
                 "embeddings": {str(m): int(c) for m, c in conn.execute(
-                    "SELECT model, count(*) FROM embeddings GROUP BY model ORDER BY model")},
+                    "SELECT model, count(*) FROM vector_slots GROUP BY model ORDER BY model")},
                 "annotations": {k: int(v) for k, v in zip(ANNOTATION_AXES, r[:-1])},
             }
         return out
