@@ -56,6 +56,10 @@ def array_diff(g: LinkGraph, h: LinkGraph) -> list[str]:
         out.append("ids list")
     if g.titles != h.titles:
         out.append("titles list")
+    if g.id_index != h.id_index:
+        out.append("id_index")
+    if g.id_index != {x: i for i, x in enumerate(g.ids)}:
+        out.append("id_index of the ids")
     return out
 
 

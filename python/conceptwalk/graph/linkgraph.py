@@ -272,11 +272,13 @@ class LinkGraph:
                  edge_src: npt.NDArray[np.int32], edge_dst: npt.NDArray[np.int32],
                  edge_type_codes: npt.NDArray[np.int32], edge_type_names: tuple[str, ...],
                  edge_annotations: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]],
-                 self_loops: int, duplicate_edges: int) -> None:
+                 self_loops: int, duplicate_edges: int, id_index: dict[str, int] | None = None) -> None:
         self._core = core
         self.ids: list[str] = ids
-        #: id -> node index (the rank of the id in sorted order).
-        self.id_index: dict[str, int] = dict(zip(ids, range(len(ids))))
+        #: id -> node index (the rank of the id in sorted order). A lookup table: its iteration
+        #: order is unspecified (a graph derived from another may list ids out of order; use
+        #: :attr:`ids` for the order).
+        self.id_index: dict[str, int] = dict(zip(ids, range(len(ids)))) if id_index is None else id_index
         self.node_type_codes = node_type_codes
         self.node_type_names = node_type_names
         self.titles = titles
@@ -382,8 +384,8 @@ class LinkGraph:
                     titles: Sequence[str | None] | None = None,
                     scopes: Sequence[Sequence[str] | None] | EncodedLists | None = None,
                     lifecycle: Sequence[str | None] | Encoded | None = None,
-                    edge_annotations: Mapping[str, Sequence[Any] | Encoded | np.ndarray[Any, Any]] | None = None
-                    ) -> LinkGraph:
+                    edge_annotations: Mapping[str, Sequence[Any] | Encoded | np.ndarray[Any, Any]] | None = None,
+                    id_index: dict[str, int] | None = None) -> LinkGraph:
         """Build from columns: ``ids`` (unique strings, any order), ``src``/``dst`` integer
         positions into ``ids``, per-edge type names (default ``"LINK"``), per-node attribute
         sequences aligned with ``ids`` and per-edge annotation columns (``None`` = absent).
@@ -393,7 +395,10 @@ class LinkGraph:
         (an integer array into unique names, -1 = absent; edge types without -1), scopes as
         ``(ptr, codes, names)`` (node ``i`` holds ``names[codes[ptr[i]:ptr[i + 1]]]``), and
         ``extraction_confidence`` as a float array (NaN = absent), which skips every per-row
-        Python step; ids given as a strictly ascending list skip the sort.
+        Python step; ids given as a strictly ascending list skip the sort, and with them
+        ``id_index`` may pass the ready ``id -> position`` dict (the new graph keeps it; it is
+        checked for size and at a sample of positions, so pass only an exact one: the store
+        derives it from the previous snapshot's).
 
         Examples
         --------
@@ -408,6 +413,11 @@ class LinkGraph:
         n = len(ids_list)
         if not presorted and len(set(ids_list)) != n:
             raise InputError("ids must be unique")
+        if id_index is not None:
+            probe = {0, n - 1, *range(0, n, max(1, n // 16))} if n else set()
+            if (not presorted or type(id_index) is not dict or len(id_index) != n
+                    or any(id_index.get(ids_list[i]) != i for i in probe)):
+                raise InputError("id_index must map the strictly ascending ids to their positions")
         src_a = cls._int_column(src, "src")
         dst_a = cls._int_column(dst, "dst")
         if src_a.shape != dst_a.shape:
@@ -454,7 +464,7 @@ class LinkGraph:
             list(sorted_ids), src_r, dst_r,
             type_rank[typ] if type_names else typ, type_sorted, perm,
             node_types=node_types, titles=titles, scopes=scopes, lifecycle=lifecycle,
-            edge_annotations=ann,
+            edge_annotations=ann, id_index=id_index,
         )
 
     @staticmethod
@@ -585,7 +595,7 @@ class LinkGraph:
     def _build(cls, ids: list[str], src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64],
                typ: npt.NDArray[np.int64], type_names: tuple[str, ...], perm: npt.NDArray[np.int64] | None, *,
                node_types: Any, titles: Any, scopes: Any, lifecycle: Any,
-               edge_annotations: Mapping[str, Any]) -> LinkGraph:
+               edge_annotations: Mapping[str, Any], id_index: dict[str, int] | None = None) -> LinkGraph:
         """Assemble a graph. ``ids`` are sorted; ``perm[i]`` is the input position of sorted node
         ``i`` (None: the input is in sorted order); node columns are in input order, edge columns
         in input edge order."""
@@ -724,7 +734,7 @@ class LinkGraph:
                    node_lifecycle_codes=np.ascontiguousarray(life_codes), node_lifecycle_names=life_names,
                    edge_src=edge_src, edge_dst=edge_dst, edge_type_codes=etype,
                    edge_type_names=type_names, edge_annotations=anns,
-                   self_loops=m - nkept, duplicate_edges=nkept - E)
+                   self_loops=m - nkept, duplicate_edges=nkept - E, id_index=id_index)
 
     # ------------------------------------------------------------------ basic access
     @property

@@ -290,11 +290,13 @@ class Columns:
     dst: npt.NDArray[np.int32]
     etype: tuple[npt.NDArray[np.int32], tuple[str, ...]]
     ann: dict[str, Any] = field(default_factory=dict)
+    id_index: dict[str, int] | None = None  # the ids' positions, when already known
 
     def build(self) -> LinkGraph:
         return LinkGraph.from_arrays(
             self.ids, self.src, self.dst, self.etype, node_types=self.node_types, titles=self.titles,
-            scopes=self.scopes, lifecycle=self.lifecycle, edge_annotations=self.ann)
+            scopes=self.scopes, lifecycle=self.lifecycle, edge_annotations=self.ann,
+            id_index=self.id_index)
 
 
 def read_columns(conn: Any) -> Columns:
@@ -610,6 +612,16 @@ class GraphSnapshot:
         else:
             kept_old = kept_new = np.arange(n_old, dtype=np.int64)
         new_index = {x: bisect.bisect_left(ids, x) for x in now_nodes}
+        # The new id -> position dict from the old one: ids before the first insertion or
+        # deletion keep their positions; the rest are updated (their hashes are cached).
+        if moved:
+            first = min([bisect.bisect_left(old_ids, x) for x in inserted] + deleted)
+            id_index = index.copy()
+            for p in deleted:
+                del id_index[old_ids[p]]
+            id_index.update(zip(ids[first:], range(first, n)))
+        else:
+            id_index = index
         changed_pos = sorted(new_index.values())
         rows_by_pos = {new_index[x]: r for x, r in now_nodes.items()}
         # a node update or deletion may leave a name unused: only then count what is used
@@ -730,7 +742,7 @@ class GraphSnapshot:
                 ann[k] = _recode(c0, names, positions, vals, prune_edges)
         cols = Columns(ids=ids, titles=titles, node_types=ntypes, lifecycle=life,
                        scopes=(ptr, scodes, snames_t), src=src.astype(np.int32), dst=dst.astype(np.int32),
-                       etype=typ_e, ann=ann)
+                       etype=typ_e, ann=ann, id_index=id_index)
         return GraphSnapshot.from_columns(cols, version)
 
 
