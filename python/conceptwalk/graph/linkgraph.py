@@ -80,7 +80,7 @@ def _encode(values: Any, n: int, name: str) -> tuple[npt.NDArray[np.int32], tupl
 def _confidences(values: Any, n: int) -> npt.NDArray[np.float64]:
     """extraction_confidence values as float64 (NaN = absent), checked to lie in [0, 1]."""
     if isinstance(values, np.ndarray) and np.issubdtype(values.dtype, np.floating):
-        vals = values.astype(np.float64)
+        vals = values.astype(np.float64, copy=False)  # only read here (the build gathers from it)
     else:
         if isinstance(values, np.ndarray):
             values = values.tolist()

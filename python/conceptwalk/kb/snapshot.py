@@ -697,20 +697,25 @@ class GraphSnapshot:
             for e in range(int(g.pair_ptr[pair]), int(g.pair_ptr[pair + 1])):
                 if typedir is not None and int(typedir[e]) == want:
                     drop.append(e)
-        src = np.concatenate([g.edge_src, loops["src"]]).astype(np.int64)
-        dst = np.concatenate([g.edge_dst, loops["src"]]).astype(np.int64)
-        typ = np.concatenate([g.edge_type_codes, loops["type"]]).astype(np.int32)
+        def joined(base: np.ndarray[Any, Any], tail: np.ndarray[Any, Any], dtype: Any) -> np.ndarray[Any, Any]:
+            # the previous arrays as they are when there are no self-loops (nothing mutates them)
+            return np.asarray(base, dtype=dtype) if L == 0 else np.concatenate([base, tail]).astype(dtype)
+
+        src = joined(g.edge_src, loops["src"], np.int32)
+        dst = joined(g.edge_dst, loops["src"], np.int32)
+        typ = joined(g.edge_type_codes, loops["type"], np.int32)
         ann: dict[str, Any] = {}
         for k in EDGE_ANNOTATION_KEYS:
             if k == "extraction_confidence":
                 base = g.edge_annotations[k][0] if k in g.edge_annotations else np.full(E, np.nan)
-                ann[k] = np.concatenate([np.asarray(base, dtype=np.float64), loops[k]])
+                ann[k] = joined(base, loops[k], np.float64)
             else:
                 base_c, names = g.edge_annotations.get(k, (np.full(E, -1, dtype=np.int32), ()))
-                ann[k] = (np.concatenate([np.asarray(base_c, dtype=np.int32), loops[k]]), names)
+                ann[k] = (joined(base_c, loops[k], np.int32), names)
         if moved:
-            src = remap[src]
-            dst = remap[dst]
+            remap32 = remap.astype(np.int32)
+            src = remap32[src]
+            dst = remap32[dst]
         alive: npt.NDArray[np.bool_] | None = None
         if drop:
             alive = np.ones(E + L, dtype=bool)
@@ -726,8 +731,8 @@ class GraphSnapshot:
         add = len(now_edges)
         positions = list(range(m0, m0 + add))
         if add:
-            src = np.concatenate([src, np.array([new_index.get(r[0], _pos(ids, r[0])) for r in now_edges], dtype=np.int64)])
-            dst = np.concatenate([dst, np.array([new_index.get(r[1], _pos(ids, r[1])) for r in now_edges], dtype=np.int64)])
+            src = np.concatenate([src, np.array([new_index.get(r[0], _pos(ids, r[0])) for r in now_edges], dtype=np.int32)])
+            dst = np.concatenate([dst, np.array([new_index.get(r[1], _pos(ids, r[1])) for r in now_edges], dtype=np.int32)])
             typ = np.concatenate([typ, np.zeros(add, dtype=np.int32)])
         typ_e = _recode(typ, g.edge_type_names, positions, [r[2] for r in now_edges], prune_edges)
         for j, k in enumerate(EDGE_ANNOTATION_KEYS):
@@ -741,8 +746,8 @@ class GraphSnapshot:
                     c0 = np.concatenate([c0, np.full(add, -1, dtype=np.int32)])
                 ann[k] = _recode(c0, names, positions, vals, prune_edges)
         cols = Columns(ids=ids, titles=titles, node_types=ntypes, lifecycle=life,
-                       scopes=(ptr, scodes, snames_t), src=src.astype(np.int32), dst=dst.astype(np.int32),
-                       etype=typ_e, ann=ann, id_index=id_index)
+                       scopes=(ptr, scodes, snames_t), src=src.astype(np.int32, copy=False),
+                       dst=dst.astype(np.int32, copy=False), etype=typ_e, ann=ann, id_index=id_index)
         return GraphSnapshot.from_columns(cols, version)
 
 
