@@ -73,20 +73,43 @@ def bench_peak_memory(workload, record_property):
 @pytest.fixture(scope="module")
 def store_path(workload, tmp_path_factory):
     if workload.graph.num_nodes > 30_000:
-        pytest.skip("store build benchmark runs at 1k and 10k (filling SQLite is the slow part)")
+        pytest.skip("store benchmarks run at 1k and 10k (filling SQLite is the slow part; "
+                    "scripts/bench_snapshot.py measures 200k)")
     from conceptwalk.kb.store import KnowledgeBase
 
     path = str(tmp_path_factory.mktemp("store") / "kb.sqlite")
     kb = KnowledgeBase.open(path)
-    kb.add_nodes(workload.kb.node_rows())
-    kb.add_edges(workload.kb.edge_rows())
+    workload.kb.write_to(kb)  # the bulk path (`conceptwalk synth`)
     kb.close()
     return path
 
 
 @pytest.mark.benchmark(group="build from SQLite store")
 def bench_build_from_store(benchmark, workload, store_path):
+    """A full read of the store (the columnar reader), no snapshot file involved."""
+    from conceptwalk.kb.snapshot import read_graph
     from conceptwalk.kb.store import KnowledgeBase
+
+    def cold():
+        kb = KnowledgeBase.open(store_path, create=False)
+        try:
+            with kb.transaction():  # one read snapshot (nothing is written)
+                return read_graph(kb.conn)
+        finally:
+            kb.close()
+
+    g = benchmark.pedantic(cold, rounds=3, warmup_rounds=1)
+    assert g.ids == workload.graph.ids
+    assert np.array_equal(g.core.indices, workload.graph.core.indices)
+
+
+@pytest.mark.benchmark(group="open from the snapshot file")
+def bench_open_from_snapshot(benchmark, workload, store_path):
+    """A fresh KnowledgeBase's first graph when the saved snapshot matches the store."""
+    from conceptwalk.kb.store import KnowledgeBase
+
+    with KnowledgeBase.open(store_path, create=False) as kb:
+        kb.graph()  # builds and saves the snapshot file
 
     def cold():
         kb = KnowledgeBase.open(store_path, create=False)
@@ -95,6 +118,36 @@ def bench_build_from_store(benchmark, workload, store_path):
         finally:
             kb.close()
 
-    g = benchmark.pedantic(cold, rounds=3, warmup_rounds=1)
+    g = benchmark.pedantic(cold, rounds=5, warmup_rounds=1)
     assert g.ids == workload.graph.ids
     assert np.array_equal(g.core.indices, workload.graph.core.indices)
+
+
+@pytest.mark.benchmark(group="read after a write")
+def bench_read_after_write(benchmark, workload, store_path):
+    """kb.graph() after a write of one node and two edges (the snapshot follows the change log);
+    checked against a fresh build at the end."""
+    import itertools
+
+    from conceptwalk.kb.snapshot import read_graph
+    from conceptwalk.kb.store import KnowledgeBase
+
+    kb = KnowledgeBase.open(store_path, create=False)
+    kb.SNAPSHOT_SAVE_EVERY = 1 << 60
+    g0 = kb.graph()
+    ids = g0.ids
+    counter = itertools.count()
+
+    def write():
+        i = next(counter)
+        nid = f"memory/bench-{i:06d}"
+        with kb.transaction():
+            kb.add_nodes([{"id": nid, "type": "MEMORY", "title": f"turn {i}"}])
+            kb.add_edges([(nid, ids[(i * 7919) % len(ids)], "MENTIONS"), (ids[i % len(ids)], nid, "ABOUT")])
+        return (), {}
+
+    g = benchmark.pedantic(kb.graph, setup=write, rounds=20, warmup_rounds=1)
+    with kb.transaction():
+        ref = read_graph(kb.conn)
+    assert g.ids == ref.ids and np.array_equal(g.core.indices, ref.core.indices)
+    kb.close()

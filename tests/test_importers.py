@@ -25,7 +25,8 @@ def dump(path) -> dict:
     con = sqlite3.connect(str(path))
     try:
         out = {t: sorted(map(tuple, con.execute(f"SELECT * FROM {t}")), key=repr)
-               for t in ("meta", "nodes", "edges", "aliases", "embeddings")}
+               for t in ("meta", "nodes", "edges", "aliases", "embeddings", "vector_models",
+                         "vector_slots", "vector_chunks", "changes")}
         out["fts"] = sorted(con.execute("SELECT rowid, title, body FROM nodes_fts"), key=repr)
     finally:
         con.close()

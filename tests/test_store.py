@@ -47,7 +47,8 @@ def dump(path) -> dict:
     con = sqlite3.connect(str(path))
     try:
         out = {t: sorted(map(tuple, con.execute(f"SELECT * FROM {t}")), key=repr)
-               for t in ("meta", "nodes", "edges", "aliases", "embeddings")}
+               for t in ("meta", "nodes", "edges", "aliases", "embeddings", "vector_models",
+                         "vector_slots", "vector_chunks", "changes")}
         out["fts"] = sorted(con.execute("SELECT rowid, title, body FROM nodes_fts"), key=repr)
         con.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('integrity-check', 1)")
     finally:
@@ -318,14 +319,22 @@ def test_every_write_bumps_the_version_once(kb):
 
 
 def test_cached_graph_rebuilt_after_write_and_not_before(kb, tmp_path, monkeypatch):
+    # A build is a full read of the store or an advance along the change log.
+    from conceptwalk.kb.snapshot import GraphSnapshot
+
     builds = []
-    real = KnowledgeBase._build_graph
+    real_build, real_advance = GraphSnapshot.build.__func__, GraphSnapshot.advance
 
-    def counting(conn, annotations):
-        builds.append(annotations)
-        return real(conn, annotations)
+    def counting_build(cls, conn, version):
+        builds.append("full")
+        return real_build(cls, conn, version)
 
-    monkeypatch.setattr(KnowledgeBase, "_build_graph", staticmethod(counting))
+    def counting_advance(self, conn, changes, version):
+        builds.append("advance")
+        return real_advance(self, conn, changes, version)
+
+    monkeypatch.setattr(GraphSnapshot, "build", classmethod(counting_build))
+    monkeypatch.setattr(GraphSnapshot, "advance", counting_advance)
     with pytest.raises(InputError, match="no nodes"):
         kb.graph()
     kb.add_edges([("a", "b"), ("b", "c")])

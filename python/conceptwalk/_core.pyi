@@ -422,3 +422,12 @@ def vector_topk(
     visible: npt.ArrayLike | None = None,
     min_score: _Float | None = None,
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]: ...
+def csr_graph_from_arrays(
+    num_nodes: _Int,
+    num_edge_types: _Int,
+    indptr: npt.ArrayLike,
+    indices: npt.ArrayLike,
+    pair_base: npt.ArrayLike,
+    pair_ptr: npt.ArrayLike,
+    edge_typedir: npt.ArrayLike,
+) -> CSRGraph: ...

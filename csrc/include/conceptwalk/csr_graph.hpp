@@ -80,6 +80,16 @@ class CSRGraph {
   static CSRGraph build(node_t n, std::int64_t m, const std::int32_t* src, const std::int32_t* dst,
                         const std::int32_t* etype, std::int64_t* input_to_canonical);
 
+  // Rebuilds a graph from the arrays another build produced (a saved snapshot), copying them
+  // after checking every invariant the algorithms rely on (row order, symmetry, pair
+  // structure, edge type codes), so arrays from a damaged file are refused, never read out of
+  // bounds. O(n + entries). Defined in snapshot.cpp. Throws InvalidArgument.
+  static CSRGraph from_parts(node_t n, std::int32_t num_types, const offset_t* indptr,
+                             std::int64_t num_entries, const node_t* indices,
+                             const std::int32_t* pair_base, std::int64_t num_pairs,
+                             const std::int32_t* pair_ptr, std::int64_t num_edges,
+                             const std::int32_t* edge_typedir);
+
   node_t num_nodes() const { return n_; }
   std::int64_t num_entries() const { return static_cast<std::int64_t>(indices_.size()); }
   std::int64_t num_pairs() const { return static_cast<std::int64_t>(pair_ptr_.size()) - 1; }

@@ -61,12 +61,12 @@ def float_in(lo: float, hi: float, *, open_lo: bool = True, open_hi: bool = Fals
     return parse
 
 
-def open_kb(path: str, *, must_exist: bool = True) -> Any:
+def open_kb(path: str, *, must_exist: bool = True, read_only: bool = False) -> Any:
     from ..kb import KnowledgeBase
 
     if must_exist and not os.path.exists(path):
         raise ConceptwalkError(f"knowledge base file not found: {path}")
-    return KnowledgeBase.open(path)
+    return KnowledgeBase.open(path, read_only=True) if read_only else KnowledgeBase.open(path)
 
 
 def caller_from_spec(spec: str | None) -> Any:

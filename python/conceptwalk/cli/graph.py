@@ -13,7 +13,7 @@ __all__ = ["register"]
 def cmd_context(args: argparse.Namespace) -> int:
     from ..tools import graph_context
 
-    with open_kb(args.kb) as kb:
+    with open_kb(args.kb, read_only=args.read_only) as kb:
         res = graph_context(kb, args.question, concepts=args.concept or (), k=args.k,
                             caller=caller_from_spec(args.scopes), restart=args.restart, eps=args.eps,
                             node_types=args.node_type or None, n_hits=args.hits)
@@ -24,7 +24,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 def cmd_suggest(args: argparse.Namespace) -> int:
     from ..tools import link_suggest
 
-    with open_kb(args.kb) as kb:
+    with open_kb(args.kb, read_only=args.read_only) as kb:
         emit(link_suggest(kb, args.concept, k=args.k, caller=caller_from_spec(args.scopes),
                            min_shared=args.min_shared), args.json)
     return 0
@@ -33,7 +33,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
 def cmd_path(args: argparse.Namespace) -> int:
     from ..tools import graph_path
 
-    with open_kb(args.kb) as kb:
+    with open_kb(args.kb, read_only=args.read_only) as kb:
         emit(graph_path(kb, args.source, args.target, caller=caller_from_spec(args.scopes)), args.json)
     return 0
 
@@ -49,6 +49,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("context", help="nodes around a question, ranked by personalized PageRank")
     p.add_argument("kb")
     p.add_argument("question", nargs="?")
+    p.add_argument("--read-only", action="store_true",
+                   help="open the KB read-only (mode=ro; immutable=1 on read-only media without -wal/-shm)")
     p.add_argument("--concept", action="append", help="seed concept id (repeatable)")
     p.add_argument("-k", type=int_in(1, MAX_K), default=20)
     p.add_argument("--node-type", action="append", help="keep results of this type (repeatable)")
@@ -61,6 +63,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("suggest", help="missing links for a concept (resource allocation)")
     p.add_argument("kb")
     p.add_argument("concept")
+    p.add_argument("--read-only", action="store_true",
+                   help="open the KB read-only (mode=ro; immutable=1 on read-only media without -wal/-shm)")
     p.add_argument("-k", type=int_in(1, MAX_K), default=10)
     p.add_argument("--min-shared", type=int_in(1, MAX_K), default=2)
     add_common(p)
@@ -70,5 +74,7 @@ def register(sub: Any) -> None:
     p.add_argument("kb")
     p.add_argument("source")
     p.add_argument("target")
+    p.add_argument("--read-only", action="store_true",
+                   help="open the KB read-only (mode=ro; immutable=1 on read-only media without -wal/-shm)")
     add_common(p)
     p.set_defaults(func=cmd_path)

@@ -92,9 +92,7 @@ def load_synthetic(kb: Any, n_concepts: int, seed: int, quiet: bool) -> Any:
     t0 = time.perf_counter()
     syn = synthetic.generate(n_concepts, seed=seed, progress=not quiet)
     t1 = time.perf_counter()
-    kb.add_nodes(syn.node_rows())
-    kb.add_edges(syn.edge_rows())
-    kb.add_aliases(syn.alias_rows())
+    syn.write_to(kb)
     t2 = time.perf_counter()
     if not quiet:
         print(f"generated {len(syn.ids):,} nodes and {len(syn.src):,} edges in {t1 - t0:.2f} s; "

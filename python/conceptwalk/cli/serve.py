@@ -31,7 +31,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     tokens = TokenFile(args.token_file) if args.token_file is not None else None
     session_token = (os.environ.get(TOKEN_ENV) or None) if tokens is not None else None
     caller = Caller.public() if args.scopes is None else Caller.from_spec(args.scopes)
-    with KnowledgeBase.open(args.kb, create=False) as kb:
+    with (KnowledgeBase.open(args.kb, read_only=True) if args.read_only
+          else KnowledgeBase.open(args.kb, create=False)) as kb:
         tools = ToolServer(kb, caller=caller, tokens=tokens, session_token=session_token,
                            require_token=args.require_token, event_sink=args.events)
         kb.graph()  # build the snapshot before the first call
@@ -56,6 +57,8 @@ def register(subparsers: Any) -> None:
                     "--token-file the server answers for PUBLIC NODES ONLY. "
                     f"Requires the MCP SDK: {INSTALL_HINT}.")
     p.add_argument("kb", help="the knowledge base (SQLite file)")
+    p.add_argument("--read-only", action="store_true",
+                   help="open the KB read-only (mode=ro; immutable=1 on read-only media without -wal/-shm)")
     p.add_argument("--scopes", default=None,
                    help="caller: public nodes plus these scopes ('a,b'); '*' = all access; "
                         "default: public nodes only")

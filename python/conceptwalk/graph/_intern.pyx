@@ -230,3 +230,108 @@ def factorize_lists(object values, str name):
                 codes.append(f)
         ptr[i + 1] = len(codes)
     return ptr, np.asarray(codes, dtype=np.int32), names
+
+
+# ---------------------------------------------------------------- snapshot columns
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeUTF8
+from libc.string cimport memcpy
+
+
+def pack_strings(object values):
+    """Strings (None allowed) as one UTF-8 buffer: ``(data uint8, offsets int64 of length
+    n + 1, present bool)``; string i is ``data[offsets[i]:offsets[i + 1]]``, a None has an
+    empty range and ``present[i] = False``. ValueError for a value that is not a string."""
+    cdef list seq = values if type(values) is list else list(values)
+    cdef Py_ssize_t n = len(seq), i, total = 0, size
+    cdef cnp.ndarray[cnp.int64_t, ndim=1] off = np.empty(n + 1, dtype=np.int64)
+    cdef cnp.ndarray[cnp.uint8_t, ndim=1] present = np.ones(n, dtype=np.uint8)
+    cdef object v
+    cdef const char* p
+    off[0] = 0
+    for i in range(n):
+        v = seq[i]
+        if v is None:
+            present[i] = 0
+        elif type(v) is str:
+            PyUnicode_AsUTF8AndSize(v, &size)
+            total += size
+        else:
+            raise ValueError(f"[{i}] must be a string or None, got {type(v).__name__} {v!r}")
+        off[i + 1] = total
+    cdef cnp.ndarray[cnp.uint8_t, ndim=1] data = np.empty(total, dtype=np.uint8)
+    cdef char* out = <char*>data.data if total else NULL
+    for i in range(n):
+        v = seq[i]
+        if v is not None:
+            p = PyUnicode_AsUTF8AndSize(v, &size)
+            if size:
+                memcpy(out + off[i], p, size)
+    return data, off, present.view(np.bool_)
+
+
+def unpack_strings(object data, object offsets, object present=None):
+    """The inverse of :func:`pack_strings`: a list of str (None where ``present`` is False).
+    ValueError for offsets outside the buffer or bytes that are not UTF-8."""
+    cdef const unsigned char[::1] buf = np.ascontiguousarray(data, dtype=np.uint8)
+    cdef const cnp.int64_t[::1] off = np.ascontiguousarray(offsets, dtype=np.int64)
+    cdef Py_ssize_t n = off.shape[0] - 1, i, total = buf.shape[0]
+    cdef const unsigned char[::1] pres
+    cdef bint has_pres = present is not None
+    if n < 0:
+        raise ValueError("offsets must not be empty")
+    if has_pres:
+        pres = np.ascontiguousarray(present, dtype=np.uint8)
+        if pres.shape[0] != n:
+            raise ValueError(f"present must have length {n}, got {pres.shape[0]}")
+    if off[0] != 0 or off[n] != total:
+        raise ValueError("offsets must run from 0 to the buffer's length")
+    cdef list out = [None] * n
+    cdef const char* base = <const char*>&buf[0] if total else <const char*>""
+    for i in range(n):
+        if off[i + 1] < off[i]:
+            raise ValueError(f"offsets are not non-decreasing at {i}")
+        if has_pres and not pres[i]:
+            continue
+        out[i] = PyUnicode_DecodeUTF8(base + off[i], off[i + 1] - off[i], NULL)
+    return out
+
+
+def codes_of(list values, dict table):
+    """Codes (int32) of the strings ``values`` in ``table``; -1 for a value not in it."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(values), i
+    cdef cnp.ndarray[cnp.int32_t, ndim=1] out = np.empty(n, dtype=np.int32)
+    cdef PyObject* found
+    cdef object v
+    for i in range(n):
+        v = <object>PyList_GET_ITEM(values, i)
+        found = PyDict_GetItem(table, v)
+        out[i] = -1 if found == NULL else <cnp.int32_t>(<object>found)
+    return out
+
+
+def strictly_sorted(list values):
+    """True when ``values`` are all str and strictly ascending (so unique)."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(values), i
+    cdef object prev, cur
+    if n == 0:
+        return True
+    prev = <object>PyList_GET_ITEM(values, 0)
+    if type(prev) is not str:
+        return False
+    for i in range(1, n):
+        cur = <object>PyList_GET_ITEM(values, i)
+        if type(cur) is not str or not (prev < cur):
+            return False
+        prev = cur
+    return True
+
+
+def all_str_or_none(list values):
+    """True when every item is a str or None."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(values), i
+    cdef object v
+    for i in range(n):
+        v = <object>PyList_GET_ITEM(values, i)
+        if v is not None and type(v) is not str:
+            return False
+    return True

@@ -15,7 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from ._intern import ANNOTATION_KEYS, factorize, factorize_lists, intern_edges, intern_strings, to_float_array
+from ._intern import (ANNOTATION_KEYS, all_str_or_none, codes_of, factorize, factorize_lists, intern_edges, intern_strings,
+                      pack_strings, strictly_sorted, to_float_array, unpack_strings)
 from ..errors import InputError, NotFoundError, shown
 from .checks import (check_count, check_min_shared, check_optional_count, check_optional_hops,
                      check_optional_positive, check_ppr_params, check_real, id_list)
@@ -29,12 +30,24 @@ __all__ = [
     "DEFAULT_EDGE_TYPE",
     "DEFAULT_NODE_TYPE",
     "EDGE_ANNOTATION_KEYS",
+    "SAVED_ARRAYS_FORMAT",
+    "codes_of",
+    "pack_strings",
+    "unpack_strings",
 ]
+
+#: Version of the layout written by :meth:`LinkGraph.to_arrays` (bump on any change).
+SAVED_ARRAYS_FORMAT = 1
 
 DEFAULT_EDGE_TYPE = "LINK"
 DEFAULT_NODE_TYPE = "NODE"
 EDGE_ANNOTATION_KEYS: tuple[str, ...] = tuple(ANNOTATION_KEYS)
 _CATEGORICAL_ANNOTATIONS = ("authority", "fidelity", "extraction_method", "lifecycle")
+
+#: A dictionary-encoded column: (integer codes, names); -1 = absent.
+Encoded = tuple[np.ndarray[Any, Any], Sequence[str]]
+#: A dictionary-encoded ragged column (scopes): (ptr, codes, names).
+EncodedLists = tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], Sequence[str]]
 
 #: What ``visible=`` accepts: None (everything), ids, a boolean mask over the node order, or a
 #: prepared :class:`conceptwalk._core.VisibilityMask` (what a cached caller holds).
@@ -124,7 +137,7 @@ def _annotation_column(values: Any, n: int, key: str) -> tuple[npt.NDArray[np.in
 def _confidences(values: Any, n: int) -> npt.NDArray[np.float64]:
     """extraction_confidence values as float64 (NaN = absent), checked to lie in [0, 1]."""
     if isinstance(values, np.ndarray) and np.issubdtype(values.dtype, np.floating):
-        vals = values.astype(np.float64)
+        vals = values.astype(np.float64, copy=False)  # only read here (the build gathers from it)
     else:
         if isinstance(values, np.ndarray):
             values = values.tolist()
@@ -165,6 +178,68 @@ def _sorted_codes(names: list[str]) -> tuple[tuple[str, ...], npt.NDArray[np.int
     """Sorted names and, per first-seen code, its rank in sorted order."""
     sorted_names, rank, _ = _ranked(names)
     return sorted_names, rank
+
+
+def _edge_columns(core: _core.CSRGraph) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """Source, destination and type code of every canonical edge, from the core's arrays."""
+    n = int(core.num_nodes)
+    typedir = core.edge_typedir
+    etype = (typedir >> 1).astype(np.int32)
+    forward = (typedir & 1) == 0
+    # lo/hi of each canonical edge from the pair structure: pairs are numbered in (lo, hi)
+    # order, so the entries whose neighbour lies above their row, in row-major order, are
+    # pairs 0, 1, 2, ...
+    pair_of_edge = np.repeat(np.arange(core.num_pairs, dtype=np.int64), np.diff(core.pair_ptr))
+    indptr = core.indptr
+    indices = core.indices
+    rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(indptr))
+    up = indices > rows
+    pair_lo = rows[up]
+    pair_hi = indices[up]
+    lo = pair_lo[pair_of_edge]
+    hi = pair_hi[pair_of_edge]
+    edge_src = np.where(forward, lo, hi).astype(np.int32)
+    edge_dst = np.where(forward, hi, lo).astype(np.int32)
+    return edge_src, edge_dst, etype
+
+
+def _pack_into(out: dict[str, np.ndarray[Any, Any]], name: str, values: Sequence[str | None],
+               nullable: bool = False) -> None:
+    try:
+        data, off, present = pack_strings(list(values))
+    except ValueError as exc:
+        raise InputError(f"{name}{exc}") from None
+    out[name + ".data"] = data
+    out[name + ".offsets"] = off
+    if nullable:
+        out[name + ".present"] = present
+
+
+def _unpack_from(arrays: Mapping[str, np.ndarray[Any, Any]], name: str, n: int | None = None,
+                 nullable: bool = False) -> list[Any]:
+    try:
+        out = unpack_strings(arrays[name + ".data"], arrays[name + ".offsets"],
+                             arrays[name + ".present"] if nullable else None)
+    except KeyError as exc:
+        raise InputError(f"saved graph arrays: missing {exc.args[0]!r}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"saved graph arrays: {name}: {exc}") from None
+    if n is not None and len(out) != n:
+        raise InputError(f"saved graph arrays: {name} must have {n} entries, got {len(out)}")
+    return list(out)
+
+
+def _saved_codes(arrays: Mapping[str, np.ndarray[Any, Any]], name: str, n: int, k: int,
+                 allow_absent: bool) -> npt.NDArray[np.int32]:
+    arr = arrays.get(name)
+    if arr is None:
+        raise InputError(f"saved graph arrays: missing {name!r}")
+    if arr.dtype != np.int32 or arr.shape != (n,):
+        raise InputError(f"saved graph arrays: {name} must be int32 of shape ({n},), got {arr.dtype} {arr.shape}")
+    lo = -1 if allow_absent else 0
+    if n and (int(arr.min()) < lo or int(arr.max()) >= k):
+        raise InputError(f"saved graph arrays: {name} holds codes outside [{lo}, {k})")
+    return np.asarray(arr)
 
 
 @dataclass(slots=True)
@@ -453,11 +528,13 @@ class LinkGraph:
                  edge_src: npt.NDArray[np.int32], edge_dst: npt.NDArray[np.int32],
                  edge_type_codes: npt.NDArray[np.int32], edge_type_names: tuple[str, ...],
                  edge_annotations: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]],
-                 self_loops: int, duplicate_edges: int) -> None:
+                 self_loops: int, duplicate_edges: int, id_index: dict[str, int] | None = None) -> None:
         self._core = core
         self.ids: list[str] = ids
-        #: id -> node index (the rank of the id in sorted order).
-        self.id_index: dict[str, int] = {s: i for i, s in enumerate(ids)}
+        #: id -> node index (the rank of the id in sorted order). A lookup table: its iteration
+        #: order is unspecified (a graph derived from another may list ids out of order; use
+        #: :attr:`ids` for the order).
+        self.id_index: dict[str, int] = dict(zip(ids, range(len(ids)))) if id_index is None else id_index
         self.node_type_codes = node_type_codes
         #: ``node_type_codes`` as a list of ints (per-item reads of a list are faster than of an array).
         self.node_type_codes_list: list[int] = node_type_codes.tolist()
@@ -584,17 +661,26 @@ class LinkGraph:
 
     @classmethod
     def from_arrays(cls, ids: Sequence[str], src: npt.ArrayLike, dst: npt.ArrayLike,
-                    edge_types: Sequence[str] | npt.ArrayLike | None = None, *,
-                    node_types: Sequence[str | None] | None = None,
+                    edge_types: Sequence[str] | npt.ArrayLike | Encoded | None = None, *,
+                    node_types: Sequence[str | None] | Encoded | None = None,
                     titles: Sequence[str | None] | None = None,
-                    scopes: Sequence[Sequence[str] | None] | None = None,
-                    lifecycle: Sequence[str | None] | None = None,
-                    edge_annotations: Mapping[str, Sequence[Any]] | None = None) -> LinkGraph:
+                    scopes: Sequence[Sequence[str] | None] | EncodedLists | None = None,
+                    lifecycle: Sequence[str | None] | Encoded | None = None,
+                    edge_annotations: Mapping[str, Sequence[Any] | Encoded | np.ndarray[Any, Any]] | None = None,
+                    id_index: dict[str, int] | None = None) -> LinkGraph:
         """Build from columns: ``ids`` (unique strings, any order), ``src``/``dst`` integer
         positions into ``ids``, per-edge type names (default ``"LINK"``), per-node attribute
         sequences aligned with ``ids`` and per-edge annotation columns (``None`` = absent).
 
-        This is the fast path for large graphs (importers and the synthetic generator use it).
+        This is the fast path for large graphs (importers, the synthetic generator and the
+        store use it). Categorical columns may come dictionary-encoded as ``(codes, names)``
+        (an integer array into unique names, -1 = absent; edge types without -1), scopes as
+        ``(ptr, codes, names)`` (node ``i`` holds ``names[codes[ptr[i]:ptr[i + 1]]]``), and
+        ``extraction_confidence`` as a float array (NaN = absent), which skips every per-row
+        Python step; ids given as a strictly ascending list skip the sort, and with them
+        ``id_index`` may pass the ready ``id -> position`` dict (the new graph keeps it; it is
+        checked for size and at a sample of positions, so pass only an exact one: the store
+        derives it from the previous snapshot's).
 
         Parameters
         ----------
@@ -610,6 +696,8 @@ class LinkGraph:
             Per node its scopes (None or empty = public).
         edge_annotations : mapping of str to sequence, optional
             Per annotation key (:data:`EDGE_ANNOTATION_KEYS`), one value per edge (None = absent).
+        id_index : dict of str to int, optional
+            The exact ``id -> position`` map of ``ids`` when they are strictly ascending (kept).
 
         Returns
         -------
@@ -617,14 +705,22 @@ class LinkGraph:
 
         Examples
         --------
-        >>> g = LinkGraph.from_arrays(["b", "a"], [0], [1], ["USES"], titles=["B", "A"])
-        >>> g.ids, g.titles
-        (['a', 'b'], ['A', 'B'])
+        >>> g = LinkGraph.from_arrays(["a", "b", "c"], [0, 1], [1, 2],
+        ...                           (np.array([1, 0]), ["CITES", "USES"]),
+        ...                           node_types=(np.array([0, -1, 0]), ["DOC"]))
+        >>> g.edge_type_names, [g.node_type(x) for x in g.ids]
+        (('CITES', 'USES'), ['DOC', 'NODE', 'DOC'])
         """
-        ids_list = [str(x) for x in ids]
+        presorted = type(ids) is list and strictly_sorted(ids)  # the store's path: no re-sort
+        ids_list = list(ids) if presorted else [str(x) for x in ids]
         n = len(ids_list)
-        if len(set(ids_list)) != n:
+        if not presorted and len(set(ids_list)) != n:
             raise InputError("ids must be unique")
+        if id_index is not None:
+            probe = {0, n - 1, *range(0, n, max(1, n // 16))} if n else set()
+            if (not presorted or type(id_index) is not dict or len(id_index) != n
+                    or any(id_index.get(ids_list[i]) != i for i in probe)):
+                raise InputError("id_index must map the strictly ascending ids to their positions")
         src_a = cls._int_column(src, "src")
         dst_a = cls._int_column(dst, "dst")
         if src_a.shape != dst_a.shape:
@@ -637,6 +733,16 @@ class LinkGraph:
         if edge_types is None:
             type_names: list[str] = [DEFAULT_EDGE_TYPE] if m else []
             typ = np.zeros(m, dtype=np.int64)
+        elif isinstance(edge_types, tuple) and len(edge_types) == 2 and isinstance(edge_types[0], np.ndarray):
+            # Already encoded: (codes into names, names), as the store's reader produces them.
+            typ = cls._int_column(edge_types[0], "edge_types")
+            type_names = [str(x) for x in edge_types[1]]
+            if typ.shape != (m,):
+                raise InputError(f"edge_types must have length {m}, got shape {typ.shape}")
+            if len(set(type_names)) != len(type_names):
+                raise InputError("edge_types: encoded names must be unique")
+            if m and (typ.min() < 0 or typ.max() >= len(type_names)):
+                raise InputError(f"edge_types: encoded codes must be in [0, {len(type_names)})")
         else:
             et = np.asarray(edge_types)
             if et.shape != (m,):
@@ -644,18 +750,24 @@ class LinkGraph:
             type_names = []
             typ = intern_strings(et.astype(str).tolist() if et.dtype != object else [str(x) for x in et],
                                  {}, type_names)
-        sorted_ids, rank, perm = _ranked(ids_list)  # perm: sorted position -> input position
         type_sorted, type_rank = _sorted_codes(type_names)
         ann: dict[str, Any] = {}
         for key, col in (edge_annotations or {}).items():
             if key not in EDGE_ANNOTATION_KEYS:
                 raise InputError(f"unknown edge annotation {key!r}; expected one of {EDGE_ANNOTATION_KEYS}")
             ann[key] = col
+        if presorted:
+            sorted_ids: Sequence[str] = ids_list
+            perm: npt.NDArray[np.int64] | None = None
+            src_r, dst_r = src_a, dst_a
+        else:
+            sorted_ids, rank, perm = _ranked(ids_list)  # perm: sorted position -> input position
+            src_r, dst_r = rank[src_a], rank[dst_a]
         return cls._build(
-            list(sorted_ids), rank[src_a], rank[dst_a],
+            list(sorted_ids), src_r, dst_r,
             type_rank[typ] if type_names else typ, type_sorted, perm,
             node_types=node_types, titles=titles, scopes=scopes, lifecycle=lifecycle,
-            edge_annotations=ann,
+            edge_annotations=ann, id_index=id_index,
         )
 
     @staticmethod
@@ -667,16 +779,133 @@ class LinkGraph:
             return np.zeros(0, dtype=np.int64)
         if not np.issubdtype(arr.dtype, np.integer):
             raise InputError(f"{name} must hold integers, got dtype {arr.dtype}")
+        if arr.dtype == np.int32:  # kept as is (the core takes int32); typed as the int64 it stands for
+            return arr
         return arr.astype(np.int64, copy=False)
+
+    def to_arrays(self) -> dict[str, np.ndarray[Any, Any]]:
+        """Everything this graph holds as named numpy arrays (strings as UTF-8 buffers with
+        offsets), the inverse of :meth:`from_saved_arrays`; what a snapshot file stores.
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b", "CITES"), ("b", "c")])
+        >>> h = LinkGraph.from_saved_arrays(g.to_arrays())
+        >>> h.ids == g.ids and h.edge_type_names == g.edge_type_names and h.num_edges == g.num_edges
+        True
+        """
+        core = self._core
+        out: dict[str, np.ndarray[Any, Any]] = {
+            "header": np.array([SAVED_ARRAYS_FORMAT, self.num_nodes, int(core.num_edge_types),
+                                self.self_loops, self.duplicate_edges], dtype=np.int64),
+            "core.indptr": np.asarray(core.indptr), "core.indices": np.asarray(core.indices),
+            "core.pair_base": np.asarray(core.pair_base), "core.pair_ptr": np.asarray(core.pair_ptr),
+            "core.edge_typedir": np.asarray(core.edge_typedir),
+            "node_type_codes": self.node_type_codes, "node_lifecycle_codes": self.node_lifecycle_codes,
+            "scope_ptr": self.scope_ptr, "scope_codes": self.scope_codes,
+        }
+        _pack_into(out, "ids", self.ids)
+        _pack_into(out, "titles", self.titles, nullable=True)
+        for name, names in (("node_type_names", self.node_type_names), ("scope_names", self.scope_names),
+                            ("node_lifecycle_names", self.node_lifecycle_names),
+                            ("edge_type_names", self.edge_type_names)):
+            _pack_into(out, name, names)
+        for key, (vals, names) in self.edge_annotations.items():
+            out[f"ann.{key}.values"] = vals
+            if key != "extraction_confidence":
+                _pack_into(out, f"ann.{key}.names", names)
+        return out
+
+    @classmethod
+    def from_saved_arrays(cls, arrays: Mapping[str, np.ndarray[Any, Any]]) -> LinkGraph:
+        """A graph from :meth:`to_arrays`'s output (e.g. memory-mapped from a snapshot file)
+        without rebuilding: the core is constructed from the saved CSR arrays, which it
+        validates, and every other column is checked for shape and code range.
+
+        Raises
+        ------
+        InputError
+            A missing or inconsistent array (a damaged or foreign file).
+        """
+        header = arrays.get("header")
+        if header is None or header.shape != (5,) or int(header[0]) != SAVED_ARRAYS_FORMAT:
+            raise InputError(f"saved graph arrays: not format {SAVED_ARRAYS_FORMAT}")
+        n, ntypes, loops, dups = (int(x) for x in header[1:])
+        try:
+            core = _core.csr_graph_from_arrays(
+                n, ntypes, arrays["core.indptr"], arrays["core.indices"], arrays["core.pair_base"],
+                arrays["core.pair_ptr"], arrays["core.edge_typedir"])
+        except KeyError as exc:
+            raise InputError(f"saved graph arrays: missing {exc.args[0]!r}") from None
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        if n == 0:
+            raise InputError("saved graph arrays: the graph is empty")
+        ids = _unpack_from(arrays, "ids", n)
+        if not strictly_sorted(ids):
+            raise InputError("saved graph arrays: ids are not strictly ascending")
+        titles = _unpack_from(arrays, "titles", n, nullable=True)
+        tnames = tuple(_unpack_from(arrays, "node_type_names"))
+        snames = tuple(_unpack_from(arrays, "scope_names"))
+        lnames = tuple(_unpack_from(arrays, "node_lifecycle_names"))
+        enames = tuple(_unpack_from(arrays, "edge_type_names"))
+        if len(enames) < ntypes:
+            raise InputError("saved graph arrays: fewer edge type names than edge type codes")
+        ntype_codes = _saved_codes(arrays, "node_type_codes", n, len(tnames), False)
+        life_codes = _saved_codes(arrays, "node_lifecycle_codes", n, len(lnames), True)
+        scope_ptr = np.asarray(arrays.get("scope_ptr", np.zeros(0, dtype=np.int64)))
+        scope_codes = np.asarray(arrays.get("scope_codes", np.zeros(0, dtype=np.int32)))
+        if (scope_ptr.dtype != np.int64 or scope_ptr.shape != (n + 1,) or scope_ptr[0] != 0
+                or scope_ptr[-1] != scope_codes.shape[0] or np.any(np.diff(scope_ptr) < 0)):
+            raise InputError("saved graph arrays: scope_ptr is inconsistent")
+        _saved_codes(arrays, "scope_codes", int(scope_codes.shape[0]), len(snames), False)
+        edge_src, edge_dst, etype = _edge_columns(core)
+        E = int(core.num_edges)
+        anns: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]] = {}
+        for key in EDGE_ANNOTATION_KEYS:
+            name = f"ann.{key}.values"
+            if name not in arrays:
+                continue
+            if key == "extraction_confidence":
+                vals = np.asarray(arrays[name])
+                if vals.dtype != np.float64 or vals.shape != (E,):
+                    raise InputError(f"saved graph arrays: {name} must be float64 of shape ({E},)")
+                anns[key] = (vals, ())
+            else:
+                names = tuple(_unpack_from(arrays, f"ann.{key}.names"))
+                anns[key] = (_saved_codes(arrays, name, E, len(names), True), names)
+        return cls(core=core, ids=ids, node_type_codes=ntype_codes, node_type_names=tnames,
+                   titles=titles, scope_ptr=scope_ptr, scope_codes=scope_codes, scope_names=snames,
+                   node_lifecycle_codes=life_codes, node_lifecycle_names=lnames,
+                   edge_src=edge_src, edge_dst=edge_dst, edge_type_codes=etype,
+                   edge_type_names=enames, edge_annotations=anns, self_loops=loops,
+                   duplicate_edges=dups)
+
+    def without_annotations(self) -> LinkGraph:
+        """The same graph without its edge annotation columns (the lighter projection a store
+        loads with ``annotations=False``), sharing this graph's arrays and core. A new graph
+        object, so it has its own (empty) cache of prepared masks."""
+        return type(self)(core=self._core, ids=self.ids, node_type_codes=self.node_type_codes,
+                          node_type_names=self.node_type_names, titles=self.titles,
+                          scope_ptr=self.scope_ptr, scope_codes=self.scope_codes,
+                          scope_names=self.scope_names, node_lifecycle_codes=self.node_lifecycle_codes,
+                          node_lifecycle_names=self.node_lifecycle_names, edge_src=self.edge_src,
+                          edge_dst=self.edge_dst, edge_type_codes=self.edge_type_codes,
+                          edge_type_names=self.edge_type_names, edge_annotations={},
+                          self_loops=self.self_loops, duplicate_edges=self.duplicate_edges)
 
     @classmethod
     def _build(cls, ids: list[str], src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64],
-               typ: npt.NDArray[np.int64], type_names: tuple[str, ...], perm: npt.NDArray[np.int64], *,
+               typ: npt.NDArray[np.int64], type_names: tuple[str, ...], perm: npt.NDArray[np.int64] | None, *,
                node_types: Any, titles: Any, scopes: Any, lifecycle: Any,
-               edge_annotations: Mapping[str, Any]) -> LinkGraph:
+               edge_annotations: Mapping[str, Any], id_index: dict[str, int] | None = None) -> LinkGraph:
         """Assemble a graph. ``ids`` are sorted; ``perm[i]`` is the input position of sorted node
-        ``i``; node columns are in input order, edge columns in input edge order."""
+        ``i`` (None: the input is in sorted order); node columns are in input order, edge columns
+        in input edge order."""
         n = len(ids)
+        ident = perm is None
+        if perm is None:
+            perm = np.arange(n, dtype=np.int64)
         if n == 0:
             raise InputError("the graph is empty: no nodes and no edges")
         m = int(src.shape[0])
@@ -685,7 +914,9 @@ class LinkGraph:
             np.ascontiguousarray(typ, dtype=np.int32))
         E = int(core.num_edges)
         kept = canon >= 0
-        kept_idx = np.flatnonzero(kept)
+        nkept = int(np.count_nonzero(kept))
+        kept_idx = np.arange(m, dtype=np.int64) if nkept == m else np.flatnonzero(kept)
+        ci = canon if nkept == m else canon[kept_idx]  # canonical edge of each kept input
         # Annotation columns in input edge order: categorical codes into sorted names, or floats.
         encoded: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]] = {}
         for key, col in edge_annotations.items():
@@ -696,9 +927,12 @@ class LinkGraph:
         # The input edge behind each canonical edge. Exact duplicates: the smallest annotation
         # tuple (absent first, then by sorted value) wins, so the choice never depends on order.
         chosen = np.empty(E, dtype=np.int64)
-        chosen[canon[kept_idx]] = kept_idx  # unique wherever there is no duplicate
-        counts = np.bincount(canon[kept_idx], minlength=E) if E else np.zeros(0, dtype=np.int64)
-        dup_groups = np.flatnonzero(counts > 1)
+        chosen[ci] = kept_idx  # unique wherever there is no duplicate
+        if nkept > E:  # duplicates
+            counts = np.bincount(ci, minlength=E)
+            dup_groups = np.flatnonzero(counts > 1)
+        else:
+            dup_groups = np.zeros(0, dtype=np.int64)
         if dup_groups.size and encoded:
             members: dict[int, list[int]] = {int(c): [] for c in dup_groups}
             for i in kept_idx[np.isin(canon[kept_idx], dup_groups)].tolist():
@@ -719,23 +953,15 @@ class LinkGraph:
             picked = vals[chosen]
             picked.setflags(write=False)
             anns[key] = (picked, names)
-        typedir = core.edge_typedir
-        etype = (typedir >> 1).astype(np.int32)
-        forward = (typedir & 1) == 0
-        # lo/hi of each canonical edge from the pair structure: pairs are numbered in (lo, hi)
-        # order, so the entries whose neighbour lies above their row, in row-major order, are
-        # pairs 0, 1, 2, ...
-        pair_of_edge = np.repeat(np.arange(core.num_pairs, dtype=np.int64), np.diff(core.pair_ptr))
-        indptr = core.indptr
-        indices = core.indices
-        rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(indptr))
-        up = indices > rows
-        pair_lo = rows[up]
-        pair_hi = indices[up]
-        lo = pair_lo[pair_of_edge]
-        hi = pair_hi[pair_of_edge]
-        edge_src = np.where(forward, lo, hi).astype(np.int32)
-        edge_dst = np.where(forward, hi, lo).astype(np.int32)
+        # Canonical edge columns: every kept input edge lands on its canonical edge with its
+        # own direction and type, so a scatter of the inputs fills them (duplicates agree).
+        edge_src = np.empty(E, dtype=np.int32)
+        edge_dst = np.empty(E, dtype=np.int32)
+        etype = np.empty(E, dtype=np.int32)
+        if nkept == m:
+            edge_src[ci], edge_dst[ci], etype[ci] = src, dst, typ
+        else:
+            edge_src[ci], edge_dst[ci], etype[ci] = src[kept_idx], dst[kept_idx], typ[kept_idx]
         # Node columns (input order) -> sorted order.
         if isinstance(node_types, np.ndarray):
             node_types = node_types.tolist()
@@ -750,20 +976,47 @@ class LinkGraph:
             new_names, rank_t = _sorted_codes(names_l)
             lut = np.append(rank_t[: len(ntype_names)], rank_t[names_l.index(DEFAULT_NODE_TYPE)]).astype(np.int32)
             ntype_codes, ntype_names = lut[ntype_codes], new_names
-        ntype_codes = ntype_codes[perm]
+        if not ident:
+            ntype_codes = ntype_codes[perm]
         life_codes, life_names = _encode(lifecycle, n, "lifecycle")
-        life_codes = life_codes[perm]
+        if not ident:
+            life_codes = life_codes[perm]
         if titles is None:
             title_list: list[str | None] = [None] * n
         else:
             tl = titles.tolist() if isinstance(titles, np.ndarray) else list(titles)
             if len(tl) != n:
                 raise InputError(f"titles must have {n} entries (one per id), got {len(tl)}")
-            title_list = [None if tl[i] is None else str(tl[i]) for i in perm.tolist()]
+            if ident:
+                title_list = tl if all_str_or_none(tl) else [None if t is None else str(t) for t in tl]
+            else:
+                title_list = [None if tl[i] is None else str(tl[i]) for i in perm.tolist()]
         if scopes is None:
             scope_ptr = np.zeros(n + 1, dtype=np.int64)
             scope_codes = np.zeros(0, dtype=np.int32)
             scope_names: tuple[str, ...] = ()
+        elif isinstance(scopes, tuple) and len(scopes) == 3 and isinstance(scopes[0], np.ndarray):
+            # Already encoded (the store's reader): (ptr int64 n + 1, codes into names, names).
+            ptr_in = np.asarray(scopes[0], dtype=np.int64)
+            codes_in = np.asarray(scopes[1], dtype=np.int64)
+            first = [str(x) for x in scopes[2]]
+            if (ptr_in.shape != (n + 1,) or ptr_in[0] != 0 or ptr_in[-1] != codes_in.shape[0]
+                    or (n and np.any(np.diff(ptr_in) < 0))):
+                raise InputError(f"scopes: encoded ptr must be non-decreasing from 0 to len(codes) with {n + 1} entries")
+            if codes_in.size and (codes_in.min() < 0 or codes_in.max() >= len(first)):
+                raise InputError(f"scopes: encoded codes must be in [0, {len(first)})")
+            if len(set(first)) != len(first):
+                raise InputError("scopes: encoded names must be unique")
+            scope_names, srank = _sorted_codes(first)
+            if ident:
+                scope_ptr = ptr_in.copy()
+                scope_codes = srank[codes_in].astype(np.int32) if codes_in.size else np.zeros(0, dtype=np.int32)
+            else:
+                lengths = np.diff(ptr_in)[perm]
+                scope_ptr = np.zeros(n + 1, dtype=np.int64)
+                np.cumsum(lengths, out=scope_ptr[1:])
+                gather = np.repeat(ptr_in[:-1][perm] - scope_ptr[:-1], lengths) + np.arange(int(scope_ptr[-1]))
+                scope_codes = srank[codes_in[gather]].astype(np.int32) if gather.size else np.zeros(0, dtype=np.int32)
         else:
             sl = scopes.tolist() if isinstance(scopes, np.ndarray) else scopes
             try:
@@ -784,7 +1037,7 @@ class LinkGraph:
                    node_lifecycle_codes=np.ascontiguousarray(life_codes), node_lifecycle_names=life_names,
                    edge_src=edge_src, edge_dst=edge_dst, edge_type_codes=etype,
                    edge_type_names=type_names, edge_annotations=anns,
-                   self_loops=int((~kept).sum()), duplicate_edges=int(kept.sum()) - E)
+                   self_loops=m - nkept, duplicate_edges=nkept - E, id_index=id_index)
 
     # ------------------------------------------------------------------ basic access
     @property

@@ -81,7 +81,7 @@ class _Progress:
             except ImportError:  # tqdm is optional: no bar
                 pass
             else:
-                self._bar = tqdm(total=total, desc=desc, unit=" lines", leave=False)
+                self._bar = tqdm(total=total, desc=desc, unit=" rows", leave=False)
         elif callable(progress):
             self._cb = progress
         elif progress not in (None, False):
@@ -225,7 +225,7 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
     summary = ImportSummary()
     bar = _Progress(progress, p.name)
     try:
-        with _open_text(p) as fh, kb.transaction():
+        with _open_text(p) as fh, kb.bulk():
             w = _Writer(kb, summary)
             lineno = 0
             for lineno, line in _lines(fh, name):
@@ -364,7 +364,7 @@ def import_edge_list(kb: KnowledgeBase, path: str | os.PathLike[str], *, delimit
     summary = ImportSummary()
     bar = _Progress(progress, p.name)
     try:
-        with _open_text(p) as fh, kb.transaction():
+        with _open_text(p) as fh, kb.bulk():
             if delimiter is None:
                 if ext in (".tsv", ".tab"):
                     delim = "\t"
@@ -547,7 +547,7 @@ def import_networkx(kb: KnowledgeBase, G: Any, *, type_attr: str = "type", unkno
         return row
 
     try:
-        with kb.transaction():
+        with kb.bulk():
             w = _Writer(kb, summary)
             ids: dict[str, Any] = {}
             for n, attrs in G.nodes(data=True):

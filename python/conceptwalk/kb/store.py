@@ -10,8 +10,12 @@ Schema (``PRAGMA user_version`` and ``meta.schema_version`` = :data:`SCHEMA_VERS
     edges(src, dst, type NOT NULL, authority, fidelity, extraction_method,
           extraction_confidence REAL, lifecycle, UNIQUE(src, dst, type))
     aliases(alias, canonical REFERENCES nodes(id), PRIMARY KEY(alias, canonical))
-    embeddings(node_id REFERENCES nodes(id), model, dim, vector BLOB /* float32 LE */,
-               PRIMARY KEY(node_id, model))
+    vector_models(model PRIMARY KEY, dim, per_chunk, next_slot)
+    vector_slots(model, node_id REFERENCES nodes(id), slot, PRIMARY KEY(model, node_id))
+    vector_chunks(model, chunk, data BLOB /* per_chunk vectors, float32 LE */,
+                  PRIMARY KEY(model, chunk))
+    embeddings  -- schema 1's one-blob-per-vector table, emptied into the above on upgrade
+    changes     -- the change log (see conceptwalk.kb.snapshot)
     nodes_fts  -- FTS5 external-content index over nodes(title, body), kept in sync by triggers
 
 ``nodes.rid`` is an explicit ``INTEGER PRIMARY KEY`` so the FTS5 external-content rowids stay
@@ -46,11 +50,14 @@ from ..errors import ConceptwalkError, InputError, NotFoundError, StoreNotFoundE
 from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, Caller, LinkGraph
 from ..graph.linkgraph import JSON_VALUE_MARK, annotation_name
 from ..graph.text import TextIndex, text_search
+from .snapshot import CHANGELOG_SCHEMA, CHANGE_RESET, CHANGE_TEXT, GraphSnapshot, SnapshotError, read_arrays, write_arrays
 
 __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
 
-#: Version of the on-disk schema written by this module.
-SCHEMA_VERSION = 1
+#: Version of the on-disk schema written by this module. 2 added the change log (``changes``,
+#: filled by triggers), ``meta.uuid`` and the ``edges(dst)`` index; a version-1 file is
+#: upgraded in place when opened for writing.
+SCHEMA_VERSION = 2
 #: Keys a node row may have.
 NODE_KEYS: tuple[str, ...] = ("id", "type", "title", "body", "scopes", "lifecycle")
 #: Keys an edge row may have.
@@ -101,6 +108,38 @@ CREATE TABLE IF NOT EXISTS embeddings(
     PRIMARY KEY(node_id, model)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS embeddings_model ON embeddings(model, node_id);
+CREATE TABLE IF NOT EXISTS vector_models(
+    model TEXT PRIMARY KEY,
+    dim INTEGER NOT NULL,
+    per_chunk INTEGER NOT NULL,
+    next_slot INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS vector_slots(
+    model TEXT NOT NULL,
+    node_id TEXT NOT NULL REFERENCES nodes(id),
+    slot INTEGER NOT NULL,
+    PRIMARY KEY(model, node_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS vector_slots_node ON vector_slots(node_id);
+CREATE TABLE IF NOT EXISTS vector_chunks(
+    model TEXT NOT NULL,
+    chunk INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY(model, chunk)
+);
+-- Schema 1 -> 2: each stored vector becomes a one-vector chunk (per_chunk = 1) of its model
+-- (a later set_embeddings(..., replace=True) packs the model densely); idempotent.
+INSERT OR IGNORE INTO vector_models(model, dim, per_chunk, next_slot)
+    SELECT model, max(dim), 1, 0 FROM embeddings GROUP BY model;
+INSERT OR IGNORE INTO vector_slots(model, node_id, slot)
+    SELECT e.model, e.node_id, m.next_slot + row_number() OVER (PARTITION BY e.model ORDER BY e.node_id) - 1
+    FROM embeddings e JOIN vector_models m ON m.model = e.model;
+INSERT OR REPLACE INTO vector_chunks(model, chunk, data)
+    SELECT e.model, s.slot, e.vector FROM embeddings e
+    JOIN vector_slots s ON s.model = e.model AND s.node_id = e.node_id;
+UPDATE vector_models SET next_slot = (SELECT coalesce(max(slot), -1) + 1 FROM vector_slots s
+                                      WHERE s.model = vector_models.model);
+DELETE FROM embeddings;
 CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
     title, body, content='nodes', content_rowid='rid',
     tokenize='porter unicode61 remove_diacritics 2'
@@ -115,6 +154,10 @@ CREATE TRIGGER IF NOT EXISTS nodes_fts_au AFTER UPDATE OF title, body ON nodes B
     INSERT INTO nodes_fts(nodes_fts, rowid, title, body) VALUES ('delete', old.rid, old.title, old.body);
     INSERT INTO nodes_fts(rowid, title, body) VALUES (new.rid, new.title, new.body);
 END;
+CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
+UPDATE meta SET value = {SCHEMA_VERSION} WHERE key = 'schema_version';
+INSERT OR IGNORE INTO meta(key, value) VALUES ('uuid', lower(hex(randomblob(16))));
+""" + CHANGELOG_SCHEMA + """
 """
 
 # Upserts: bit i of the last parameter says whether optional key i was given. A given key
@@ -414,6 +457,21 @@ def _check_store(conn: sqlite3.Connection, p: str) -> None:
                                f"user_version {have} (the store is damaged)")
 
 
+def _remove_stale_temporaries(path: str, age: float = 600.0) -> None:
+    """Remove temporary snapshot files a killed writer left (older than ``age`` seconds, so a
+    save in progress in another process is never touched)."""
+    import glob
+    import time
+
+    now = time.time()
+    for tmp in glob.glob(glob.escape(path) + ".*.tmp"):
+        try:
+            if now - os.stat(tmp).st_mtime > age:
+                os.unlink(tmp)
+        except OSError:
+            pass
+
+
 # ---------------------------------------------------------------------- the store
 class KnowledgeBase:
     """A knowledge base in one SQLite file: nodes, typed directed edges with provenance
@@ -453,12 +511,26 @@ class KnowledgeBase:
         self.path = path
         self._lock = threading.RLock()
         self._depth = 0  # nesting of transaction()
-        self._graphs: dict[bool, tuple[int, LinkGraph]] = {}
-        self._text: tuple[LinkGraph, TextIndex] | None = None  # the text index of a cached graph
+        self._snap: GraphSnapshot | None = None  # the graph at a change-log position
+        self._light: tuple[LinkGraph, LinkGraph] | None = None  # a graph and its annotations=False projection
+        self._file_version: int | None = None  # the change-log position of the snapshot file on disk
+        self._persist = not (path == ":memory:" or path.startswith("file::memory:"))
+        #: Opened with ``read_only=True``; ``immutable``: with SQLite's ``immutable=1``.
+        self.read_only = False
+        self.immutable = False
+        try:
+            self._changelog = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'changes'").fetchone() is not None
+            r = conn.execute("SELECT value FROM meta WHERE key = 'uuid'").fetchone()
+            self._uuid: str | None = None if r is None else str(r[0])
+        except sqlite3.DatabaseError:  # pragma: no cover - open() checked the file
+            self._changelog, self._uuid = False, None
+        self._text: tuple[LinkGraph, int, TextIndex] | None = None  # the text index of a snapshot (graph, version)
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, create: bool = True) -> KnowledgeBase:
+    def open(cls, path: str | os.PathLike[str], *, create: bool = True,
+             read_only: bool = False) -> KnowledgeBase:
         """Open (and by default create) the knowledge base stored at ``path``.
 
         Parameters
@@ -469,6 +541,9 @@ class KnowledgeBase:
             Create the file when absent; with ``False`` a missing file raises
             :class:`~conceptwalk.errors.StoreNotFoundError` (a ``FileNotFoundError``). The schema
             is only ever created in a new or empty file.
+        read_only : bool
+            Open an existing file for reading only (see :meth:`open_read_only`): every write
+            raises :class:`ConceptwalkError`, nothing next to the file is created or changed.
 
         Returns
         -------
@@ -488,6 +563,8 @@ class KnowledgeBase:
         (0, 0)
         >>> kb.close()
         """
+        if read_only:
+            return cls.open_read_only(path)
         p = str(os.fspath(path))
         memory = p == ":memory:" or p.startswith("file::memory:")
         fresh = memory
@@ -519,9 +596,9 @@ class KnowledgeBase:
                 if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only medium
                     raise ConceptwalkError(f"could not switch {p!r} to WAL mode (got {mode!r})")
                 conn.execute("PRAGMA synchronous = NORMAL")
-            if fresh:
+            if fresh or have < SCHEMA_VERSION:
                 # One script, one transaction; every statement is idempotent, so two processes
-                # creating the same file at once are safe.
+                # creating (or upgrading: a checked version-1 store) the same file at once are safe.
                 try:
                     conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA
                                        + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
@@ -537,10 +614,87 @@ class KnowledgeBase:
             raise
         return cls(conn, p)
 
+    @classmethod
+    def open_read_only(cls, path: str | os.PathLike[str]) -> KnowledgeBase:
+        """Open an existing knowledge base for reading only, e.g. on read-only media.
+
+        The file is opened with SQLite's ``mode=ro``, which still shares the WAL with writers in
+        other processes (their commits are seen) but needs the ``-shm``/``-wal`` files to exist
+        or the directory to be writable. When that fails and no ``-wal`` file holds data, it is
+        opened ``immutable=1``: SQLite then takes no locks and assumes the file never changes,
+        so this must not be used while another process writes to it (it would read torn
+        pages). A saved snapshot beside the store is used when it matches; none is written.
+        A version-1 file (no change log) is read as it is: each change to it then costs a
+        full rebuild of the graph.
+
+        Raises
+        ------
+        FileNotFoundError
+            No file at ``path``.
+        ConceptwalkError
+            The file cannot be read as a knowledge base, or was written by a newer schema.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), "kb.sqlite")
+        >>> with KnowledgeBase.open(p) as kb:
+        ...     _ = kb.add_edges([("a", "b")])
+        >>> with KnowledgeBase.open(p, read_only=True) as ro:
+        ...     ro.graph().num_edges
+        ...     ro.add_edges([("b", "c")])
+        Traceback (most recent call last):
+        ...
+        conceptwalk.errors.ConceptwalkError: ... is open read-only: writes are refused
+        """
+        import urllib.parse
+
+        p = str(os.fspath(path))
+        if p == ":memory:" or p.startswith("file:"):
+            raise ConceptwalkError(f"read_only needs a file path, got {p!r}")
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"knowledge base not found: {p!r}")
+        uri = "file:" + urllib.parse.quote(os.path.abspath(p))
+        wal = p + "-wal"
+        attempts = ["?mode=ro"]
+        if not (os.path.exists(wal) and os.path.getsize(wal) > 0):
+            attempts.append("?mode=ro&immutable=1")
+        last: Exception | None = None
+        for query in attempts:
+            try:
+                conn = sqlite3.connect(uri + query, uri=True, isolation_level=None, check_same_thread=False,
+                                       timeout=30.0)
+            except sqlite3.DatabaseError as exc:
+                last = exc
+                continue
+            try:
+                conn.execute("PRAGMA busy_timeout = 30000")
+                have = conn.execute("PRAGMA user_version").fetchone()[0]
+                conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                last = exc
+                continue
+            if have > SCHEMA_VERSION:
+                conn.close()
+                raise ConceptwalkError(
+                    f"{p!r} has schema version {have}, newer than this conceptwalk supports "
+                    f"({SCHEMA_VERSION}); upgrade conceptwalk")
+            kb = cls(conn, p)
+            kb.read_only = True
+            kb.immutable = "immutable" in query
+            return kb
+        raise ConceptwalkError(f"cannot open {p!r} read-only as a knowledge base: {last}")
+
     def close(self) -> None:
-        """Close the connection (idempotent). The cached graph snapshots stay usable."""
+        """Close the connection (idempotent), first saving the graph snapshot beside the store
+        when it is newer than the saved one. The cached graph snapshots stay usable."""
         with self._lock:
             if self._conn is not None:
+                try:
+                    self._save_snapshot(force=True)
+                except Exception:  # pragma: no cover - a cache: never fail close() for it
+                    pass
                 self._conn.close()
                 self._conn = None  # type: ignore[assignment]
 
@@ -591,6 +745,8 @@ class KnowledgeBase:
         1
         """
         with self._locked(reading=False) as conn:
+            if self.read_only:
+                raise ConceptwalkError(f"{self.path!r} is open read-only: writes are refused")
             if self._depth:
                 self._depth += 1
                 try:
@@ -632,6 +788,51 @@ class KnowledgeBase:
                 yield self.conn
             except errors as exc:
                 raise ConceptwalkError(f"knowledge base {self.path!r}: {exc}") from None
+
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        """A transaction for a large load (importers and ``conceptwalk synth`` use it).
+
+        Into an **empty** store, the per-row work that an index built once does better is
+        deferred to the end of the transaction: the change-log and full-text triggers and the
+        ``edges(dst)`` index are dropped, and at the end the full-text index is rebuilt in one
+        pass, the index and triggers are recreated, and one ``reset`` change is logged (so
+        every snapshot rebuilds). All of it is one transaction: a failure or a crash leaves the
+        store as it was, triggers included. Into a non-empty store (or nested in another
+        transaction) it is a plain :meth:`transaction`.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> with kb.bulk():
+        ...     _ = kb.add_nodes([{"id": "a", "title": "Alpha"}])
+        ...     _ = kb.add_edges([("a", "b")])
+        >>> kb.search("alpha")[0][0], kb.graph().num_edges
+        ('a', 1)
+        """
+        with self.transaction():
+            conn = self.conn
+            empty = (self._depth == 1 and self._changelog
+                     and conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is None)
+            if not empty:
+                yield
+                return
+            ddl = {name: sql for name, sql in conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE (type = 'trigger' AND tbl_name IN ('nodes', 'edges')) "
+                "OR (type = 'index' AND name = 'edges_dst')")}
+            for name in ddl:
+                kind = "INDEX" if name == "edges_dst" else "TRIGGER"
+                conn.execute(f'DROP {kind} "{name}"')
+            cache = conn.execute("PRAGMA cache_size").fetchone()[0]
+            conn.execute("PRAGMA cache_size = -262144")  # 256 MiB of pages for the index builds
+            try:
+                yield
+            finally:
+                conn.execute(f"PRAGMA cache_size = {int(cache)}")
+            conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild')")
+            for sql in ddl.values():
+                conn.execute(sql)
+            conn.execute("INSERT INTO changes(kind) VALUES (?)", (CHANGE_RESET,))
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -776,6 +977,78 @@ class KnowledgeBase:
                 n += len(chunk)
         return n
 
+    def delete_nodes(self, ids: Iterable[str]) -> int:
+        """Delete nodes with their edges (either direction), aliases and embeddings, in one
+        transaction. Unknown ids are ignored.
+
+        Returns
+        -------
+        int
+            The number of nodes deleted.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_edges([("a", "b"), ("b", "c")])
+        >>> kb.delete_nodes(["b", "zz"]), kb.stats()["nodes"], kb.stats()["edges"]
+        (1, 2, 0)
+        """
+        if isinstance(ids, (str, bytes)):
+            raise InputError("delete_nodes: ids must be an iterable of ids, not a single string")
+        want = list(ids)
+        for i, x in enumerate(want):
+            if not isinstance(x, str) or not x:
+                raise InputError(f"delete_nodes: ids[{i}] must be a non-empty string, got {x!r}")
+        uniq = sorted(set(want))
+        n = 0
+        with self.transaction():
+            conn = self.conn
+            for i in range(0, len(uniq), _IN_BATCH):
+                part = uniq[i:i + _IN_BATCH]
+                marks = ",".join("?" * len(part))
+                conn.execute(f"DELETE FROM edges WHERE src IN ({marks})", part)
+                conn.execute(f"DELETE FROM edges WHERE dst IN ({marks})", part)
+                conn.execute(f"DELETE FROM aliases WHERE canonical IN ({marks})", part)
+                conn.execute(f"DELETE FROM vector_slots WHERE node_id IN ({marks})", part)
+                n += conn.execute(f"DELETE FROM nodes WHERE id IN ({marks})", part).rowcount
+        return n
+
+    def delete_edges(self, rows: Iterable[Any]) -> int:
+        """Delete edges by key, ``(src, dst)`` (type ``"LINK"``) or ``(src, dst, type)`` tuples
+        or dicts with those keys, in one transaction; their endpoints stay. Absent keys are
+        ignored.
+
+        Returns
+        -------
+        int
+            The number of edges deleted.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_edges([("a", "b"), ("a", "b", "CITES")])
+        >>> kb.delete_edges([("a", "b", "CITES"), ("b", "a")]), kb.stats()["edges"]
+        (1, 1)
+        """
+        if isinstance(rows, (str, bytes, Mapping)):
+            raise InputError(f"delete_edges: rows must be an iterable of rows, got {type(rows).__name__}")
+        keys = []
+        for i, row in enumerate(rows):
+            if isinstance(row, Mapping):
+                row = (row.get("src"), row.get("dst"), row.get("type"))
+            if not isinstance(row, (tuple, list)) or len(row) not in (2, 3):
+                raise InputError(f"delete_edges: rows[{i}]: expected (src, dst[, type]), got {row!r}")
+            key = (row[0], row[1], DEFAULT_EDGE_TYPE if len(row) == 2 or row[2] is None else row[2])
+            for part in key:
+                if not isinstance(part, str) or not part:
+                    raise InputError(f"delete_edges: rows[{i}]: expected non-empty strings, got {row!r}")
+            keys.append(key)
+        n = 0
+        with self.transaction():
+            for key in keys:
+                n += self.conn.execute("DELETE FROM edges WHERE src = ? AND dst = ? AND type = ?", key).rowcount
+        return n
+
     def put_nodes(self, params: list[tuple[Any, ...]]) -> None:
         """Upsert validated node tuples (:func:`node_tuple`), inside :meth:`transaction`; the bulk
         path of the importers.
@@ -787,18 +1060,22 @@ class KnowledgeBase:
         """
         self.conn.executemany(_NODE_UPSERT, params)
 
-    def put_edges(self, params: list[tuple[Any, ...]]) -> None:
+    def put_edges(self, params: list[tuple[Any, ...]], *, endpoints_exist: bool = False) -> None:
         """Upsert validated edge tuples, creating bare endpoint nodes (inside a transaction).
 
         Parameters
         ----------
         params : list of tuple
             Rows already validated by :func:`edge_tuple`.
+        endpoints_exist : bool
+            Skip creating the endpoint nodes: the caller wrote every endpoint as a node first
+            (the synthetic generator).
         """
         conn = self.conn
-        ends = {p[0] for p in params}
-        ends.update(p[1] for p in params)
-        conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in sorted(ends)))
+        if not endpoints_exist:
+            ends = {p[0] for p in params}
+            ends.update(p[1] for p in params)
+            conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in sorted(ends)))
         conn.executemany(_EDGE_UPSERT, params)
 
     def _missing_nodes(self, ids: Iterable[str]) -> set[str]:
@@ -892,25 +1169,92 @@ class KnowledgeBase:
             if x in seen:
                 raise InputError(f"set_embeddings: ids[{i}] repeats {x!r}")
             seen.add(x)
-        dim = int(arr.shape[1])
         with self.transaction():
             missing = self._missing_nodes(ids)
             if missing:
                 i = next(i for i, x in enumerate(ids) if x in missing)
                 raise InputError(f"set_embeddings: ids[{i}] {ids[i]!r} is not a node")
-            conn = self.conn
-            if replace:
-                conn.execute("DELETE FROM embeddings WHERE model = ?", (model,))
-            else:
-                r = conn.execute("SELECT dim FROM embeddings WHERE model = ? AND dim != ? LIMIT 1",
-                                 (model, dim)).fetchone()
-                if r is not None:
-                    raise InputError(f"set_embeddings: model {model!r} stores dim {r[0]}, got dim {dim} "
-                                     "(pass replace=True to replace its vectors)")
-            conn.executemany(
-                "INSERT OR REPLACE INTO embeddings(node_id, model, dim, vector) VALUES (?, ?, ?, ?)",
-                ((x, model, dim, arr[i].tobytes()) for i, x in enumerate(ids)))
+            self._put_vectors(model, ids, arr, replace)
         return len(ids)
+
+    #: Bytes of vectors per stored chunk (one row of ``vector_chunks``): large enough that SQLite
+    #: packs the blob into full overflow pages (the file grows by about 1.03x the vectors'
+    #: bytes), small enough that rewriting one vector's chunk is cheap.
+    VECTOR_CHUNK_BYTES = 1 << 16
+
+    def _put_vectors(self, model: str, ids: list[str], arr: npt.NDArray[np.float32], replace: bool) -> None:
+        """Write checked vectors into their model's chunks (inside a transaction): an id keeps
+        its slot, a new id takes the next one; each touched chunk is rewritten once."""
+        conn = self.conn
+        dim = int(arr.shape[1])
+        if replace:
+            for t in ("vector_slots", "vector_chunks", "vector_models"):
+                conn.execute(f"DELETE FROM {t} WHERE model = ?", (model,))
+        r = conn.execute("SELECT dim, per_chunk, next_slot FROM vector_models WHERE model = ?", (model,)).fetchone()
+        if r is None:
+            per_chunk, nxt = max(1, self.VECTOR_CHUNK_BYTES // (4 * dim)), 0
+            conn.execute("INSERT INTO vector_models(model, dim, per_chunk, next_slot) VALUES (?, ?, ?, 0)",
+                         (model, dim, per_chunk))
+        else:
+            if int(r[0]) != dim:
+                raise InputError(f"set_embeddings: model {model!r} stores dim {r[0]}, got dim {dim} "
+                                 "(pass replace=True to replace its vectors)")
+            per_chunk, nxt = int(r[1]), int(r[2])
+        have: dict[str, int] = {}
+        for i in range(0, len(ids), _IN_BATCH):
+            part = ids[i:i + _IN_BATCH]
+            have.update(conn.execute(f"SELECT node_id, slot FROM vector_slots WHERE model = ? "
+                                     f"AND node_id IN ({','.join('?' * len(part))})", [model, *part]))
+        slots = np.empty(len(ids), dtype=np.int64)
+        new: list[tuple[str, str, int]] = []
+        for i, x in enumerate(ids):
+            s_ = have.get(x)
+            if s_ is None:
+                s_ = nxt
+                nxt += 1
+                new.append((model, x, s_))
+            slots[i] = s_
+        conn.executemany("INSERT INTO vector_slots(model, node_id, slot) VALUES (?, ?, ?)", new)
+        conn.execute("UPDATE vector_models SET next_slot = ? WHERE model = ?", (nxt, model))
+        order = np.argsort(slots, kind="stable")
+        chunks = slots[order] // per_chunk
+        bounds = np.flatnonzero(np.diff(chunks)) + 1
+        for grp in np.split(order, bounds) if order.size else []:
+            c = int(slots[grp[0]] // per_chunk)
+            old = conn.execute("SELECT data FROM vector_chunks WHERE model = ? AND chunk = ?", (model, c)).fetchone()
+            buf = np.zeros((per_chunk, dim), dtype="<f4")
+            if old is not None:
+                prev = np.frombuffer(old[0], dtype="<f4")
+                buf.reshape(-1)[: prev.shape[0]] = prev[: buf.size]
+            buf[slots[grp] - c * per_chunk] = arr[grp]
+            used = int(min(per_chunk, nxt - c * per_chunk))  # the last chunk holds only used slots
+            conn.execute("INSERT OR REPLACE INTO vector_chunks(model, chunk, data) VALUES (?, ?, ?)",
+                         (model, c, buf[:used].tobytes()))
+
+    def _vector_matrix(self, conn: sqlite3.Connection, model: str, chunks: Iterable[int] | None
+                       ) -> tuple[npt.NDArray[np.float32], int] | None:
+        """The model's vectors as one matrix indexed by slot (only ``chunks`` filled when given),
+        or None for an unknown model."""
+        r = conn.execute("SELECT dim, per_chunk, next_slot FROM vector_models WHERE model = ?", (model,)).fetchone()
+        if r is None:
+            return None
+        dim, per_chunk, nxt = int(r[0]), int(r[1]), int(r[2])
+        mat = np.zeros((nxt, dim), dtype=np.float32)
+        rows: Iterable[tuple[Any, ...]]
+        if chunks is None:
+            rows = conn.execute("SELECT chunk, data FROM vector_chunks WHERE model = ?", (model,))
+        else:
+            want = sorted(set(chunks))
+            rows = (x for i in range(0, len(want), _IN_BATCH) for x in conn.execute(
+                f"SELECT chunk, data FROM vector_chunks WHERE model = ? AND chunk IN "
+                f"({','.join('?' * len(want[i:i + _IN_BATCH]))})", [model, *want[i:i + _IN_BATCH]]))
+        flat = mat.reshape(-1)
+        for c, data in rows:
+            v = np.frombuffer(data, dtype="<f4")
+            start = int(c) * per_chunk * dim
+            n = max(0, min(v.shape[0], flat.shape[0] - start))
+            flat[start:start + n] = v[:n]
+        return mat, per_chunk
 
     # ------------------------------------------------------------------ reads
     @property
@@ -950,35 +1294,33 @@ class KnowledgeBase:
         """
         with self._read() as conn:
             if ids is None:
-                rows = conn.execute("SELECT node_id, dim, vector FROM embeddings WHERE model = ? "
-                                    "ORDER BY node_id", (model,)).fetchall()
-                out_ids = [r[0] for r in rows]
+                pairs = conn.execute("SELECT node_id, slot FROM vector_slots WHERE model = ? ORDER BY node_id",
+                                     (model,)).fetchall()
+                out_ids = [p[0] for p in pairs]
+                if not pairs:
+                    return out_ids, np.zeros((0, 0), dtype=np.float32)
+                got = self._vector_matrix(conn, model, None)
             else:
                 if isinstance(ids, (str, bytes)):
                     raise InputError("get_embeddings: ids must be a sequence of ids, not a single string")
                 out_ids = list(ids)
-                got: dict[str, tuple[Any, ...]] = {}
+                slot_of: dict[str, int] = {}
                 uniq = sorted({x for x in out_ids if isinstance(x, str)})
                 for i in range(0, len(uniq), _IN_BATCH):
                     part = uniq[i:i + _IN_BATCH]
-                    q = (f"SELECT node_id, dim, vector FROM embeddings WHERE model = ? "
-                         f"AND node_id IN ({','.join('?' * len(part))})")
-                    got.update((r[0], r) for r in conn.execute(q, [model, *part]))
+                    slot_of.update(conn.execute(f"SELECT node_id, slot FROM vector_slots WHERE model = ? "
+                                                f"AND node_id IN ({','.join('?' * len(part))})", [model, *part]))
                 for x in out_ids:
-                    if x not in got:
+                    if x not in slot_of:
                         raise NotFoundError(x, "embedding")
-                rows = [got[x] for x in out_ids]
-        if not rows:
-            return out_ids, np.zeros((0, 0), dtype=np.float32)
-        dim = rows[0][1]
-        for r in rows:
-            if (isinstance(r[1], bool) or not isinstance(r[1], int) or r[1] != dim or dim < 1
-                    or not isinstance(r[2], bytes) or len(r[2]) != 4 * dim):
-                raise ConceptwalkError(
-                    f"knowledge base {self.path!r}: the stored vector of {shown(r[0])} under model "
-                    f"{shown(model)} is not {shown(dim)} float32 values (the store is damaged)")
-        mat = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").astype(np.float32)
-        return out_ids, mat.reshape(len(rows), dim)
+                pairs = [(x, slot_of[x]) for x in out_ids]
+                if not pairs:
+                    return out_ids, np.zeros((0, 0), dtype=np.float32)
+                r = conn.execute("SELECT per_chunk FROM vector_models WHERE model = ?", (model,)).fetchone()
+                got = self._vector_matrix(conn, model, (s_ // int(r[0]) for _, s_ in pairs))
+        assert got is not None  # slots exist, so the model does
+        mat, _ = got
+        return out_ids, np.ascontiguousarray(mat[np.array([p[1] for p in pairs], dtype=np.int64)])
 
     def node(self, node_id: str) -> dict[str, Any] | None:
         """One node's stored fields.
@@ -1124,7 +1466,7 @@ class KnowledgeBase:
                 "edges_by_type": {str(k): int(v) for k, v in edges_by_type.items()},
                 "aliases": int(conn.execute("SELECT count(*) FROM aliases").fetchone()[0]),
                 "embeddings": {str(m): int(c) for m, c in conn.execute(
-                    "SELECT model, count(*) FROM embeddings GROUP BY model ORDER BY model")},
+                    "SELECT model, count(*) FROM vector_slots GROUP BY model ORDER BY model")},
                 "annotations": {k: int(v) for k, v in zip(ANNOTATION_AXES, r[:-1])},
             }
         return out
@@ -1217,27 +1559,31 @@ class KnowledgeBase:
         """
         with self._lock:
             g = self.graph() if graph is None else graph
+            if self._depth:  # inside our own write transaction: the current rows, never cached
+                return self._build_text_index(g, None)
+            snap = self._snap
+            current = snap is not None and (snap.graph is g or (self._light is not None
+                                                                and self._light[0] is snap.graph
+                                                                and self._light[1] is g))
+            if not current:
+                return None  # not this store's snapshot any more: the store changed since
+            assert snap is not None
             cached = self._text
-            if cached is not None and cached[0] is g:
-                return cached[1]
-            version = None
-            if not self._depth:
-                version = next((v for v, h in self._graphs.values() if h is g), None)
-                if version is None:
-                    return None
-            ix = self._build_text_index(g, version)
-            if ix is not None and not self._depth:
-                self._text = (g, ix)
+            # keyed by the change-log position too: a body-only write keeps the graph object
+            if cached is not None and cached[0] is snap.graph and cached[1] == snap.version:
+                return cached[2]
+            ix = self._build_text_index(g, snap.version)
+            if ix is not None:
+                self._text = (snap.graph, snap.version, ix)
             return ix
 
     def _build_text_index(self, g: LinkGraph, version: int | None) -> TextIndex | None:
         """The hook that builds the text index from the store's rows (one read), or None when the
-        store is no longer at ``version`` (None: inside our own write transaction)."""
+        store is no longer at change-log position ``version`` (None: inside our own write
+        transaction)."""
         with self._read() as conn:
-            if version is not None:
-                now = int(conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
-                if now != version:
-                    return None
+            if version is not None and self._graph_version(conn) != version:
+                return None
             rows = conn.execute("SELECT id, title, body FROM nodes ORDER BY id").fetchall()
         if len(rows) != g.num_nodes or any(r[0] != i for r, i in zip(rows, g.ids)):
             return None
@@ -1294,11 +1640,26 @@ class KnowledgeBase:
         return [(i, -float(s)) for i, s in rows]
 
     # ------------------------------------------------------------------ the graph snapshot
+    #: Changes after which an open store re-saves its snapshot file (so a fresh process has
+    #: little of the change log to apply), or 1% of the graph's nodes plus edges when that is
+    #: more (saving costs a write of the whole file); a full build always saves it.
+    SNAPSHOT_SAVE_EVERY = 1000
+
+    @property
+    def snapshot_path(self) -> str | None:
+        """Where the graph snapshot of a file store is saved (``<store>.snapshot``), or None for
+        an in-memory store."""
+        return None if not self._persist else self.path + ".snapshot"
+
     def graph(self, *, annotations: bool = True) -> LinkGraph:
         """The :class:`LinkGraph` snapshot of the store (one consistent read).
 
-        Cached: each call reads the version counter (one ``SELECT``) and rebuilds only when it
-        changed since the cached build, including writes by other processes.
+        Cached and kept current at the cost of the change: each call reads the change-log
+        position (one ``SELECT``); when writes (from any process) moved it, only the nodes and
+        edges they changed are read back and the arrays are rebuilt from the previous ones
+        (identical to a fresh build). Writes that cannot change the graph (bodies, aliases,
+        embeddings) leave the snapshot as it is. A fresh process maps the snapshot saved beside
+        the store (``<store>.snapshot``) instead of reading every row, when it matches the store.
 
         Parameters
         ----------
@@ -1329,62 +1690,117 @@ class KnowledgeBase:
         """
         key = bool(annotations)
         with self._lock:
-            cached = self._graphs.get(key)
-            if cached is not None and not self._depth and cached[0] == self.version:
-                return cached[1]  # the O(1) revalidation: one SELECT of the counter
-            return self._graph_build(key)
+            if self._depth:  # inside our own transaction: uncommitted state is never cached
+                snap = self._snapshot_at(self.conn, self._graph_version(self.conn), keep=False)
+                return snap.graph if key else snap.graph.without_annotations()
+            cur = self._snap
+            if cur is not None and cur.version == self._graph_version(self.conn):
+                snap = cur
+            else:
+                with self._read() as conn:
+                    snap = self._snapshot_at(conn, self._graph_version(conn))
+                self._save_snapshot(force=self._file_version is None)
+            if key:
+                return snap.graph
+            if self._light is None or self._light[0] is not snap.graph:
+                self._light = (snap.graph, snap.graph.without_annotations())
+            return self._light[1]
 
-    def _graph_build(self, key: bool) -> LinkGraph:
-        with self._read() as conn:
-            # Re-read the counter inside the snapshot the graph is built from.
-            version = _meta_int(conn, "version")
-            cached = self._graphs.get(key)
-            if cached is not None and cached[0] == version and not self._depth:
-                return cached[1]
-            g = self._build_graph(conn, key)
-            if not self._depth:  # never cache uncommitted state (a rollback reuses the number)
-                self._graphs[key] = (version, g)
-            return g
+    def _graph_version(self, conn: sqlite3.Connection) -> int:
+        """The change-log position (or, in a version-1 file opened read-only, which has no change
+        log, ``-1 - version``: every write then rebuilds)."""
+        if not self._changelog:
+            return -1 - int(conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
+        r = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").fetchone()
+        return 0 if r is None else int(r[0])
 
-    @staticmethod
-    def _build_graph(conn: sqlite3.Connection, annotations: bool) -> LinkGraph:
+    def _snapshot_at(self, conn: sqlite3.Connection, version: int, *, keep: bool = True) -> GraphSnapshot:
+        """The snapshot at ``version`` (inside a read transaction): the cached or saved one
+        brought forward by the change log, or a fresh build."""
+        snap = self._snap
+        if snap is None and keep and self._changelog:
+            snap = self._load_snapshot(conn, version)
+            if snap is not None:
+                self._snap = snap  # mapped from the file: keep it (and bring it forward below)
+        if snap is not None and snap.version == version:
+            return snap
         try:
-            return _graph_from_rows(conn, annotations)
-        except ConceptwalkError:
+            out = self._advance_or_build(conn, snap, version)
+        except (ConceptwalkError, sqlite3.DatabaseError):
             raise
-        except (TypeError, ValueError, KeyError, OverflowError) as exc:
-            # Only values read from the file reach here: a damaged or hand-edited store.
+        except (TypeError, ValueError, KeyError, OverflowError, UnicodeDecodeError, RecursionError) as exc:
+            # Only values read from the file reach here: a damaged or hand-edited store. Name
+            # the row when it is a node's scopes (the usual hand edit), else say what failed.
+            for nid, sc in conn.execute("SELECT id, scopes FROM nodes WHERE scopes IS NOT NULL"):
+                _parse_scopes(sc, nid)
             raise _Damaged(f"its graph cannot be built from the stored rows "
                            f"({type(exc).__name__}: {exc}; the store is damaged)") from None
+        if keep:
+            self._snap = out
+        return out
 
+    def _advance_or_build(self, conn: sqlite3.Connection, snap: GraphSnapshot | None,
+                          version: int) -> GraphSnapshot:
+        out = None
+        if snap is not None and self._changelog and 0 <= snap.version < version:
+            rows = conn.execute("SELECT kind, a, b, c FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq",
+                                (snap.version, version)).fetchall()
+            limit = max(1000, (snap.graph.num_nodes + snap.graph.num_edges) // 8)
+            if (len(rows) == version - snap.version and len(rows) <= limit
+                    and all(r[0] != CHANGE_RESET for r in rows)):
+                graph_rows = [r for r in rows if r[0] != CHANGE_TEXT]
+                if graph_rows:
+                    out = snap.advance(conn, graph_rows, version)
+                else:  # only bodies changed: the same graph, at the new position
+                    out = GraphSnapshot(snap.graph, version, snap.loops)
+        if out is None:
+            out = GraphSnapshot.build(conn, version)
+        return out
 
-def _graph_from_rows(conn: sqlite3.Connection, annotations: bool) -> LinkGraph:
-    """The graph snapshot from the rows read through ``conn`` (inside one read transaction)."""
-    nodes = conn.execute("SELECT id, type, title, scopes, lifecycle FROM nodes ORDER BY id").fetchall()
-    if not nodes:
-        raise InputError("the knowledge base has no nodes: nothing to build a graph from")
-    ids = [r[0] for r in nodes]
-    parsed: dict[str, list[str] | None] = {}
-
-    def scopes_of(s: str | None, nid: str) -> list[str] | None:
-        if s is None:
+    def _load_snapshot(self, conn: sqlite3.Connection, version: int) -> GraphSnapshot | None:
+        """The saved snapshot when it belongs to this store (uuid, schema, a change-log position
+        the store has passed, with the same change at that position); None otherwise."""
+        path = self.snapshot_path
+        if path is None or self._uuid is None:
             return None
-        if s not in parsed:
-            parsed[s] = _parse_scopes(s, nid)
-        return parsed[s]
+        try:
+            meta, arrays = read_arrays(path)
+        except (OSError, SnapshotError):
+            return None
+        v = meta.get("graph_version")
+        if (meta.get("kind") != "conceptwalk.graph" or meta.get("store_uuid") != self._uuid
+                or meta.get("schema_version") != SCHEMA_VERSION or not isinstance(v, int)
+                or not 0 <= v <= version or meta.get("last_change") != self._change_at(conn, v)):
+            return None
+        try:
+            snap = GraphSnapshot.from_arrays(arrays, v)
+        except InputError:
+            return None
+        self._file_version = v
+        return snap
 
-    cols = "src, dst, type" + (", " + ", ".join(ANNOTATION_AXES) if annotations else "")
-    edges = conn.execute(f"SELECT {cols} FROM edges ORDER BY rowid").fetchall()
-    table = {x: i for i, x in enumerate(ids)}
-    names = list(ids)
-    ecols = list(zip(*edges)) if edges else [()] * (8 if annotations else 3)
-    src = intern_strings(list(ecols[0]), table, names)
-    dst = intern_strings(list(ecols[1]), table, names)
-    if len(names) != len(ids):
-        raise _Damaged("an edge endpoint is not a node (the store is damaged)")
-    ann = {k: ecols[3 + i] for i, k in enumerate(ANNOTATION_AXES)} if annotations else None
-    return LinkGraph.from_arrays(
-        ids, src, dst, list(ecols[2]),
-        node_types=[r[1] for r in nodes], titles=[r[2] for r in nodes],
-        scopes=[scopes_of(r[3], r[0]) for r in nodes], lifecycle=[r[4] for r in nodes],
-        edge_annotations=ann)
+    @staticmethod
+    def _change_at(conn: sqlite3.Connection, seq: int) -> list[Any] | None:
+        r = conn.execute("SELECT kind, a, b, c FROM changes WHERE seq = ?", (seq,)).fetchone()
+        return None if r is None else list(r)
+
+    def _save_snapshot(self, *, force: bool = False) -> None:
+        """Save the snapshot beside the store when it is newer than the saved one (by at least
+        :attr:`SNAPSHOT_SAVE_EVERY` changes unless ``force``). A cache: a directory that cannot
+        be written turns saving off for this object."""
+        snap, path = self._snap, self.snapshot_path
+        if (snap is None or path is None or self.read_only or not self._changelog or self._uuid is None
+                or snap.version < 0 or self._file_version == snap.version):
+            return
+        every = max(self.SNAPSHOT_SAVE_EVERY, (snap.graph.num_nodes + snap.graph.num_edges) // 100)
+        if not force and self._file_version is not None and snap.version - self._file_version < every:
+            return
+        meta = {"kind": "conceptwalk.graph", "store_uuid": self._uuid, "schema_version": SCHEMA_VERSION,
+                "graph_version": snap.version, "last_change": self._change_at(self.conn, snap.version)}
+        try:
+            write_arrays(path, snap.to_arrays(), meta)
+        except OSError:
+            self._persist = False
+            return
+        self._file_version = snap.version
+        _remove_stale_temporaries(path)

@@ -110,7 +110,16 @@ class Snapshot:
                 cache = {}
                 _SHARED[graph] = cache
         self._cache: dict[Any, Any] = cache
-        self._kind = (source.is_store, id(source.kb) if source.kb is not None else 0)
+        # A store's writes that cannot change the graph (aliases, embeddings, bodies) keep the
+        # graph object, so what is read from the store is keyed by its write counter too; the
+        # entries of an older counter for the same source are dropped.
+        self.store_version = source.store_version()
+        owner = (source.is_store, id(source.kb) if source.kb is not None else 0)
+        self._kind = owner + (self.store_version,)
+        with _SHARED_LOCK:
+            for key in [k for k in cache if isinstance(k, tuple) and isinstance(k[0], tuple)
+                        and k[0][:2] == owner and k[0] != self._kind]:
+                del cache[key]
 
     def _get(self, key: Any, build: Any) -> Any:
         full = (self._kind, key)
@@ -302,6 +311,7 @@ class Source:
         self._snap: Snapshot | None = None
         self._lock = threading.Lock()
         self._mem_embeddings: dict[tuple[str, str, str], npt.NDArray[np.float32]] = {}
+        self._mem_version: tuple[int, int | None] | None = None
 
     @property
     def is_store(self) -> bool:
@@ -317,13 +327,19 @@ class Source:
             g = kb.graph()
         return g
 
+    def store_version(self) -> int | None:
+        """The store's write counter (None for a bare graph or a store without one)."""
+        v = getattr(self.kb, "version", None) if self.kb is not None else None
+        return v if isinstance(v, int) else None
+
     def snapshot(self) -> Snapshot:
         g = self.graph()
         snap = self._snap
-        if snap is None or snap.graph is not g:
+        version = self.store_version()
+        if snap is None or snap.graph is not g or snap.store_version != version:
             with self._lock:
                 snap = self._snap
-                if snap is None or snap.graph is not g:
+                if snap is None or snap.graph is not g or snap.store_version != version:
                     snap = Snapshot(self, g)
                     self._snap = snap
         return snap
@@ -371,6 +387,10 @@ class Source:
         life of this source. Never written to the store: a query changes nothing there."""
         name = str(embedder.name)
         dim = int(embedder.dim)
+        version = (id(graph), self.store_version())
+        if self._mem_version != version:  # a body edit keeps the graph but changes the text
+            self._mem_embeddings.clear()
+            self._mem_version = version
         have: dict[str, npt.NDArray[np.float32]] = {}
         get = getattr(self.kb, "get_embeddings", None)
         if get is not None:

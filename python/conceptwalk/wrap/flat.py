@@ -72,7 +72,7 @@ class BuiltinFlatSearch:
         self.mode = mode
         self.embedder = get_embedder(embedder) if mode == "embedding" else None
         self.caller = caller if caller is not None else Caller.all_access()
-        self._emb: tuple[Any, np.ndarray] | None = None
+        self._emb: tuple[Any, np.ndarray, int | None] | None = None
 
     def __repr__(self) -> str:
         return f"BuiltinFlatSearch(mode={self.mode!r}, caller={self.caller})"
@@ -139,8 +139,9 @@ class BuiltinFlatSearch:
 
     def _embedding(self, text: str, k: int, g: Any, mask: Any) -> list[tuple[str, float]]:
         emb = self.embedder
-        if self._emb is None or self._emb[0] is not g:
-            self._emb = (g, self.source.embeddings_for(emb, list(g.ids), g))
+        version = self.source.store_version()  # set_embeddings keeps the graph object
+        if self._emb is None or self._emb[0] is not g or self._emb[2] != version:
+            self._emb = (g, self.source.embeddings_for(emb, list(g.ids), g), version)
         mat = self._emb[1]
         q = np.asarray(emb.embed([text]), dtype=np.float32)[0]  # type: ignore[union-attr]
         if not float(np.linalg.norm(q)) > 0:

@@ -1,0 +1,756 @@
+"""The store's graph snapshot: built from SQLite at the speed of the core, persisted beside the
+store as a memory-mapped file of named arrays, and brought forward from the store's change log
+at the cost of the change.
+
+Three pieces, used by :meth:`conceptwalk.kb.KnowledgeBase.graph`:
+
+- :func:`read_graph` builds a :class:`~conceptwalk.graph.LinkGraph` from the store without a
+  Python object per edge row: each chunk of rows comes back from SQLite as one string per column
+  (``group_concat``), which is split and interned in compiled code; categorical columns are
+  dictionary-encoded (codes plus sorted names) before they reach ``LinkGraph.from_arrays``.
+- :func:`write_arrays` / :func:`read_arrays` store a set of **named numpy arrays** in one file
+  (format :data:`FILE_FORMAT`): a fixed header, a JSON directory (names, dtypes, shapes, offsets,
+  plus free metadata such as the store's uuid and version), and the arrays, each 64-byte aligned,
+  memory-mapped on read. Written atomically (temporary file, fsync, rename, fsync of the
+  directory); a file whose header, directory checksum or size does not match is refused. Any
+  structure can add arrays under its own prefix (the graph uses ``graph.``, its self-loop side
+  table ``loops.``); a reader ignores names it does not know.
+- :class:`GraphSnapshot` is the graph plus what it needs to follow writes: the change-log
+  sequence number it reflects and the store's self-loop edges (which the graph drops but whose
+  type and annotation names it keeps). :meth:`GraphSnapshot.advance` re-reads only the nodes and
+  edges named by the change log since that number and rebuilds the arrays from the previous
+  ones — bit-identical to :func:`read_graph` on the same store, which the property tests check.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import mmap
+import os
+import struct
+import tempfile
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import ConceptwalkError, InputError
+from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph
+from ..graph.linkgraph import codes_of
+
+__all__ = ["CHANGELOG_SCHEMA", "CHANGE_EDGE", "CHANGE_NODE", "CHANGE_RESET", "CHANGE_TEXT", "FILE_FORMAT", "GraphSnapshot", "SnapshotError", "read_arrays", "read_graph", "write_arrays"]
+
+#: Version of the snapshot file layout (header + JSON directory + aligned arrays).
+FILE_FORMAT = 1
+_MAGIC = b"CWSNAP\x00\x01"
+_HEAD = struct.Struct("<8sIIQQ")  # magic, format, directory crc32, directory length, file length
+_ALIGN = 64
+_ROWS = 65536  # rows per chunk read from SQLite
+_SEP = "\x00"
+_CATEGORICAL = tuple(k for k in EDGE_ANNOTATION_KEYS if k != "extraction_confidence")
+#: Change-log kinds (``changes.kind``): the whole store changed (a bulk load), one node (``a`` =
+#: id), one edge (``a, b, c`` = src, dst, type), the body of node ``a`` (only text reads it: the
+#: graph ignores it). A row names what changed, not how: the current row is read back.
+CHANGE_RESET, CHANGE_NODE, CHANGE_EDGE, CHANGE_TEXT = 0, 1, 2, 3
+
+
+class SnapshotError(ConceptwalkError):
+    """A snapshot file that cannot be used (damaged, foreign, another format)."""
+
+
+# ---------------------------------------------------------------------- the file of named arrays
+def write_arrays(path: str, arrays: Mapping[str, np.ndarray[Any, Any]], meta: Mapping[str, Any]) -> None:
+    """Write ``arrays`` (name -> array) and the JSON-serialisable ``meta`` to ``path``
+    atomically: a temporary file in the same directory, fsync, rename over ``path``, fsync of
+    the directory. A crash at any point leaves either the old file or the new one.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> write_arrays(os.path.join(d, "x.snap"), {"a": np.arange(3)}, {"who": "doc"})
+    >>> meta, arrs = read_arrays(os.path.join(d, "x.snap"))
+    >>> meta["who"], arrs["a"].tolist()
+    ('doc', [0, 1, 2])
+    """
+    entries: dict[str, dict[str, Any]] = {}
+    prepared: list[tuple[int, np.ndarray[Any, Any]]] = []
+    offset = 0
+    for name, arr in arrays.items():
+        a = np.ascontiguousarray(arr)
+        if a.dtype.hasobject:
+            raise InputError(f"write_arrays: {name!r} holds Python objects")
+        a = a.astype(a.dtype.newbyteorder("<"), copy=False)
+        offset = -(-offset // _ALIGN) * _ALIGN
+        entries[name] = {"dtype": a.dtype.str, "shape": list(a.shape), "offset": offset}
+        prepared.append((offset, a))
+        offset += a.nbytes
+    directory = json.dumps({"meta": dict(meta), "arrays": entries}, sort_keys=True).encode()
+    data_start = -(-(_HEAD.size + len(directory)) // _ALIGN) * _ALIGN
+    total = data_start + offset
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_HEAD.pack(_MAGIC, FILE_FORMAT, zlib.crc32(directory), len(directory), total))
+            fh.write(directory)
+            pos = _HEAD.size + len(directory)
+            for off, a in prepared:
+                start = data_start + off
+                fh.write(b"\0" * (start - pos))
+                a.reshape(-1).view(np.uint8).tofile(fh)
+                pos = start + a.nbytes
+            fh.write(b"\0" * (total - pos))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dfd = os.open(d, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows cannot open directories
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(dfd)
+
+
+def read_arrays(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray[Any, Any]]]:
+    """Map the file written by :func:`write_arrays`: ``(meta, name -> read-only array view)``.
+    The arrays share the file's pages (a ``mmap``) until they are dropped.
+
+    Raises
+    ------
+    FileNotFoundError
+        No file at ``path``.
+    SnapshotError
+        Not a snapshot file of this format, a damaged directory, or a file whose length does
+        not match its header (e.g. truncated).
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(_HEAD.size)
+        if len(head) < _HEAD.size:
+            raise SnapshotError(f"{path!r} is not a snapshot file (too short)")
+        magic, fmt, crc, dlen, total = _HEAD.unpack(head)
+        if magic != _MAGIC:
+            raise SnapshotError(f"{path!r} is not a snapshot file")
+        if fmt != FILE_FORMAT:
+            raise SnapshotError(f"{path!r} has snapshot format {fmt}, this conceptwalk reads {FILE_FORMAT}")
+        size = os.fstat(fh.fileno()).st_size
+        if size != total or dlen > total:
+            raise SnapshotError(f"{path!r} is truncated or damaged ({size} bytes, header says {total})")
+        directory = fh.read(dlen)
+        if len(directory) != dlen or zlib.crc32(directory) != crc:
+            raise SnapshotError(f"{path!r}: the directory is damaged")
+        try:
+            doc = json.loads(directory)
+            entries = doc["arrays"]
+            meta = doc["meta"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SnapshotError(f"{path!r}: the directory is damaged ({exc})") from None
+        data_start = -(-(_HEAD.size + dlen) // _ALIGN) * _ALIGN
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if total else None
+    out: dict[str, np.ndarray[Any, Any]] = {}
+    for name, e in entries.items():
+        try:
+            dt = np.dtype(e["dtype"])
+            shape = tuple(int(x) for x in e["shape"])
+            start = data_start + int(e["offset"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SnapshotError(f"{path!r}: bad directory entry {name!r} ({exc})") from None
+        count = int(np.prod(shape)) if shape else 1
+        if dt.hasobject or count < 0 or start < data_start or start + count * dt.itemsize > total:
+            raise SnapshotError(f"{path!r}: array {name!r} lies outside the file")
+        if count == 0 or mm is None:
+            out[name] = np.zeros(shape, dtype=dt)
+            out[name].setflags(write=False)
+        else:
+            out[name] = np.frombuffer(mm, dtype=dt, count=count, offset=start).reshape(shape)
+    return meta, out
+
+
+# ---------------------------------------------------------------------- reading the store
+def _float_text_exact(conn: Any) -> bool:
+    """Whether this SQLite's ``printf('%!.17g')`` round-trips doubles (it does where long double
+    is wider than double); otherwise confidences are read per row."""
+    probes = [0.1, 1 / 3, 2 / 3, 0.7, 5e-324, 0.30000000000000004, 0.9999999999999999]
+    row = conn.execute("SELECT " + ", ".join("printf('%!.17g', ?)" for _ in probes), probes).fetchone()
+    try:
+        return all(float(s) == p for s, p in zip(row, probes))
+    except (TypeError, ValueError):  # pragma: no cover
+        return False
+
+
+def _split(text: str | None, count: int) -> list[str] | None:
+    """One chunk's column, split; None when a value held the separator (then read per row)."""
+    if count == 0:
+        return []
+    if text is None:
+        return None
+    parts = text.split(_SEP)
+    return parts if len(parts) == count else None
+
+
+def _dict_encode(parts: list[str], prefixed: bool) -> tuple[npt.NDArray[np.int32], list[str]]:
+    """Codes into first-seen names. With ``prefixed``, '' is absent (-1) and every present value
+    carries a one-character prefix, stripped from the names."""
+    table: dict[str, int] = {}
+    for p in dict.fromkeys(parts):
+        table[p] = len(table)
+    codes = codes_of(parts, table)
+    names = list(table)
+    if prefixed:
+        if "" in table:
+            empty = table[""]
+            lut = np.arange(len(names), dtype=np.int32)
+            lut[empty] = -1
+            lut[empty + 1:] -= 1
+            codes = lut[codes]
+            del names[empty]
+        names = [x[1:] for x in names]
+    return codes, names
+
+
+def _sorted_encoding(codes_list: list[npt.NDArray[np.int32]], names_list: list[list[str]]
+                     ) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+    """Chunks of (codes, names) merged into one column of codes into sorted, used names."""
+    allnames = sorted({x for names in names_list for x in names})
+    index = {x: i for i, x in enumerate(allnames)}
+    out = []
+    for codes, names in zip(codes_list, names_list):
+        lut = np.array([index[x] for x in names] + [-1], dtype=np.int32)
+        out.append(lut[codes])
+    col = np.concatenate(out) if out else np.zeros(0, dtype=np.int32)
+    return _prune(col, tuple(allnames))
+
+
+def _prune(codes: npt.NDArray[np.int32], names: Sequence[str]) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+    """Drop names no code uses (keeping the order), so the names are exactly the values present."""
+    if not len(names):
+        return codes.astype(np.int32, copy=False), ()
+    used = np.bincount(codes + 1, minlength=len(names) + 1)[1:] > 0
+    if used.all():
+        return codes.astype(np.int32, copy=False), tuple(names)
+    lut = np.append(np.cumsum(used) - 1, -1).astype(np.int32)
+    return lut[codes], tuple(x for x, u in zip(names, used.tolist()) if u)
+
+
+def _scopes_encode(texts: list[str]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], tuple[str, ...]]:
+    """Per-node JSON scope lists (prefixed as in :func:`_dict_encode`) as (ptr, codes, names):
+    each distinct JSON text is parsed once."""
+    dcodes, dtexts = _dict_encode(texts, prefixed=True)
+    lists = [json.loads(t) for t in dtexts]
+    return _ragged(dcodes, lists)
+
+
+def _ragged(dcodes: npt.NDArray[np.int32], lists: list[list[str]]
+            ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], tuple[str, ...]]:
+    """Nodes pointing (dcodes, -1 = none) at distinct scope lists -> (ptr, codes, sorted names)."""
+    names = sorted({s for lst in lists for s in lst})
+    index = {s: i for i, s in enumerate(names)}
+    flat = np.array([index[s] for lst in lists for s in lst], dtype=np.int32)
+    dlen = np.array([len(lst) for lst in lists] + [0], dtype=np.int64)
+    dstart = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(dlen[:-1], out=dstart[1:])
+    lengths = dlen[dcodes]  # -1 -> the trailing 0
+    ptr = np.zeros(dcodes.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    total = int(ptr[-1])
+    if total:
+        gather = np.repeat(dstart[dcodes] - ptr[:-1], lengths) + np.arange(total, dtype=np.int64)
+        codes = flat[gather]
+    else:
+        codes = np.zeros(0, dtype=np.int32)
+    codes, pnames = _prune(codes, names)
+    return ptr, codes, pnames
+
+
+@dataclass
+class Columns:
+    """The store as the input columns of ``LinkGraph.from_arrays``: ids sorted, every
+    categorical column dictionary-encoded into sorted names of the values present."""
+
+    ids: list[str]
+    titles: list[str | None]
+    node_types: tuple[npt.NDArray[np.int32], tuple[str, ...]]
+    lifecycle: tuple[npt.NDArray[np.int32], tuple[str, ...]]
+    scopes: tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], tuple[str, ...]]
+    src: npt.NDArray[np.int32]
+    dst: npt.NDArray[np.int32]
+    etype: tuple[npt.NDArray[np.int32], tuple[str, ...]]
+    ann: dict[str, Any] = field(default_factory=dict)
+    id_index: dict[str, int] | None = None  # the ids' positions, when already known
+
+    def build(self) -> LinkGraph:
+        return LinkGraph.from_arrays(
+            self.ids, self.src, self.dst, self.etype, node_types=self.node_types, titles=self.titles,
+            scopes=self.scopes, lifecycle=self.lifecycle, edge_annotations=self.ann,
+            id_index=self.id_index)
+
+
+def read_columns(conn: Any) -> Columns:
+    """Read every node and edge of the store (inside the caller's read transaction)."""
+    ids: list[str] = []
+    titles: list[str | None] = []
+    t_codes: list[npt.NDArray[np.int32]] = []
+    t_names: list[list[str]] = []
+    l_codes: list[npt.NDArray[np.int32]] = []
+    l_names: list[list[str]] = []
+    scope_texts: list[str] = []
+    last: str | None = None
+    q = ("SELECT group_concat(id, char(0)), group_concat(ifnull('.' || type, ''), char(0)), "
+         "group_concat(ifnull('.' || title, ''), char(0)), group_concat(ifnull('.' || scopes, ''), char(0)), "
+         "group_concat(ifnull('.' || lifecycle, ''), char(0)), count(*), max(id) "
+         "FROM (SELECT id, type, title, scopes, lifecycle FROM nodes WHERE ?1 IS NULL OR id > ?1 "
+         "ORDER BY id LIMIT ?2)")
+    while True:
+        r = conn.execute(q, (last, _ROWS)).fetchone()
+        count = int(r[5])
+        if count == 0:
+            break
+        split = [_split(r[i], count) for i in range(5)]
+        cols: list[list[str]]
+        if any(c is None for c in split):  # a value holds NUL: this chunk row by row
+            rows = conn.execute("SELECT id, type, title, scopes, lifecycle FROM nodes "
+                                "WHERE ?1 IS NULL OR id > ?1 ORDER BY id LIMIT ?2", (last, _ROWS)).fetchall()
+            cols = [[r_[0] for r_ in rows]] + [["" if r_[i] is None else "." + r_[i] for r_ in rows]
+                                               for i in range(1, 5)]
+        else:
+            cols = [c for c in split if c is not None]
+        ids.extend(cols[0])
+        titles.extend([t[1:] if t else None for t in cols[2]])
+        c, nm = _dict_encode(cols[1], True)
+        t_codes.append(c)
+        t_names.append(nm)
+        c, nm = _dict_encode(cols[4], True)
+        l_codes.append(c)
+        l_names.append(nm)
+        scope_texts.extend(cols[3])
+        last = r[6]
+        if count < _ROWS:
+            break
+    if not ids:
+        raise InputError("the knowledge base has no nodes: nothing to build a graph from")
+    table = dict(zip(ids, range(len(ids))))
+    exact = _float_text_exact(conn)
+    conf_expr = ("CASE WHEN extraction_confidence IS NULL THEN '' ELSE printf('%!.17g', extraction_confidence) END"
+                 if exact else "''")
+    cat_expr = "||char(0)||".join(f"ifnull('.' || {k}, '')" for k in _CATEGORICAL)
+    q = ("SELECT group_concat(src, char(0)), group_concat(dst, char(0)), group_concat(type, char(0)), "
+         f"group_concat({cat_expr}, char(0)), group_concat({conf_expr}, char(0)), count(*) "
+         "FROM edges WHERE rowid BETWEEN ?1 AND ?2")
+    slow = ("SELECT src, dst, type, " + ", ".join(_CATEGORICAL) + ", extraction_confidence FROM edges "
+            "WHERE rowid BETWEEN ?1 AND ?2 ORDER BY rowid")
+    srcs: list[npt.NDArray[np.int32]] = []
+    dsts: list[npt.NDArray[np.int32]] = []
+    ty_c: list[npt.NDArray[np.int32]] = []
+    ty_n: list[list[str]] = []
+    an_c: dict[str, list[npt.NDArray[np.int32]]] = {k: [] for k in _CATEGORICAL}
+    an_n: dict[str, list[list[str]]] = {k: [] for k in _CATEGORICAL}
+    conf: list[npt.NDArray[np.float64]] = []
+    ncat = len(_CATEGORICAL)
+    lo_hi = conn.execute("SELECT min(rowid), max(rowid) FROM edges").fetchone()
+    lo = 0 if lo_hi[0] is None else int(lo_hi[0])
+    hi = -1 if lo_hi[1] is None else int(lo_hi[1])
+    while lo <= hi:
+        r = conn.execute(q, (lo, lo + _ROWS - 1)).fetchone()
+        count = int(r[-1])
+        if count == 0:  # a gap in the rowids (deleted edges): jump to the next row
+            nxt = conn.execute("SELECT min(rowid) FROM edges WHERE rowid >= ?", (lo,)).fetchone()[0]
+            if nxt is None:
+                break
+            lo = int(nxt)
+            continue
+        split = [_split(r[i], count) for i in range(3)]
+        cats = _split(r[3], count * ncat) if ncat else []
+        confs_t = _split(r[4], count)
+        if any(c is None for c in split) or cats is None or confs_t is None or not exact:
+            rows = conn.execute(slow, (lo, lo + _ROWS - 1)).fetchall()
+            cols = [[x[0] for x in rows], [x[1] for x in rows], [x[2] for x in rows]]
+            catcols = [["" if x[3 + i] is None else "." + x[3 + i] for x in rows] for i in range(ncat)]
+            confs = np.array([np.nan if x[-1] is None else float(x[-1]) for x in rows], dtype=np.float64)
+        else:
+            cols = [c for c in split if c is not None]
+            catcols = [cats[i::ncat] for i in range(ncat)]
+            confs = np.array([float(t) if t else np.nan for t in confs_t], dtype=np.float64)
+        lo += _ROWS
+        if not cols[0]:
+            continue
+        s = codes_of(cols[0], table)
+        d = codes_of(cols[1], table)
+        if (s < 0).any() or (d < 0).any():  # pragma: no cover - endpoints are created as nodes
+            raise ConceptwalkError("the store is inconsistent: an edge endpoint is not a node")
+        srcs.append(s)
+        dsts.append(d)
+        c, nm = _dict_encode(cols[2], False)
+        ty_c.append(c)
+        ty_n.append(nm)
+        for i, k in enumerate(_CATEGORICAL):
+            c, nm = _dict_encode(catcols[i], True)
+            an_c[k].append(c)
+            an_n[k].append(nm)
+        conf.append(confs)
+    src = _cat(srcs, np.int32)
+    ann: dict[str, Any] = {k: _sorted_encoding(an_c[k], an_n[k]) for k in _CATEGORICAL}
+    ann["extraction_confidence"] = _cat(conf, np.float64)
+    return Columns(
+        ids=ids, titles=titles, node_types=_sorted_encoding(t_codes, t_names),
+        lifecycle=_sorted_encoding(l_codes, l_names), scopes=_scopes_encode(scope_texts),
+        src=src, dst=_cat(dsts, np.int32), etype=_sorted_encoding(ty_c, ty_n), ann=ann)
+
+
+def _cat(parts: list[np.ndarray[Any, Any]], dtype: Any) -> np.ndarray[Any, Any]:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+def read_graph(conn: Any, annotations: bool = True) -> LinkGraph:
+    """Build the graph of the store read through ``conn`` (inside one read transaction).
+
+    Raises
+    ------
+    InputError
+        The store holds no nodes.
+    """
+    g = read_columns(conn).build()
+    return g if annotations else g.without_annotations()
+
+
+# ---------------------------------------------------------------------- following the change log
+_NODE_COLS = "id, type, title, scopes, lifecycle"
+
+_NODE_DIFF = " OR ".join(f"old.{k} IS NOT new.{k}" for k in ("id", "type", "title", "scopes", "lifecycle"))
+_EDGE_DIFF = " OR ".join(f"old.{k} IS NOT new.{k}" for k in ("src", "dst", "type") + EDGE_ANNOTATION_KEYS)
+#: The change log and the triggers that fill it in the transaction of every change to what the
+#: graph holds (node id, type, title, scopes, lifecycle; every edge column), and of a body (kind
+#: CHANGE_TEXT, for a text index; the graph skips it). A write that changes nothing the graph
+#: reads (a body, an alias, an embedding, an upsert of equal values) leaves the graph as it is.
+CHANGELOG_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS changes(
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind INTEGER NOT NULL,
+    a TEXT, b TEXT, c TEXT
+);
+CREATE TRIGGER IF NOT EXISTS changes_nodes_ai AFTER INSERT ON nodes BEGIN
+    INSERT INTO changes(kind, a) VALUES ({CHANGE_NODE}, new.id);
+END;
+CREATE TRIGGER IF NOT EXISTS changes_nodes_ad AFTER DELETE ON nodes BEGIN
+    INSERT INTO changes(kind, a) VALUES ({CHANGE_NODE}, old.id);
+END;
+CREATE TRIGGER IF NOT EXISTS changes_nodes_au AFTER UPDATE ON nodes WHEN {_NODE_DIFF} BEGIN
+    INSERT INTO changes(kind, a) VALUES ({CHANGE_NODE}, old.id);
+    INSERT INTO changes(kind, a) SELECT {CHANGE_NODE}, new.id WHERE new.id IS NOT old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS changes_nodes_body AFTER UPDATE OF body ON nodes
+    WHEN old.body IS NOT new.body AND NOT ({_NODE_DIFF}) BEGIN
+    INSERT INTO changes(kind, a) VALUES ({CHANGE_TEXT}, new.id);
+END;
+CREATE TRIGGER IF NOT EXISTS changes_edges_ai AFTER INSERT ON edges BEGIN
+    INSERT INTO changes(kind, a, b, c) VALUES ({CHANGE_EDGE}, new.src, new.dst, new.type);
+END;
+CREATE TRIGGER IF NOT EXISTS changes_edges_ad AFTER DELETE ON edges BEGIN
+    INSERT INTO changes(kind, a, b, c) VALUES ({CHANGE_EDGE}, old.src, old.dst, old.type);
+END;
+CREATE TRIGGER IF NOT EXISTS changes_edges_au AFTER UPDATE ON edges WHEN {_EDGE_DIFF} BEGIN
+    INSERT INTO changes(kind, a, b, c) VALUES ({CHANGE_EDGE}, old.src, old.dst, old.type);
+    INSERT INTO changes(kind, a, b, c) SELECT {CHANGE_EDGE}, new.src, new.dst, new.type
+        WHERE new.src IS NOT old.src OR new.dst IS NOT old.dst OR new.type IS NOT old.type;
+END;
+INSERT OR IGNORE INTO sqlite_sequence(name, seq) SELECT 'changes', 0
+    WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'changes');
+"""
+_EDGE_COLS = "src, dst, type, " + ", ".join(EDGE_ANNOTATION_KEYS)
+
+
+def _recode(codes: npt.NDArray[np.int32], names: Sequence[str], positions: Sequence[int],
+            values: Sequence[str | None], prune: bool = True) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+    """``codes`` (into ``names``, -1 absent) with ``codes[positions[j]]`` set to ``values[j]``
+    (None = absent), re-encoded into the sorted names of the values present. ``prune=False``
+    says no name can have become unused (nothing was removed or overwritten), which skips the
+    count."""
+    ext = list(names)
+    index = {x: i for i, x in enumerate(ext)}
+    out = codes.astype(np.int32, copy=bool(positions))
+    for p, v in zip(positions, values):
+        if v is None:
+            out[p] = -1
+            continue
+        c = index.get(v)
+        if c is None:
+            c = index[v] = len(ext)
+            ext.append(v)
+        out[p] = c
+    if list(ext) != sorted(ext):
+        order = sorted(range(len(ext)), key=ext.__getitem__)
+        rank = np.empty(len(ext) + 1, dtype=np.int32)
+        rank[np.asarray(order, dtype=np.int64)] = np.arange(len(ext), dtype=np.int32)
+        rank[-1] = -1
+        out = rank[out]
+        ext = [ext[i] for i in order]
+    if not prune:  # every old name is still used and every new one was just set
+        return out, tuple(ext)
+    return _prune(out, ext)
+
+
+@dataclass
+class GraphSnapshot:
+    """The store's graph at change-log position ``version`` plus its self-loop edges (``loops``:
+    ``src``, ``type`` and one column per annotation, codes in the graph's name spaces), which the
+    graph drops but whose names it keeps, so that :meth:`advance` can rebuild exactly."""
+
+    graph: LinkGraph
+    version: int
+    loops: dict[str, np.ndarray[Any, Any]]
+
+    # -------------------------------------------------------------- build and persist
+    @classmethod
+    def build(cls, conn: Any, version: int) -> GraphSnapshot:
+        """A fresh build from the store (inside the caller's read transaction)."""
+        cols = read_columns(conn)
+        return cls.from_columns(cols, version)
+
+    @classmethod
+    def from_columns(cls, cols: Columns, version: int) -> GraphSnapshot:
+        g = cols.build()
+        sel = np.flatnonzero(cols.src == cols.dst)
+        loops: dict[str, np.ndarray[Any, Any]] = {
+            "src": cols.src[sel].astype(np.int32), "type": cols.etype[0][sel].astype(np.int32)}
+        for k in EDGE_ANNOTATION_KEYS:
+            v = cols.ann[k]
+            loops[k] = (v if k == "extraction_confidence" else v[0])[sel]
+        return cls(g, version, loops)
+
+    def to_arrays(self) -> dict[str, np.ndarray[Any, Any]]:
+        """The named arrays of this snapshot (``graph.*`` and ``loops.*``)."""
+        out = {"graph." + k: v for k, v in self.graph.to_arrays().items()}
+        out.update({"loops." + k: v for k, v in self.loops.items()})
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray[Any, Any]], version: int) -> GraphSnapshot:
+        """The inverse of :meth:`to_arrays` (InputError on inconsistent arrays)."""
+        g = LinkGraph.from_saved_arrays({k[6:]: v for k, v in arrays.items() if k.startswith("graph.")})
+        loops = {k[6:]: np.asarray(v) for k, v in arrays.items() if k.startswith("loops.")}
+        want = ("src", "type") + EDGE_ANNOTATION_KEYS
+        if set(loops) != set(want):
+            raise InputError("saved snapshot: the loops table is incomplete")
+        m = loops["src"].shape[0]
+        if any(loops[k].shape != (m,) for k in want):
+            raise InputError("saved snapshot: loops columns differ in length")
+        if m and (loops["src"].min() < 0 or loops["src"].max() >= g.num_nodes
+                  or loops["type"].min() < 0 or loops["type"].max() >= len(g.edge_type_names)):
+            raise InputError("saved snapshot: loops hold codes out of range")
+        for k in _CATEGORICAL:
+            names = g.edge_annotations[k][1] if k in g.edge_annotations else ()
+            if m and (loops[k].min() < -1 or loops[k].max() >= len(names)):
+                raise InputError(f"saved snapshot: loops {k} codes out of range")
+        return cls(g, version, loops)
+
+    # -------------------------------------------------------------- advance
+    def advance(self, conn: Any, changes: Sequence[tuple[Any, ...]], version: int) -> GraphSnapshot:
+        """The snapshot at ``version``, given the change-log rows ``(kind, a, b, c)`` after
+        ``self.version`` up to it, reading back only the nodes and edges they name (inside the
+        caller's read transaction at ``version``). The result equals :meth:`build` at
+        ``version`` array for array.
+
+        Cost: O(changes) SQL lookups, then vectorised passes over the previous arrays (the
+        re-ranking of ids an insertion causes, the removal of changed edges, found through the
+        core's pair index) and the core's CSR build from them (memory speed); no full read of
+        the store."""
+        node_keys = sorted({a for kind, a, _, _ in changes if kind == CHANGE_NODE})
+        edge_keys = sorted({(a, b, c) for kind, a, b, c in changes if kind == CHANGE_EDGE})
+        now_nodes: dict[str, tuple[Any, ...]] = {}
+        for i in range(0, len(node_keys), 500):
+            part = node_keys[i:i + 500]
+            for r in conn.execute(f"SELECT {_NODE_COLS} FROM nodes WHERE id IN ({','.join('?' * len(part))})", part):
+                now_nodes[r[0]] = r
+        now_edges = []
+        for key in edge_keys:
+            r = conn.execute(f"SELECT {_EDGE_COLS} FROM edges WHERE src = ? AND dst = ? AND type = ?", key).fetchone()
+            if r is not None:
+                now_edges.append(r)
+        g = self.graph
+        old_ids = g.ids
+        index = g.id_index
+        n_old = len(old_ids)
+        # ---- node set: deletions and insertions keep the ids sorted
+        deleted = sorted(index[x] for x in node_keys if x not in now_nodes and x in index)
+        inserted = sorted(x for x in now_nodes if x not in index)
+        ids = list(old_ids)
+        titles = list(g.titles)
+        for p in reversed(deleted):
+            del ids[p]
+            del titles[p]
+        for x in inserted:
+            p = bisect.bisect_left(ids, x)
+            ids.insert(p, x)
+            titles.insert(p, None)
+        n = len(ids)
+        if n == 0:
+            raise InputError("the knowledge base has no nodes: nothing to build a graph from")
+        moved = bool(deleted or inserted)
+        if moved:
+            keep = np.ones(n_old, dtype=bool)
+            keep[np.asarray(deleted, dtype=np.int64)] = False
+            ins_at = np.asarray([bisect.bisect_left(old_ids, x) for x in inserted], dtype=np.int64)
+            ar = np.arange(n_old, dtype=np.int64)
+            remap = (ar - np.searchsorted(np.asarray(deleted, dtype=np.int64), ar)
+                     + np.searchsorted(ins_at, ar, side="right"))
+            remap[~keep] = -1
+            kept_old = np.flatnonzero(keep)
+            kept_new = remap[kept_old]
+        else:
+            kept_old = kept_new = np.arange(n_old, dtype=np.int64)
+        new_index = {x: bisect.bisect_left(ids, x) for x in now_nodes}
+        # The new id -> position dict from the old one: ids before the first insertion or
+        # deletion keep their positions; the rest are updated (their hashes are cached).
+        if moved:
+            first = min([bisect.bisect_left(old_ids, x) for x in inserted] + deleted)
+            id_index = index.copy()
+            for p in deleted:
+                del id_index[old_ids[p]]
+            id_index.update(zip(ids[first:], range(first, n)))
+        else:
+            id_index = index
+        changed_pos = sorted(new_index.values())
+        rows_by_pos = {new_index[x]: r for x, r in now_nodes.items()}
+        # a node update or deletion may leave a name unused: only then count what is used
+        prune_nodes = bool(deleted) or len(changed_pos) > len(inserted)
+
+        def node_col(codes: npt.NDArray[np.int32], names: Sequence[str], j: int
+                     ) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+            if moved:
+                col = np.full(n, -1, dtype=np.int32)
+                col[kept_new] = codes[kept_old]
+            else:
+                col = np.array(codes, dtype=np.int32)
+            return _recode(col, names, changed_pos, [rows_by_pos[p][j] for p in changed_pos], prune_nodes)
+
+        ntypes = node_col(g.node_type_codes, g.node_type_names, 1)
+        life = node_col(g.node_lifecycle_codes, g.node_lifecycle_names, 4)
+        for p in changed_pos:
+            titles[p] = rows_by_pos[p][2]
+        # scopes: kept rows keep their code ranges (in order), changed rows get their lists
+        old_len = np.diff(g.scope_ptr)
+        lengths = np.zeros(n, dtype=np.int64)
+        lengths[kept_new] = old_len[kept_old]
+        scope_lists = {p: ([] if rows_by_pos[p][3] is None else json.loads(rows_by_pos[p][3])) for p in changed_pos}
+        for p, lst in scope_lists.items():
+            lengths[p] = len(lst)
+        ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=ptr[1:])
+        scodes = np.empty(int(ptr[-1]), dtype=np.int32)
+        same = np.zeros(n, dtype=bool)  # new rows that keep their old scopes
+        same[kept_new] = True
+        same[np.asarray(changed_pos, dtype=np.int64)] = False
+        rows_new = np.flatnonzero(same)
+        inv = np.full(n, -1, dtype=np.int64)
+        inv[kept_new] = kept_old
+        rows_old = inv[rows_new]
+        lens = old_len[rows_old]
+        total = int(lens.sum())
+        if total:
+            shift = np.repeat(np.cumsum(lens) - lens, lens)
+            within = np.arange(total, dtype=np.int64) - shift
+            scodes[np.repeat(ptr[rows_new], lens) + within] = g.scope_codes[np.repeat(g.scope_ptr[rows_old], lens) + within]
+        snames = list(g.scope_names)
+        sindex = {x: i for i, x in enumerate(snames)}
+        for p, lst in scope_lists.items():
+            for j, sname in enumerate(lst):
+                c = sindex.get(sname)
+                if c is None:
+                    c = sindex[sname] = len(snames)
+                    snames.append(sname)
+                scodes[ptr[p] + j] = c
+        scodes, snames_t = _recode(scodes, snames, [], [], prune_nodes)
+        # ---- edges: the previous input (canonical edges + self-loops) minus the changed keys
+        # (found through the core's pair index, in the old numbering), remapped
+        core = g.core
+        E = g.num_edges
+        loops = self.loops
+        L = int(loops["src"].shape[0])
+        tindex = {x: i for i, x in enumerate(g.edge_type_names)}
+        drop: list[int] = []
+        typedir = core.edge_typedir if edge_keys else None
+        for a, b, c in edge_keys:
+            ia, ib, tc = index.get(a), index.get(b), tindex.get(c)
+            if ia is None or ib is None or tc is None:
+                continue
+            if ia == ib:
+                hit = np.flatnonzero((loops["src"] == ia) & (loops["type"] == tc))
+                drop.extend((E + hit).tolist())
+                continue
+            pair = core.pair_of(ia, ib)
+            if pair < 0:
+                continue
+            want = (tc << 1) | (1 if ia > ib else 0)
+            for e in range(int(g.pair_ptr[pair]), int(g.pair_ptr[pair + 1])):
+                if typedir is not None and int(typedir[e]) == want:
+                    drop.append(e)
+        def joined(base: np.ndarray[Any, Any], tail: np.ndarray[Any, Any], dtype: Any) -> np.ndarray[Any, Any]:
+            # the previous arrays as they are when there are no self-loops (nothing mutates them)
+            return np.asarray(base, dtype=dtype) if L == 0 else np.concatenate([base, tail]).astype(dtype)
+
+        src = joined(g.edge_src, loops["src"], np.int32)
+        dst = joined(g.edge_dst, loops["src"], np.int32)
+        typ = joined(g.edge_type_codes, loops["type"], np.int32)
+        ann: dict[str, Any] = {}
+        for k in EDGE_ANNOTATION_KEYS:
+            if k == "extraction_confidence":
+                base = g.edge_annotations[k][0] if k in g.edge_annotations else np.full(E, np.nan)
+                ann[k] = joined(base, loops[k], np.float64)
+            else:
+                base_c, names = g.edge_annotations.get(k, (np.full(E, -1, dtype=np.int32), ()))
+                ann[k] = (joined(base_c, loops[k], np.int32), names)
+        if moved:
+            remap32 = remap.astype(np.int32)
+            src = remap32[src]
+            dst = remap32[dst]
+        alive: npt.NDArray[np.bool_] | None = None
+        if drop:
+            alive = np.ones(E + L, dtype=bool)
+            alive[np.asarray(drop, dtype=np.int64)] = False
+        if deleted:  # edges of deleted nodes (the store deletes and logs them too)
+            alive = (src >= 0) & (dst >= 0) if alive is None else alive & (src >= 0) & (dst >= 0)
+        if alive is not None:
+            src, dst, typ = src[alive], dst[alive], typ[alive]
+            for k in EDGE_ANNOTATION_KEYS:
+                ann[k] = ann[k][alive] if k == "extraction_confidence" else (ann[k][0][alive], ann[k][1])
+        prune_edges = alive is not None
+        m0 = src.shape[0]
+        add = len(now_edges)
+        positions = list(range(m0, m0 + add))
+        if add:
+            src = np.concatenate([src, np.array([new_index.get(r[0], _pos(ids, r[0])) for r in now_edges], dtype=np.int32)])
+            dst = np.concatenate([dst, np.array([new_index.get(r[1], _pos(ids, r[1])) for r in now_edges], dtype=np.int32)])
+            typ = np.concatenate([typ, np.zeros(add, dtype=np.int32)])
+        typ_e = _recode(typ, g.edge_type_names, positions, [r[2] for r in now_edges], prune_edges)
+        for j, k in enumerate(EDGE_ANNOTATION_KEYS):
+            vals = [r[3 + j] for r in now_edges]
+            if k == "extraction_confidence":
+                if add:
+                    ann[k] = np.concatenate([ann[k], np.array([np.nan if v is None else float(v) for v in vals])])
+            else:
+                c0, names = ann[k]
+                if add:
+                    c0 = np.concatenate([c0, np.full(add, -1, dtype=np.int32)])
+                ann[k] = _recode(c0, names, positions, vals, prune_edges)
+        cols = Columns(ids=ids, titles=titles, node_types=ntypes, lifecycle=life,
+                       scopes=(ptr, scodes, snames_t), src=src.astype(np.int32, copy=False),
+                       dst=dst.astype(np.int32, copy=False), etype=typ_e, ann=ann, id_index=id_index)
+        return GraphSnapshot.from_columns(cols, version)
+
+
+def _pos(ids: list[str], x: str) -> int | None:
+    i = bisect.bisect_left(ids, x)
+    return i if i < len(ids) and ids[i] == x else None
