@@ -4,6 +4,7 @@ annotation presence, concept embeddings)."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import weakref
@@ -62,6 +63,15 @@ def phrases_in(text: str, index: dict[str, list[Any]], longest: int) -> list[tup
 #: A store's graph object is rebuilt on every write, so a snapshot's caches never go stale.
 _SHARED: weakref.WeakKeyDictionary[LinkGraph, dict[Any, Any]] = weakref.WeakKeyDictionary()
 _SHARED_LOCK = threading.RLock()  # builders nest (alias_index -> aliases)
+
+
+def _takes_caller(fn: Any) -> bool:
+    """Whether the callable accepts a ``caller`` keyword."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "caller" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 class Snapshot:
@@ -181,20 +191,81 @@ class Snapshot:
             out[r] = cache[i]
         return out
 
-    def lexical(self, text: str, k: int, config: WalkConfig, visible: Any) -> list[str]:
+    def concept_flags(self, config: WalkConfig) -> npt.NDArray[np.bool_] | None:
+        """Boolean mask over the nodes: True for the concept node types (None: every node)."""
+        def build() -> Any:
+            flags = self.type_mask(config.concept_node_types)
+            if flags is None:
+                return False
+            g = self.graph
+            return flags[g.node_type_codes] if flags.size else np.zeros(g.num_nodes, dtype=bool)
+        got = self._get(("concept_flags", config.concept_node_types), build)
+        return None if got is False else got  # type: ignore[no-any-return]
+
+    def concept_visible(self, config: WalkConfig, visibility: Any) -> npt.NDArray[np.bool_] | None:
+        """The prepared mask ``visibility`` restricted to the concept rows of
+        :meth:`concept_indices` (None: every concept visible); kept per mask for the snapshot."""
+        if visibility is None:
+            return None
+        cache: dict[Any, Any] = self._get(("concept_visible", config.concept_node_types), dict)
+        got = cache.get(id(visibility))
+        if got is not None and got[0] is visibility:
+            return got[1]  # type: ignore[no-any-return]
+        rows = np.ascontiguousarray(visibility.mask[self.concept_indices(config)])
+        with _SHARED_LOCK:
+            if len(cache) >= 64:  # a mask per caller scope set; keep the recent ones
+                cache.pop(next(iter(cache)))
+            cache[id(visibility)] = (visibility, rows)
+        return rows
+
+    def text_index(self) -> Any:
+        """The store's text index of this snapshot (:meth:`KnowledgeBase.text_index`), or None
+        for a bare graph, a store object without one, or a snapshot the store has left."""
+        def build() -> Any:
+            fn = getattr(self.source.kb, "text_index", None)
+            if not callable(fn):
+                return False
+            ix = fn(self.graph)
+            if ix is None or getattr(ix, "num_docs", -1) != self.graph.num_nodes:
+                return False
+            return ix
+        got = self._get("text_index", build)
+        return None if got is False else got
+
+    def lexical(self, text: str, k: int, config: WalkConfig, caller: Any) -> list[str]:
         """Lexical evidence: up to ``k`` visible concept ids best matching ``text``, best first.
 
-        The one place the resolver's lexical evidence comes from: the store's full-text search
-        restricted to the concept node types (a bare graph has none). Hidden concepts are dropped
-        after ranking (only ranks are used, never the scores)."""
-        search = getattr(self.source.kb, "search", None)
-        if search is None or k <= 0:
+        The one place the resolver's lexical evidence comes from. With the store's text index
+        (a :class:`~conceptwalk.kb.store.KnowledgeBase`): BM25 over the documents ``caller`` sees
+        (its prepared mask; the statistics are cached with the mask),
+        only concept nodes returned; so every rank equals the rank on the store with the caller's
+        hidden nodes deleted. Fallback for a store object without a text index: its own
+        ``search(text, k, node_types=..., caller=...)`` (its visibility contract is its own);
+        when its ``search`` takes no ``caller``, an all-access search with hidden concepts
+        dropped after ranking (not exact to deletion: global statistics can reorder what the
+        caller sees). A bare graph has no lexical evidence."""
+        if k <= 0:
             return []
         g = self.graph
+        visibility = caller.visibility(g)
+        ix = self.text_index()
+        if ix is not None:
+            docs, _scores = ix.search_indices(text, k, visible=visibility, eligible=self.concept_flags(config))
+            ids = g.ids
+            return [ids[d] for d in docs.tolist()]
+        search = getattr(self.source.kb, "search", None)
+        if search is None:
+            return []
         types = config.concept_node_types
+        kw: dict[str, Any] = {} if types is None else {"node_types": types}
+        if _takes_caller(search):
+            vis = None if visibility is None else visibility.mask
+            return [nid for nid, _s in search(text, k, caller=caller, **kw)
+                    if nid in g.id_index and (vis is None or vis[g.id_index[nid]])][:k]
+        visible = None if visibility is None else visibility.mask
         fetch = k if visible is None else max(2 * k, 16)
         while True:
-            raw = search(text, fetch, node_types=types) if types is not None else search(text, fetch)
+            raw = search(text, fetch, **kw)
             out = []
             for nid, _score in raw:
                 i = g.id_index.get(nid)

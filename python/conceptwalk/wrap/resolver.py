@@ -20,6 +20,7 @@ import numpy as np
 from .embed import get_embedder, normalize_text
 from ..errors import InputError
 from ..graph import Caller
+from ..graph.vectors import vector_topk_arrays
 from ._source import Snapshot, Source, phrases_in
 from .config import WalkConfig
 
@@ -103,14 +104,23 @@ class ConceptResolver:
         Concept nodes among the flat search's first ``flat_hit_k`` results: rank ``r`` (1-based
         position in the flat list) gives ``flat_hit_confidence / r``.
     ``lexical``
-        The store's full-text search over the concept nodes (:meth:`Snapshot.lexical`): rank
-        ``r`` among the visible ones gives ``lexical_confidence / r``, for the first ``lexical_k``.
+        BM25 over the documents the caller sees (the store's text index of the snapshot,
+        :mod:`conceptwalk.graph.text`; statistics over the visible nodes only), concept nodes
+        returned: rank ``r`` gives ``lexical_confidence / r``, for the first ``lexical_k``. A
+        store object without a text index falls back to its own ``search`` (see
+        ``Snapshot.lexical``); a bare graph has no lexical evidence.
     ``semantic``
         Cosine similarity (dot product of unit vectors) between the query's embedding and the
         concept nodes' embeddings (the store's vectors under the embedder's name, else embedded
-        from ``concept_text`` and held in memory with the snapshot; a query never writes): the
-        top ``semantic_k`` visible concepts with similarity ``>= semantic_threshold``, and up to
-        ``semantic_max_k`` while within ``semantic_margin`` of the best; evidence = similarity.
+        from ``concept_text`` and held in memory with the snapshot; a query never writes),
+        computed only over the visible concept rows by
+        :func:`conceptwalk.graph.vectors.vector_topk_arrays` (exact, no BLAS, no threads): the
+        top ``semantic_k`` concepts with similarity ``>= semantic_threshold`` (and ``> 0``), and
+        up to ``semantic_max_k`` while within ``semantic_margin`` of the best; evidence =
+        similarity; ties by node order.
+
+    So every confidence equals, bit for bit, the confidence on the store with the caller's
+    hidden nodes deleted.
     ``normalized``
         The fallback, used only when the methods above resolved nothing: a concept whose
         normalised title, id or id tail (after the last ``:``, ``/`` or ``#``) occurs in the
@@ -244,12 +254,12 @@ class ConceptResolver:
                     offer(c, cfg.flat_hit_confidence / rank, "flat-hit", nid)
         # lexical
         if cfg.lexical_k:
-            for rank, nid in enumerate(snap.lexical(text, cfg.lexical_k, cfg, visible), start=1):
+            for rank, nid in enumerate(snap.lexical(text, cfg.lexical_k, cfg, caller), start=1):
                 for c in canonical_concepts(nid):
                     offer(c, cfg.lexical_confidence / rank, "lexical", nid)
         # semantic
         if self.embedder is not None and cfg.semantic_k > 0:
-            for c, sim in self._semantic(text, snap, visible):
+            for c, sim in self._semantic(text, snap, vm):
                 for cc in canonical_concepts(c):
                     offer(cc, sim, "semantic", text)
         best: dict[str, ResolvedConcept] = {}
@@ -271,7 +281,10 @@ class ConceptResolver:
                             best[c] = ResolvedConcept(c, cfg.normalized_confidence, "normalized", phrase)
         return sorted(best.values(), key=lambda r: (-r.confidence, r.id))
 
-    def _semantic(self, text: str, snap: Snapshot, visible: Any) -> list[tuple[str, float]]:
+    def _semantic(self, text: str, snap: Snapshot, vm: Any) -> list[tuple[str, float]]:
+        """The semantic top-k over the visible concept rows: exact dot products in the core,
+        each in an order that depends only on its row and the query (no BLAS, no threads), so
+        the similarities equal those on the store with the hidden concepts deleted."""
         cfg = self.config
         idx = snap.concept_indices(cfg)
         if idx.size == 0:
@@ -281,25 +294,25 @@ class ConceptResolver:
         if not qn > 0:
             return []
         mat = snap.concept_embeddings(self.embedder, cfg)
-        # numpy's own loop, not BLAS: a matrix-vector product this small gains nothing from BLAS
-        # threads, and on a loaded machine their spin-waits made it 10x slower (measured)
-        sims = np.einsum("ij,j->i", mat, q / qn).astype(np.float64)
-        if visible is not None:
-            sims = np.where(visible[idx], sims, -np.inf)
         keep = max(cfg.semantic_k, cfg.semantic_max_k)
-        if sims.size > keep:  # the best `keep` (ties at the cut included), then exact order
-            kth = np.partition(sims, sims.size - keep)[sims.size - keep]
-            cand = np.flatnonzero((sims >= kth) & (sims >= cfg.semantic_threshold) & (sims > 0))
-        else:
-            cand = np.flatnonzero((sims >= cfg.semantic_threshold) & (sims > 0))  # evidence must be > 0
-        if cand.size == 0:
-            return []
+        rows, sims = vector_topk_arrays(mat, q / qn, keep, visible=snap.concept_visible(cfg, vm),
+                                        min_score=cfg.semantic_threshold)
+        # by similarity descending, then row = node order (= id order in a store)
         g = snap.graph
-        ranked = sorted(cand.tolist(), key=lambda j: (-sims[j], g.ids[int(idx[j])]))
-        top = float(sims[ranked[0]])
-        out = [j for n, j in enumerate(ranked)
-               if n < cfg.semantic_k or (n < cfg.semantic_max_k and float(sims[j]) >= top - cfg.semantic_margin)]
-        return [(g.ids[int(idx[j])], min(1.0, float(sims[j]))) for j in out]
+        rl = rows.tolist()
+        sl = sims.tolist()
+        if not sl or not sl[0] > 0:  # evidence must be > 0
+            return []
+        top = sl[0]
+        out = []
+        for n, (j, s) in enumerate(zip(rl, sl)):
+            if not s > 0:
+                break
+            if n < cfg.semantic_k or s >= top - cfg.semantic_margin:
+                out.append((g.ids[int(idx[j])], min(1.0, s)))
+            else:
+                break
+        return out
 
 
 def resolve(kb: Any, text: str, *, caller: Caller, flat_results: Sequence[Mapping[str, Any]] | None = None,
