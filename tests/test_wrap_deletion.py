@@ -174,3 +174,44 @@ def test_lexical_fallback_without_a_text_index(cls):
     assert store.calls and all(c.get("node_types") == ("CONCEPT",) for c in store.calls)
     if cls is _PlainStore:  # its search takes the caller: it is asked with it
         assert all(c.get("caller") == Caller.public() for c in store.calls)
+
+
+# ---------------------------------------------------------------------- the sparse semantic path
+@st.composite
+def sparse_cases(draw: Any) -> tuple[Any, Any, Any, int, float]:
+    import numpy as np
+
+    n = draw(st.integers(1, 60))
+    dim = draw(st.integers(1, 37))  # dims that are and are not multiples of the core's 4 lanes
+    # arbitrary float32 values (so the lanes' rounding matters), zeros in some proportion
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    zeros = draw(st.sampled_from([0.0, 0.5, 0.8, 0.95]))
+    mat = (rng.standard_normal((n, dim)) * (rng.random((n, dim)) >= zeros)).astype(np.float32)
+    q = (rng.standard_normal(dim) * (rng.random(dim) >= zeros / 2)).astype(np.float32)
+    visible = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    return mat, q, visible, draw(st.integers(1, 12)), draw(st.sampled_from([-1.0, 0.0, 0.2]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(sparse_cases())
+def test_column_scores_equal_the_core_vector_topk_bit_for_bit(case):
+    """The resolver's sparse path (ColumnMatrix + topk_scores) returns exactly what
+    vector_topk_arrays returns, rows and scores, on sparse matrices of any width."""
+    import numpy as np
+
+    from conceptwalk.graph.vectors import vector_topk_arrays
+    from conceptwalk.wrap._source import SPARSE_DENSITY, ColumnMatrix
+    from conceptwalk.wrap.resolver import topk_scores
+
+    mat, q, visible, k, lo = case
+    assert (ColumnMatrix.build(mat) is None) == (np.count_nonzero(mat) > SPARSE_DENSITY * mat.size)
+    cm = ColumnMatrix.build(mat, max_density=1.0)  # any density: the numbers do not depend on it
+    assert cm is not None
+    for vis in (None, visible):
+        want_rows, want_scores = vector_topk_arrays(mat, q, k, visible=vis, min_score=lo)
+        rows, scores = topk_scores(cm.scores(q), k, visible=vis, min_score=lo)
+        assert rows.tolist() == want_rows.tolist()
+        assert scores.tobytes() == want_scores.tobytes()
+    # every row's score, not only the top k
+    all_rows, all_scores = vector_topk_arrays(mat, q, mat.shape[0])
+    assert cm.scores(q)[all_rows].tobytes() == all_scores.tobytes()

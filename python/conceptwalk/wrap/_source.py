@@ -58,6 +58,69 @@ def phrases_in(text: str, index: dict[str, list[Any]], longest: int) -> list[tup
     return list(found.items())
 
 
+#: Largest share of nonzero entries for which the semantic top-k reads the concept vectors by
+#: column (only the query's nonzero dimensions); denser matrices are read row by row.
+SPARSE_DENSITY = 0.3
+
+
+class ColumnMatrix:
+    """The nonzero entries of an (n, dim) float32 matrix grouped by column, for dot products with
+    a sparse query that give, bit for bit, what :func:`conceptwalk.graph.vectors.vector_topk`
+    computes: the core sums each row's float64 products in four lanes (dimension ``j`` in lane
+    ``j % 4``, the ``dim % 4`` trailing dimensions in lane 0), each lane in ascending ``j``, and
+    returns ``(lane0 + lane1) + (lane2 + lane3)``. A zero product never changes a lane (a lane
+    is never ``-0.0``), so summing only the nonzero products, in the same lanes and order, gives
+    the same bits; and a row's score depends on that row and the query only."""
+
+    __slots__ = ("n", "dim", "ptr", "rows", "data", "lanes")
+
+    def __init__(self, n: int, dim: int, ptr: npt.NDArray[np.int64], rows: npt.NDArray[np.int64],
+                 data: npt.NDArray[np.float64]) -> None:
+        self.n = n
+        self.dim = dim
+        self.ptr = ptr
+        self.rows = rows
+        self.data = data
+        main = dim - dim % 4
+        j = np.arange(dim, dtype=np.int64)
+        self.lanes = np.where(j < main, j & 3, 0)
+
+    @classmethod
+    def build(cls, mat: npt.NDArray[np.float32], max_density: float = SPARSE_DENSITY) -> ColumnMatrix | None:
+        """The columns of ``mat``, or None when more than ``max_density`` of its entries are
+        nonzero (or it is empty or not finite)."""
+        n, dim = mat.shape
+        if n == 0 or dim == 0 or not np.all(np.isfinite(mat)):
+            return None
+        nnz = int(np.count_nonzero(mat))
+        if nnz > max_density * n * dim:
+            return None
+        cols, rows = np.nonzero(mat.T)  # by column, then row ascending
+        data = mat.T[cols, rows].astype(np.float64)
+        ptr = np.zeros(dim + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cols, minlength=dim), out=ptr[1:])
+        return cls(n, dim, ptr, rows.astype(np.int64), data)
+
+    def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+        """Every row's dot product with ``query`` (finite, shape (dim,)), as the core computes it."""
+        qnz = np.flatnonzero(query)
+        n = self.n
+        if qnz.size == 0:
+            return np.zeros(n, dtype=np.float64)
+        starts = self.ptr[qnz]
+        lens = self.ptr[qnz + 1] - starts
+        total = int(lens.sum())
+        if total == 0:
+            return np.zeros(n, dtype=np.float64)
+        # the entries of the query's columns, columns ascending (so each lane ascends in j)
+        offs = np.cumsum(lens) - lens
+        sel = np.repeat(starts - offs, lens) + np.arange(total, dtype=np.int64)
+        cols = np.repeat(qnz, lens)
+        prod = self.data[sel] * query.astype(np.float64)[cols]
+        acc = np.bincount(self.rows[sel] * 4 + self.lanes[cols], weights=prod, minlength=4 * n).reshape(n, 4)
+        return (acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])
+
+
 #: Per graph snapshot, the caches every Source over it shares (alias index, concept indices and
 #: vectors, ...): plain data that never refers back to the graph, so the entry goes with the graph.
 #: A store's graph object is rebuilt on every write, so a snapshot's caches never go stale.
@@ -174,6 +237,18 @@ class Snapshot:
             return self.source.embeddings_for(embedder, ids, self.graph, text=config.concept_text)
         key = ("emb", embedder.name, config.concept_node_types, config.concept_text)
         return self._get(key, build)  # type: ignore[no-any-return]
+
+    def concept_columns(self, embedder: Any, config: WalkConfig) -> ColumnMatrix | None:
+        """:meth:`concept_embeddings` by column (the nonzero entries of each dimension), when the
+        vectors are sparse (at most :data:`SPARSE_DENSITY` of the entries nonzero, as the
+        hashing embedder's are); None when they are dense."""
+        def build() -> Any:
+            mat = self.concept_embeddings(embedder, config)
+            cols = ColumnMatrix.build(mat)
+            return False if cols is None else cols
+        key = ("embcols", embedder.name, config.concept_node_types, config.concept_text)
+        got = self._get(key, build)
+        return None if got is False else got  # type: ignore[no-any-return]
 
     def node_vectors(self, embedder: Any, indices: list[int]) -> npt.NDArray[np.float32]:
         """Title vectors of the nodes at ``indices`` (any type), embedded on first use and held

@@ -16,6 +16,7 @@ from typing import Any
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from .embed import get_embedder, normalize_text
 from ..errors import InputError
@@ -24,7 +25,7 @@ from ..graph.vectors import vector_topk_arrays
 from ._source import Snapshot, Source, phrases_in
 from .config import WalkConfig
 
-__all__ = ["ConceptResolver", "ResolvedConcept", "resolve", "METHODS"]
+__all__ = ["ConceptResolver", "ResolvedConcept", "resolve", "topk_scores", "METHODS"]
 
 #: Resolution methods, in the order they win a tie of evidence for one concept.
 METHODS: tuple[str, ...] = ("alias", "flat-hit", "lexical", "semantic", "normalized")
@@ -173,14 +174,19 @@ class ConceptResolver:
         self.warm()
 
     def warm(self) -> None:
-        """Build what a query reads (the snapshot's alias index, concept indices and vectors),
+        """Build what a query reads (the snapshot's alias index, concept indices, text index and
+        vectors),
         so that the first query costs what the next one does. Called on construction; the caches
         are shared by every resolver over the same snapshot and rebuilt when the store changes."""
         snap = self.source.snapshot()
         snap.alias_index()
         snap.concept_indices(self.config)
+        if self.config.lexical_k > 0:
+            snap.text_index()
+            snap.concept_flags(self.config)
         if self.embedder is not None and self.config.semantic_k > 0:
             snap.concept_embeddings(self.embedder, self.config)
+            snap.concept_columns(self.embedder, self.config)
 
     def resolve(self, text: str, *, caller: Caller, flat_results: Sequence[Mapping[str, Any]] | None = None,
                 snapshot: Snapshot | None = None) -> list[ResolvedConcept]:
@@ -293,10 +299,15 @@ class ConceptResolver:
         qn = float(np.linalg.norm(q))
         if not qn > 0:
             return []
-        mat = snap.concept_embeddings(self.embedder, cfg)
         keep = max(cfg.semantic_k, cfg.semantic_max_k)
-        rows, sims = vector_topk_arrays(mat, q / qn, keep, visible=snap.concept_visible(cfg, vm),
-                                        min_score=cfg.semantic_threshold)
+        qu = np.ascontiguousarray(q / qn, dtype=np.float32)
+        vis = snap.concept_visible(cfg, vm)
+        cols = snap.concept_columns(self.embedder, cfg)
+        if cols is not None:  # sparse vectors: the same numbers, from the query's dimensions only
+            rows, sims = topk_scores(cols.scores(qu), keep, visible=vis, min_score=cfg.semantic_threshold)
+        else:
+            rows, sims = vector_topk_arrays(snap.concept_embeddings(self.embedder, cfg), qu, keep,
+                                            visible=vis, min_score=cfg.semantic_threshold)
         # by similarity descending, then row = node order (= id order in a store)
         g = snap.graph
         rl = rows.tolist()
@@ -313,6 +324,45 @@ class ConceptResolver:
             else:
                 break
         return out
+
+
+def topk_scores(scores: npt.NDArray[np.float64], k: int, *, visible: npt.NDArray[np.bool_] | None = None,
+                min_score: float = 0.0) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """The top ``k`` rows of ``scores`` among the ``visible`` ones scoring at least
+    ``min_score``, by score descending then row ascending (the order and the filter of
+    :func:`conceptwalk.graph.vectors.vector_topk_arrays`).
+
+    Parameters
+    ----------
+    scores : (n,) float64 array
+    k : int
+        The most rows (>= 1).
+    visible : (n,) bool array, optional
+        Only these rows.
+    min_score : float
+        Least score kept (NaN scores are never kept).
+
+    Returns
+    -------
+    (rows, scores) : (int64 array, float64 array)
+
+    Examples
+    --------
+    >>> rows, s = topk_scores(np.array([0.5, 0.9, 0.5, 0.1]), 2, min_score=0.2)
+    >>> rows.tolist(), s.tolist()
+    ([1, 0], [0.9, 0.5])
+    """
+    ok = scores >= min_score
+    if visible is not None:
+        ok &= visible
+    cand = np.flatnonzero(ok)
+    sc = scores[cand]
+    if cand.size > k:  # the best k (ties at the cut kept), then the exact order
+        kth = np.partition(sc, cand.size - k)[cand.size - k]
+        sel = sc >= kth
+        cand, sc = cand[sel], sc[sel]
+    order = np.lexsort((cand, -sc))[:k]
+    return cand[order], sc[order]
 
 
 def resolve(kb: Any, text: str, *, caller: Caller, flat_results: Sequence[Mapping[str, Any]] | None = None,
