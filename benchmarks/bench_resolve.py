@@ -117,6 +117,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "rank=path*similarity": {"rank_by": "path*similarity"},
     "rank=ppr": {"rank_by": "ppr"},
     "min_share=0.25": {"walk_min_share": 0.25},
+    "min_share=0.5": {"walk_min_share": 0.5},
+    "min_share=1": {"walk_min_share": 1.0},
 }
 
 

@@ -72,18 +72,15 @@ class ColumnMatrix:
     is never ``-0.0``), so summing only the nonzero products, in the same lanes and order, gives
     the same bits; and a row's score depends on that row and the query only."""
 
-    __slots__ = ("n", "dim", "ptr", "rows", "data", "lanes")
+    __slots__ = ("n", "dim", "ptr", "data", "bins")
 
-    def __init__(self, n: int, dim: int, ptr: npt.NDArray[np.int64], rows: npt.NDArray[np.int64],
-                 data: npt.NDArray[np.float64]) -> None:
+    def __init__(self, n: int, dim: int, ptr: list[int], data: npt.NDArray[np.float64],
+                 bins: npt.NDArray[np.int64]) -> None:
         self.n = n
         self.dim = dim
-        self.ptr = ptr
-        self.rows = rows
-        self.data = data
-        main = dim - dim % 4
-        j = np.arange(dim, dtype=np.int64)
-        self.lanes = np.where(j < main, j & 3, 0)
+        self.ptr = ptr    # column j's entries are [ptr[j], ptr[j + 1])
+        self.data = data  # the entries as float64, by column, then row ascending
+        self.bins = bins  # 4 * row + the core's lane of the entry's column
 
     @classmethod
     def build(cls, mat: npt.NDArray[np.float32], max_density: float = SPARSE_DENSITY) -> ColumnMatrix | None:
@@ -97,27 +94,24 @@ class ColumnMatrix:
             return None
         cols, rows = np.nonzero(mat.T)  # by column, then row ascending
         data = mat.T[cols, rows].astype(np.float64)
+        main = dim - dim % 4
+        lanes = np.where(cols < main, cols & 3, 0)
         ptr = np.zeros(dim + 1, dtype=np.int64)
         np.cumsum(np.bincount(cols, minlength=dim), out=ptr[1:])
-        return cls(n, dim, ptr, rows.astype(np.int64), data)
+        return cls(n, dim, ptr.tolist(), data, rows.astype(np.int64) * 4 + lanes)
 
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
         """Every row's dot product with ``query`` (finite, shape (dim,)), as the core computes it."""
-        qnz = np.flatnonzero(query)
         n = self.n
-        if qnz.size == 0:
-            return np.zeros(n, dtype=np.float64)
-        starts = self.ptr[qnz]
-        lens = self.ptr[qnz + 1] - starts
-        total = int(lens.sum())
-        if total == 0:
+        ptr = self.ptr
+        qnz = [j for j in np.flatnonzero(query).tolist() if ptr[j + 1] > ptr[j]]
+        if not qnz:
             return np.zeros(n, dtype=np.float64)
         # the entries of the query's columns, columns ascending (so each lane ascends in j)
-        offs = np.cumsum(lens) - lens
-        sel = np.repeat(starts - offs, lens) + np.arange(total, dtype=np.int64)
-        cols = np.repeat(qnz, lens)
-        prod = self.data[sel] * query.astype(np.float64)[cols]
-        acc = np.bincount(self.rows[sel] * 4 + self.lanes[cols], weights=prod, minlength=4 * n).reshape(n, 4)
+        data = np.concatenate([self.data[ptr[j]:ptr[j + 1]] for j in qnz])
+        bins = np.concatenate([self.bins[ptr[j]:ptr[j + 1]] for j in qnz])
+        weights = data * np.repeat(query[qnz].astype(np.float64), [ptr[j + 1] - ptr[j] for j in qnz])
+        acc = np.bincount(bins, weights=weights, minlength=4 * n).reshape(n, 4)
         return (acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])
 
 

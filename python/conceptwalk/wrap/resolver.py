@@ -221,9 +221,13 @@ class ConceptResolver:
         visible = None if vm is None else vm.mask
         evidence: dict[str, dict[str, tuple[float, str]]] = {}  # id -> method -> (p, matched)
 
+        id_index = g.id_index
+        flags = snap.concept_flags(cfg)  # None: every node type is a concept type
+        aliases = snap.aliases()
+
         def usable(nid: str) -> int | None:
-            i = g.id_index.get(nid)
-            if i is None or (visible is not None and not visible[i]) or not snap.is_concept(i, cfg):
+            i = id_index.get(nid)
+            if i is None or (visible is not None and not visible[i]) or (flags is not None and not flags[i]):
                 return None
             return i
 
@@ -234,7 +238,7 @@ class ConceptResolver:
                 per[method] = (float(p), matched)
 
         def canonical_concepts(nid: str) -> list[str]:
-            out = [c for c in snap.canonical(nid) if usable(c) is not None]
+            out = [c for c in aliases.get(nid) or (nid,) if usable(c) is not None]
             if not out and usable(nid) is not None:  # its canonical is hidden or no concept
                 out = [nid]
             return out
