@@ -84,11 +84,13 @@ class WalkConfig:
         is guaranteed 2, and the other 10 go in proportion to the concepts' confidences (a share
         a concept cannot use goes to the best remaining candidates). 0: the whole budget in
         proportion to the confidences (each concept still gets its proportional share, so a
-        first concept with many neighbours cannot starve the others). 0.0 is the default because
-        it was at least as good as 0.25, 0.5 and 1.0 on every dataset measured
-        (benchmarks/bench_resolve.py on CWE, EDAM, UMLS, GeoNames, and the synthetic KB of
-        bench_wrap_recall.py): wrapped recall, precision and recall of the additions all >=,
-        e.g. UMLS wrapped recall 0.893 vs 0.884 at 0.5, CWE 0.571 vs 0.565; GeoNames tied.
+        first concept with many neighbours cannot starve the others). 0.0 is the default from
+        benchmarks/bench_resolve.py (CWE, EDAM, UMLS, GeoNames) and the synthetic KB of
+        bench_wrap_recall.py: it was at least as good as 0.5 (the previous default) and 1.0 on
+        every dataset in wrapped recall and in precision and recall of the additions (UMLS
+        wrapped recall 0.893 vs 0.884 at 0.5, CWE 0.571 vs 0.565, EDAM 0.693 vs 0.689, GeoNames
+        tied), and as good as 0.25 everywhere but the synthetic KB's precision of additions
+        with FTS (0.102 vs 0.103).
     rank_by : {"path", "similarity", "path*similarity", "ppr"}, default "path"
         Order of the walk's candidates: by path score (best-first, as the walk keeps them); by
         the cosine similarity of the candidate's title to the query (the resolver's embedder);

@@ -182,7 +182,9 @@ class ConceptResolver:
         snap.alias_index()
         snap.concept_indices(self.config)
         if self.config.lexical_k > 0:
-            snap.text_index()
+            ix = snap.text_index()
+            if ix is not None:
+                ix.stats_for(None)  # the all-access statistics (a caller's are cached per mask)
             snap.concept_flags(self.config)
         if self.embedder is not None and self.config.semantic_k > 0:
             snap.concept_embeddings(self.embedder, self.config)

@@ -210,9 +210,10 @@ class ConceptAnchoredRetriever:
         rerank = cfg.rank_by == "ppr" or (cfg.rank_by != "path" and self.resolver.embedder is not None)
         walk_cfg = cfg if not rerank else self._pool_config()
         prov = self._prov
-        if prov is None or prov[0] is not g or prov[1] is not vm:
-            # one per snapshot and visibility: its per-edge cache outlives a query
-            prov = (g, vm, Provenance(g, snap.presence()))
+        if prov is None or prov[0] is not g:
+            # one per snapshot, shared by every caller: an edge's provenance is the edge's own,
+            # and a caller only ever renders the edges its walk reached (visible ones)
+            prov = (g, None, Provenance(g, snap.presence()))
             self._prov = prov
         outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, prov[2])
         ids = g.ids
