@@ -242,7 +242,7 @@ class Snapshot:
             return False if cols is None else cols
         key = ("embcols", embedder.name, config.concept_node_types, config.concept_text)
         got = self._get(key, build)
-        return None if got is False else got  # type: ignore[no-any-return]
+        return None if got is False else got
 
     def node_vectors(self, embedder: Any, indices: list[int]) -> npt.NDArray[np.float32]:
         """Title vectors of the nodes at ``indices`` (any type), embedded on first use and held
@@ -269,7 +269,7 @@ class Snapshot:
             g = self.graph
             return flags[g.node_type_codes] if flags.size else np.zeros(g.num_nodes, dtype=bool)
         got = self._get(("concept_flags", config.concept_node_types), build)
-        return None if got is False else got  # type: ignore[no-any-return]
+        return None if got is False else got
 
     def concept_visible(self, config: WalkConfig, visibility: Any) -> npt.NDArray[np.bool_] | None:
         """The prepared mask ``visibility`` restricted to the concept rows of

@@ -309,6 +309,7 @@ class ConceptResolver:
         qu = np.ascontiguousarray(q / qn, dtype=np.float32)
         vis = snap.concept_visible(cfg, vm)
         cols = snap.concept_columns(self.embedder, cfg)
+        rows: npt.NDArray[np.integer[Any]]
         if cols is not None:  # sparse vectors: the same numbers, from the query's dimensions only
             rows, sims = topk_scores(cols.scores(qu), keep, visible=vis, min_score=cfg.semantic_threshold)
         else:
