@@ -37,6 +37,8 @@ CONFIGS = {
     "path*similarity": WalkConfig(rank_by="path*similarity", max_candidates=4),
     "tight": WalkConfig(max_candidates=3, max_concepts=2, semantic_threshold=0.05, lexical_k=2),
     "no-embedder": WalkConfig(embedder=None),
+    # 16 dimensions: dense vectors, so the semantic step reads rows (vector_topk_arrays), not columns
+    "dense-embedder": WalkConfig(embedder="hashing:16", semantic_threshold=0.1),
 }
 
 text_st = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
