@@ -4,6 +4,7 @@ annotation presence, concept embeddings)."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import weakref
@@ -59,6 +60,63 @@ def phrases_in(text: str, index: dict[str, list[Any]], longest: int) -> list[tup
     return list(found.items())
 
 
+#: Largest share of nonzero entries for which the semantic top-k reads the concept vectors by
+#: column (only the query's nonzero dimensions); denser matrices are read row by row.
+SPARSE_DENSITY = 0.3
+
+
+class ColumnMatrix:
+    """The nonzero entries of an (n, dim) float32 matrix grouped by column, for dot products with
+    a sparse query that give, bit for bit, what :func:`conceptwalk.graph.vectors.vector_topk`
+    computes: the core sums each row's float64 products in four lanes (dimension ``j`` in lane
+    ``j % 4``, the ``dim % 4`` trailing dimensions in lane 0), each lane in ascending ``j``, and
+    returns ``(lane0 + lane1) + (lane2 + lane3)``. A zero product never changes a lane (a lane
+    is never ``-0.0``), so summing only the nonzero products, in the same lanes and order, gives
+    the same bits; and a row's score depends on that row and the query only."""
+
+    __slots__ = ("n", "dim", "ptr", "data", "bins")
+
+    def __init__(self, n: int, dim: int, ptr: list[int], data: npt.NDArray[np.float64],
+                 bins: npt.NDArray[np.int64]) -> None:
+        self.n = n
+        self.dim = dim
+        self.ptr = ptr    # column j's entries are [ptr[j], ptr[j + 1])
+        self.data = data  # the entries as float64, by column, then row ascending
+        self.bins = bins  # 4 * row + the core's lane of the entry's column
+
+    @classmethod
+    def build(cls, mat: npt.NDArray[np.float32], max_density: float = SPARSE_DENSITY) -> ColumnMatrix | None:
+        """The columns of ``mat``, or None when more than ``max_density`` of its entries are
+        nonzero (or it is empty or not finite)."""
+        n, dim = mat.shape
+        if n == 0 or dim == 0 or not np.all(np.isfinite(mat)):
+            return None
+        nnz = int(np.count_nonzero(mat))
+        if nnz > max_density * n * dim:
+            return None
+        cols, rows = np.nonzero(mat.T)  # by column, then row ascending
+        data = mat.T[cols, rows].astype(np.float64)
+        main = dim - dim % 4
+        lanes = np.where(cols < main, cols & 3, 0)
+        ptr = np.zeros(dim + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cols, minlength=dim), out=ptr[1:])
+        return cls(n, dim, ptr.tolist(), data, rows.astype(np.int64) * 4 + lanes)
+
+    def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+        """Every row's dot product with ``query`` (finite, shape (dim,)), as the core computes it."""
+        n = self.n
+        ptr = self.ptr
+        qnz = [j for j in np.flatnonzero(query).tolist() if ptr[j + 1] > ptr[j]]
+        if not qnz:
+            return np.zeros(n, dtype=np.float64)
+        # the entries of the query's columns, columns ascending (so each lane ascends in j)
+        data = np.concatenate([self.data[ptr[j]:ptr[j + 1]] for j in qnz])
+        bins = np.concatenate([self.bins[ptr[j]:ptr[j + 1]] for j in qnz])
+        weights = data * np.repeat(query[qnz].astype(np.float64), [ptr[j + 1] - ptr[j] for j in qnz])
+        acc = np.bincount(bins, weights=weights, minlength=4 * n).reshape(n, 4)
+        return (acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])
+
+
 #: Per graph snapshot, the caches every Source over it shares (alias index, concept indices and
 #: vectors, ...): plain data that never refers back to the graph, so the entry goes with the graph.
 #: A store's graph object is rebuilt on every write, so a snapshot's caches never go stale.
@@ -94,6 +152,15 @@ class _LazyCounts(Mapping[str, int]):
 
     def __len__(self) -> int:
         return len(self._get_data())
+
+
+def _takes_caller(fn: Any) -> bool:
+    """Whether the callable accepts a ``caller`` keyword."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "caller" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 class Snapshot:
@@ -255,6 +322,18 @@ class Snapshot:
         key = ("emb", embedder.name, config.concept_node_types, config.concept_text)
         return self._get(key, build)  # type: ignore[no-any-return]
 
+    def concept_columns(self, embedder: Any, config: WalkConfig) -> ColumnMatrix | None:
+        """:meth:`concept_embeddings` by column (the nonzero entries of each dimension), when the
+        vectors are sparse (at most :data:`SPARSE_DENSITY` of the entries nonzero, as the
+        hashing embedder's are); None when they are dense."""
+        def build() -> Any:
+            mat = self.concept_embeddings(embedder, config)
+            cols = ColumnMatrix.build(mat)
+            return False if cols is None else cols
+        key = ("embcols", embedder.name, config.concept_node_types, config.concept_text)
+        got = self._get(key, build)
+        return None if got is False else got
+
     def node_vectors(self, embedder: Any, indices: list[int]) -> npt.NDArray[np.float32]:
         """Title vectors of the nodes at ``indices`` (any type), embedded on first use and held
         in memory with the snapshot (for reranking walk candidates); never written."""
@@ -271,20 +350,81 @@ class Snapshot:
             out[r] = cache[i]
         return out
 
-    def lexical(self, text: str, k: int, config: WalkConfig, visible: Any) -> list[str]:
+    def concept_flags(self, config: WalkConfig) -> npt.NDArray[np.bool_] | None:
+        """Boolean mask over the nodes: True for the concept node types (None: every node)."""
+        def build() -> Any:
+            flags = self.type_mask(config.concept_node_types)
+            if flags is None:
+                return False
+            g = self.graph
+            return flags[g.node_type_codes] if flags.size else np.zeros(g.num_nodes, dtype=bool)
+        got = self._get(("concept_flags", config.concept_node_types), build)
+        return None if got is False else got
+
+    def concept_visible(self, config: WalkConfig, visibility: Any) -> npt.NDArray[np.bool_] | None:
+        """The prepared mask ``visibility`` restricted to the concept rows of
+        :meth:`concept_indices` (None: every concept visible); kept per mask for the snapshot."""
+        if visibility is None:
+            return None
+        cache: dict[Any, Any] = self._get(("concept_visible", config.concept_node_types), dict)
+        got = cache.get(id(visibility))
+        if got is not None and got[0] is visibility:
+            return got[1]  # type: ignore[no-any-return]
+        rows = np.ascontiguousarray(visibility.mask[self.concept_indices(config)])
+        with _SHARED_LOCK:
+            if len(cache) >= 64:  # a mask per caller scope set; keep the recent ones
+                cache.pop(next(iter(cache)))
+            cache[id(visibility)] = (visibility, rows)
+        return rows
+
+    def text_index(self) -> Any:
+        """The store's text index of this snapshot (:meth:`KnowledgeBase.text_index`), or None
+        for a bare graph, a store object without one, or a snapshot the store has left."""
+        def build() -> Any:
+            fn = getattr(self.source.kb, "text_index", None)
+            if not callable(fn):
+                return False
+            ix = fn(self.graph)
+            if ix is None or getattr(ix, "num_docs", -1) != self.graph.num_nodes:
+                return False
+            return ix
+        got = self._get("text_index", build)
+        return None if got is False else got
+
+    def lexical(self, text: str, k: int, config: WalkConfig, caller: Any) -> list[str]:
         """Lexical evidence: up to ``k`` visible concept ids best matching ``text``, best first.
 
-        The one place the resolver's lexical evidence comes from: the store's full-text search
-        restricted to the concept node types (a bare graph has none). Hidden concepts are dropped
-        after ranking (only ranks are used, never the scores)."""
-        search = getattr(self.source.kb, "search", None)
-        if search is None or k <= 0:
+        The one place the resolver's lexical evidence comes from. With the store's text index
+        (a :class:`~conceptwalk.kb.store.KnowledgeBase`): BM25 over the documents ``caller`` sees
+        (its prepared mask; the statistics are cached with the mask),
+        only concept nodes returned; so every rank equals the rank on the store with the caller's
+        hidden nodes deleted. Fallback for a store object without a text index: its own
+        ``search(text, k, node_types=..., caller=...)`` (its visibility contract is its own);
+        when its ``search`` takes no ``caller``, an all-access search with hidden concepts
+        dropped after ranking (not exact to deletion: global statistics can reorder what the
+        caller sees). A bare graph has no lexical evidence."""
+        if k <= 0:
             return []
         g = self.graph
+        visibility = caller.visibility(g)
+        ix = self.text_index()
+        if ix is not None:
+            docs, _scores = ix.search_indices(text, k, visible=visibility, eligible=self.concept_flags(config))
+            ids = g.ids
+            return [ids[d] for d in docs.tolist()]
+        search = getattr(self.source.kb, "search", None)
+        if search is None:
+            return []
         types = config.concept_node_types
+        kw: dict[str, Any] = {} if types is None else {"node_types": types}
+        if _takes_caller(search):
+            vis = None if visibility is None else visibility.mask
+            return [nid for nid, _s in search(text, k, caller=caller, **kw)
+                    if nid in g.id_index and (vis is None or vis[g.id_index[nid]])][:k]
+        visible = None if visibility is None else visibility.mask
         fetch = k if visible is None else max(2 * k, 16)
         while True:
-            raw = search(text, fetch, node_types=types) if types is not None else search(text, fetch)
+            raw = search(text, fetch, **kw)
             out = []
             for nid, _score in raw:
                 i = g.id_index.get(nid)

@@ -16,14 +16,16 @@ from typing import Any
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from .embed import get_embedder, normalize_text
 from ..errors import InputError
 from ..graph import Caller
+from ..graph.vectors import vector_topk_arrays
 from ._source import Snapshot, Source, phrases_in
 from .config import WalkConfig
 
-__all__ = ["ConceptResolver", "ResolvedConcept", "resolve", "METHODS"]
+__all__ = ["ConceptResolver", "ResolvedConcept", "resolve", "topk_scores", "METHODS"]
 
 #: Resolution methods, in the order they win a tie of evidence for one concept.
 METHODS: tuple[str, ...] = ("alias", "flat-hit", "lexical", "semantic", "normalized")
@@ -103,14 +105,23 @@ class ConceptResolver:
         Concept nodes among the flat search's first ``flat_hit_k`` results: rank ``r`` (1-based
         position in the flat list) gives ``flat_hit_confidence / r``.
     ``lexical``
-        The store's full-text search over the concept nodes (:meth:`Snapshot.lexical`): rank
-        ``r`` among the visible ones gives ``lexical_confidence / r``, for the first ``lexical_k``.
+        BM25 over the documents the caller sees (the store's text index of the snapshot,
+        :mod:`conceptwalk.graph.text`; statistics over the visible nodes only), concept nodes
+        returned: rank ``r`` gives ``lexical_confidence / r``, for the first ``lexical_k``. A
+        store object without a text index falls back to its own ``search`` (see
+        ``Snapshot.lexical``); a bare graph has no lexical evidence.
     ``semantic``
         Cosine similarity (dot product of unit vectors) between the query's embedding and the
         concept nodes' embeddings (the store's vectors under the embedder's name, else embedded
-        from ``concept_text`` and held in memory with the snapshot; a query never writes): the
-        top ``semantic_k`` visible concepts with similarity ``>= semantic_threshold``, and up to
-        ``semantic_max_k`` while within ``semantic_margin`` of the best; evidence = similarity.
+        from ``concept_text`` and held in memory with the snapshot; a query never writes),
+        computed only over the visible concept rows by
+        :func:`conceptwalk.graph.vectors.vector_topk_arrays` (exact, no BLAS, no threads): the
+        top ``semantic_k`` concepts with similarity ``>= semantic_threshold`` (and ``> 0``), and
+        up to ``semantic_max_k`` while within ``semantic_margin`` of the best; evidence =
+        similarity; ties by node order.
+
+    So every confidence equals, bit for bit, the confidence on the store with the caller's
+    hidden nodes deleted.
     ``normalized``
         The fallback, used only when the methods above resolved nothing: a concept whose
         normalised title, id or id tail (after the last ``:``, ``/`` or ``#``) occurs in the
@@ -163,14 +174,21 @@ class ConceptResolver:
         self.warm()
 
     def warm(self) -> None:
-        """Build what a query reads (the snapshot's alias index, concept indices and vectors),
+        """Build what a query reads (the snapshot's alias index, concept indices, text index and
+        vectors),
         so that the first query costs what the next one does. Called on construction; the caches
         are shared by every resolver over the same snapshot and rebuilt when the store changes."""
         snap = self.source.snapshot()
         snap.alias_index()
         snap.concept_indices(self.config)
+        if self.config.lexical_k > 0:
+            ix = snap.text_index()
+            if ix is not None:
+                ix.stats_for(None)  # the all-access statistics (a caller's are cached per mask)
+            snap.concept_flags(self.config)
         if self.embedder is not None and self.config.semantic_k > 0:
             snap.concept_embeddings(self.embedder, self.config)
+            snap.concept_columns(self.embedder, self.config)
 
     def resolve(self, text: str, *, caller: Caller, flat_results: Sequence[Mapping[str, Any]] | None = None,
                 snapshot: Snapshot | None = None) -> list[ResolvedConcept]:
@@ -205,9 +223,13 @@ class ConceptResolver:
         visible = None if vm is None else vm.mask
         evidence: dict[str, dict[str, tuple[float, str]]] = {}  # id -> method -> (p, matched)
 
+        id_index = g.id_index
+        flags = snap.concept_flags(cfg)  # None: every node type is a concept type
+        aliases = snap.aliases()
+
         def usable(nid: str) -> int | None:
-            i = g.id_index.get(nid)
-            if i is None or (visible is not None and not visible[i]) or not snap.is_concept(i, cfg):
+            i = id_index.get(nid)
+            if i is None or (visible is not None and not visible[i]) or (flags is not None and not flags[i]):
                 return None
             return i
 
@@ -218,7 +240,7 @@ class ConceptResolver:
                 per[method] = (float(p), matched)
 
         def canonical_concepts(nid: str) -> list[str]:
-            out = [c for c in snap.canonical(nid) if usable(c) is not None]
+            out = [c for c in aliases.get(nid) or (nid,) if usable(c) is not None]
             if not out and usable(nid) is not None:  # its canonical is hidden or no concept
                 out = [nid]
             return out
@@ -244,12 +266,12 @@ class ConceptResolver:
                     offer(c, cfg.flat_hit_confidence / rank, "flat-hit", nid)
         # lexical
         if cfg.lexical_k:
-            for rank, nid in enumerate(snap.lexical(text, cfg.lexical_k, cfg, visible), start=1):
+            for rank, nid in enumerate(snap.lexical(text, cfg.lexical_k, cfg, caller), start=1):
                 for c in canonical_concepts(nid):
                     offer(c, cfg.lexical_confidence / rank, "lexical", nid)
         # semantic
         if self.embedder is not None and cfg.semantic_k > 0:
-            for c, sim in self._semantic(text, snap, visible):
+            for c, sim in self._semantic(text, snap, vm):
                 for cc in canonical_concepts(c):
                     offer(cc, sim, "semantic", text)
         best: dict[str, ResolvedConcept] = {}
@@ -271,7 +293,10 @@ class ConceptResolver:
                             best[c] = ResolvedConcept(c, cfg.normalized_confidence, "normalized", phrase)
         return sorted(best.values(), key=lambda r: (-r.confidence, r.id))
 
-    def _semantic(self, text: str, snap: Snapshot, visible: Any) -> list[tuple[str, float]]:
+    def _semantic(self, text: str, snap: Snapshot, vm: Any) -> list[tuple[str, float]]:
+        """The semantic top-k over the visible concept rows: exact dot products in the core,
+        each in an order that depends only on its row and the query (no BLAS, no threads), so
+        the similarities equal those on the store with the hidden concepts deleted."""
         cfg = self.config
         idx = snap.concept_indices(cfg)
         if idx.size == 0:
@@ -280,26 +305,71 @@ class ConceptResolver:
         qn = float(np.linalg.norm(q))
         if not qn > 0:
             return []
-        mat = snap.concept_embeddings(self.embedder, cfg)
-        # numpy's own loop, not BLAS: a matrix-vector product this small gains nothing from BLAS
-        # threads, and on a loaded machine their spin-waits made it 10x slower (measured)
-        sims = np.einsum("ij,j->i", mat, q / qn).astype(np.float64)
-        if visible is not None:
-            sims = np.where(visible[idx], sims, -np.inf)
         keep = max(cfg.semantic_k, cfg.semantic_max_k)
-        if sims.size > keep:  # the best `keep` (ties at the cut included), then exact order
-            kth = np.partition(sims, sims.size - keep)[sims.size - keep]
-            cand = np.flatnonzero((sims >= kth) & (sims >= cfg.semantic_threshold) & (sims > 0))
+        qu = np.ascontiguousarray(q / qn, dtype=np.float32)
+        vis = snap.concept_visible(cfg, vm)
+        cols = snap.concept_columns(self.embedder, cfg)
+        rows: npt.NDArray[np.integer[Any]]
+        if cols is not None:  # sparse vectors: the same numbers, from the query's dimensions only
+            rows, sims = topk_scores(cols.scores(qu), keep, visible=vis, min_score=cfg.semantic_threshold)
         else:
-            cand = np.flatnonzero((sims >= cfg.semantic_threshold) & (sims > 0))  # evidence must be > 0
-        if cand.size == 0:
-            return []
+            rows, sims = vector_topk_arrays(snap.concept_embeddings(self.embedder, cfg), qu, keep,
+                                            visible=vis, min_score=cfg.semantic_threshold)
+        # by similarity descending, then row = node order (= id order in a store)
         g = snap.graph
-        ranked = sorted(cand.tolist(), key=lambda j: (-sims[j], g.ids[int(idx[j])]))
-        top = float(sims[ranked[0]])
-        out = [j for n, j in enumerate(ranked)
-               if n < cfg.semantic_k or (n < cfg.semantic_max_k and float(sims[j]) >= top - cfg.semantic_margin)]
-        return [(g.ids[int(idx[j])], min(1.0, float(sims[j]))) for j in out]
+        rl = rows.tolist()
+        sl = sims.tolist()
+        if not sl or not sl[0] > 0:  # evidence must be > 0
+            return []
+        top = sl[0]
+        out = []
+        for n, (j, s) in enumerate(zip(rl, sl)):
+            if not s > 0:
+                break
+            if n < cfg.semantic_k or s >= top - cfg.semantic_margin:
+                out.append((g.ids[int(idx[j])], min(1.0, s)))
+            else:
+                break
+        return out
+
+
+def topk_scores(scores: npt.NDArray[np.float64], k: int, *, visible: npt.NDArray[np.bool_] | None = None,
+                min_score: float = 0.0) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """The top ``k`` rows of ``scores`` among the ``visible`` ones scoring at least
+    ``min_score``, by score descending then row ascending (the order and the filter of
+    :func:`conceptwalk.graph.vectors.vector_topk_arrays`).
+
+    Parameters
+    ----------
+    scores : (n,) float64 array
+    k : int
+        The most rows (>= 1).
+    visible : (n,) bool array, optional
+        Only these rows.
+    min_score : float
+        Least score kept (NaN scores are never kept).
+
+    Returns
+    -------
+    (rows, scores) : (int64 array, float64 array)
+
+    Examples
+    --------
+    >>> rows, s = topk_scores(np.array([0.5, 0.9, 0.5, 0.1]), 2, min_score=0.2)
+    >>> rows.tolist(), s.tolist()
+    ([1, 0], [0.9, 0.5])
+    """
+    ok = scores >= min_score
+    if visible is not None:
+        ok &= visible
+    cand = np.flatnonzero(ok)
+    sc = scores[cand]
+    if cand.size > k:  # the best k (ties at the cut kept), then the exact order
+        kth = np.partition(sc, cand.size - k)[cand.size - k]
+        sel = sc >= kth
+        cand, sc = cand[sel], sc[sel]
+    order = np.lexsort((cand, -sc))[:k]
+    return cand[order], sc[order]
 
 
 def resolve(kb: Any, text: str, *, caller: Caller, flat_results: Sequence[Mapping[str, Any]] | None = None,

@@ -111,6 +111,17 @@ class ConceptAnchoredRetriever:
         self.sink = make_sink(event_sink if event_sink is not None else self.config.event_sink)
         self._pool: WalkConfig | None = None
         self._prov: tuple[Any, Any, Provenance] | None = None
+        self.warm()
+
+    def warm(self) -> None:
+        """Build what a walk reads on the current snapshot (the resolver's caches, the store's
+        annotation presence, the walk's gate arrays), so the first query costs what the next
+        one does. Called on construction; rebuilt lazily when the store changes."""
+        snap = self.source.snapshot()
+        snap.presence()
+        prepared(snap.graph, self.config)
+        if self.config.rank_by != "path":
+            prepared(snap.graph, self._pool_config())
 
     def __repr__(self) -> str:
         return f"ConceptAnchoredRetriever(flat_search={self.flat_search!r}, config={self.config!r})"
@@ -188,11 +199,8 @@ class ConceptAnchoredRetriever:
             present.add(hit["id"])
         cfg = self.config
         snap = self.source.snapshot()
+        # one snapshot for the resolution and the walk (nothing here writes to the store)
         resolved = self.resolver.resolve(text, caller=caller, flat_results=flat_list, snapshot=snap)
-        now = self.source.snapshot()
-        if now is not snap:  # the store changed (e.g. the resolver cached embeddings): redo on it
-            snap = now
-            resolved = self.resolver.resolve(text, caller=caller, flat_results=flat_list, snapshot=snap)
         g = snap.graph
         t2 = time.perf_counter()
         concepts = resolved[:cfg.max_concepts]
