@@ -192,3 +192,23 @@ def test_path_and_batch_entry_points_share_the_caller_check(g):
                  lambda: cwd.graph_path_batch(None, g, [("a", "b")], caller=None)):
         with pytest.raises(InputError, match="caller must be a conceptwalk.Caller"):
             call()
+
+
+def test_an_uncapped_push_too_small_to_finish_is_an_input_error_everywhere():
+    # issue 14 item 4: `context --eps 1e-300` ended in the core's plain ValueError
+    import conceptwalk as cw
+    from conceptwalk.errors import InputError
+
+    g = cw.LinkGraph.from_edges([("a", "b"), ("b", "c")])
+    everyone = cw.Caller.all_access()
+    calls = [
+        lambda: cw.graph_context(g, concepts=["a"], caller=everyone, eps=1e-300),
+        lambda: cw.graph_context_batch(g, [{"concepts": ["a"]}], caller=everyone, restart=1e-300),
+        lambda: g.personalized_pagerank({"a": 1.0}, restart=1e-300),
+        lambda: cw.personalized_pagerank_batch(g, [{"a": 1.0}], eps=1e-300),
+    ]
+    for call in calls:
+        with pytest.raises(InputError, match=r"restart \* eps must be >= 1e-12 without a push cap"):
+            call()
+    # with a push cap the product is left to the cap
+    assert g.personalized_pagerank({"a": 1.0}, eps=1e-300, max_pushes=10).truncated

@@ -16,6 +16,7 @@ from ..errors import InputError
 
 __all__ = [
     "INDEX_MAX",
+    "MIN_RESTART_EPS",
     "check_count",
     "check_min_shared",
     "check_optional_count",
@@ -201,13 +202,21 @@ def check_optional_positive(value: Any, name: str) -> float:
     return float(value)
 
 
-def check_ppr_params(restart: Any, eps: Any) -> tuple[float, float]:
+#: The smallest ``restart * eps`` an uncapped push accepts (it does up to 1/(restart*eps) pushes).
+MIN_RESTART_EPS = 1e-12
+
+
+def check_ppr_params(restart: Any, eps: Any, *, capped: bool = False) -> tuple[float, float]:
     """``restart`` in (0, 1) and ``eps`` positive and finite, as floats. Numpy scalars are
-    numbers (``np.float32(0.3)`` is accepted); booleans are not.
+    numbers (``np.float32(0.3)`` is accepted); booleans are not. Unless the push is ``capped``
+    (a ``max_pushes`` is given), ``restart * eps`` must be at least :data:`MIN_RESTART_EPS`:
+    an uncapped push does up to ``1 / (restart * eps)`` pushes.
 
     Parameters
     ----------
     restart, eps : real numbers
+    capped : bool
+        A push cap applies (the product check is then left to the cap).
 
     Returns
     -------
@@ -218,14 +227,23 @@ def check_ppr_params(restart: Any, eps: Any) -> tuple[float, float]:
     >>> import numpy as np
     >>> round(check_ppr_params(np.float32(0.3), 1e-4)[0], 6)
     0.3
+    >>> check_ppr_params(0.25, 1e-300)
+    Traceback (most recent call last):
+    ...
+    conceptwalk.errors.InputError: restart * eps must be >= 1e-12 without a push cap (the push does up to 1/(restart*eps) pushes), got restart=0.25 eps=1e-300; raise them or set max_pushes
     """
-    if type(restart) is float and type(eps) is float and 0.0 < restart < 1.0 and 0.0 < eps < math.inf:
+    if (type(restart) is float and type(eps) is float and 0.0 < restart < 1.0 and 0.0 < eps < math.inf
+            and (capped or restart * eps >= MIN_RESTART_EPS)):
         return restart, eps  # the common case, without a call
     if not _is_real(restart) or not 0.0 < float(restart) < 1.0:
         raise InputError(f"restart must be in (0, 1), got {restart!r}")
     if not _is_real(eps) or not math.isfinite(float(eps)) or not float(eps) > 0:
         raise InputError(f"eps must be positive and finite, got {eps!r}")
-    return float(restart), float(eps)
+    r, e = float(restart), float(eps)
+    if not capped and r * e < MIN_RESTART_EPS:
+        raise InputError(f"restart * eps must be >= 1e-12 without a push cap (the push does up to "
+                         f"1/(restart*eps) pushes), got restart={r:g} eps={e:g}; raise them or set max_pushes")
+    return r, e
 
 
 def default_threads() -> int:

@@ -1473,7 +1473,7 @@ class LinkGraph:
         >>> [(i, round(p, 3)) for i, p in r.items()]
         [('b', 0.429), ('a', 0.411), ('c', 0.161)]
         """
-        restart, eps = check_ppr_params(restart, eps)
+        restart, eps = check_ppr_params(restart, eps, capped=max_pushes is not None)
         k_ = check_optional_count(k, "k")
         max_pushes_ = check_optional_count(max_pushes, "max_pushes")
         max_residual_ = check_optional_positive(max_residual, "max_residual")
@@ -1517,7 +1517,7 @@ class LinkGraph:
         >>> r.certified, r.ids[:2]
         (True, ['b', 'a'])
         """
-        restart, eps = check_ppr_params(restart, eps)
+        restart, eps = check_ppr_params(restart, eps, capped=True)  # max_pushes always caps it
         k = check_count(k, "k")
         shrink_ = check_real(shrink, "shrink")
         min_eps_ = check_real(min_eps, "min_eps")

@@ -80,7 +80,7 @@ def personalized_pagerank_batch(graph: LinkGraph, seeds: Iterable[Mapping[str, f
     if not isinstance(graph, LinkGraph):
         raise InputError(f"graph must be a LinkGraph, got {type(graph).__name__}")
     nt = check_threads(threads)
-    restart, eps = check_ppr_params(restart, eps)
+    restart, eps = check_ppr_params(restart, eps, capped=max_pushes is not None)
     k_ = check_optional_count(k, "k")
     max_pushes_ = check_optional_count(max_pushes, "max_pushes")
     queries = query_list(seeds, "seeds")
