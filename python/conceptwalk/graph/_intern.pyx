@@ -240,7 +240,36 @@ from libc.string cimport memcpy
 def pack_strings(object values):
     """Strings (None allowed) as one UTF-8 buffer: ``(data uint8, offsets int64 of length
     n + 1, present bool)``; string i is ``data[offsets[i]:offsets[i + 1]]``, a None has an
-    empty range and ``present[i] = False``. ValueError for a value that is not a string."""
+    empty range and ``present[i] = False``. ValueError for a value that is not a string.
+
+    The layout :meth:`LinkGraph.to_arrays <conceptwalk.graph.LinkGraph.to_arrays>` stores its
+    string columns in; :func:`unpack_strings` reads it back.
+
+    Parameters
+    ----------
+    values : iterable of (str or None)
+        The strings, in order (a list is read as it is, anything else is listed first).
+
+    Returns
+    -------
+    data : numpy.ndarray of uint8
+        The UTF-8 bytes of every present string, concatenated.
+    offsets : numpy.ndarray of int64
+        ``n + 1`` non-decreasing offsets into ``data``, from 0 to ``len(data)``.
+    present : numpy.ndarray of bool
+        Per value, False where it was None.
+
+    Raises
+    ------
+    ValueError
+        A value that is neither a str nor None (the message starts with its position ``[i]``).
+
+    Examples
+    --------
+    >>> data, offsets, present = pack_strings(["ab", None, "é"])
+    >>> bytes(data), offsets.tolist(), present.tolist()
+    (b'ab\\xc3\\xa9', [0, 2, 2, 4], [True, False, True])
+    """
     cdef list seq = values if type(values) is list else list(values)
     cdef Py_ssize_t n = len(seq), i, total = 0, size
     cdef cnp.ndarray[cnp.int64_t, ndim=1] off = np.empty(n + 1, dtype=np.int64)
@@ -271,7 +300,38 @@ def pack_strings(object values):
 
 def unpack_strings(object data, object offsets, object present=None):
     """The inverse of :func:`pack_strings`: a list of str (None where ``present`` is False).
-    ValueError for offsets outside the buffer or bytes that are not UTF-8."""
+    ValueError for offsets outside the buffer or bytes that are not UTF-8.
+
+    Parameters
+    ----------
+    data : array-like of uint8
+        The concatenated UTF-8 bytes.
+    offsets : array-like of int64
+        ``n + 1`` non-decreasing offsets, from 0 to ``len(data)``; string i is
+        ``data[offsets[i]:offsets[i + 1]]``.
+    present : array-like of bool, optional
+        ``n`` flags; a False entry comes back as None. None (the default): every string is
+        present.
+
+    Returns
+    -------
+    list of (str or None)
+        The ``n`` strings.
+
+    Raises
+    ------
+    ValueError
+        Empty ``offsets``, ``present`` of another length, offsets that do not run from 0 to
+        ``len(data)`` or decrease, or a range that is not valid UTF-8 (``UnicodeDecodeError``,
+        a ValueError).
+
+    Examples
+    --------
+    >>> unpack_strings(*pack_strings(["ab", None, "é"]))
+    ['ab', None, 'é']
+    >>> unpack_strings(np.frombuffer(b"abc", dtype=np.uint8), [0, 1, 3])
+    ['a', 'bc']
+    """
     cdef const unsigned char[::1] buf = np.ascontiguousarray(data, dtype=np.uint8)
     cdef const cnp.int64_t[::1] off = np.ascontiguousarray(offsets, dtype=np.int64)
     cdef Py_ssize_t n = off.shape[0] - 1, i, total = buf.shape[0]
@@ -297,7 +357,25 @@ def unpack_strings(object data, object offsets, object present=None):
 
 
 def codes_of(list values, dict table):
-    """Codes (int32) of the strings ``values`` in ``table``; -1 for a value not in it."""
+    """Codes (int32) of the strings ``values`` in ``table``; -1 for a value not in it.
+
+    Parameters
+    ----------
+    values : list
+        The keys to look up (a list, not any iterable).
+    table : dict
+        Key -> code; the codes must be integers that fit in int32.
+
+    Returns
+    -------
+    numpy.ndarray of int32
+        Per value, ``table[value]``, or -1 where the value is not a key of ``table``.
+
+    Examples
+    --------
+    >>> codes_of(["b", "x", "a"], {"a": 0, "b": 1}).tolist()
+    [1, -1, 0]
+    """
     cdef Py_ssize_t n = PyList_GET_SIZE(values), i
     cdef cnp.ndarray[cnp.int32_t, ndim=1] out = np.empty(n, dtype=np.int32)
     cdef PyObject* found

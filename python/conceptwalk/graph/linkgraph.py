@@ -504,6 +504,9 @@ class LinkGraph:
         Canonical edge columns (annotation columns: key -> (values, names)).
     self_loops, duplicate_edges : int
         What the build dropped and collapsed.
+    id_index : dict of str to int, optional
+        The ready ``id -> node index`` map of ``ids`` (kept as :attr:`id_index`, not checked);
+        None builds it from ``ids``.
 
     Build graphs with :meth:`from_edges` or :meth:`from_arrays`, which compute these columns.
 
@@ -787,6 +790,18 @@ class LinkGraph:
         """Everything this graph holds as named numpy arrays (strings as UTF-8 buffers with
         offsets), the inverse of :meth:`from_saved_arrays`; what a snapshot file stores.
 
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            ``header`` (int64: :data:`SAVED_ARRAYS_FORMAT`, nodes, edge types, self-loops,
+            duplicate edges), the core's CSR arrays (``core.indptr``, ``core.indices``,
+            ``core.pair_base``, ``core.pair_ptr``, ``core.edge_typedir``), the node columns
+            (``node_type_codes``, ``node_lifecycle_codes``, ``scope_ptr``, ``scope_codes``), each
+            string column ``X`` as ``X.data`` (uint8) and ``X.offsets`` (int64; ``titles`` also
+            ``titles.present``), and per loaded edge annotation ``ann.KEY.values`` (with
+            ``ann.KEY.names`` for the categorical keys). Node and edge arrays are this graph's
+            own (read-only) arrays, not copies.
+
         Examples
         --------
         >>> g = LinkGraph.from_edges([("a", "b", "CITES"), ("b", "c")])
@@ -822,10 +837,32 @@ class LinkGraph:
         without rebuilding: the core is constructed from the saved CSR arrays, which it
         validates, and every other column is checked for shape and code range.
 
+        Parameters
+        ----------
+        arrays : mapping of str to numpy.ndarray
+            The arrays :meth:`to_arrays` returned (names as it gives them; names it does not
+            write are ignored). The graph keeps views of them (no copy).
+
+        Returns
+        -------
+        LinkGraph
+            Equal to the graph that wrote the arrays, with the edge annotations it held.
+
         Raises
         ------
         InputError
             A missing or inconsistent array (a damaged or foreign file).
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b", "CITES"), ("b", "c")], nodes=[{"id": "a", "title": "A"}])
+        >>> h = LinkGraph.from_saved_arrays(g.to_arrays())
+        >>> h.ids, h.title("a"), h.shortest_path("a", "c")
+        (['a', 'b', 'c'], 'A', ['a', 'b', 'c'])
+        >>> LinkGraph.from_saved_arrays({"header": np.zeros(5, dtype=np.int64)})
+        Traceback (most recent call last):
+        ...
+        conceptwalk.errors.InputError: saved graph arrays: not format 1
         """
         header = arrays.get("header")
         if header is None or header.shape != (5,) or int(header[0]) != SAVED_ARRAYS_FORMAT:
@@ -884,7 +921,20 @@ class LinkGraph:
     def without_annotations(self) -> LinkGraph:
         """The same graph without its edge annotation columns (the lighter projection a store
         loads with ``annotations=False``), sharing this graph's arrays and core. A new graph
-        object, so it has its own (empty) cache of prepared masks."""
+        object, so it has its own (empty) cache of prepared masks.
+
+        Returns
+        -------
+        LinkGraph
+            The same nodes, edges and node columns, with an empty :attr:`edge_annotations`.
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([{"src": "a", "dst": "b", "authority": "primary"}])
+        >>> h = g.without_annotations()
+        >>> sorted(g.edge_annotations)[:1], h.edge_annotations, h.num_edges, h.core is g.core
+        (['authority'], {}, 1, True)
+        """
         return type(self)(core=self._core, ids=self.ids, node_type_codes=self.node_type_codes,
                           node_type_names=self.node_type_names, titles=self.titles,
                           scope_ptr=self.scope_ptr, scope_codes=self.scope_codes,

@@ -68,6 +68,23 @@ def write_arrays(path: str, arrays: Mapping[str, np.ndarray[Any, Any]], meta: Ma
     atomically: a temporary file in the same directory, fsync, rename over ``path``, fsync of
     the directory. A crash at any point leaves either the old file or the new one.
 
+    Parameters
+    ----------
+    path : str
+        The file to write (replaced when it exists); the temporary file is created in its
+        directory, which must be writable.
+    arrays : mapping of str to numpy.ndarray
+        Name -> array, of any shape and numeric or boolean dtype (no Python objects); each is
+        stored C-contiguous and little-endian, 64-byte aligned, in the mapping's order.
+    meta : mapping of str to object
+        Free metadata, stored as JSON in the file's directory (so JSON-serialisable values);
+        :func:`read_arrays` returns it as a dict.
+
+    Raises
+    ------
+    InputError
+        An array of Python objects (``dtype=object``); nothing is written.
+
     Examples
     --------
     >>> import tempfile, os
@@ -130,6 +147,19 @@ def read_arrays(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray[Any, An
     """Map the file written by :func:`write_arrays`: ``(meta, name -> read-only array view)``.
     The arrays share the file's pages (a ``mmap``) until they are dropped.
 
+    Parameters
+    ----------
+    path : str
+        A file written by :func:`write_arrays`.
+
+    Returns
+    -------
+    meta : dict
+        The ``meta`` mapping the file was written with (decoded from JSON).
+    arrays : dict of str to numpy.ndarray
+        Name -> read-only array with the dtype and shape it was written with, in the file's
+        order: a view of the mapped file (an empty array: a fresh read-only zero-size array).
+
     Raises
     ------
     FileNotFoundError
@@ -137,6 +167,21 @@ def read_arrays(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray[Any, An
     SnapshotError
         Not a snapshot file of this format, a damaged directory, or a file whose length does
         not match its header (e.g. truncated).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.snap")
+    >>> write_arrays(p, {"ids": np.array([3, 1], dtype=np.int32), "none": np.zeros(0)}, {"v": 2})
+    >>> meta, arrs = read_arrays(p)
+    >>> meta, arrs["ids"].dtype.name, arrs["ids"].tolist(), arrs["ids"].flags.writeable, arrs["none"].shape
+    ({'v': 2}, 'int32', [3, 1], False, (0,))
+    >>> with open(p, "r+b") as fh:
+    ...     _ = fh.truncate(os.path.getsize(p) - 1)
+    >>> read_arrays(p)
+    Traceback (most recent call last):
+    ...
+    conceptwalk.kb.snapshot.SnapshotError: ... is truncated or damaged (... bytes, header says ...)
     """
     with open(path, "rb") as fh:
         head = fh.read(_HEAD.size)
@@ -417,10 +462,36 @@ def _cat(parts: list[np.ndarray[Any, Any]], dtype: Any) -> np.ndarray[Any, Any]:
 def read_graph(conn: Any, annotations: bool = True) -> LinkGraph:
     """Build the graph of the store read through ``conn`` (inside one read transaction).
 
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        A connection to a conceptwalk knowledge base (its ``nodes`` and ``edges`` tables), e.g.
+        :attr:`KnowledgeBase.conn <conceptwalk.kb.KnowledgeBase.conn>`; only read.
+    annotations : bool
+        Keep the edge annotation columns (the default); False returns the lighter
+        :meth:`LinkGraph.without_annotations <conceptwalk.graph.LinkGraph.without_annotations>`
+        projection (they are read either way).
+
+    Returns
+    -------
+    LinkGraph
+        Every node and edge of the store, equal to ``LinkGraph.from_edges`` over its rows.
+
     Raises
     ------
     InputError
         The store holds no nodes.
+
+    Examples
+    --------
+    >>> from conceptwalk.kb import KnowledgeBase
+    >>> kb = KnowledgeBase.open(":memory:")
+    >>> _ = kb.add_edges([{"src": "a", "dst": "b", "type": "CITES", "authority": "primary"}])
+    >>> g = read_graph(kb.conn)
+    >>> g.ids, g.edge_type_names, g.edge_annotation(0, "authority")
+    (['a', 'b'], ('CITES',), 'primary')
+    >>> read_graph(kb.conn, annotations=False).edge_annotations
+    {}
     """
     g = read_columns(conn).build()
     return g if annotations else g.without_annotations()
@@ -506,7 +577,34 @@ def _recode(codes: npt.NDArray[np.int32], names: Sequence[str], positions: Seque
 class GraphSnapshot:
     """The store's graph at change-log position ``version`` plus its self-loop edges (``loops``:
     ``src``, ``type`` and one column per annotation, codes in the graph's name spaces), which the
-    graph drops but whose names it keeps, so that :meth:`advance` can rebuild exactly."""
+    graph drops but whose names it keeps, so that :meth:`advance` can rebuild exactly.
+
+    Build one with :meth:`build` (from the store), :meth:`from_arrays` (from a saved file) or
+    :meth:`advance` (from an older snapshot and the change log).
+
+    Attributes
+    ----------
+    graph : LinkGraph
+        The store's graph, with its edge annotation columns.
+    version : int
+        The change-log position (``changes.seq``) the graph reflects. The store uses
+        ``-1 - store version`` for a version-1 file opened read-only, which has no change log
+        (such a snapshot is rebuilt, never advanced).
+    loops : dict of str to numpy.ndarray
+        The self-loop edges (``src == dst``), one entry per edge row: ``src`` (int32 node
+        index), ``type`` (int32 code into ``graph.edge_type_names``), one int32 column per
+        categorical annotation (a code into ``graph.edge_annotations[key][1]``, -1 = absent)
+        and ``extraction_confidence`` (float64, NaN = absent).
+
+    Examples
+    --------
+    >>> from conceptwalk.kb import KnowledgeBase
+    >>> kb = KnowledgeBase.open(":memory:")
+    >>> _ = kb.add_edges([("a", "b"), ("c", "c", "SELF")])
+    >>> snap = GraphSnapshot.build(kb.conn, 5)
+    >>> snap.graph.num_edges, snap.loops["src"].tolist(), snap.graph.edge_type_names[snap.loops["type"][0]]
+    (1, [2], 'SELF')
+    """
 
     graph: LinkGraph
     version: int
@@ -515,12 +613,65 @@ class GraphSnapshot:
     # -------------------------------------------------------------- build and persist
     @classmethod
     def build(cls, conn: Any, version: int) -> GraphSnapshot:
-        """A fresh build from the store (inside the caller's read transaction)."""
+        """A fresh build from the store (inside the caller's read transaction).
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            A connection to a conceptwalk knowledge base (only read).
+        version : int
+            The change-log position the store is at in this transaction, recorded as
+            :attr:`version` (not checked against the store).
+
+        Returns
+        -------
+        GraphSnapshot
+
+        Raises
+        ------
+        InputError
+            The store holds no nodes.
+
+        Examples
+        --------
+        >>> from conceptwalk.kb import KnowledgeBase
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_edges([("a", "b")])
+        >>> snap = GraphSnapshot.build(kb.conn, 3)
+        >>> snap.version, snap.graph.ids
+        (3, ['a', 'b'])
+        """
         cols = read_columns(conn)
         return cls.from_columns(cols, version)
 
     @classmethod
     def from_columns(cls, cols: Columns, version: int) -> GraphSnapshot:
+        """The snapshot of the store's columns (as ``read_columns`` returns them, or as
+        :meth:`advance` brings them forward): the graph built from them, and their self-loop
+        rows kept as :attr:`loops`.
+
+        Parameters
+        ----------
+        cols : Columns
+            Every node and edge row of the store, with all :data:`EDGE_ANNOTATION_KEYS` in
+            ``cols.ann`` (categorical keys as ``(codes, names)``, ``extraction_confidence`` as a
+            float64 array).
+        version : int
+            The change-log position the columns reflect.
+
+        Returns
+        -------
+        GraphSnapshot
+
+        Examples
+        --------
+        >>> from conceptwalk.kb import KnowledgeBase
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_edges([("a", "b"), ("b", "b")])
+        >>> snap = GraphSnapshot.from_columns(read_columns(kb.conn), 7)
+        >>> snap.version, snap.graph.num_edges, snap.loops["src"].tolist()
+        (7, 1, [1])
+        """
         g = cols.build()
         sel = np.flatnonzero(cols.src == cols.dst)
         loops: dict[str, np.ndarray[Any, Any]] = {
@@ -531,14 +682,66 @@ class GraphSnapshot:
         return cls(g, version, loops)
 
     def to_arrays(self) -> dict[str, np.ndarray[Any, Any]]:
-        """The named arrays of this snapshot (``graph.*`` and ``loops.*``)."""
+        """The named arrays of this snapshot (``graph.*`` and ``loops.*``).
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            ``"graph." + name`` for each array of :meth:`LinkGraph.to_arrays
+            <conceptwalk.graph.LinkGraph.to_arrays>` and ``"loops." + key`` for each column of
+            :attr:`loops`; what :func:`write_arrays` stores and :meth:`from_arrays` reads. The
+            version is not among them (the store keeps it in the file's metadata).
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b")])
+        >>> empty = {k: np.zeros(0, dtype=np.float64 if k == "extraction_confidence" else np.int32)
+        ...          for k in ("src", "type") + EDGE_ANNOTATION_KEYS}
+        >>> names = sorted(GraphSnapshot(g, 0, empty).to_arrays())
+        >>> names[:2], "loops.src" in names
+        (['graph.core.edge_typedir', 'graph.core.indices'], True)
+        """
         out = {"graph." + k: v for k, v in self.graph.to_arrays().items()}
         out.update({"loops." + k: v for k, v in self.loops.items()})
         return out
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray[Any, Any]], version: int) -> GraphSnapshot:
-        """The inverse of :meth:`to_arrays` (InputError on inconsistent arrays)."""
+        """The inverse of :meth:`to_arrays` (InputError on inconsistent arrays).
+
+        Parameters
+        ----------
+        arrays : mapping of str to numpy.ndarray
+            The arrays :meth:`to_arrays` returned, e.g. as :func:`read_arrays` maps them from a
+            file (kept as views, no copy); names outside ``graph.*`` and ``loops.*`` are ignored.
+        version : int
+            The change-log position the arrays were saved at (from the file's metadata).
+
+        Returns
+        -------
+        GraphSnapshot
+
+        Raises
+        ------
+        InputError
+            A missing or inconsistent graph array (see :meth:`LinkGraph.from_saved_arrays
+            <conceptwalk.graph.LinkGraph.from_saved_arrays>`), an incomplete loops table, loops
+            columns of different lengths or codes outside the graph's name spaces.
+
+        Examples
+        --------
+        >>> from conceptwalk.kb import KnowledgeBase
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_edges([("a", "b"), ("a", "a")])
+        >>> snap = GraphSnapshot.build(kb.conn, 4)
+        >>> back = GraphSnapshot.from_arrays(snap.to_arrays(), 4)
+        >>> back.graph.ids, back.loops["src"].tolist()
+        (['a', 'b'], [0])
+        >>> GraphSnapshot.from_arrays({k: v for k, v in snap.to_arrays().items() if k != "loops.type"}, 4)
+        Traceback (most recent call last):
+        ...
+        conceptwalk.errors.InputError: saved snapshot: the loops table is incomplete
+        """
         g = LinkGraph.from_saved_arrays({k[6:]: v for k, v in arrays.items() if k.startswith("graph.")})
         loops = {k[6:]: np.asarray(v) for k, v in arrays.items() if k.startswith("loops.")}
         want = ("src", "type") + EDGE_ANNOTATION_KEYS
@@ -566,7 +769,52 @@ class GraphSnapshot:
         Cost: O(changes) SQL lookups, then vectorised passes over the previous arrays (the
         re-ranking of ids an insertion causes, the removal of changed edges, found through the
         core's pair index) and the core's CSR build from them (memory speed); no full read of
-        the store."""
+        the store.
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            A connection to the store, in a read transaction that sees it at ``version``.
+        changes : sequence of tuple
+            Every change-log row ``(kind, a, b, c)`` with ``self.version < seq <= version``
+            (``SELECT kind, a, b, c FROM changes``). Rows of kind :data:`CHANGE_NODE` and
+            :data:`CHANGE_EDGE` are read back; others are skipped, so a :data:`CHANGE_RESET`
+            (a bulk load, which the log does not itemise) must not be among them: the store
+            calls :meth:`build` then.
+        version : int
+            The change-log position the rows lead to (the new snapshot's :attr:`version`).
+
+        Returns
+        -------
+        GraphSnapshot
+            A new snapshot; this one is left as it was.
+
+        Raises
+        ------
+        InputError
+            The store holds no nodes at ``version``.
+
+        Examples
+        --------
+        >>> from conceptwalk.kb import KnowledgeBase
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_edges([("a", "b"), ("c", "c")])
+        >>> def position(conn):
+        ...     return conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").fetchone()[0]
+        >>> old = GraphSnapshot.build(kb.conn, position(kb.conn))
+        >>> _ = kb.add_edges([("b", "d")])
+        >>> _ = kb.delete_nodes(["a"])
+        >>> v = position(kb.conn)
+        >>> rows = kb.conn.execute("SELECT kind, a, b, c FROM changes WHERE seq > ? AND seq <= ?",
+        ...                        (old.version, v)).fetchall()
+        >>> new = old.advance(kb.conn, rows, v)
+        >>> new.graph.ids, new.graph.shortest_path("b", "d"), old.graph.ids
+        (['b', 'c', 'd'], ['b', 'd'], ['a', 'b', 'c'])
+        >>> fresh = GraphSnapshot.build(kb.conn, v).to_arrays()
+        >>> got = new.to_arrays()
+        >>> sorted(got) == sorted(fresh) and all(np.array_equal(got[k], fresh[k], equal_nan=True) for k in got)
+        True
+        """
         node_keys = sorted({a for kind, a, _, _ in changes if kind == CHANGE_NODE})
         edge_keys = sorted({(a, b, c) for kind, a, b, c in changes if kind == CHANGE_EDGE})
         now_nodes: dict[str, tuple[Any, ...]] = {}

@@ -627,12 +627,25 @@ class KnowledgeBase:
         A version-1 file (no change log) is read as it is: each change to it then costs a
         full rebuild of the graph.
 
+        Parameters
+        ----------
+        path : str or path-like
+            An existing knowledge-base file (not ``":memory:"`` nor a ``file:`` URI).
+
+        Returns
+        -------
+        KnowledgeBase
+            A store whose ``read_only`` is True (every write raises
+            :class:`~conceptwalk.errors.ConceptwalkError`) and whose ``immutable`` says whether it
+            was opened ``immutable=1``.
+
         Raises
         ------
         FileNotFoundError
             No file at ``path``.
         ConceptwalkError
-            The file cannot be read as a knowledge base, or was written by a newer schema.
+            The file cannot be read as a knowledge base, or was written by a newer schema;
+            ``path`` is ``":memory:"`` or a ``file:`` URI.
 
         Examples
         --------
@@ -981,10 +994,21 @@ class KnowledgeBase:
         """Delete nodes with their edges (either direction), aliases and embeddings, in one
         transaction. Unknown ids are ignored.
 
+        Parameters
+        ----------
+        ids : iterable of str
+            Node ids (non-empty strings; repeats count once). A single string is refused, not
+            iterated.
+
         Returns
         -------
         int
             The number of nodes deleted.
+
+        Raises
+        ------
+        InputError
+            ``ids`` is a single string, or an item is not a non-empty string (nothing is deleted).
 
         Examples
         --------
@@ -1018,10 +1042,23 @@ class KnowledgeBase:
         or dicts with those keys, in one transaction; their endpoints stay. Absent keys are
         ignored.
 
+        Parameters
+        ----------
+        rows : iterable of tuple or dict
+            Edge keys: ``(src, dst)`` (type ``"LINK"``), ``(src, dst, type)`` (a None type is
+            ``"LINK"``) or a mapping with keys ``src``, ``dst`` and optionally ``type``; every part
+            a non-empty string. Keys are directed: ``(b, a)`` does not delete ``(a, b)``.
+
         Returns
         -------
         int
             The number of edges deleted.
+
+        Raises
+        ------
+        InputError
+            ``rows`` is a string or a mapping (one row, not rows), or a row is malformed
+            (nothing is deleted).
 
         Examples
         --------

@@ -304,6 +304,16 @@ class SyntheticKB:
         ``add_aliases(alias_rows())``, as parameter tuples straight from the columns, in key
         order (so the store's indexes grow at their end).
 
+        Parameters
+        ----------
+        kb : KnowledgeBase
+            The store to write into; into an empty store :meth:`bulk
+            <conceptwalk.kb.KnowledgeBase.bulk>` defers its indexes and triggers to the end.
+            Rows already in it with the same keys are overwritten (upserts).
+        chunk : int
+            Rows handed to the store per call (``put_nodes`` / ``put_edges``); it bounds the
+            size of each call, not the transaction, which is one for the whole write.
+
         Examples
         --------
         >>> from conceptwalk.kb import KnowledgeBase
