@@ -28,6 +28,23 @@ else:
     )
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "conceptwalk"))
 
+#: The source checkout, when the tests run from one (a wheel's tests run from a copy of tests/).
+_ROOT = os.path.dirname(_HERE)
+_IN_CHECKOUT = os.path.isfile(os.path.join(_ROOT, "README.md")) and os.path.isdir(
+    os.path.join(_ROOT, "python", "conceptwalk"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip ``@pytest.mark.repository`` tests outside a source checkout (cibuildwheel and the
+    wheel stage of .ci/extra copy only tests/, pyproject.toml and docs/errors.md)."""
+    if _IN_CHECKOUT:
+        return
+    skip = pytest.mark.skip(reason="needs the source checkout (README, workflows, python/), not the installed wheel")
+    for item in items:
+        if item.get_closest_marker("repository") is not None:
+            item.add_marker(skip)
+
+
 #: The fixed list of graph seeds the differential tests run over (7 shapes x ~35 each).
 GRAPH_SEEDS = list(range(245))
 

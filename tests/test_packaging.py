@@ -11,12 +11,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.repository
 def test_workflow_copies_identical() -> None:
     canonical = ROOT / "wheels.yml"
     active = ROOT / ".github" / "workflows" / "wheels.yml"
     assert canonical.read_text() == active.read_text()
 
 
+@pytest.mark.repository
 def test_ci_runs_the_readme_commands() -> None:
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
@@ -28,12 +30,14 @@ def test_ci_runs_the_readme_commands() -> None:
     assert "grep -m1 '^python3 -m venv .venv-test' README.md" in ci
 
 
+@pytest.mark.repository
 def test_no_native_flags_by_default() -> None:
     cmake = (ROOT / "CMakeLists.txt").read_text()
     assert re.search(r'option\(CONCEPTWALK_NATIVE "[^"]*" OFF\)', cmake)
     assert "-march=native" not in (ROOT / "pyproject.toml").read_text()
 
 
+@pytest.mark.repository
 def test_readme_python_examples_run() -> None:
     """Every ```python block of the README runs as written (```py blocks need outside services,
     such as a Dask scheduler, and are shown only)."""

@@ -11,6 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.repository
 def test_mypy_strict_clean() -> None:
     pytest.importorskip("mypy")
     proc = subprocess.run([sys.executable, "-m", "mypy", "python/conceptwalk"], cwd=ROOT,
