@@ -526,6 +526,9 @@ class KnowledgeBase:
         except sqlite3.DatabaseError:  # pragma: no cover - open() checked the file
             self._changelog, self._uuid = False, None
         self._text: tuple[LinkGraph, int, TextIndex] | None = None  # the text index of a snapshot (graph, version)
+        #: The last committed text index with its documents (id -> position, (title, body)), from
+        #: which the next one is advanced.
+        self._text_rows: tuple[TextIndex, dict[str, int], list[tuple[Any, Any]]] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -1624,7 +1627,24 @@ class KnowledgeBase:
             rows = conn.execute("SELECT id, title, body FROM nodes ORDER BY id").fetchall()
         if len(rows) != g.num_nodes or any(r[0] != i for r, i in zip(rows, g.ids)):
             return None
-        return TextIndex.build([r[1] for r in rows], [r[2] for r in rows])
+        titles = [r[1] for r in rows]
+        bodies = [r[2] for r in rows]
+        prev = self._text_rows
+        if version is None or prev is None:
+            ix = TextIndex.build(titles, bodies)
+        else:
+            # Follow the write at its cost: only documents whose title or body changed (or that
+            # are new) are tokenised; the others keep their postings (equal to a fresh build).
+            old_ix, old_pos, old_text = prev
+            keep = [-1] * len(rows)
+            for j, (nid, title, body) in enumerate(rows):
+                i = old_pos.get(nid)
+                if i is not None and old_text[i] == (title, body):
+                    keep[j] = i
+            ix = old_ix.advanced(keep, titles, bodies)
+        if version is not None:
+            self._text_rows = (ix, {r[0]: j for j, r in enumerate(rows)}, [(r[1], r[2]) for r in rows])
+        return ix
 
     def fts_search(self, text: str, k: int = 10, *, node_types: Iterable[str] | None = None) -> list[tuple[str, float]]:
         """The operator's FTS5 search (bm25 over *every* node, titles weigh double; the query's
