@@ -194,9 +194,8 @@ def op_raw(fdp, g: LinkGraph, vm, mask) -> None:
         res = _core.typed_walk(core, starts, fdp.ConsumeIntInRange(-1, 5), expand, admit,
                                max_edges=fdp.ConsumeIntInRange(-1, 5000),
                                max_candidates=fdp.ConsumeIntInRange(-1, 100), visible=vm, **kwargs)
-        pnodes, pentries, phops, cands, visited, truncated = res
-        check_visible(cands, n, mask)
-        pnodes = np.asarray(pnodes)
+        check_visible(np.asarray(res.candidates), n, mask)
+        pnodes = np.asarray(res.path_nodes)
         valid = pnodes[pnodes >= 0]
         check_visible(valid, n, mask)
 

@@ -411,3 +411,30 @@ def test_an_advanced_index_equals_a_fresh_build_array_for_array(data):
     assert got.keys() == want.keys()
     for key in want:
         assert np.array_equal(got[key], want[key]), key
+
+
+def test_the_text_index_is_saved_with_the_snapshot_and_reopened_without_a_rebuild(tmp_path, monkeypatch):
+    path = str(tmp_path / "kb.db")
+    with KnowledgeBase.open(path) as kb:
+        kb.add_nodes([{"id": f"n{i}", "title": f"merger plans {i}", "body": "graph walks" if i % 2 else None,
+                       "scopes": ["t"] if i % 3 == 0 else None} for i in range(40)])
+        want = kb.search("merger walks", 10, caller=Caller.public())
+    builds = []
+    real_build = TextIndex.build.__func__
+
+    def counting_build(cls, *a, **kw):
+        builds.append(1)
+        return real_build(cls, *a, **kw)
+
+    monkeypatch.setattr(TextIndex, "build", classmethod(counting_build))
+    with KnowledgeBase.open(path) as kb:  # a fresh process would do the same: map the file
+        assert kb.search("merger walks", 10, caller=Caller.public()) == want
+        assert builds == []  # the index came from the snapshot file
+        kb.add_nodes([{"id": "n99", "title": "merger walks"}])  # the next write is followed
+        got = kb.search("merger walks", 10, caller=Caller.public())
+    with KnowledgeBase.open(path) as kb:
+        fresh = TextIndex.build([kb.node(i)["title"] for i in kb.graph().ids],
+                                [kb.node(i)["body"] for i in kb.graph().ids])
+        ix = kb.text_index()
+        assert all(np.array_equal(a, b) for a, b in zip(ix.to_arrays().values(), fresh.to_arrays().values()))
+    assert got[0][0] == "n99"

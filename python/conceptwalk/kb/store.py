@@ -514,6 +514,7 @@ class KnowledgeBase:
         self._snap: GraphSnapshot | None = None  # the graph at a change-log position
         self._light: tuple[LinkGraph, LinkGraph] | None = None  # a graph and its annotations=False projection
         self._file_version: int | None = None  # the change-log position of the snapshot file on disk
+        self._file_text = False  # whether that file holds the text index too
         self._persist = not (path == ":memory:" or path.startswith("file::memory:"))
         #: Opened with ``read_only=True``; ``immutable``: with SQLite's ``immutable=1``.
         self.read_only = False
@@ -1615,6 +1616,8 @@ class KnowledgeBase:
             ix = self._build_text_index(g, snap.version)
             if ix is not None:
                 self._text = (snap.graph, snap.version, ix)
+                if self._file_version == snap.version:  # the saved file lacks it: add it once
+                    self._save_snapshot(force=True)
             return ix
 
     def _build_text_index(self, g: LinkGraph, version: int | None) -> TextIndex | None:
@@ -1834,6 +1837,16 @@ class KnowledgeBase:
         except InputError:
             return None
         self._file_version = v
+        self._file_text = False
+        text_arrays = {k[5:]: a for k, a in arrays.items() if k.startswith("text.")}
+        if text_arrays:  # the text index saved with it: searches need no rebuild
+            try:
+                ix = TextIndex.from_arrays(text_arrays)
+            except InputError:
+                ix = None
+            if ix is not None and ix.num_docs == snap.graph.num_nodes:
+                self._text = (snap.graph, v, ix)
+                self._file_text = True
         return snap
 
     @staticmethod
@@ -1843,21 +1856,32 @@ class KnowledgeBase:
 
     def _save_snapshot(self, *, force: bool = False) -> None:
         """Save the snapshot beside the store when it is newer than the saved one (by at least
-        :attr:`SNAPSHOT_SAVE_EVERY` changes unless ``force``). A cache: a directory that cannot
-        be written turns saving off for this object."""
+        :attr:`SNAPSHOT_SAVE_EVERY` changes unless ``force``), with the text index when one is
+        built for it (the file of the same version is rewritten once to add it). A cache: a
+        directory that cannot be written turns saving off for this object."""
         snap, path = self._snap, self.snapshot_path
         if (snap is None or path is None or self.read_only or not self._changelog or self._uuid is None
-                or snap.version < 0 or self._file_version == snap.version):
+                or snap.version < 0):
+            return
+        text = self._text
+        with_text = text is not None and text[0] is snap.graph and text[1] == snap.version
+        if self._file_version == snap.version and (self._file_text or not with_text):
             return
         every = max(self.SNAPSHOT_SAVE_EVERY, (snap.graph.num_nodes + snap.graph.num_edges) // 100)
-        if not force and self._file_version is not None and snap.version - self._file_version < every:
+        if (not force and self._file_version is not None and self._file_version != snap.version
+                and snap.version - self._file_version < every):
             return
         meta = {"kind": "conceptwalk.graph", "store_uuid": self._uuid, "schema_version": SCHEMA_VERSION,
                 "graph_version": snap.version, "last_change": self._change_at(self.conn, snap.version)}
+        arrays = snap.to_arrays()
+        if with_text:
+            assert text is not None
+            arrays.update({"text." + k: v for k, v in text[2].to_arrays().items()})
         try:
-            write_arrays(path, snap.to_arrays(), meta)
+            write_arrays(path, arrays, meta)
         except OSError:
             self._persist = False
             return
         self._file_version = snap.version
+        self._file_text = with_text
         _remove_stale_temporaries(path)
