@@ -139,7 +139,7 @@ def register(subparsers: Any) -> None:
     """
     scopes_help = "caller scopes: '*' all access (default), '' public only, 'a,b' public + a, b"
 
-    p = subparsers.add_parser("query", help="flat search (FTS5 or embedding), optionally wrapped by the concept walk")
+    p = subparsers.add_parser("query", help="flat search (BM25 over what the caller sees, or embedding), optionally wrapped by the concept walk")
     p.add_argument("kb")
     p.add_argument("text")
     p.add_argument("--concept-walk", action="store_true", help="append concept-walk candidates after the flat results")
