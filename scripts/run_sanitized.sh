@@ -23,9 +23,11 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 VPY="$VENV/bin/python"
 
-echo "== build requirements and test dependencies into $VENV"
+echo "== build requirements, runtime dependencies and test dependencies into $VENV"
+# The package is installed below with --no-deps (the sanitized build must not be replaced), so its
+# runtime dependencies (pyproject.toml [project].dependencies) are installed here by hand.
 "$VPY" -m pip install -q "scikit-build-core>=0.11" "pybind11>=3" "cython>=3.0" "cython-cmake>=0.2" \
-  "numpy>=2.0" "pytest>=8" "hypothesis>=6.100" "networkx>=3.2" "scipy>=1.10"
+  "numpy>=2.0" "tqdm>=4.60" "PyStemmer>=2.2" "pytest>=8" "hypothesis>=6.100" "networkx>=3.2" "scipy>=1.10"
 
 echo "== sanitized build (CONCEPTWALK_SANITIZE=ON, build dir $BUILD_DIR)"
 "$VPY" -m pip install -q --no-build-isolation --no-deps --force-reinstall \
