@@ -508,6 +508,8 @@ class LinkGraph:
         The ready ``id -> node index`` map of ``ids`` (kept as :attr:`id_index`, not checked);
         None builds it from ``ids``.
 
+    Notes
+    -----
     Build graphs with :meth:`from_edges` or :meth:`from_arrays`, which compute these columns.
 
     Examples
