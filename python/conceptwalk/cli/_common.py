@@ -66,7 +66,7 @@ def open_kb(path: str, *, must_exist: bool = True, read_only: bool = False) -> A
 
     if must_exist and not os.path.exists(path):
         raise ConceptwalkError(f"knowledge base file not found: {path}")
-    return KnowledgeBase.open(path, read_only=True) if read_only else KnowledgeBase.open(path)
+    return KnowledgeBase.open(path, read_only=True) if read_only else KnowledgeBase.open(path, create=not must_exist)
 
 
 def caller_from_spec(spec: str | None) -> Any:

@@ -6,27 +6,14 @@ Registered by :func:`conceptwalk.cli.build_parser`.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
 
 from ..errors import ConceptwalkError
-from ._common import MAX_K, int_in
+from ._common import MAX_K, emit, int_in, open_kb
 
 __all__ = ["register", "format_results"]
-
-
-def _open_kb(path: str) -> Any:
-    from ..kb import KnowledgeBase
-
-    if not os.path.exists(path):
-        raise ConceptwalkError(f"knowledge base file not found: {path}")
-    return KnowledgeBase.open(path, create=False)
-
-
-def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
 
 
 def format_results(results: list[dict[str, Any]]) -> str:
@@ -77,13 +64,13 @@ def cmd_query(args: argparse.Namespace) -> int:
 
     caller = Caller.from_spec(args.scopes)
     cfg = WalkConfig(max_hops=args.max_hops, embedder=args.embedder)
-    with _open_kb(args.kb) as kb:
+    with open_kb(args.kb) as kb:
         flat = builtin_flat_search(kb, mode=args.mode, embedder=args.embedder if args.mode == "embedding" else None,
                                    caller=caller)
         retriever = ConceptAnchoredRetriever(flat, kb, config=cfg, event_sink=args.events)
         out = retriever.run(args.text, args.k, concept_walk=args.concept_walk, caller=caller)
     if args.json:
-        _print_json(out.results)
+        emit(out.results, True)
     else:
         if out.event is not None:
             ev = out.event
@@ -98,10 +85,10 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from ..graph import Caller
     from ..wrap import WalkConfig, format_probe, probe
 
-    with _open_kb(args.kb) as kb:
+    with open_kb(args.kb) as kb:
         rep = probe(kb, WalkConfig(max_hops=args.max_hops), caller=Caller.from_spec(args.scopes))
     if args.json:
-        _print_json(rep)
+        emit(rep, True)
     else:
         sys.stdout.write(format_probe(rep) + "\n")
     return 0
@@ -114,7 +101,7 @@ def cmd_events_summarize(args: argparse.Namespace) -> int:
         raise ConceptwalkError(f"events file not found: {args.file}")
     s = summarize_file(args.file)
     if args.json:
-        _print_json(s)
+        emit(s, True)
         return 0
     if not s["events"]:
         sys.stdout.write(f"{s['file']}: no retrieval events ({s['malformed']} malformed lines)\n")
