@@ -70,6 +70,35 @@ def _use(path: Path) -> None:
         kb.nodes(["c1", "c2"])
 
 
+EMBEDDING_DAMAGE = {
+    "model row deleted": ("DELETE FROM vector_models", "has (2 )?slots but no model row"),
+    "slot beyond next_slot": ("UPDATE vector_slots SET slot = 99 WHERE node_id = 'c1'", "slot 99 .*outside \\[0, 2\\)"),
+    "slot not a number": ("UPDATE vector_slots SET slot = 'x' WHERE node_id = 'c1'", "slot 'x'"),
+    "dim zero": ("UPDATE vector_models SET dim = 0", "\\(dim, per_chunk, next_slot\\) = \\(0, "),
+    "next_slot past the chunks": ("UPDATE vector_models SET next_slot = 1000000000000", "next_slot\\) = "),
+    "chunk not a blob": ("UPDATE vector_chunks SET data = 'abc'", "a chunk \\(0, str of 3 bytes\\)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EMBEDDING_DAMAGE))
+def test_damaged_embedding_rows_raise_a_conceptwalk_error(tmp_path, case):
+    """A hand-edited or damaged embedding table is named, never an assertion, an IndexError or a
+    MemoryError (a fuzz finding: slots left without their model row)."""
+    sql, what = EMBEDDING_DAMAGE[case]
+    p = _real_store(tmp_path / "emb.db")
+    with KnowledgeBase.open(p) as kb:
+        kb.set_embeddings("m", ["c1", "c2"], [[1.0, 0.0], [0.0, 1.0]])
+    c = sqlite3.connect(p)
+    c.execute(sql)
+    c.commit()
+    c.close()
+    with KnowledgeBase.open(p, create=False) as kb:
+        for ids in (None, ["c1", "c2"]):
+            with pytest.raises(ConceptwalkError, match=what) as info:
+                kb.get_embeddings("m", ids)
+            assert p.name in str(info.value)
+
+
 # ----------------------------------------------------------------- item 3: foreign files
 def test_a_foreign_database_is_refused_and_left_byte_identical(tmp_path):
     p = _foreign(tmp_path / "other.db")

@@ -67,6 +67,8 @@ ANNOTATION_AXES: tuple[str, ...] = tuple(EDGE_ANNOTATION_KEYS)
 
 _CHUNK = 4096
 _IN_BATCH = 500  # ids per "IN (...)" lookup, well under SQLite's variable limit
+#: A stored embedding model holding more floats than this is taken as damaged (32 GiB of float32).
+_MAX_STORED_FLOATS = 1 << 33
 _NODE_OPTIONAL = NODE_KEYS[1:]
 _EDGE_OPTIONAL = ("type",) + ANNOTATION_AXES
 _FTS_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -359,6 +361,13 @@ def _parse_scopes(s: Any, node_id: Any) -> list[str] | None:
         raise _Damaged(f"node {shown(node_id)} has scopes {shown(s)}, not a JSON list of strings "
                        "(the store is damaged)")
     return v
+
+
+def _max_chunk(conn: sqlite3.Connection, model: str) -> int:
+    """The highest stored chunk number of an embedding model (-1 without chunks); every slot
+    below ``next_slot`` lies in a chunk at or below it, as each write stores its slot's chunk."""
+    r = conn.execute("SELECT max(chunk) FROM vector_chunks WHERE model = ?", (model,)).fetchone()
+    return r[0] if r is not None and isinstance(r[0], int) and not isinstance(r[0], bool) else -1
 
 
 def _meta_int(conn: sqlite3.Connection, key: str) -> int:
@@ -1231,7 +1240,7 @@ class KnowledgeBase:
         if replace:
             for t in ("vector_slots", "vector_chunks", "vector_models"):
                 conn.execute(f"DELETE FROM {t} WHERE model = ?", (model,))
-        r = conn.execute("SELECT dim, per_chunk, next_slot FROM vector_models WHERE model = ?", (model,)).fetchone()
+        r = self._vector_model(conn, model)
         if r is None:
             per_chunk, nxt = max(1, self.VECTOR_CHUNK_BYTES // (4 * dim)), 0
             conn.execute("INSERT INTO vector_models(model, dim, per_chunk, next_slot) VALUES (?, ?, ?, 0)",
@@ -1272,14 +1281,35 @@ class KnowledgeBase:
             conn.execute("INSERT OR REPLACE INTO vector_chunks(model, chunk, data) VALUES (?, ?, ?)",
                          (model, c, buf[:used].tobytes()))
 
+    @staticmethod
+    def _vector_model(conn: sqlite3.Connection, model: str) -> tuple[int, int, int] | None:
+        """``(dim, per_chunk, next_slot)`` of a stored model, or None for an unknown one;
+        :class:`_Damaged` when the row holds values no write of this version leaves."""
+        r = conn.execute("SELECT dim, per_chunk, next_slot FROM vector_models WHERE model = ?", (model,)).fetchone()
+        if r is None:
+            return None
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in r) or r[0] < 1 or r[1] < 1 or r[2] < 0 \
+                or r[0] * r[2] > _MAX_STORED_FLOATS or r[2] > r[1] * (1 + _max_chunk(conn, model)):
+            raise _Damaged(f"embedding model {shown(model)} has (dim, per_chunk, next_slot) = "
+                           f"({shown(r[0])}, {shown(r[1])}, {shown(r[2])}) (the store is damaged)")
+        return int(r[0]), int(r[1]), int(r[2])
+
+    @staticmethod
+    def _slot(model: str, node_id: Any, slot: Any, nxt: int) -> int:
+        """A stored slot, checked against the model's ``next_slot``."""
+        if isinstance(slot, bool) or not isinstance(slot, int) or not 0 <= slot < nxt:
+            raise _Damaged(f"node {shown(node_id)} has slot {shown(slot)} of embedding model {shown(model)}, "
+                           f"outside [0, {nxt}) (the store is damaged)")
+        return slot
+
     def _vector_matrix(self, conn: sqlite3.Connection, model: str, chunks: Iterable[int] | None
                        ) -> tuple[npt.NDArray[np.float32], int] | None:
         """The model's vectors as one matrix indexed by slot (only ``chunks`` filled when given),
         or None for an unknown model."""
-        r = conn.execute("SELECT dim, per_chunk, next_slot FROM vector_models WHERE model = ?", (model,)).fetchone()
-        if r is None:
+        m = self._vector_model(conn, model)
+        if m is None:
             return None
-        dim, per_chunk, nxt = int(r[0]), int(r[1]), int(r[2])
+        dim, per_chunk, nxt = m
         mat = np.zeros((nxt, dim), dtype=np.float32)
         rows: Iterable[tuple[Any, ...]]
         if chunks is None:
@@ -1291,8 +1321,13 @@ class KnowledgeBase:
                 f"({','.join('?' * len(want[i:i + _IN_BATCH]))})", [model, *want[i:i + _IN_BATCH]]))
         flat = mat.reshape(-1)
         for c, data in rows:
+            if isinstance(c, bool) or not isinstance(c, int) or c < 0 or not isinstance(data, bytes) \
+                    or len(data) % 4:
+                raise _Damaged(f"embedding model {shown(model)} has a chunk ({shown(c)}, "
+                               f"{type(data).__name__} of {len(data) if isinstance(data, (bytes, str)) else '?'} "
+                               "bytes) no write leaves (the store is damaged)")
             v = np.frombuffer(data, dtype="<f4")
-            start = int(c) * per_chunk * dim
+            start = min(int(c) * per_chunk * dim, flat.shape[0])
             n = max(0, min(v.shape[0], flat.shape[0] - start))
             flat[start:start + n] = v[:n]
         return mat, per_chunk
@@ -1334,12 +1369,17 @@ class KnowledgeBase:
             A given id has no vector of ``model``.
         """
         with self._read() as conn:
+            m = self._vector_model(conn, model)
             if ids is None:
                 pairs = conn.execute("SELECT node_id, slot FROM vector_slots WHERE model = ? ORDER BY node_id",
                                      (model,)).fetchall()
                 out_ids = [p[0] for p in pairs]
                 if not pairs:
                     return out_ids, np.zeros((0, 0), dtype=np.float32)
+                if m is None:
+                    raise _Damaged(f"embedding model {shown(model)} has {len(pairs)} slots but no model row "
+                                   "(the store is damaged)")
+                slots = [self._slot(model, x, s_, m[2]) for x, s_ in pairs]
                 got = self._vector_matrix(conn, model, None)
             else:
                 if isinstance(ids, (str, bytes)):
@@ -1354,14 +1394,16 @@ class KnowledgeBase:
                 for x in out_ids:
                     if x not in slot_of:
                         raise NotFoundError(x, "embedding")
-                pairs = [(x, slot_of[x]) for x in out_ids]
-                if not pairs:
+                if not out_ids:
                     return out_ids, np.zeros((0, 0), dtype=np.float32)
-                r = conn.execute("SELECT per_chunk FROM vector_models WHERE model = ?", (model,)).fetchone()
-                got = self._vector_matrix(conn, model, (s_ // int(r[0]) for _, s_ in pairs))
-        assert got is not None  # slots exist, so the model does
-        mat, _ = got
-        return out_ids, np.ascontiguousarray(mat[np.array([p[1] for p in pairs], dtype=np.int64)])
+                if m is None:
+                    raise _Damaged(f"embedding model {shown(model)} has slots but no model row "
+                                   "(the store is damaged)")
+                slots = [self._slot(model, x, slot_of[x], m[2]) for x in out_ids]
+                got = self._vector_matrix(conn, model, (s_ // m[1] for s_ in slots))
+            assert got is not None  # the model row was read in this transaction
+            mat, _ = got
+        return out_ids, np.ascontiguousarray(mat[np.array(slots, dtype=np.int64)])
 
     def node(self, node_id: str) -> dict[str, Any] | None:
         """One node's stored fields.
@@ -1871,8 +1913,10 @@ class KnowledgeBase:
         if (not force and self._file_version is not None and self._file_version != snap.version
                 and snap.version - self._file_version < every):
             return
+        with self._locked() as conn:  # a damaged page here is named like any other read's
+            last = self._change_at(conn, snap.version)
         meta = {"kind": "conceptwalk.graph", "store_uuid": self._uuid, "schema_version": SCHEMA_VERSION,
-                "graph_version": snap.version, "last_change": self._change_at(self.conn, snap.version)}
+                "graph_version": snap.version, "last_change": last}
         arrays = snap.to_arrays()
         if with_text:
             assert text is not None
