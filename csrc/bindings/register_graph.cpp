@@ -29,6 +29,61 @@ void register_graph(py::module_& m) {
           },
           "num_nodes"_a, "src"_a, "dst"_a, "etype"_a,
           "Build from directed typed edges; returns (graph, input_to_canonical edge ids).")
+      .def_static(
+          "patched",
+          [](const cw::CSRGraph& old, std::int64_t num_nodes, const carray<std::int32_t>& remap,
+             const carray<std::int32_t>& type_lut, const carray<std::int64_t>& drop,
+             const carray<std::int32_t>& add_src, const carray<std::int32_t>& add_dst,
+             const carray<std::int32_t>& add_type, std::int64_t min_num_types) {
+            check_1d(remap, "remap", old.num_nodes());
+            check_1d(type_lut, "type_lut");
+            check_1d(drop, "drop");
+            check_1d(add_src, "add_src");
+            check_1d(add_dst, "add_dst", add_src.shape(0));
+            check_1d(add_type, "add_type", add_src.shape(0));
+            if (num_nodes < 0 || num_nodes > 0x7fffffffLL)
+              throw py::value_error("num_nodes must be in [0, 2^31), got " + std::to_string(num_nodes));
+            if (type_lut.shape(0) > (1 << 29))
+              throw py::value_error("type_lut is longer than 2^29");
+            if (min_num_types < 0 || min_num_types > (1 << 29))
+              throw py::value_error("min_num_types must be in [0, 2^29], got " + std::to_string(min_num_types));
+            const std::int64_t m = add_src.shape(0);
+            py::array_t<std::int64_t> old_to_new(old.num_edges());
+            py::array_t<std::int64_t> add_canon(m);
+            const py::ssize_t cap = static_cast<py::ssize_t>(old.num_edges() + m);
+            py::array_t<std::int32_t> e_src(cap), e_dst(cap), e_type(cap);
+            py::array_t<std::int64_t> new_to_old(cap);
+            auto g = std::make_shared<cw::CSRGraph>();
+            {
+              const std::int32_t* r = remap.data();
+              const std::int32_t* tl = type_lut.data();
+              const std::int64_t* dr = drop.data();
+              const std::int32_t* s = add_src.data();
+              const std::int32_t* d = add_dst.data();
+              const std::int32_t* t = add_type.data();
+              std::int64_t* o2n = old_to_new.mutable_data();
+              std::int64_t* ac = add_canon.mutable_data();
+              const auto nt = static_cast<std::int32_t>(type_lut.shape(0));
+              const auto nd = static_cast<std::int64_t>(drop.shape(0));
+              cw::PatchedEdges pe{e_src.mutable_data(), e_dst.mutable_data(), e_type.mutable_data(),
+                                  new_to_old.mutable_data()};
+              py::gil_scoped_release nogil;
+              *g = cw::CSRGraph::patched(old, static_cast<cw::node_t>(num_nodes), r, nt, tl, nd, dr, m,
+                                         s, d, t, static_cast<std::int32_t>(min_num_types), o2n, ac, &pe);
+            }
+            const py::ssize_t E = static_cast<py::ssize_t>(g->num_edges());
+            py::slice head(0, E, 1);
+            return py::make_tuple(g, old_to_new, add_canon, e_src[head], e_dst[head], e_type[head],
+                                  new_to_old[head]);
+          },
+          "old"_a, "num_nodes"_a, "remap"_a, "type_lut"_a, "drop"_a, "add_src"_a, "add_dst"_a,
+          "add_type"_a, "min_num_types"_a = 0,
+          "The graph a fresh build gives after renumbering the nodes (remap: old -> new index or "
+          "-1, strictly increasing over kept nodes), recoding edge types (type_lut: old -> new code "
+          "or -1, strictly increasing), dropping old canonical edges (ascending ids) and adding "
+          "edges; returns (graph, old_to_new canonical ids (-1 dropped), added edges' canonical "
+          "ids (-1 self-loop), and per new canonical edge its src, dst, type code and old id "
+          "(-1 added)). O(n + entries), no sort of the old edges.")
       .def_property_readonly("num_nodes", &cw::CSRGraph::num_nodes)
       .def_property_readonly("num_entries", &cw::CSRGraph::num_entries)
       .def_property_readonly("num_pairs", &cw::CSRGraph::num_pairs)

@@ -113,8 +113,6 @@ CSRGraph CSRGraph::build(node_t n, std::int64_t m, const std::int32_t* src, cons
   std::int32_t* td = g.edge_typedir_.data();
   RawVector<node_t> pair_hi(static_cast<std::size_t>(kept));
   node_t* ph = pair_hi.data();
-  std::vector<std::uint32_t> hi_block(NB + 1, 0);  // pairs per block of hi (hi >> kShift)
-  std::uint32_t* hb = hi_block.data();
   std::vector<std::uint32_t> pair_begin(N + 1, 0);  // first pair of each lo
   RawVector<Rec> tmp;
   std::uint32_t lcount[kBlock + 1];
@@ -189,7 +187,6 @@ CSRGraph CSRGraph::build(node_t n, std::int64_t m, const std::int32_t* src, cons
             pp[P32] = E;
             ph[P32] = static_cast<node_t>(hi);
             ++P32;
-            ++hb[(hi >> kShift) + 1];
             prev_hi = hi;
           }
           td[E++] = static_cast<std::int32_t>(hk & 0xffffffffu);
@@ -216,7 +213,22 @@ CSRGraph CSRGraph::build(node_t n, std::int64_t m, const std::int32_t* src, cons
   fit(g.edge_typedir_, static_cast<std::size_t>(E));
   pair_hi.resize(P32);
 
-  const std::int64_t P = static_cast<std::int64_t>(P32);
+  g.finish_rows(pair_begin.data(), pair_hi.data());
+  return g;
+}
+
+// Rows, pair_base and max_degree from the pairs (pair_ptr_ and edge_typedir_ already filled):
+// pair_begin (n + 1) = first pair of each lo, pair_hi (num_pairs) = the hi of each pair.
+void CSRGraph::finish_rows(const std::uint32_t* pair_begin, const node_t* ph) {
+  constexpr int kShift = 10;
+  constexpr std::size_t kBlock = std::size_t{1} << kShift;
+  const std::size_t N = static_cast<std::size_t>(n_);
+  const std::size_t NB = (N >> kShift) + 1;
+  const std::int64_t P = static_cast<std::int64_t>(pair_begin[N]);
+  std::vector<std::uint32_t> hi_block(NB + 1, 0);  // pairs per block of hi (hi >> kShift)
+  std::uint32_t* hb = hi_block.data();
+  for (std::int64_t q = 0; q < P; ++q) ++hb[(static_cast<std::size_t>(ph[q]) >> kShift) + 1];
+  std::uint32_t lcount[kBlock + 1];
   // Rows. Row v holds its neighbours below v (pairs with hi = v, ascending lo) and then those
   // above (pairs with lo = v, ascending hi, i.e. pair order). The below side is a transpose:
   // scatter (lo, pair) records by hi >> kShift (stable, a few thousand write streams), then
@@ -235,11 +247,11 @@ CSRGraph CSRGraph::build(node_t n, std::int64_t m, const std::int32_t* src, cons
         out[cur[hi >> kShift]++] = Below{hi, static_cast<std::uint32_t>(lo)};
       }
   }
-  g.indptr_.resize(N + 1);
-  g.indptr_[0] = 0;
-  g.indices_.resize(static_cast<std::size_t>(2 * P));
-  node_t* ind = g.indices_.data();
-  offset_t* ip = g.indptr_.data();
+  indptr_.resize(N + 1);
+  indptr_[0] = 0;
+  indices_.resize(static_cast<std::size_t>(2 * P));
+  node_t* ind = indices_.data();
+  offset_t* ip = indptr_.data();
   std::int32_t maxdeg = 0;
   for (std::size_t c = 0; c < NB; ++c) {
     const std::size_t v0 = c << kShift, v1 = std::min(N, v0 + kBlock);
@@ -264,6 +276,244 @@ CSRGraph CSRGraph::build(node_t n, std::int64_t m, const std::int32_t* src, cons
       ind[pos] = static_cast<node_t>(x.lo);
     }
   }
+  max_degree_ = maxdeg;
+  pair_base_.resize(N + 1);
+  for (std::size_t v = 0; v <= N; ++v) pair_base_[v] = static_cast<std::int32_t>(pair_begin[v]);
+}
+
+
+CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* remap,
+                           std::int32_t num_old_types, const std::int32_t* type_lut,
+                           std::int64_t num_drop, const std::int64_t* drop, std::int64_t m_add,
+                           const std::int32_t* add_src, const std::int32_t* add_dst,
+                           const std::int32_t* add_type, std::int32_t min_num_types,
+                           std::int64_t* old_to_new, std::int64_t* add_to_canonical,
+                           PatchedEdges* edges) {
+  const node_t n_old = old.n_;
+  const std::int64_t E_old = old.num_edges();
+  if (n < 0) throw InvalidArgument("num_nodes must be >= 0, got " + std::to_string(n));
+  if (num_old_types < old.num_types_)
+    throw InvalidArgument("type_lut must cover the old graph's " + std::to_string(old.num_types_) +
+                          " edge type codes, got " + std::to_string(num_old_types));
+  if (num_drop < 0 || m_add < 0) throw InvalidArgument("negative array length");
+  if (min_num_types < 0 || min_num_types > (1 << 29))
+    throw InvalidArgument("min_num_types must be in [0, 2^29], got " + std::to_string(min_num_types));
+  if (E_old + m_add >= static_cast<std::int64_t>(std::numeric_limits<std::int32_t>::max()) / 2)
+    throw InvalidArgument("too many edges for int32 edge ids");
+  {
+    std::int32_t prev = -1;
+    for (node_t u = 0; u < n_old; ++u) {
+      const std::int32_t r = remap[u];
+      if (r < -1 || r >= n)
+        throw InvalidArgument("remap[" + std::to_string(u) + "] = " + std::to_string(r) +
+                              " outside [-1, " + std::to_string(n) + ")");
+      if (r >= 0) {
+        if (r <= prev) throw InvalidArgument("remap must be strictly increasing over kept nodes");
+        prev = r;
+      }
+    }
+    prev = -1;
+    for (std::int32_t t = 0; t < num_old_types; ++t) {
+      const std::int32_t r = type_lut[t];
+      if (r < -1 || r >= (1 << 29))
+        throw InvalidArgument("type_lut[" + std::to_string(t) + "] = " + std::to_string(r) +
+                              " outside [-1, 2^29)");
+      if (r >= 0) {
+        if (r <= prev) throw InvalidArgument("type_lut must be strictly increasing over kept codes");
+        prev = r;
+      }
+    }
+    for (std::int64_t i = 0; i < num_drop; ++i)
+      if (drop[i] < 0 || drop[i] >= E_old || (i && drop[i] <= drop[i - 1]))
+        throw InvalidArgument("drop must hold ascending canonical edge ids in [0, " +
+                              std::to_string(E_old) + ")");
+    for (std::int64_t i = 0; i < m_add; ++i) {
+      if (add_src[i] < 0 || add_src[i] >= n || add_dst[i] < 0 || add_dst[i] >= n)
+        throw InvalidArgument("added edge " + std::to_string(i) + ": a node index outside [0, " +
+                              std::to_string(n) + ")");
+      if (add_type[i] < 0 || add_type[i] >= (1 << 29))
+        throw InvalidArgument("added edge " + std::to_string(i) + ": edge type code " +
+                              std::to_string(add_type[i]) + " outside [0, 2^29)");
+    }
+  }
+  // The added edges as (lo, hi << 32 | key, input position), sorted.
+  struct Add {
+    std::uint32_t lo;
+    std::uint64_t hk;
+    std::int64_t idx;
+  };
+  std::vector<Add> adds;
+  adds.reserve(static_cast<std::size_t>(m_add));
+  for (std::int64_t i = 0; i < m_add; ++i) {
+    const node_t a = add_src[i], b = add_dst[i];
+    add_to_canonical[i] = -1;
+    if (a == b) continue;
+    const node_t lo = a < b ? a : b, hi = a < b ? b : a;
+    const std::uint32_t key = (static_cast<std::uint32_t>(add_type[i]) << 1) | (a > b ? 1u : 0u);
+    adds.push_back(Add{static_cast<std::uint32_t>(lo), (static_cast<std::uint64_t>(hi) << 32) | key, i});
+  }
+  std::sort(adds.begin(), adds.end(), [](const Add& x, const Add& y) {
+    return x.lo != y.lo ? x.lo < y.lo : x.hk < y.hk;
+  });
+  for (std::size_t i = 1; i < adds.size(); ++i)
+    if (adds[i].lo == adds[i - 1].lo && adds[i].hk == adds[i - 1].hk)
+      throw InvalidArgument("added edges " + std::to_string(adds[i - 1].idx) + " and " +
+                            std::to_string(adds[i].idx) + " are the same edge");
+
+  const std::size_t N = static_cast<std::size_t>(n);
+  std::vector<std::int32_t> inv(N, -1);  // new node -> old node
+  for (node_t u = 0; u < n_old; ++u)
+    if (remap[u] >= 0) inv[static_cast<std::size_t>(remap[u])] = u;
+
+  CSRGraph g;
+  g.n_ = n;
+  const std::size_t cap_pairs = static_cast<std::size_t>(old.num_pairs()) + adds.size();
+  const std::size_t cap_edges = static_cast<std::size_t>(E_old) + adds.size();
+  g.pair_ptr_.resize(cap_pairs + 1);
+  g.edge_typedir_.resize(cap_edges);
+  RawVector<node_t> pair_hi(cap_pairs);
+  std::vector<std::uint32_t> pair_begin(N + 1, 0);
+  std::int32_t* pp = g.pair_ptr_.data();
+  std::int32_t* td = g.edge_typedir_.data();
+  node_t* ph = pair_hi.data();
+  std::uint32_t P = 0;
+  std::int32_t E = 0;
+  std::int32_t max_type = -1;
+  std::int64_t di = 0;  // next entry of drop
+  std::size_t ai = 0;   // next added edge
+  for (std::int64_t e = 0; e < E_old; ++e) old_to_new[e] = -1;
+  // Pairs that appear (only added edges) and pairs that disappear (every edge dropped, both
+  // endpoints kept), as (hi, lo): the rows are the old rows with these merged in / left out.
+  struct HiLo {
+    std::uint32_t hi, lo;
+    bool operator<(const HiLo& o) const { return hi != o.hi ? hi < o.hi : lo < o.lo; }
+  };
+  std::vector<HiLo> born, dead;
+  for (std::size_t v = 0; v < N; ++v) {
+    pair_begin[v] = P;
+    std::uint32_t cur_hi = ~0u;
+    bool cur_old = true;
+    auto emit = [&](std::uint64_t hk, bool from_old) {
+      const std::uint32_t hi = static_cast<std::uint32_t>(hk >> 32);
+      if (hi != cur_hi) {
+        if (!cur_old) born.push_back(HiLo{cur_hi, static_cast<std::uint32_t>(v)});
+        pp[P] = E;
+        ph[P] = static_cast<node_t>(hi);
+        ++P;
+        cur_hi = hi;
+        cur_old = false;
+      }
+      cur_old = cur_old || from_old;
+      const std::int32_t key = static_cast<std::int32_t>(hk & 0xffffffffu);
+      max_type = std::max(max_type, key >> 1);
+      td[E] = key;
+      if (edges) {
+        const bool rev = (key & 1) != 0;
+        edges->src[E] = rev ? static_cast<std::int32_t>(hi) : static_cast<std::int32_t>(v);
+        edges->dst[E] = rev ? static_cast<std::int32_t>(v) : static_cast<std::int32_t>(hi);
+        edges->type[E] = key >> 1;
+      }
+      return E++;
+    };
+    const std::int32_t u = inv[v];
+    if (u >= 0) {
+      const std::int32_t q0 = old.pair_base_[static_cast<std::size_t>(u)];
+      const std::int32_t q1 = old.pair_base_[static_cast<std::size_t>(u) + 1];
+      const offset_t a0 = old.above_start(u);
+      for (std::int32_t q = q0; q < q1; ++q) {
+        const node_t hi_old = old.indices_[static_cast<std::size_t>(a0 + (q - q0))];
+        const std::int32_t hi_new = remap[hi_old];
+        const std::int32_t e0 = old.pair_ptr_[static_cast<std::size_t>(q)];
+        const std::int32_t e1 = old.pair_ptr_[static_cast<std::size_t>(q) + 1];
+        bool any = false;
+        for (std::int32_t e = e0; e < e1; ++e) {
+          while (di < num_drop && drop[di] < e) ++di;
+          if (di < num_drop && drop[di] == e) continue;
+          if (hi_new < 0) continue;
+          const std::int32_t key_old = old.edge_typedir_[static_cast<std::size_t>(e)];
+          const std::int32_t t_new = type_lut[key_old >> 1];
+          if (t_new < 0)
+            throw InvalidArgument("type_lut maps the type of kept edge " + std::to_string(e) + " to -1");
+          const std::uint64_t hk = (static_cast<std::uint64_t>(hi_new) << 32) |
+                                   ((static_cast<std::uint32_t>(t_new) << 1) | (key_old & 1));
+          // added edges of this lo that come first
+          while (ai < adds.size() && adds[ai].lo == v && adds[ai].hk < hk) {
+            const std::int32_t c = emit(adds[ai].hk, false);
+            add_to_canonical[adds[ai].idx] = c;
+            if (edges) edges->new_to_old[c] = -1;
+            ++ai;
+          }
+          if (ai < adds.size() && adds[ai].lo == v && adds[ai].hk == hk)
+            throw InvalidArgument("added edge " + std::to_string(adds[ai].idx) +
+                                  " equals kept edge " + std::to_string(e));
+          const std::int32_t c = emit(hk, true);
+          old_to_new[e] = c;
+          if (edges) edges->new_to_old[c] = e;
+          any = true;
+        }
+        if (!any && hi_new >= 0) dead.push_back(HiLo{static_cast<std::uint32_t>(hi_old), static_cast<std::uint32_t>(u)});
+      }
+    }
+    while (ai < adds.size() && adds[ai].lo == v) {
+      const std::int32_t c = emit(adds[ai].hk, false);
+      add_to_canonical[adds[ai].idx] = c;
+      if (edges) edges->new_to_old[c] = -1;
+      ++ai;
+    }
+    if (!cur_old) born.push_back(HiLo{cur_hi, static_cast<std::uint32_t>(v)});
+  }
+  pair_begin[N] = P;
+  pp[P] = E;
+  g.num_types_ = std::max(max_type + 1, min_num_types);
+  auto fit = [](auto& vec, std::size_t size) {
+    vec.resize(size);
+    if (vec.capacity() - size > size / 16) vec.shrink_to_fit();
+  };
+  fit(g.pair_ptr_, static_cast<std::size_t>(P) + 1);
+  fit(g.edge_typedir_, static_cast<std::size_t>(E));
+  // Rows: row v = its old row's neighbours below it (renumbered; deleted nodes and dead pairs
+  // left out) merged with the born pairs' lows, then its pairs' highs (the above part).
+  std::sort(born.begin(), born.end());
+  std::sort(dead.begin(), dead.end());
+  g.indptr_.resize(N + 1);
+  g.indices_.resize(2 * static_cast<std::size_t>(P));
+  offset_t* ip = g.indptr_.data();
+  node_t* ind = g.indices_.data();
+  const offset_t total = 2 * static_cast<offset_t>(P);
+  ip[0] = 0;
+  offset_t w_at = 0;
+  std::size_t bi = 0, dj = 0;
+  std::int32_t maxdeg = 0;
+  auto put = [&](node_t x) {
+    if (w_at >= total) throw InvalidArgument("patched: inconsistent old graph (rows overflow)");
+    ind[w_at++] = x;
+  };
+  for (std::size_t v = 0; v < N; ++v) {
+    const std::int32_t u = inv[v];
+    if (u >= 0) {
+      const offset_t b0 = old.indptr_[static_cast<std::size_t>(u)], b1 = old.above_start(u);
+      for (offset_t e = b0; e < b1; ++e) {
+        const node_t w_old = old.indices_[static_cast<std::size_t>(e)];
+        const std::int32_t w = remap[w_old];
+        if (w < 0) continue;
+        const HiLo key{static_cast<std::uint32_t>(u), static_cast<std::uint32_t>(w_old)};
+        while (dj < dead.size() && dead[dj] < key) ++dj;
+        if (dj < dead.size() && dead[dj].hi == key.hi && dead[dj].lo == key.lo) {
+          ++dj;
+          continue;
+        }
+        while (bi < born.size() && born[bi].hi == v && born[bi].lo < static_cast<std::uint32_t>(w))
+          put(static_cast<node_t>(born[bi++].lo));
+        put(w);
+      }
+    }
+    while (bi < born.size() && born[bi].hi == v) put(static_cast<node_t>(born[bi++].lo));
+    for (std::uint32_t q = pair_begin[v]; q < pair_begin[v + 1]; ++q) put(ph[q]);
+    ip[v + 1] = w_at;
+    maxdeg = std::max<std::int32_t>(maxdeg, static_cast<std::int32_t>(w_at - ip[v]));
+  }
+  if (w_at != total || bi != born.size())
+    throw InvalidArgument("patched: inconsistent old graph (row entries do not match its pairs)");
   g.max_degree_ = maxdeg;
   g.pair_base_.resize(N + 1);
   for (std::size_t v = 0; v <= N; ++v) g.pair_base_[v] = static_cast<std::int32_t>(pair_begin[v]);

@@ -26,6 +26,26 @@ class CSRGraph:
         dst: npt.ArrayLike,
         etype: npt.ArrayLike,
     ) -> tuple[CSRGraph, npt.NDArray[np.int64]]: ...
+    @staticmethod
+    def patched(
+        old: CSRGraph,
+        num_nodes: _Int,
+        remap: npt.ArrayLike,
+        type_lut: npt.ArrayLike,
+        drop: npt.ArrayLike,
+        add_src: npt.ArrayLike,
+        add_dst: npt.ArrayLike,
+        add_type: npt.ArrayLike,
+        min_num_types: _Int = 0,
+    ) -> tuple[
+        CSRGraph,
+        npt.NDArray[np.int64],
+        npt.NDArray[np.int64],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int64],
+    ]: ...
     @property
     def num_nodes(self) -> int: ...
     @property

@@ -69,6 +69,16 @@ struct Visibility {
   const node_t* vindices = nullptr;
 };
 
+// Per-edge outputs of CSRGraph::patched, each of capacity old.num_edges() + m_add (the result
+// has at most that many canonical edges): the source, target and type code each canonical edge
+// was given as, and the old canonical edge it is (-1 for an added one).
+struct PatchedEdges {
+  std::int32_t* src;
+  std::int32_t* dst;
+  std::int32_t* type;
+  std::int64_t* new_to_old;
+};
+
 class CSRGraph {
  public:
   // Builds the graph from m directed typed edges over nodes [0, n). Self-loops are dropped from
@@ -89,6 +99,31 @@ class CSRGraph {
                              const std::int32_t* pair_base, std::int64_t num_pairs,
                              const std::int32_t* pair_ptr, std::int64_t num_edges,
                              const std::int32_t* edge_typedir);
+
+  // The graph a fresh build() gives after a change of the node set and a few edges, computed from
+  // `old` in one pass over its pairs (no sort of its edges): `remap` (old.num_nodes() entries)
+  // maps each old node to its new index, or -1 when deleted, strictly increasing over the kept
+  // nodes (so the canonical order of kept edges does not change); `type_lut` (num_old_types >=
+  // old.num_edge_types() entries) maps each old edge type code to the new one, strictly
+  // increasing over the codes it does not map to -1 (a kept edge must not have such a type);
+  // `drop` (num_drop ascending old canonical edge ids) are removed; the m_add edges
+  // add_src/add_dst/add_type (new indices and codes) are added. The result equals build() over
+  // the kept edges (as each was given) followed by the added ones. old_to_new (old.num_edges()
+  // entries) receives each old canonical edge's new id or -1 (dropped, or an endpoint deleted);
+  // add_to_canonical (m_add) the new id of each added edge or -1 for a self-loop. An added edge
+  // equal to a kept one or to another added one (a duplicate, which build() would collapse and a
+  // caller must resolve) throws InvalidArgument, as does any out-of-range or unordered input.
+  // num_edge_types() = max(1 + the largest type code of an edge, min_num_types) (build() counts
+  // the types of self-loops too, which only the caller knows of). `edges`, when given, receives
+  // the result's per-edge columns (see PatchedEdges).
+  // O(n + entries + m_add log m_add).
+  static CSRGraph patched(const CSRGraph& old, node_t n, const std::int32_t* remap,
+                          std::int32_t num_old_types, const std::int32_t* type_lut,
+                          std::int64_t num_drop, const std::int64_t* drop, std::int64_t m_add,
+                          const std::int32_t* add_src, const std::int32_t* add_dst,
+                          const std::int32_t* add_type, std::int32_t min_num_types,
+                          std::int64_t* old_to_new, std::int64_t* add_to_canonical,
+                          PatchedEdges* edges = nullptr);
 
   node_t num_nodes() const { return n_; }
   std::int64_t num_entries() const { return static_cast<std::int64_t>(indices_.size()); }
@@ -147,6 +182,8 @@ class CSRGraph {
   std::int64_t memory_bytes() const;
 
  private:
+  void finish_rows(const std::uint32_t* pair_begin, const node_t* pair_hi);
+
   node_t n_ = 0;
   std::int32_t num_types_ = 0;
   std::int32_t max_degree_ = 0;

@@ -32,6 +32,7 @@ __all__ = [
     "EDGE_ANNOTATION_KEYS",
     "SAVED_ARRAYS_FORMAT",
     "codes_of",
+    "csr_patched",
     "pack_strings",
     "unpack_strings",
 ]
@@ -43,6 +44,68 @@ DEFAULT_EDGE_TYPE = "LINK"
 DEFAULT_NODE_TYPE = "NODE"
 EDGE_ANNOTATION_KEYS: tuple[str, ...] = tuple(ANNOTATION_KEYS)
 _CATEGORICAL_ANNOTATIONS = ("authority", "fidelity", "extraction_method", "lifecycle")
+
+def csr_patched(core: _core.CSRGraph, num_nodes: int, remap: npt.NDArray[np.int32], type_lut: npt.NDArray[np.int32],
+                drop: npt.NDArray[np.int64], add_src: npt.NDArray[np.int32], add_dst: npt.NDArray[np.int32],
+                add_type: npt.NDArray[np.int32], min_num_types: int = 0
+                ) -> tuple[_core.CSRGraph, npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32],
+                           npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+    """The compiled graph a fresh build gives after a change, from the previous one in one
+    pass over its pairs (what a knowledge base's snapshot uses to follow a write).
+
+    Parameters
+    ----------
+    core : conceptwalk._core.CSRGraph
+        The previous compiled graph.
+    num_nodes : int
+        The node count after the change.
+    remap : numpy.ndarray of int32
+        Per old node its new index, or -1 when deleted; strictly increasing over kept nodes
+        (ids stay sorted).
+    type_lut : numpy.ndarray of int32
+        Per old edge type code its new code, or -1 for a type no kept edge has; strictly
+        increasing otherwise.
+    drop : numpy.ndarray of int64
+        Old canonical edge ids to remove, ascending.
+    add_src, add_dst, add_type : numpy.ndarray of int32
+        The edges to add, in the new numbering and codes (none equal to a kept edge).
+    min_num_types : int
+        At least this many edge type codes (the self-loops' types, which the core drops).
+
+    Returns
+    -------
+    core : conceptwalk._core.CSRGraph
+        Equal, array for array, to ``CSRGraph.from_edges`` over the kept and added edges.
+    old_to_new : numpy.ndarray of int64
+        Per old canonical edge its new id, -1 when removed.
+    added : numpy.ndarray of int64
+        Per added edge its canonical id (-1 for a self-loop).
+    src, dst, types : numpy.ndarray of int32
+        Per new canonical edge the source, target and type code it was given as (what
+        :attr:`LinkGraph.edge_src`, ``edge_dst`` and ``edge_type_codes`` hold).
+    new_to_old : numpy.ndarray of int64
+        Per new canonical edge the old one it is, -1 for an added edge.
+
+    Raises
+    ------
+    InputError
+        Inconsistent arrays (what the core refuses: out of range, unordered, a duplicate edge).
+
+    Examples
+    --------
+    >>> g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
+    >>> core, old_to_new, added, src, dst, types, new_to_old = csr_patched(
+    ...     g.core, 4, np.array([0, 1, 2], dtype=np.int32), np.array([0], dtype=np.int32), np.array([0]),
+    ...     np.array([3], dtype=np.int32), np.array([0], dtype=np.int32), np.array([0], dtype=np.int32))
+    >>> core.num_edges, old_to_new.tolist(), added.tolist(), src.tolist(), dst.tolist(), new_to_old.tolist()
+    (2, [-1, 1], [0], [3, 1], [0, 2], [-1, 1])
+    """
+    try:
+        return _core.CSRGraph.patched(core, num_nodes, remap, type_lut, drop, add_src, add_dst, add_type,
+                                      min_num_types)
+    except ValueError as exc:
+        raise InputError(f"graph patch: {exc}") from None
+
 
 #: A dictionary-encoded column: (integer codes, names); -1 = absent.
 Encoded = tuple[np.ndarray[Any, Any], Sequence[str]]

@@ -39,8 +39,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import ConceptwalkError, InputError
-from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph
-from ..graph.linkgraph import codes_of
+from ..graph import DEFAULT_NODE_TYPE, EDGE_ANNOTATION_KEYS, LinkGraph
+from ..graph.linkgraph import codes_of, csr_patched
 
 __all__ = ["CHANGELOG_SCHEMA", "CHANGE_EDGE", "CHANGE_NODE", "CHANGE_RESET", "CHANGE_TEXT", "FILE_FORMAT", "GraphSnapshot", "SnapshotError", "read_arrays", "read_graph", "write_arrays"]
 
@@ -855,10 +855,6 @@ class GraphSnapshot:
             remap = (ar - np.searchsorted(np.asarray(deleted, dtype=np.int64), ar)
                      + np.searchsorted(ins_at, ar, side="right"))
             remap[~keep] = -1
-            kept_old = np.flatnonzero(keep)
-            kept_new = remap[kept_old]
-        else:
-            kept_old = kept_new = np.arange(n_old, dtype=np.int64)
         new_index = {x: bisect.bisect_left(ids, x) for x in now_nodes}
         # The new id -> position dict from the old one: ids before the first insertion or
         # deletion keep their positions; the rest are updated (their hashes are cached).
@@ -875,42 +871,51 @@ class GraphSnapshot:
         # a node update or deletion may leave a name unused: only then count what is used
         prune_nodes = bool(deleted) or len(changed_pos) > len(inserted)
 
+        # Rows carried unchanged, as runs (new start, old start, length): the old order between
+        # the deleted or rewritten old rows and the changed new positions (O(changes) runs).
+        gone = sorted(set(deleted) | {index[x] for x in now_nodes if x in index})
+        runs: list[tuple[int, int, int]] = []
+        o = p = di = ci = 0
+        while o < n_old and p < n:
+            if di < len(gone) and gone[di] == o:
+                o, di = o + 1, di + 1
+                continue
+            if ci < len(changed_pos) and changed_pos[ci] == p:
+                p, ci = p + 1, ci + 1
+                continue
+            length = min((gone[di] if di < len(gone) else n_old) - o, (changed_pos[ci] if ci < len(changed_pos) else n) - p)
+            runs.append((p, o, length))
+            o, p = o + length, p + length
+
+        def carry(old: npt.NDArray[Any], dtype: Any) -> npt.NDArray[Any]:
+            # a per-node column in the new order (changed rows left for the caller to set)
+            if not moved and not changed_pos:
+                return np.array(old, dtype=dtype)
+            col = np.empty(n, dtype=dtype)
+            for p0, o0, ln in runs:
+                col[p0:p0 + ln] = old[o0:o0 + ln]
+            return col
+
         def node_col(codes: npt.NDArray[np.int32], names: Sequence[str], j: int
                      ) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
-            if moved:
-                col = np.full(n, -1, dtype=np.int32)
-                col[kept_new] = codes[kept_old]
-            else:
-                col = np.array(codes, dtype=np.int32)
+            col = carry(codes, np.int32)
             return _recode(col, names, changed_pos, [rows_by_pos[p][j] for p in changed_pos], prune_nodes)
 
-        ntypes = node_col(g.node_type_codes, g.node_type_names, 1)
+        ntypes = _with_default_type(*node_col(g.node_type_codes, g.node_type_names, 1))
         life = node_col(g.node_lifecycle_codes, g.node_lifecycle_names, 4)
         for p in changed_pos:
             titles[p] = rows_by_pos[p][2]
-        # scopes: kept rows keep their code ranges (in order), changed rows get their lists
-        old_len = np.diff(g.scope_ptr)
-        lengths = np.zeros(n, dtype=np.int64)
-        lengths[kept_new] = old_len[kept_old]
+        # scopes: carried rows keep their code ranges (in order), changed rows get their lists
+        lengths = carry(np.diff(g.scope_ptr), np.int64)
         scope_lists = {p: ([] if rows_by_pos[p][3] is None else json.loads(rows_by_pos[p][3])) for p in changed_pos}
         for p, lst in scope_lists.items():
             lengths[p] = len(lst)
         ptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths, out=ptr[1:])
         scodes = np.empty(int(ptr[-1]), dtype=np.int32)
-        same = np.zeros(n, dtype=bool)  # new rows that keep their old scopes
-        same[kept_new] = True
-        same[np.asarray(changed_pos, dtype=np.int64)] = False
-        rows_new = np.flatnonzero(same)
-        inv = np.full(n, -1, dtype=np.int64)
-        inv[kept_new] = kept_old
-        rows_old = inv[rows_new]
-        lens = old_len[rows_old]
-        total = int(lens.sum())
-        if total:
-            shift = np.repeat(np.cumsum(lens) - lens, lens)
-            within = np.arange(total, dtype=np.int64) - shift
-            scodes[np.repeat(ptr[rows_new], lens) + within] = g.scope_codes[np.repeat(g.scope_ptr[rows_old], lens) + within]
+        sp = g.scope_ptr
+        for p0, o0, ln in runs:
+            scodes[ptr[p0]:ptr[p0 + ln]] = g.scope_codes[sp[o0]:sp[o0 + ln]]
         snames = list(g.scope_names)
         sindex = {x: i for i, x in enumerate(snames)}
         for p, lst in scope_lists.items():
@@ -921,22 +926,21 @@ class GraphSnapshot:
                     snames.append(sname)
                 scodes[ptr[p] + j] = c
         scodes, snames_t = _recode(scodes, snames, [], [], prune_nodes)
-        # ---- edges: the previous input (canonical edges + self-loops) minus the changed keys
-        # (found through the core's pair index, in the old numbering), remapped
+        # ---- edges: the previous canonical edges and self-loops minus the changed keys (found
+        # through the core's pair index, in the old numbering), plus the changed keys' rows now
         core = g.core
         E = g.num_edges
         loops = self.loops
-        L = int(loops["src"].shape[0])
         tindex = {x: i for i, x in enumerate(g.edge_type_names)}
         drop: list[int] = []
+        loop_keep = np.ones(int(loops["src"].shape[0]), dtype=bool)
         typedir = core.edge_typedir if edge_keys else None
         for a, b, c in edge_keys:
             ia, ib, tc = index.get(a), index.get(b), tindex.get(c)
             if ia is None or ib is None or tc is None:
                 continue
             if ia == ib:
-                hit = np.flatnonzero((loops["src"] == ia) & (loops["type"] == tc))
-                drop.extend((E + hit).tolist())
+                loop_keep &= ~((loops["src"] == ia) & (loops["type"] == tc))
                 continue
             pair = core.pair_of(ia, ib)
             if pair < 0:
@@ -945,58 +949,152 @@ class GraphSnapshot:
             for e in range(int(g.pair_ptr[pair]), int(g.pair_ptr[pair + 1])):
                 if typedir is not None and int(typedir[e]) == want:
                     drop.append(e)
-        def joined(base: np.ndarray[Any, Any], tail: np.ndarray[Any, Any], dtype: Any) -> np.ndarray[Any, Any]:
-            # the previous arrays as they are when there are no self-loops (nothing mutates them)
-            return np.asarray(base, dtype=dtype) if L == 0 else np.concatenate([base, tail]).astype(dtype)
-
-        src = joined(g.edge_src, loops["src"], np.int32)
-        dst = joined(g.edge_dst, loops["src"], np.int32)
-        typ = joined(g.edge_type_codes, loops["type"], np.int32)
-        ann: dict[str, Any] = {}
-        for k in EDGE_ANNOTATION_KEYS:
-            if k == "extraction_confidence":
-                base = g.edge_annotations[k][0] if k in g.edge_annotations else np.full(E, np.nan)
-                ann[k] = joined(base, loops[k], np.float64)
-            else:
-                base_c, names = g.edge_annotations.get(k, (np.full(E, -1, dtype=np.int32), ()))
-                ann[k] = (joined(base_c, loops[k], np.int32), names)
+        if deleted:  # self-loops of deleted nodes (the store deletes and logs them too)
+            loop_keep &= ~np.isin(loops["src"], np.asarray(deleted, dtype=np.int64))
+        add_rows = [r for r in now_edges if r[0] != r[1]]
+        loop_rows = [r for r in now_edges if r[0] == r[1]]
+        kept_loops = {k: v[loop_keep] for k, v in loops.items()}
         if moved:
             remap32 = remap.astype(np.int32)
-            src = remap32[src]
-            dst = remap32[dst]
-        alive: npt.NDArray[np.bool_] | None = None
-        if drop:
-            alive = np.ones(E + L, dtype=bool)
-            alive[np.asarray(drop, dtype=np.int64)] = False
-        if deleted:  # edges of deleted nodes (the store deletes and logs them too)
-            alive = (src >= 0) & (dst >= 0) if alive is None else alive & (src >= 0) & (dst >= 0)
-        if alive is not None:
-            src, dst, typ = src[alive], dst[alive], typ[alive]
-            for k in EDGE_ANNOTATION_KEYS:
-                ann[k] = ann[k][alive] if k == "extraction_confidence" else (ann[k][0][alive], ann[k][1])
-        prune_edges = alive is not None
-        m0 = src.shape[0]
-        add = len(now_edges)
-        positions = list(range(m0, m0 + add))
-        if add:
-            src = np.concatenate([src, np.array([new_index.get(r[0], _pos(ids, r[0])) for r in now_edges], dtype=np.int32)])
-            dst = np.concatenate([dst, np.array([new_index.get(r[1], _pos(ids, r[1])) for r in now_edges], dtype=np.int32)])
-            typ = np.concatenate([typ, np.zeros(add, dtype=np.int32)])
-        typ_e = _recode(typ, g.edge_type_names, positions, [r[2] for r in now_edges], prune_edges)
+            kept_loops["src"] = remap32[kept_loops["src"]]
+        else:
+            remap32 = np.arange(n_old, dtype=np.int32)
+        drop_a = np.unique(np.asarray(drop, dtype=np.int64))
+        # Which old canonical edges stay, and so which names stay in use: counted only when
+        # something was removed or overwritten (else every old name is still used).
+        removed = bool(drop or deleted or not loop_keep.all())
+        keep_e: npt.NDArray[np.bool_] | None = None
+        if removed:
+            keep_e = np.ones(E, dtype=bool)
+            keep_e[drop_a] = False
+            if deleted:
+                keep_e &= (remap32[np.asarray(g.edge_src)] >= 0) & (remap32[np.asarray(g.edge_dst)] >= 0)
+
+        def used(codes: Any, loop_codes: npt.NDArray[np.int32], k: int) -> npt.NDArray[np.bool_] | None:
+            if keep_e is None:
+                return None
+            c = np.asarray(codes, dtype=np.int64)[keep_e]
+            return (np.bincount(c + 1, minlength=k + 1)[1:] + np.bincount(loop_codes.astype(np.int64) + 1,
+                                                                          minlength=k + 1)[1:]) > 0
+
+        type_names, type_lut, (add_typ, loop_typ) = _names_after(
+            g.edge_type_names, used(g.edge_type_codes, kept_loops["type"], len(g.edge_type_names)),
+            [r[2] for r in add_rows], [r[2] for r in loop_rows])
+        add_src = np.array([new_index.get(r[0], _pos(ids, r[0])) for r in add_rows], dtype=np.int32)
+        add_dst = np.array([new_index.get(r[1], _pos(ids, r[1])) for r in add_rows], dtype=np.int32)
+        new_loops: dict[str, np.ndarray[Any, Any]] = {
+            "src": np.concatenate([kept_loops["src"], np.array([new_index.get(r[0], _pos(ids, r[0]))
+                                                                for r in loop_rows], dtype=np.int32)]).astype(np.int32),
+            "type": np.concatenate([_apply_lut(type_lut, kept_loops["type"]), loop_typ]).astype(np.int32)}
+        min_types = int(new_loops["type"].max()) + 1 if new_loops["type"].size else 0
+        new_core, _, add_canon, edge_src, edge_dst, edge_typ, new_to_old = csr_patched(
+            core, n, remap32, type_lut, drop_a, add_src, add_dst, add_typ, min_types)
+        E_new = int(new_core.num_edges)
+        if not (drop or deleted):  # only additions: each old column with the new values inserted
+            order = np.argsort(add_canon, kind="stable")
+            at = add_canon[order] - np.arange(order.shape[0])  # positions among the old edges
+
+            def carried(col: Any, added: npt.NDArray[Any], dtype: Any) -> npt.NDArray[Any]:
+                out = _insert_sorted(np.asarray(col, dtype=dtype), at, added[order])
+                out.setflags(write=False)
+                return out
+        else:
+            take = np.maximum(new_to_old, 0)
+            is_add = np.flatnonzero(new_to_old < 0)
+            add_at = np.empty(E_new, dtype=np.int64)
+            add_at[add_canon] = np.arange(add_canon.shape[0])
+
+            def carried(col: Any, added: npt.NDArray[Any], dtype: Any) -> npt.NDArray[Any]:
+                # the old canonical column in the new edge order, the added edges' values at theirs
+                out = np.asarray(col, dtype=dtype)[take] if E else np.zeros(E_new, dtype=dtype)
+                if is_add.size:
+                    out[is_add] = added[add_at[is_add]]
+                out.setflags(write=False)
+                return out
+
+        for arr in (edge_src, edge_dst, edge_typ):
+            arr.setflags(write=False)
+        ann_out: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]] = {}
+        absent = None
         for j, k in enumerate(EDGE_ANNOTATION_KEYS):
-            vals = [r[3 + j] for r in now_edges]
             if k == "extraction_confidence":
-                if add:
-                    ann[k] = np.concatenate([ann[k], np.array([np.nan if v is None else float(v) for v in vals])])
+                va = np.array([np.nan if r[3 + j] is None else float(r[3 + j]) for r in add_rows], dtype=np.float64)
+                vl = np.array([np.nan if r[3 + j] is None else float(r[3 + j]) for r in loop_rows], dtype=np.float64)
+                base = g.edge_annotations[k][0] if k in g.edge_annotations else np.full(E, np.nan)
+                ann_out[k] = (carried(base, va, np.float64), ())
+                new_loops[k] = np.concatenate([kept_loops[k].astype(np.float64), vl])
+                continue
+            if k in g.edge_annotations:
+                base_c, base_names = g.edge_annotations[k]
             else:
-                c0, names = ann[k]
-                if add:
-                    c0 = np.concatenate([c0, np.full(add, -1, dtype=np.int32)])
-                ann[k] = _recode(c0, names, positions, vals, prune_edges)
-        cols = Columns(ids=ids, titles=titles, node_types=ntypes, lifecycle=life,
-                       scopes=(ptr, scodes, snames_t), src=src.astype(np.int32, copy=False),
-                       dst=dst.astype(np.int32, copy=False), etype=typ_e, ann=ann, id_index=id_index)
-        return GraphSnapshot.from_columns(cols, version)
+                if absent is None:
+                    absent = np.full(E, -1, dtype=np.int32)
+                base_c, base_names = absent, ()
+            kl = np.asarray(kept_loops[k], dtype=np.int32)
+            names, lut, (c_add, c_loop) = _names_after(base_names, used(base_c, kl, len(base_names)),
+                                                       [r[3 + j] for r in add_rows], [r[3 + j] for r in loop_rows])
+            ann_out[k] = (carried(_apply_lut(lut, np.asarray(base_c, dtype=np.int32)), c_add, np.int32), names)
+            new_loops[k] = np.concatenate([_apply_lut(lut, kl), c_loop]).astype(np.int32)
+        graph = LinkGraph(core=new_core, ids=ids, node_type_codes=np.ascontiguousarray(ntypes[0]),
+                          node_type_names=ntypes[1], titles=titles, scope_ptr=ptr, scope_codes=scodes,
+                          scope_names=snames_t, node_lifecycle_codes=np.ascontiguousarray(life[0]),
+                          node_lifecycle_names=life[1], edge_src=edge_src, edge_dst=edge_dst,
+                          edge_type_codes=edge_typ, edge_type_names=type_names,
+                          edge_annotations=ann_out, self_loops=int(new_loops["src"].shape[0]),
+                          duplicate_edges=0, id_index=id_index)
+        return GraphSnapshot(graph, version, new_loops)
+
+
+def _insert_sorted(col: npt.NDArray[Any], at: npt.NDArray[np.int64], values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``np.insert(col, at, values)`` for ascending ``at``, as slice copies (a few inserts
+    into a long column cost a memcpy, not numpy's general mask-and-scatter)."""
+    k = int(at.shape[0])
+    if k > 256:
+        return np.insert(col, at, values)
+    out = np.empty(col.shape[0] + k, dtype=col.dtype)
+    prev = 0
+    for j, a in enumerate(at.tolist()):
+        out[prev + j:a + j] = col[prev:a]
+        out[a + j] = values[j]
+        prev = a
+    out[prev + k:] = col[prev:]
+    return out
+
+
+def _with_default_type(codes: npt.NDArray[np.int32], names: tuple[str, ...]
+                       ) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+    """Untyped nodes (code -1) get :data:`DEFAULT_NODE_TYPE`, as a fresh build gives them."""
+    if not (codes < 0).any():
+        return codes, names
+    merged = tuple(sorted(set(names) | {DEFAULT_NODE_TYPE}))
+    pos = {x: i for i, x in enumerate(merged)}
+    lut = np.array([pos[x] for x in names] + [pos[DEFAULT_NODE_TYPE]], dtype=np.int32)
+    return lut[codes], merged
+
+
+def _apply_lut(lut: npt.NDArray[np.int32], codes: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+    """``lut`` (old code -> new code) over ``codes``, -1 (absent) kept; the codes themselves
+    when ``lut`` is the identity (no copy)."""
+    if lut.size == 0 or (lut[0] == 0 and lut[-1] == lut.size - 1 and (lut.size < 2 or bool(np.all(np.diff(lut) == 1)))):
+        return codes
+    return np.append(lut, -1).astype(np.int32)[codes]
+
+
+def _names_after(names: Sequence[str], used: npt.NDArray[np.bool_] | None, add: Sequence[Any],
+                 add_loops: Sequence[Any]) -> tuple[tuple[str, ...], npt.NDArray[np.int32],
+                                                    tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]]:
+    """A categorical column's sorted names after a change: the old names still ``used`` (None =
+    all of them) and the values of the added canonical edges ``add`` and self-loops
+    ``add_loops``. Returns the names, the old code -> new code map (-1 for a dropped name,
+    strictly increasing otherwise) and the added values' codes (-1 = None)."""
+    kept = list(names) if used is None else [x for x, u in zip(names, used.tolist()) if u]
+    fresh = {v for v in (*add, *add_loops) if v is not None}
+    merged = tuple(sorted(set(kept) | fresh)) if fresh - set(kept) or used is not None else tuple(names)
+    pos = {x: i for i, x in enumerate(merged)}
+    lut = np.array([pos.get(x, -1) for x in names], dtype=np.int32)
+    codes = (np.array([-1 if v is None else pos[v] for v in add], dtype=np.int32),
+             np.array([-1 if v is None else pos[v] for v in add_loops], dtype=np.int32))
+    return merged, lut, codes
 
 
 def _pos(ids: list[str], x: str) -> int | None:
