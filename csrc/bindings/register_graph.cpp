@@ -48,11 +48,10 @@ void register_graph(py::module_& m) {
             if (min_num_types < 0 || min_num_types > (1 << 29))
               throw py::value_error("min_num_types must be in [0, 2^29], got " + std::to_string(min_num_types));
             const std::int64_t m = add_src.shape(0);
-            py::array_t<std::int64_t> old_to_new(old.num_edges());
             py::array_t<std::int64_t> add_canon(m);
             const py::ssize_t cap = static_cast<py::ssize_t>(old.num_edges() + m);
             py::array_t<std::int32_t> e_src(cap), e_dst(cap), e_type(cap);
-            py::array_t<std::int64_t> new_to_old(cap);
+            py::array_t<std::int32_t> new_to_old(cap);
             auto g = std::make_shared<cw::CSRGraph>();
             {
               const std::int32_t* r = remap.data();
@@ -61,7 +60,6 @@ void register_graph(py::module_& m) {
               const std::int32_t* s = add_src.data();
               const std::int32_t* d = add_dst.data();
               const std::int32_t* t = add_type.data();
-              std::int64_t* o2n = old_to_new.mutable_data();
               std::int64_t* ac = add_canon.mutable_data();
               const auto nt = static_cast<std::int32_t>(type_lut.shape(0));
               const auto nd = static_cast<std::int64_t>(drop.shape(0));
@@ -69,21 +67,20 @@ void register_graph(py::module_& m) {
                                   new_to_old.mutable_data()};
               py::gil_scoped_release nogil;
               *g = cw::CSRGraph::patched(old, static_cast<cw::node_t>(num_nodes), r, nt, tl, nd, dr, m,
-                                         s, d, t, static_cast<std::int32_t>(min_num_types), o2n, ac, &pe);
+                                         s, d, t, static_cast<std::int32_t>(min_num_types), nullptr, ac, &pe);
             }
             const py::ssize_t E = static_cast<py::ssize_t>(g->num_edges());
             py::slice head(0, E, 1);
-            return py::make_tuple(g, old_to_new, add_canon, e_src[head], e_dst[head], e_type[head],
-                                  new_to_old[head]);
+            return py::make_tuple(g, add_canon, e_src[head], e_dst[head], e_type[head], new_to_old[head]);
           },
           "old"_a, "num_nodes"_a, "remap"_a, "type_lut"_a, "drop"_a, "add_src"_a, "add_dst"_a,
           "add_type"_a, "min_num_types"_a = 0,
           "The graph a fresh build gives after renumbering the nodes (remap: old -> new index or "
           "-1, strictly increasing over kept nodes), recoding edge types (type_lut: old -> new code "
           "or -1, strictly increasing), dropping old canonical edges (ascending ids) and adding "
-          "edges; returns (graph, old_to_new canonical ids (-1 dropped), added edges' canonical "
-          "ids (-1 self-loop), and per new canonical edge its src, dst, type code and old id "
-          "(-1 added)). O(n + entries), no sort of the old edges.")
+          "edges; returns (graph, the added edges' canonical ids (-1 self-loop), and per new "
+          "canonical edge its src, dst, type code and old id (-1 added)). O(n + entries), no sort "
+          "of the old edges.")
       .def_property_readonly("num_nodes", &cw::CSRGraph::num_nodes)
       .def_property_readonly("num_entries", &cw::CSRGraph::num_entries)
       .def_property_readonly("num_pairs", &cw::CSRGraph::num_pairs)

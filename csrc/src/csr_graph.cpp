@@ -364,6 +364,34 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
   std::vector<std::int32_t> inv(N, -1);  // new node -> old node
   for (node_t u = 0; u < n_old; ++u)
     if (remap[u] >= 0) inv[static_cast<std::size_t>(remap[u])] = u;
+  // remap as a few runs of constant shift (a write inserts or deletes a few nodes): looked up
+  // by a branch-free count over the run starts, which stay in L1, instead of a random read of
+  // an n-entry array per edge.
+  constexpr int kMaxRuns = 16;
+  constexpr std::int32_t kGone = std::numeric_limits<std::int32_t>::min();
+  node_t run_start[kMaxRuns];
+  std::int32_t run_shift[kMaxRuns];
+  int runs = 0;
+  for (node_t u = 0; u < n_old && runs <= kMaxRuns; ++u) {
+    const std::int32_t sh = remap[u] < 0 ? kGone : remap[u] - u;
+    if (runs == 0 || sh != run_shift[runs - 1]) {
+      if (runs == kMaxRuns) {
+        runs = kMaxRuns + 1;
+        break;
+      }
+      run_start[runs] = u;
+      run_shift[runs] = sh;
+      ++runs;
+    }
+  }
+  const bool by_runs = runs <= kMaxRuns;
+  auto renumber = [&](node_t x) -> std::int32_t {
+    if (!by_runs) return remap[x];
+    int k = 0;
+    for (int i = 1; i < runs; ++i) k += x >= run_start[i] ? 1 : 0;
+    const std::int32_t sh = run_shift[k];
+    return sh == kGone ? -1 : x + sh;
+  };
 
   CSRGraph g;
   g.n_ = n;
@@ -381,7 +409,12 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
   std::int32_t max_type = -1;
   std::int64_t di = 0;  // next entry of drop
   std::size_t ai = 0;   // next added edge
-  for (std::int64_t e = 0; e < E_old; ++e) old_to_new[e] = -1;
+  if (old_to_new)
+    for (std::int64_t e = 0; e < E_old; ++e) old_to_new[e] = -1;
+  bool same_types = true;
+  for (std::int32_t t = 0; t < num_old_types; ++t) same_types = same_types && type_lut[t] == t;
+  bool none_deleted = true;
+  for (node_t u = 0; u < n_old; ++u) none_deleted = none_deleted && remap[u] >= 0;
   // Pairs that appear (only added edges) and pairs that disappear (every edge dropped, both
   // endpoints kept), as (hi, lo): the rows are the old rows with these merged in / left out.
   struct HiLo {
@@ -416,13 +449,66 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
       return E++;
     };
     const std::int32_t u = inv[v];
+    if (u >= 0 && same_types && none_deleted) {
+      // Fast path: a lo whose edges all stay and that gains none is its old block renumbered.
+      const std::int32_t q0 = old.pair_base_[static_cast<std::size_t>(u)];
+      const std::int32_t q1 = old.pair_base_[static_cast<std::size_t>(u) + 1];
+      const std::int32_t e0 = old.pair_ptr_[static_cast<std::size_t>(q0)];
+      const std::int32_t e1 = old.pair_ptr_[static_cast<std::size_t>(q1)];
+      while (di < num_drop && drop[di] < e0) ++di;
+      const bool no_drop = di >= num_drop || drop[di] >= e1;
+      const bool no_add = ai >= adds.size() || adds[ai].lo != v;
+      if (no_drop && no_add) {
+        if (q1 > q0) {
+          const offset_t a0 = old.above_start(u);
+          const std::int32_t delta = E - e0;
+          const std::int32_t* __restrict opp = old.pair_ptr_.data();
+          const node_t* __restrict oind = old.indices_.data() + a0 - q0;
+          const std::int32_t* __restrict otd = old.edge_typedir_.data();
+          std::int32_t* __restrict npp = pp + P - q0;
+          node_t* __restrict nph = ph + P - q0;
+          for (std::int32_t q = q0; q < q1; ++q) {
+            npp[q] = opp[q] + delta;
+            nph[q] = renumber(oind[q]);
+          }
+          std::int32_t* __restrict ntd = td + delta;
+          for (std::int32_t e = e0; e < e1; ++e) {
+            ntd[e] = otd[e];
+            max_type = std::max(max_type, otd[e] >> 1);
+          }
+          if (old_to_new)
+            for (std::int32_t e = e0; e < e1; ++e) old_to_new[e] = e + delta;
+          if (edges) {
+            std::int32_t* __restrict es = edges->src + delta;
+            std::int32_t* __restrict ed = edges->dst + delta;
+            std::int32_t* __restrict et = edges->type + delta;
+            std::int32_t* __restrict en = edges->new_to_old + delta;
+            const std::int32_t lo = static_cast<std::int32_t>(v);
+            for (std::int32_t q = q0; q < q1; ++q) {
+              const std::int32_t hi = nph[q];
+              for (std::int32_t e = opp[q]; e < opp[q + 1]; ++e) {
+                const std::int32_t key = otd[e];
+                const bool rev = (key & 1) != 0;
+                es[e] = rev ? hi : lo;
+                ed[e] = rev ? lo : hi;
+                et[e] = key >> 1;
+                en[e] = e;
+              }
+            }
+          }
+          P += static_cast<std::uint32_t>(q1 - q0);
+          E += e1 - e0;
+        }
+        continue;
+      }
+    }
     if (u >= 0) {
       const std::int32_t q0 = old.pair_base_[static_cast<std::size_t>(u)];
       const std::int32_t q1 = old.pair_base_[static_cast<std::size_t>(u) + 1];
       const offset_t a0 = old.above_start(u);
       for (std::int32_t q = q0; q < q1; ++q) {
         const node_t hi_old = old.indices_[static_cast<std::size_t>(a0 + (q - q0))];
-        const std::int32_t hi_new = remap[hi_old];
+        const std::int32_t hi_new = renumber(hi_old);
         const std::int32_t e0 = old.pair_ptr_[static_cast<std::size_t>(q)];
         const std::int32_t e1 = old.pair_ptr_[static_cast<std::size_t>(q) + 1];
         bool any = false;
@@ -447,7 +533,7 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
             throw InvalidArgument("added edge " + std::to_string(adds[ai].idx) +
                                   " equals kept edge " + std::to_string(e));
           const std::int32_t c = emit(hk, true);
-          old_to_new[e] = c;
+          if (old_to_new) old_to_new[e] = c;
           if (edges) edges->new_to_old[c] = e;
           any = true;
         }
@@ -490,11 +576,28 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
   };
   for (std::size_t v = 0; v < N; ++v) {
     const std::int32_t u = inv[v];
+    const bool born_here = bi < born.size() && born[bi].hi == v;
+    const bool dead_here = dj < dead.size() && dead[dj].hi == static_cast<std::uint32_t>(u);
+    if (u >= 0 && none_deleted && !born_here && !dead_here) {
+      // Fast path: the row's below part is its old one renumbered.
+      const offset_t b0 = old.indptr_[static_cast<std::size_t>(u)], b1 = old.above_start(u);
+      const std::uint32_t q0 = pair_begin[v], q1 = pair_begin[v + 1];
+      if (w_at + (b1 - b0) + (q1 - q0) > total)
+        throw InvalidArgument("patched: inconsistent old graph (rows overflow)");
+      const node_t* __restrict oind = old.indices_.data();
+      node_t* __restrict out = ind + w_at - b0;
+      for (offset_t e = b0; e < b1; ++e) out[e] = renumber(oind[e]);
+      w_at += b1 - b0;
+      for (std::uint32_t q = q0; q < q1; ++q) ind[w_at++] = ph[q];
+      ip[v + 1] = w_at;
+      maxdeg = std::max<std::int32_t>(maxdeg, static_cast<std::int32_t>(w_at - ip[v]));
+      continue;
+    }
     if (u >= 0) {
       const offset_t b0 = old.indptr_[static_cast<std::size_t>(u)], b1 = old.above_start(u);
       for (offset_t e = b0; e < b1; ++e) {
         const node_t w_old = old.indices_[static_cast<std::size_t>(e)];
-        const std::int32_t w = remap[w_old];
+        const std::int32_t w = renumber(w_old);
         if (w < 0) continue;
         const HiLo key{static_cast<std::uint32_t>(u), static_cast<std::uint32_t>(w_old)};
         while (dj < dead.size() && dead[dj] < key) ++dj;

@@ -40,11 +40,10 @@ class CSRGraph:
     ) -> tuple[
         CSRGraph,
         npt.NDArray[np.int64],
-        npt.NDArray[np.int64],
         npt.NDArray[np.int32],
         npt.NDArray[np.int32],
         npt.NDArray[np.int32],
-        npt.NDArray[np.int64],
+        npt.NDArray[np.int32],
     ]: ...
     @property
     def num_nodes(self) -> int: ...

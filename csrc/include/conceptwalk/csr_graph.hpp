@@ -76,7 +76,7 @@ struct PatchedEdges {
   std::int32_t* src;
   std::int32_t* dst;
   std::int32_t* type;
-  std::int64_t* new_to_old;
+  std::int32_t* new_to_old;
 };
 
 class CSRGraph {
@@ -109,7 +109,7 @@ class CSRGraph {
   // `drop` (num_drop ascending old canonical edge ids) are removed; the m_add edges
   // add_src/add_dst/add_type (new indices and codes) are added. The result equals build() over
   // the kept edges (as each was given) followed by the added ones. old_to_new (old.num_edges()
-  // entries) receives each old canonical edge's new id or -1 (dropped, or an endpoint deleted);
+  // entries; may be null) receives each old canonical edge's new id or -1 (dropped, or an endpoint deleted);
   // add_to_canonical (m_add) the new id of each added edge or -1 for a self-loop. An added edge
   // equal to a kept one or to another added one (a duplicate, which build() would collapse and a
   // caller must resolve) throws InvalidArgument, as does any out-of-range or unordered input.

@@ -48,8 +48,8 @@ _CATEGORICAL_ANNOTATIONS = ("authority", "fidelity", "extraction_method", "lifec
 def csr_patched(core: _core.CSRGraph, num_nodes: int, remap: npt.NDArray[np.int32], type_lut: npt.NDArray[np.int32],
                 drop: npt.NDArray[np.int64], add_src: npt.NDArray[np.int32], add_dst: npt.NDArray[np.int32],
                 add_type: npt.NDArray[np.int32], min_num_types: int = 0
-                ) -> tuple[_core.CSRGraph, npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32],
-                           npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+                ) -> tuple[_core.CSRGraph, npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.int32],
+                           npt.NDArray[np.int32], npt.NDArray[np.int32]]:
     """The compiled graph a fresh build gives after a change, from the previous one in one
     pass over its pairs (what a knowledge base's snapshot uses to follow a write).
 
@@ -76,14 +76,12 @@ def csr_patched(core: _core.CSRGraph, num_nodes: int, remap: npt.NDArray[np.int3
     -------
     core : conceptwalk._core.CSRGraph
         Equal, array for array, to ``CSRGraph.from_edges`` over the kept and added edges.
-    old_to_new : numpy.ndarray of int64
-        Per old canonical edge its new id, -1 when removed.
     added : numpy.ndarray of int64
         Per added edge its canonical id (-1 for a self-loop).
     src, dst, types : numpy.ndarray of int32
         Per new canonical edge the source, target and type code it was given as (what
         :attr:`LinkGraph.edge_src`, ``edge_dst`` and ``edge_type_codes`` hold).
-    new_to_old : numpy.ndarray of int64
+    new_to_old : numpy.ndarray of int32
         Per new canonical edge the old one it is, -1 for an added edge.
 
     Raises
@@ -94,11 +92,11 @@ def csr_patched(core: _core.CSRGraph, num_nodes: int, remap: npt.NDArray[np.int3
     Examples
     --------
     >>> g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
-    >>> core, old_to_new, added, src, dst, types, new_to_old = csr_patched(
+    >>> core, added, src, dst, types, new_to_old = csr_patched(
     ...     g.core, 4, np.array([0, 1, 2], dtype=np.int32), np.array([0], dtype=np.int32), np.array([0]),
     ...     np.array([3], dtype=np.int32), np.array([0], dtype=np.int32), np.array([0], dtype=np.int32))
-    >>> core.num_edges, old_to_new.tolist(), added.tolist(), src.tolist(), dst.tolist(), new_to_old.tolist()
-    (2, [-1, 1], [0], [3, 1], [0, 2], [-1, 1])
+    >>> core.num_edges, added.tolist(), src.tolist(), dst.tolist(), new_to_old.tolist()
+    (2, [0], [3, 1], [0, 2], [-1, 1])
     """
     try:
         return _core.CSRGraph.patched(core, num_nodes, remap, type_lut, drop, add_src, add_dst, add_type,

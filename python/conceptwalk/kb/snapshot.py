@@ -987,7 +987,7 @@ class GraphSnapshot:
                                                                 for r in loop_rows], dtype=np.int32)]).astype(np.int32),
             "type": np.concatenate([_apply_lut(type_lut, kept_loops["type"]), loop_typ]).astype(np.int32)}
         min_types = int(new_loops["type"].max()) + 1 if new_loops["type"].size else 0
-        new_core, _, add_canon, edge_src, edge_dst, edge_typ, new_to_old = csr_patched(
+        new_core, add_canon, edge_src, edge_dst, edge_typ, new_to_old = csr_patched(
             core, n, remap32, type_lut, drop_a, add_src, add_dst, add_typ, min_types)
         E_new = int(new_core.num_edges)
         if not (drop or deleted):  # only additions: each old column with the new values inserted
