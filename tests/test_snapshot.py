@@ -250,6 +250,35 @@ def test_fresh_process_maps_the_saved_snapshot_instead_of_reading_rows(tmp_path,
         assert "d" in h and calls == [] and array_diff(h, fresh(path)) == []
 
 
+def test_a_mapped_snapshot_borrows_the_file_pages_and_outlives_its_replacement(tmp_path):
+    """A fresh process's graph keeps the compiled arrays of the mapped file (no copy, so processes
+    share its pages); replacing the file (the next save renames a new one over it) or deleting it
+    leaves that graph answering as before, and its advance after a write equals a fresh build."""
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase.open(path) as kb:
+        kb.add_edges([(f"n{i}", f"n{(i * 7 + 3) % 40}", "LINK" if i % 3 else "CITES") for i in range(40)])
+        kb.graph()
+    with KnowledgeBase.open(path) as kb:
+        g = kb.graph()
+        assert g.core.borrowed
+        before = outputs(g)
+        inode = os.stat(path + ".snapshot").st_ino
+        with KnowledgeBase.open(path) as other:  # another process writes and saves a new file
+            other.SNAPSHOT_SAVE_EVERY = 1
+            other.add_edges([("n1", "zz"), ("zz", "zz", "SELF")])
+            other.graph()
+        assert os.stat(path + ".snapshot").st_ino != inode  # replaced by a rename
+        assert outputs(g) == before
+        os.unlink(path + ".snapshot")
+        assert outputs(g) == before
+        h = kb.graph()  # brought forward from the mapped one
+        assert not h.core.borrowed and array_diff(h, fresh(path)) == [] and outputs(h) == outputs(fresh(path))
+    # arrays the caller can still write are copied, never borrowed
+    arrays = {k: (np.array(v) if k.startswith("core.") else v) for k, v in g.to_arrays().items()}
+    assert not LinkGraph.from_saved_arrays(arrays).core.borrowed
+    assert LinkGraph.from_saved_arrays(g.to_arrays()).core.borrowed
+
+
 def _damage(path: str, how: str) -> None:
     data = bytearray(open(path, "rb").read())
     if how == "truncate":

@@ -88,6 +88,8 @@ void register_graph(py::module_& m) {
       .def_property_readonly("num_edge_types", &cw::CSRGraph::num_edge_types)
       .def_property_readonly("max_degree", &cw::CSRGraph::max_degree)
       .def_property_readonly("memory_bytes", &cw::CSRGraph::memory_bytes)
+      .def_property_readonly("borrowed", &cw::CSRGraph::borrowed,
+                             "True when the arrays are borrowed (e.g. mapped from a snapshot file), not copied.")
       .def_property_readonly("indptr", [](py::object self) {
         const auto& g = self.cast<const cw::CSRGraph&>();
         return readonly_view(g.indptr(), g.num_nodes() + 1, self);

@@ -6,7 +6,8 @@ void register_snapshot(py::module_& m) {
       "csr_graph_from_arrays",
       [](std::int64_t num_nodes, std::int64_t num_edge_types, const carray<std::int64_t>& indptr,
          const carray<std::int32_t>& indices, const carray<std::int32_t>& pair_base,
-         const carray<std::int32_t>& pair_ptr, const carray<std::int32_t>& edge_typedir) {
+         const carray<std::int32_t>& pair_ptr, const carray<std::int32_t>& edge_typedir,
+         const py::tuple& originals) {
         if (num_nodes < 0 || num_nodes > 0x7fffffffLL)
           throw py::value_error("num_nodes must be in [0, 2^31), got " + std::to_string(num_nodes));
         if (num_edge_types < 0 || num_edge_types > (1LL << 29))
@@ -25,16 +26,38 @@ void register_snapshot(py::module_& m) {
         const std::int32_t* td = edge_typedir.data();
         const std::int64_t entries = indices.shape(0), pairs = pair_ptr.shape(0) - 1,
                            edges = edge_typedir.shape(0);
+        // Borrow instead of copying when every array is the caller's own read-only array
+        // (not a converted temporary: then it is this very object, which nobody can write).
+        std::shared_ptr<const void> keep;
+        if (originals.size() == 5) {
+          const py::handle given[5] = {indptr, indices, pair_base, pair_ptr, edge_typedir};
+          bool same = true;
+          for (int i = 0; i < 5; ++i) {
+            py::handle o = originals[static_cast<std::size_t>(i)];
+            same = same && o.ptr() == given[i].ptr() &&
+                   !py::reinterpret_borrow<py::array>(o).writeable();
+          }
+          if (same) {
+            auto* held = new py::tuple(originals);
+            keep = std::shared_ptr<const void>(held, [](const void* p) {
+              py::gil_scoped_acquire gil;
+              delete static_cast<const py::tuple*>(p);
+            });
+          }
+        }
         {
           py::gil_scoped_release nogil;
           *g = cw::CSRGraph::from_parts(static_cast<cw::node_t>(num_nodes),
                                         static_cast<std::int32_t>(num_edge_types), ip, entries, ind, pb,
-                                        pairs, pp, edges, td);
+                                        pairs, pp, edges, td, keep);
         }
         return g;
       },
       "num_nodes"_a, "num_edge_types"_a, "indptr"_a, "indices"_a, "pair_base"_a, "pair_ptr"_a,
-      "edge_typedir"_a,
+      "edge_typedir"_a, "borrow"_a = py::tuple(),
       "A CSRGraph from the arrays of an earlier build (indptr, indices, pair_base, pair_ptr, "
-      "edge_typedir), copied after validating every invariant; ValueError on inconsistent arrays.");
+      "edge_typedir) after validating every invariant; ValueError on inconsistent arrays. Copied, "
+      "unless `borrow` is the tuple of the five arrays given and each is read-only, C-contiguous "
+      "and of the right dtype: then the graph keeps them (no copy; a memory-mapped file's pages "
+      "are shared by every process that maps it).");
 }

@@ -15,7 +15,7 @@ CSRGraph CSRGraph::from_parts(node_t n, std::int32_t num_types, const offset_t* 
                               std::int64_t num_entries, const node_t* indices,
                               const std::int32_t* pair_base, std::int64_t num_pairs,
                               const std::int32_t* pair_ptr, std::int64_t num_edges,
-                              const std::int32_t* edge_typedir) {
+                              const std::int32_t* edge_typedir, std::shared_ptr<const void> keep) {
   if (n < 0) bad("num_nodes must be >= 0, got " + std::to_string(n));
   if (num_types < 0 || num_types > (1 << 29))
     bad("num_edge_types must be in [0, 2^29], got " + std::to_string(num_types));
@@ -87,6 +87,14 @@ CSRGraph CSRGraph::from_parts(node_t n, std::int32_t num_types, const offset_t* 
   g.n_ = n;
   g.num_types_ = num_types;
   g.max_degree_ = maxdeg;
+  if (keep) {
+    g.indptr_.borrow(indptr, N + 1, keep);
+    g.indices_.borrow(indices, static_cast<std::size_t>(num_entries), keep);
+    g.pair_base_.borrow(pair_base, N + 1, keep);
+    g.pair_ptr_.borrow(pair_ptr, static_cast<std::size_t>(num_pairs) + 1, keep);
+    g.edge_typedir_.borrow(edge_typedir, static_cast<std::size_t>(num_edges), keep);
+    return g;
+  }
   g.indptr_.assign(indptr, indptr + N + 1);
   g.indices_.assign(indices, indices + num_entries);
   g.pair_base_.assign(pair_base, pair_base + N + 1);

@@ -55,6 +55,67 @@ struct NoInitAllocator : std::allocator<T> {
 template <class T>
 using RawVector = std::vector<T, NoInitAllocator<T>>;
 
+// An array a graph either owns (a RawVector, what a build writes) or borrows read-only from
+// memory another object keeps alive (a memory-mapped snapshot file: no copy, and processes that
+// map the same file share its pages). Writes (resize, non-const access) are for owned arrays only.
+template <class T>
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(const Buffer& o) : own_(o.own_), ptr_(o.keep_ ? o.ptr_ : own_.data()), size_(o.size_), keep_(o.keep_) {}
+  Buffer(Buffer&& o) noexcept
+      : own_(std::move(o.own_)), ptr_(o.keep_ ? o.ptr_ : own_.data()), size_(o.size_), keep_(std::move(o.keep_)) {
+    o.ptr_ = nullptr;
+    o.size_ = 0;
+  }
+  Buffer& operator=(Buffer o) noexcept {
+    const bool borrowed = static_cast<bool>(o.keep_);
+    own_.swap(o.own_);
+    keep_.swap(o.keep_);
+    size_ = o.size_;
+    ptr_ = borrowed ? o.ptr_ : own_.data();
+    return *this;
+  }
+  void resize(std::size_t n) {
+    keep_.reset();
+    own_.resize(n);
+    ptr_ = own_.data();
+    size_ = n;
+  }
+  void assign(const T* b, const T* e) {
+    keep_.reset();
+    own_.assign(b, e);
+    ptr_ = own_.data();
+    size_ = own_.size();
+  }
+  // Borrow n elements at p; `keep` owns them (its deleter releases them).
+  void borrow(const T* p, std::size_t n, std::shared_ptr<const void> keep) {
+    RawVector<T>().swap(own_);
+    ptr_ = p;
+    size_ = n;
+    keep_ = std::move(keep);
+  }
+  void shrink_to_fit() {
+    own_.shrink_to_fit();
+    ptr_ = own_.data();
+  }
+  std::size_t capacity() const { return own_.capacity(); }
+  std::size_t size() const { return size_; }
+  bool borrowed() const { return static_cast<bool>(keep_); }
+  const T* data() const { return ptr_; }
+  T* data() { return own_.data(); }  // owned arrays only
+  const T& operator[](std::size_t i) const { return ptr_[i]; }
+  T& operator[](std::size_t i) { return own_[i]; }  // owned arrays only
+  const T* begin() const { return ptr_; }
+  const T* end() const { return ptr_ + size_; }
+
+ private:
+  RawVector<T> own_;
+  const T* ptr_ = nullptr;
+  std::size_t size_ = 0;
+  std::shared_ptr<const void> keep_;
+};
+
 // Visibility of nodes for one caller: a byte mask (nonzero = visible) and the visible degree of
 // every node (the number of visible neighbours). Both arrays are owned by the caller of the core
 // (numpy arrays in the Python layer) and must outlive the computation. mask == nullptr means all
@@ -93,12 +154,15 @@ class CSRGraph {
   // Rebuilds a graph from the arrays another build produced (a saved snapshot), copying them
   // after checking every invariant the algorithms rely on (row order, symmetry, pair
   // structure, edge type codes), so arrays from a damaged file are refused, never read out of
-  // bounds. O(n + entries). Defined in snapshot.cpp. Throws InvalidArgument.
+  // bounds. O(n + entries). With `keep`, the arrays are borrowed instead (no copy; `keep` must
+  // keep them alive and unchanged for the graph's lifetime). Defined in snapshot.cpp. Throws
+  // InvalidArgument.
   static CSRGraph from_parts(node_t n, std::int32_t num_types, const offset_t* indptr,
                              std::int64_t num_entries, const node_t* indices,
                              const std::int32_t* pair_base, std::int64_t num_pairs,
                              const std::int32_t* pair_ptr, std::int64_t num_edges,
-                             const std::int32_t* edge_typedir);
+                             const std::int32_t* edge_typedir,
+                             std::shared_ptr<const void> keep = nullptr);
 
   // The graph a fresh build() gives after a change of the node set and a few edges, computed from
   // `old` in one pass over its pairs (no sort of its edges): `remap` (old.num_nodes() entries)
@@ -178,8 +242,10 @@ class CSRGraph {
   void visible_rows(const std::uint8_t* mask, std::int32_t* vdeg, std::vector<offset_t>& vindptr,
                     RawVector<node_t>& vindices) const;
 
-  // Bytes held by the core arrays.
+  // Bytes held by the core arrays (owned or borrowed).
   std::int64_t memory_bytes() const;
+  // True when the arrays are borrowed (mapped from a snapshot file), not owned.
+  bool borrowed() const { return indices_.borrowed(); }
 
  private:
   void finish_rows(const std::uint32_t* pair_begin, const node_t* pair_hi);
@@ -187,11 +253,11 @@ class CSRGraph {
   node_t n_ = 0;
   std::int32_t num_types_ = 0;
   std::int32_t max_degree_ = 0;
-  RawVector<offset_t> indptr_;
-  RawVector<node_t> indices_;
-  RawVector<std::int32_t> pair_base_;  // n + 1
-  RawVector<std::int32_t> pair_ptr_;
-  RawVector<std::int32_t> edge_typedir_;
+  Buffer<offset_t> indptr_;
+  Buffer<node_t> indices_;
+  Buffer<std::int32_t> pair_base_;  // n + 1
+  Buffer<std::int32_t> pair_ptr_;
+  Buffer<std::int32_t> edge_typedir_;
 };
 
 }  // namespace cw

@@ -932,9 +932,10 @@ class LinkGraph:
             raise InputError(f"saved graph arrays: not format {SAVED_ARRAYS_FORMAT}")
         n, ntypes, loops, dups = (int(x) for x in header[1:])
         try:
-            core = _core.csr_graph_from_arrays(
-                n, ntypes, arrays["core.indptr"], arrays["core.indices"], arrays["core.pair_base"],
-                arrays["core.pair_ptr"], arrays["core.edge_typedir"])
+            ip, ind, pb, pp, td = (arrays["core.indptr"], arrays["core.indices"], arrays["core.pair_base"],
+                                   arrays["core.pair_ptr"], arrays["core.edge_typedir"])
+            # read-only arrays of the right layout (a mapped snapshot file's) are kept, not copied
+            core = _core.csr_graph_from_arrays(n, ntypes, ip, ind, pb, pp, td, borrow=(ip, ind, pb, pp, td))
         except KeyError as exc:
             raise InputError(f"saved graph arrays: missing {exc.args[0]!r}") from None
         except ValueError as exc:
