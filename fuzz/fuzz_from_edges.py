@@ -100,6 +100,55 @@ def check_graph(g: LinkGraph) -> None:
         assert g.edges_between(s, d), (s, d)
 
 
+def patch(fdp, core, n: int, src, dst, typ, canon) -> None:
+    """``CSRGraph.patched`` of a built core: mostly a consistent change (then the result must equal a
+    fresh build of the edges it should hold), sometimes hostile arrays (then only ValueError)."""
+    n_old = n
+    if core.num_edge_types > 4096:  # type codes up to 2^29 are valid; a lut that long is not the point
+        return
+    keep = [fdp.ConsumeIntInRange(0, 4) != 0 for _ in range(n_old)]
+    kept = [u for u in range(n_old) if keep[u]]
+    n_new = len(kept) + fdp.ConsumeIntInRange(0, 3)
+    slots = sorted(fdp.ConsumeIntInRange(0, n_new - 1) for _ in range(len(kept))) if n_new else []
+    remap = np.full(n_old, -1, dtype=np.int64)
+    for u, sl in zip(kept, sorted(set(slots)) + [None] * len(kept)):
+        remap[u] = -1 if sl is None else sl
+    ntypes = core.num_edge_types
+    type_lut = np.arange(ntypes, dtype=np.int64) + (np.arange(ntypes) >= fdp.ConsumeIntInRange(0, max(ntypes, 1)))
+    drop = np.unique(np.array([fdp.ConsumeIntInRange(0, max(core.num_edges - 1, 0))
+                               for _ in range(fdp.ConsumeIntInRange(0, 3))], dtype=np.int64)) \
+        if core.num_edges else np.zeros(0, dtype=np.int64)
+    k = fdp.ConsumeIntInRange(0, 4)
+    hi_n = max(n_new - 1, 0)
+    add = [(fdp.ConsumeIntInRange(0, hi_n), fdp.ConsumeIntInRange(0, hi_n), fdp.ConsumeIntInRange(0, ntypes + 1))
+           for _ in range(k if n_new else 0)]
+    hostile = fdp.ConsumeIntInRange(0, 5) == 0
+    args = [remap, type_lut, drop, np.array([a[0] for a in add], dtype=np.int64),
+            np.array([a[1] for a in add], dtype=np.int64), np.array([a[2] for a in add], dtype=np.int64)]
+    if hostile:  # one argument replaced by something out of range, unordered or of another shape
+        j = fdp.ConsumeIntInRange(0, len(args) - 1)
+        args[j] = array(fdp, fdp.ConsumeIntInRange(0, n_old + 3), -(2**31), 2**31 - 1, NUMERIC)
+    try:
+        got, add_canon, e_src, e_dst, e_typ, new_to_old = _core.CSRGraph.patched(core, n_new, *args, 0)
+    except ValueError:
+        return
+    check_core(got, n_new)
+    if hostile:
+        return
+    # the reference: a fresh build of the kept edges (as given) and the added ones
+    src_a, dst_a, typ_a = (np.asarray(x).astype(np.int64) for x in (src, dst, typ))
+    dropped = set(drop.tolist())
+    f = [(int(remap[src_a[i]]), int(remap[dst_a[i]]), int(type_lut[typ_a[i]])) for i in range(len(canon))
+         if canon[i] >= 0 and canon[i] not in dropped and remap[src_a[i]] >= 0 and remap[dst_a[i]] >= 0]
+    f += add
+    ref, _ = _core.CSRGraph.from_edges(n_new, np.array([x[0] for x in f], dtype=np.int32),
+                                       np.array([x[1] for x in f], dtype=np.int32), np.array([x[2] for x in f], dtype=np.int32))
+    for name_ in ("indptr", "indices", "pair_base", "pair_ptr", "edge_typedir"):
+        assert np.array_equal(getattr(got, name_), getattr(ref, name_)), name_
+    # min_num_types was 0: the types of the edges it holds (build() also counts self-loops')
+    assert got.num_edge_types == max((x[2] for x in f if x[0] != x[1]), default=-1) + 1
+
+
 def target(data: bytes) -> None:
     import atheris  # noqa: F401  (only for FuzzedDataProvider; replay imports it too)
 
@@ -196,6 +245,8 @@ def target(data: bytes) -> None:
             assert canon.shape == (np.asarray(src).shape[0],)
             assert np.all((canon >= -1) & (canon < max(core.num_edges, 1)))
             check_core(core, n)
+            if n < 2**20 and fdp.remaining_bytes() and fdp.ConsumeBool():
+                patch(fdp, core, n, src, dst, typ, canon)
     except ALLOWED:
         pass
 
