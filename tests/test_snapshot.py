@@ -279,6 +279,31 @@ def test_a_mapped_snapshot_borrows_the_file_pages_and_outlives_its_replacement(t
     assert LinkGraph.from_saved_arrays(g.to_arrays()).core.borrowed
 
 
+def test_saved_titles_stay_packed_and_damaged_ones_are_refused():
+    """A graph from saved arrays keeps its titles packed (decoded when read, equal to the list);
+    title bytes that are not UTF-8, or a title starting inside a character, are refused at load."""
+    from conceptwalk.graph.linkgraph import PackedStrings
+
+    g = LinkGraph.from_edges([("a", "b"), ("b", "c")], nodes=[{"id": "a", "title": "Été"}, {"id": "c", "title": "x"}])
+    arrays = g.to_arrays()
+    h = LinkGraph.from_saved_arrays(arrays)
+    assert isinstance(h.titles, PackedStrings) and h.titles == g.titles == ["Été", None, "x"]
+    assert h.title("a") == "Été" and h.titles[-1] == "x" and h.titles[0:2] == ["Été", None]
+    assert array_diff(LinkGraph.from_saved_arrays(h.to_arrays()), g) == []
+    bad = dict(arrays)
+    data = np.array(arrays["titles.data"])
+    data[0] = 0xFF
+    bad["titles.data"] = data
+    with pytest.raises(InputError, match="titles"):
+        LinkGraph.from_saved_arrays(bad)
+    inside = dict(arrays)
+    off = np.array(arrays["titles.offsets"])
+    off[1] = 1  # "É" is two bytes: the second title would start inside it
+    inside["titles.offsets"] = off
+    with pytest.raises(InputError, match="inside a UTF-8 character"):
+        LinkGraph.from_saved_arrays(inside)
+
+
 def _damage(path: str, how: str) -> None:
     data = bytearray(open(path, "rb").read())
     if how == "truncate":

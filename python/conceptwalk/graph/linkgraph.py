@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import threading
 from numbers import Integral, Real
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Optional, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +32,7 @@ __all__ = [
     "DEFAULT_NODE_TYPE",
     "EDGE_ANNOTATION_KEYS",
     "SAVED_ARRAYS_FORMAT",
+    "PackedStrings",
     "codes_of",
     "csr_patched",
     "pack_strings",
@@ -264,8 +266,118 @@ def _edge_columns(core: _core.CSRGraph) -> tuple[npt.NDArray[np.int32], npt.NDAr
     return edge_src, edge_dst, etype
 
 
+class PackedStrings(Sequence[Optional[str]]):
+    """Strings held as one UTF-8 buffer with offsets and presence flags (the layout of
+    :func:`pack_strings`), each decoded when it is read: what a graph mapped from a snapshot file
+    keeps as its titles instead of one Python string per node (the buffer stays a view of the
+    file's pages).
+
+    Parameters
+    ----------
+    data : numpy.ndarray of uint8
+        The concatenated UTF-8 bytes.
+    offsets : numpy.ndarray of int64
+        ``n + 1`` non-decreasing offsets from 0 to ``len(data)``.
+    present : numpy.ndarray of bool, optional
+        ``n`` flags, False = None.
+
+    Raises
+    ------
+    ValueError
+        Offsets or flags of another shape or out of order, bytes that are not UTF-8, or a string
+        that starts inside a character (checked once, here: reads never fail).
+
+    Examples
+    --------
+    >>> s = PackedStrings(*pack_strings(["ab", None, "é"]))
+    >>> len(s), s[0], s[1], s[-1], list(s), s == ["ab", None, "é"]
+    (3, 'ab', None, 'é', ['ab', None, 'é'], True)
+    """
+
+    __slots__ = ("_data", "_off", "_present", "_n")
+
+    def __init__(self, data: npt.ArrayLike, offsets: npt.ArrayLike, present: npt.ArrayLike | None = None) -> None:
+        d = np.asarray(data)
+        off = np.asarray(offsets)
+        if d.dtype != np.uint8 or d.ndim != 1:
+            raise ValueError("data must be a 1-d uint8 array")
+        if off.dtype != np.int64 or off.ndim != 1 or off.shape[0] < 1:
+            raise ValueError("offsets must be a non-empty 1-d int64 array")
+        n = int(off.shape[0]) - 1
+        if off[0] != 0 or off[-1] != d.shape[0] or (n and bool(np.any(np.diff(off) < 0))):
+            raise ValueError("offsets must run from 0 to len(data) without decreasing")
+        pr = None
+        if present is not None:
+            pr = np.asarray(present)
+            if pr.shape != (n,) or pr.dtype not in (np.bool_, np.uint8):
+                raise ValueError(f"present must be {n} booleans")
+        d.tobytes().decode("utf-8")  # UnicodeDecodeError (a ValueError) for bytes that are not UTF-8
+        starts = off[:-1][off[:-1] < d.shape[0]]
+        if starts.size and bool(np.any((d[starts] & 0xC0) == 0x80)):
+            raise ValueError("a string starts inside a UTF-8 character")
+        self._data, self._off, self._present, self._n = d, off, pr, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> str | None: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str | None]: ...
+
+    def __getitem__(self, i: int | slice) -> str | None | list[str | None]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        j = operator.index(i)
+        if j < 0:
+            j += self._n
+        if not 0 <= j < self._n:
+            raise IndexError("PackedStrings index out of range")
+        if self._present is not None and not self._present[j]:
+            return None
+        return self._data[int(self._off[j]):int(self._off[j + 1])].tobytes().decode("utf-8")
+
+    def __iter__(self) -> Iterator[str | None]:
+        present = None if self._present is None else self._present
+        return iter(unpack_strings(self._data, self._off, present))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(other) == self._n and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PackedStrings({self._n} strings)"
+
+    def arrays(self) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        """The packed layout (views, no copy).
+
+        Returns
+        -------
+        data : numpy.ndarray of uint8
+        offsets : numpy.ndarray of int64
+        present : numpy.ndarray of bool
+
+        Examples
+        --------
+        >>> data, offsets, present = PackedStrings(*pack_strings(["ab", None])).arrays()
+        >>> bytes(data), offsets.tolist(), present.tolist()
+        (b'ab', [0, 2, 2], [True, False])
+        """
+        pr = np.ones(self._n, dtype=bool) if self._present is None else self._present.astype(bool, copy=False)
+        return self._data, self._off, pr
+
+
 def _pack_into(out: dict[str, np.ndarray[Any, Any]], name: str, values: Sequence[str | None],
                nullable: bool = False) -> None:
+    if isinstance(values, PackedStrings):  # already packed: the same arrays, no re-encoding
+        data, off, present = values.arrays()
+        out[name + ".data"], out[name + ".offsets"] = data, off
+        if nullable:
+            out[name + ".present"] = present
+        return
     try:
         data, off, present = pack_strings(list(values))
     except ValueError as exc:
@@ -588,7 +700,7 @@ class LinkGraph:
 
     def __init__(self, *, core: _core.CSRGraph, ids: list[str],
                  node_type_codes: npt.NDArray[np.int32], node_type_names: tuple[str, ...],
-                 titles: list[str | None], scope_ptr: npt.NDArray[np.int64],
+                 titles: Sequence[str | None], scope_ptr: npt.NDArray[np.int64],
                  scope_codes: npt.NDArray[np.int32], scope_names: tuple[str, ...],
                  node_lifecycle_codes: npt.NDArray[np.int32], node_lifecycle_names: tuple[str, ...],
                  edge_src: npt.NDArray[np.int32], edge_dst: npt.NDArray[np.int32],
@@ -605,7 +717,9 @@ class LinkGraph:
         #: ``node_type_codes`` as a list of ints (per-item reads of a list are faster than of an array).
         self.node_type_codes_list: list[int] = node_type_codes.tolist()
         self.node_type_names = node_type_names
-        self.titles = titles
+        #: Per node its title or None: a list, or (in a graph mapped from a snapshot file) a
+        #: :class:`PackedStrings` that decodes a title when it is read.
+        self.titles: Sequence[str | None] = titles
         self.scope_ptr = scope_ptr
         self.scope_codes = scope_codes
         self.scope_names = scope_names
@@ -945,7 +1059,14 @@ class LinkGraph:
         ids = _unpack_from(arrays, "ids", n)
         if not strictly_sorted(ids):
             raise InputError("saved graph arrays: ids are not strictly ascending")
-        titles = _unpack_from(arrays, "titles", n, nullable=True)
+        try:  # titles stay packed (views of the file's pages), decoded when read
+            titles = PackedStrings(arrays["titles.data"], arrays["titles.offsets"], arrays["titles.present"])
+        except KeyError as exc:
+            raise InputError(f"saved graph arrays: missing {exc.args[0]!r}") from None
+        except ValueError as exc:
+            raise InputError(f"saved graph arrays: titles: {exc}") from None
+        if len(titles) != n:
+            raise InputError(f"saved graph arrays: titles must have {n} entries, got {len(titles)}")
         tnames = tuple(_unpack_from(arrays, "node_type_names"))
         snames = tuple(_unpack_from(arrays, "scope_names"))
         lnames = tuple(_unpack_from(arrays, "node_lifecycle_names"))
