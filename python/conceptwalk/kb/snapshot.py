@@ -766,10 +766,11 @@ class GraphSnapshot:
         caller's read transaction at ``version``). The result equals :meth:`build` at
         ``version`` array for array.
 
-        Cost: O(changes) SQL lookups, then vectorised passes over the previous arrays (the
-        re-ranking of ids an insertion causes, the removal of changed edges, found through the
-        core's pair index) and the core's CSR build from them (memory speed); no full read of
-        the store.
+        Cost: O(changes) SQL lookups and Python work, then one pass at memory speed over the
+        previous arrays: the compiled graph patched in C++ (:func:`conceptwalk.graph.linkgraph.csr_patched`:
+        renumbered for the re-ranking of ids an insertion causes, the changed edges left out
+        through the core's pair index, the new ones merged in; no sort) and the node and edge
+        columns carried over as slice copies; no full read of the store.
 
         Parameters
         ----------
