@@ -128,6 +128,14 @@ void register_text(py::module_& m) {
         const auto& ix = self.cast<const cw::TextIndex&>();
         return readonly_view(ix.doc_len.data(), static_cast<std::int64_t>(ix.doc_len.size()), self);
       })
+      .def_property_readonly("max_tf", [](py::object self) {
+        const auto& ix = self.cast<const cw::TextIndex&>();
+        return readonly_view(ix.max_tf.data(), static_cast<std::int64_t>(ix.max_tf.size()), self);
+      }, "Per term, the largest tf among its postings (derived).")
+      .def_property_readonly("min_len", [](py::object self) {
+        const auto& ix = self.cast<const cw::TextIndex&>();
+        return readonly_view(ix.min_len.data(), static_cast<std::int64_t>(ix.min_len.size()), self);
+      }, "Per term, the smallest length of a document holding it (derived).")
       .def_property_readonly("memory_bytes", [](const cw::TextIndex& ix) {
         return static_cast<std::int64_t>(ix.offsets.size() * sizeof(cw::offset_t) +
                                          ix.docs.size() * sizeof(cw::node_t) + ix.tfs.size() * 4 +
@@ -160,7 +168,12 @@ void register_text(py::module_& m) {
       .def_property_readonly("df", [](py::object self) {
         const auto& h = self.cast<const TextStatsHolder&>();
         return readonly_view(h.stats.df.data(), static_cast<std::int64_t>(h.stats.df.size()), self);
-      });
+      })
+      .def_property_readonly("max_contrib", [](py::object self) {
+        const auto& h = self.cast<const TextStatsHolder&>();
+        return readonly_view(h.stats.max_contrib.data(), static_cast<std::int64_t>(h.stats.max_contrib.size()),
+                             self);
+      }, "Per term, its largest BM25 contribution over the visible documents (MaxScore's bound).");
 
   m.def(
       "bm25_topk",
