@@ -141,8 +141,13 @@ class TextIndex:
     visible subset. Build with :meth:`build`, persist with :meth:`to_arrays` /
     :meth:`from_arrays`.
 
-    Memory: 8 bytes per posting (int32 document, int32 tf), 16 per term (offset and two bounds),
-    4 per document, plus the vocabulary (its UTF-8 bytes and an 8-byte offset per term).
+    Memory: 8 bytes per posting (int32 document, int32 tf), 24 per term (offsets and two
+    bounds) plus 8 per distinct tf of a term (the exact unmasked BM25 bound), 4 per document,
+    plus the vocabulary (its UTF-8 bytes and an 8-byte offset per term).
+
+    Following writes: :meth:`with_changes` gives the index of a new set of documents that differs
+    in a few of them, equal to a fresh :meth:`build`, at the cost of tokenising those and one pass
+    of the core over the postings.
 
     Parameters
     ----------
