@@ -111,7 +111,8 @@ def measure(n_concepts: int, workdir: str, turns: int, reopens: int) -> dict[str
                 nid = f"zz/bench/{n_concepts}/{i:05d}"
                 kb.add_nodes([{"id": nid, "type": "MEMORY", "title": f"note {i} on vector index compaction",
                                "body": "what we decided after the deletes"}])
-                kb.add_edges([(nid, ids[(i * 7919) % len(ids)]), (nid, ids[(i * 104729) % len(ids)])])
+                kb.add_edges([{"src": nid, "dst": ids[(i * 7919) % len(ids)]},
+                              {"src": nid, "dst": ids[(i * 104729) % len(ids)]}])
                 counter.docs = 0
                 if i % 2 == 0:  # the read in its stages
                     t0 = time.perf_counter()
@@ -149,7 +150,7 @@ def measure(n_concepts: int, workdir: str, turns: int, reopens: int) -> dict[str
             t1 = time.perf_counter()
             nid = f"zz/reopen/{n_concepts}/{i:05d}"
             kb.add_nodes([{"id": nid, "type": "MEMORY", "title": f"reopened note {i} on compaction"}])
-            kb.add_edges([(nid, ids[i % len(ids)]), (nid, ids[(i * 31) % len(ids)])])
+            kb.add_edges([{"src": nid, "dst": ids[i % len(ids)]}, {"src": nid, "dst": ids[(i * 31) % len(ids)]}])
             t2 = time.perf_counter()
             if i % 2 == 0:  # the read as a caller pays it
                 kb.search(QUESTION)

@@ -1691,9 +1691,11 @@ class KnowledgeBase:
         old_g, old_v, old_ix = base
         if not 0 <= old_v <= version or old_ix.num_docs != old_g.num_nodes:
             return None
-        rows = conn.execute("SELECT kind, a FROM changes WHERE seq > ? AND seq <= ?", (old_v, version)).fetchall()
         limit = max(1000, (g.num_nodes + g.num_edges) // 8)  # as the graph's: past it, a build is cheaper
-        if len(rows) != version - old_v or len(rows) > limit or any(k == CHANGE_RESET for k, _ in rows):
+        if version - old_v > limit:
+            return None
+        rows = conn.execute("SELECT kind, a FROM changes WHERE seq > ? AND seq <= ?", (old_v, version)).fetchall()
+        if len(rows) != version - old_v or any(k == CHANGE_RESET for k, _ in rows):
             return None
         ids = sorted({a for k, a in rows if (k == CHANGE_NODE or k == CHANGE_TEXT) and a is not None})
         old_index, new_index = old_g.id_index, g.id_index
