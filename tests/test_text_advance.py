@@ -89,6 +89,42 @@ def test_with_changes_equals_a_fresh_build(data):
             assert got.search(q, 4, visible=vis) == want.search(q, 4, visible=vis)
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(40, 400), n_changes=st.sampled_from([0, 1, 2, 5, 40, 150]))
+def test_with_changes_on_long_posting_lists(seed, n, n_changes):
+    # Long lists (the core copies them run by run between changed documents) and many changes
+    # (one lookup per posting): both equal a fresh build.
+    rng = np.random.default_rng(seed)
+    vocab = WORDS[:6]
+
+    def doc() -> tuple[str | None, str | None]:
+        t = " ".join(rng.choice(vocab, size=int(rng.integers(0, 4))))
+        b = " ".join(rng.choice(vocab, size=int(rng.integers(0, 6))))
+        return (t or None, b or None)
+
+    old_docs = {f"d{i:05d}": doc() for i in rng.choice(10 * n, size=n, replace=False).tolist()}
+    new_docs = dict(old_docs)
+    touched: set[str] = set()
+    for did in rng.choice(sorted(old_docs), size=min(n_changes, n), replace=False).tolist():
+        touched.add(did)
+        if rng.random() < 0.5:
+            del new_docs[did]
+        else:
+            new_docs[did] = doc()
+    for i in rng.integers(0, 10 * n, size=n_changes).tolist():
+        did = f"d{i:05d}"
+        touched.add(did)
+        new_docs[did] = doc()
+    old_ids, new_ids = sorted(old_docs), sorted(new_docs)
+    old = TextIndex.build([old_docs[i][0] for i in old_ids], [old_docs[i][1] for i in old_ids])
+    dropped = [p for p, x in enumerate(old_ids) if x in touched]
+    changed = [p for p, x in enumerate(new_ids) if x in touched]
+    got = old.with_changes(len(new_ids), dropped, changed, [new_docs[new_ids[p]][0] for p in changed],
+                           [new_docs[new_ids[p]][1] for p in changed])
+    want = TextIndex.build([new_docs[i][0] for i in new_ids], [new_docs[i][1] for i in new_ids])
+    assert_same_index(got, want)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(text, text), min_size=1, max_size=20), st.data())
 def test_unmasked_statistics_from_the_tf_pairs_equal_the_scan_over_every_posting(docs, data):

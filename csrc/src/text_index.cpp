@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -347,15 +348,59 @@ TextMerge merge_text_index(const TextIndex& old, std::int32_t num_docs, const no
   const node_t* mp = map.data();
   const std::int32_t* new_len = ix.doc_len.data();
 
+  // The map is a few runs of consecutive kept documents, each shifted by one constant (a write
+  // changes few documents): a long posting list is copied run by run (a vectorisable add and a
+  // memcpy, the run's end found by binary search) instead of one lookup per posting.
+  struct Run {
+    node_t lo, hi, shift;
+  };
+  std::vector<Run> runs;
+  std::vector<node_t> run_lo;
+  for (std::size_t d = 0; d < n_old;) {
+    if (mp[d] < 0) {
+      ++d;
+      continue;
+    }
+    const node_t shift = mp[d] - static_cast<node_t>(d);
+    std::size_t e = d + 1;
+    while (e < n_old && mp[e] >= 0 && mp[e] - static_cast<node_t>(e) == shift) ++e;
+    runs.push_back(Run{static_cast<node_t>(d), static_cast<node_t>(e), shift});
+    run_lo.push_back(static_cast<node_t>(d));
+    d = e;
+  }
+  constexpr std::size_t kMaxRuns = 64, kMinList = 32;
+  const bool by_runs = runs.size() <= kMaxRuns;
   auto copy_old = [&](std::size_t t) {  // the kept postings of old term t, renumbered
     const auto a = static_cast<std::size_t>(old.offsets[t]), b = static_cast<std::size_t>(old.offsets[t + 1]);
     const node_t* sd = old.docs.data();
     const std::int32_t* st = old.tfs.data();
-    for (std::size_t i = a; i < b; ++i) {  // branch-free: write always, advance when kept
-      const node_t nd = mp[sd[i]];
-      od[w] = nd;
-      ot[w] = st[i];
-      w += static_cast<std::size_t>(nd >= 0);
+    if (!by_runs || b - a < kMinList) {
+      for (std::size_t i = a; i < b; ++i) {  // branch-free: write always, advance when kept
+        const node_t nd = mp[sd[i]];
+        od[w] = nd;
+        ot[w] = st[i];
+        w += static_cast<std::size_t>(nd >= 0);
+      }
+      return;
+    }
+    std::size_t i = a;
+    while (i < b) {
+      const node_t d = sd[i];
+      if (mp[d] < 0) {  // a dropped document
+        ++i;
+        continue;
+      }
+      const Run& r = runs[static_cast<std::size_t>(std::upper_bound(run_lo.begin(), run_lo.end(), d) -
+                                                   run_lo.begin()) - 1];
+      const std::size_t j = static_cast<std::size_t>(std::lower_bound(sd + i, sd + b, r.hi) - sd);
+      const node_t shift = r.shift;
+      node_t* dst = od + w;
+      const node_t* src = sd + i;
+      const std::size_t len = j - i;
+      for (std::size_t k = 0; k < len; ++k) dst[k] = src[k] + shift;
+      std::memcpy(ot + w, st + i, len * sizeof(std::int32_t));
+      w += len;
+      i = j;
     }
   };
   auto emit_computed = [&](std::size_t start) {  // bounds over the term's new postings
