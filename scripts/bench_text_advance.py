@@ -209,10 +209,12 @@ def main(argv: list[str] | None = None) -> int:
               "applies them to the graph and the text index")
     print()
     for r in results:
-        if r["nodes"] >= 0.8 * TARGET_NODES:
+        if 0.8 * TARGET_NODES <= r["nodes"] <= 1.25 * TARGET_NODES:
             ok = r["text_part_ms"] <= TARGET_MS
             print(f"target: text-index part <= {TARGET_MS:g} ms at ~{TARGET_NODES:,} nodes: "
                   f"{r['text_part_ms']:.2f} ms at {r['nodes']:,} nodes -> {'met' if ok else 'NOT met'}")
+    for r in results:
+        if r["nodes"] >= 0.8 * TARGET_NODES:
             rebuilt = r["first_read_tokenised"] >= r["nodes"]
             print(f"first write after a reopen rebuilds the index in full: {'yes (NOT met)' if rebuilt else 'no (met)'}"
                   f" ({r['first_read_tokenised']} documents tokenised of {r['nodes']:,})")
