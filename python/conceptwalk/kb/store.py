@@ -1618,9 +1618,12 @@ class KnowledgeBase:
 
     def text_index(self, graph: LinkGraph | None = None) -> TextIndex | None:
         """The text index of the graph snapshot ``graph`` (default: :meth:`graph`), documents in
-        its node order; built from the store's rows on first use and cached beside the graph, so
-        a write that replaces the snapshot replaces the index too. ``None`` when ``graph`` is no
-        longer the store's snapshot (the store changed since it was read).
+        its node order, cached beside the graph. After writes (from any process) it is brought
+        forward from the previous one (or the one saved in the snapshot file) along the change
+        log: only the documents of the changed nodes are read back and tokenised, the others keep
+        their postings (equal to a fresh build); a bulk load, a gap in the log or more changes
+        than a rebuild costs builds it from every row. ``None`` when ``graph`` is no longer the
+        store's snapshot (the store changed since it was read).
 
         Parameters
         ----------
