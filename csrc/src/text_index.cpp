@@ -491,30 +491,60 @@ TextStats text_stats(const TextIndex& ix, const std::uint8_t* visible, bool all_
   s.df.assign(nt, 0);
   s.max_contrib.assign(nt, 0.0);
   const double avgdl = s.num_docs > 0 ? static_cast<double>(s.total_len) / static_cast<double>(s.num_docs) : 1.0;
-  for (std::size_t t = 0; t < nt; ++t) {
-    const offset_t a = ix.offsets[t], e = ix.offsets[t + 1];
-    std::int32_t c = 0;
-    if (visible == nullptr) {
-      c = static_cast<std::int32_t>(e - a);
-    } else {
-      for (offset_t i = a; i < e; ++i) c += visible[ix.docs[static_cast<std::size_t>(i)]] != 0;
-    }
-    s.df[t] = c;
-    if (c == 0 || s.total_len == 0) continue;
-    const double idf = bm25_idf(s.num_docs, c);
-    double mx = 0.0;
-    if (visible == nullptr) {  // the largest over the distinct-tf pairs is the largest over the postings
+  if (visible == nullptr) {
+    for (std::size_t t = 0; t < nt; ++t) {
+      const auto c = static_cast<std::int32_t>(ix.offsets[t + 1] - ix.offsets[t]);
+      s.df[t] = c;
+      if (c == 0 || s.total_len == 0) continue;
+      const double idf = bm25_idf(s.num_docs, c);
+      double mx = 0.0;  // the largest over the distinct-tf pairs is the largest over the postings
       for (offset_t i = ix.tf_ptr[t]; i < ix.tf_ptr[t + 1]; ++i)
         mx = std::max(mx, bm25_term(idf, ix.tf_val[static_cast<std::size_t>(i)],
                                     ix.tf_min_len[static_cast<std::size_t>(i)], avgdl, p));
       s.max_contrib[t] = mx;
-      continue;
     }
-    for (offset_t i = a; i < e; ++i) {
-      const node_t d = ix.docs[static_cast<std::size_t>(i)];
-      if (visible != nullptr && !visible[d]) continue;
-      mx = std::max(mx, bm25_term(idf, ix.tfs[static_cast<std::size_t>(i)], ix.doc_len[static_cast<std::size_t>(d)], avgdl, p));
+    return s;
+  }
+  // Over a mask: one pass per term counts the visible postings and keeps, per distinct tf, the
+  // smallest visible length; the contribution is then computed once per distinct tf (BM25 shrinks
+  // with the length for a given tf, in floating point too), not once per posting: the same
+  // largest contribution as a scan.
+  constexpr std::int32_t kSmall = 64;
+  std::vector<std::int32_t> best(kSmall + 1, INT32_MAX);
+  std::vector<std::int32_t> seen;
+  std::vector<std::pair<std::int32_t, std::int32_t>> big;
+  const node_t* docs = ix.docs.data();
+  const std::int32_t* tfs = ix.tfs.data();
+  const std::int32_t* len = ix.doc_len.data();
+  for (std::size_t t = 0; t < nt; ++t) {
+    const auto a = static_cast<std::size_t>(ix.offsets[t]), e = static_cast<std::size_t>(ix.offsets[t + 1]);
+    std::int32_t c = 0;
+    for (std::size_t i = a; i < e; ++i) {
+      const node_t d = docs[i];
+      if (!visible[d]) continue;
+      ++c;
+      const std::int32_t tf = tfs[i], dl = len[d];
+      if (tf <= kSmall) {
+        std::int32_t& m = best[static_cast<std::size_t>(tf)];
+        if (m == INT32_MAX) seen.push_back(tf);
+        m = std::min(m, dl);
+      } else {
+        big.emplace_back(tf, dl);
+      }
     }
+    s.df[t] = c;
+    double mx = 0.0;
+    const bool any = c > 0 && s.total_len > 0;
+    const double idf = any ? bm25_idf(s.num_docs, c) : 0.0;
+    for (std::int32_t tf : seen) {
+      std::int32_t& m = best[static_cast<std::size_t>(tf)];
+      if (any) mx = std::max(mx, bm25_term(idf, tf, m, avgdl, p));
+      m = INT32_MAX;
+    }
+    seen.clear();
+    if (any)
+      for (const auto& q : big) mx = std::max(mx, bm25_term(idf, q.first, q.second, avgdl, p));
+    big.clear();
     s.max_contrib[t] = mx;
   }
   return s;
