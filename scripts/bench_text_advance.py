@@ -7,7 +7,8 @@ Per turn: write one node and two edges, then read with a text search. Three figu
   previous one along the change log), plus ``stats``: the BM25 statistics of the new index that
   the turn's first search computes;
 - **whole read**: ``kb.search(question)`` alone after the write (graph, text index, statistics
-  and the BM25 top-10, as a caller pays it), on turns of its own;
+  and the BM25 top-10, as the operator pays it), on turns of its own; and the same for a scoped
+  caller (``caller=Caller.public()``), whose new mask needs its own statistics (reported too);
 - **first read after reopening**: close the store, open it again (the snapshot file beside it is
   mapped, text index included), write one node and two edges, ``kb.search(question)``; with the
   number of documents tokenised on that read (a full rebuild would tokenise every node).
@@ -76,6 +77,9 @@ def _log_behind(db: str) -> int:
 
 
 def measure(n_concepts: int, workdir: str, turns: int, reopens: int) -> dict[str, Any]:
+    import numpy as np
+
+    from conceptwalk import Caller
     from conceptwalk.graph.text import TextIndex
     from conceptwalk.kb import synthetic
     from conceptwalk.kb.store import KnowledgeBase
@@ -103,18 +107,19 @@ def measure(n_concepts: int, workdir: str, turns: int, reopens: int) -> dict[str
             builds.append(time.perf_counter() - t)
         res["full_build_ms"] = 1e3 * _median(builds)
         kb.search(QUESTION)
-        text_ms, stats_ms, graph_ms, split_read_ms, read_ms = [], [], [], [], []
+        text_ms, stats_ms, graph_ms, split_read_ms, read_ms, caller_read_ms, mask_stats_ms = [], [], [], [], [], [], []
+        caller = Caller.public()
         counter = Tokenised()
         tokenised = []
         try:
-            for i in range(2 * turns):
+            for i in range(3 * turns):
                 nid = f"zz/bench/{n_concepts}/{i:05d}"
                 kb.add_nodes([{"id": nid, "type": "MEMORY", "title": f"note {i} on vector index compaction",
                                "body": "what we decided after the deletes"}])
                 kb.add_edges([{"src": nid, "dst": ids[(i * 7919) % len(ids)]},
                               {"src": nid, "dst": ids[(i * 104729) % len(ids)]}])
                 counter.docs = 0
-                if i % 2 == 0:  # the read in its stages
+                if i % 3 == 0:  # the read in its stages
                     t0 = time.perf_counter()
                     g = kb.graph()
                     t1 = time.perf_counter()
@@ -129,16 +134,29 @@ def measure(n_concepts: int, workdir: str, turns: int, reopens: int) -> dict[str
                     text_ms.append(1e3 * (t2 - t1))
                     stats_ms.append(1e3 * (t3 - t2))
                     split_read_ms.append(1e3 * (t4 - t0))
-                else:  # the read as a caller pays it
+                elif i % 3 == 1:  # the read as the operator pays it
                     t0 = time.perf_counter()
                     kb.search(QUESTION)
                     read_ms.append(1e3 * (time.perf_counter() - t0))
+                else:  # the read of a scoped caller, then (untimed) its mask's statistics alone
+                    t0 = time.perf_counter()
+                    kb.search(QUESTION, caller=caller)
+                    caller_read_ms.append(1e3 * (time.perf_counter() - t0))
+                    g = kb.graph()
+                    ix = kb.text_index(g)
+                    assert ix is not None
+                    vm = caller.visibility(g)
+                    assert vm is not None
+                    t0 = time.perf_counter()
+                    ix.core.stats(np.ascontiguousarray(vm.mask).view(np.uint8))
+                    mask_stats_ms.append(1e3 * (time.perf_counter() - t0))
                 tokenised.append(counter.docs)
         finally:
             counter.remove()
         res.update(graph_ms=_median(graph_ms), text_ms=_median(text_ms), stats_ms=_median(stats_ms),
                    text_part_ms=_median([a + b for a, b in zip(text_ms, stats_ms)]),
                    split_read_ms=_median(split_read_ms), read_ms=_median(read_ms),
+                   caller_read_ms=_median(caller_read_ms), mask_stats_ms=_median(mask_stats_ms),
                    tokenised_per_turn=max(tokenised))
     # ---- the first read after reopening the store from its snapshot file
     open_ms, first_ms, first_tok, first_text_ms, first_graph_ms = [], [], [], [], []
@@ -203,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
               f"| {r['open_ms']:.1f} ms | {r['first_read_ms']:.1f} ms | {r['first_graph_ms']:.1f} ms "
               f"| {r['first_text_ms']:.2f} ms | {r['first_read_tokenised']} |")
     print()
+    for r in results:
+        print(f"{r['concepts']:,} concepts, a scoped caller (Caller.public()): whole read {r['caller_read_ms']:.1f} ms, "
+              f"of which the BM25 statistics of its new mask (one pass over the postings) {r['mask_stats_ms']:.2f} ms")
     for r in results:
         print(f"{r['concepts']:,} concepts: at the reopens the snapshot file was {r['log_behind']} changes behind "
               "the store (close() saves it; an open store re-saves it every max(1000, (nodes + edges) / 100) changes); a reopened read "
