@@ -220,8 +220,9 @@ def test_the_core_merge_refuses_inconsistent_arguments():
 
 def test_with_changes_names_bad_python_arguments():
     old = TextIndex.build(["graph walks", "cuts"])
-    with pytest.raises(InputError, match="num_docs"):
-        old.with_changes(-1, [], [], [])
+    for bad in (-1, 2**31, True, 2.0):
+        with pytest.raises(InputError, match="num_docs"):
+            old.with_changes(bad, [], [], [])  # type: ignore[arg-type]
     with pytest.raises(InputError, match="dropped"):
         old.with_changes(2, [0.5], [0], ["x"])
     with pytest.raises(InputError, match="changed"):

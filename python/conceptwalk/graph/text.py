@@ -276,8 +276,9 @@ class TextIndex:
         >>> new.vocabulary
         ['cut', 'graph', 'max', 'random', 'walk']
         """
-        if isinstance(num_docs, bool) or not isinstance(num_docs, (int, np.integer)) or num_docs < 0:
-            raise InputError(f"num_docs must be a non-negative integer, got {num_docs!r}")
+        if (isinstance(num_docs, bool) or not isinstance(num_docs, (int, np.integer))
+                or not 0 <= num_docs <= np.iinfo(np.int32).max):
+            raise InputError(f"num_docs must be an integer in [0, 2**31), got {num_docs!r}")
         drop = _positions(dropped, "dropped")
         chg = _positions(changed, "changed")
         if len(titles) != chg.shape[0] or (bodies is not None and len(bodies) != chg.shape[0]):
