@@ -78,6 +78,35 @@ void register_text(py::module_& m) {
             return out;
           },
           "num_docs"_a, "title_weight"_a, "offsets"_a, "docs"_a, "tfs"_a, "doc_len"_a)
+      .def(
+          "with_changes",
+          [](TextIndexPtr self, std::int32_t num_docs, const carray<std::int32_t>& dropped,
+             const carray<std::int32_t>& changed, TextIndexPtr sub, const carray<std::int32_t>& sub_term_at,
+             const carray<std::uint8_t>& sub_term_known) {
+            if (!sub) throw py::type_error("sub must be a TextIndex, got None");
+            check_1d(dropped, "dropped");
+            check_1d(changed, "changed");
+            check_1d(sub_term_at, "sub_term_at");
+            check_1d(sub_term_known, "sub_term_known", sub_term_at.shape(0));
+            const auto* dp = dropped.data();
+            const auto* cp = changed.data();
+            const auto* ap = sub_term_at.data();
+            const auto* kp = sub_term_known.data();
+            const std::int64_t nd = dropped.shape(0), nc = changed.shape(0), ns = sub_term_at.shape(0);
+            cw::TextMerge r;
+            {
+              py::gil_scoped_release nogil;
+              r = cw::merge_text_index(*self, num_docs, dp, nd, cp, nc, *sub, ap, kp, ns);
+            }
+            auto ix = std::make_shared<cw::TextIndex>(std::move(r.index));
+            return py::make_tuple(ix, vector_to_array(std::move(r.dropped_terms)));
+          },
+          "num_docs"_a, "dropped"_a, "changed"_a, "sub"_a, "sub_term_at"_a, "sub_term_known"_a,
+          "The index of a new set of num_docs documents: this index's postings of the documents not in "
+          "`dropped` (renumbered in order to the new positions not in `changed`) merged with `sub`, a fresh "
+          "index of the documents at the new positions `changed`; `sub_term_at`/`sub_term_known` place sub's "
+          "terms in this index's sorted vocabulary. Returns (index, dropped_terms): the old term ids no "
+          "document uses any more.")
       .def_property_readonly("num_docs", [](const cw::TextIndex& ix) { return ix.num_docs; })
       .def_property_readonly("num_terms", [](const cw::TextIndex& ix) { return ix.num_terms; })
       .def_property_readonly("title_weight", [](const cw::TextIndex& ix) { return ix.title_weight; })
@@ -99,10 +128,20 @@ void register_text(py::module_& m) {
         const auto& ix = self.cast<const cw::TextIndex&>();
         return readonly_view(ix.doc_len.data(), static_cast<std::int64_t>(ix.doc_len.size()), self);
       })
+      .def_property_readonly("max_tf", [](py::object self) {
+        const auto& ix = self.cast<const cw::TextIndex&>();
+        return readonly_view(ix.max_tf.data(), static_cast<std::int64_t>(ix.max_tf.size()), self);
+      }, "Per term, the largest tf among its postings (derived).")
+      .def_property_readonly("min_len", [](py::object self) {
+        const auto& ix = self.cast<const cw::TextIndex&>();
+        return readonly_view(ix.min_len.data(), static_cast<std::int64_t>(ix.min_len.size()), self);
+      }, "Per term, the smallest length of a document holding it (derived).")
       .def_property_readonly("memory_bytes", [](const cw::TextIndex& ix) {
         return static_cast<std::int64_t>(ix.offsets.size() * sizeof(cw::offset_t) +
                                          ix.docs.size() * sizeof(cw::node_t) + ix.tfs.size() * 4 +
-                                         ix.doc_len.size() * 4 + ix.max_tf.size() * 4 + ix.min_len.size() * 4);
+                                         ix.doc_len.size() * 4 + ix.max_tf.size() * 4 + ix.min_len.size() * 4 +
+                                         ix.tf_ptr.size() * sizeof(cw::offset_t) + ix.tf_val.size() * 4 +
+                                         ix.tf_min_len.size() * 4);
       })
       .def(
           "stats",
@@ -129,7 +168,12 @@ void register_text(py::module_& m) {
       .def_property_readonly("df", [](py::object self) {
         const auto& h = self.cast<const TextStatsHolder&>();
         return readonly_view(h.stats.df.data(), static_cast<std::int64_t>(h.stats.df.size()), self);
-      });
+      })
+      .def_property_readonly("max_contrib", [](py::object self) {
+        const auto& h = self.cast<const TextStatsHolder&>();
+        return readonly_view(h.stats.max_contrib.data(), static_cast<std::int64_t>(h.stats.max_contrib.size()),
+                             self);
+      }, "Per term, its largest BM25 contribution over the visible documents (MaxScore's bound).");
 
   m.def(
       "bm25_topk",

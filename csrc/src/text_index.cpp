@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -32,6 +33,68 @@ void check_tokens(const term_t* tok, std::int64_t n, std::int32_t num_terms, con
                             std::to_string(tok[i]) + " is outside [0, " + std::to_string(num_terms) +
                             ")");
 }
+
+// Appends a term's derived bounds (max tf, min length, the distinct-tf pairs) computed over
+// postings [a, b) of (docs, tfs) with lengths doc_len.
+class BoundsBuilder {
+ public:
+  void add(TextIndex& ix, const node_t* docs, const std::int32_t* tfs, std::size_t a, std::size_t b,
+           const std::int32_t* doc_len) {
+    for (std::size_t i = a; i < b; ++i) {
+      const std::int32_t tf = tfs[i], dl = doc_len[docs[i]];
+      if (tf <= kSmall) {
+        std::int32_t& m = best_[static_cast<std::size_t>(tf)];
+        if (m == INT32_MAX) seen_.push_back(tf);
+        m = std::min(m, dl);
+      } else {
+        big_.emplace_back(tf, dl);
+      }
+    }
+    std::sort(seen_.begin(), seen_.end());
+    std::int32_t mt = 0, ml = INT32_MAX;
+    for (std::int32_t tf : seen_) {
+      std::int32_t& m = best_[static_cast<std::size_t>(tf)];
+      ix.tf_val.push_back(tf);
+      ix.tf_min_len.push_back(m);
+      mt = tf;
+      ml = std::min(ml, m);
+      m = INT32_MAX;
+    }
+    seen_.clear();
+    if (!big_.empty()) {
+      std::sort(big_.begin(), big_.end());
+      for (std::size_t i = 0; i < big_.size(); ++i) {
+        if (i > 0 && big_[i].first == big_[i - 1].first) continue;  // the first has the smallest length
+        ix.tf_val.push_back(big_[i].first);
+        ix.tf_min_len.push_back(big_[i].second);
+        mt = big_[i].first;
+        ml = std::min(ml, big_[i].second);
+      }
+      big_.clear();
+    }
+    ix.max_tf.push_back(mt);
+    ix.min_len.push_back(ml);
+    ix.tf_ptr.push_back(static_cast<offset_t>(ix.tf_val.size()));
+  }
+
+  // Appends term t of `src` unchanged (the same postings with the same lengths).
+  static void copy(TextIndex& ix, const TextIndex& src, std::size_t t) {
+    const auto a = static_cast<std::size_t>(src.tf_ptr[t]), b = static_cast<std::size_t>(src.tf_ptr[t + 1]);
+    ix.tf_val.insert(ix.tf_val.end(), src.tf_val.begin() + static_cast<std::ptrdiff_t>(a),
+                     src.tf_val.begin() + static_cast<std::ptrdiff_t>(b));
+    ix.tf_min_len.insert(ix.tf_min_len.end(), src.tf_min_len.begin() + static_cast<std::ptrdiff_t>(a),
+                         src.tf_min_len.begin() + static_cast<std::ptrdiff_t>(b));
+    ix.max_tf.push_back(src.max_tf[t]);
+    ix.min_len.push_back(src.min_len[t]);
+    ix.tf_ptr.push_back(static_cast<offset_t>(ix.tf_val.size()));
+  }
+
+ private:
+  static constexpr std::int32_t kSmall = 64;
+  std::vector<std::int32_t> best_ = std::vector<std::int32_t>(kSmall + 1, INT32_MAX);
+  std::vector<std::int32_t> seen_;
+  std::vector<std::pair<std::int32_t, std::int32_t>> big_;
+};
 
 }  // namespace
 
@@ -155,19 +218,257 @@ TextIndex TextIndex::from_arrays(std::int32_t num_docs, std::int32_t title_weigh
 }
 
 void TextIndex::derive() {
-  max_tf.assign(static_cast<std::size_t>(num_terms), 0);
-  min_len.assign(static_cast<std::size_t>(num_terms), INT32_MAX);
-  for (std::int32_t t = 0; t < num_terms; ++t) {
-    std::int32_t mt = 0, ml = INT32_MAX;
-    for (offset_t i = offsets[static_cast<std::size_t>(t)]; i < offsets[static_cast<std::size_t>(t) + 1]; ++i) {
-      mt = std::max(mt, tfs[static_cast<std::size_t>(i)]);
-      ml = std::min(ml, doc_len[static_cast<std::size_t>(docs[static_cast<std::size_t>(i)])]);
-    }
-    max_tf[static_cast<std::size_t>(t)] = mt;
-    min_len[static_cast<std::size_t>(t)] = ml;
-  }
+  max_tf.clear();
+  min_len.clear();
+  tf_val.clear();
+  tf_min_len.clear();
+  tf_ptr.assign(1, 0);
+  max_tf.reserve(static_cast<std::size_t>(num_terms));
+  min_len.reserve(static_cast<std::size_t>(num_terms));
+  tf_ptr.reserve(static_cast<std::size_t>(num_terms) + 1);
+  BoundsBuilder bb;
+  for (std::int32_t t = 0; t < num_terms; ++t)
+    bb.add(*this, docs.data(), tfs.data(), static_cast<std::size_t>(offsets[static_cast<std::size_t>(t)]),
+           static_cast<std::size_t>(offsets[static_cast<std::size_t>(t) + 1]), doc_len.data());
   total_len = 0;
   for (std::int32_t l : doc_len) total_len += l;
+}
+
+namespace {
+
+void check_ascending(const node_t* a, std::int64_t n, std::int32_t bound, const char* name) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (a[i] < 0 || a[i] >= bound)
+      throw InvalidArgument(std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(a[i]) +
+                            " is outside [0, " + std::to_string(bound) + ")");
+    if (i > 0 && a[i - 1] >= a[i])
+      throw InvalidArgument(std::string(name) + " must be strictly ascending (at " + std::to_string(i) + ")");
+  }
+}
+
+}  // namespace
+
+TextMerge merge_text_index(const TextIndex& old, std::int32_t num_docs, const node_t* dropped,
+                           std::int64_t n_dropped, const node_t* changed, std::int64_t n_changed,
+                           const TextIndex& sub, const term_t* sub_term_at,
+                           const std::uint8_t* sub_term_known, std::int64_t n_sub_terms) {
+  // ---- validation (everything the merge relies on)
+  if (num_docs < 0) throw InvalidArgument("num_docs must be >= 0, got " + std::to_string(num_docs));
+  if (sub.title_weight != old.title_weight)
+    throw InvalidArgument("sub has title_weight " + std::to_string(sub.title_weight) + ", the index " +
+                          std::to_string(old.title_weight));
+  if (n_dropped < 0 || n_dropped > old.num_docs)
+    throw InvalidArgument("dropped: " + std::to_string(n_dropped) + " documents of " + std::to_string(old.num_docs));
+  check_ascending(dropped, n_dropped, old.num_docs, "dropped");
+  if (n_changed != sub.num_docs)
+    throw InvalidArgument("changed must hold one position per document of sub (" + std::to_string(sub.num_docs) +
+                          "), got " + std::to_string(n_changed));
+  check_ascending(changed, n_changed, num_docs, "changed");
+  if (static_cast<std::int64_t>(old.num_docs) - n_dropped != static_cast<std::int64_t>(num_docs) - n_changed)
+    throw InvalidArgument("the kept documents do not fit: " + std::to_string(old.num_docs) + " - " +
+                          std::to_string(n_dropped) + " dropped != " + std::to_string(num_docs) + " - " +
+                          std::to_string(n_changed) + " changed");
+  if (n_sub_terms != sub.num_terms)
+    throw InvalidArgument("sub_term_at must hold one entry per term of sub (" + std::to_string(sub.num_terms) +
+                          "), got " + std::to_string(n_sub_terms));
+  if (static_cast<std::int64_t>(old.num_terms) + sub.num_terms > INT32_MAX)
+    throw InvalidArgument("too many terms");
+  std::int64_t prev_rank = -1;
+  for (std::int64_t j = 0; j < n_sub_terms; ++j) {
+    const term_t at = sub_term_at[j];
+    const std::uint8_t known = sub_term_known[j];
+    if (known > 1)
+      throw InvalidArgument("sub_term_known[" + std::to_string(j) + "] must be 0 or 1, got " + std::to_string(known));
+    if (at < 0 || at > old.num_terms || (known && at == old.num_terms))
+      throw InvalidArgument("sub_term_at[" + std::to_string(j) + "] = " + std::to_string(at) + " is outside [0, " +
+                            std::to_string(known ? old.num_terms : old.num_terms + 1) + ")");
+    const std::int64_t rank = 2 * static_cast<std::int64_t>(at) + known;
+    if (rank < prev_rank || (known && rank == prev_rank))
+      throw InvalidArgument("sub_term_at / sub_term_known must follow the sorted vocabulary (at " + std::to_string(j) +
+                            ")");
+    prev_rank = rank;
+    if (sub.offsets[static_cast<std::size_t>(j) + 1] <= sub.offsets[static_cast<std::size_t>(j)])
+      throw InvalidArgument("sub term " + std::to_string(j) + " has no postings (sub must be a fresh build)");
+  }
+
+  // ---- old document -> new document (-1: dropped), order-preserving
+  const auto n_old = static_cast<std::size_t>(old.num_docs);
+  std::vector<node_t> map(n_old);
+  {
+    std::int64_t di = 0, ci = 0;
+    node_t next = 0;
+    for (std::size_t d = 0; d < n_old; ++d) {
+      if (di < n_dropped && dropped[di] == static_cast<node_t>(d)) {
+        map[d] = -1;
+        ++di;
+        continue;
+      }
+      while (ci < n_changed && changed[ci] == next) {
+        ++next;
+        ++ci;
+      }
+      map[d] = next++;
+    }
+  }
+  TextMerge out;
+  TextIndex& ix = out.index;
+  ix.num_docs = num_docs;
+  ix.title_weight = old.title_weight;
+  ix.doc_len.assign(static_cast<std::size_t>(num_docs), 0);
+  std::int64_t total = old.total_len;
+  for (std::size_t d = 0; d < n_old; ++d) {
+    if (map[d] >= 0)
+      ix.doc_len[static_cast<std::size_t>(map[d])] = old.doc_len[d];
+    else
+      total -= old.doc_len[d];
+  }
+  for (std::int64_t s = 0; s < n_changed; ++s) {
+    ix.doc_len[static_cast<std::size_t>(changed[s])] = sub.doc_len[static_cast<std::size_t>(s)];
+    total += sub.doc_len[static_cast<std::size_t>(s)];
+  }
+  ix.total_len = total;
+
+  // ---- postings, term by term in the merged (sorted) vocabulary
+  const std::size_t cap = old.docs.size() + sub.docs.size();
+  ix.docs.resize(cap);
+  ix.tfs.resize(cap);
+  const std::size_t nt_cap = static_cast<std::size_t>(old.num_terms) + static_cast<std::size_t>(sub.num_terms);
+  ix.offsets.reserve(nt_cap + 1);
+  ix.max_tf.reserve(nt_cap);
+  ix.min_len.reserve(nt_cap);
+  ix.tf_ptr.reserve(nt_cap + 1);
+  ix.tf_val.reserve(old.tf_val.size() + sub.tf_val.size());
+  ix.tf_min_len.reserve(old.tf_val.size() + sub.tf_val.size());
+  ix.offsets.push_back(0);
+  ix.tf_ptr.push_back(0);
+  BoundsBuilder bb;
+  node_t* od = ix.docs.data();
+  std::int32_t* ot = ix.tfs.data();
+  std::size_t w = 0;
+  const node_t* mp = map.data();
+  const std::int32_t* new_len = ix.doc_len.data();
+
+  // The map is a few runs of consecutive kept documents, each shifted by one constant (a write
+  // changes few documents): a long posting list is copied run by run (a vectorisable add and a
+  // memcpy, the run's end found by binary search) instead of one lookup per posting.
+  struct Run {
+    node_t lo, hi, shift;
+  };
+  std::vector<Run> runs;
+  std::vector<node_t> run_lo;
+  for (std::size_t d = 0; d < n_old;) {
+    if (mp[d] < 0) {
+      ++d;
+      continue;
+    }
+    const node_t shift = mp[d] - static_cast<node_t>(d);
+    std::size_t e = d + 1;
+    while (e < n_old && mp[e] >= 0 && mp[e] - static_cast<node_t>(e) == shift) ++e;
+    runs.push_back(Run{static_cast<node_t>(d), static_cast<node_t>(e), shift});
+    run_lo.push_back(static_cast<node_t>(d));
+    d = e;
+  }
+  constexpr std::size_t kMaxRuns = 64, kMinList = 32;
+  const bool by_runs = runs.size() <= kMaxRuns;
+  auto copy_old = [&](std::size_t t) {  // the kept postings of old term t, renumbered
+    const auto a = static_cast<std::size_t>(old.offsets[t]), b = static_cast<std::size_t>(old.offsets[t + 1]);
+    const node_t* sd = old.docs.data();
+    const std::int32_t* st = old.tfs.data();
+    if (!by_runs || b - a < kMinList) {
+      for (std::size_t i = a; i < b; ++i) {  // branch-free: write always, advance when kept
+        const node_t nd = mp[sd[i]];
+        od[w] = nd;
+        ot[w] = st[i];
+        w += static_cast<std::size_t>(nd >= 0);
+      }
+      return;
+    }
+    std::size_t i = a;
+    while (i < b) {
+      const node_t d = sd[i];
+      if (mp[d] < 0) {  // a dropped document
+        ++i;
+        continue;
+      }
+      const Run& r = runs[static_cast<std::size_t>(std::upper_bound(run_lo.begin(), run_lo.end(), d) -
+                                                   run_lo.begin()) - 1];
+      const std::size_t j = static_cast<std::size_t>(std::lower_bound(sd + i, sd + b, r.hi) - sd);
+      const node_t shift = r.shift;
+      node_t* dst = od + w;
+      const node_t* src = sd + i;
+      const std::size_t len = j - i;
+      for (std::size_t k = 0; k < len; ++k) dst[k] = src[k] + shift;
+      std::memcpy(ot + w, st + i, len * sizeof(std::int32_t));
+      w += len;
+      i = j;
+    }
+  };
+  auto emit_computed = [&](std::size_t start) {  // bounds over the term's new postings
+    ix.offsets.push_back(static_cast<offset_t>(w));
+    bb.add(ix, od, ot, start, w, new_len);
+  };
+  auto emit_sub = [&](std::size_t j) {  // a term only the changed documents hold
+    const auto a = static_cast<std::size_t>(sub.offsets[j]), b = static_cast<std::size_t>(sub.offsets[j + 1]);
+    for (std::size_t i = a; i < b; ++i) {
+      od[w] = changed[sub.docs[i]];
+      ot[w] = sub.tfs[i];
+      ++w;
+    }
+    ix.offsets.push_back(static_cast<offset_t>(w));
+    BoundsBuilder::copy(ix, sub, j);  // sub's lengths are the new lengths of its documents
+  };
+
+  std::size_t j = 0;
+  const auto nsub = static_cast<std::size_t>(n_sub_terms);
+  for (std::size_t t = 0;; ++t) {
+    while (j < nsub && !sub_term_known[j] && static_cast<std::size_t>(sub_term_at[j]) == t) emit_sub(j++);
+    if (t == static_cast<std::size_t>(old.num_terms)) break;
+    const std::size_t start = w;
+    if (j < nsub && sub_term_known[j] && static_cast<std::size_t>(sub_term_at[j]) == t) {
+      // both: merge the kept old postings with the sub's (disjoint documents, both ascending)
+      const auto oa = static_cast<std::size_t>(old.offsets[t]), ob = static_cast<std::size_t>(old.offsets[t + 1]);
+      const auto sa = static_cast<std::size_t>(sub.offsets[j]), sb = static_cast<std::size_t>(sub.offsets[j + 1]);
+      std::size_t i = oa, k = sa;
+      node_t nd_old = -1;
+      auto next_old = [&]() {
+        while (i < ob && (nd_old = mp[old.docs[i]]) < 0) ++i;
+      };
+      next_old();
+      while (i < ob || k < sb) {
+        const node_t nd_sub = k < sb ? changed[sub.docs[k]] : std::numeric_limits<node_t>::max();
+        if (i < ob && nd_old < nd_sub) {
+          od[w] = nd_old;
+          ot[w] = old.tfs[i];
+          ++i;
+          next_old();
+        } else {
+          od[w] = nd_sub;
+          ot[w] = sub.tfs[k];
+          ++k;
+        }
+        ++w;
+      }
+      ++j;
+      emit_computed(start);
+      continue;
+    }
+    copy_old(t);
+    const std::size_t got = w - start;
+    if (got == 0) {
+      out.dropped_terms.push_back(static_cast<term_t>(t));
+      continue;
+    }
+    if (got == static_cast<std::size_t>(old.offsets[t + 1] - old.offsets[t])) {
+      ix.offsets.push_back(static_cast<offset_t>(w));
+      BoundsBuilder::copy(ix, old, t);  // the same postings and lengths: the same bounds
+    } else {
+      emit_computed(start);
+    }
+  }
+  ix.docs.resize(w);
+  ix.tfs.resize(w);
+  ix.num_terms = static_cast<std::int32_t>(ix.offsets.size() - 1);
+  return out;
 }
 
 TextStats text_stats(const TextIndex& ix, const std::uint8_t* visible, bool all_terms, BM25Params p) {
@@ -190,23 +491,60 @@ TextStats text_stats(const TextIndex& ix, const std::uint8_t* visible, bool all_
   s.df.assign(nt, 0);
   s.max_contrib.assign(nt, 0.0);
   const double avgdl = s.num_docs > 0 ? static_cast<double>(s.total_len) / static_cast<double>(s.num_docs) : 1.0;
+  if (visible == nullptr) {
+    for (std::size_t t = 0; t < nt; ++t) {
+      const auto c = static_cast<std::int32_t>(ix.offsets[t + 1] - ix.offsets[t]);
+      s.df[t] = c;
+      if (c == 0 || s.total_len == 0) continue;
+      const double idf = bm25_idf(s.num_docs, c);
+      double mx = 0.0;  // the largest over the distinct-tf pairs is the largest over the postings
+      for (offset_t i = ix.tf_ptr[t]; i < ix.tf_ptr[t + 1]; ++i)
+        mx = std::max(mx, bm25_term(idf, ix.tf_val[static_cast<std::size_t>(i)],
+                                    ix.tf_min_len[static_cast<std::size_t>(i)], avgdl, p));
+      s.max_contrib[t] = mx;
+    }
+    return s;
+  }
+  // Over a mask: one pass per term counts the visible postings and keeps, per distinct tf, the
+  // smallest visible length; the contribution is then computed once per distinct tf (BM25 shrinks
+  // with the length for a given tf, in floating point too), not once per posting: the same
+  // largest contribution as a scan.
+  constexpr std::int32_t kSmall = 64;
+  std::vector<std::int32_t> best(kSmall + 1, INT32_MAX);
+  std::vector<std::int32_t> seen;
+  std::vector<std::pair<std::int32_t, std::int32_t>> big;
+  const node_t* docs = ix.docs.data();
+  const std::int32_t* tfs = ix.tfs.data();
+  const std::int32_t* len = ix.doc_len.data();
   for (std::size_t t = 0; t < nt; ++t) {
-    const offset_t a = ix.offsets[t], e = ix.offsets[t + 1];
+    const auto a = static_cast<std::size_t>(ix.offsets[t]), e = static_cast<std::size_t>(ix.offsets[t + 1]);
     std::int32_t c = 0;
-    if (visible == nullptr) {
-      c = static_cast<std::int32_t>(e - a);
-    } else {
-      for (offset_t i = a; i < e; ++i) c += visible[ix.docs[static_cast<std::size_t>(i)]] != 0;
+    for (std::size_t i = a; i < e; ++i) {
+      const node_t d = docs[i];
+      if (!visible[d]) continue;
+      ++c;
+      const std::int32_t tf = tfs[i], dl = len[d];
+      if (tf <= kSmall) {
+        std::int32_t& m = best[static_cast<std::size_t>(tf)];
+        if (m == INT32_MAX) seen.push_back(tf);
+        m = std::min(m, dl);
+      } else {
+        big.emplace_back(tf, dl);
+      }
     }
     s.df[t] = c;
-    if (c == 0 || s.total_len == 0) continue;
-    const double idf = bm25_idf(s.num_docs, c);
     double mx = 0.0;
-    for (offset_t i = a; i < e; ++i) {
-      const node_t d = ix.docs[static_cast<std::size_t>(i)];
-      if (visible != nullptr && !visible[d]) continue;
-      mx = std::max(mx, bm25_term(idf, ix.tfs[static_cast<std::size_t>(i)], ix.doc_len[static_cast<std::size_t>(d)], avgdl, p));
+    const bool any = c > 0 && s.total_len > 0;
+    const double idf = any ? bm25_idf(s.num_docs, c) : 0.0;
+    for (std::int32_t tf : seen) {
+      std::int32_t& m = best[static_cast<std::size_t>(tf)];
+      if (any) mx = std::max(mx, bm25_term(idf, tf, m, avgdl, p));
+      m = INT32_MAX;
     }
+    seen.clear();
+    if (any)
+      for (const auto& q : big) mx = std::max(mx, bm25_term(idf, q.first, q.second, avgdl, p));
+    big.clear();
     s.max_contrib[t] = mx;
   }
   return s;

@@ -33,6 +33,14 @@ struct TextIndex {
   // postings (MaxScore's upper bounds), and the total length of all documents.
   std::vector<std::int32_t> max_tf;
   std::vector<std::int32_t> min_len;
+  // Per term, each distinct tf among its postings (ascending) with the smallest length of the
+  // documents holding the term that often: terms' entries [tf_ptr[t], tf_ptr[t+1]). BM25 grows
+  // with tf and shrinks with length (also in floating point), so the largest contribution over
+  // all documents is the largest over these pairs: the unmasked statistics cost O(pairs), not
+  // O(postings).
+  std::vector<offset_t> tf_ptr;
+  std::vector<std::int32_t> tf_val;
+  std::vector<std::int32_t> tf_min_len;
   std::int64_t total_len = 0;
 
   std::int64_t num_postings() const { return static_cast<std::int64_t>(docs.size()); }
@@ -53,6 +61,35 @@ struct TextIndex {
 
   void derive();
 };
+
+// The result of TextIndex merging: the new index and the old term ids that no document of it uses
+// any more (ascending; the caller drops them from its vocabulary).
+struct TextMerge {
+  TextIndex index;
+  std::vector<term_t> dropped_terms;
+};
+
+// The index of a new set of `num_docs` documents from `old` (the index of the previous set) and
+// `sub` (a fresh index of the documents that are new or changed), equal array for array to a
+// fresh build of the new set, at the cost of one pass over the old postings (memory speed).
+//
+// `dropped` (strictly ascending old documents) are the old documents that are gone or changed;
+// `changed` (strictly ascending new documents, one per document of `sub`, in order) are the new
+// positions of `sub`'s documents. Every other old document keeps its postings and length and is
+// renumbered, in order, to the new positions not in `changed` (so
+// old.num_docs - |dropped| == num_docs - |changed|): node index = rank of the sorted id, and the
+// ids that did not change keep their relative order.
+//
+// The vocabularies are merged without comparing strings (the caller did that by bisection): for
+// sub term j, `sub_term_at[j]` is the position of its string in the old (sorted) vocabulary and
+// `sub_term_known[j]` is 1 when the old term at that position is the same string, 0 when it is a
+// new term that sorts just before it (at == old.num_terms: after every old term). Sub terms are
+// sorted, so (2 * at + known) is non-decreasing and strictly increasing where known is 1. An old
+// term that keeps no posting is dropped (a fresh build has no unused terms). Validates everything.
+TextMerge merge_text_index(const TextIndex& old, std::int32_t num_docs, const node_t* dropped,
+                           std::int64_t n_dropped, const node_t* changed, std::int64_t n_changed,
+                           const TextIndex& sub, const term_t* sub_term_at,
+                           const std::uint8_t* sub_term_known, std::int64_t n_sub_terms);
 
 // BM25 statistics over a set of visible documents: N, the total length and (optionally, for all
 // terms) the document frequencies.

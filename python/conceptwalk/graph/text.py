@@ -38,6 +38,7 @@ True
 
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 import unicodedata
@@ -124,13 +125,29 @@ def _mask_u8(mask: npt.NDArray[np.bool_] | None, n: int, name: str) -> npt.NDArr
     return np.ascontiguousarray(arr).view(np.uint8)
 
 
+def _positions(a: npt.ArrayLike, name: str) -> npt.NDArray[np.int32]:
+    arr = np.asarray(a)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int32)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise InputError(f"{name} must be a 1-D array of integer positions, got dtype {arr.dtype} and shape {arr.shape}")
+    if int(arr.min()) < 0 or int(arr.max()) > np.iinfo(np.int32).max:
+        raise InputError(f"{name}: positions must be in [0, 2**31), got {int(arr.min())}..{int(arr.max())}")
+    return np.ascontiguousarray(arr, dtype=np.int32)
+
+
 class TextIndex:
     """An inverted index over ``num_docs`` documents (node indices) with BM25 top-k over any
     visible subset. Build with :meth:`build`, persist with :meth:`to_arrays` /
     :meth:`from_arrays`.
 
-    Memory: 8 bytes per posting (int32 document, int32 tf), 16 per term (offset and two bounds),
-    4 per document, plus the vocabulary (its UTF-8 bytes and an 8-byte offset per term).
+    Memory: 8 bytes per posting (int32 document, int32 tf), 24 per term (offsets and two
+    bounds) plus 8 per distinct tf of a term (the exact unmasked BM25 bound), 4 per document,
+    plus the vocabulary (its UTF-8 bytes and an 8-byte offset per term).
+
+    Following writes: :meth:`with_changes` gives the index of a new set of documents that differs
+    in a few of them, equal to a fresh :meth:`build`, at the cost of tokenising those and one pass
+    of the core over the postings.
 
     Parameters
     ----------
@@ -139,7 +156,8 @@ class TextIndex:
     vocabulary : list of str
         The terms, sorted (term id = position).
     term_ids : dict, optional
-        ``term -> id`` when already at hand (built lazily otherwise).
+        ``term -> id`` when already at hand (otherwise a query's terms are found by bisecting
+        the sorted vocabulary).
     """
 
     #: Prepared-mask statistics kept per index (least recently used dropped first).
@@ -210,18 +228,103 @@ class TextIndex:
                                      title_weight)
         return cls(core, vocab, term_ids={t: i for i, t in enumerate(vocab)})
 
+    def with_changes(self, num_docs: int, dropped: npt.ArrayLike, changed: npt.ArrayLike,
+                     titles: Sequence[str | None], bodies: Sequence[str | None] | None = None) -> TextIndex:
+        """The index of a new set of ``num_docs`` documents that differs from this one's in a few
+        documents, equal to a fresh :meth:`build` of the new set array for array, at the cost of
+        tokenising the changed documents and one pass of the core over the postings (following
+        a write).
+
+        The documents are node indices (the rank of a sorted id): ``dropped`` are this index's
+        documents that are gone or changed, ``changed`` the new positions of the documents that
+        are new or changed (``titles[i]`` / ``bodies[i]`` being the text of ``changed[i]``).
+        Every other document is the same document with the same text in both sets, so the
+        ``k``-th of this index's documents not in ``dropped`` is the ``k``-th new position not
+        in ``changed``; it keeps its postings, renumbered. The vocabularies are merged by
+        bisecting the changed documents' few terms into this index's sorted vocabulary; terms
+        that no document uses any more are dropped.
+
+        Parameters
+        ----------
+        num_docs : int
+            Documents of the new index.
+        dropped : array-like of int
+            This index's documents that are deleted or changed, strictly ascending.
+        changed : array-like of int
+            The new positions of the new or changed documents, strictly ascending
+            (``num_docs - len(changed) == self.num_docs - len(dropped)``).
+        titles, bodies : sequences of str or None
+            Per changed document (aligned with ``changed``), its title and body.
+
+        Returns
+        -------
+        TextIndex
+
+        Raises
+        ------
+        InputError
+            Positions out of range, not ascending, or not fitting the two sets.
+
+        Examples
+        --------
+        >>> old = TextIndex.build(["graph walks", "cuts"], [None, "min cut"])
+        >>> # document 1 changes its body and a new document sorts last
+        >>> new = old.with_changes(3, [1], [1, 2], ["cuts", "random walks"], ["max cut", None])
+        >>> fresh = TextIndex.build(["graph walks", "cuts", "random walks"], [None, "max cut", None])
+        >>> all(np.array_equal(a, b) for a, b in zip(new.to_arrays().values(), fresh.to_arrays().values()))
+        True
+        >>> new.vocabulary
+        ['cut', 'graph', 'max', 'random', 'walk']
+        """
+        if (isinstance(num_docs, bool) or not isinstance(num_docs, (int, np.integer))
+                or not 0 <= num_docs <= np.iinfo(np.int32).max):
+            raise InputError(f"num_docs must be an integer in [0, 2**31), got {num_docs!r}")
+        drop = _positions(dropped, "dropped")
+        chg = _positions(changed, "changed")
+        if len(titles) != chg.shape[0] or (bodies is not None and len(bodies) != chg.shape[0]):
+            raise InputError(f"titles and bodies must hold one entry per changed document ({chg.shape[0]}), "
+                             f"got {len(titles)} and {'None' if bodies is None else len(bodies)}")
+        sub = TextIndex.build(titles, bodies, title_weight=self.title_weight)
+        old_v = self.vocabulary
+        nv = len(old_v)
+        at = [bisect.bisect_left(old_v, w) for w in sub.vocabulary]
+        known = [p < nv and old_v[p] == w for p, w in zip(at, sub.vocabulary)]
+        try:
+            core, gone = self._core.with_changes(int(num_docs), drop, chg, sub.core,
+                                                 np.asarray(at, dtype=np.int32), np.asarray(known, dtype=np.uint8))
+        except ValueError as exc:
+            raise InputError(f"text index with_changes: {exc}") from None
+        # the new vocabulary: old terms minus the dropped ones, the new terms bisected in
+        # (slices of the old list between the few edits: no per-term Python work)
+        # (a new term at p sorts before old term p: inserts come before the drop of the same p)
+        edits = sorted([(p, 0, w) for p, w, k in zip(at, sub.vocabulary, known) if not k]
+                       + [(p, 1, "") for p in gone.tolist()])
+        words: list[str] = []
+        start = 0
+        for p, drop_it, w in edits:
+            words.extend(old_v[start:p])
+            if drop_it:
+                start = p + 1
+            else:
+                start = p
+                words.append(w)
+        words.extend(old_v[start:])
+        return TextIndex(core, words)
+
     def advanced(self, keep: npt.ArrayLike, titles: Sequence[str | None],
                  bodies: Sequence[str | None] | None = None) -> TextIndex:
         """The index of a new set of documents, reusing this index's postings for the documents
         that did not change: equal to ``TextIndex.build(titles, bodies)`` array for array, at the
-        cost of tokenising only the changed documents (what following a write costs).
+        cost of tokenising only the changed documents (see :meth:`with_changes`, which takes
+        only the changed positions and texts).
 
         Parameters
         ----------
         keep : array-like of int
             Per new document, the index in *this* index of the same document with the same title
             and body, or -1 when it is new or changed (it is then tokenised from ``titles`` /
-            ``bodies``).
+            ``bodies``). Kept documents in their old order are merged; any other order is built
+            afresh.
         titles, bodies : sequences of str or None
             Per new document its title and body (only read where ``keep`` is -1).
 
@@ -242,59 +345,20 @@ class TextIndex:
         c = self._core
         if kp.shape != (n,) or (n and (kp.min() < -1 or kp.max() >= c.num_docs)):
             raise InputError(f"keep must hold {n} positions in [-1, {c.num_docs})")
+        if bodies is not None and len(bodies) != n:
+            raise InputError(f"bodies must have {n} entries (one per title), got {len(bodies)}")
         sel = kp >= 0
-        if sel.any() and np.unique(kp[sel]).shape[0] != int(sel.sum()):
+        kept = kp[sel]
+        if kept.size and np.unique(kept).shape[0] != kept.shape[0]:
             raise InputError("keep must not name one old document twice")
+        if kept.size > 1 and np.any(np.diff(kept) <= 0):  # not the old order: no merge possible
+            return TextIndex.build(titles, bodies, title_weight=self.title_weight)
+        dropped = np.ones(c.num_docs, dtype=bool)
+        dropped[kept] = False
         redo = np.flatnonzero(~sel)
-        sub = TextIndex.build([titles[i] for i in redo.tolist()],
-                              None if bodies is None else [bodies[i] for i in redo.tolist()],
-                              title_weight=self.title_weight)
-        # the kept documents' postings, renumbered to their new positions
-        old_to_new = np.full(c.num_docs, -1, dtype=np.int64)
-        old_to_new[kp[sel]] = np.flatnonzero(sel)
-        old_off = np.asarray(c.offsets, dtype=np.int64)
-        old_terms = np.repeat(np.arange(old_off.shape[0] - 1, dtype=np.int64), np.diff(old_off))
-        nd = old_to_new[np.asarray(c.docs, dtype=np.int64)]
-        m = nd >= 0
-        s_core = sub.core
-        s_off = np.asarray(s_core.offsets, dtype=np.int64)
-        s_terms = np.repeat(np.arange(s_off.shape[0] - 1, dtype=np.int64), np.diff(s_off))
-        # one sorted vocabulary (code-point order, as build's sorted()), unused terms dropped
-        old_v = np.asarray(self.vocabulary, dtype=str) if self.vocabulary else np.zeros(0, dtype="<U1")
-        sub_v = np.asarray(sub.vocabulary, dtype=str) if sub.vocabulary else np.zeros(0, dtype="<U1")
-        terms = np.concatenate([old_terms[m], s_terms + old_v.shape[0]])
-        docs = np.concatenate([nd[m], redo[np.asarray(s_core.docs, dtype=np.int64)]])
-        tfs = np.concatenate([np.asarray(c.tfs, dtype=np.int32)[m], np.asarray(s_core.tfs, dtype=np.int32)])
-        both = np.concatenate([old_v, sub_v])
-        used = np.flatnonzero(np.bincount(terms, minlength=both.shape[0]))
-        vocab, inverse = np.unique(both[used], return_inverse=True)
-        lut = np.full(both.shape[0], -1, dtype=np.int64)
-        lut[used] = inverse.reshape(-1)
-        t = lut[terms]
-        # The kept postings stay sorted by (term, document): new ids keep the old ones' order and
-        # the merged vocabulary keeps the old terms' order. Only the few new postings are sorted
-        # and inserted, so following a write costs no sort of every posting.
-        n_kept = int(m.sum())
-        key = t * max(n, 1) + docs
-        kept_key, new_key = key[:n_kept], key[n_kept:]
-        new_order = np.argsort(new_key, kind="stable")
-        at = np.searchsorted(kept_key, new_key[new_order])
-        t = np.insert(t[:n_kept], at, t[n_kept:][new_order])
-        docs = np.insert(docs[:n_kept], at, docs[n_kept:][new_order])
-        tfs = np.insert(tfs[:n_kept], at, tfs[n_kept:][new_order])
-        offsets = np.zeros(vocab.shape[0] + 1, dtype=np.int64)
-        np.cumsum(np.bincount(t, minlength=vocab.shape[0]), out=offsets[1:])
-        doc_len = np.zeros(n, dtype=np.int32)
-        old_len = np.asarray(c.doc_len, dtype=np.int32)
-        doc_len[sel] = old_len[kp[sel]]
-        doc_len[redo] = np.asarray(s_core.doc_len, dtype=np.int32)
-        try:
-            core = _core.TextIndex.from_arrays(n, self.title_weight, offsets, docs.astype(np.int32),
-                                               np.ascontiguousarray(tfs), doc_len)
-        except ValueError as exc:  # pragma: no cover - the arrays are built consistent above
-            raise InputError(f"text index advance: {exc}") from None
-        words = vocab.tolist()
-        return TextIndex(core, words, term_ids={w: i for i, w in enumerate(words)})
+        rl = redo.tolist()
+        return self.with_changes(n, np.flatnonzero(dropped), redo, [titles[i] for i in rl],
+                                 None if bodies is None else [bodies[i] for i in rl])
 
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
         """The index as named numpy arrays (what a snapshot persists): ``text_meta`` (int64:
@@ -431,10 +495,14 @@ class TextIndex:
         numpy.ndarray of int32
         """
         ids = self._term_ids
-        if ids is None:
-            ids = self._term_ids = {t: i for i, t in enumerate(self.vocabulary)}
         distinct = list(dict.fromkeys(tokenize(text)))[:MAX_QUERY_TERMS]
-        found = sorted(ids[t] for t in distinct if t in ids)
+        if ids is not None:
+            found = sorted(ids[t] for t in distinct if t in ids)
+        else:  # the sorted vocabulary bisected: no O(terms) map to build after a write
+            vocab = self.vocabulary
+            nv = len(vocab)
+            found = sorted(p for p, t in ((bisect.bisect_left(vocab, t), t) for t in distinct)
+                           if p < nv and vocab[p] == t)
         return np.asarray(found, dtype=np.int32)
 
     def stats_for(self, visibility: Any) -> _core.TextStats:

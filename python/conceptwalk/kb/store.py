@@ -50,7 +50,7 @@ from ..errors import ConceptwalkError, InputError, NotFoundError, StoreNotFoundE
 from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, Caller, LinkGraph
 from ..graph.linkgraph import JSON_VALUE_MARK, annotation_name
 from ..graph.text import TextIndex, text_search
-from .snapshot import CHANGELOG_SCHEMA, CHANGE_RESET, CHANGE_TEXT, GraphSnapshot, SnapshotError, read_arrays, write_arrays
+from .snapshot import CHANGELOG_SCHEMA, CHANGE_NODE, CHANGE_RESET, CHANGE_TEXT, GraphSnapshot, SnapshotError, read_arrays, write_arrays
 
 __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
 
@@ -535,10 +535,9 @@ class KnowledgeBase:
             self._uuid: str | None = None if r is None else str(r[0])
         except sqlite3.DatabaseError:  # pragma: no cover - open() checked the file
             self._changelog, self._uuid = False, None
-        self._text: tuple[LinkGraph, int, TextIndex] | None = None  # the text index of a snapshot (graph, version)
-        #: The last committed text index with its documents (id -> position, (title, body)), from
-        #: which the next one is advanced.
-        self._text_rows: tuple[TextIndex, dict[str, int], list[tuple[Any, Any]]] | None = None
+        #: The text index of a snapshot (graph, change-log position, index): the last committed
+        #: one, built, advanced or loaded from the snapshot file; the next one is advanced from it.
+        self._text: tuple[LinkGraph, int, TextIndex] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -1619,9 +1618,12 @@ class KnowledgeBase:
 
     def text_index(self, graph: LinkGraph | None = None) -> TextIndex | None:
         """The text index of the graph snapshot ``graph`` (default: :meth:`graph`), documents in
-        its node order; built from the store's rows on first use and cached beside the graph, so
-        a write that replaces the snapshot replaces the index too. ``None`` when ``graph`` is no
-        longer the store's snapshot (the store changed since it was read).
+        its node order, cached beside the graph. After writes (from any process) it is brought
+        forward from the previous one (or the one saved in the snapshot file) along the change
+        log: only the documents of the changed nodes are read back and tokenised, the others keep
+        their postings (equal to a fresh build); a bulk load, a gap in the log or more changes
+        than a rebuild costs builds it from every row. ``None`` when ``graph`` is no longer the
+        store's snapshot (the store changed since it was read).
 
         Parameters
         ----------
@@ -1663,33 +1665,60 @@ class KnowledgeBase:
             return ix
 
     def _build_text_index(self, g: LinkGraph, version: int | None) -> TextIndex | None:
-        """The hook that builds the text index from the store's rows (one read), or None when the
-        store is no longer at change-log position ``version`` (None: inside our own write
-        transaction)."""
+        """The text index of ``g`` at change-log position ``version`` (None: inside our own write
+        transaction, built from the current rows and never kept), or None when the store is no
+        longer at ``version``. Advanced from the cached index (:meth:`_advance_text_index`) when
+        the change log allows, else built from every row (one read)."""
         with self._read() as conn:
             if version is not None and self._graph_version(conn) != version:
                 return None
+            if version is not None:
+                ix = self._advance_text_index(conn, g, version)
+                if ix is not None:
+                    return ix
             rows = conn.execute("SELECT id, title, body FROM nodes ORDER BY id").fetchall()
         if len(rows) != g.num_nodes or any(r[0] != i for r, i in zip(rows, g.ids)):
             return None
-        titles = [r[1] for r in rows]
-        bodies = [r[2] for r in rows]
-        prev = self._text_rows
-        if version is None or prev is None:
-            ix = TextIndex.build(titles, bodies)
-        else:
-            # Follow the write at its cost: only documents whose title or body changed (or that
-            # are new) are tokenised; the others keep their postings (equal to a fresh build).
-            old_ix, old_pos, old_text = prev
-            keep = [-1] * len(rows)
-            for j, (nid, title, body) in enumerate(rows):
-                i = old_pos.get(nid)
-                if i is not None and old_text[i] == (title, body):
-                    keep[j] = i
-            ix = old_ix.advanced(keep, titles, bodies)
-        if version is not None:
-            self._text_rows = (ix, {r[0]: j for j, r in enumerate(rows)}, [(r[1], r[2]) for r in rows])
-        return ix
+        return TextIndex.build([r[1] for r in rows], [r[2] for r in rows])
+
+    def _advance_text_index(self, conn: sqlite3.Connection, g: LinkGraph, version: int) -> TextIndex | None:
+        """The cached text index (``self._text``: built, advanced or loaded from the snapshot
+        file) brought to ``version`` by the change log (inside the read transaction at
+        ``version``), or None when it cannot be (no cached index, a ``reset``, a gap in the log,
+        more changes than a rebuild costs): the documents of the node and text changes since
+        its position are the only ones read back and tokenised; every other document keeps its
+        postings, renumbered from the old node order to ``g``'s."""
+        base = self._text
+        if base is None or not self._changelog:
+            return None
+        old_g, old_v, old_ix = base
+        if not 0 <= old_v <= version or old_ix.num_docs != old_g.num_nodes:
+            return None
+        limit = max(1000, (g.num_nodes + g.num_edges) // 8)  # as the graph's: past it, a build is cheaper
+        if version - old_v > limit:
+            return None
+        rows = conn.execute("SELECT kind, a FROM changes WHERE seq > ? AND seq <= ?", (old_v, version)).fetchall()
+        if len(rows) != version - old_v or any(k == CHANGE_RESET for k, _ in rows):
+            return None
+        ids = sorted({a for k, a in rows if (k == CHANGE_NODE or k == CHANGE_TEXT) and a is not None})
+        old_index, new_index = old_g.id_index, g.id_index
+        dropped = sorted(old_index[x] for x in ids if x in old_index)
+        changed = sorted((new_index[x], x) for x in ids if x in new_index)
+        if old_g.num_nodes - len(dropped) != g.num_nodes - len(changed):
+            return None  # the graphs do not differ by these changes only: rebuild
+        if not dropped and not changed:
+            return old_ix  # only edges (or nothing the text reads) changed: the same documents
+        text: dict[str, tuple[Any, Any]] = {}
+        want = [x for _, x in changed]
+        for i in range(0, len(want), 500):
+            part = want[i:i + 500]
+            for nid, title, body in conn.execute(
+                    f"SELECT id, title, body FROM nodes WHERE id IN ({','.join('?' * len(part))})", part):
+                text[nid] = (title, body)
+        if len(text) != len(want):
+            return None  # pragma: no cover - the graph at this version holds these ids
+        return old_ix.with_changes(g.num_nodes, dropped, [p for p, _ in changed],
+                                   [text[x][0] for x in want], [text[x][1] for x in want])
 
     def fts_search(self, text: str, k: int = 10, *, node_types: Iterable[str] | None = None) -> list[tuple[str, float]]:
         """The operator's FTS5 search (bm25 over *every* node, titles weigh double; the query's
