@@ -122,6 +122,7 @@ def test_synthetic_write_to_equals_row_by_row_writes(tmp_path):
         row_by_row(a, list(syn.node_rows()), list(syn.edge_rows()), list(syn.alias_rows()))
         syn.write_to(b, chunk=333)
         assert is_wal(b)
+        assert b.conn.execute("PRAGMA page_size").fetchone()[0] == 16384  # set for the load
         assert b.conn.execute("SELECT kind FROM changes").fetchall() == [(0,)]  # one reset
         assert_same_store(a, b, edge_order_free=True)
         got = b.conn.execute("SELECT authority, length(CAST(authority AS BLOB)) FROM edges WHERE authority = ?",
@@ -337,6 +338,7 @@ def test_bulk_stays_in_wal_mode_while_another_connection_reads(tmp_path):
         kb.put_nodes = spy  # type: ignore[method-assign]
         syn.write_to(kb)
         assert seen and all(mode == "wal" and n == 0 for mode, n in seen)  # the reader saw the empty store
+        assert kb.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
         assert reader.stats()["nodes"] == syn.num_nodes
 
 
