@@ -12,6 +12,7 @@ import csv
 import gzip
 import io
 import json
+import json.scanner
 import os
 import re
 import zlib
@@ -297,7 +298,8 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
 
 #: The standard library's C JSON scanner (what :func:`json.loads` calls), and the whitespace
 #: json.loads allows after a value.
-_SCAN = json.JSONDecoder().scan_once
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
+    json.JSONDecoder())  # type: ignore[arg-type]  # typeshed names the scanner class as its argument
 _JSON_SPACE = " \t\n\r"
 
 

@@ -336,27 +336,29 @@ class SyntheticKB:
         rank[order] = np.arange(n)
         # Low-cardinality columns go to the store as integer codes of their distinct values
         # (put_nodes/put_edges ``codes=``): the same stored strings, one integer bound per row.
-        scope_text = {}
-        scope_keys = []
+        scope_text: dict[tuple[str, ...] | None, str | None] = {}
+        scope_keys: list[tuple[str, ...] | None] = []
         for sc in self.scopes:
-            key = None if sc is None else tuple(sc)
-            if key not in scope_text:
-                scope_text[key] = None if sc is None else json.dumps(list(sc), ensure_ascii=False)
-            scope_keys.append(key)
+            skey = None if sc is None else tuple(sc)
+            if skey not in scope_text:
+                scope_text[skey] = None if sc is None else json.dumps(list(sc), ensure_ascii=False)
+            scope_keys.append(skey)
         ncodes: dict[str, list[Any]] = {}
         ncols: dict[str, npt.NDArray[np.int64]] = {}
-        for key, col in (("type", self.node_types), ("lifecycle", self.lifecycle)):
-            ncols[key], ncodes[key] = _encode(col)
+        ncol: Sequence[Any]
+        for name, ncol in (("type", self.node_types), ("lifecycle", self.lifecycle)):
+            ncols[name], ncodes[name] = _encode(ncol)
         sc_codes, sc_keys = _encode(scope_keys)
         ncols["scopes"], ncodes["scopes"] = sc_codes, [scope_text[k] for k in sc_keys]
         node_codes = {k: v for k, v in ncodes.items()
                       if len(v) <= _MAX_CODES and all(x is None or isinstance(x, str) for x in v)}
         o = order.tolist()
 
-        def node_col(key: str, col: list[Any]) -> list[Any]:
-            if key in node_codes:
-                return ncols[key][order].tolist()
-            if key == "scopes":
+        def node_col(name: str, col: Sequence[Any]) -> list[Any]:
+            if name in node_codes:
+                out: list[Any] = ncols[name][order].tolist()
+                return out
+            if name == "scopes":
                 return [scope_text[scope_keys[i]] for i in o]
             return [col[i] for i in o]
 
@@ -371,9 +373,10 @@ class SyntheticKB:
         t_codes, t_names = _encode(list(self.edge_types))
         t_rank = np.argsort(np.argsort(np.array(t_names, dtype=object), kind="stable"), kind="stable")
         nt = max(len(t_names), 1)
-        key = (rank[self.src] * n + rank[self.dst]) * nt + t_rank[t_codes]
-        eorder = np.argsort(key, kind="stable")
-        del key
+        if n * n * nt < 1 << 62:  # one int64 key
+            eorder = np.argsort((rank[self.src] * n + rank[self.dst]) * nt + t_rank[t_codes], kind="stable")
+        else:
+            eorder = np.lexsort((t_rank[t_codes], rank[self.dst], rank[self.src]))
         a = self.edge_annotations
         ecodes: dict[str, list[Any]] = {"type": t_names}
         ecols: dict[str, Any] = {"type": t_codes}
