@@ -302,7 +302,10 @@ class SyntheticKB:
         (:meth:`KnowledgeBase.bulk <conceptwalk.kb.KnowledgeBase.bulk>`): the same nodes,
         edges and aliases as ``add_nodes(node_rows())``, ``add_edges(edge_rows())`` and
         ``add_aliases(alias_rows())``, as parameter tuples straight from the columns, in key
-        order (so the store's indexes grow at their end).
+        order (so the store's indexes grow at their end). A column of at most 64 distinct
+        strings (node type, scopes, lifecycle, edge type and the categorical annotations) goes
+        as integer codes of its values (``put_nodes``/``put_edges`` ``codes=``), which the
+        store turns back into the same strings.
 
         Parameters
         ----------
