@@ -12,6 +12,7 @@ import csv
 import gzip
 import io
 import json
+import json.scanner
 import os
 import re
 import zlib
@@ -100,7 +101,11 @@ class _Progress:
 
 
 class _Writer:
-    """Buffers validated rows and flushes them in chunks inside the caller's transaction."""
+    """Buffers validated rows and flushes them in chunks inside the caller's transaction.
+
+    It remembers the ids of the nodes it wrote (node rows and bare endpoints), so an edge's
+    endpoint is only inserted as a bare node the first time it is met (each later one would be
+    an ``INSERT OR IGNORE`` that finds the node)."""
 
     def __init__(self, kb: KnowledgeBase, summary: ImportSummary) -> None:
         self.kb = kb
@@ -109,6 +114,7 @@ class _Writer:
         self.edges: list[tuple[Any, ...]] = []
         self.aliases: list[tuple[str, str]] = []
         self.alias_where: list[str] = []
+        self.known: set[str] = set()
         c = kb.conn
         self._n0 = c.execute("SELECT count(*) FROM nodes").fetchone()[0]
         self._e0 = c.execute("SELECT count(*) FROM edges").fetchone()[0]
@@ -117,15 +123,28 @@ class _Writer:
         self.nodes.append(params)
         self.summary.nodes += 1
         if len(self.nodes) >= _CHUNK:
-            self.kb.put_nodes(self.nodes)
-            self.nodes = []
+            self.flush_nodes()
 
     def edge(self, params: tuple[Any, ...]) -> None:
         self.edges.append(params)
         self.summary.edges += 1
         if len(self.edges) >= _CHUNK:
-            self.kb.put_edges(self.edges)
-            self.edges = []
+            self.flush_edges()
+
+    def flush_nodes(self) -> None:
+        self.kb.put_nodes(self.nodes)
+        self.known.update(p[0] for p in self.nodes)
+        self.nodes = []
+
+    def flush_edges(self) -> None:
+        known = self.known
+        ends = {p[0] for p in self.edges if p[0] not in known}
+        ends.update(p[1] for p in self.edges if p[1] not in known)
+        if ends:
+            self.kb.conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in sorted(ends)))
+            known |= ends
+        self.kb.put_edges(self.edges, endpoints_exist=True)
+        self.edges = []
 
     def alias(self, pair: tuple[str, str], where: str) -> None:
         # Aliases are checked and written last, so a canonical node may come later in the file.
@@ -135,9 +154,9 @@ class _Writer:
 
     def finish(self) -> None:
         if self.nodes:
-            self.kb.put_nodes(self.nodes)
+            self.flush_nodes()
         if self.edges:
-            self.kb.put_edges(self.edges)
+            self.flush_edges()
         for i in range(0, len(self.aliases), _CHUNK):
             self.kb.put_aliases(self.aliases[i:i + _CHUNK], self.alias_where[i:i + _CHUNK])
         c = self.kb.conn
@@ -228,28 +247,36 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
         with _open_text(p) as fh, kb.bulk():
             w = _Writer(kb, summary)
             lineno = 0
+            scan = _SCAN
+            node_row, edge_row = w.node, w.edge
             for lineno, line in _lines(fh, name):
                 if lineno % _CHUNK == 0:
                     bar.update(lineno)
-                if not line.strip():
-                    continue
+                # The C scanner straight on a line that starts an object (what json.loads does
+                # after its checks); anything else, or any doubt, goes through json.loads, whose
+                # result or error message is then the one reported.
+                obj = None
+                if line[:1] == "{":
+                    try:
+                        obj, end = scan(line, 0)
+                    except (StopIteration, ValueError, RecursionError):
+                        obj = None
+                    else:
+                        if end != len(line) and line[end:].strip(_JSON_SPACE):
+                            obj = None
+                if obj is None:
+                    if not line.strip():
+                        continue
+                    obj = _loads(line, name, lineno)
                 try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"{name}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-                except RecursionError:
-                    raise InputError(f"{name}:{lineno}: invalid JSON (nested too deeply)") from None
-                except ValueError as exc:  # e.g. an integer of more than 4300 digits
-                    raise InputError(f"{name}:{lineno}: invalid JSON ({exc})") from None
-                try:
-                    if not isinstance(obj, dict):
+                    if type(obj) is not dict:
                         raise RowError(f"expected a JSON object, got {type(obj).__name__}")
                     if "id" in obj:
                         if "src" in obj or "dst" in obj or "alias" in obj:
                             raise RowError("ambiguous line: has 'id' (a node) and 'src'/'dst'/'alias'")
-                        w.node(node_tuple(obj))
+                        node_row(node_tuple(obj))
                     elif "src" in obj or "dst" in obj:
-                        w.edge(edge_tuple(obj))
+                        edge_row(edge_tuple(obj))
                     elif "alias" in obj or "canonical" in obj:
                         w.alias(alias_pair(obj), f"{name}:{lineno}")
                     else:
@@ -267,6 +294,25 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
     finally:
         bar.close()
     return summary
+
+
+#: The standard library's C JSON scanner (what :func:`json.loads` calls), and the whitespace
+#: json.loads allows after a value.
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
+    json.JSONDecoder())  # type: ignore[arg-type]  # typeshed names the scanner class as its argument
+_JSON_SPACE = " \t\n\r"
+
+
+def _loads(line: str, name: str, lineno: int) -> Any:
+    """One line through :func:`json.loads`, its errors as ``file:line`` InputErrors."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{name}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise InputError(f"{name}:{lineno}: invalid JSON (nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise InputError(f"{name}:{lineno}: invalid JSON ({exc})") from None
 
 
 def _unreadable(name: str, exc: OSError) -> InputError:

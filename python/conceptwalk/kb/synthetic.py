@@ -38,7 +38,7 @@ Shape of the graph
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -302,7 +302,10 @@ class SyntheticKB:
         (:meth:`KnowledgeBase.bulk <conceptwalk.kb.KnowledgeBase.bulk>`): the same nodes,
         edges and aliases as ``add_nodes(node_rows())``, ``add_edges(edge_rows())`` and
         ``add_aliases(alias_rows())``, as parameter tuples straight from the columns, in key
-        order (so the store's indexes grow at their end).
+        order (so the store's indexes grow at their end). A column of at most 64 distinct
+        strings (node type, scopes, lifecycle, edge type and the categorical annotations) goes
+        as integer codes of its values (``put_nodes``/``put_edges`` ``codes=``), which the
+        store turns back into the same strings.
 
         Parameters
         ----------
@@ -327,30 +330,85 @@ class SyntheticKB:
         import json
 
         ids = self.ids
-        order = np.argsort(np.asarray(ids, dtype=object), kind="stable")
-        rank = np.empty(len(ids), dtype=np.int64)
-        rank[order] = np.arange(len(ids))
+        n = len(ids)
         every = (1 << 5) - 1  # every optional key given
-        scopes = [None if sc is None else json.dumps(list(sc), ensure_ascii=False) for sc in self.scopes]
-        nodes = [(ids[i], self.node_types[i], self.titles[i], self.bodies[i], scopes[i], self.lifecycle[i], every)
-                 for i in order.tolist()]
-        et = np.asarray(self.edge_types).astype(str)
-        tnames, tcodes = np.unique(et, return_inverse=True)
-        eorder = np.lexsort((tcodes, rank[self.dst], rank[self.src]))  # stable: repeats keep order
+        ids_o = np.empty(n, dtype=object)
+        ids_o[:] = ids
+        order = np.argsort(ids_o, kind="stable")
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n)
+        # Low-cardinality columns go to the store as integer codes of their distinct values
+        # (put_nodes/put_edges ``codes=``): the same stored strings, one integer bound per row.
+        scope_text: dict[tuple[str, ...] | None, str | None] = {}
+        scope_keys: list[tuple[str, ...] | None] = []
+        for sc in self.scopes:
+            skey = None if sc is None else tuple(sc)
+            if skey not in scope_text:
+                scope_text[skey] = None if sc is None else json.dumps(list(sc), ensure_ascii=False)
+            scope_keys.append(skey)
+        ncodes: dict[str, list[Any]] = {}
+        ncols: dict[str, npt.NDArray[np.int64]] = {}
+        ncol: Sequence[Any]
+        for name, ncol in (("type", self.node_types), ("lifecycle", self.lifecycle)):
+            ncols[name], ncodes[name] = _encode(ncol)
+        sc_codes, sc_keys = _encode(scope_keys)
+        ncols["scopes"], ncodes["scopes"] = sc_codes, [scope_text[k] for k in sc_keys]
+        node_codes = {k: v for k, v in ncodes.items()
+                      if len(v) <= _MAX_CODES and all(x is None or isinstance(x, str) for x in v)}
+        o = order.tolist()
+
+        def node_col(name: str, col: Sequence[Any]) -> list[Any]:
+            if name in node_codes:
+                out: list[Any] = ncols[name][order].tolist()
+                return out
+            if name == "scopes":
+                return [scope_text[scope_keys[i]] for i in o]
+            return [col[i] for i in o]
+
+        nodes = list(zip(ids_o[order].tolist(), node_col("type", self.node_types),
+                         [self.titles[i] for i in o], [self.bodies[i] for i in o],
+                         node_col("scopes", []), node_col("lifecycle", self.lifecycle),
+                         itertools.repeat(every, n)))
+        del o
+        # Edges in key order (src, dst, type by the store's text order): every index grows at
+        # its end. The type's rank among the type names breaks ties; stable, so repeats of one
+        # key keep their order (the last one wins, as with add_edges).
+        t_codes, t_names = _encode(list(self.edge_types))
+        t_rank = np.argsort(np.argsort(np.array(t_names, dtype=object), kind="stable"), kind="stable")
+        nt = max(len(t_names), 1)
+        if n * n * nt < 1 << 62:  # one int64 key
+            eorder = np.argsort((rank[self.src] * n + rank[self.dst]) * nt + t_rank[t_codes], kind="stable")
+        else:
+            eorder = np.lexsort((t_rank[t_codes], rank[self.dst], rank[self.src]))
         a = self.edge_annotations
-        ids_o = np.asarray(ids, dtype=object)
-        # Columns permuted by (object-array) fancy indexing in C, zipped into tuples.
-        cols = [ids_o[self.src[eorder]].tolist(), ids_o[self.dst[eorder]].tolist(), et[eorder].tolist()]
-        for k in ("authority", "fidelity", "extraction_method", "extraction_confidence", "lifecycle"):
-            col = np.empty(len(a[k]), dtype=object)
-            col[:] = a[k]
-            cols.append(col[eorder].tolist())
-        edges = list(zip(*cols, itertools.repeat(every, len(eorder))))
+        ecodes: dict[str, list[Any]] = {"type": t_names}
+        ecols: dict[str, Any] = {"type": t_codes}
+        for k in ("authority", "fidelity", "extraction_method", "lifecycle"):
+            codes_k, names_k = _encode(a[k])
+            if len(names_k) <= _MAX_CODES and all(v is None or isinstance(v, str) for v in names_k):
+                ecols[k], ecodes[k] = codes_k, names_k
+            else:
+                col = np.empty(len(a[k]), dtype=object)
+                col[:] = a[k]
+                ecols[k] = col
+        if len(t_names) > _MAX_CODES:
+            col = np.empty(len(t_names), dtype=object)
+            col[:] = t_names
+            ecols["type"] = col[t_codes]
+            del ecodes["type"]
+        conf = np.empty(len(a["extraction_confidence"]), dtype=object)
+        conf[:] = a["extraction_confidence"]
         with kb.bulk():
             for i in range(0, len(nodes), chunk):
-                kb.put_nodes(nodes[i:i + chunk])
-            for i in range(0, len(edges), chunk):
-                kb.put_edges(edges[i:i + chunk], endpoints_exist=True)
+                kb.put_nodes(nodes[i:i + chunk], codes=node_codes)
+            del nodes
+            for i in range(0, len(eorder), chunk):
+                sel = eorder[i:i + chunk]
+                cols = [ids_o[self.src[sel]].tolist(), ids_o[self.dst[sel]].tolist(), ecols["type"][sel].tolist()]
+                cols += [ecols[k][sel].tolist() for k in ("authority", "fidelity", "extraction_method")]
+                cols += [conf[sel].tolist(), ecols["lifecycle"][sel].tolist()]
+                kb.put_edges(list(zip(*cols, itertools.repeat(every, len(sel)))), endpoints_exist=True,
+                             codes=ecodes)
             kb.add_aliases(self.alias_rows())
 
     def node_rows(self) -> Iterator[dict[str, Any]]:
@@ -554,6 +612,19 @@ def _column(names: tuple[str, ...], codes: npt.NDArray[Any]) -> list[Any]:
     lut = np.array(list(names) + [None], dtype=object)
     out: list[Any] = lut[codes].tolist()
     return out
+
+
+#: The most distinct values a column is handed to the store as codes for (``put_edges codes=``).
+_MAX_CODES = 64
+
+
+def _encode(col: Sequence[Any]) -> tuple[npt.NDArray[np.int64], list[Any]]:
+    """A column as codes into its distinct values (in order of first appearance)."""
+    first = dict.fromkeys(col)
+    names = list(first)
+    lookup = {v: i for i, v in enumerate(names)}
+    codes = np.fromiter(map(lookup.__getitem__, col), dtype=np.int64, count=len(col))
+    return codes, names
 
 
 class _Sampler:

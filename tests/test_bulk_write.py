@@ -1,0 +1,420 @@
+"""The bulk write paths (``KnowledgeBase.bulk``, ``SyntheticKB.write_to``, the JSONL and CSV
+importers) store exactly what plain row-by-row writes store.
+
+Differential: the same input goes through the bulk path into one store and through
+``add_nodes``/``add_edges``/``add_aliases`` in small batches (each its own transaction, triggers
+on) into another; the two are compared table row by table row (values and their SQLite types),
+as graph snapshot arrays (``GraphSnapshot.build(...).to_arrays()``), as the columns read back
+(``read_columns``) and through the text search (``search``, ``fts_search``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conceptwalk.errors import InputError
+from conceptwalk.kb import synthetic
+from conceptwalk.kb.importers import import_edge_list, import_jsonl
+from conceptwalk.kb.snapshot import GraphSnapshot, read_columns
+from conceptwalk.kb.store import EDGE_KEYS, KnowledgeBase
+
+NODE_SQL = "SELECT id, type, typeof(type), title, body, scopes, lifecycle FROM nodes ORDER BY id"
+EDGE_SQL = ("SELECT src, dst, type, authority, typeof(authority), fidelity, typeof(fidelity), "
+            "extraction_method, extraction_confidence, typeof(extraction_confidence), lifecycle, "
+            "typeof(lifecycle) FROM edges ORDER BY src, dst, type")
+SCHEMA_SQL = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+QUERIES = ("graph", "memory walk", "retry storms", "cache bridge settlement", "ADR", "nothing-like-this")
+
+
+def row_by_row(kb: KnowledgeBase, nodes: list, edges: list, aliases: list, batch: int = 97) -> None:
+    """The reference: plain writes in small batches, each its own transaction."""
+    for i in range(0, len(nodes), batch):
+        kb.add_nodes(nodes[i:i + batch])
+    for i in range(0, len(edges), batch):
+        kb.add_edges(edges[i:i + batch])
+    for i in range(0, len(aliases), batch):
+        kb.add_aliases(aliases[i:i + batch])
+
+
+def snapshot_arrays(kb: KnowledgeBase) -> dict[str, np.ndarray]:
+    conn = kb.conn
+    conn.execute("BEGIN")
+    try:
+        return GraphSnapshot.build(conn, 0).to_arrays()
+    finally:
+        conn.execute("COMMIT")
+
+
+def columns(kb: KnowledgeBase, *, edge_order_free: bool) -> dict[str, object]:
+    """``read_columns`` as comparable values (edges sorted by key when the two stores wrote
+    them in different orders: the rowid order is the only thing a bulk load may change)."""
+    c = read_columns(kb.conn)
+    out: dict[str, object] = {
+        "ids": c.ids, "titles": c.titles,
+        "node_types": (c.node_types[0].tolist(), c.node_types[1]),
+        "lifecycle": (c.lifecycle[0].tolist(), c.lifecycle[1]),
+        "scopes": tuple(x.tolist() if isinstance(x, np.ndarray) else x for x in c.scopes),
+    }
+
+    def names(col: object) -> list:
+        codes, nm = col  # type: ignore[misc]
+        return [nm[i] if i >= 0 else None for i in codes.tolist()]
+
+    edge_cols = [c.src.tolist(), c.dst.tolist(), names(c.etype)]
+    for k, v in sorted(c.ann.items()):
+        if isinstance(v, tuple):
+            edge_cols.append(names(v))
+        else:
+            edge_cols.append(["nan" if np.isnan(x) else float(x) for x in np.asarray(v).tolist()])
+    rows = list(zip(*edge_cols))
+    out["edges"] = sorted(rows, key=repr) if edge_order_free else rows
+    return out
+
+
+def assert_same_store(a: KnowledgeBase, b: KnowledgeBase, *, edge_order_free: bool) -> None:
+    assert a.conn.execute(NODE_SQL).fetchall() == b.conn.execute(NODE_SQL).fetchall()
+    assert a.conn.execute(EDGE_SQL).fetchall() == b.conn.execute(EDGE_SQL).fetchall()
+    assert a.aliases() == b.aliases()
+    assert a.conn.execute(SCHEMA_SQL).fetchall() == b.conn.execute(SCHEMA_SQL).fetchall()
+    # the FTS5 configuration a bulk load changes for its rebuild is back as it was
+    cfg = "SELECT k, v FROM nodes_fts_config ORDER BY k"
+    assert a.conn.execute(cfg).fetchall() == b.conn.execute(cfg).fetchall()
+    assert a.conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')") is not None
+    assert b.conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')") is not None
+    sa, sb = snapshot_arrays(a), snapshot_arrays(b)
+    assert sorted(sa) == sorted(sb)
+    for name in sa:
+        assert sa[name].dtype == sb[name].dtype, name
+        np.testing.assert_array_equal(sa[name], sb[name], err_msg=name)
+    assert columns(a, edge_order_free=edge_order_free) == columns(b, edge_order_free=edge_order_free)
+    ga, gb = a.graph(), b.graph()
+    assert ga.ids == gb.ids and ga.num_edges == gb.num_edges
+    for q in QUERIES + tuple(ga.ids[:: max(1, len(ga.ids) // 7)]):
+        assert a.search(q, k=25) == b.search(q, k=25), q
+        assert a.fts_search(q, k=25) == b.fts_search(q, k=25), q
+
+
+def is_wal(kb: KnowledgeBase) -> bool:
+    return str(kb.conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal"
+
+
+# ---------------------------------------------------------------------- synth
+def test_synthetic_write_to_equals_row_by_row_writes(tmp_path):
+    syn = synthetic.generate(400, seed=7)
+    # values the coded (integer -> CASE) path must store exactly: a quote, a NUL inside
+    au = syn.edge_annotations["authority"]
+    au[0], au[1], au[5] = "it's", "a\x00b", "it's"
+    syn.lifecycle[2] = "o'clock"
+    with KnowledgeBase.open(tmp_path / "rows.sqlite") as a, KnowledgeBase.open(tmp_path / "bulk.sqlite") as b:
+        row_by_row(a, list(syn.node_rows()), list(syn.edge_rows()), list(syn.alias_rows()))
+        syn.write_to(b, chunk=333)
+        assert is_wal(b)
+        assert b.conn.execute("PRAGMA page_size").fetchone()[0] == 16384  # set for the load
+        assert b.conn.execute("SELECT kind FROM changes").fetchall() == [(0,)]  # one reset
+        assert_same_store(a, b, edge_order_free=True)
+        got = b.conn.execute("SELECT authority, length(CAST(authority AS BLOB)) FROM edges WHERE authority = ?",
+                             ("a\x00b",)).fetchall()
+        assert got == [("a\x00b", 3)]
+
+
+def test_synthetic_write_to_with_many_distinct_values_and_typed_annotations(tmp_path):
+    """Columns with more distinct values than are coded, and numbers among the annotations,
+    go to the store as values (the numbers as their typed names, as add_edges stores them)."""
+    syn = synthetic.generate(150, seed=3)
+    fi = syn.edge_annotations["fidelity"]
+    for i in range(len(fi)):
+        fi[i] = f"f{i % 200}"
+    with KnowledgeBase.open(tmp_path / "rows.sqlite") as a, KnowledgeBase.open(tmp_path / "bulk.sqlite") as b:
+        row_by_row(a, list(syn.node_rows()), list(syn.edge_rows()), list(syn.alias_rows()))
+        syn.write_to(b)
+        assert_same_store(a, b, edge_order_free=True)
+
+
+# ---------------------------------------------------------------------- JSONL / CSV
+_VALUES = st.one_of(st.none(), st.sampled_from(["x", "it's", "CURATED", "a\x00b", "é"]),
+                    st.sampled_from([0.75, 1, True, False, -3, 2.5e-7]))
+_IDS = st.sampled_from([f"n{i}" for i in range(12)] + ["ünï", "q'uote"])
+
+
+@st.composite
+def jsonl_rows(draw: st.DrawFn) -> list[dict]:
+    out = []
+    for _ in range(draw(st.integers(1, 60))):
+        kind = draw(st.sampled_from(["node", "edge", "edge", "alias"]))
+        if kind == "node":
+            row: dict = {"id": draw(_IDS)}
+            for k in ("type", "title", "body", "lifecycle"):
+                if draw(st.booleans()):
+                    row[k] = draw(st.one_of(st.none(), st.sampled_from(["CONCEPT", "graph walks", "memory", "x"])))
+            if draw(st.booleans()):
+                row["scopes"] = draw(st.one_of(st.none(), st.lists(st.sampled_from(["t1", "t2"]), max_size=2)))
+        elif kind == "edge":
+            row = {"src": draw(_IDS), "dst": draw(_IDS)}
+            if draw(st.booleans()):
+                row["type"] = draw(st.sampled_from(["LINK", "CITES", "REL"]))
+            for k in ("authority", "fidelity", "extraction_method", "lifecycle"):
+                if draw(st.booleans()):
+                    row[k] = draw(_VALUES)
+            if draw(st.booleans()):
+                row["extraction_confidence"] = draw(st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.0, 1, 0.1])))
+        else:
+            continue
+        out.append(row)
+    # an alias to a node the rows define (or create as an endpoint)
+    ids = [r.get("id") or r.get("src") for r in out]
+    if ids and draw(st.booleans()):
+        out.append({"alias": "nick", "canonical": ids[-1]})
+    return out
+
+
+def _split(rows: list[dict]) -> tuple[list, list, list]:
+    nodes = [r for r in rows if "id" in r]
+    edges = [r for r in rows if "src" in r]
+    aliases = [r for r in rows if "alias" in r]
+    return nodes, edges, aliases
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=jsonl_rows())
+def test_jsonl_import_equals_row_by_row_writes(tmp_path, rows):
+    """Repeated ids and keys with different given keys (the last given value wins per key),
+    typed annotations, quotes and NULs inside values, bare endpoint nodes, aliases."""
+    d = tmp_path / f"case{abs(hash(json.dumps(rows))) % 10**9}"
+    d.mkdir()
+    path = d / "kb.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=bool(len(rows) % 2)) + ("\r\n" if len(rows) % 3 == 0 else "\n"))
+    nodes, edges, aliases = _split(rows)
+    with KnowledgeBase.open(d / "rows.sqlite") as a, KnowledgeBase.open(d / "bulk.sqlite") as b:
+        # row by row in the file's order: nodes and edges interleave as the file has them
+        kb_rows = [r for r in rows if "alias" not in r]
+        for i in range(0, len(kb_rows), 7):
+            part = kb_rows[i:i + 7]
+            # one call per run of one kind keeps the file's order
+            j = 0
+            while j < len(part):
+                kind = "id" in part[j]
+                k = j
+                while k < len(part) and ("id" in part[k]) == kind:
+                    k += 1
+                (a.add_nodes if kind else a.add_edges)(part[j:k])
+                j = k
+        if aliases:
+            a.add_aliases(aliases)
+        if not nodes and not edges:
+            with pytest.raises(InputError):
+                import_jsonl(b, path)
+            return
+        s = import_jsonl(b, path)
+        assert (s.nodes, s.edges, s.aliases) == (len(nodes), len(edges), len(aliases))
+        assert is_wal(b)
+        assert_same_store(a, b, edge_order_free=False)
+
+
+def test_jsonl_import_of_a_synthetic_kb_equals_row_by_row_writes(tmp_path):
+    syn = synthetic.generate(300, seed=11)
+    path = tmp_path / "kb.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in syn.node_rows():
+            fh.write(json.dumps(r) + "\n")
+        for r in syn.edge_rows():
+            fh.write(json.dumps(r) + "\n")
+        for r in syn.alias_rows():
+            fh.write(json.dumps(r) + "\n")
+    with KnowledgeBase.open(tmp_path / "rows.sqlite") as a, KnowledgeBase.open(tmp_path / "bulk.sqlite") as b:
+        row_by_row(a, list(syn.node_rows()), list(syn.edge_rows()), list(syn.alias_rows()))
+        import_jsonl(b, path)
+        assert_same_store(a, b, edge_order_free=False)
+
+
+def test_edge_list_import_equals_row_by_row_writes(tmp_path):
+    syn = synthetic.generate(200, seed=2)
+    path = tmp_path / "edges.csv"
+    a_ = syn.edge_annotations
+    edges = []
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(EDGE_KEYS)
+        for r in syn.edge_rows():
+            w.writerow(["" if r[k] is None else r[k] for k in EDGE_KEYS])
+            edges.append({k: v for k, v in r.items() if v is not None or k in a_})
+    with KnowledgeBase.open(tmp_path / "rows.sqlite") as a, KnowledgeBase.open(tmp_path / "bulk.sqlite") as b:
+        row_by_row(a, [], edges, [])
+        import_edge_list(b, path)
+        assert_same_store(a, b, edge_order_free=False)
+
+
+@pytest.mark.parametrize("line, expected", [
+    ('{"id": "a"} {"id": "b"}\n', None),
+    ('{"id": "a"}\x0c\n', None),
+    ('{"id": "a"\n', None),
+    ('{"id": "a", "title": "x\\ud800"}  x\n', None),
+    ('{"id": "a", "title": "tab\there"}\n', None),
+    ('{"id": NaN}\n', "'id' must be a string, got float nan"),
+    ('{"src": "a", "dst": "b", "fidelity": 1e400}\n', "'fidelity' must be a string, a finite number"),
+    ('\ufeff{"id": "a"}\n', None),
+    ('[{"id": "a"}]\n', "expected a JSON object, got list"),
+    ('{"id": "a", "scopes": ["t", ""]}\n', "'scopes' must hold non-empty strings, got ''"),
+    ('{"id": "a", "scopes": ["t", 3]}\n', "'scopes' must hold non-empty strings, got 3"),
+    ('{"src": "a", "dst": "b", "authority": "\\u0000x"}\n', "'authority' must not start with a NUL character"),
+    ('{"id": ' + '[' * 100000 + '\n', "invalid JSON (nested too deeply)"),
+])
+def test_jsonl_errors_name_the_line_as_json_loads_would(tmp_path, line, expected):
+    """The fast decoding path gives the result or the error that json.loads gives."""
+    if expected is None:
+        with pytest.raises(json.JSONDecodeError) as exc:
+            json.loads(line)
+        expected = f"invalid JSON ({exc.value.msg} at column {exc.value.colno})"
+    path = tmp_path / "bad.jsonl"
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write('{"id": "ok", "scopes": ["t"]}\n\n' + line)
+    with KnowledgeBase.open(tmp_path / "kb.sqlite") as kb:
+        with pytest.raises(InputError) as err:
+            import_jsonl(kb, path)
+        assert str(err.value).startswith(f"{path}:3: ")
+        assert expected in str(err.value)
+        assert kb.stats()["nodes"] == 0 and is_wal(kb)
+        schema = kb.conn.execute(SCHEMA_SQL).fetchall()
+    with KnowledgeBase.open(tmp_path / "empty.sqlite") as ref:
+        assert ref.conn.execute(SCHEMA_SQL).fetchall() == schema
+
+
+def test_jsonl_whitespace_and_big_numbers_decode_as_json_loads(tmp_path):
+    lines = ['  {"id": "a", "title": "spaced"}  \t\r\n', '{"src": "a", "dst": "b", "fidelity": 12345678901234567890}\n',
+             '{"src": "a", "dst": "c", "authority": -0.0, "lifecycle": 1E2}\n']
+    path = tmp_path / "kb.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    with KnowledgeBase.open(tmp_path / "rows.sqlite") as a, KnowledgeBase.open(tmp_path / "bulk.sqlite") as b:
+        objs = [json.loads(ln) for ln in lines]
+        a.add_nodes(objs[:1])
+        with pytest.raises(InputError) as e1:
+            a.add_edges(objs[1:2])
+        with pytest.raises(InputError) as e2:
+            import_jsonl(b, path)
+        assert str(e2.value) == f"{path}:2: " + str(e1.value).split(": ", 2)[2]
+        path.write_text(lines[0] + lines[2], encoding="utf-8")
+        a.add_edges(objs[2:])
+        import_jsonl(b, path)
+        assert_same_store(a, b, edge_order_free=False)
+
+
+# ---------------------------------------------------------------------- the transaction
+def test_bulk_into_a_non_empty_store_is_a_plain_transaction(tmp_path):
+    with KnowledgeBase.open(tmp_path / "kb.sqlite") as kb:
+        kb.add_nodes([{"id": "a", "title": "Alpha"}])
+        with kb.bulk():
+            assert is_wal(kb)
+            kb.add_edges([("a", "b")])
+        kinds = [k for (k,) in kb.conn.execute("SELECT kind FROM changes ORDER BY seq")]
+        assert 0 not in kinds and len(kinds) >= 3
+
+
+def test_bulk_stays_in_wal_mode_while_another_connection_reads(tmp_path):
+    path = str(tmp_path / "kb.sqlite")
+    syn = synthetic.generate(100, seed=1)
+    with KnowledgeBase.open(path) as kb, KnowledgeBase.open(path) as reader:
+        assert reader.stats()["nodes"] == 0
+        seen = []
+        orig = kb.put_nodes
+
+        def spy(params, **kw):
+            seen.append((str(kb.conn.execute("PRAGMA journal_mode").fetchone()[0]), reader.stats()["nodes"]))
+            orig(params, **kw)
+
+        kb.put_nodes = spy  # type: ignore[method-assign]
+        syn.write_to(kb)
+        assert seen and all(mode == "wal" and n == 0 for mode, n in seen)  # the reader saw the empty store
+        assert kb.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+        assert reader.stats()["nodes"] == syn.num_nodes
+
+
+def test_failed_bulk_load_leaves_the_store_as_it_was(tmp_path):
+    path = str(tmp_path / "kb.sqlite")
+    syn = synthetic.generate(200, seed=4)
+    with KnowledgeBase.open(path) as kb:
+        before = kb.conn.execute(SCHEMA_SQL).fetchall()
+
+        def boom(params, **kw):
+            raise RuntimeError("disk on fire")
+
+        kb.add_aliases = boom  # type: ignore[method-assign]  # fails after every node and edge
+        with pytest.raises(RuntimeError):
+            syn.write_to(kb)
+        assert is_wal(kb) and kb.stats()["nodes"] == 0 and kb.stats()["edges"] == 0
+        assert kb.conn.execute(SCHEMA_SQL).fetchall() == before
+        assert kb.conn.execute("SELECT count(*) FROM changes").fetchone()[0] == 0
+        assert kb.conn.execute("SELECT * FROM nodes_fts_config").fetchall() == [("version", 4)]
+    assert not os.path.exists(path + "-journal")
+
+
+_SYNTH_WRITER = textwrap.dedent("""
+    import sys
+    from conceptwalk.kb import synthetic
+    from conceptwalk.kb.store import KnowledgeBase
+    syn = synthetic.generate(int(sys.argv[2]), seed=0)
+    kb = KnowledgeBase.open(sys.argv[1])
+    orig = kb.put_edges
+    def put_edges(params, **kw):
+        print("writing", flush=True)
+        orig(params, **kw)
+    kb.put_edges = put_edges
+    syn.write_to(kb, chunk=2000)
+    print("committed", flush=True)
+""")
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
+@pytest.mark.parametrize("delay", [0.0, 0.15, 0.6])
+def test_sigkill_during_a_bulk_load_leaves_the_empty_store(tmp_path, delay):
+    path = str(tmp_path / "kb.sqlite")
+    KnowledgeBase.open(path).close()
+    proc = subprocess.Popen([sys.executable, "-c", _SYNTH_WRITER, path, "3000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.strip() == "writing", proc.stderr.read() if proc.stderr else ""
+    time.sleep(delay)
+    os.kill(proc.pid, signal.SIGKILL)
+    out, _ = proc.communicate(timeout=60)
+    committed = "committed" in out
+    with KnowledgeBase.open(path) as kb:
+        assert kb.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert is_wal(kb)
+        n = kb.stats()["nodes"]
+        if committed:
+            assert n > 0
+        if n == 0:  # rolled back whole, triggers and index included
+            with KnowledgeBase.open(tmp_path / "ref.sqlite") as ref:
+                assert kb.conn.execute(SCHEMA_SQL).fetchall() == ref.conn.execute(SCHEMA_SQL).fetchall()
+            assert kb.stats()["edges"] == 0
+            synthetic.generate(50, seed=1).write_to(kb)
+            assert kb.graph().num_nodes == kb.stats()["nodes"] > 0
+        else:  # committed whole
+            syn = synthetic.generate(3000, seed=0)
+            assert (n, kb.stats()["edges"]) == (syn.num_nodes, syn.num_edges)
+    assert not os.path.exists(path + "-journal")
+
+
+def test_put_edges_codes_are_checked(tmp_path):
+    with KnowledgeBase.open(":memory:") as kb, kb.transaction():
+        with pytest.raises(InputError, match="cannot be coded"):
+            kb.put_edges([("a", "b", 0, None, None, None, None, None, 31)], codes={"src": ["a"]})
+        with pytest.raises(InputError, match="strings or None"):
+            kb.put_edges([("a", "b", 0, None, None, None, None, None, 31)], codes={"type": [1]})
+        with pytest.raises(InputError, match="1 to 64 values"):
+            kb.put_nodes([("a", 0, None, None, None, None, 31)], codes={"type": []})
+    assert sqlite3.sqlite_version
