@@ -1136,10 +1136,16 @@ class KnowledgeBase:
                         params.append(check(row))
                     except RowError as exc:
                         raise InputError(f"{name}: rows[{n + j}]: {exc}") from None
-                if with_start:
-                    put(params, n)
-                else:
-                    put(params)
+                try:
+                    if with_start:
+                        put(params, n)
+                    else:
+                        put(params)
+                except UnicodeDecodeError as exc:
+                    # The rows were checked as str above: this is SQLite's own message (e.g. a
+                    # trigger naming a column of a damaged schema) that is not UTF-8.
+                    raise _Damaged(f"SQLite reported an error in bytes that are not UTF-8 ({exc.object[:60]!r}; "
+                                   "the store is damaged)") from None
                 n += len(chunk)
         return n
 
