@@ -413,3 +413,208 @@ def all_str_or_none(list values):
         if v is not None and type(v) is not str:
             return False
     return True
+
+
+from collections.abc import Mapping as _Mapping
+from cpython.object cimport PyObject as _PyObject
+
+cdef class IdIndex:
+    """id -> node index of one graph snapshot (the rank of the id in sorted order), a read-only
+    mapping as fast as a dict, that a snapshot derived from another one gets in O(n) numpy work
+    instead of O(n) dict updates (a write that inserts an id shifts every later index).
+
+    Ids map to stable *keys* in a dict shared by the snapshots derived from one another (a key is
+    never reassigned); each snapshot holds its own array key -> node index (-1 = not in it).
+    Lookups of non-string or unhashable values find nothing.
+
+    Parameters
+    ----------
+    ids : list of str
+        The graph's ids in node order (unique).
+
+    Examples
+    --------
+    >>> ix = IdIndex(["a", "c"])
+    >>> ix["c"], ix.get("b"), "a" in ix, len(ix), dict(ix.items())
+    (1, None, True, 2, {'a': 0, 'c': 1})
+    >>> import numpy as np
+    >>> after = ix.advanced(np.array([0, 2], dtype=np.int32), ["a", "b", "c"], [("b", 1)])
+    >>> after["b"], after["c"], ix.get("b"), ix["c"]
+    (1, 2, None, 1)
+    """
+
+    cdef dict _keys
+    cdef object _pos_obj
+    cdef const int[::1] _pos
+    cdef Py_ssize_t _n
+
+    def __init__(self, list ids):
+        keys = dict(zip(ids, range(len(ids))))
+        if len(keys) != len(ids):
+            raise ValueError("ids must be unique")
+        self._init(keys, np.arange(len(ids), dtype=np.int32), len(ids))
+
+    cdef _init(self, dict keys, object pos, Py_ssize_t n):
+        self._keys = keys
+        self._pos_obj = pos
+        self._pos = pos
+        self._n = n
+
+    cdef inline Py_ssize_t _find(self, object x):
+        cdef _PyObject* k
+        if type(x) is not str:
+            return -1
+        k = PyDict_GetItem(self._keys, x)
+        if k == NULL:
+            return -1
+        cdef Py_ssize_t kk = <Py_ssize_t><object>k
+        if kk >= self._pos.shape[0]:
+            return -1
+        return self._pos[kk]
+
+    def __getitem__(self, x):
+        cdef Py_ssize_t i = self._find(x)
+        if i < 0:
+            raise KeyError(x)
+        return i
+
+    def get(self, x, default=None):
+        """The node index of ``x``, or ``default``.
+
+        Parameters
+        ----------
+        x : str
+            A node id.
+        default : object, optional
+            What an id not in the graph gives.
+
+        Returns
+        -------
+        int or object
+        """
+        cdef Py_ssize_t i = self._find(x)
+        return default if i < 0 else i
+
+    def __contains__(self, x):
+        return self._find(x) >= 0
+
+    def __len__(self):
+        return self._n
+
+    def items(self):
+        """The (id, node index) pairs of this graph.
+
+        Returns
+        -------
+        list of (str, int)
+            In no particular order.
+        """
+        cdef list out = []
+        cdef Py_ssize_t kk
+        for x, k in self._keys.items():
+            kk = <Py_ssize_t>k
+            if kk < self._pos.shape[0] and self._pos[kk] >= 0:
+                out.append((x, self._pos[kk]))
+        return out
+
+    def keys(self):
+        """The ids of this graph.
+
+        Returns
+        -------
+        list of str
+            In no particular order.
+        """
+        return [x for x, _ in self.items()]
+
+    def values(self):
+        """The node indices.
+
+        Returns
+        -------
+        list of int
+            In the order of :meth:`keys`.
+        """
+        return [i for _, i in self.items()]
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __eq__(self, other):
+        if not isinstance(other, _Mapping):
+            return NotImplemented
+        if len(other) != self._n:
+            return False
+        for x, i in self.items():
+            if other.get(x) != i:
+                return False
+        return True
+
+    def __ne__(self, other):
+        r = self.__eq__(other)
+        return r if r is NotImplemented else not r
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return (_id_index_from_items, (self.items(),))
+
+    def __repr__(self):
+        return f"IdIndex({self._n} ids)"
+
+    def advanced(self, object remap, list ids, list inserted):
+        """The index of a graph derived from this one: ``remap`` (int32, per old node index
+        its new one or -1 when deleted), ``ids`` (the new graph's ids in node order, used when
+        the shared key table is compacted) and ``inserted`` ((id, new node index) pairs of the
+        ids the old graph does not hold). O(keys) numpy work plus O(inserted) dict inserts.
+
+        Parameters
+        ----------
+        remap : numpy.ndarray of int32
+            Old node index -> new one, -1 = deleted.
+        ids : list of str
+            The new graph's ids in node order.
+        inserted : list of (str, int)
+            The ids new to this graph, with their node index.
+
+        Returns
+        -------
+        IdIndex
+        """
+        cdef dict keys = self._keys
+        cdef Py_ssize_t n = len(ids)
+        if len(keys) > 2 * n + 1024:  # mostly ids of other or older snapshots: start afresh
+            return IdIndex(ids)
+        rm = np.asarray(remap, dtype=np.int32)
+        ext = np.append(rm, np.int32(-1))
+        old = np.asarray(self._pos_obj)
+        # -1 (an id this graph lacks) stays -1: index it with the appended slot
+        idx = np.where(old < 0, rm.shape[0], old)
+        new_keys = []
+        for x, p in inserted:
+            k = keys.get(x)
+            if k is None:
+                k = len(keys)
+                keys[x] = k
+            new_keys.append((k, p))
+        pos = np.full(len(keys), -1, dtype=np.int32)
+        pos[:old.shape[0]] = ext[idx]
+        for k, p in new_keys:
+            pos[k] = p
+        cdef IdIndex out = IdIndex.__new__(IdIndex)
+        out._init(keys, pos, n)
+        return out
+
+
+def _id_index_from_items(list items):
+    cdef IdIndex out = IdIndex.__new__(IdIndex)
+    keys = {}
+    pos = np.empty(len(items), dtype=np.int32)
+    for j, (x, i) in enumerate(items):
+        keys[x] = j
+        pos[j] = i
+    out._init(keys, pos, len(items))
+    return out
+
+
+_Mapping.register(IdIndex)

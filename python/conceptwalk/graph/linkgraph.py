@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from ._intern import (ANNOTATION_KEYS, all_str_or_none, codes_of, factorize, factorize_lists, intern_edges, intern_strings,
+from ._intern import (ANNOTATION_KEYS, IdIndex, all_str_or_none, codes_of, factorize, factorize_lists, intern_edges, intern_strings,
                       pack_strings, strictly_sorted, to_float_array, unpack_strings)
 from ..errors import InputError, NotFoundError, shown
 from .checks import (check_count, check_min_shared, check_optional_count, check_optional_hops,
@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_NODE_TYPE",
     "EDGE_ANNOTATION_KEYS",
     "SAVED_ARRAYS_FORMAT",
+    "IdIndex",
     "PackedStrings",
     "codes_of",
     "csr_patched",
@@ -677,7 +678,7 @@ class LinkGraph:
         Canonical edge columns (annotation columns: key -> (values, names)).
     self_loops, duplicate_edges : int
         What the build dropped and collapsed.
-    id_index : dict of str to int, optional
+    id_index : IdIndex or dict of str to int, optional
         The ready ``id -> node index`` map of ``ids`` (kept as :attr:`id_index`, not checked);
         None builds it from ``ids``.
 
@@ -706,13 +707,14 @@ class LinkGraph:
                  edge_src: npt.NDArray[np.int32], edge_dst: npt.NDArray[np.int32],
                  edge_type_codes: npt.NDArray[np.int32], edge_type_names: tuple[str, ...],
                  edge_annotations: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]],
-                 self_loops: int, duplicate_edges: int, id_index: dict[str, int] | None = None) -> None:
+                 self_loops: int, duplicate_edges: int, id_index: Mapping[str, int] | None = None) -> None:
         self._core = core
         self.ids: list[str] = ids
-        #: id -> node index (the rank of the id in sorted order). A lookup table: its iteration
-        #: order is unspecified (a graph derived from another may list ids out of order; use
-        #: :attr:`ids` for the order).
-        self.id_index: dict[str, int] = dict(zip(ids, range(len(ids)))) if id_index is None else id_index
+        #: id -> node index (the rank of the id in sorted order): an :class:`IdIndex`, a read-only
+        #: mapping (``[]``, ``get``, ``in``, ``len``, ``items``) as fast as a dict, which a snapshot
+        #: advanced after a write gets without rebuilding it. Its iteration order is unspecified
+        #: (use :attr:`ids` for the order).
+        self.id_index: Mapping[str, int] = IdIndex(ids) if id_index is None else id_index
         self.node_type_codes = node_type_codes
         #: ``node_type_codes`` as a list of ints (per-item reads of a list are faster than of an array).
         self.node_type_codes_list: list[int] = node_type_codes.tolist()
@@ -847,7 +849,7 @@ class LinkGraph:
                     scopes: Sequence[Sequence[str] | None] | EncodedLists | None = None,
                     lifecycle: Sequence[str | None] | Encoded | None = None,
                     edge_annotations: Mapping[str, Sequence[Any] | Encoded | np.ndarray[Any, Any]] | None = None,
-                    id_index: dict[str, int] | None = None) -> LinkGraph:
+                    id_index: Mapping[str, int] | None = None) -> LinkGraph:
         """Build from columns: ``ids`` (unique strings, any order), ``src``/``dst`` integer
         positions into ``ids``, per-edge type names (default ``"LINK"``), per-node attribute
         sequences aligned with ``ids`` and per-edge annotation columns (``None`` = absent).
@@ -898,7 +900,7 @@ class LinkGraph:
             raise InputError("ids must be unique")
         if id_index is not None:
             probe = {0, n - 1, *range(0, n, max(1, n // 16))} if n else set()
-            if (not presorted or type(id_index) is not dict or len(id_index) != n
+            if (not presorted or type(id_index) not in (dict, IdIndex) or len(id_index) != n
                     or any(id_index.get(ids_list[i]) != i for i in probe)):
                 raise InputError("id_index must map the strictly ascending ids to their positions")
         src_a = cls._int_column(src, "src")
@@ -1133,7 +1135,7 @@ class LinkGraph:
     def _build(cls, ids: list[str], src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64],
                typ: npt.NDArray[np.int64], type_names: tuple[str, ...], perm: npt.NDArray[np.int64] | None, *,
                node_types: Any, titles: Any, scopes: Any, lifecycle: Any,
-               edge_annotations: Mapping[str, Any], id_index: dict[str, int] | None = None) -> LinkGraph:
+               edge_annotations: Mapping[str, Any], id_index: Mapping[str, int] | None = None) -> LinkGraph:
         """Assemble a graph. ``ids`` are sorted; ``perm[i]`` is the input position of sorted node
         ``i`` (None: the input is in sorted order); node columns are in input order, edge columns
         in input edge order."""

@@ -40,7 +40,7 @@ import numpy.typing as npt
 
 from ..errors import ConceptwalkError, InputError
 from ..graph import DEFAULT_NODE_TYPE, EDGE_ANNOTATION_KEYS, LinkGraph
-from ..graph.linkgraph import codes_of, csr_patched
+from ..graph.linkgraph import IdIndex, codes_of, csr_patched
 
 __all__ = ["CHANGELOG_SCHEMA", "CHANGE_EDGE", "CHANGE_NODE", "CHANGE_RESET", "CHANGE_TEXT", "FILE_FORMAT", "GraphSnapshot", "SnapshotError", "read_arrays", "read_graph", "write_arrays"]
 
@@ -335,7 +335,7 @@ class Columns:
     dst: npt.NDArray[np.int32]
     etype: tuple[npt.NDArray[np.int32], tuple[str, ...]]
     ann: dict[str, Any] = field(default_factory=dict)
-    id_index: dict[str, int] | None = None  # the ids' positions, when already known
+    id_index: Mapping[str, int] | None = None  # the ids' positions, when already known
 
     def build(self) -> LinkGraph:
         return LinkGraph.from_arrays(
@@ -857,14 +857,12 @@ class GraphSnapshot:
                      + np.searchsorted(ins_at, ar, side="right"))
             remap[~keep] = -1
         new_index = {x: bisect.bisect_left(ids, x) for x in now_nodes}
-        # The new id -> position dict from the old one: ids before the first insertion or
-        # deletion keep their positions; the rest are updated (their hashes are cached).
+        # The new id -> position index from the old one (IdIndex.advanced: its key -> position
+        # array renumbered by numpy, the inserted ids added; no per-id dict update).
         if moved:
-            first = min([bisect.bisect_left(old_ids, x) for x in inserted] + deleted)
-            id_index = index.copy()
-            for p in deleted:
-                del id_index[old_ids[p]]
-            id_index.update(zip(ids[first:], range(first, n)))
+            id_index: Mapping[str, int] = (
+                index.advanced(remap.astype(np.int32), ids, [(x, new_index[x]) for x in inserted])
+                if isinstance(index, IdIndex) else IdIndex(ids))
         else:
             id_index = index
         changed_pos = sorted(new_index.values())
