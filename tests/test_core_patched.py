@@ -82,6 +82,9 @@ def test_patched_equals_a_fresh_build(case):
     assert add_canon.tolist() == canon_fresh[len(kept_in):].tolist()
     # the per-edge columns: each canonical edge as it was given, and which old edge it is
     assert e_src.shape == e_dst.shape == e_typ.shape == new_to_old.shape == (fresh.num_edges,)
+    # the core's own per-edge columns of the fresh build say the same
+    c_src, c_dst, c_typ = fresh.edge_columns()
+    assert np.array_equal(c_src, e_src) and np.array_equal(c_dst, e_dst) and np.array_equal(c_typ, e_typ)
     for j, c in enumerate(canon_fresh.tolist()):
         if c >= 0:
             assert (e_src[c], e_dst[c], e_typ[c]) == (f_src[j], f_dst[j], f_typ[j])

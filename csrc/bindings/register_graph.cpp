@@ -98,6 +98,18 @@ void register_graph(py::module_& m) {
         const auto& g = self.cast<const cw::CSRGraph&>();
         return readonly_view(g.indices(), g.num_entries(), self);
       })
+      .def("edge_columns", [](const cw::CSRGraph& g) {
+        const py::ssize_t E = static_cast<py::ssize_t>(g.num_edges());
+        py::array_t<std::int32_t> src(E), dst(E), type(E);
+        {
+          std::int32_t* s = src.mutable_data();
+          std::int32_t* d = dst.mutable_data();
+          std::int32_t* t = type.mutable_data();
+          py::gil_scoped_release nogil;
+          g.edge_columns(s, d, t);
+        }
+        return py::make_tuple(src, dst, type);
+      }, "Per canonical edge the (src, dst, type code) it was given as: three int32 arrays, O(edges).")
       .def_property_readonly("entry_pair", [](const cw::CSRGraph& g) {
         // Not stored (4 bytes per entry): computed on each access in O(entries). Per entry,
         // use pair_of(u, v) or pair_base.

@@ -669,6 +669,24 @@ void CSRGraph::entry_pairs(std::int32_t* out) const {
   }
 }
 
+void CSRGraph::edge_columns(std::int32_t* src, std::int32_t* dst, std::int32_t* type) const {
+  for (node_t u = 0; u < n_; ++u) {
+    const std::int32_t q0 = pair_base_[static_cast<std::size_t>(u)];
+    const std::int32_t q1 = pair_base_[static_cast<std::size_t>(u) + 1];
+    const node_t* hi_of = indices_.data() + above_start(u) - q0;
+    for (std::int32_t q = q0; q < q1; ++q) {
+      const node_t hi = hi_of[q];
+      for (std::int32_t e = pair_ptr_[static_cast<std::size_t>(q)]; e < pair_ptr_[static_cast<std::size_t>(q) + 1]; ++e) {
+        const std::int32_t key = edge_typedir_[static_cast<std::size_t>(e)];
+        const bool rev = (key & 1) != 0;
+        src[e] = rev ? hi : u;
+        dst[e] = rev ? u : hi;
+        type[e] = key >> 1;
+      }
+    }
+  }
+}
+
 std::int64_t CSRGraph::memory_bytes() const {
   return static_cast<std::int64_t>(indptr_.size() * sizeof(offset_t) +
                                    indices_.size() * sizeof(node_t) +

@@ -225,6 +225,9 @@ class CSRGraph {
   const std::int32_t* pair_base() const { return pair_base_.data(); }
   // The pair of every adjacency entry (size num_entries), computed in O(entries).
   void entry_pairs(std::int32_t* out) const;
+  // Per canonical edge (size num_edges each) the source, target and type code it was given as,
+  // in one pass over the pairs (O(n + edges), no temporaries).
+  void edge_columns(std::int32_t* src, std::int32_t* dst, std::int32_t* type) const;
   const std::int32_t* pair_ptr() const { return pair_ptr_.data(); }
   // Per canonical edge: (type << 1) | direction, direction 0 = lo -> hi, 1 = hi -> lo.
   const std::int32_t* edge_typedir() const { return edge_typedir_.data(); }

@@ -245,26 +245,9 @@ def _sorted_codes(names: list[str]) -> tuple[tuple[str, ...], npt.NDArray[np.int
 
 
 def _edge_columns(core: _core.CSRGraph) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
-    """Source, destination and type code of every canonical edge, from the core's arrays."""
-    n = int(core.num_nodes)
-    typedir = core.edge_typedir
-    etype = (typedir >> 1).astype(np.int32)
-    forward = (typedir & 1) == 0
-    # lo/hi of each canonical edge from the pair structure: pairs are numbered in (lo, hi)
-    # order, so the entries whose neighbour lies above their row, in row-major order, are
-    # pairs 0, 1, 2, ...
-    pair_of_edge = np.repeat(np.arange(core.num_pairs, dtype=np.int64), np.diff(core.pair_ptr))
-    indptr = core.indptr
-    indices = core.indices
-    rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(indptr))
-    up = indices > rows
-    pair_lo = rows[up]
-    pair_hi = indices[up]
-    lo = pair_lo[pair_of_edge]
-    hi = pair_hi[pair_of_edge]
-    edge_src = np.where(forward, lo, hi).astype(np.int32)
-    edge_dst = np.where(forward, hi, lo).astype(np.int32)
-    return edge_src, edge_dst, etype
+    """Source, destination and type code of every canonical edge, from the core's arrays (one
+    compiled pass over the pairs)."""
+    return core.edge_columns()
 
 
 class PackedStrings(Sequence[Optional[str]]):
