@@ -54,3 +54,21 @@ def test_the_shared_key_table_is_compacted_when_mostly_stale():
         ix = ix.advanced(remap, new_ids, [(x, new_ids.index(x)) for x in new_ids if x not in ids])
         ids = new_ids
     assert ix == {x: i for i, x in enumerate(ids)} and len(ix.keys()) == 2
+
+
+def test_lookups_before_and_after_the_dict_is_built():
+    """The first 256 lookups binary-search the sorted ids, later ones use the dict: the same
+    answers for hits and misses (before the first id, between ids, after the last)."""
+    ids = [f"k{i:03d}" for i in range(0, 400, 2)]
+    ix = IdIndex(ids)
+    ref = {x: i for i, x in enumerate(ids)}
+    probes = [f"k{i:03d}" for i in range(-1, 402)] + ["", "a", "z", "k00", "k0000"]
+    for round_ in range(2):  # 406 probes per round: the switch happens inside the first one
+        for x in probes:
+            assert ix.get(x) == ref.get(x) and (x in ix) == (x in ref), (round_, x)
+    try:
+        IdIndex(["b", "a"])
+    except ValueError as exc:
+        assert "strictly ascending" in str(exc)
+    else:  # pragma: no cover
+        raise AssertionError("unsorted ids were accepted")

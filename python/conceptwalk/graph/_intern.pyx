@@ -425,7 +425,10 @@ cdef class IdIndex:
 
     Ids map to stable *keys* in a dict shared by the snapshots derived from one another (a key is
     never reassigned); each snapshot holds its own array key -> node index (-1 = not in it).
-    Lookups of non-string or unhashable values find nothing.
+    Lookups of non-string or unhashable values find nothing. A new index builds no dict at
+    first: its first lookups binary-search the sorted ids (so a process that opens a large
+    snapshot to answer one question never pays for the dict), and the dict is built on the 257th
+    lookup, or when the index is advanced or listed.
 
     Parameters
     ----------
@@ -447,23 +450,54 @@ cdef class IdIndex:
     cdef object _pos_obj
     cdef const int[::1] _pos
     cdef Py_ssize_t _n
+    cdef list _ids        # the sorted ids while no dict is built (then None)
+    cdef Py_ssize_t _searches
 
     def __init__(self, list ids):
-        keys = dict(zip(ids, range(len(ids))))
-        if len(keys) != len(ids):
-            raise ValueError("ids must be unique")
-        self._init(keys, np.arange(len(ids), dtype=np.int32), len(ids))
+        cdef Py_ssize_t i
+        for i in range(1, len(ids)):
+            if type(ids[i]) is not str or not ids[i - 1] < ids[i]:
+                raise ValueError("ids must be strictly ascending strings")
+        if ids and type(ids[0]) is not str:
+            raise ValueError("ids must be strictly ascending strings")
+        self._keys = None
+        self._ids = ids
+        self._searches = 0
+        self._n = len(ids)
 
     cdef _init(self, dict keys, object pos, Py_ssize_t n):
         self._keys = keys
         self._pos_obj = pos
         self._pos = pos
         self._n = n
+        self._ids = None
+
+    cdef _build(self):
+        ids = self._ids
+        self._init(dict(zip(ids, range(len(ids)))), np.arange(len(ids), dtype=np.int32), len(ids))
+
+    cdef inline Py_ssize_t _search(self, str x):
+        cdef list ids = self._ids
+        cdef Py_ssize_t lo = 0, hi = len(ids), mid
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if <str>ids[mid] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(ids) and <str>ids[lo] == x:
+            return lo
+        return -1
 
     cdef inline Py_ssize_t _find(self, object x):
         cdef _PyObject* k
         if type(x) is not str:
             return -1
+        if self._keys is None:
+            self._searches += 1
+            if self._searches <= 256:
+                return self._search(<str>x)
+            self._build()
         k = PyDict_GetItem(self._keys, x)
         if k == NULL:
             return -1
@@ -511,6 +545,8 @@ cdef class IdIndex:
         """
         cdef list out = []
         cdef Py_ssize_t kk
+        if self._keys is None:
+            return list(zip(self._ids, range(self._n)))
         for x, k in self._keys.items():
             kk = <Py_ssize_t>k
             if kk < self._pos.shape[0] and self._pos[kk] >= 0:
@@ -581,6 +617,8 @@ cdef class IdIndex:
         -------
         IdIndex
         """
+        if self._keys is None:
+            self._build()
         cdef dict keys = self._keys
         cdef Py_ssize_t n = len(ids)
         if len(keys) > 2 * n + 1024:  # mostly ids of other or older snapshots: start afresh
