@@ -60,6 +60,9 @@ def array_diff(g: LinkGraph, h: LinkGraph) -> list[str]:
         out.append("id_index")
     if g.id_index != {x: i for i, x in enumerate(g.ids)}:
         out.append("id_index of the ids")
+    for name in ("edge_src", "edge_dst", "edge_type_codes"):  # carried, patched or computed when read
+        if not np.array_equal(getattr(g, name), getattr(h, name)) or getattr(g, name).dtype != np.int32:
+            out.append(name)
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import operator
@@ -295,7 +296,13 @@ class PackedStrings(Sequence[Optional[str]]):
             pr = np.asarray(present)
             if pr.shape != (n,) or pr.dtype not in (np.bool_, np.uint8):
                 raise ValueError(f"present must be {n} booleans")
-        d.tobytes().decode("utf-8")  # UnicodeDecodeError (a ValueError) for bytes that are not UTF-8
+        # UnicodeDecodeError (a ValueError) for bytes that are not UTF-8: decoded 1 MiB at a
+        # time, so no copy of the whole buffer is made
+        dec = codecs.getincrementaldecoder("utf-8")()
+        mv = memoryview(d.data)
+        for at in range(0, d.shape[0], 1 << 20):
+            dec.decode(mv[at:at + (1 << 20)])
+        dec.decode(b"", final=True)
         starts = off[:-1][off[:-1] < d.shape[0]]
         if starts.size and bool(np.any((d[starts] & 0xC0) == 0x80)):
             raise ValueError("a string starts inside a UTF-8 character")
@@ -658,7 +665,9 @@ class LinkGraph:
     node_type_codes, node_type_names, titles, scope_ptr, scope_codes, scope_names, node_lifecycle_codes, node_lifecycle_names
         Node columns in index order (codes into sorted names; scopes as CSR).
     edge_src, edge_dst, edge_type_codes, edge_type_names, edge_annotations
-        Canonical edge columns (annotation columns: key -> (values, names)).
+        Canonical edge columns (annotation columns: key -> (values, names)); ``edge_src``,
+        ``edge_dst`` and ``edge_type_codes`` may all be None: then they are computed from the
+        core when first read.
     self_loops, duplicate_edges : int
         What the build dropped and collapsed.
     id_index : IdIndex or dict of str to int, optional
@@ -687,8 +696,8 @@ class LinkGraph:
                  titles: Sequence[str | None], scope_ptr: npt.NDArray[np.int64],
                  scope_codes: npt.NDArray[np.int32], scope_names: tuple[str, ...],
                  node_lifecycle_codes: npt.NDArray[np.int32], node_lifecycle_names: tuple[str, ...],
-                 edge_src: npt.NDArray[np.int32], edge_dst: npt.NDArray[np.int32],
-                 edge_type_codes: npt.NDArray[np.int32], edge_type_names: tuple[str, ...],
+                 edge_src: npt.NDArray[np.int32] | None, edge_dst: npt.NDArray[np.int32] | None,
+                 edge_type_codes: npt.NDArray[np.int32] | None, edge_type_names: tuple[str, ...],
                  edge_annotations: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]],
                  self_loops: int, duplicate_edges: int, id_index: Mapping[str, int] | None = None) -> None:
         self._core = core
@@ -710,9 +719,13 @@ class LinkGraph:
         self.scope_names = scope_names
         self.node_lifecycle_codes = node_lifecycle_codes
         self.node_lifecycle_names = node_lifecycle_names
-        self.edge_src = edge_src
-        self.edge_dst = edge_dst
-        self.edge_type_codes = edge_type_codes
+        # The per-edge columns, or None: computed from the core on first use (a graph mapped
+        # from a snapshot file that answers a query without them never makes them).
+        self._edge_cols: tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]] | None = None
+        if edge_src is not None and edge_dst is not None and edge_type_codes is not None:
+            self._edge_cols = (edge_src, edge_dst, edge_type_codes)
+        elif not (edge_src is None and edge_dst is None and edge_type_codes is None):
+            raise InputError("edge_src, edge_dst and edge_type_codes must all be given or all be None")
         self.edge_type_names = edge_type_names
         #: Loaded annotation columns: key -> (codes int32 with -1 absent, names) for categorical
         #: keys (a number or boolean value is named JSON_VALUE_MARK + its JSON text), (float64
@@ -726,11 +739,35 @@ class LinkGraph:
         #: new view): pair -> its canonical edge range. The pair of an adjacency entry is
         #: ``core.pair_of(u, v)`` (see :attr:`entry_pair`).
         self.pair_ptr: npt.NDArray[np.int32] = core.pair_ptr
-        for arr in (node_type_codes, scope_ptr, scope_codes, node_lifecycle_codes, edge_src,
-                    edge_dst, edge_type_codes, self.degrees):
+        for arr in (node_type_codes, scope_ptr, scope_codes, node_lifecycle_codes, self.degrees,
+                    *(self._edge_cols or ())):
             arr.setflags(write=False)
         self._mask_cache: OrderedDict[Any, _core.VisibilityMask] = OrderedDict()
         self._mask_lock = threading.Lock()
+
+    def _edge_columns_now(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        cols = self._edge_cols
+        if cols is None:
+            cols = _edge_columns(self._core)
+            for arr in cols:
+                arr.setflags(write=False)
+            self._edge_cols = cols
+        return cols
+
+    @property
+    def edge_src(self) -> npt.NDArray[np.int32]:
+        """Per canonical edge, the node index it starts at (read-only int32)."""
+        return self._edge_columns_now()[0]
+
+    @property
+    def edge_dst(self) -> npt.NDArray[np.int32]:
+        """Per canonical edge, the node index it ends at (read-only int32)."""
+        return self._edge_columns_now()[1]
+
+    @property
+    def edge_type_codes(self) -> npt.NDArray[np.int32]:
+        """Per canonical edge, its type code into :attr:`edge_type_names` (read-only int32)."""
+        return self._edge_columns_now()[2]
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -1066,7 +1103,6 @@ class LinkGraph:
                 or scope_ptr[-1] != scope_codes.shape[0] or np.any(np.diff(scope_ptr) < 0)):
             raise InputError("saved graph arrays: scope_ptr is inconsistent")
         _saved_codes(arrays, "scope_codes", int(scope_codes.shape[0]), len(snames), False)
-        edge_src, edge_dst, etype = _edge_columns(core)
         E = int(core.num_edges)
         anns: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]] = {}
         for key in EDGE_ANNOTATION_KEYS:
@@ -1084,7 +1120,7 @@ class LinkGraph:
         return cls(core=core, ids=ids, node_type_codes=ntype_codes, node_type_names=tnames,
                    titles=titles, scope_ptr=scope_ptr, scope_codes=scope_codes, scope_names=snames,
                    node_lifecycle_codes=life_codes, node_lifecycle_names=lnames,
-                   edge_src=edge_src, edge_dst=edge_dst, edge_type_codes=etype,
+                   edge_src=None, edge_dst=None, edge_type_codes=None,  # from the core when read
                    edge_type_names=enames, edge_annotations=anns, self_loops=loops,
                    duplicate_edges=dups)
 
@@ -1109,8 +1145,10 @@ class LinkGraph:
                           node_type_names=self.node_type_names, titles=self.titles,
                           scope_ptr=self.scope_ptr, scope_codes=self.scope_codes,
                           scope_names=self.scope_names, node_lifecycle_codes=self.node_lifecycle_codes,
-                          node_lifecycle_names=self.node_lifecycle_names, edge_src=self.edge_src,
-                          edge_dst=self.edge_dst, edge_type_codes=self.edge_type_codes,
+                          node_lifecycle_names=self.node_lifecycle_names,
+                          edge_src=None if self._edge_cols is None else self._edge_cols[0],
+                          edge_dst=None if self._edge_cols is None else self._edge_cols[1],
+                          edge_type_codes=None if self._edge_cols is None else self._edge_cols[2],
                           edge_type_names=self.edge_type_names, edge_annotations={},
                           self_loops=self.self_loops, duplicate_edges=self.duplicate_edges)
 
