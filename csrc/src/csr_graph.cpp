@@ -460,39 +460,42 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
       const bool no_add = ai >= adds.size() || adds[ai].lo != v;
       if (no_drop && no_add) {
         if (q1 > q0) {
+          // Index arithmetic only: a pointer shifted by -q0 or -e0 could point before its
+          // array, which C++ leaves undefined even when never dereferenced there.
           const offset_t a0 = old.above_start(u);
           const std::int32_t delta = E - e0;
           const std::int32_t* __restrict opp = old.pair_ptr_.data();
-          const node_t* __restrict oind = old.indices_.data() + a0 - q0;
-          const std::int32_t* __restrict otd = old.edge_typedir_.data();
-          std::int32_t* __restrict npp = pp + P - q0;
-          node_t* __restrict nph = ph + P - q0;
-          for (std::int32_t q = q0; q < q1; ++q) {
-            npp[q] = opp[q] + delta;
-            nph[q] = renumber(oind[q]);
+          const node_t* __restrict oind = old.indices_.data() + a0;  // the above part of row u
+          const std::int32_t* __restrict otd = old.edge_typedir_.data() + e0;
+          std::int32_t* __restrict npp = pp + P;
+          node_t* __restrict nph = ph + P;
+          const std::int32_t np = q1 - q0, ne = e1 - e0;
+          for (std::int32_t j = 0; j < np; ++j) {
+            npp[j] = opp[q0 + j] + delta;
+            nph[j] = renumber(oind[j]);
           }
-          std::int32_t* __restrict ntd = td + delta;
-          for (std::int32_t e = e0; e < e1; ++e) {
-            ntd[e] = otd[e];
-            max_type = std::max(max_type, otd[e] >> 1);
+          std::int32_t* __restrict ntd = td + E;
+          for (std::int32_t j = 0; j < ne; ++j) {
+            ntd[j] = otd[j];
+            max_type = std::max(max_type, otd[j] >> 1);
           }
           if (old_to_new)
             for (std::int32_t e = e0; e < e1; ++e) old_to_new[e] = e + delta;
           if (edges) {
-            std::int32_t* __restrict es = edges->src + delta;
-            std::int32_t* __restrict ed = edges->dst + delta;
-            std::int32_t* __restrict et = edges->type + delta;
-            std::int32_t* __restrict en = edges->new_to_old + delta;
+            std::int32_t* __restrict es = edges->src + E;
+            std::int32_t* __restrict ed = edges->dst + E;
+            std::int32_t* __restrict et = edges->type + E;
+            std::int32_t* __restrict en = edges->new_to_old + E;
             const std::int32_t lo = static_cast<std::int32_t>(v);
-            for (std::int32_t q = q0; q < q1; ++q) {
-              const std::int32_t hi = nph[q];
-              for (std::int32_t e = opp[q]; e < opp[q + 1]; ++e) {
-                const std::int32_t key = otd[e];
+            for (std::int32_t j = 0; j < np; ++j) {
+              const std::int32_t hi = nph[j];
+              for (std::int32_t e = opp[q0 + j]; e < opp[q0 + j + 1]; ++e) {
+                const std::int32_t key = otd[e - e0];
                 const bool rev = (key & 1) != 0;
-                es[e] = rev ? hi : lo;
-                ed[e] = rev ? lo : hi;
-                et[e] = key >> 1;
-                en[e] = e;
+                es[e - e0] = rev ? hi : lo;
+                ed[e - e0] = rev ? lo : hi;
+                et[e - e0] = key >> 1;
+                en[e - e0] = e;
               }
             }
           }
@@ -584,10 +587,11 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
       const std::uint32_t q0 = pair_begin[v], q1 = pair_begin[v + 1];
       if (w_at + (b1 - b0) + (q1 - q0) > total)
         throw InvalidArgument("patched: inconsistent old graph (rows overflow)");
-      const node_t* __restrict oind = old.indices_.data();
-      node_t* __restrict out = ind + w_at - b0;
-      for (offset_t e = b0; e < b1; ++e) out[e] = renumber(oind[e]);
-      w_at += b1 - b0;
+      const node_t* __restrict oind = old.indices_.data() + b0;
+      node_t* __restrict out = ind + w_at;
+      const offset_t len = b1 - b0;
+      for (offset_t j = 0; j < len; ++j) out[j] = renumber(oind[j]);
+      w_at += len;
       for (std::uint32_t q = q0; q < q1; ++q) ind[w_at++] = ph[q];
       ip[v + 1] = w_at;
       maxdeg = std::max<std::int32_t>(maxdeg, static_cast<std::int32_t>(w_at - ip[v]));
@@ -673,9 +677,9 @@ void CSRGraph::edge_columns(std::int32_t* src, std::int32_t* dst, std::int32_t* 
   for (node_t u = 0; u < n_; ++u) {
     const std::int32_t q0 = pair_base_[static_cast<std::size_t>(u)];
     const std::int32_t q1 = pair_base_[static_cast<std::size_t>(u) + 1];
-    const node_t* hi_of = indices_.data() + above_start(u) - q0;
+    const node_t* above = indices_.data() + above_start(u);
     for (std::int32_t q = q0; q < q1; ++q) {
-      const node_t hi = hi_of[q];
+      const node_t hi = above[q - q0];
       for (std::int32_t e = pair_ptr_[static_cast<std::size_t>(q)]; e < pair_ptr_[static_cast<std::size_t>(q) + 1]; ++e) {
         const std::int32_t key = edge_typedir_[static_cast<std::size_t>(e)];
         const bool rev = (key & 1) != 0;
