@@ -708,8 +708,7 @@ class LinkGraph:
         #: (use :attr:`ids` for the order).
         self.id_index: Mapping[str, int] = IdIndex(ids) if id_index is None else id_index
         self.node_type_codes = node_type_codes
-        #: ``node_type_codes`` as a list of ints (per-item reads of a list are faster than of an array).
-        self.node_type_codes_list: list[int] = node_type_codes.tolist()
+        self._type_list: list[int] | None = None  # node_type_codes_list, made when first read
         self.node_type_names = node_type_names
         #: Per node its title or None: a list, or (in a graph mapped from a snapshot file) a
         #: :class:`PackedStrings` that decodes a title when it is read.
@@ -744,6 +743,15 @@ class LinkGraph:
             arr.setflags(write=False)
         self._mask_cache: OrderedDict[Any, _core.VisibilityMask] = OrderedDict()
         self._mask_lock = threading.Lock()
+
+    @property
+    def node_type_codes_list(self) -> list[int]:
+        """``node_type_codes`` as a list of ints (per-item reads of a list are faster than of an
+        array), made when first read."""
+        lst = self._type_list
+        if lst is None:
+            lst = self._type_list = self.node_type_codes.tolist()
+        return lst
 
     def _edge_columns_now(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         cols = self._edge_cols
