@@ -67,7 +67,7 @@ void register_graph(py::module_& m) {
                                   new_to_old.mutable_data()};
               py::gil_scoped_release nogil;
               *g = cw::CSRGraph::patched(old, static_cast<cw::node_t>(num_nodes), r, nt, tl, nd, dr, m,
-                                         s, d, t, static_cast<std::int32_t>(min_num_types), nullptr, ac, &pe);
+                                         s, d, t, static_cast<std::int32_t>(min_num_types), ac, pe);
             }
             const py::ssize_t E = static_cast<py::ssize_t>(g->num_edges());
             py::slice head(0, E, 1);

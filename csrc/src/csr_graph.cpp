@@ -287,8 +287,7 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
                            std::int64_t num_drop, const std::int64_t* drop, std::int64_t m_add,
                            const std::int32_t* add_src, const std::int32_t* add_dst,
                            const std::int32_t* add_type, std::int32_t min_num_types,
-                           std::int64_t* old_to_new, std::int64_t* add_to_canonical,
-                           PatchedEdges* edges) {
+                           std::int64_t* add_to_canonical, const PatchedEdges& edges) {
   const node_t n_old = old.n_;
   const std::int64_t E_old = old.num_edges();
   if (n < 0) throw InvalidArgument("num_nodes must be >= 0, got " + std::to_string(n));
@@ -409,8 +408,6 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
   std::int32_t max_type = -1;
   std::int64_t di = 0;  // next entry of drop
   std::size_t ai = 0;   // next added edge
-  if (old_to_new)
-    for (std::int64_t e = 0; e < E_old; ++e) old_to_new[e] = -1;
   bool same_types = true;
   for (std::int32_t t = 0; t < num_old_types; ++t) same_types = same_types && type_lut[t] == t;
   bool none_deleted = true;
@@ -440,12 +437,10 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
       const std::int32_t key = static_cast<std::int32_t>(hk & 0xffffffffu);
       max_type = std::max(max_type, key >> 1);
       td[E] = key;
-      if (edges) {
-        const bool rev = (key & 1) != 0;
-        edges->src[E] = rev ? static_cast<std::int32_t>(hi) : static_cast<std::int32_t>(v);
-        edges->dst[E] = rev ? static_cast<std::int32_t>(v) : static_cast<std::int32_t>(hi);
-        edges->type[E] = key >> 1;
-      }
+      const bool rev = (key & 1) != 0;
+      edges.src[E] = rev ? static_cast<std::int32_t>(hi) : static_cast<std::int32_t>(v);
+      edges.dst[E] = rev ? static_cast<std::int32_t>(v) : static_cast<std::int32_t>(hi);
+      edges.type[E] = key >> 1;
       return E++;
     };
     const std::int32_t u = inv[v];
@@ -479,13 +474,11 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
             ntd[j] = otd[j];
             max_type = std::max(max_type, otd[j] >> 1);
           }
-          if (old_to_new)
-            for (std::int32_t e = e0; e < e1; ++e) old_to_new[e] = e + delta;
-          if (edges) {
-            std::int32_t* __restrict es = edges->src + E;
-            std::int32_t* __restrict ed = edges->dst + E;
-            std::int32_t* __restrict et = edges->type + E;
-            std::int32_t* __restrict en = edges->new_to_old + E;
+          {
+            std::int32_t* __restrict es = edges.src + E;
+            std::int32_t* __restrict ed = edges.dst + E;
+            std::int32_t* __restrict et = edges.type + E;
+            std::int32_t* __restrict en = edges.new_to_old + E;
             const std::int32_t lo = static_cast<std::int32_t>(v);
             for (std::int32_t j = 0; j < np; ++j) {
               const std::int32_t hi = nph[j];
@@ -529,15 +522,14 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
           while (ai < adds.size() && adds[ai].lo == v && adds[ai].hk < hk) {
             const std::int32_t c = emit(adds[ai].hk, false);
             add_to_canonical[adds[ai].idx] = c;
-            if (edges) edges->new_to_old[c] = -1;
+            edges.new_to_old[c] = -1;
             ++ai;
           }
           if (ai < adds.size() && adds[ai].lo == v && adds[ai].hk == hk)
             throw InvalidArgument("added edge " + std::to_string(adds[ai].idx) +
                                   " equals kept edge " + std::to_string(e));
           const std::int32_t c = emit(hk, true);
-          if (old_to_new) old_to_new[e] = c;
-          if (edges) edges->new_to_old[c] = e;
+          edges.new_to_old[c] = e;
           any = true;
         }
         if (!any && hi_new >= 0) dead.push_back(HiLo{static_cast<std::uint32_t>(hi_old), static_cast<std::uint32_t>(u)});
@@ -546,7 +538,7 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
     while (ai < adds.size() && adds[ai].lo == v) {
       const std::int32_t c = emit(adds[ai].hk, false);
       add_to_canonical[adds[ai].idx] = c;
-      if (edges) edges->new_to_old[c] = -1;
+      edges.new_to_old[c] = -1;
       ++ai;
     }
     if (!cur_old) born.push_back(HiLo{cur_hi, static_cast<std::uint32_t>(v)});

@@ -172,22 +172,20 @@ class CSRGraph {
   // increasing over the codes it does not map to -1 (a kept edge must not have such a type);
   // `drop` (num_drop ascending old canonical edge ids) are removed; the m_add edges
   // add_src/add_dst/add_type (new indices and codes) are added. The result equals build() over
-  // the kept edges (as each was given) followed by the added ones. old_to_new (old.num_edges()
-  // entries; may be null) receives each old canonical edge's new id or -1 (dropped, or an endpoint deleted);
-  // add_to_canonical (m_add) the new id of each added edge or -1 for a self-loop. An added edge
+  // the kept edges (as each was given) followed by the added ones. add_to_canonical (m_add)
+  // receives the new id of each added edge or -1 for a self-loop, `edges` the result's per-edge
+  // columns (see PatchedEdges). An added edge
   // equal to a kept one or to another added one (a duplicate, which build() would collapse and a
   // caller must resolve) throws InvalidArgument, as does any out-of-range or unordered input.
   // num_edge_types() = max(1 + the largest type code of an edge, min_num_types) (build() counts
-  // the types of self-loops too, which only the caller knows of). `edges`, when given, receives
-  // the result's per-edge columns (see PatchedEdges).
+  // the types of self-loops too, which only the caller knows of).
   // O(n + entries + m_add log m_add).
   static CSRGraph patched(const CSRGraph& old, node_t n, const std::int32_t* remap,
                           std::int32_t num_old_types, const std::int32_t* type_lut,
                           std::int64_t num_drop, const std::int64_t* drop, std::int64_t m_add,
                           const std::int32_t* add_src, const std::int32_t* add_dst,
                           const std::int32_t* add_type, std::int32_t min_num_types,
-                          std::int64_t* old_to_new, std::int64_t* add_to_canonical,
-                          PatchedEdges* edges = nullptr);
+                          std::int64_t* add_to_canonical, const PatchedEdges& edges);
 
   node_t num_nodes() const { return n_; }
   std::int64_t num_entries() const { return static_cast<std::int64_t>(indices_.size()); }

@@ -419,9 +419,10 @@ from collections.abc import Mapping as _Mapping
 from cpython.object cimport PyObject as _PyObject
 
 cdef class IdIndex:
-    """id -> node index of one graph snapshot (the rank of the id in sorted order), a read-only
-    mapping as fast as a dict, that a snapshot derived from another one gets in O(n) numpy work
-    instead of O(n) dict updates (a write that inserts an id shifts every later index).
+    """id -> node index of one graph snapshot (the rank of the id in sorted order): a read-only
+    mapping whose lookup is a dict lookup and an array read, and which a snapshot derived from
+    another one gets in O(n) numpy work instead of O(n) dict updates (a write that inserts an id
+    shifts every later index).
 
     Ids map to stable *keys* in a dict shared by the snapshots derived from one another (a key is
     never reassigned); each snapshot holds its own array key -> node index (-1 = not in it).
@@ -454,11 +455,7 @@ cdef class IdIndex:
     cdef Py_ssize_t _searches
 
     def __init__(self, list ids):
-        cdef Py_ssize_t i
-        for i in range(1, len(ids)):
-            if type(ids[i]) is not str or not ids[i - 1] < ids[i]:
-                raise ValueError("ids must be strictly ascending strings")
-        if ids and type(ids[0]) is not str:
+        if not strictly_sorted(ids):
             raise ValueError("ids must be strictly ascending strings")
         self._keys = None
         self._ids = ids

@@ -37,6 +37,7 @@ __all__ = [
     "PackedStrings",
     "codes_of",
     "csr_patched",
+    "with_default_node_type",
     "pack_strings",
     "unpack_strings",
 ]
@@ -146,6 +147,38 @@ def _encode(values: Any, n: int, name: str) -> tuple[npt.NDArray[np.int32], tupl
     return lut[codes_in], names
 
 
+def with_default_node_type(codes: npt.NDArray[np.int32], names: tuple[str, ...]
+                           ) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+    """Node type codes (into sorted ``names``, -1 = untyped) with every untyped node given
+    :data:`DEFAULT_NODE_TYPE`, added among the sorted names when missing.
+
+    Parameters
+    ----------
+    codes : numpy.ndarray of int32
+    names : tuple of str
+        Sorted.
+
+    Returns
+    -------
+    codes : numpy.ndarray of int32
+        Without -1.
+    names : tuple of str
+        Sorted.
+
+    Examples
+    --------
+    >>> c, n = with_default_node_type(np.array([1, -1], dtype=np.int32), ("DOC", "TOPIC"))
+    >>> c.tolist(), n
+    ([2, 1], ('DOC', 'NODE', 'TOPIC'))
+    """
+    if not (codes < 0).any():
+        return codes, names
+    merged = tuple(sorted(set(names) | {DEFAULT_NODE_TYPE}))
+    pos = {x: i for i, x in enumerate(merged)}
+    lut = np.array([pos[x] for x in names] + [pos[DEFAULT_NODE_TYPE]], dtype=np.int32)
+    return lut[codes], merged
+
+
 #: A categorical edge annotation that is a JSON number or boolean (not a string) is held among its
 #: column's names as this mark followed by the value's JSON text; :meth:`LinkGraph.edge_annotation`
 #: decodes it, so values come back with the type they were given.
@@ -245,12 +278,6 @@ def _sorted_codes(names: list[str]) -> tuple[tuple[str, ...], npt.NDArray[np.int
     return sorted_names, rank
 
 
-def _edge_columns(core: _core.CSRGraph) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
-    """Source, destination and type code of every canonical edge, from the core's arrays (one
-    compiled pass over the pairs)."""
-    return core.edge_columns()
-
-
 class PackedStrings(Sequence[Optional[str]]):
     """Strings held as one UTF-8 buffer with offsets and presence flags (the layout of
     :func:`pack_strings`), each decoded when it is read: what a graph mapped from a snapshot file
@@ -329,8 +356,7 @@ class PackedStrings(Sequence[Optional[str]]):
         return self._data[int(self._off[j]):int(self._off[j + 1])].tobytes().decode("utf-8")
 
     def __iter__(self) -> Iterator[str | None]:
-        present = None if self._present is None else self._present
-        return iter(unpack_strings(self._data, self._off, present))
+        return iter(unpack_strings(self._data, self._off, self._present))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
@@ -703,8 +729,8 @@ class LinkGraph:
         self._core = core
         self.ids: list[str] = ids
         #: id -> node index (the rank of the id in sorted order): an :class:`IdIndex`, a read-only
-        #: mapping (``[]``, ``get``, ``in``, ``len``, ``items``) as fast as a dict, which a snapshot
-        #: advanced after a write gets without rebuilding it. Its iteration order is unspecified
+        #: mapping (``[]``, ``get``, ``in``, ``len``, ``items``; a lookup is a dict lookup and an
+        #: array read), which a snapshot advanced after a write gets without rebuilding it. Its iteration order is unspecified
         #: (use :attr:`ids` for the order).
         self.id_index: Mapping[str, int] = IdIndex(ids) if id_index is None else id_index
         self.node_type_codes = node_type_codes
@@ -756,7 +782,7 @@ class LinkGraph:
     def _edge_columns_now(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         cols = self._edge_cols
         if cols is None:
-            cols = _edge_columns(self._core)
+            cols = self._core.edge_columns()  # one compiled pass over the pairs
             for arr in cols:
                 arr.setflags(write=False)
             self._edge_cols = cols
@@ -1234,14 +1260,7 @@ class LinkGraph:
         if node_types is not None and not (isinstance(node_types, tuple) and len(node_types) == 2
                                            and isinstance(node_types[0], np.ndarray)):
             node_types = [DEFAULT_NODE_TYPE if t is None else t for t in node_types]
-        ntype_codes, ntype_names = _encode(node_types, n, "node_types")
-        if (ntype_codes < 0).any() or node_types is None:  # untyped nodes get the default type
-            names_l = list(ntype_names)
-            if DEFAULT_NODE_TYPE not in names_l:
-                names_l.append(DEFAULT_NODE_TYPE)
-            new_names, rank_t = _sorted_codes(names_l)
-            lut = np.append(rank_t[: len(ntype_names)], rank_t[names_l.index(DEFAULT_NODE_TYPE)]).astype(np.int32)
-            ntype_codes, ntype_names = lut[ntype_codes], new_names
+        ntype_codes, ntype_names = with_default_node_type(*_encode(node_types, n, "node_types"))
         if not ident:
             ntype_codes = ntype_codes[perm]
         life_codes, life_names = _encode(lifecycle, n, "lifecycle")

@@ -39,8 +39,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import ConceptwalkError, InputError
-from ..graph import DEFAULT_NODE_TYPE, EDGE_ANNOTATION_KEYS, LinkGraph
-from ..graph.linkgraph import IdIndex, codes_of, csr_patched
+from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph
+from ..graph.linkgraph import IdIndex, codes_of, csr_patched, with_default_node_type
 
 __all__ = ["CHANGELOG_SCHEMA", "CHANGE_EDGE", "CHANGE_NODE", "CHANGE_RESET", "CHANGE_TEXT", "FILE_FORMAT", "GraphSnapshot", "SnapshotError", "read_arrays", "read_graph", "write_arrays"]
 
@@ -900,7 +900,7 @@ class GraphSnapshot:
             col = carry(codes, np.int32)
             return _recode(col, names, changed_pos, [rows_by_pos[p][j] for p in changed_pos], prune_nodes)
 
-        ntypes = _with_default_type(*node_col(g.node_type_codes, g.node_type_names, 1))
+        ntypes = with_default_node_type(*node_col(g.node_type_codes, g.node_type_names, 1))
         life = node_col(g.node_lifecycle_codes, g.node_lifecycle_names, 4)
         for p in changed_pos:
             titles[p] = rows_by_pos[p][2]
@@ -1058,17 +1058,6 @@ def _insert_sorted(col: npt.NDArray[Any], at: npt.NDArray[np.int64], values: npt
         prev = a
     out[prev + k:] = col[prev:]
     return out
-
-
-def _with_default_type(codes: npt.NDArray[np.int32], names: tuple[str, ...]
-                       ) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
-    """Untyped nodes (code -1) get :data:`DEFAULT_NODE_TYPE`, as a fresh build gives them."""
-    if not (codes < 0).any():
-        return codes, names
-    merged = tuple(sorted(set(names) | {DEFAULT_NODE_TYPE}))
-    pos = {x: i for i, x in enumerate(merged)}
-    lut = np.array([pos[x] for x in names] + [pos[DEFAULT_NODE_TYPE]], dtype=np.int32)
-    return lut[codes], merged
 
 
 def _apply_lut(lut: npt.NDArray[np.int32], codes: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
