@@ -60,6 +60,16 @@ def _real_store(path: Path, n: int = 60) -> Path:
     return path
 
 
+def _edited(path: Path, *sql: str) -> Path:
+    """``path`` after another program ran ``sql`` on it (a hand edit)."""
+    c = sqlite3.connect(path)
+    for q in sql:
+        c.execute(q)
+    c.commit()
+    c.close()
+    return path
+
+
 def _use(path: Path) -> None:
     """Open a store and read everything a command reads."""
     with KnowledgeBase.open(path, create=False) as kb:
@@ -88,10 +98,7 @@ def test_damaged_embedding_rows_raise_a_conceptwalk_error(tmp_path, case):
     p = _real_store(tmp_path / "emb.db")
     with KnowledgeBase.open(p) as kb:
         kb.set_embeddings("m", ["c1", "c2"], [[1.0, 0.0], [0.0, 1.0]])
-    c = sqlite3.connect(p)
-    c.execute(sql)
-    c.commit()
-    c.close()
+    _edited(p, sql)
     with KnowledgeBase.open(p, create=False) as kb:
         for ids in (None, ["c1", "c2"]):
             with pytest.raises(ConceptwalkError, match=what) as info:
@@ -153,21 +160,11 @@ def _corrupt(tmp_path: Path) -> Path:
 
 
 def _meta_deleted(tmp_path: Path) -> Path:
-    p = _real_store(tmp_path / "nometa.db")
-    c = sqlite3.connect(p)
-    c.execute("DELETE FROM meta WHERE key = 'version'")
-    c.commit()
-    c.close()
-    return p
+    return _edited(_real_store(tmp_path / "nometa.db"), "DELETE FROM meta WHERE key = 'version'")
 
 
 def _scopes_not_json(tmp_path: Path) -> Path:
-    p = _real_store(tmp_path / "badscopes.db")
-    c = sqlite3.connect(p)
-    c.execute("UPDATE nodes SET scopes = '{not json' WHERE id = 'c3'")
-    c.commit()
-    c.close()
-    return p
+    return _edited(_real_store(tmp_path / "badscopes.db"), "UPDATE nodes SET scopes = '{not json' WHERE id = 'c3'")
 
 
 def _directory(tmp_path: Path) -> Path:

@@ -58,6 +58,20 @@ def assert_same_index(got: TextIndex, want: TextIndex) -> None:
 
 
 # --------------------------------------------------------------------------- the core's merge
+def merged_and_fresh(old_docs: dict[str, tuple[str | None, str | None]],
+                     new_docs: dict[str, tuple[str | None, str | None]],
+                     touched: set[str]) -> tuple[TextIndex, TextIndex]:
+    """The index of ``old_docs`` brought to ``new_docs`` by ``with_changes`` (the ``touched`` ids
+    dropped from the old order and re-tokenised in the new one), and a fresh build of ``new_docs``."""
+    old_ids, new_ids = sorted(old_docs), sorted(new_docs)
+    old = TextIndex.build([old_docs[i][0] for i in old_ids], [old_docs[i][1] for i in old_ids])
+    dropped = [p for p, x in enumerate(old_ids) if x in touched]
+    changed = [p for p, x in enumerate(new_ids) if x in touched]
+    got = old.with_changes(len(new_ids), dropped, changed, [new_docs[new_ids[p]][0] for p in changed],
+                           [new_docs[new_ids[p]][1] for p in changed])
+    return got, TextIndex.build([new_docs[i][0] for i in new_ids], [new_docs[i][1] for i in new_ids])
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_with_changes_equals_a_fresh_build(data):
@@ -76,16 +90,10 @@ def test_with_changes_equals_a_fresh_build(data):
     touched |= set(added)
     # a changed document may also be re-read with the same text (a type or scope change)
     touched |= set(data.draw(st.lists(st.sampled_from(sorted(new_docs)), max_size=2))) if new_docs else set()
-    old_ids, new_ids = sorted(old_docs), sorted(new_docs)
-    old = TextIndex.build([old_docs[i][0] for i in old_ids], [old_docs[i][1] for i in old_ids])
-    dropped = [p for p, x in enumerate(old_ids) if x in touched]
-    changed = [p for p, x in enumerate(new_ids) if x in touched]
-    got = old.with_changes(len(new_ids), dropped, changed, [new_docs[new_ids[p]][0] for p in changed],
-                           [new_docs[new_ids[p]][1] for p in changed])
-    want = TextIndex.build([new_docs[i][0] for i in new_ids], [new_docs[i][1] for i in new_ids])
+    got, want = merged_and_fresh(old_docs, new_docs, touched)
     assert_same_index(got, want)
     # searching the merged index is searching a fresh build, under any visibility
-    mask = np.asarray(data.draw(st.lists(st.booleans(), min_size=len(new_ids), max_size=len(new_ids))), dtype=bool)
+    mask = np.asarray(data.draw(st.lists(st.booleans(), min_size=len(new_docs), max_size=len(new_docs))), dtype=bool)
     for q in QUERIES:
         for vis in (None, mask):
             assert got.search(q, 4, visible=vis) == want.search(q, 4, visible=vis)
@@ -117,13 +125,7 @@ def test_with_changes_on_long_posting_lists(seed, n, n_changes):
         did = f"d{i:05d}"
         touched.add(did)
         new_docs[did] = doc()
-    old_ids, new_ids = sorted(old_docs), sorted(new_docs)
-    old = TextIndex.build([old_docs[i][0] for i in old_ids], [old_docs[i][1] for i in old_ids])
-    dropped = [p for p, x in enumerate(old_ids) if x in touched]
-    changed = [p for p, x in enumerate(new_ids) if x in touched]
-    got = old.with_changes(len(new_ids), dropped, changed, [new_docs[new_ids[p]][0] for p in changed],
-                           [new_docs[new_ids[p]][1] for p in changed])
-    want = TextIndex.build([new_docs[i][0] for i in new_ids], [new_docs[i][1] for i in new_ids])
+    got, want = merged_and_fresh(old_docs, new_docs, touched)
     assert_same_index(got, want)
 
 

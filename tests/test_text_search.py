@@ -29,6 +29,7 @@ from conceptwalk.graph.vectors import vector_topk
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.serve.mcp import ToolServer
 from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
+from deletion_oracle import deleted_store, open_store
 
 # A skewed vocabulary: a few very common words and many rare ones (stemming leaves them alone).
 WORDS = ["the", "of", "and", "graph", "walk", "vector", "index", "merger", "plan", "delete",
@@ -329,27 +330,6 @@ def stores(draw):
              for a, b in pairs if a != b]
     aliases = [(w, f"n{draw(st.integers(0, n - 1)):02d}") for w in draw(st.lists(st.sampled_from(WORDS), max_size=4, unique=True))]
     return nodes, edges, aliases
-
-
-def open_store(nodes, edges, aliases) -> KnowledgeBase:
-    kb = KnowledgeBase.open(":memory:")
-    kb.add_nodes(nodes)
-    if edges:
-        kb.add_edges(edges)
-    if aliases:
-        kb.add_aliases(aliases)
-    return kb
-
-
-def deleted_store(nodes, edges, aliases, caller: Caller) -> KnowledgeBase | None:
-    def sees(nd: dict) -> bool:
-        return caller.scopes is None or not nd["scopes"] or bool(set(nd["scopes"]) & caller.scopes)
-    keep = {nd["id"] for nd in nodes if sees(nd)}
-    if not keep:
-        return None
-    return open_store([nd for nd in nodes if nd["id"] in keep],
-                      [e for e in edges if e["src"] in keep and e["dst"] in keep],
-                      [(a, c) for a, c in aliases if c in keep])
 
 
 def outputs(kb: KnowledgeBase, caller: Caller, q: str) -> dict[str, str]:

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from conceptwalk import Caller
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.wrap import ConceptAnchoredRetriever, ConceptResolver, WalkConfig, builtin_flat_search
+from deletion_oracle import deleted_store, open_store
 
 WORDS = ["graph", "walk", "vector", "index", "merger", "plan", "delete", "compaction",
          "alpha", "beta", "gamma", "token", "auth", "session", "cache"]
@@ -61,28 +62,6 @@ def stores(draw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[
     aliases = [(w, f"n{draw(st.integers(0, n - 1)):02d}")
                for w in draw(st.lists(st.sampled_from(WORDS + ["graph walk", "auth token"]), min_size=1, max_size=6, unique=True))]
     return nodes, edges, aliases
-
-
-def open_store(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], aliases: list[tuple[str, str]]) -> KnowledgeBase:
-    kb = KnowledgeBase.open(":memory:")
-    kb.add_nodes(nodes)
-    if edges:
-        kb.add_edges(edges)
-    if aliases:
-        kb.add_aliases(aliases)
-    return kb
-
-
-def deleted_store(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], aliases: list[tuple[str, str]],
-                  caller: Caller) -> KnowledgeBase | None:
-    def sees(nd: dict[str, Any]) -> bool:
-        return caller.scopes is None or not nd["scopes"] or bool(set(nd["scopes"]) & caller.scopes)
-    keep = {nd["id"] for nd in nodes if sees(nd)}
-    if not keep:
-        return None
-    return open_store([nd for nd in nodes if nd["id"] in keep],
-                      [e for e in edges if e["src"] in keep and e["dst"] in keep],
-                      [(a, c) for a, c in aliases if c in keep])
 
 
 def outputs(kb: KnowledgeBase, caller: Caller, q: str, cfg: WalkConfig) -> dict[str, Any]:
