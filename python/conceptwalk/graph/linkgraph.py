@@ -902,8 +902,8 @@ class LinkGraph:
                     titles: Sequence[str | None] | None = None,
                     scopes: Sequence[Sequence[str] | None] | EncodedLists | None = None,
                     lifecycle: Sequence[str | None] | Encoded | None = None,
-                    edge_annotations: Mapping[str, Sequence[Any] | Encoded | np.ndarray[Any, Any]] | None = None,
-                    id_index: Mapping[str, int] | None = None) -> LinkGraph:
+                    edge_annotations: Mapping[str, Sequence[Any] | Encoded | np.ndarray[Any, Any]] | None = None
+                    ) -> LinkGraph:
         """Build from columns: ``ids`` (unique strings, any order), ``src``/``dst`` integer
         positions into ``ids``, per-edge type names (default ``"LINK"``), per-node attribute
         sequences aligned with ``ids`` and per-edge annotation columns (``None`` = absent).
@@ -913,10 +913,7 @@ class LinkGraph:
         (an integer array into unique names, -1 = absent; edge types without -1), scopes as
         ``(ptr, codes, names)`` (node ``i`` holds ``names[codes[ptr[i]:ptr[i + 1]]]``), and
         ``extraction_confidence`` as a float array (NaN = absent), which skips every per-row
-        Python step; ids given as a strictly ascending list skip the sort, and with them
-        ``id_index`` may pass the ready ``id -> position`` dict (the new graph keeps it; it is
-        checked for size and at a sample of positions, so pass only an exact one: the store
-        derives it from the previous snapshot's).
+        Python step; ids given as a strictly ascending list skip the sort.
 
         Parameters
         ----------
@@ -932,8 +929,6 @@ class LinkGraph:
             Per node its scopes (None or empty = public).
         edge_annotations : mapping of str to sequence, optional
             Per annotation key (:data:`EDGE_ANNOTATION_KEYS`), one value per edge (None = absent).
-        id_index : dict of str to int, optional
-            The exact ``id -> position`` map of ``ids`` when they are strictly ascending (kept).
 
         Returns
         -------
@@ -952,11 +947,6 @@ class LinkGraph:
         n = len(ids_list)
         if not presorted and len(set(ids_list)) != n:
             raise InputError("ids must be unique")
-        if id_index is not None:
-            probe = {0, n - 1, *range(0, n, max(1, n // 16))} if n else set()
-            if (not presorted or type(id_index) not in (dict, IdIndex) or len(id_index) != n
-                    or any(id_index.get(ids_list[i]) != i for i in probe)):
-                raise InputError("id_index must map the strictly ascending ids to their positions")
         src_a = cls._int_column(src, "src")
         dst_a = cls._int_column(dst, "dst")
         if src_a.shape != dst_a.shape:
@@ -1003,7 +993,7 @@ class LinkGraph:
             list(sorted_ids), src_r, dst_r,
             type_rank[typ] if type_names else typ, type_sorted, perm,
             node_types=node_types, titles=titles, scopes=scopes, lifecycle=lifecycle,
-            edge_annotations=ann, id_index=id_index,
+            edge_annotations=ann,
         )
 
     @staticmethod
@@ -1190,7 +1180,7 @@ class LinkGraph:
     def _build(cls, ids: list[str], src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64],
                typ: npt.NDArray[np.int64], type_names: tuple[str, ...], perm: npt.NDArray[np.int64] | None, *,
                node_types: Any, titles: Any, scopes: Any, lifecycle: Any,
-               edge_annotations: Mapping[str, Any], id_index: Mapping[str, int] | None = None) -> LinkGraph:
+               edge_annotations: Mapping[str, Any]) -> LinkGraph:
         """Assemble a graph. ``ids`` are sorted; ``perm[i]`` is the input position of sorted node
         ``i`` (None: the input is in sorted order); node columns are in input order, edge columns
         in input edge order."""
@@ -1322,7 +1312,7 @@ class LinkGraph:
                    node_lifecycle_codes=np.ascontiguousarray(life_codes), node_lifecycle_names=life_names,
                    edge_src=edge_src, edge_dst=edge_dst, edge_type_codes=etype,
                    edge_type_names=type_names, edge_annotations=anns,
-                   self_loops=m - nkept, duplicate_edges=nkept - E, id_index=id_index)
+                   self_loops=m - nkept, duplicate_edges=nkept - E)
 
     # ------------------------------------------------------------------ basic access
     @property

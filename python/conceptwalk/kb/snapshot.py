@@ -335,13 +335,11 @@ class Columns:
     dst: npt.NDArray[np.int32]
     etype: tuple[npt.NDArray[np.int32], tuple[str, ...]]
     ann: dict[str, Any] = field(default_factory=dict)
-    id_index: Mapping[str, int] | None = None  # the ids' positions, when already known
 
     def build(self) -> LinkGraph:
         return LinkGraph.from_arrays(
             self.ids, self.src, self.dst, self.etype, node_types=self.node_types, titles=self.titles,
-            scopes=self.scopes, lifecycle=self.lifecycle, edge_annotations=self.ann,
-            id_index=self.id_index)
+            scopes=self.scopes, lifecycle=self.lifecycle, edge_annotations=self.ann)
 
 
 def read_columns(conn: Any) -> Columns:
