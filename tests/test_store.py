@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 
+from conceptwalk import Caller
 from conceptwalk.errors import ConceptwalkError, InputError, NotFoundError
 from conceptwalk.kb.store import ANNOTATION_AXES, SCHEMA_VERSION, KnowledgeBase
 
@@ -393,6 +394,7 @@ def test_stats_and_annotation_presence(full):
 
 
 # ---------------------------------------------------------------------- search
+ALL = Caller.all_access()  # search defaults to public; these tests read every node
 HOSTILE = ['"', '""', "'", "-", "--", ":", "title:", "AND", "OR", "NOT", "a AND", "AND OR NOT",
            "NEAR(", "NEAR(a b, 2)", "*", "push*", "^push", "(", ")", "((push", "push)", "{title}",
            "title:push", "c:ppr", "-push", "push -walk", "+", "\\", "\x00", "🙂", "push\"walk",
@@ -413,23 +415,23 @@ def test_search_empty_and_punctuation_only(full):
 
 
 def test_search_hits_ranks_and_filters(full):
-    assert {i for i, _ in full.search("push")} == {"c:push", "m:1"}
+    assert {i for i, _ in full.search("push", caller=ALL)} == {"c:push", "m:1"}
     # With a corpus large enough for a positive idf: a title hit in a short node beats one body
     # hit in a long one (titles weigh double, bm25 normalises by length).
     full.add_nodes([{"id": f"filler{i}", "title": f"unrelated text {i}", "body": "nothing here"}
                     for i in range(20)])
     full.add_nodes([{"id": "body-only", "body": "push once in a much longer body of words"}])
-    ranked = [i for i, _ in full.search("push")]
+    ranked = [i for i, _ in full.search("push", caller=ALL)]
     assert set(ranked[:2]) == {"c:push", "m:1"} and ranked[2:] == ["body-only"]
-    assert [i for i, _ in full.search("PUSH", node_types=["MEMORY"])] == ["m:1"]
-    assert full.search("push", node_types=[]) == []
-    assert [i for i, _ in full.search("decision")] == ["m:1"]  # diacritics folded
-    assert [i for i, _ in full.search("walking restarts")] == ["c:ppr"]  # stemmed
-    assert [i for i, _ in full.search("main")] == ["f:1"]  # untyped node, body only
-    assert [i for i, _ in full.search("c:ppr")] == []  # ids are not indexed, no syntax error
-    scores = [s for _, s in full.search("push")]
+    assert [i for i, _ in full.search("PUSH", node_types=["MEMORY"], caller=ALL)] == ["m:1"]
+    assert full.search("push", node_types=[], caller=ALL) == []
+    assert [i for i, _ in full.search("decision", caller=ALL)] == ["m:1"]  # diacritics folded
+    assert [i for i, _ in full.search("walking restarts", caller=ALL)] == ["c:ppr"]  # stemmed
+    assert [i for i, _ in full.search("main", caller=ALL)] == ["f:1"]  # untyped node, body only
+    assert [i for i, _ in full.search("c:ppr", caller=ALL)] == []  # ids are not indexed, no syntax error
+    scores = [s for _, s in full.search("push", caller=ALL)]
     assert scores == sorted(scores, reverse=True)
-    assert len(full.search("push", k=1)) == 1
+    assert len(full.search("push", k=1, caller=ALL)) == 1
     with pytest.raises(InputError, match="k must be"):
         full.search("push", k=0)
     with pytest.raises(InputError, match="text must be a string"):

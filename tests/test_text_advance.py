@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conceptwalk import _core
+from conceptwalk import Caller, _core
 from conceptwalk.errors import InputError
 from conceptwalk.graph.text import TextIndex, text_search
 from conceptwalk.kb.store import KnowledgeBase
@@ -433,7 +433,7 @@ def test_an_in_memory_store_follows_writes_too(monkeypatch):
         count = Tokenised(monkeypatch)
         kb.add_nodes([{"id": "n0000", "title": "changed title"}, {"id": "n9999", "title": "new"}])
         kb.delete_nodes(["n0003"])
-        got = kb.search("changed", 2)
+        got = kb.search("changed", 2, caller=Caller.all_access())
         assert count.calls == [2] and got[0][0] == "n0000"
         rows = kb.conn.execute("SELECT title, body FROM nodes ORDER BY id").fetchall()
         ix = kb.text_index()

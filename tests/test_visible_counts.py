@@ -89,7 +89,8 @@ def test_probe_of_a_bare_graph_equals_probe_of_the_graph_without_hidden_nodes(ca
     kept_nodes, kept_edges, _ = _deleted(nodes, edges, aliases, caller)
     assume(kept_nodes)
     g = LinkGraph.from_edges(edges, nodes=nodes)
-    assert probe(g, caller=caller) == probe(LinkGraph.from_edges(kept_edges, nodes=kept_nodes))
+    assert probe(g, caller=caller) == probe(LinkGraph.from_edges(kept_edges, nodes=kept_nodes),
+                                           caller=Caller.all_access())
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

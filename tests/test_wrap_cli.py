@@ -36,7 +36,7 @@ def test_query_json_flat_is_the_builtin_search_byte_for_byte(db):
 
     p = run("query", db, "session tokens", "-k", "3", "--json")
     with KnowledgeBase.open(db) as kb:
-        want = json.dumps(builtin_flat_search(kb)("session tokens", 3), ensure_ascii=False)
+        want = json.dumps(builtin_flat_search(kb, caller=Caller.all_access())("session tokens", 3), ensure_ascii=False)
     assert p.stdout == want + "\n"
     p = run("query", db, "session tokens", "-k", "3", "--json", "--scopes", "")
     assert all(h["id"] not in ("f:hidden", "c:secret") for h in json.loads(p.stdout))
@@ -58,7 +58,7 @@ def test_query_with_concept_walk_and_events(db, tmp_path):
 
 def test_probe_cli(db):
     rep = json.loads(run("probe", db, "--json").stdout)
-    assert rep == probe(db_kb(db))
+    assert rep == probe(db_kb(db), caller=Caller.all_access())  # the CLI's default --scopes '*'
     assert "concepts with admissible neighbours" in run("probe", db).stdout
 
 
@@ -77,7 +77,8 @@ def test_cli_errors(tmp_path):
 
 def test_probe_figures():
     kb = make_kb()
-    rep = probe(kb)
+    assert probe(kb) == probe(kb, caller=Caller.public())  # no caller: public, never all access
+    rep = probe(kb, caller=Caller.all_access())
     # visible to everyone: 5 concepts; c:billing, c:auth, c:secret and c:tokens have an admission
     # neighbour at 1 hop; c:auth-old only has a MENTIONS edge (not admitted) and no expansion edge
     assert rep["concepts"] == 5
@@ -93,7 +94,7 @@ def test_probe_figures():
     assert rep["gates"]["missing"] == ["PARENT_CONCEPT", "TAGGED_CONCEPT"]
     public = probe(kb, caller=Caller.public())
     assert public["concepts"] == 4 and public["candidatesPerConcept"]["max"] == 4
-    light = probe(kb, WalkConfig(annotations=False, max_hops=1))
+    light = probe(kb, WalkConfig(annotations=False, max_hops=1), caller=Caller.all_access())
     assert light["provenance"]["authority"]["projection"] == "not-loaded"
     assert light["provenance"]["authority"]["storage"] == 2
     assert light["candidatesPerConcept"]["hops"] == 1

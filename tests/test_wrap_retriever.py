@@ -195,7 +195,8 @@ def test_hidden_nodes_never_reached_counted_or_in_a_path(tmp_path):
 
 def test_builtin_flat_search_is_caller_aware(kb):
     flat = builtin_flat_search(kb)
-    assert "f:hidden" in {h["id"] for h in flat("hidden", 5)}
+    assert "f:hidden" not in {h["id"] for h in flat("hidden", 5)}  # no caller anywhere: public only
+    assert "f:hidden" in {h["id"] for h in flat("hidden", 5, caller=EVERYONE)}
     assert "f:hidden" not in {h["id"] for h in flat("hidden", 5, caller=PUBLIC)}
     r = ConceptAnchoredRetriever(builtin_flat_search(kb, caller=PUBLIC), kb)
     assert r.query("hidden", 5, caller=PUBLIC) == []

@@ -1754,7 +1754,9 @@ class KnowledgeBase:
         node_types : iterable of str, optional
             Only nodes of these types (the statistics stay those of everything visible).
         caller : Caller, optional
-            Whose visibility applies; omitted = all access (the operator's own view).
+            Whose visibility applies. Omitted = :meth:`Caller.public` (public nodes only: an
+            entry point never defaults to all access); pass :meth:`Caller.all_access` for the
+            operator's own view.
 
         Returns
         -------
@@ -1767,12 +1769,12 @@ class KnowledgeBase:
         >>> _ = kb.add_nodes([{"id": "a", "type": "DOC", "title": "Graph walks", "body": "random walk"},
         ...                   {"id": "b", "type": "CONCEPT", "title": "Walking", "body": None},
         ...                   {"id": "s", "type": "DOC", "title": "Walks", "scopes": ["t1"]}])
-        >>> [i for i, _ in kb.search('walk AND "graph')]
+        >>> from conceptwalk import Caller
+        >>> [i for i, _ in kb.search('walk AND "graph', caller=Caller.all_access())]
         ['a', 'b', 's']
         >>> [i for i, _ in kb.search("walk", node_types=["CONCEPT"])], kb.search("-:*")
         (['b'], [])
-        >>> from conceptwalk import Caller
-        >>> [i for i, _ in kb.search("walk", caller=Caller.public())]
+        >>> [i for i, _ in kb.search("walk")]  # no caller: public nodes only
         ['b', 'a']
         """
         if not isinstance(text, str):
@@ -1792,7 +1794,7 @@ class KnowledgeBase:
                 ix = self.text_index(g)
             if ix is None:  # pragma: no cover - a writer faster than two reads, twice
                 raise ConceptwalkError("the knowledge base kept changing during the search; retry")
-        vm = None if caller is None else caller.visibility(g)
+        vm = (Caller.public() if caller is None else caller).visibility(g)  # fail closed
         return text_search(ix, g, text, k, visible=vm, node_types=node_types)
 
     def text_index(self, graph: LinkGraph | None = None) -> TextIndex | None:

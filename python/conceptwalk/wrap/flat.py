@@ -22,7 +22,7 @@ _MODES = ("fts", "embedding")
 class BuiltinFlatSearch:
     """A caller-aware flat search: ``search(text, k, *, caller=None)`` returns up to ``k`` dicts
     ``{"id", "type", "title", "score"}`` of nodes visible to ``caller`` (default: the caller
-    given at construction), best first.
+    given at construction; public only when neither is given), best first.
 
     ``mode="fts"``: BM25 over the caller's visible nodes from the store's text index (see
     :mod:`conceptwalk.graph.text`); a store without a text index is asked for more hits until
@@ -33,9 +33,10 @@ class BuiltinFlatSearch:
     store), exact and in a fixed summation order (:func:`conceptwalk.graph.vectors.vector_topk`);
     ties by id.
 
-    :class:`~conceptwalk.wrap.ConceptAnchoredRetriever` passes its query's caller to this search;
-    a user-supplied flat search is called as ``flat_search(text, k)`` and its results are the
-    caller's own, passed through untouched.
+    :class:`~conceptwalk.wrap.ConceptAnchoredRetriever` passes its query's caller to this search,
+    and to a user-supplied flat search that accepts a ``caller`` keyword (see
+    :class:`~conceptwalk.wrap.ConceptAnchoredRetriever`); a flat search without one is called as
+    ``flat_search(text, k)`` and its results are the caller's own, passed through untouched.
 
     Parameters
     ----------
@@ -47,7 +48,8 @@ class BuiltinFlatSearch:
         The embedder of ``mode="embedding"`` (see :func:`~conceptwalk.wrap.embed.get_embedder`;
         None = the default one); ignored by ``"fts"``.
     caller : Caller, optional
-        The caller used when a call gives none (default: :meth:`Caller.all_access`).
+        The caller used when a call gives none (default: :meth:`Caller.public`, never all
+        access; pass :meth:`Caller.all_access` explicitly for the operator's view).
 
     Examples
     --------
@@ -55,9 +57,9 @@ class BuiltinFlatSearch:
     >>> kb = KnowledgeBase.open(":memory:")
     >>> _ = kb.add_nodes([{"id": "a", "title": "graph walks"},
     ...                   {"id": "b", "title": "graph cuts", "scopes": ["team"]}])
-    >>> search = BuiltinFlatSearch(kb)
-    >>> [h["id"] for h in search("graph", 5)], [h["id"] for h in search("graph", 5, caller=Caller.public())]
-    (['a', 'b'], ['a'])
+    >>> search = BuiltinFlatSearch(kb)  # no caller: public only
+    >>> [h["id"] for h in search("graph", 5)], [h["id"] for h in search("graph", 5, caller=Caller.all_access())]
+    (['a'], ['a', 'b'])
     """
 
     def __init__(self, kb: Any, *, mode: str = "fts", embedder: Any = None, caller: Caller | None = None) -> None:
@@ -71,7 +73,7 @@ class BuiltinFlatSearch:
         self.kb = kb
         self.mode = mode
         self.embedder = get_embedder(embedder) if mode == "embedding" else None
-        self.caller = caller if caller is not None else Caller.all_access()
+        self.caller = caller if caller is not None else Caller.public()  # fail closed
         self._emb: tuple[Any, np.ndarray, int | None] | None = None
 
     def __repr__(self) -> str:
@@ -164,7 +166,8 @@ def builtin_flat_search(kb: Any, *, mode: str = "fts", embedder: Any = None,
     embedder : str or Embedder, optional
         For ``mode="embedding"`` (default: the hashing embedder).
     caller : Caller, optional
-        The default caller (all access when omitted); a call's ``caller=`` overrides it.
+        The default caller (public only when omitted, never all access); a call's ``caller=``
+        overrides it.
 
     Returns
     -------
@@ -178,7 +181,7 @@ def builtin_flat_search(kb: Any, *, mode: str = "fts", embedder: Any = None,
     >>> _ = kb.add_nodes([{"id": "a", "type": "DOC", "title": "Graph walks"},
     ...                   {"id": "b", "type": "DOC", "title": "Secret walks", "scopes": ["t1"]}])
     >>> search = builtin_flat_search(kb)
-    >>> [h["id"] for h in search("walks", 5)], [h["id"] for h in search("walks", 5, caller=Caller.public())]
-    (['a', 'b'], ['a'])
+    >>> [h["id"] for h in search("walks", 5)], [h["id"] for h in search("walks", 5, caller=Caller.all_access())]
+    (['a'], ['a', 'b'])
     """
     return BuiltinFlatSearch(kb, mode=mode, embedder=embedder, caller=caller)

@@ -33,7 +33,8 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
     kb : KnowledgeBase or LinkGraph
     config : WalkConfig, optional
     caller : Caller, optional
-        Whose view to measure (default: all access, the operator's view). Every figure is over
+        Whose view to measure (default: :meth:`Caller.public`, never all access; pass
+        :meth:`Caller.all_access` for the operator's view). Every figure is over
         what the caller sees: the report equals the report on the store with the caller's
         hidden nodes (and their edges and aliases) deleted.
 
@@ -64,7 +65,7 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
     {'mean': 1.3333, 'median': 2, 'max': 2, 'hops': 2}
     """
     cfg = config if config is not None else WalkConfig()
-    who = caller if caller is not None else Caller.all_access()
+    who = caller if caller is not None else Caller.public()  # fail closed
     source = Source(kb, annotations=cfg.annotations)
     snap = source.snapshot()
     g = snap.graph

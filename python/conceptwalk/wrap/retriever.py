@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import inspect
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -26,6 +27,28 @@ __all__ = ["ConceptAnchoredRetriever", "WrapResult", "VIA"]
 VIA = "concept-walk"
 
 FlatSearch = Callable[[str, int], Sequence[Mapping[str, Any]]]
+
+
+def takes_caller(fn: Any) -> bool:
+    """Whether the flat search ``fn`` accepts a ``caller`` keyword (a parameter named
+    ``caller`` that can be passed by keyword, or ``**kwargs``): then it is given the query's
+    caller.
+
+    Examples
+    --------
+    >>> takes_caller(lambda text, k: []), takes_caller(lambda text, k, *, caller=None: [])
+    (False, True)
+    >>> takes_caller(lambda text, k, **kw: [])
+    True
+    """
+    if isinstance(fn, BuiltinFlatSearch):
+        return True
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: called as (text, k)
+        return False
+    return any(p.kind is p.VAR_KEYWORD or (p.name == "caller" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+               for p in params)
 
 
 @dataclass
@@ -62,8 +85,13 @@ class ConceptAnchoredRetriever:
     flat_search : callable
         ``flat_search(text, k) -> list[dict]``, each dict with at least ``"id"``. Its results are
         passed through untouched (they are the caller's own results: the retriever does not
-        filter them by visibility). A :class:`~conceptwalk.wrap.BuiltinFlatSearch` is called
-        with the query's caller and returns only visible nodes.
+        filter them by visibility). A flat search that accepts a ``caller`` keyword
+        (``flat_search(text, k, *, caller)``, or ``**kwargs``) is called with the query's
+        :class:`~conceptwalk.Caller`, so it can apply the caller's filter itself: in a vector
+        database, turn ``caller.scopes`` into its metadata filter (``None`` = all access; else
+        documents with no scopes or sharing one with ``caller.scopes``, e.g. a filter
+        ``scopes == [] OR scopes IN caller.scopes``) so other tenants' documents never reach
+        the wrapped list. A :class:`~conceptwalk.wrap.BuiltinFlatSearch` does this already.
     kb : KnowledgeBase or LinkGraph
         The graph to walk and the store of aliases and embeddings.
     config : WalkConfig, optional
@@ -106,6 +134,7 @@ class ConceptAnchoredRetriever:
             raise InputError(f"config must be a WalkConfig, got {type(cfg).__name__}")
         self.config = cfg.with_gates(expand_edge_types=expand_edge_types, admit_edge_types=admit_edge_types)
         self.flat_search = flat_search
+        self._flat_takes_caller = takes_caller(flat_search)
         self.source = Source(kb, annotations=self.config.annotations)
         self.resolver = ConceptResolver(kb, self.config, embedder=embedder, _source=self.source)
         self.sink = make_sink(event_sink if event_sink is not None else self.config.event_sink)
@@ -184,8 +213,8 @@ class ConceptAnchoredRetriever:
             raise InputError(f"concept_walk must be a bool, got {concept_walk!r}")
         t0 = time.perf_counter()
         flat: Any
-        if isinstance(self.flat_search, BuiltinFlatSearch):
-            flat = self.flat_search(text, k, caller=caller)
+        if self._flat_takes_caller:  # fail closed: the flat search applies the query's caller
+            flat = self.flat_search(text, k, caller=caller)  # type: ignore[call-arg]
         else:
             flat = self.flat_search(text, k)
         flat_list = list(flat)

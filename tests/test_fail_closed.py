@@ -1,0 +1,114 @@
+"""Fail closed (issue 21 item 1): no entry point that searches or answers for a caller defaults to
+all access. Each one either requires a caller (a call without one is a TypeError) or treats a
+missing caller as :meth:`Caller.public`; a user's flat search that accepts a ``caller`` keyword is
+given the query's caller."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import conceptwalk as cw
+from conceptwalk import Caller, KnowledgeBase
+from conceptwalk.wrap import BuiltinFlatSearch, ConceptAnchoredRetriever, WalkConfig, builtin_flat_search, probe
+
+T1 = Caller.with_scopes("t1")
+ALL = Caller.all_access()
+
+
+@pytest.fixture
+def kb():
+    with KnowledgeBase.open(":memory:") as k:
+        k.add_nodes([{"id": "c:beta", "type": "CONCEPT", "title": "beta"},
+                     {"id": "d:pub", "type": "DOC", "title": "beta public notes"},
+                     {"id": "d:t1", "type": "DOC", "title": "beta secret notes", "scopes": ["t1"]},
+                     {"id": "c:t1", "type": "CONCEPT", "title": "beta tenant", "scopes": ["t1"]}])
+        k.add_edges([("c:beta", "d:pub", "EXPLAINED_BY"), ("c:beta", "d:t1", "EXPLAINED_BY"),
+                     ("c:t1", "d:t1", "EXPLAINED_BY")])
+        yield k
+
+
+def ids(hits):
+    return {h[0] if isinstance(h, tuple) else h["id"] for h in hits}
+
+
+def test_kb_search_without_a_caller_is_public(kb):
+    assert ids(kb.search("beta")) == ids(kb.search("beta", caller=Caller.public())) == {"c:beta", "d:pub"}
+    assert ids(kb.search("beta", caller=ALL)) == {"c:beta", "d:pub", "d:t1", "c:t1"}
+    assert ids(kb.search("beta", caller=T1)) == ids(kb.search("beta", caller=ALL))
+
+
+@pytest.mark.parametrize("make", [builtin_flat_search, BuiltinFlatSearch])
+def test_builtin_flat_search_without_a_caller_is_public(kb, make):
+    flat = make(kb)
+    assert flat.caller == Caller.public()
+    assert ids(flat("beta", 10)) == {"c:beta", "d:pub"}
+    assert ids(flat("beta", 10, caller=T1)) == {"c:beta", "d:pub", "d:t1", "c:t1"}
+    assert ids(make(kb, caller=T1)("beta", 10)) == {"c:beta", "d:pub", "d:t1", "c:t1"}
+    emb = make(kb, mode="embedding")
+    assert ids(emb("beta notes", 10)) <= {"c:beta", "d:pub"}
+
+
+def test_probe_without_a_caller_is_public(kb):
+    assert probe(kb) == probe(kb, caller=Caller.public()) != probe(kb, caller=ALL)
+    assert probe(kb)["concepts"] == 1 and probe(kb, caller=ALL)["concepts"] == 2
+
+
+class Recorder:
+    """A user's flat search over a vector database: applies the caller as a metadata filter."""
+
+    def __init__(self, kb):
+        self.kb, self.seen = kb, []
+
+    def __call__(self, text, k, *, caller=None):
+        self.seen.append(caller)
+        return [{"id": i} for i, _ in self.kb.search(text, k, caller=caller)]
+
+
+def test_a_user_flat_search_with_a_caller_keyword_is_given_the_query_caller(kb):
+    flat = Recorder(kb)
+    r = ConceptAnchoredRetriever(flat, kb, config=WalkConfig(embedder=None))
+    assert ids(r.query("beta", 10, caller=Caller.public())) == {"c:beta", "d:pub"}
+    assert ids(r.query("beta", 10, concept_walk=True, caller=T1)) == {"c:beta", "d:pub", "d:t1", "c:t1"}
+    assert flat.seen == [Caller.public(), T1]
+
+
+@pytest.mark.parametrize("fn, given", [
+    (lambda text, k, caller: [{"id": "d:pub", "who": str(caller)}], True),
+    (lambda text, k, **kw: [{"id": "d:pub", "who": str(kw.get("caller"))}], True),
+    (lambda text, k: [{"id": "d:pub", "who": "none"}], False),
+])
+def test_which_flat_searches_are_given_the_caller(kb, fn, given):
+    r = ConceptAnchoredRetriever(fn, kb, config=WalkConfig(embedder=None))
+    out = r.query("beta", 3, caller=T1)
+    assert out[0]["who"] == ("scopes:t1" if given else "none")
+
+
+@pytest.mark.parametrize("fn", [cw.graph_context, cw.link_suggest, cw.graph_path,
+                                cw.graph_context_batch, cw.link_suggest_batch, cw.graph_path_batch])
+def test_the_tools_require_a_caller(fn):
+    p = inspect.signature(fn).parameters["caller"]
+    assert p.default is inspect.Parameter.empty and p.kind is p.KEYWORD_ONLY
+
+
+def test_the_retriever_requires_a_caller(kb):
+    r = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=WalkConfig(embedder=None))
+    with pytest.raises(TypeError):
+        r.query("beta", 3)  # type: ignore[call-arg]
+    for name in ("query", "run"):
+        assert inspect.signature(getattr(r, name)).parameters["caller"].default is inspect.Parameter.empty
+
+
+def test_the_mcp_server_defaults_to_public(kb):
+    mcp = pytest.importorskip("conceptwalk.serve.mcp")
+    server_cls = next(v for k, v in vars(mcp).items() if inspect.isclass(v) and "caller" in getattr(
+        inspect.signature(v.__init__), "parameters", {}) and v.__module__ == mcp.__name__)
+    assert server_cls(kb).caller == Caller.public()
+
+
+def test_the_dask_batches_require_a_caller():
+    dist = pytest.importorskip("conceptwalk.serve.distributed")
+    for name in ("graph_context_batch", "link_suggest_batch", "graph_path_batch", "query_batch"):
+        p = inspect.signature(getattr(dist, name)).parameters["caller"]
+        assert p.default is inspect.Parameter.empty, name
