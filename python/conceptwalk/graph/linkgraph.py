@@ -1354,8 +1354,9 @@ class LinkGraph:
                 f"edge_types={list(self.edge_type_names)})")
 
     # Node accessors take node ids; the ``*_at`` forms take node indices (the rank of the id).
-    # Edge-level accessors (``edges_between``, ``edge_annotation``, ``edge_src``...) work on node
-    # indices and canonical edge ids: edges have no string ids.
+    # ``neighbors``, ``degree`` and ``in`` take ids; ``edges_between`` takes two ids or two
+    # indices; the other edge-level accessors (``edge_annotation``, ``edge_src``...) work on
+    # canonical edge ids: edges have no string ids.
     def index(self, node_id: str, *, visible: Visible = None, argument: str = "node") -> int:
         """Index of ``node_id`` (the rank of the id in sorted order).
 
@@ -1482,25 +1483,111 @@ class LinkGraph:
         a, b = int(self.scope_ptr[idx]), int(self.scope_ptr[idx + 1])
         return tuple(sorted({self.scope_names[c] for c in self.scope_codes[a:b].tolist()}))
 
-    def edges_between(self, a: int, b: int) -> list[int]:
-        """Canonical edge ids joining node indices ``a`` and ``b`` (either direction).
+    def neighbors(self, node_id: str, *, visible: Visible = None) -> list[str]:
+        """Ids of the neighbours of ``node_id`` in the undirected projection (each neighbour
+        once, whatever the edges' directions, types or count; self-loops dropped), in id order.
 
         Parameters
         ----------
-        a, b : int
-            Node indices (edge-level accessors work on indices).
+        node_id : str
+        visible : ids, boolean mask or VisibilityMask, optional
+            Only visible neighbours; a hidden ``node_id`` is refused like a missing one.
+
+        Returns
+        -------
+        list of str
+
+        Raises
+        ------
+        NotFoundError
+            Unknown or hidden id (the same text for both).
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b"), ("c", "a"), ("a", "b", "X"), ("a", "a")])
+        >>> g.neighbors("a"), g.neighbors("b"), g.neighbors("a", visible=["a", "c"])
+        (['b', 'c'], ['a'], ['c'])
+        """
+        vm = self.visibility(visible)
+        i = self.index(node_id, visible=vm, argument="node_id")
+        ip = self._core.indptr
+        nbrs = np.asarray(self._core.indices[int(ip[i]):int(ip[i + 1])])
+        if vm is not None:
+            nbrs = nbrs[vm.mask[nbrs]]
+        ids = self.ids
+        return [ids[j] for j in nbrs.tolist()]
+
+    def degree(self, node_id: str, *, visible: Visible = None) -> int:
+        """The number of neighbours of ``node_id`` in the undirected projection (visible ones
+        with ``visible``): ``len(g.neighbors(node_id, visible=visible))``. The degree of every
+        node, by index, is the array :attr:`degrees`.
+
+        Parameters
+        ----------
+        node_id : str
+        visible : ids, boolean mask or VisibilityMask, optional
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        NotFoundError
+            Unknown or hidden id (the same text for both).
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b"), ("c", "a"), ("b", "a")])
+        >>> g.degree("a"), g.degree("b"), g.degree("a", visible=["a", "b"])
+        (2, 1, 1)
+        """
+        vm = self.visibility(visible)
+        i = self.index(node_id, visible=vm, argument="node_id")
+        if vm is None:
+            return int(self.degrees[i])
+        return int(vm.visible_degrees[i])
+
+    def edges_between(self, a: int | str, b: int | str) -> list[int]:
+        """Canonical edge ids joining ``a`` and ``b`` (either direction), given as two node ids
+        (like :meth:`neighbors`) or as two node indices.
+
+        Parameters
+        ----------
+        a, b : str or int
+            Two node ids, or two node indices (``g.index(id)``); not one of each.
 
         Returns
         -------
         list of int
+            Canonical edge ids (for :attr:`edge_src`, :attr:`edge_dst`, :meth:`edge_annotation`),
+            ascending; ``[]`` when the two are not linked.
+
+        Raises
+        ------
+        NotFoundError
+            An unknown id.
+        InputError
+            An index out of range, or an argument that is neither an id nor an index.
 
         Examples
         --------
         >>> g = LinkGraph.from_edges([("a", "b", "X"), ("b", "a", "Y")])
-        >>> g.edges_between(0, 1)
-        [0, 1]
+        >>> g.edges_between("a", "b"), g.edges_between(0, 1), g.edges_between("a", "a")
+        ([0, 1], [0, 1], [])
         """
-        p = self._core.pair_of(a, b)
+        if isinstance(a, str) and isinstance(b, str):
+            ia, ib = self.index(a, argument="a"), self.index(b, argument="b")
+        else:
+            n = self.num_nodes
+            if any(isinstance(v, bool) or not isinstance(v, Integral) for v in (a, b)):
+                raise InputError(f"edges_between: a and b must be two node ids (str) or two node indices "
+                                 f"(int), got {type(a).__name__} and {type(b).__name__}")
+            for name, v in (("a", a), ("b", b)):
+                if not 0 <= int(v) < n:
+                    raise InputError(f"edges_between: {name}: node index {int(v)} outside [0, {n})")
+            ia, ib = int(a), int(b)  # type: ignore[arg-type]
+        p = self._core.pair_of(ia, ib)
         if p < 0:
             return []
         return list(range(int(self.pair_ptr[p]), int(self.pair_ptr[p + 1])))

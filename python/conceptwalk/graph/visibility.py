@@ -68,18 +68,40 @@ class Caller:
         return cls(frozenset())
 
     @classmethod
-    def with_scopes(cls, *scopes: str) -> Caller:
+    def with_scopes(cls, *scopes: str | Iterable[str]) -> Caller:
         """A caller that sees public nodes and nodes in any of ``scopes``.
 
         Parameters
         ----------
-        *scopes : str
+        *scopes : str or iterable of str
+            Scope names, given one by one, as one iterable (list, set, tuple, generator), or both.
 
         Returns
         -------
         Caller
+
+        Raises
+        ------
+        TypeError
+            A scope that is not a string.
+
+        Examples
+        --------
+        >>> Caller.with_scopes(["t1", "t2"]) == Caller.with_scopes("t1", "t2") == Caller.with_scopes({"t2"}, "t1")
+        True
         """
-        return cls(frozenset(scopes))
+        flat: list[str] = []
+        for s in scopes:
+            try:
+                items = [s] if isinstance(s, str) else list(s)
+            except TypeError:
+                items = [s]
+            for item in items:
+                if not isinstance(item, str):
+                    raise TypeError(f"Caller.with_scopes: scopes must be strings or iterables of strings, "
+                                    f"got {type(item).__name__}")
+                flat.append(item)
+        return cls(frozenset(flat))
 
     @classmethod
     def from_spec(cls, spec: str | Iterable[str] | None) -> Caller:

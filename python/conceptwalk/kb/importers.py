@@ -29,6 +29,9 @@ from .store import (ANNOTATION_AXES, EDGE_KEYS, NODE_KEYS, KnowledgeBase, RowErr
 __all__ = ["ImportSummary", "import_jsonl", "import_edge_list", "import_networkx"]
 
 _CHUNK = 4096
+#: How many endpoint-only node ids an import summary or refusal names.
+ENDPOINT_EXAMPLES = 5
+_MISSING_ENDPOINTS = ("create", "refuse")
 #: ``progress=``: None/False (no progress), True (a tqdm bar when tqdm is installed), or a
 #: callable receiving the number of lines (or networkx items) done so far.
 Progress = Union[None, bool, Callable[[int], Any]]
@@ -48,6 +51,11 @@ class ImportSummary:
         Nodes and edges the store did not hold before (bare endpoint nodes included).
     ignored_attributes : list of str
         networkx attributes that map to no key (``unknown="ignore"``), sorted.
+    endpoint_only_nodes : int
+        New nodes created only as edge endpoints (no node row anywhere in the import): often a
+        typo'd id (``svc:autth``). ``missing_endpoints="refuse"`` refuses them instead.
+    endpoint_only_examples : list of str
+        The first few of them (at most :data:`ENDPOINT_EXAMPLES`), sorted.
     """
 
     nodes: int = 0
@@ -57,6 +65,24 @@ class ImportSummary:
     new_nodes: int = 0
     new_edges: int = 0
     ignored_attributes: list[str] = field(default_factory=list)
+    endpoint_only_nodes: int = 0
+    endpoint_only_examples: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        """A readable summary (what ``conceptwalk import`` prints)."""
+        def n(count: int, word: str, plural: str = "s") -> str:
+            return f"{count:,} {word}{'' if count == 1 else plural}"
+
+        text = (f"{n(self.nodes, 'node')}, {n(self.edges, 'edge')} and {n(self.aliases, 'alias', 'es')} "
+                f"read from {n(self.lines, 'line')}; new: {n(self.new_nodes, 'node')}, "
+                f"{n(self.new_edges, 'edge')}")
+        if self.endpoint_only_nodes:
+            more = ", ..." if self.endpoint_only_nodes > len(self.endpoint_only_examples) else ""
+            text += (f"\n  warning: {n(self.endpoint_only_nodes, 'node')} created only as edge endpoints "
+                     f"(no node row; a typo'd id?): {', '.join(self.endpoint_only_examples)}{more}")
+        if self.ignored_attributes:
+            text += f"\n  ignored attributes: {', '.join(self.ignored_attributes)}"
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         """The counts as a JSON-ready dict.
@@ -107,9 +133,13 @@ class _Writer:
     endpoint is only inserted as a bare node the first time it is met (each later one would be
     an ``INSERT OR IGNORE`` that finds the node)."""
 
-    def __init__(self, kb: KnowledgeBase, summary: ImportSummary) -> None:
+    def __init__(self, kb: KnowledgeBase, summary: ImportSummary, missing_endpoints: str = "create") -> None:
+        if missing_endpoints not in _MISSING_ENDPOINTS:
+            raise InputError(f"missing_endpoints must be 'create' or 'refuse', got {missing_endpoints!r}")
         self.kb = kb
         self.summary = summary
+        self.refuse = missing_endpoints == "refuse"
+        self.bare: set[str] = set()  # new nodes made as endpoints, not (yet) given a node row
         self.nodes: list[tuple[Any, ...]] = []
         self.edges: list[tuple[Any, ...]] = []
         self.aliases: list[tuple[str, str]] = []
@@ -134,6 +164,8 @@ class _Writer:
     def flush_nodes(self) -> None:
         self.kb.put_nodes(self.nodes)
         self.known.update(p[0] for p in self.nodes)
+        if self.bare:
+            self.bare.difference_update(p[0] for p in self.nodes)
         self.nodes = []
 
     def flush_edges(self) -> None:
@@ -141,7 +173,14 @@ class _Writer:
         ends = {p[0] for p in self.edges if p[0] not in known}
         ends.update(p[1] for p in self.edges if p[1] not in known)
         if ends:
-            self.kb.conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in sorted(ends)))
+            conn = self.kb.conn
+            wanted = sorted(ends)
+            for i in range(0, len(wanted), 500):  # which endpoints the store does not hold yet
+                part = wanted[i:i + 500]
+                have = {r[0] for r in conn.execute(
+                    f"SELECT id FROM nodes WHERE id IN ({','.join('?' * len(part))})", part)}
+                self.bare.update(e for e in part if e not in have)
+            conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in wanted))
             known |= ends
         self.kb.put_edges(self.edges, endpoints_exist=True)
         self.edges = []
@@ -157,6 +196,14 @@ class _Writer:
             self.flush_nodes()
         if self.edges:
             self.flush_edges()
+        bare = sorted(self.bare)
+        if bare and self.refuse:
+            raise InputError(f"{len(bare):,} edge endpoint{'' if len(bare) == 1 else 's'} not defined as a node "
+                             f"(missing_endpoints='refuse'): {', '.join(bare[:ENDPOINT_EXAMPLES])}"
+                             f"{', ...' if len(bare) > ENDPOINT_EXAMPLES else ''}; add node rows for them, fix "
+                             f"the ids, or import with missing_endpoints='create'")
+        self.summary.endpoint_only_nodes = len(bare)
+        self.summary.endpoint_only_examples = bare[:ENDPOINT_EXAMPLES]
         for i in range(0, len(self.aliases), _CHUNK):
             self.kb.put_aliases(self.aliases[i:i + _CHUNK], self.alias_where[i:i + _CHUNK])
         c = self.kb.conn
@@ -183,7 +230,8 @@ def _lines(fh: io.TextIOBase, name: str) -> Iterator[tuple[int, str]]:
         raise InputError(f"{name}:{lineno + 1}: not valid UTF-8 ({exc.reason})") from None
 
 
-def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: Progress = None) -> ImportSummary:
+def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: Progress = None,
+                 missing_endpoints: str = "create") -> ImportSummary:
     """Import a JSON Lines file (``.jsonl`` or ``.jsonl.gz``) in one transaction.
 
     Each non-blank line is one JSON object:
@@ -204,6 +252,10 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
         The store to write into.
     path : str or path-like
         The ``.jsonl`` or ``.jsonl.gz`` file (UTF-8).
+    missing_endpoints : {"create", "refuse"}
+        An edge endpoint that no node row defines (and the store does not hold): ``"create"``
+        (the default) makes it a bare node and counts it in ``endpoint_only_nodes``;
+        ``"refuse"`` raises and writes nothing.
     progress : None, bool or callable
         ``callable(done_lines)`` is called after every chunk and at the end; ``True`` shows a
         tqdm bar when tqdm is installed (otherwise nothing).
@@ -245,7 +297,7 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
     bar = _Progress(progress, p.name)
     try:
         with _open_text(p) as fh, kb.bulk():
-            w = _Writer(kb, summary)
+            w = _Writer(kb, summary, missing_endpoints)
             lineno = 0
             scan = _SCAN
             node_row, edge_row = w.node, w.edge
@@ -348,7 +400,7 @@ def _header_name(cell: str) -> str:
 
 def import_edge_list(kb: KnowledgeBase, path: str | os.PathLike[str], *, delimiter: str | None = None,
                      has_header: bool | str = "auto", default_type: str = DEFAULT_EDGE_TYPE,
-                     progress: Progress = None) -> ImportSummary:
+                     progress: Progress = None, missing_endpoints: str = "create") -> ImportSummary:
     """Import a CSV/TSV edge list in one transaction.
 
     Columns are ``src, dst[, type]``; with a header row, columns are matched by name, and may
@@ -372,6 +424,10 @@ def import_edge_list(kb: KnowledgeBase, path: str | os.PathLike[str], *, delimit
         destination columns (``src``/``source``/``from`` and ``dst``/``target``/``to``).
     default_type : str
         The edge type when the file gives none.
+    missing_endpoints : {"create", "refuse"}
+        An edge endpoint that no node row defines (and the store does not hold): ``"create"``
+        (the default) makes it a bare node and counts it in ``endpoint_only_nodes``;
+        ``"refuse"`` raises and writes nothing.
     progress : None, bool or callable
         As in :func:`import_jsonl`.
 
@@ -424,7 +480,7 @@ def import_edge_list(kb: KnowledgeBase, path: str | os.PathLike[str], *, delimit
                 if not isinstance(delimiter, str) or len(delimiter) != 1:
                     raise InputError(f"delimiter must be one character, got {delimiter!r}")
                 delim = delimiter
-            w = _Writer(kb, summary)
+            w = _Writer(kb, summary, missing_endpoints)
             reader = csv.reader(_skip_comments(fh), delimiter=delim, strict=True)
             columns: list[str] | None = None
             header_seen = False
@@ -516,7 +572,7 @@ def _edge_from_cells(cells: list[str], columns: list[str] | None, default_type: 
 
 
 def import_networkx(kb: KnowledgeBase, G: Any, *, type_attr: str = "type", unknown: str = "ignore",
-                    progress: Progress = None) -> ImportSummary:
+                    progress: Progress = None, missing_endpoints: str = "create") -> ImportSummary:
     """Import a networkx graph (any of Graph, DiGraph, MultiGraph, MultiDiGraph) in one
     transaction.
 
@@ -537,6 +593,10 @@ def import_networkx(kb: KnowledgeBase, G: Any, *, type_attr: str = "type", unkno
     unknown : {"ignore", "error"}
         What to do with other attributes: ignore them (listed in
         ``ImportSummary.ignored_attributes``) or raise.
+    missing_endpoints : {"create", "refuse"}
+        An edge endpoint that no node row defines (and the store does not hold): ``"create"``
+        (the default) makes it a bare node and counts it in ``endpoint_only_nodes``;
+        ``"refuse"`` raises and writes nothing.
     progress : None, bool or callable
         Called with the number of nodes + edges done.
 
@@ -594,7 +654,7 @@ def import_networkx(kb: KnowledgeBase, G: Any, *, type_attr: str = "type", unkno
 
     try:
         with kb.bulk():
-            w = _Writer(kb, summary)
+            w = _Writer(kb, summary, missing_endpoints)
             ids: dict[str, Any] = {}
             for n, attrs in G.nodes(data=True):
                 sid = str(n)

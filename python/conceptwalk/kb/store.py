@@ -30,6 +30,7 @@ written), so another program's database is refused unchanged.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -287,8 +288,21 @@ def _check_keys(row: Any, allowed: tuple[str, ...], what: str) -> Mapping[str, A
         raise RowError(f"expected a {what} dict, got {type(row).__name__}")
     for k in row:
         if k not in allowed:
-            raise RowError(f"unknown key {shown(k)} (a {what} has {', '.join(allowed)})")
+            raise RowError(f"unknown key {shown(k)} ({'an' if what[0] in 'aeiou' else 'a'} {what} has "
+                           f"{', '.join(allowed)}){_key_hint(k, allowed, what)}")
     return row
+
+
+def _key_hint(key: Any, allowed: tuple[str, ...], what: str) -> str:
+    """What to do instead of an unknown row key: the allowed key it is probably a typo of, or
+    where a weight goes (the link graph is unweighted)."""
+    if not isinstance(key, str):
+        return ""
+    if what == "edge" and key.lower() in ("weight", "weights", "score", "strength", "w"):
+        return ("; edges carry no weight (the link graph is unweighted): drop the key, or keep "
+                "a confidence in 'extraction_confidence' (a number in [0, 1])")
+    close = difflib.get_close_matches(key.lower(), allowed, n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 #: Stored JSON text of scope lists already seen (a few distinct lists cover most rows).
@@ -588,7 +602,11 @@ class KnowledgeBase:
     (2, 1, True, [('ppr', ...)])
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str | None = None) -> None:
+        if not isinstance(conn, sqlite3.Connection) or not isinstance(path, str):
+            shown_arg = repr(os.fspath(conn)) if isinstance(conn, (str, os.PathLike)) else "path"
+            raise InputError(f"KnowledgeBase(...) takes an open connection; to open or create a store "
+                             f"file use KnowledgeBase.open({shown_arg}) (or KnowledgeBase.open_read_only)")
         self._conn = conn
         self.path = path
         self._lock = threading.RLock()

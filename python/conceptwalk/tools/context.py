@@ -20,7 +20,7 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -150,6 +150,11 @@ class ContextResult:
     >>> r = graph_context(LinkGraph.from_edges([("a", "b")]), concepts=["a"], caller=Caller.all_access())
     >>> [x.id for x in r.results], sorted(r.to_dict())
     (['b'], ['params', 'pushes', 'question', 'residual', 'results', 'seeds'])
+
+    It is sized and iterable like its ``results`` (the ranked items):
+
+    >>> len(r), [x.id for x in r], list(r) == r.results
+    (1, ['b'], True)
     """
 
     __slots__ = ("question", "restart", "eps", "k", "reason", "elapsed_ms", "_residual", "_pushes",
@@ -244,6 +249,18 @@ class ContextResult:
             got = self._results = self._build_results()
             self._build_results = None
         return got
+
+    def __len__(self) -> int:
+        """The number of ranked items: ``len(self.results)``."""
+        return len(self.results)
+
+    def __iter__(self) -> Iterator[ContextItem]:
+        """The ranked items, best first (``self.results``)."""
+        return iter(self.results)
+
+    def __bool__(self) -> bool:
+        """Always true: a result object (an empty one says why in ``reason``)."""
+        return True
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ContextResult):

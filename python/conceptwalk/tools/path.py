@@ -14,7 +14,7 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -85,6 +85,12 @@ class PathResult:
     >>> r = graph_path(LinkGraph.from_edges([("a", "b")]), "a", "b", caller=Caller.all_access())
     >>> r.found, r.length, r.ids
     (True, 1, ['a', 'b'])
+
+    It is sized and iterable like a path in a graph library: its node ids, source to target
+    (nothing when no path was found):
+
+    >>> len(r), list(r)
+    (2, ['a', 'b'])
     """
 
     __slots__ = ("source", "target", "elapsed_ms", "_nodes", "_steps", "_build")
@@ -134,6 +140,18 @@ class PathResult:
     def length(self) -> int | None:
         """Number of hops, or None when not found."""
         return len(self.nodes) - 1 if self.nodes else None
+
+    def __len__(self) -> int:
+        """The number of nodes on the chain (``length + 1``), 0 when no path was found."""
+        return len(self.nodes)
+
+    def __iter__(self) -> Iterator[str]:
+        """The chain's node ids, source to target (nothing when no path was found)."""
+        return iter([n[0] for n in self.nodes])
+
+    def __bool__(self) -> bool:
+        """Always true: a result object (``found`` says whether a path exists)."""
+        return True
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PathResult):

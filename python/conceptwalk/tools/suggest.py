@@ -16,7 +16,7 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any
 
@@ -58,8 +58,13 @@ class SuggestResult:
     >>> r.to_dict()["suggestions"][0]["shared"]
     [{'id': 'x', 'title': None}, {'id': 'y', 'title': None}]
     >>> print(r)
-    link suggestions for a (1 candidates with >= 2 shared neighbours)
+    link suggestions for a (1 candidate with >= 2 shared neighbours)
         1. 1.0000  b [NODE]  shared: x, y
+
+    It is sized and iterable like its ``suggestions``:
+
+    >>> len(r), [s.id for s in r]
+    (1, ['b'])
     """
 
     __slots__ = ("concept", "min_shared", "elapsed_ms", "_suggestions", "_build", "_candidates")
@@ -127,6 +132,18 @@ class SuggestResult:
             self._build = None
         return got
 
+    def __len__(self) -> int:
+        """The number of suggestions: ``len(self.suggestions)``."""
+        return len(self.suggestions)
+
+    def __iter__(self) -> Iterator[Suggestion]:
+        """The suggestions, best first (``self.suggestions``)."""
+        return iter(self.suggestions)
+
+    def __bool__(self) -> bool:
+        """Always true: a result object, even with no suggestions."""
+        return True
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SuggestResult):
             return NotImplemented
@@ -150,7 +167,8 @@ class SuggestResult:
                 "candidates": self.candidates, "minShared": self.min_shared}
 
     def __str__(self) -> str:
-        lines = [f"link suggestions for {self.concept} ({self.candidates} candidates with "
+        c = self.candidates
+        lines = [f"link suggestions for {self.concept} ({c} candidate{'' if c == 1 else 's'} with "
                  f">= {self.min_shared} shared neighbours)"]
         if not self.suggestions:
             lines.append("  (none)")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ..errors import InputError
+from .embed import Embedder
 
 __all__ = ["WalkConfig", "MAX_HOPS_CAP"]
 
@@ -134,9 +135,12 @@ class WalkConfig:
     normalized_confidence : float, default 0.6
         Confidence of a concept whose normalised title or id occurs in the normalised query (the
         fallback, used only when the alias map, the flat hits and the embeddings resolved nothing).
-    embedder : str or None, default ``"hashing:512:2-4"``
-        Embedder spec for :func:`conceptwalk.wrap.embed.get_embedder` (None disables semantic
-        resolution); the default is :data:`conceptwalk.wrap.embed.WRAP_DEFAULT`, measured.
+    embedder : str, Embedder or None, default ``"hashing:512:2-4"``
+        Embedder spec for :func:`conceptwalk.wrap.embed.get_embedder`, or an embedder object
+        (anything with ``name``, ``dim`` and ``embed(texts)``, as the retriever's own
+        ``embedder=`` takes); None disables semantic resolution. The default is
+        :data:`conceptwalk.wrap.embed.WRAP_DEFAULT`, measured. ``to_dict()`` shows an object by
+        its ``name``.
     annotations : bool, default True
         Load the edge annotation columns with the graph (False: a lighter projection; the
         provenance axes are then reported ``absent-in-projection``).
@@ -182,7 +186,7 @@ class WalkConfig:
     semantic_threshold: float = 0.2
     concept_text: str = "title"
     normalized_confidence: float = 0.6
-    embedder: str | None = "hashing:512:2-4"
+    embedder: str | Embedder | None = "hashing:512:2-4"
     annotations: bool = True
     event_sink: str | None = None
 
@@ -214,8 +218,9 @@ class WalkConfig:
         for name in ("alias_confidence", "flat_hit_confidence", "normalized_confidence", "lexical_confidence"):
             set_(self, name, _unit(getattr(self, name), name, open_low=True))
         set_(self, "semantic_threshold", _unit(self.semantic_threshold, "semantic_threshold"))
-        if self.embedder is not None and not isinstance(self.embedder, str):
-            raise InputError(f"embedder must be an embedder spec string or None, got {self.embedder!r}")
+        if self.embedder is not None and not isinstance(self.embedder, (str, Embedder)):
+            raise InputError(f"embedder must be an embedder spec string, an Embedder (name, dim, embed(texts)) "
+                             f"or None, got {type(self.embedder).__name__}")
         if not isinstance(self.annotations, bool):
             raise InputError(f"annotations must be a bool, got {self.annotations!r}")
         if self.event_sink is not None and not isinstance(self.event_sink, str):
@@ -255,5 +260,7 @@ class WalkConfig:
         out: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.name == "embedder" and v is not None and not isinstance(v, str):
+                v = str(v.name)  # an embedder object: its name (what its vectors are stored under)
             out[f.name] = list(v) if isinstance(v, tuple) else v
         return out
