@@ -14,7 +14,8 @@ from typing import Any
 
 from ..errors import ConceptwalkError
 
-__all__ = ["emit", "open_kb", "caller_from_spec", "median_ms", "add_common", "int_in", "float_in"]
+__all__ = ["emit", "open_kb", "caller_from_spec", "warn_unknown_scopes", "median_ms", "add_common", "int_in",
+           "float_in"]
 
 #: Upper bounds of the count arguments (far past any useful value, well inside the core's range).
 MAX_K = 1_000_000
@@ -73,6 +74,31 @@ def caller_from_spec(spec: str | None) -> Any:
     from ..graph import Caller
 
     return Caller.from_spec(spec)
+
+
+def warn_unknown_scopes(kb: Any, caller: Any) -> list[str]:
+    """Warn on stderr about the scopes ``caller`` names that no node of ``kb`` carries (probably a
+    typo: such a scope grants nothing). Returns them.
+
+    Parameters
+    ----------
+    kb : KnowledgeBase or LinkGraph
+    caller : Caller
+
+    Returns
+    -------
+    list of str
+    """
+    graph = kb.graph() if callable(getattr(kb, "graph", None)) else kb
+    try:
+        unknown: list[str] = caller.unknown_scopes(graph)
+    except ConceptwalkError:  # an empty store has no graph: every named scope is unknown
+        unknown = sorted(caller.scopes or ())
+    if unknown:
+        names = ", ".join(repr(s) for s in unknown)
+        sys.stderr.write(f"conceptwalk: warning: no node carries scope{'s' if len(unknown) > 1 else ''} {names} "
+                         f"(a typo?); it grants nothing: see `conceptwalk stats` for the scopes\n")
+    return unknown
 
 
 def median_ms(fn: Callable[[], Any], repeat: int) -> float:

@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import ConceptwalkError
 from ..graph import Caller
 from ..serve.mcp import INSTALL_HINT, TOKEN_ENV, TOKEN_META_KEY, TokenFile, ToolServer, require_mcp, serve_stdio
+from ._common import warn_unknown_scopes
 
 __all__ = ["register"]
 
@@ -36,6 +37,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tools = ToolServer(kb, caller=caller, tokens=tokens, session_token=session_token,
                            require_token=args.require_token, event_sink=args.events)
         kb.graph()  # build the snapshot before the first call
+        warn_unknown_scopes(kb, caller)  # an unknown --scopes name: a typo that grants nothing
         print(f"conceptwalk serve: {args.kb}, tools: {', '.join(t['name'] for t in tools.list_tools())}; "
               f"caller without token: {caller}" + (f"; tokens from {args.token_file}" if tokens else ""),
               file=sys.stderr)

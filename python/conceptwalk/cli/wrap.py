@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from ..errors import ConceptwalkError
-from ._common import MAX_K, emit, int_in, open_kb
+from ._common import MAX_K, emit, int_in, open_kb, warn_unknown_scopes
 
 __all__ = ["register", "format_results"]
 
@@ -65,6 +65,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     caller = Caller.from_spec(args.scopes)
     cfg = WalkConfig(max_hops=args.max_hops, embedder=args.embedder)
     with open_kb(args.kb) as kb:
+        warn_unknown_scopes(kb, caller)
         flat = builtin_flat_search(kb, mode=args.mode, embedder=args.embedder if args.mode == "embedding" else None,
                                    caller=caller)
         retriever = ConceptAnchoredRetriever(flat, kb, config=cfg, event_sink=args.events)
@@ -86,7 +87,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from ..wrap import WalkConfig, format_probe, probe
 
     with open_kb(args.kb) as kb:
-        rep = probe(kb, WalkConfig(max_hops=args.max_hops), caller=Caller.from_spec(args.scopes))
+        caller = Caller.from_spec(args.scopes)
+        warn_unknown_scopes(kb, caller)
+        rep = probe(kb, WalkConfig(max_hops=args.max_hops), caller=caller)
     if args.json:
         emit(rep, True)
     else:
@@ -127,28 +130,28 @@ def register(subparsers: Any) -> None:
     scopes_help = "caller scopes: '*' all access (default), '' public only, 'a,b' public + a, b"
 
     p = subparsers.add_parser("query", help="flat search (BM25 over what the caller sees, or embedding), optionally wrapped by the concept walk")
-    p.add_argument("kb")
-    p.add_argument("text")
+    p.add_argument("kb", help="the knowledge base file")
+    p.add_argument("text", help="the query text")
     p.add_argument("--concept-walk", action="store_true", help="append concept-walk candidates after the flat results")
     p.add_argument("-k", type=int_in(1, MAX_K), default=10, help="flat results (default: %(default)s)")
     p.add_argument("--mode", choices=["fts", "embedding"], default="fts", help="flat search (default: %(default)s)")
     p.add_argument("--embedder", default="hashing", help="embedder spec (default: %(default)s)")
-    p.add_argument("--max-hops", type=int, default=2, choices=[1, 2])
+    p.add_argument("--max-hops", type=int, default=2, choices=[1, 2], help="walk hops (default: %(default)s)")
     p.add_argument("--events", default=None, help="retrieval event sink: jsonl:PATH, logging")
     p.add_argument("--scopes", default="*", help=scopes_help)
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(func=cmd_query)
 
     p = subparsers.add_parser("probe", help="how much could the concept walk add on this KB?")
-    p.add_argument("kb")
-    p.add_argument("--max-hops", type=int, default=2, choices=[1, 2])
+    p.add_argument("kb", help="the knowledge base file")
+    p.add_argument("--max-hops", type=int, default=2, choices=[1, 2], help="walk hops (default: %(default)s)")
     p.add_argument("--scopes", default="*", help=scopes_help)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_probe)
 
     p = subparsers.add_parser("events", help="retrieval events of the concept walk")
     sub = p.add_subparsers(dest="events_command", required=True, metavar="ACTION")
     s = sub.add_parser("summarize", help="contribution rate, candidates added, walk-time percentiles")
-    s.add_argument("file")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("file", help="a JSONL events file (from --events jsonl:PATH)")
+    s.add_argument("--json", action="store_true", help="print the summary as JSON")
     s.set_defaults(func=cmd_events_summarize)

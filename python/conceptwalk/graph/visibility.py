@@ -130,6 +130,31 @@ class Caller:
             return cls(frozenset(s.strip() for s in spec.split(",") if s.strip()))
         return cls(frozenset(spec))
 
+    def unknown_scopes(self, graph: LinkGraph) -> list[str]:
+        """The scopes this caller names that no node of ``graph`` carries, sorted: probably a
+        typo (such a scope grants nothing; the caller sees what its other scopes show).
+
+        Parameters
+        ----------
+        graph : LinkGraph
+
+        Returns
+        -------
+        list of str
+            Empty for an all-access or public caller.
+
+        Examples
+        --------
+        >>> from conceptwalk.graph import LinkGraph
+        >>> g = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "scopes": ["tenant-a"]}])
+        >>> Caller.with_scopes("tenant-a", "tenant-zzz").unknown_scopes(g)
+        ['tenant-zzz']
+        """
+        if not self.scopes:
+            return []
+        known = set(graph.scope_names)
+        return sorted(s for s in self.scopes if s not in known)
+
     @property
     def sees_everything(self) -> bool:
         """True for an all-access caller (no mask applies)."""

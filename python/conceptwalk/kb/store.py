@@ -1721,8 +1721,10 @@ class KnowledgeBase:
     def stats(self) -> dict[str, Any]:
         """Counts, read in one snapshot: ``nodes``, ``nodes_by_type`` (typed nodes only),
         ``untyped_nodes`` (bare nodes), ``edges``, ``edges_by_type``, ``aliases`` (pairs),
-        ``embeddings`` (per model), ``annotations`` (per axis, edges with a value), plus
-        ``version`` and ``schema_version``.
+        ``embeddings`` (per model), ``annotations`` (per axis, edges with a value),
+        ``public_nodes`` (nodes without scopes), ``scopes`` (each scope with the number of nodes
+        carrying it: what ``--scopes`` can name), plus ``version`` and ``schema_version``. This is
+        the operator's (all-access) view of the whole store.
 
         Returns
         -------
@@ -1747,6 +1749,11 @@ class KnowledgeBase:
                 "embeddings": {str(m): int(c) for m, c in conn.execute(
                     "SELECT model, count(*) FROM vector_slots GROUP BY model ORDER BY model")},
                 "annotations": {k: int(v) for k, v in zip(ANNOTATION_AXES, r[:-1])},
+                "public_nodes": int(conn.execute(
+                    "SELECT count(*) FROM nodes WHERE scopes IS NULL OR json_array_length(scopes) = 0").fetchone()[0]),
+                "scopes": {str(sc): int(c) for sc, c in conn.execute(
+                    "SELECT j.value, count(DISTINCT nodes.id) FROM nodes, json_each(nodes.scopes) AS j "
+                    "WHERE nodes.scopes IS NOT NULL GROUP BY j.value ORDER BY j.value")},
             }
         return out
 

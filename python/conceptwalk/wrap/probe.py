@@ -190,6 +190,11 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
+def _num(x: Any) -> str:
+    """A figure as text: ``n/a`` where there is nothing to measure (never ``None``)."""
+    return "n/a" if x is None else f"{x}"
+
+
 def format_probe(rep: dict[str, Any]) -> str:
     """The probe report as text (what ``conceptwalk probe KB`` prints).
 
@@ -211,12 +216,12 @@ def format_probe(rep: dict[str, Any]) -> str:
         + (f"; not in this graph: {', '.join(rep['gates']['missing'])}" if rep["gates"]["missing"] else ""),
         f"  concepts with admissible neighbours: within 1 hop {_pct(rep['reach']['within1Hop'])}, "
         f"within 2 hops {_pct(rep['reach']['within2Hops'])}",
-        f"  candidates per concept (within {cpc['hops']} hops, unbudgeted): mean {cpc['mean']}, "
-        f"median {cpc['median']}, max {cpc['max']}",
+        f"  candidates per concept (within {cpc['hops']} hops, unbudgeted): mean {_num(cpc['mean'])}, "
+        f"median {_num(cpc['median'])}, max {_num(cpc['max'])}",
         f"  budgets (edges {rep['config']['maxEdges']}, candidates {rep['config']['maxCandidates']}) "
         f"would cut {_pct(rep['budget']['truncatedShare'])} of single-concept walks",
         f"  fragmentation: {fr['aliases']:,} aliases over {fr['canonicals']:,} canonical ids; ids per group "
-        f"mean {fr['idsPerGroup']['mean']}, max {fr['idsPerGroup']['max']}; {fr['fragmentedGroups']:,} groups "
+        f"mean {_num(fr['idsPerGroup']['mean'])}, max {_num(fr['idsPerGroup']['max'])}; {fr['fragmentedGroups']:,} groups "
         f"with fragment ids; {fr['ambiguousAliases']:,} ambiguous aliases",
         "  provenance (edges with a value in storage / loaded in the projection):",
     ]
