@@ -17,6 +17,7 @@ from conceptwalk import Caller, ConceptwalkError, InputError, LinkGraph, NotFoun
 from conceptwalk import graph_context, link_suggest
 from conceptwalk.kb.importers import import_edge_list, import_jsonl
 from conceptwalk.kb.store import KnowledgeBase
+from conceptwalk.wrap import WalkConfig
 from conceptwalk.wrap.embed import get_embedder
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
@@ -101,6 +102,13 @@ def _session_token(t: Path) -> None:
     ToolServer(_g(), tokens=TokenFile(str(t / "tokens.json")), session_token="nope")
 
 
+def _cli_main(argv: list[str]) -> None:
+    from conceptwalk.cli import build_parser
+
+    args = build_parser().parse_args(argv)
+    args.func(args)
+
+
 TRIGGERS = {
     # graph construction
     "E01": lambda t: LinkGraph.from_edges([]),
@@ -174,6 +182,18 @@ TRIGGERS = {
     "E89": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b"[" * 100_000 + b"\n")),
     # MCP
     "E90": lambda t: _session_token(t),
+    # what to do instead
+    "E160": lambda t: Caller.with_scopes(["t1", 3]),
+    "E161": lambda t: _g().edges_between("a", 1),
+    "E162": lambda t: _g().edges_between(0, 99),
+    "E163": lambda t: WalkConfig(embedder=42),
+    "E164": lambda t: KnowledgeBase("x.db"),
+    "E165": lambda t: _kb(t).add_edges([{"src": "a", "dst": "b", "weight": 0.5}]),
+    "E166": lambda t: import_jsonl(_kb(t), _file(t, "e.jsonl", b'{"src": "a", "dst": "svc:autth"}\n'),
+                                   missing_endpoints="refuse"),
+    "E167": lambda t: import_jsonl(_kb(t), _file(t, "e.jsonl", b"\n"), missing_endpoints="maybe"),
+    "E168": lambda t: _cli_main(["context", str(_kb(t).path)]),
+    "E169": lambda t: _cli_main(["synth", str(_kb(t).path), "--quiet"]),
     # raw core
     "E70": lambda t: _core.personalized_pagerank(_g().core, np.zeros((1, 1), np.int32), np.ones(1), 0.25, 1e-4, 0, 0, None),
     "E71": lambda t: _core.resource_allocation(_g().core, 9, 2, 0, None),

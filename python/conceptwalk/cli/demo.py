@@ -118,9 +118,9 @@ def register(sub: Any) -> None:
     p.add_argument("--path", default="conceptwalk-demo.db", help="SQLite file (default: %(default)s)")
     p.add_argument("--concepts", type=int_in(1, MAX_COUNT), default=1000,
                    help="number of concepts (default: %(default)s)")
-    p.add_argument("--seed", type=int_in(0, 2**63 - 1), default=0)
+    p.add_argument("--seed", type=int_in(0, 2**63 - 1), default=0, help="the generator's seed (default 0)")
     p.add_argument("--repeat", type=int_in(1, 1_000_000), default=200,
                    help="warm calls per timing (default: %(default)s)")
     p.add_argument("--rebuild", action="store_true", help="regenerate the file even if it exists")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(func=cmd_demo)

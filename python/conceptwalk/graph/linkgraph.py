@@ -1586,7 +1586,7 @@ class LinkGraph:
             for name, v in (("a", a), ("b", b)):
                 if not 0 <= int(v) < n:
                     raise InputError(f"edges_between: {name}: node index {int(v)} outside [0, {n})")
-            ia, ib = int(a), int(b)  # type: ignore[arg-type]
+            ia, ib = int(a), int(b)
         p = self._core.pair_of(ia, ib)
         if p < 0:
             return []

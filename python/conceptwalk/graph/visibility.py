@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .. import _core
@@ -92,6 +92,7 @@ class Caller:
         """
         flat: list[str] = []
         for s in scopes:
+            items: list[Any]
             try:
                 items = [s] if isinstance(s, str) else list(s)
             except TypeError:
