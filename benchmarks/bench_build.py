@@ -11,7 +11,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from conceptwalk import LinkGraph, _core
+from conceptwalk import _core
 
 
 def _arrays(w):

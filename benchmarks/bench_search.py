@@ -89,7 +89,6 @@ def main(argv: list[str] | None = None) -> int:
     qs = questions(kb, args.questions)
     scopes = sorted({s for s in g.scope_names})
     narrowed = Caller.with_scopes(*scopes[:1]) if scopes else Caller.public()
-    callers = {"all": Caller.all_access(), "narrowed": narrowed}
     vm = narrowed.visibility(g)
     t, _ = timed(lambda: ix.stats_for(vm)) if vm is not None else (0.0, None)
     stats_ms = t

@@ -195,7 +195,7 @@ def _pybind_params(func) -> list[tuple[str, str | None]]:
     body = line[line.index("(") + 1:line.rindex(") -> ")]
     parts, depth, cur = [], 0, ""
     for ch in body:
-        depth += ch in "[(" 
+        depth += ch in "[("
         depth -= ch in "])"
         if ch == "," and depth == 0:
             parts.append(cur.strip())

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from conceptwalk import Caller, graph_context, graph_context_batch
 from conceptwalk.errors import InputError
 from conceptwalk.graph import LinkGraph
-from conceptwalk.graph.text import TITLE_WEIGHT, TextIndex, text_search, tokenize
+from conceptwalk.graph.text import TITLE_WEIGHT, TextIndex, tokenize
 from conceptwalk.graph.vectors import vector_topk
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.serve.mcp import ToolServer

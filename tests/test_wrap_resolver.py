@@ -3,7 +3,6 @@ embedding caching in the store."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from conceptwalk import Caller, LinkGraph

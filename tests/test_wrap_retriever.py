@@ -390,7 +390,6 @@ def test_bare_linkgraph_source_is_its_own_storage():
 @pytest.mark.parametrize("rank_by", ["similarity", "path*similarity", "ppr"])
 def test_reranking_orders_the_walks_pool_and_cuts_to_the_budget(kb, rank_by):
     from conceptwalk.wrap.embed import get_embedder
-    import numpy as np
 
     cfg = WalkConfig(rank_by=rank_by, rerank_pool=3, max_candidates=2)
     events = []
