@@ -148,6 +148,12 @@ def measure(size: str, *, rounds: int, budget_s: float, only: set[str] | None) -
             "queries": q, "median_s": med, "top20_overlap": overlap}
 
 
+#: The page title and preamble --out writes above the table (docs/peers.md).
+PEERS_HEADING = ("# Peers table\n\n"
+                 "Median per-query times of conceptwalk and its peers on the same graphs, written by "
+                 "`python scripts/peers.py --out docs/peers.md` (see docs/performance.md).\n\n")
+
+
 def table(results: list[dict[str, Any]]) -> str:
     names: list[str] = []
     for r in results:
@@ -225,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     print(md)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
-            f.write(md + "\n")
+            f.write(PEERS_HEADING + md + "\n")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=1)

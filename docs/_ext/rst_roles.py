@@ -2,7 +2,13 @@
 (``:class:`~conceptwalk.graph.LinkGraph```), which Markdown would show as literal text. Each role
 becomes a code span of its target (the last component with ``~``, as Sphinx shows it), and a
 paragraph's trailing ``::`` (RST's literal-block marker) becomes ``:``; the indented block after
-it is already a Markdown code block."""
+it is already a Markdown code block.
+
+Grouped numpydoc entries (``restart, eps : float``) are split into one entry per name, each with
+the group's type and description: griffe's numpy parser gives a grouped entry the default of
+its first name (``eps (float, default: 0.25)``), so split entries are what makes every default
+shown the real one (``tests/test_docs_defaults.py`` compares the built pages with
+``inspect.signature``)."""
 
 from __future__ import annotations
 
@@ -25,9 +31,59 @@ def _target(match: re.Match[str]) -> str:
     return f"`{body}`"
 
 
+_PARAM_SECTIONS = {"parameters", "other parameters", "attributes", "keyword arguments", "keyword args"}
+_GROUPED = re.compile(r"^(?P<indent>\s*)(?P<names>\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)+)\s*(?P<rest>(?::.*)?)$")
+
+
+def split_grouped(text: str) -> str:
+    """The docstring text with every grouped entry of a parameter-like section split in one
+    entry per name (same type, same description).
+
+    >>> print(split_grouped("Parameters\\n----------\\nrestart, eps : float\\n    PPR settings.\\n"))
+    Parameters
+    ----------
+    restart : float
+        PPR settings.
+    eps : float
+        PPR settings.
+    <BLANKLINE>
+    """
+    lines = text.split("\n")
+    out: list[str] = []
+    section = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.strip() and set(nxt.strip()) == {"-"} and len(nxt.strip()) >= 3:
+            section = line.strip().lower()
+            out += [line, nxt]
+            i += 2
+            continue
+        m = _GROUPED.match(line) if section in _PARAM_SECTIONS else None
+        if m:
+            indent = len(m.group("indent"))
+            j = i + 1
+            while j < len(lines) and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > indent):
+                j += 1
+            while j > i + 1 and not lines[j - 1].strip():  # blank lines after the entry stay once
+                j -= 1
+            body = lines[i + 1:j]
+            for name in (n.strip() for n in m.group("names").split(",")):
+                out.append(f"{m.group('indent')}{name} {m.group('rest')}".rstrip() if m.group("rest")
+                           else f"{m.group('indent')}{name}")
+                out += body
+            i = j
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
 def convert(text: str) -> str:
-    """The docstring text with Sphinx roles turned into code spans and ``::`` into ``:``."""
-    return _LITERAL.sub(":", _ROLE.sub(_target, text))
+    """The docstring text with Sphinx roles turned into code spans, ``::`` into ``:`` and
+    grouped parameter entries split."""
+    return split_grouped(_LITERAL.sub(":", _ROLE.sub(_target, text)))
 
 
 class RstRoles(griffe.Extension):
