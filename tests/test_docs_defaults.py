@@ -141,3 +141,33 @@ def test_signatures_are_formatted(site):
     sig = text[text.index('id="conceptwalk.tools.graph_context"'):]
     sig = sig[:sig.index("doc doc-contents")]
     assert _text(sig).count("(") >= 1 and sig.count("\n") > 5, "graph_context's signature is on one line"
+
+
+_CHECKED = re.compile(r"<!-- checked: (?P<cmd>.+?) -->\n```[a-z]*\n(?P<out>.*?)```", re.S)
+
+
+def _checked_blocks():
+    for md in sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]:
+        if not md.exists():  # the wheel's test run, outside a source checkout
+            continue
+        for m in _CHECKED.finditer(md.read_text(encoding="utf-8")):
+            yield pytest.param(m.group("cmd"), m.group("out"), id=f"{md.name}:{m.group('cmd')[-40:]}")
+
+
+@pytest.mark.parametrize("cmd, shown", list(_checked_blocks()))
+def test_sample_outputs_in_the_docs_are_the_real_ones(cmd, shown, tmp_path):
+    """A docs block marked ``<!-- checked: conceptwalk ... KB ... -->`` shows what the commands
+    print today (``KB`` is a fresh file; the last command's stdout is compared)."""
+    out = ""
+    for part in cmd.split("&&"):
+        argv = part.split()
+        assert argv[0] == "conceptwalk", cmd
+        argv = [str(tmp_path / "kb.db") if a == "KB" else a for a in argv[1:]]
+        p = subprocess.run([sys.executable, "-m", "conceptwalk", *argv], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        out = p.stdout
+    assert out == shown
+
+
+def test_some_sample_outputs_are_checked():
+    assert len(list(_checked_blocks())) >= 1
