@@ -198,7 +198,9 @@ def small_db(tmp_path_factory):
     f.write_text('{"id": "c:a", "type": "CONCEPT", "title": "alpha", "scopes": ["t1"]}\n'
                  '{"id": "c:b", "type": "CONCEPT", "title": "beta"}\n'
                  '{"src": "c:a", "dst": "c:b"}\n{"src": "c:b", "dst": "svc:autth"}\n')
-    return str(d / "kb.db"), str(f)
+    db = str(d / "kb.db")
+    run("import", db, str(f), "--quiet")
+    return db, str(f)
 
 
 def test_cli_import_summary_json_and_no_bar_off_a_terminal(small_db, tmp_path):
@@ -208,7 +210,7 @@ def test_cli_import_summary_json_and_no_bar_off_a_terminal(small_db, tmp_path):
     assert "2 nodes, 2 edges and 0 aliases read from 4 lines" in p.stdout
     assert "1 node created only as edge endpoints" in p.stdout and "svc:autth" in p.stdout
     assert p.stderr == ""  # no progress bar fragments when stderr is not a terminal
-    j = json.loads(run("import", db, f, "--json").stdout)
+    j = json.loads(run("import", str(tmp_path / "k3.db"), f, "--json").stdout)
     assert j["ignored_attributes"] == [] and j["endpoint_only_nodes"] == 1
     assert j["endpoint_only_examples"] == ["svc:autth"] and j["files"][0]["file"] == f
     p = run("import", str(tmp_path / "k2.db"), f, "--missing-endpoints", "refuse", ok=False)

@@ -1750,10 +1750,12 @@ class KnowledgeBase:
                     "SELECT model, count(*) FROM vector_slots GROUP BY model ORDER BY model")},
                 "annotations": {k: int(v) for k, v in zip(ANNOTATION_AXES, r[:-1])},
                 "public_nodes": int(conn.execute(
-                    "SELECT count(*) FROM nodes WHERE scopes IS NULL OR json_array_length(scopes) = 0").fetchone()[0]),
+                    "SELECT count(*) FROM nodes WHERE scopes IS NULL OR scopes = '[]'").fetchone()[0]),
+                # json_valid first: a damaged scopes value is reported by graph(), naming the node
                 "scopes": {str(sc): int(c) for sc, c in conn.execute(
-                    "SELECT j.value, count(DISTINCT nodes.id) FROM nodes, json_each(nodes.scopes) AS j "
-                    "WHERE nodes.scopes IS NOT NULL GROUP BY j.value ORDER BY j.value")},
+                    "SELECT j.value, count(DISTINCT n.id) FROM (SELECT id, scopes FROM nodes WHERE "
+                    "scopes IS NOT NULL AND json_valid(scopes) AND json_type(scopes) = 'array') AS n, "
+                    "json_each(n.scopes) AS j GROUP BY j.value ORDER BY j.value")},
             }
         return out
 
