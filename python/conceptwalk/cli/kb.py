@@ -99,7 +99,8 @@ def load_synthetic(kb: Any, n_concepts: int, seed: int, quiet: bool) -> Any:
     from ..kb import synthetic
 
     t0 = time.perf_counter()
-    syn = synthetic.generate(n_concepts, seed=seed, progress=not quiet)
+    # a progress bar only on a terminal (never fragments in a log or a pipe)
+    syn = synthetic.generate(n_concepts, seed=seed, progress=not quiet and sys.stderr.isatty())
     t1 = time.perf_counter()
     syn.write_to(kb)
     t2 = time.perf_counter()
