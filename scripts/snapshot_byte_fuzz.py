@@ -197,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = {k: 0 for k in ("trials", "rebuilt", "accepted", "refused", "wrong", "error", "crash", "hang")}
     resealed = {k: 0 for k in ("trials", "rebuilt", "accepted_equal", "accepted_different", "refused", "error", "crash", "hang")}
     findings: list[str] = []
+    forged: list[str] = []  # resealed edits accepted with other answers (consistent forgeries)
     env = dict(os.environ, PYTHONWARNINGS="default")
     proc: subprocess.Popen[str] | None = None
 
@@ -255,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             tally["rebuilt" if r["set_aside"] else ("accepted_equal" if sealed else "accepted")] += 1
         elif sealed:
             tally["accepted_different"] += 1
+            forged.append(desc)
         else:
             tally["wrong"] += 1
             findings.append(f"wrong: {desc}")
@@ -267,6 +269,10 @@ def main(argv: list[str] | None = None) -> int:
     print("  " + "  ".join(f"{k}={v}" for k, v in resealed.items()))
     for f in findings[:40]:
         print("  " + f)
+    if forged:
+        print("resealed edits accepted with different answers (first 15):")
+        for f in forged[:15]:
+            print("  " + f)
     if args.keep:
         print("work directory:", work)
     else:

@@ -191,6 +191,8 @@ def _resealed(sp: str, name: str, edit) -> None:
     ("graph.scope_codes", lambda a: a.__setitem__(0, 99)),
     ("graph.core.indices", lambda a: a.__setitem__(0, -5)),
     ("loops.type", lambda a: a.__setitem__(0, 77)),
+    ("graph.edge_type_names.data", lambda a: a.__setitem__(0, ord("Z"))),  # names out of order
+    ("graph.scope_names.data", lambda a: a.__setitem__(0, ord("z"))),  # "zenant-a" after "tenant-c"
 ])
 def test_a_forged_file_with_valid_checksums_is_refused_by_the_structural_checks(tmp_path, name, edit):
     p = str(tmp_path / "kb.db")
