@@ -1119,6 +1119,10 @@ class LinkGraph:
         enames = tuple(_unpack_from(arrays, "edge_type_names"))
         if len(enames) < ntypes:
             raise InputError("saved graph arrays: fewer edge type names than edge type codes")
+        for what, names_ in (("node_type_names", tnames), ("scope_names", snames),
+                             ("node_lifecycle_names", lnames), ("edge_type_names", enames)):
+            if not strictly_sorted(list(names_)):  # every graph keeps its names sorted and unique
+                raise InputError(f"saved graph arrays: {what} are not strictly ascending")
         ntype_codes = _saved_codes(arrays, "node_type_codes", n, len(tnames), False)
         life_codes = _saved_codes(arrays, "node_lifecycle_codes", n, len(lnames), True)
         scope_ptr = np.asarray(arrays.get("scope_ptr", np.zeros(0, dtype=np.int64)))
@@ -1140,6 +1144,8 @@ class LinkGraph:
                 anns[key] = (vals, ())
             else:
                 names = tuple(_unpack_from(arrays, f"ann.{key}.names"))
+                if not strictly_sorted(list(names)):
+                    raise InputError(f"saved graph arrays: ann.{key}.names are not strictly ascending")
                 anns[key] = (_saved_codes(arrays, name, E, len(names), True), names)
         return cls(core=core, ids=ids, node_type_codes=ntype_codes, node_type_names=tnames,
                    titles=titles, scope_ptr=scope_ptr, scope_codes=scope_codes, scope_names=snames,

@@ -28,6 +28,7 @@ import bisect
 import json
 import mmap
 import os
+import stat
 import struct
 import tempfile
 import zlib
@@ -45,7 +46,7 @@ from ..graph.linkgraph import IdIndex, codes_of, csr_patched, with_default_node_
 __all__ = ["CHANGELOG_SCHEMA", "CHANGE_EDGE", "CHANGE_NODE", "CHANGE_RESET", "CHANGE_TEXT", "FILE_FORMAT", "GraphSnapshot", "SnapshotError", "read_arrays", "read_graph", "write_arrays"]
 
 #: Version of the snapshot file layout (header + JSON directory + aligned arrays).
-FILE_FORMAT = 1
+FILE_FORMAT = 2
 _MAGIC = b"CWSNAP\x00\x01"
 _HEAD = struct.Struct("<8sIIQQ")  # magic, format, directory crc32, directory length, file length
 _ALIGN = 64
@@ -63,10 +64,22 @@ class SnapshotError(ConceptwalkError):
 
 
 # ---------------------------------------------------------------------- the file of named arrays
-def write_arrays(path: str, arrays: Mapping[str, np.ndarray[Any, Any]], meta: Mapping[str, Any]) -> None:
+def _crc(buf: Any) -> int:
+    """CRC-32 (zlib's) of a buffer, in slices so that a mapped file is read once at memory speed."""
+    mv = memoryview(buf).cast("B")
+    crc = 0
+    for i in range(0, len(mv), 1 << 26):
+        crc = zlib.crc32(mv[i:i + (1 << 26)], crc)
+    return crc
+
+
+def write_arrays(path: str, arrays: Mapping[str, np.ndarray[Any, Any]], meta: Mapping[str, Any],
+                 mode: int | None = None) -> None:
     """Write ``arrays`` (name -> array) and the JSON-serialisable ``meta`` to ``path``
     atomically: a temporary file in the same directory, fsync, rename over ``path``, fsync of
-    the directory. A crash at any point leaves either the old file or the new one.
+    the directory. A crash at any point leaves either the old file or the new one. Each array's
+    CRC-32 is recorded in the directory (and the directory's in the header), so that
+    :func:`read_arrays` verifies every byte it returns.
 
     Parameters
     ----------
@@ -79,6 +92,8 @@ def write_arrays(path: str, arrays: Mapping[str, np.ndarray[Any, Any]], meta: Ma
     meta : mapping of str to object
         Free metadata, stored as JSON in the file's directory (so JSON-serialisable values);
         :func:`read_arrays` returns it as a dict.
+    mode : int, optional
+        The file's permission bits (e.g. those of the store it belongs to); default 0o600.
 
     Raises
     ------
@@ -89,10 +104,10 @@ def write_arrays(path: str, arrays: Mapping[str, np.ndarray[Any, Any]], meta: Ma
     --------
     >>> import tempfile, os
     >>> d = tempfile.mkdtemp()
-    >>> write_arrays(os.path.join(d, "x.snap"), {"a": np.arange(3)}, {"who": "doc"})
+    >>> write_arrays(os.path.join(d, "x.snap"), {"a": np.arange(3)}, {"who": "doc"}, mode=0o644)
     >>> meta, arrs = read_arrays(os.path.join(d, "x.snap"))
-    >>> meta["who"], arrs["a"].tolist()
-    ('doc', [0, 1, 2])
+    >>> meta["who"], arrs["a"].tolist(), oct(os.stat(os.path.join(d, "x.snap")).st_mode & 0o777)
+    ('doc', [0, 1, 2], '0o644')
     """
     entries: dict[str, dict[str, Any]] = {}
     prepared: list[tuple[int, np.ndarray[Any, Any]]] = []
@@ -103,7 +118,8 @@ def write_arrays(path: str, arrays: Mapping[str, np.ndarray[Any, Any]], meta: Ma
             raise InputError(f"write_arrays: {name!r} holds Python objects")
         a = a.astype(a.dtype.newbyteorder("<"), copy=False)
         offset = -(-offset // _ALIGN) * _ALIGN
-        entries[name] = {"dtype": a.dtype.str, "shape": list(a.shape), "offset": offset}
+        entries[name] = {"dtype": a.dtype.str, "shape": list(a.shape), "offset": offset,
+                         "crc": _crc(a.reshape(-1).view(np.uint8)) if a.nbytes else 0}
         prepared.append((offset, a))
         offset += a.nbytes
     directory = json.dumps({"meta": dict(meta), "arrays": entries}, sort_keys=True).encode()
@@ -112,6 +128,11 @@ def write_arrays(path: str, arrays: Mapping[str, np.ndarray[Any, Any]], meta: Ma
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=d)
     try:
+        if mode is not None:
+            try:
+                os.fchmod(fd, mode & 0o777)
+            except (OSError, AttributeError):  # pragma: no cover - e.g. Windows
+                pass
         with os.fdopen(fd, "wb") as fh:
             fh.write(_HEAD.pack(_MAGIC, FILE_FORMAT, zlib.crc32(directory), len(directory), total))
             fh.write(directory)
@@ -143,9 +164,31 @@ def write_arrays(path: str, arrays: Mapping[str, np.ndarray[Any, Any]], meta: Ma
         os.close(dfd)
 
 
+def _open_regular(path: str) -> int:
+    """A read-only descriptor of ``path`` when it is a regular file (not a symlink, FIFO,
+    device or directory: refused without blocking); FileNotFoundError when nothing is there."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:  # ELOOP: a symlink; ENXIO: a FIFO nobody writes; EACCES ...
+        raise SnapshotError(f"{path!r} cannot be opened as a snapshot file ({exc.strerror or exc})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SnapshotError(f"{path!r} is not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def read_arrays(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray[Any, Any]]]:
     """Map the file written by :func:`write_arrays`: ``(meta, name -> read-only array view)``.
-    The arrays share the file's pages (a ``mmap``) until they are dropped.
+    The arrays share the file's pages (a ``mmap``) until they are dropped. Every array's bytes
+    are checked against the CRC-32 its directory entry records (and the directory against the
+    header's) before it is returned; only a regular file is opened (a symlink, FIFO or device
+    at ``path`` is refused without blocking).
 
     Parameters
     ----------
@@ -165,8 +208,9 @@ def read_arrays(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray[Any, An
     FileNotFoundError
         No file at ``path``.
     SnapshotError
-        Not a snapshot file of this format, a damaged directory, or a file whose length does
-        not match its header (e.g. truncated).
+        Not a regular file, not a snapshot file of this format, a damaged directory, an array
+        whose bytes do not match its checksum, or a file whose length does not match its header
+        (e.g. truncated).
 
     Examples
     --------
@@ -177,13 +221,21 @@ def read_arrays(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray[Any, An
     >>> meta, arrs["ids"].dtype.name, arrs["ids"].tolist(), arrs["ids"].flags.writeable, arrs["none"].shape
     ({'v': 2}, 'int32', [3, 1], False, (0,))
     >>> with open(p, "r+b") as fh:
+    ...     _ = fh.seek(os.path.getsize(p) - 64)
+    ...     _ = fh.write(b"\\x07")
+    >>> read_arrays(p)
+    Traceback (most recent call last):
+    ...
+    conceptwalk.kb.snapshot.SnapshotError: ...: array 'ids' does not match its checksum
+    >>> with open(p, "r+b") as fh:
     ...     _ = fh.truncate(os.path.getsize(p) - 1)
     >>> read_arrays(p)
     Traceback (most recent call last):
     ...
     conceptwalk.kb.snapshot.SnapshotError: ... is truncated or damaged (... bytes, header says ...)
     """
-    with open(path, "rb") as fh:
+    fd = _open_regular(path)
+    with os.fdopen(fd, "rb") as fh:
         head = fh.read(_HEAD.size)
         if len(head) < _HEAD.size:
             raise SnapshotError(f"{path!r} is not a snapshot file (too short)")
@@ -202,7 +254,9 @@ def read_arrays(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray[Any, An
             doc = json.loads(directory)
             entries = doc["arrays"]
             meta = doc["meta"]
-        except (ValueError, KeyError, TypeError) as exc:
+            if not isinstance(entries, dict) or not isinstance(meta, dict):
+                raise TypeError("not a mapping")
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise SnapshotError(f"{path!r}: the directory is damaged ({exc})") from None
         data_start = -(-(_HEAD.size + dlen) // _ALIGN) * _ALIGN
         mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if total else None
@@ -212,16 +266,29 @@ def read_arrays(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray[Any, An
             dt = np.dtype(e["dtype"])
             shape = tuple(int(x) for x in e["shape"])
             start = data_start + int(e["offset"])
-        except (KeyError, TypeError, ValueError) as exc:
+            want = e["crc"]
+            if dt.hasobject or dt.itemsize == 0 or any(x < 0 for x in shape) or not isinstance(want, int):
+                raise ValueError("bad dtype, shape or checksum")
+            count = 1
+            for x in shape:
+                count *= x
+        except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
             raise SnapshotError(f"{path!r}: bad directory entry {name!r} ({exc})") from None
-        count = int(np.prod(shape)) if shape else 1
-        if dt.hasobject or count < 0 or start < data_start or start + count * dt.itemsize > total:
+        if start < data_start or start + count * dt.itemsize > total:
             raise SnapshotError(f"{path!r}: array {name!r} lies outside the file")
         if count == 0 or mm is None:
+            if want != 0:
+                raise SnapshotError(f"{path!r}: array {name!r} does not match its checksum")
             out[name] = np.zeros(shape, dtype=dt)
             out[name].setflags(write=False)
-        else:
+            continue
+        nbytes = count * dt.itemsize
+        if _crc(memoryview(mm)[start:start + nbytes]) != want:
+            raise SnapshotError(f"{path!r}: array {name!r} does not match its checksum")
+        try:
             out[name] = np.frombuffer(mm, dtype=dt, count=count, offset=start).reshape(shape)
+        except (ValueError, TypeError) as exc:
+            raise SnapshotError(f"{path!r}: array {name!r} cannot be mapped ({exc})") from None
     return meta, out
 
 
@@ -504,6 +571,10 @@ _EDGE_DIFF = " OR ".join(f"old.{k} IS NOT new.{k}" for k in ("src", "dst", "type
 #: graph holds (node id, type, title, scopes, lifecycle; every edge column), and of a body (kind
 #: CHANGE_TEXT, for a text index; the graph skips it). A write that changes nothing the graph
 #: reads (a body, an alias, an embedding, an upsert of equal values) leaves the graph as it is.
+#: Every change-log row also gets a random 8-byte nonce (``change_nonces``, by a trigger on
+#: ``changes``; schema 3 gives the rows of an older store theirs): a snapshot records the nonce of
+#: the row it reflects, so a restored backup, a diverged copy or a replaced file, whose row at
+#: that position was written by another history, never matches it.
 CHANGELOG_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS changes(
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -537,6 +608,14 @@ CREATE TRIGGER IF NOT EXISTS changes_edges_au AFTER UPDATE ON edges WHEN {_EDGE_
 END;
 INSERT OR IGNORE INTO sqlite_sequence(name, seq) SELECT 'changes', 0
     WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'changes');
+CREATE TABLE IF NOT EXISTS change_nonces(
+    seq INTEGER PRIMARY KEY,
+    nonce BLOB NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS changes_nonce AFTER INSERT ON changes BEGIN
+    INSERT OR REPLACE INTO change_nonces(seq, nonce) VALUES (new.seq, randomblob(8));
+END;
+INSERT OR IGNORE INTO change_nonces(seq, nonce) SELECT seq, randomblob(8) FROM changes;
 """
 _EDGE_COLS = "src, dst, type, " + ", ".join(EDGE_ANNOTATION_KEYS)
 

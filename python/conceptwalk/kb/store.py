@@ -57,8 +57,9 @@ __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTAT
 
 #: Version of the on-disk schema written by this module. 2 added the change log (``changes``,
 #: filled by triggers), ``meta.uuid`` and the ``edges(dst)`` index; a version-1 file is
-#: upgraded in place when opened for writing.
-SCHEMA_VERSION = 2
+#: upgraded in place when opened for writing. 3 added ``change_nonces`` (a random nonce per
+#: change-log row, which a saved snapshot must match).
+SCHEMA_VERSION = 3
 #: Keys a node row may have.
 NODE_KEYS: tuple[str, ...] = ("id", "type", "title", "body", "scopes", "lifecycle")
 #: Keys an edge row may have.
@@ -2089,7 +2090,15 @@ class KnowledgeBase:
                     and all(r[0] != CHANGE_RESET for r in rows)):
                 graph_rows = [r for r in rows if r[0] != CHANGE_TEXT]
                 if graph_rows:
-                    out = snap.advance(conn, graph_rows, version)
+                    try:
+                        out = snap.advance(conn, graph_rows, version)
+                    except sqlite3.DatabaseError:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - any failure of an advance: build afresh
+                        if isinstance(exc, InputError) and "has no nodes" in str(exc):
+                            raise
+                        out = None
+                        self._distrust_file(f"advancing it failed ({type(exc).__name__}: {exc})")
                 else:  # only bodies changed: the same graph, at the new position
                     out = GraphSnapshot(snap.graph, version, snap.loops)
         if out is None:
@@ -2097,40 +2106,86 @@ class KnowledgeBase:
         return out
 
     def _load_snapshot(self, conn: sqlite3.Connection, version: int) -> GraphSnapshot | None:
-        """The saved snapshot when it belongs to this store (uuid, schema, a change-log position
-        the store has passed, with the same change at that position); None otherwise."""
+        """The saved snapshot when it is provably this store's at a position it has passed: the
+        file is a regular file whose every array matches its checksum and passes the loaders'
+        structural checks, and its uuid, schema, position and the nonce of the change-log row
+        at that position are the store's. None otherwise: a file that is damaged or not a
+        snapshot is set aside (:meth:`_set_aside`); one of another history or store is left to
+        be replaced by the next save. Never raises for the file's contents."""
         path = self.snapshot_path
         if path is None or self._uuid is None:
             return None
         try:
             meta, arrays = read_arrays(path)
-        except (OSError, SnapshotError):
+        except FileNotFoundError:
+            return None
+        except SnapshotError as exc:
+            self._set_aside(path, str(exc))
+            return None
+        except (OSError, ValueError, MemoryError, OverflowError) as exc:  # unreadable: not ours to judge
+            self._set_aside(path, f"{type(exc).__name__}: {exc}")
             return None
         v = meta.get("graph_version")
         if (meta.get("kind") != "conceptwalk.graph" or meta.get("store_uuid") != self._uuid
-                or meta.get("schema_version") != SCHEMA_VERSION or not isinstance(v, int)
-                or not 0 <= v <= version or meta.get("last_change") != self._change_at(conn, v)):
+                or meta.get("schema_version") != SCHEMA_VERSION or isinstance(v, bool) or not isinstance(v, int)
+                or not 0 <= v <= version):
             return None
+        last = self._change_at(conn, v)
+        if last is None or meta.get("last_change") != last:
+            return None  # another history (a restored backup, a diverged copy) or no nonce
         try:
             snap = GraphSnapshot.from_arrays(arrays, v)
-        except InputError:
+            text_arrays = {k[5:]: a for k, a in arrays.items() if k.startswith("text.")}
+            ix = TextIndex.from_arrays(text_arrays) if text_arrays else None
+        except Exception as exc:  # noqa: BLE001 - whatever the contents make a loader raise
+            self._set_aside(path, f"{type(exc).__name__}: {exc}")
             return None
         self._file_version = v
         self._file_text = False
-        text_arrays = {k[5:]: a for k, a in arrays.items() if k.startswith("text.")}
-        if text_arrays:  # the text index saved with it: searches need no rebuild
-            try:
-                ix = TextIndex.from_arrays(text_arrays)
-            except InputError:
-                ix = None
-            if ix is not None and ix.num_docs == snap.graph.num_nodes:
-                self._text = (snap.graph, v, ix)
-                self._file_text = True
+        if ix is not None and ix.num_docs == snap.graph.num_nodes:  # searches need no rebuild
+            self._text = (snap.graph, v, ix)
+            self._file_text = True
         return snap
+
+    def _set_aside(self, path: str, why: str) -> None:
+        """Rename a snapshot file that failed a check to ``<path>.bad-<time>`` (kept for
+        inspection; the next save writes a fresh one) and warn, naming both."""
+        import time
+        import warnings
+
+        bad = f"{path}.bad-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+        try:
+            if self.read_only:
+                raise OSError("read-only open")
+            os.replace(path, bad)
+            where = f"set aside as {bad!r}"
+        except OSError:
+            where = "left in place (it could not be renamed)"
+        warnings.warn(f"conceptwalk: the graph snapshot {path!r} failed verification ({why}); "
+                      f"it was {where} and the graph is rebuilt from the store", RuntimeWarning, stacklevel=2)
+
+    def _distrust_file(self, why: str) -> None:
+        """A snapshot brought forward failed: rebuild, and if it came from the file, set the
+        file aside."""
+        path = self.snapshot_path
+        if path is not None and self._file_version is not None and os.path.lexists(path):
+            self._set_aside(path, why)
+        self._file_version = None
+        self._file_text = False
+        self._text = None
 
     @staticmethod
     def _change_at(conn: sqlite3.Connection, seq: int) -> list[Any] | None:
-        r = conn.execute("SELECT kind, a, b, c FROM changes WHERE seq = ?", (seq,)).fetchone()
+        """The change-log row at ``seq`` with its nonce (hex), or None (no such row, or a store
+        without nonces: an older schema opened read-only, whose snapshots are never trusted).
+        Position 0 (before any change) has no row: ``[]``."""
+        if seq == 0:
+            return []
+        try:
+            r = conn.execute("SELECT c.kind, c.a, c.b, c.c, hex(n.nonce) FROM changes c "
+                             "JOIN change_nonces n ON n.seq = c.seq WHERE c.seq = ?", (seq,)).fetchone()
+        except sqlite3.OperationalError:  # no change_nonces table (schema 2, read-only)
+            return None
         return None if r is None else list(r)
 
     def _save_snapshot(self, *, force: bool = False) -> None:
@@ -2152,6 +2207,8 @@ class KnowledgeBase:
             return
         with self._locked() as conn:  # a damaged page here is named like any other read's
             last = self._change_at(conn, snap.version)
+        if last is None:
+            return
         meta = {"kind": "conceptwalk.graph", "store_uuid": self._uuid, "schema_version": SCHEMA_VERSION,
                 "graph_version": snap.version, "last_change": last}
         arrays = snap.to_arrays()
@@ -2159,7 +2216,11 @@ class KnowledgeBase:
             assert text is not None
             arrays.update({"text." + k: v for k, v in text[2].to_arrays().items()})
         try:
-            write_arrays(path, arrays, meta)
+            mode = os.stat(self.path).st_mode & 0o666  # the store's permission bits
+        except OSError:
+            mode = None
+        try:
+            write_arrays(path, arrays, meta, mode=mode)
         except OSError:
             self._persist = False
             return
