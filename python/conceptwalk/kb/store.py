@@ -25,7 +25,8 @@ JSON text -- the name the graph gives it -- so it reads back with its type.
 
 :meth:`KnowledgeBase.open` only creates the schema in a new or empty file; any other file must
 already be a conceptwalk store (checked through a read-only connection before anything is
-written), so another program's database is refused unchanged.
+written), so another program's database is refused unchanged -- except that a hot journal (a write
+killed before it committed) is rolled back first, as any SQLite opener does.
 """
 
 from __future__ import annotations
@@ -477,10 +478,36 @@ def _schema_objects(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
 
 
+def _hot_journal(exc: sqlite3.Error, p: str) -> bool:
+    """Whether ``exc``, raised by a read-only connection to ``p``, is SQLite refusing to read
+    past a hot rollback journal (a write transaction killed before it committed: only a
+    read-write connection may roll it back; until then the file holds uncommitted pages)."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python >= 3.11
+    if code is not None:
+        return bool(code == getattr(sqlite3, "SQLITE_READONLY_ROLLBACK", 776))
+    return _nonempty(p + "-journal") and "readonly" in str(exc).replace("-", "").replace(" ", "")
+
+
+def _hot_journal_error(p: str) -> ConceptwalkError:
+    return ConceptwalkError(
+        f"{p!r} has a hot journal: a write to it was interrupted before it committed; open it once "
+        "for writing (KnowledgeBase.open, or any SQLite client) so that it is rolled back: a "
+        "read-only open never reads the uncommitted pages")
+
+
+def _nonempty(path: str) -> bool:
+    try:
+        return os.path.getsize(path) > 0
+    except OSError:
+        return False
+
+
 def _inspect_file(p: str) -> bool:
     """Whether the existing file ``p`` is empty (the schema may be created in it). Raises
     :class:`ConceptwalkError` for a file that is not a conceptwalk store; writes nothing (the
-    file is read through a read-only connection)."""
+    file is read through a read-only connection), except that a hot journal -- a write killed
+    before it committed, e.g. a bulk load -- is first rolled back by a read-write connection,
+    as any SQLite opener does (the file then holds its last committed state, nothing else)."""
     try:
         if os.path.getsize(p) == 0:
             return True
@@ -491,21 +518,27 @@ def _inspect_file(p: str) -> bool:
     if head != b"SQLite format 3\x00":
         raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: file is not a database")
     uri = Path(os.path.abspath(p)).as_uri() + "?mode=ro"
-    try:
-        ro = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0)
-    except sqlite3.Error as exc:
-        raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
-    try:
-        ro.execute("PRAGMA busy_timeout = 30000")
-        have = int(ro.execute("PRAGMA user_version").fetchone()[0])
-        if have == 0 and not _schema_objects(ro):
-            return True  # an empty SQLite database
-        _check_store(ro, p)
-        return False
-    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-        raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
-    finally:
-        ro.close()
+    for read_write in (False, True):
+        try:
+            ro = sqlite3.connect(p if read_write else uri, uri=not read_write, isolation_level=None,
+                                 timeout=30.0)
+        except sqlite3.Error as exc:
+            raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
+        try:
+            ro.execute("PRAGMA busy_timeout = 30000")
+            have = int(ro.execute("PRAGMA user_version").fetchone()[0])  # rolls a hot journal back (read-write)
+            if have == 0 and not _schema_objects(ro):
+                return True  # an empty SQLite database
+            _check_store(ro, p)
+            return False
+        except sqlite3.OperationalError as exc:
+            if read_write or not _hot_journal(exc, p):
+                raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
+        finally:
+            ro.close()
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _check_store(conn: sqlite3.Connection, p: str) -> None:
@@ -705,10 +738,12 @@ class KnowledgeBase:
 
         The file is opened with SQLite's ``mode=ro``, which still shares the WAL with writers in
         other processes (their commits are seen) but needs the ``-shm``/``-wal`` files to exist
-        or the directory to be writable. When that fails and no ``-wal`` file holds data, it is
-        opened ``immutable=1``: SQLite then takes no locks and assumes the file never changes,
-        so this must not be used while another process writes to it (it would read torn
-        pages). A saved snapshot beside the store is used when it matches; none is written.
+        or the directory to be writable. When that fails, no ``-wal`` file holds data and no
+        ``-journal`` file exists, it is opened ``immutable=1``: SQLite then takes no locks and
+        assumes the file never changes, so this must not be used while another process writes
+        to it (it would read torn pages). A file with a hot journal (a write killed before it
+        committed) is refused: only a read-write open may roll it back, and its uncommitted
+        pages are never read. A saved snapshot beside the store is used when it matches; none is written.
         A version-1 file (no change log) is read as it is: each change to it then costs a
         full rebuild of the graph.
 
@@ -730,7 +765,8 @@ class KnowledgeBase:
             No file at ``path``.
         ConceptwalkError
             The file cannot be read as a knowledge base, or was written by a newer schema;
-            ``path`` is ``":memory:"`` or a ``file:`` URI.
+            ``path`` is ``":memory:"`` or a ``file:`` URI; it has a hot journal (``"has a hot
+            journal"``: open it once with :meth:`open` to roll the interrupted write back).
 
         Examples
         --------
@@ -753,9 +789,10 @@ class KnowledgeBase:
         if not os.path.exists(p):
             raise FileNotFoundError(f"knowledge base not found: {p!r}")
         uri = "file:" + urllib.parse.quote(os.path.abspath(p))
-        wal = p + "-wal"
         attempts = ["?mode=ro"]
-        if not (os.path.exists(wal) and os.path.getsize(wal) > 0):
+        if not (_nonempty(p + "-wal") or _nonempty(p + "-journal")):
+            # immutable=1 reads neither a WAL nor a rollback journal: never with either beside
+            # the file (it would miss commits, or serve the pages of an uncommitted write)
             attempts.append("?mode=ro&immutable=1")
         last: Exception | None = None
         for query in attempts:
@@ -771,6 +808,8 @@ class KnowledgeBase:
                 conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
             except sqlite3.DatabaseError as exc:
                 conn.close()
+                if _hot_journal(exc, p):
+                    raise _hot_journal_error(p) from None
                 last = exc
                 continue
             if have > SCHEMA_VERSION:
