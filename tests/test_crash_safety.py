@@ -229,3 +229,155 @@ def test_sigkill_while_logging_changes_and_saving_the_snapshot(tmp_path):
                 with KnowledgeBase.open(db) as kb:
                     assert kb.node(f"{tag}_1") is not None and kb.node(f"{tag}_0") is None
     assert saw_file
+
+
+# --------------------------------------------------------------------------- bulk loads, killed
+BULK_NODES = 12_000
+BULK_EDGES = 40_000
+
+_BULK_LOADER = textwrap.dedent("""
+    import sys
+    from conceptwalk.kb.importers import import_jsonl
+    from conceptwalk.kb.store import KnowledgeBase
+    kb = KnowledgeBase.open(sys.argv[1])  # a new file: the load runs with the rollback journal
+    print("ready", flush=True)
+    import_jsonl(kb, sys.argv[2])
+    print("committed", flush=True)
+    kb.close()
+""")
+
+# One fresh process, after the kill: a read-only open first (before anything rolls the journal
+# back), then a normal open, then a read-only open again. Each reports what it saw.
+_BULK_PROBE = textwrap.dedent("""
+    import json, sys
+    from conceptwalk.errors import ConceptwalkError
+    from conceptwalk.kb.store import KnowledgeBase
+    out = []
+    for ro in (True, False, True):
+        try:
+            kb = KnowledgeBase.open(sys.argv[1], read_only=ro)
+        except ConceptwalkError as exc:
+            out.append(["refused", str(exc)])
+            continue
+        try:
+            st = kb.stats()
+            ok = kb.conn.execute("PRAGMA quick_check").fetchone()[0]
+            hits = len(kb.search("word7", 5)) if st["nodes"] else 0
+            g = kb.graph() if st["nodes"] else None
+            out.append(["rows", st["nodes"], st["edges"], ok, hits, None if g is None else g.num_nodes])
+        except ConceptwalkError as exc:
+            out.append(["failed", str(exc)])
+        finally:
+            kb.close()
+    print(json.dumps(out))
+""")
+
+
+def _bulk_source(path: str) -> None:
+    with open(path, "w") as fh:
+        for i in range(BULK_NODES):
+            fh.write(json.dumps({"id": f"n{i}", "type": "CONCEPT", "title": f"node {i} word{i % 97}"}) + "\n")
+        for j in range(BULK_EDGES):
+            fh.write(json.dumps({"src": f"n{j % BULK_NODES}", "dst": f"n{(j * 7919 + 1 + j // BULK_NODES) % BULK_NODES}",
+                                 "type": "REL"}) + "\n")
+
+
+def _kill_bulk_load(db: str, src: str, point: str | float, final_size: int) -> tuple[bool, bool]:
+    """Start a bulk load into the new file ``db`` and SIGKILL it at ``point``: a delay in seconds
+    after it opened the store, or ``"final"``: as soon as the file has reached its final size while
+    the ``-journal`` still exists (inside the commit). Returns (journal existed, load committed)."""
+    proc = subprocess.Popen([sys.executable, "-c", _BULK_LOADER, db, src],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if line.strip() != "ready":
+        proc.kill()
+        pytest.fail(f"loader did not start: {line!r} {proc.stderr.read() if proc.stderr else ''}")
+    if point == "final":
+        deadline = time.monotonic() + 60
+        while not (os.path.exists(db + "-journal") and os.path.getsize(db) >= final_size):
+            assert proc.poll() is None, "the load ended before the kill point was seen"
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+    else:
+        time.sleep(float(point))
+    journal = os.path.exists(db + "-journal")
+    os.kill(proc.pid, signal.SIGKILL)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode in (-signal.SIGKILL, 0)  # 0: it had already finished (a late point)
+    assert proc.returncode == -signal.SIGKILL or "committed" in out
+    return journal, "committed" in out
+
+
+def test_sigkill_during_a_bulk_load_then_reopen(tmp_path):
+    """SIGKILL a bulk load into a new file at points across it (the commit included: the file at
+    its final size while the rollback journal still exists), then open it from a fresh process,
+    read-only first: every open that succeeds sees none of the load or all of it, a normal open
+    always succeeds (it rolls the hot journal back), and a read-only open either sees the same or
+    is refused with the hot-journal message -- never the uncommitted pages."""
+    src = str(tmp_path / "src.jsonl")
+    _bulk_source(src)
+    ref = str(tmp_path / "ref.db")
+    proc = subprocess.Popen([sys.executable, "-c", _BULK_LOADER, ref, src], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    t0 = time.monotonic()
+    assert proc.stdout.readline().strip() == "committed"
+    took = time.monotonic() - t0  # the load itself, from the open store to its commit
+    proc.communicate(timeout=60)
+    final_size = os.path.getsize(ref)
+    points: list[str | float] = ["final", 0.0, "final"] + [round(took * f, 3) for f in (0.15, 0.4, 0.7, 0.9, 1.2)]
+    outcomes = []
+    refused = 0
+    for i, point in enumerate(points):
+        db = str(tmp_path / f"kill{i}.db")
+        journal, committed = _kill_bulk_load(db, src, point, final_size)
+        r = subprocess.run([sys.executable, "-c", _BULK_PROBE, db], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        seen = json.loads(r.stdout)
+        outcomes.append((point, journal, committed, seen))
+        first_ro, normal, second_ro = seen
+        # The normal open always opens, rolled back (nothing) or committed (everything).
+        assert normal[0] == "rows", (point, normal)
+        n, m, ok = normal[1:4]
+        assert ok == "ok"
+        assert (n, m) in ((0, 0), (BULK_NODES, BULK_EDGES)), f"kill at {point}: a partial load {n}, {m}"
+        if committed:
+            assert n == BULK_NODES
+        if n:
+            assert normal[4] == 5 and normal[5] == BULK_NODES  # searchable and its graph builds
+        # Read-only: the same as the normal open, or (before any writer opened it, a hot journal
+        # beside it) refused with the message saying so.
+        if first_ro[0] == "refused":
+            refused += 1
+            assert "has a hot journal" in first_ro[1] and journal, (point, first_ro)
+            assert n == 0  # what was refused was an uncommitted load
+        else:
+            assert first_ro[:4] == normal[:4], (point, first_ro, normal)
+        assert second_ro[:4] == normal[:4], (point, second_ro, normal)
+        assert not os.path.exists(db + "-journal")
+    # the commit window was hit (the file at full size, the journal hot) at least once
+    assert refused >= 1, outcomes
+
+
+def test_hot_journal_read_only_refused_normal_open_rolls_back(tmp_path):
+    """The commit window, made deterministically (tests/hot_journal.py): a file holding spilled
+    uncommitted pages and a hot journal. A read-only open refuses (it can neither roll back nor
+    read past the journal; immutable=1 would serve the uncommitted pages) and changes nothing; a
+    normal open rolls it back and sees the committed rows only; read-only opens then work."""
+    from conceptwalk.errors import ConceptwalkError
+    from hot_journal import hot_journal_copy
+
+    hot = str(tmp_path / "hot.db")
+    committed = hot_journal_copy(tmp_path / "kb.db", hot)
+    before = (open(hot, "rb").read(), open(hot + "-journal", "rb").read())
+    for _ in range(2):
+        with pytest.raises(ConceptwalkError, match="has a hot journal"):
+            KnowledgeBase.open(hot, read_only=True)
+    assert (open(hot, "rb").read(), open(hot + "-journal", "rb").read()) == before  # nothing written
+    with KnowledgeBase.open(hot) as kb:
+        assert kb.stats()["nodes"] == committed == 1
+        assert kb.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert [i for i, _ in kb.search("committed")] == ["committed"]
+    assert not os.path.exists(hot + "-journal")
+    with KnowledgeBase.open(hot, read_only=True) as ro:
+        assert ro.stats()["nodes"] == 1 and not ro.immutable

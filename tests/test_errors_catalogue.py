@@ -19,6 +19,7 @@ from conceptwalk.kb.importers import import_edge_list, import_jsonl
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.wrap import WalkConfig
 from conceptwalk.wrap.embed import get_embedder
+from hot_journal import hot_journal_copy
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
 ALL = Caller.all_access()
@@ -59,6 +60,11 @@ def _foreign(p: Path, user_version: int) -> Path:
     c.commit()
     c.close()
     return p
+
+
+def _hot(t: Path, name: str) -> Path:
+    hot_journal_copy(t / "source.db", t / name)
+    return t / name
 
 
 def _mkdir(p: Path) -> Path:
@@ -180,6 +186,7 @@ TRIGGERS = {
     "E87": lambda t: import_jsonl(_kb(t), t / "missing.jsonl"),
     "E88": lambda t: import_edge_list(_kb(t), _mkdir(t / "adir")),
     "E89": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b"[" * 100_000 + b"\n")),
+    "E180": lambda t: KnowledgeBase.open(_hot(t, "hot.db"), read_only=True),
     # MCP
     "E90": lambda t: _session_token(t),
     # what to do instead

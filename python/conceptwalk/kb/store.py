@@ -25,7 +25,8 @@ JSON text -- the name the graph gives it -- so it reads back with its type.
 
 :meth:`KnowledgeBase.open` only creates the schema in a new or empty file; any other file must
 already be a conceptwalk store (checked through a read-only connection before anything is
-written), so another program's database is refused unchanged.
+written), so another program's database is refused unchanged -- except that a hot journal (a write
+killed before it committed) is rolled back first, as any SQLite opener does.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from ..errors import ConceptwalkError, InputError, NotFoundError, StoreNotFoundE
 from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, Caller, LinkGraph
 from ..graph.linkgraph import JSON_VALUE_MARK, annotation_name
 from ..graph.text import TextIndex, text_search
+from .state import StoreState
 from .snapshot import CHANGELOG_SCHEMA, CHANGE_NODE, CHANGE_RESET, CHANGE_TEXT, GraphSnapshot, SnapshotError, read_arrays, write_arrays
 
 __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
@@ -492,10 +494,36 @@ def _schema_objects(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
 
 
+def _hot_journal(exc: sqlite3.Error, p: str) -> bool:
+    """Whether ``exc``, raised by a read-only connection to ``p``, is SQLite refusing to read
+    past a hot rollback journal (a write transaction killed before it committed: only a
+    read-write connection may roll it back; until then the file holds uncommitted pages)."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python >= 3.11
+    if code is not None:
+        return bool(code == getattr(sqlite3, "SQLITE_READONLY_ROLLBACK", 776))
+    return _nonempty(p + "-journal") and "readonly" in str(exc).replace("-", "").replace(" ", "")
+
+
+def _hot_journal_error(p: str) -> ConceptwalkError:
+    return ConceptwalkError(
+        f"{p!r} has a hot journal: a write to it was interrupted before it committed; open it once "
+        "for writing (KnowledgeBase.open, or any SQLite client) so that it is rolled back: a "
+        "read-only open never reads the uncommitted pages")
+
+
+def _nonempty(path: str) -> bool:
+    try:
+        return os.path.getsize(path) > 0
+    except OSError:
+        return False
+
+
 def _inspect_file(p: str) -> bool:
     """Whether the existing file ``p`` is empty (the schema may be created in it). Raises
     :class:`ConceptwalkError` for a file that is not a conceptwalk store; writes nothing (the
-    file is read through a read-only connection)."""
+    file is read through a read-only connection), except that a hot journal -- a write killed
+    before it committed, e.g. a bulk load -- is first rolled back by a read-write connection,
+    as any SQLite opener does (the file then holds its last committed state, nothing else)."""
     try:
         if os.path.getsize(p) == 0:
             return True
@@ -506,21 +534,27 @@ def _inspect_file(p: str) -> bool:
     if head != b"SQLite format 3\x00":
         raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: file is not a database")
     uri = Path(os.path.abspath(p)).as_uri() + "?mode=ro"
-    try:
-        ro = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0)
-    except sqlite3.Error as exc:
-        raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
-    try:
-        ro.execute("PRAGMA busy_timeout = 30000")
-        have = int(ro.execute("PRAGMA user_version").fetchone()[0])
-        if have == 0 and not _schema_objects(ro):
-            return True  # an empty SQLite database
-        _check_store(ro, p)
-        return False
-    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-        raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
-    finally:
-        ro.close()
+    for read_write in (False, True):
+        try:
+            ro = sqlite3.connect(p if read_write else uri, uri=not read_write, isolation_level=None,
+                                 timeout=30.0)
+        except sqlite3.Error as exc:
+            raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
+        try:
+            ro.execute("PRAGMA busy_timeout = 30000")
+            have = int(ro.execute("PRAGMA user_version").fetchone()[0])  # rolls a hot journal back (read-write)
+            if have == 0 and not _schema_objects(ro):
+                return True  # an empty SQLite database
+            _check_store(ro, p)
+            return False
+        except sqlite3.OperationalError as exc:
+            if read_write or not _hot_journal(exc, p):
+                raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
+        finally:
+            ro.close()
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _check_store(conn: sqlite3.Connection, p: str) -> None:
@@ -630,6 +664,9 @@ class KnowledgeBase:
         #: The text index of a snapshot (graph, change-log position, index): the last committed
         #: one, built, advanced or loaded from the snapshot file; the next one is advanced from it.
         self._text: tuple[LinkGraph, int, TextIndex] | None = None
+        #: The last committed state read (:meth:`state`), and its annotations=False form.
+        self._state: StoreState | None = None
+        self._state_light: tuple[StoreState, StoreState] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -724,10 +761,12 @@ class KnowledgeBase:
 
         The file is opened with SQLite's ``mode=ro``, which still shares the WAL with writers in
         other processes (their commits are seen) but needs the ``-shm``/``-wal`` files to exist
-        or the directory to be writable. When that fails and no ``-wal`` file holds data, it is
-        opened ``immutable=1``: SQLite then takes no locks and assumes the file never changes,
-        so this must not be used while another process writes to it (it would read torn
-        pages). A saved snapshot beside the store is used when it matches; none is written.
+        or the directory to be writable. When that fails, no ``-wal`` file holds data and no
+        ``-journal`` file exists, it is opened ``immutable=1``: SQLite then takes no locks and
+        assumes the file never changes, so this must not be used while another process writes
+        to it (it would read torn pages). A file with a hot journal (a write killed before it
+        committed) is refused: only a read-write open may roll it back, and its uncommitted
+        pages are never read. A saved snapshot beside the store is used when it matches; none is written.
         A version-1 file (no change log) is read as it is: each change to it then costs a
         full rebuild of the graph.
 
@@ -749,7 +788,8 @@ class KnowledgeBase:
             No file at ``path``.
         ConceptwalkError
             The file cannot be read as a knowledge base, or was written by a newer schema;
-            ``path`` is ``":memory:"`` or a ``file:`` URI.
+            ``path`` is ``":memory:"`` or a ``file:`` URI; it has a hot journal (``"has a hot
+            journal"``: open it once with :meth:`open` to roll the interrupted write back).
 
         Examples
         --------
@@ -772,9 +812,10 @@ class KnowledgeBase:
         if not os.path.exists(p):
             raise FileNotFoundError(f"knowledge base not found: {p!r}")
         uri = "file:" + urllib.parse.quote(os.path.abspath(p))
-        wal = p + "-wal"
         attempts = ["?mode=ro"]
-        if not (os.path.exists(wal) and os.path.getsize(wal) > 0):
+        if not (_nonempty(p + "-wal") or _nonempty(p + "-journal")):
+            # immutable=1 reads neither a WAL nor a rollback journal: never with either beside
+            # the file (it would miss commits, or serve the pages of an uncommitted write)
             attempts.append("?mode=ro&immutable=1")
         last: Exception | None = None
         for query in attempts:
@@ -790,6 +831,8 @@ class KnowledgeBase:
                 conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
             except sqlite3.DatabaseError as exc:
                 conn.close()
+                if _hot_journal(exc, p):
+                    raise _hot_journal_error(p) from None
                 last = exc
                 continue
             if have > SCHEMA_VERSION:
@@ -1811,33 +1854,100 @@ class KnowledgeBase:
             raise InputError(f"search: k must be a positive integer, got {k!r}")
         if caller is not None and not isinstance(caller, Caller):
             raise InputError(f"search: caller must be a conceptwalk.Caller, got {type(caller).__name__}")
-        with self._lock:
-            try:
-                g = self.graph()
-            except InputError:  # no nodes: nothing to find
-                return []
-            ix = self.text_index(g)
-            if ix is None:  # another process wrote between the two reads: use the new snapshot
-                g = self.graph()
-                ix = self.text_index(g)
-            if ix is None:  # pragma: no cover - a writer faster than two reads, twice
-                raise ConceptwalkError("the knowledge base kept changing during the search; retry")
+        try:
+            st = self.state()  # the graph and its text index of one committed state
+        except InputError:  # no nodes: nothing to find
+            return []
+        g = st.graph
         vm = (Caller.public() if caller is None else caller).visibility(g)  # fail closed
-        return text_search(ix, g, text, k, visible=vm, node_types=node_types)
+        return text_search(st.text_index, g, text, k, visible=vm, node_types=node_types)
+
+    def state(self, *, annotations: bool = True) -> StoreState:
+        """The store's current committed state: its graph snapshot, the text index of that graph
+        and the version counters, read together in one SQLite read transaction (see
+        :class:`~conceptwalk.kb.state.StoreState`).
+
+        A reader that answers from one state sees one committed state of the store from start to
+        end: a write committed meanwhile (by any process) is seen by the next call, never half
+        by this one. The state is cached: while the store is unchanged the same object is
+        returned (one read of the two counters); after writes its graph and text index are
+        brought forward from the previous ones at the cost of the change (as :meth:`graph` and
+        :meth:`text_index` do).
+
+        Parameters
+        ----------
+        annotations : bool
+            ``False`` gives the state whose graph is the lighter projection without the edge
+            annotation columns (``graph(annotations=False)``); the text index is the same.
+
+        Returns
+        -------
+        StoreState
+
+        Raises
+        ------
+        InputError
+            The store holds no nodes (a graph cannot be empty).
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a", "title": "Graph walks"}, {"id": "b", "title": "Push"}])
+        >>> st = kb.state()
+        >>> st.graph.num_nodes, st.text_index.search("walk", 5)[0], kb.state() is st
+        (2, [0], True)
+        >>> kb.state(annotations=False).graph is kb.graph(annotations=False)
+        True
+        """
+        with self._lock:
+            if self._depth:  # inside our own write transaction: its rows, never cached
+                with self._read() as conn:
+                    gv = self._graph_version(conn)
+                    snap = self._snapshot_at(conn, gv, keep=False)
+                    ix = self._text_from_rows(conn, snap.graph)
+                    wv = _meta_int(conn, "version")
+                assert ix is not None  # strict: raised otherwise
+                g = snap.graph if annotations else snap.graph.without_annotations()
+                return StoreState(wv, gv, g, ix)
+            st = self._state
+            with self._read() as conn:
+                gv = self._graph_version(conn)
+                wv = _meta_int(conn, "version")
+                if st is None or st.graph_version != gv or st.version != wv:
+                    snap = self._snapshot_at(conn, gv)
+                    st = StoreState(wv, gv, snap.graph, self._text_at(conn, snap.graph, gv))
+                    self._state = st
+            # as graph() and text_index() do: a full build is saved, and the saved file of this
+            # version gets the text index added once
+            self._save_snapshot(force=self._file_version is None or self._file_version == gv)
+            if annotations:
+                return st
+            light = self._state_light
+            if light is None or light[0] is not st:
+                if self._light is None or self._light[0] is not st.graph:
+                    self._light = (st.graph, st.graph.without_annotations())
+                light = (st, StoreState(st.version, st.graph_version, self._light[1], st.text_index))
+                self._state_light = light
+            return light[1]
 
     def text_index(self, graph: LinkGraph | None = None) -> TextIndex | None:
-        """The text index of the graph snapshot ``graph`` (default: :meth:`graph`), documents in
-        its node order, cached beside the graph. After writes (from any process) it is brought
-        forward from the previous one (or the one saved in the snapshot file) along the change
-        log: only the documents of the changed nodes are read back and tokenised, the others keep
-        their postings (equal to a fresh build); a bulk load, a gap in the log or more changes
-        than a rebuild costs builds it from every row. ``None`` when ``graph`` is no longer the
-        store's snapshot (the store changed since it was read).
+        """The text index of the graph snapshot ``graph`` (default: the current one), documents
+        in its node order, cached beside the graph. After writes (from any process) it is
+        brought forward from the previous one (or the one saved in the snapshot file) along the
+        change log: only the documents of the changed nodes are read back and tokenised, the
+        others keep their postings (equal to a fresh build); a bulk load, a gap in the log or
+        more changes than a rebuild costs builds it from every row.
+
+        A reader that needs a graph *and* its text index takes both from one :meth:`state`:
+        ``text_index(g)`` for a ``g`` read earlier can only be answered while the store still
+        holds ``g``'s state (or ``g`` is the graph of the last state read), so it is ``None``
+        when the store's graph changed since ``g`` was read, and for a graph that is not this
+        store's.
 
         Parameters
         ----------
         graph : LinkGraph, optional
-            A snapshot this store returned from :meth:`graph`.
+            A snapshot this store returned from :meth:`graph` or :meth:`state`.
 
         Returns
         -------
@@ -1852,42 +1962,59 @@ class KnowledgeBase:
         (1, ['graph', 'walk'], True)
         """
         with self._lock:
-            g = self.graph() if graph is None else graph
+            if graph is None:
+                return self.state().text_index
             if self._depth:  # inside our own write transaction: the current rows, never cached
-                return self._build_text_index(g, None)
-            snap = self._snap
-            current = snap is not None and (snap.graph is g or (self._light is not None
-                                                                and self._light[0] is snap.graph
-                                                                and self._light[1] is g))
-            if not current:
-                return None  # not this store's snapshot any more: the store changed since
-            assert snap is not None
-            cached = self._text
-            # keyed by the change-log position too: a body-only write keeps the graph object
-            if cached is not None and cached[0] is snap.graph and cached[1] == snap.version:
-                return cached[2]
-            ix = self._build_text_index(g, snap.version)
-            if ix is not None:
-                self._text = (snap.graph, snap.version, ix)
-                if self._file_version == snap.version:  # the saved file lacks it: add it once
-                    self._save_snapshot(force=True)
-            return ix
+                g = graph
+                with self._read() as conn:
+                    ix = self._text_from_rows(conn, g, strict=False)
+                return ix
+            full = self._full_graph(graph)
+            if full is None:
+                return None  # not this store's snapshot (any more)
+            cached, snap = self._text, self._snap
+            if (cached is not None and cached[0] is full and snap is not None and snap.graph is full
+                    and cached[1] == snap.version):
+                return cached[2]  # the index of the newest state read for this graph
+            st = self.state()
+            return st.text_index if st.graph is full else None
 
-    def _build_text_index(self, g: LinkGraph, version: int | None) -> TextIndex | None:
-        """The text index of ``g`` at change-log position ``version`` (None: inside our own write
-        transaction, built from the current rows and never kept), or None when the store is no
-        longer at ``version``. Advanced from the cached index (:meth:`_advance_text_index`) when
-        the change log allows, else built from every row (one read)."""
-        with self._read() as conn:
-            if version is not None and self._graph_version(conn) != version:
-                return None
-            if version is not None:
-                ix = self._advance_text_index(conn, g, version)
-                if ix is not None:
-                    return ix
-            rows = conn.execute("SELECT id, title, body FROM nodes ORDER BY id").fetchall()
+    def _full_graph(self, graph: LinkGraph) -> LinkGraph | None:
+        """The full graph of this store's snapshot ``graph`` (itself, or the graph whose
+        annotations=False projection it is); None when it is not the last snapshot read."""
+        for full in (None if self._snap is None else self._snap.graph,
+                     None if self._state is None else self._state.graph):
+            if full is None:
+                continue
+            if graph is full or (self._light is not None and self._light[0] is full
+                                 and self._light[1] is graph):
+                return full
+        return None
+
+    def _text_at(self, conn: sqlite3.Connection, g: LinkGraph, version: int) -> TextIndex:
+        """The text index of ``g``, the graph at change-log position ``version``, inside the read
+        transaction at ``version``: the cached one, else advanced from it
+        (:meth:`_advance_text_index`), else built from every row; kept as the cached one."""
+        cached = self._text
+        if cached is not None and cached[0] is g and cached[1] == version:
+            return cached[2]
+        ix = self._advance_text_index(conn, g, version)
+        if ix is None:
+            ix = self._text_from_rows(conn, g)
+        assert ix is not None  # strict: raised otherwise
+        self._text = (g, version, ix)
+        return ix
+
+    def _text_from_rows(self, conn: sqlite3.Connection, g: LinkGraph, *, strict: bool = True) -> TextIndex | None:
+        """The text index of ``g`` built from every node row read through ``conn`` (in the same
+        read transaction as ``g``). The rows must be ``g``'s nodes: otherwise the store is
+        damaged (``strict``) or ``g`` is not its graph (None)."""
+        rows = conn.execute("SELECT id, title, body FROM nodes ORDER BY id").fetchall()
         if len(rows) != g.num_nodes or any(r[0] != i for r, i in zip(rows, g.ids)):
-            return None
+            if not strict:
+                return None
+            raise _Damaged(f"its graph snapshot ({g.num_nodes} nodes) does not hold the stored nodes "
+                           f"({len(rows)} rows) read in the same transaction (the store is damaged)")
         return TextIndex.build([r[1] for r in rows], [r[2] for r in rows])
 
     def _advance_text_index(self, conn: sqlite3.Connection, g: LinkGraph, version: int) -> TextIndex | None:

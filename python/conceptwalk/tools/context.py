@@ -28,9 +28,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import ConceptwalkError, InputError
+from ..errors import InputError
 from ..graph import Caller, LinkGraph, VisibilityMask
 from ..graph.context import context_batch, context_compiled
+from ..graph.text import TextIndex
 from ..graph.checks import check_count, check_ppr_params, check_threads, query_list
 from .common import GraphSource, SearchFn, check_caller, offsets, source_graph, source_search
 
@@ -308,19 +309,33 @@ class ContextResult:
         return "\n".join(lines)
 
 
+def _source_state(source: Any, questions: Iterable[str | None], search: SearchFn | None
+                  ) -> tuple[LinkGraph, Any, TextIndex | None]:
+    """``(graph, source or None, text index or None)`` of one query (or batch). Questions answered
+    by a store's own search take the graph and its text index from one ``state()`` of the store
+    (one committed state, read together: a write committed meanwhile by another process cannot
+    make the two disagree); everything else reads only ``graph()``."""
+    if (search is None and not isinstance(source, LinkGraph)
+            and any(q is not None and q.strip() for q in questions)):
+        state = getattr(source, "state", None)
+        if callable(state):
+            st = state()
+            return st.graph, source, st.text_index
+    g, kb = source_graph(source)
+    return g, kb, None
+
+
 def _search_hits(kb: Any, search: SearchFn | None, question: str, n_hits: int,
-                 g: LinkGraph, vm: VisibilityMask | None) -> list[int]:
+                 g: LinkGraph, vm: VisibilityMask | None, ix: TextIndex | None = None) -> list[int]:
     """Indices of the top ``n_hits`` visible hits, in rank order.
 
     With the knowledge base's own search (no ``search=``) the hits are BM25 over the caller's
-    visible nodes from the snapshot's text index: one exact call, scores as on the store with the
-    hidden nodes deleted. A ``search=`` callable (or a knowledge base without a text index) is a
-    backend of the caller's own: it is asked for four times more hits each round, with no cap on
-    the rounds, until ``n_hits`` visible hits are found or it stops returning more (exhausted)."""
-    if search is None and kb is not None and callable(getattr(kb, "text_index", None)):
-        ix = kb.text_index(g)
-        if ix is None:
-            raise ConceptwalkError("the knowledge base changed while answering the question; ask again")
+    visible nodes from ``ix``, the text index of the same state as ``g``
+    (:func:`_source_state`): one exact call, scores as on the store with the hidden nodes
+    deleted. A ``search=`` callable (or a graph source without ``state()``) is a backend of the
+    caller's own: it is asked for four times more hits each round, with no cap on the rounds,
+    until ``n_hits`` visible hits are found or it stops returning more (exhausted)."""
+    if search is None and ix is not None:
         docs: list[int] = ix.search(question, n_hits, visible=vm)[0]
         return docs
     fn: SearchFn | None = search if search is not None else source_search(kb)
@@ -407,11 +422,11 @@ def graph_context(source: LinkGraph | GraphSource, question: str | None = None, 
         raise InputError(f"question must be a string or None, got {type(question).__name__}")
     if isinstance(concepts, str):
         raise InputError("concepts must be a list of ids, not a single string")
-    g, kb = source_graph(source)
+    g, kb, ix = _source_state(source, (question,), search)
     vm = caller.visibility(g)
     concept_idx = _concept_indices(g, concepts, vm)
     type_filter = _type_filter(g, node_types)
-    spec, seed_nodes, seed_w, reason = _context_seeds(g, kb, search, question, concept_idx, n_hits, vm)
+    spec, seed_nodes, seed_w, reason = _context_seeds(g, kb, search, question, concept_idx, n_hits, vm, ix)
     if seed_nodes is None or seed_w is None:
         return _context_result(g, question, spec, restart, eps, k, reason, 0, None, 0.0, 0, False,
                                (time.perf_counter() - t0) * 1e3)
@@ -453,8 +468,8 @@ def _type_filter(g: LinkGraph, node_types: Iterable[str] | None) -> npt.NDArray[
 
 
 def _context_seeds(g: LinkGraph, kb: Any, search: SearchFn | None, question: str | None,
-                   concept_idx: list[int], n_hits: int, vm: VisibilityMask | None
-                   ) -> tuple[Any, np.ndarray[Any, Any] | None, np.ndarray[Any, Any] | None, str | None]:
+                   concept_idx: list[int], n_hits: int, vm: VisibilityMask | None,
+                   ix: TextIndex | None = None) -> tuple[Any, np.ndarray[Any, Any] | None, np.ndarray[Any, Any] | None, str | None]:
     """The seeds of one context query (hits weighted 1/rank, concepts 1): ``(seed spec, seed
     indices, weights, reason)``; the arrays are None when there is nothing to seed, and
     ``reason`` then says why."""
@@ -468,7 +483,7 @@ def _context_seeds(g: LinkGraph, kb: Any, search: SearchFn | None, question: str
     weights: dict[int, float] = {}
     spec: list[tuple[int, float, str, int | None]] = []  # (node, weight, source, rank)
     if question is not None and question.strip():
-        for rank, idx in enumerate(_search_hits(kb, search, question, n_hits, g, vm), 1):
+        for rank, idx in enumerate(_search_hits(kb, search, question, n_hits, g, vm, ix), 1):
             weights[idx] = weights.get(idx, 0.0) + 1.0 / rank
             spec.append((idx, 1.0 / rank, "search", rank))
     for idx in dict.fromkeys(concept_idx):
@@ -602,7 +617,7 @@ def graph_context_batch(source: LinkGraph | GraphSource, queries: Iterable[Any],
     restart, eps = check_ppr_params(restart, eps)
     nt = check_threads(threads)
     qs = [parse_context_query(q, i) for i, q in enumerate(query_list(queries, "queries"))]
-    g, kb = source_graph(source)
+    g, kb, ix = _source_state(source, (q for q, _ in qs), search)
     vm = caller.visibility(g)
     keep_arr = _type_filter(g, node_types)
     run: list[int] = []  # positions that need the core
@@ -612,7 +627,7 @@ def graph_context_batch(source: LinkGraph | GraphSource, queries: Iterable[Any],
     concept_lists = [[g.index(c, visible=vm, argument="concept") for c in concepts] for _, concepts in qs]
     prepared = []
     for i, (question, _) in enumerate(qs):
-        spec, seed_nodes, seed_w, reason = _context_seeds(g, kb, search, question, concept_lists[i], n_hits, vm)
+        spec, seed_nodes, seed_w, reason = _context_seeds(g, kb, search, question, concept_lists[i], n_hits, vm, ix)
         prepared.append((question, spec, reason))
         if seed_nodes is not None and seed_w is not None:
             seed_parts.append(seed_nodes)

@@ -168,9 +168,10 @@ class Snapshot:
     resolver, retriever and probe reading the same snapshot (so a one-call ``resolve`` costs
     what a reused resolver costs). Nothing here writes to the store."""
 
-    def __init__(self, source: Source, graph: LinkGraph) -> None:
+    def __init__(self, source: Source, graph: LinkGraph, state: Any = None) -> None:
         self.source = source
         self.graph = graph
+        self._state = state  # the store's StoreState this graph was read in (None: graph() only)
         with _SHARED_LOCK:
             cache = _SHARED.get(graph)
             if cache is None:
@@ -180,7 +181,7 @@ class Snapshot:
         # A store's writes that cannot change the graph (aliases, embeddings, bodies) keep the
         # graph object, so what is read from the store is keyed by its write counter too; the
         # entries of an older counter for the same source are dropped.
-        self.store_version = source.store_version()
+        self.store_version = source.store_version() if state is None else state.version
         owner = (source.is_store, id(source.kb) if source.kb is not None else 0)
         self._kind = owner + (self.store_version,)
         with _SHARED_LOCK:
@@ -381,6 +382,8 @@ class Snapshot:
         """The store's text index of this snapshot (:meth:`KnowledgeBase.text_index`), or None
         for a bare graph, a store object without one, or a snapshot the store has left."""
         def build() -> Any:
+            if self._state is not None:  # read with the graph, in one transaction
+                return self._state.text_index
             fn = getattr(self.source.kb, "text_index", None)
             if not callable(fn):
                 return False
@@ -473,14 +476,18 @@ class Source:
         return v if isinstance(v, int) else None
 
     def snapshot(self) -> Snapshot:
-        g = self.graph()
+        fn = getattr(self.kb, "state", None) if self.kb is not None else None
+        if callable(fn):  # a store's graph, text index and write counter of one committed state
+            st = fn(annotations=self.annotations)
+            g, version = st.graph, st.version
+        else:
+            st, g, version = None, self.graph(), self.store_version()
         snap = self._snap
-        version = self.store_version()
         if snap is None or snap.graph is not g or snap.store_version != version:
             with self._lock:
                 snap = self._snap
                 if snap is None or snap.graph is not g or snap.store_version != version:
-                    snap = Snapshot(self, g)
+                    snap = Snapshot(self, g, st)
                     self._snap = snap
         return snap
 

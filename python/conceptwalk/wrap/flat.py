@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .embed import get_embedder
-from ..errors import ConceptwalkError, InputError
+from ..errors import InputError
 from ..graph import Caller
 from ..graph.vectors import vector_topk
 from ._source import Source
@@ -25,8 +25,9 @@ class BuiltinFlatSearch:
     given at construction; public only when neither is given), best first.
 
     ``mode="fts"``: BM25 over the caller's visible nodes from the store's text index (see
-    :mod:`conceptwalk.graph.text`); a store without a text index is asked for more hits until
-    ``k`` visible ones are found or it is exhausted.
+    :mod:`conceptwalk.graph.text`), taken with the graph from one ``state()`` of the store (one
+    committed state: a concurrent write never makes a search fail); a store without ``state()``
+    is asked for more hits until ``k`` visible ones are found or it is exhausted.
     ``mode="embedding"``: the dot product (cosine for the unit vectors the embedders make) of the
     query's embedding with every visible node's stored embedding under the embedder's name (nodes
     without one are embedded from title and body once and held in memory, never written to the
@@ -108,10 +109,16 @@ class BuiltinFlatSearch:
         who = self.caller if caller is None else caller
         if not isinstance(who, Caller):
             raise InputError(f"caller must be a conceptwalk.Caller, got {type(who).__name__}")
-        g = self.source.graph()
+        ix = None
+        state = getattr(self.kb, "state", None) if self.mode == "fts" else None
+        if callable(state):  # the graph and its text index of one committed state of the store
+            st = state()
+            g, ix = st.graph, st.text_index
+        else:
+            g = self.source.graph()
         vm = who.visibility(g)
         mask = None if vm is None else vm.mask
-        hits = self._fts(text, k, g, mask, vm) if self.mode == "fts" else self._embedding(text, k, g, mask)
+        hits = self._fts(text, k, g, mask, vm, ix) if self.mode == "fts" else self._embedding(text, k, g, mask)
         out = []
         for nid, score in hits:
             i = g.id_index[nid]
@@ -119,15 +126,11 @@ class BuiltinFlatSearch:
                         "title": g.titles[i], "score": score})
         return out
 
-    def _fts(self, text: str, k: int, g: Any, mask: Any, vm: Any) -> list[tuple[str, float]]:
-        text_index = getattr(self.kb, "text_index", None)
-        ix = text_index(g) if callable(text_index) else None
-        if ix is not None:
+    def _fts(self, text: str, k: int, g: Any, mask: Any, vm: Any, ix: Any) -> list[tuple[str, float]]:
+        if ix is not None:  # the text index of g's state
             docs, scores = ix.search(text, k, visible=vm)
             ids = g.ids
             return [(ids[d], s) for d, s in zip(docs, scores)]
-        if callable(text_index):
-            raise ConceptwalkError("the knowledge base changed while searching; ask again")
         fetch = k if mask is None else max(2 * k, 16)
         got = -1
         while True:  # a store of another kind: drop what the caller may not see, ask for more
