@@ -265,7 +265,7 @@ _SNIPPETS = {"type": "boolean", "default": False,
 _GRAPH_CONTEXT["inputSchema"]["properties"]["snippets"] = _SNIPPETS  # type: ignore[index]
 _QUERY["inputSchema"]["properties"]["snippets"] = _SNIPPETS  # type: ignore[index]
 _TYPE_LIST = {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "maxItems": 64}
-_QUERY["inputSchema"]["properties"].update({  # type: ignore[union-attr]
+_QUERY["inputSchema"]["properties"].update({  # type: ignore[index]
     "conceptTypes": dict(_TYPE_LIST, description="Node types the walk starts from (default: the server's)."),
     "expandEdgeTypes": dict(_TYPE_LIST, description="Edge types the walk goes through (default: the server's)."),
     "admitEdgeTypes": dict(_TYPE_LIST, description="Edge types whose far end may be appended (default: the server's)."),
@@ -709,7 +709,7 @@ class ToolServer:
         ip, ind = g.core.indptr, g.core.indices
         nbrs = [int(j) for j in ind[ip[i]:ip[i + 1]] if seen is None or seen[j]]
         cap = a.get("maxNeighbours", READ_NODE_NEIGHBOURS)
-        listed = []
+        listed: list[dict[str, Any]] = []
         for j in nbrs[:cap]:  # ascending index = ascending id
             jid, jtype, jtitle = g.node_at(j)
             edges = [{"type": g.edge_type_names[int(g.edge_type_codes[e])],
@@ -749,7 +749,11 @@ class ToolServer:
             raise _ToolError("query: this server's query tool takes no walk settings "
                              "(conceptTypes, expandEdgeTypes, admitEdgeTypes, maxAdded)")
         # visibility always comes from the token: the settings choose what is walked, never who sees it
-        results = self._walk_for(text, k, walk, caller, **settings) if settings else self.query_fn(text, k, walk, caller)
+        if settings:
+            assert self._walk_for is not None
+            results = self._walk_for(text, k, walk, caller, **settings)
+        else:
+            results = self.query_fn(text, k, walk, caller)
         if a.get("snippets"):
             results = [dict(r) for r in results]
             self._add_snippets(results)
