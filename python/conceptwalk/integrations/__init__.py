@@ -5,23 +5,41 @@
 - :mod:`conceptwalk.integrations.llama_index` (``pip install "conceptwalk[llamaindex]"``):
   ``ConceptwalkRetriever`` and ``ConceptWalkPostprocessor`` (the wrap as a node postprocessor).
 
-Both share :func:`wrap_results` and :func:`result_text`/:func:`result_metadata` below, so a
+Both share :func:`bodies`, :func:`result_text` and :func:`result_metadata` below, so a
 LangChain ``Document`` and a LlamaIndex node carry the same text and metadata.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["PROVENANCE_KEYS", "result_text", "result_metadata", "wrap_results", "bodies"]
+__all__ = ["PROVENANCE_KEYS", "result_text", "result_metadata", "bodies"]
 
 #: The provenance axes a hop may carry (see docs/wrap.md), plus ``absent``.
 PROVENANCE_KEYS = ("authority", "fidelity", "extractionProvenance", "lifecycle", "absent")
 
 
 def bodies(kb: Any, ids: Sequence[str]) -> dict[str, str | None]:
-    """id -> body from the store (ids the caller was already given), {} for a source without bodies."""
+    """The bodies of nodes the caller was already given, from the store.
+
+    Parameters
+    ----------
+    kb : KnowledgeBase or LinkGraph
+        The source (a bare graph holds no bodies).
+    ids : sequence of str
+        Node ids from results the caller received.
+
+    Returns
+    -------
+    dict of str to (str or None)
+        id -> body; empty for a source without bodies.
+
+    Examples
+    --------
+    >>> bodies(object(), ["a"])
+    {}
+    """
     nodes = getattr(kb, "nodes", None)
     if not callable(nodes) or not ids:
         return {}
@@ -30,6 +48,17 @@ def bodies(kb: Any, ids: Sequence[str]) -> dict[str, str | None]:
 
 def result_text(result: Mapping[str, Any], body: str | None) -> str:
     """A result's text: its title, a blank line, its body (either may be missing; the id when both are).
+
+    Parameters
+    ----------
+    result : mapping
+        One wrap result (``id``, ``title``, ...).
+    body : str or None
+        The node's body.
+
+    Returns
+    -------
+    str
 
     Examples
     --------
@@ -47,6 +76,15 @@ def result_metadata(result: Mapping[str, Any]) -> dict[str, Any]:
     appended item), ``via`` (``"flat"`` or ``"concept-walk"``), ``paths`` (the walk's paths, [] for
     a flat hit) and ``provenance`` (per path, per hop, the provenance axes it carries).
 
+    Parameters
+    ----------
+    result : mapping
+        One wrap result.
+
+    Returns
+    -------
+    dict
+
     Examples
     --------
     >>> m = result_metadata({"id": "f", "type": "FILE", "via": "concept-walk", "walkScore": 0.5,
@@ -61,14 +99,3 @@ def result_metadata(result: Mapping[str, Any]) -> dict[str, Any]:
     return {"id": result["id"], "type": result.get("type"),
             "score": result.get("walkScore") if walk else result.get("score"),
             "via": "concept-walk" if walk else "flat", "paths": paths, "provenance": prov}
-
-
-def wrap_results(kb: Any, text: str, k: int, caller: Any, *, concept_walk: bool, config: Any = None,
-                 flat_search: Callable[[str, int], Sequence[Mapping[str, Any]]] | None = None) -> list[dict[str, Any]]:
-    """The wrap's results for ``text`` (``ConceptAnchoredRetriever.query``) over ``flat_search``
-    (default: the store's own search for ``caller``)."""
-    from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
-
-    flat = flat_search if flat_search is not None else builtin_flat_search(kb, caller=caller)
-    r = ConceptAnchoredRetriever(flat, kb, config=config)
-    return list(r.query(text, k, concept_walk=concept_walk, caller=caller))

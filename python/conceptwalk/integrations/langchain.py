@@ -71,6 +71,7 @@ class _Base(BaseRetriever):
     _retrievers: dict[Any, Any] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, __context: Any) -> None:
+        """Check the caller (pydantic's post-init hook)."""
         check_caller(self.caller)
 
     def _wrap(self, flat: Any, key: Any) -> Any:
@@ -91,6 +92,7 @@ class ConceptwalkRetriever(_Base):
     """Search results returned (the walk may append more)."""
 
     def model_post_init(self, __context: Any) -> None:
+        """Check the caller and ``k`` (pydantic's post-init hook)."""
         super().model_post_init(__context)
         _check_k(self.k)
 

@@ -78,6 +78,8 @@ class ConceptwalkRetriever(BaseRetriever):
     k : int, default 4
     concept_walk : bool, default False
     config : WalkConfig, optional
+    **kwargs
+        Passed to LlamaIndex's ``BaseRetriever`` (``callback_manager``, ``verbose``, ...).
     """
 
     def __init__(self, kb: Any, *, caller: Any, k: int = 4, concept_walk: bool = False, config: Any = None,
@@ -88,14 +90,40 @@ class ConceptwalkRetriever(BaseRetriever):
         self._wrap = ConceptAnchoredRetriever(builtin_flat_search(kb, caller=self.caller), kb, config=config)
         super().__init__(**kwargs)
 
-    def retrieve(self, str_or_query_bundle: Any, k: int | None = None) -> list[NodeWithScore]:  # type: ignore[override]
+    def retrieve(self, str_or_query_bundle: Any, k: int | None = None) -> list[NodeWithScore]:
+        """LlamaIndex's ``retrieve``, with ``k`` for this call.
+
+        Parameters
+        ----------
+        str_or_query_bundle : str or QueryBundle
+            The query.
+        k : int, optional
+            Search results for this call (None: the retriever's ``k``).
+
+        Returns
+        -------
+        list of NodeWithScore
+        """
         token = _K.set(None if k is None else _check_k(k))
         try:
             return super().retrieve(str_or_query_bundle)
         finally:
             _K.reset(token)
 
-    async def aretrieve(self, str_or_query_bundle: Any, k: int | None = None) -> list[NodeWithScore]:  # type: ignore[override]
+    async def aretrieve(self, str_or_query_bundle: Any, k: int | None = None) -> list[NodeWithScore]:
+        """LlamaIndex's ``aretrieve``, with ``k`` for this call.
+
+        Parameters
+        ----------
+        str_or_query_bundle : str or QueryBundle
+            The query.
+        k : int, optional
+            Search results for this call (None: the retriever's ``k``).
+
+        Returns
+        -------
+        list of NodeWithScore
+        """
         token = _K.set(None if k is None else _check_k(k))
         try:
             return await super().aretrieve(str_or_query_bundle)
@@ -125,6 +153,7 @@ class ConceptWalkPostprocessor(BaseNodePostprocessor):
     _wrap: Any = PrivateAttr(default=None)
 
     def model_post_init(self, __context: Any) -> None:
+        """Check the caller and make the wrap (pydantic's post-init hook)."""
         from ..wrap import ConceptAnchoredRetriever
 
         check_caller(self.caller)
@@ -132,6 +161,12 @@ class ConceptWalkPostprocessor(BaseNodePostprocessor):
 
     @classmethod
     def class_name(cls) -> str:
+        """LlamaIndex's serialisation name.
+
+        Returns
+        -------
+        str
+        """
         return "ConceptWalkPostprocessor"
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None

@@ -529,6 +529,11 @@ class ToolServer:
     event_sink : optional
         Where the default ``query`` tool's concept walks send their retrieval events (a
         :func:`conceptwalk.wrap.make_sink` spec such as ``"jsonl:PATH"``); default none.
+    walk_config : WalkConfig, optional
+        The default ``query`` tool's walk settings (concept node types, expansion and admission
+        edge types, ``max_candidates`` as the cap on additions); a call's ``conceptTypes``,
+        ``expandEdgeTypes``, ``admitEdgeTypes`` and ``maxAdded`` override them for that call
+        (``maxAdded`` never above this cap). Default: :class:`~conceptwalk.wrap.WalkConfig`'s.
 
     Raises
     ------
