@@ -150,3 +150,141 @@ def test_bare_graph_needs_concepts_for_questions(client):
     assert [r.id for r in out[0].results] == [r.id for r in graph_context(g, concepts=["a"], caller=ALL, k=2).results]
     with pytest.raises(InputError, match="not a single string"):
         cwd.graph_context_batch(client, g, "abc", caller=ALL)
+
+
+# --------------------------------------------------------------------------- pickling, process workers
+SCOPED = Caller.with_scopes("tenant-d")
+
+
+def _batches(kb):
+    """The three batches' inputs for this KB: free-text and concept queries, concepts, pairs."""
+    g = kb.graph()
+    concepts = [i for i in g.ids if g.node_type(i) == "CONCEPT" and not g.node_scopes(i)]  # public: both callers see them
+    queries = [q["text"] for q in kb.queries[:6]] + [{"concepts": concepts[:2]}, (kb.queries[6]["text"], concepts[2:3])]
+    pairs = list(zip(concepts[:8], concepts[8:16]))
+    return queries, concepts[:12], pairs
+
+
+def _dicts(results):
+    return [json.dumps(r.to_dict(), sort_keys=True, default=str) for r in results]
+
+
+def test_every_result_graph_caller_and_config_pickles_equal(kb, tmp_path):
+    import pickle
+
+    from conceptwalk.tools import graph_context_batch, graph_path_batch, link_suggest_batch
+    from conceptwalk.wrap import WalkConfig
+
+    queries, concepts, pairs = _batches(kb)
+    for caller in (ALL, SCOPED):
+        for results in (graph_context_batch(kb, queries, caller=caller, k=5),
+                        link_suggest_batch(kb, concepts, caller=caller, k=4),
+                        graph_path_batch(kb, pairs, caller=caller)):
+            back = pickle.loads(pickle.dumps(results))  # lazy fields realised on the way
+            assert [type(r) for r in back] == [type(r) for r in results]
+            assert _dicts(back) == _dicts(results) and back == results
+    for obj in (ALL, SCOPED, Caller.public(), WalkConfig(), WalkConfig(max_hops=1, concept_node_types=("TOPIC",))):
+        assert pickle.loads(pickle.dumps(obj)) == obj
+    r = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
+    wr = r.run(kb.queries[0]["text"], 5, concept_walk=True, caller=ALL)
+    back = pickle.loads(pickle.dumps(wr))
+    assert json.dumps(back.results, sort_keys=True) == json.dumps(wr.results, sort_keys=True)
+    assert back.concepts == wr.concepts and back.event == wr.event
+    # the graph: built in memory, and mapped from the snapshot file (pickled by value, the file not needed)
+    g = kb.graph()
+    for graph in (g, LinkGraph.from_edges([("a", "b", "CITES"), ("b", "c")])):
+        h = pickle.loads(pickle.dumps(graph))
+        assert h.ids == graph.ids and h.titles == graph.titles and h.edge_type_names == graph.edge_type_names
+        assert np.array_equal(h.edge_src, graph.edge_src) and np.array_equal(h.edge_dst, graph.edge_dst)
+        assert np.array_equal(h.core.indptr, graph.core.indptr)
+        seed = graph.ids[0]
+        assert h.personalized_pagerank({seed: 1.0}).to_dict() == graph.personalized_pagerank({seed: 1.0}).to_dict()
+        rk = pickle.loads(pickle.dumps(graph.personalized_pagerank({seed: 1.0})))
+        assert rk.to_dict() == graph.personalized_pagerank({seed: 1.0}).to_dict()
+    h = pickle.loads(pickle.dumps(g))
+    assert [graph_context(h, concepts=[c], caller=SCOPED, k=5).to_dict() for c in concepts[:4]] == \
+           [graph_context(g, concepts=[c], caller=SCOPED, k=5).to_dict() for c in concepts[:4]]
+
+
+def _equal_on(client, kb):
+    """Each distributed batch equals the in-process batch, for a scoped and an all-access caller."""
+    from conceptwalk.tools import graph_context_batch, graph_path_batch, link_suggest_batch
+
+    queries, concepts, pairs = _batches(kb)
+    shipped = cwd.ship(client, kb)
+    for caller in (ALL, SCOPED):
+        got = cwd.graph_context_batch(client, shipped, queries, caller=caller, k=5, partitions=3)
+        assert [_ctx(r) for r in got] == [_ctx(r) for r in graph_context_batch(kb, queries, caller=caller, k=5)]
+        got_s = cwd.link_suggest_batch(client, shipped, concepts, caller=caller, k=4, partitions=3)
+        assert _dicts(got_s) == _dicts(link_suggest_batch(kb, concepts, caller=caller, k=4))
+        got_p = cwd.graph_path_batch(client, shipped, pairs, caller=caller, partitions=3)
+        assert _dicts(got_p) == _dicts(graph_path_batch(kb, pairs, caller=caller))
+        assert any(r.results for r in got) and any(r.found for r in got_p)
+    assert any(r.suggestions for r in got_s)
+
+
+@pytest.mark.slow
+def test_process_local_cluster_equals_in_process(kb, capfd):
+    cluster = distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
+                                       dashboard_address=None, host="127.0.0.1")
+    try:
+        with distributed.Client(cluster) as c:
+            _equal_on(c, kb)
+    finally:
+        cluster.close()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "CommClosedError" not in err, err
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_command_line_scheduler_and_two_workers(kb, tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    dask = shutil.which("dask", path=str(__import__("pathlib").Path(sys.executable).parent)) or shutil.which("dask")
+    if dask is None:
+        pytest.skip("the dask command line is not installed")
+    port = _free_port()
+    addr = f"tcp://127.0.0.1:{port}"
+    logs = {name: open(tmp_path / f"{name}.log", "w+") for name in ("scheduler", "w1", "w2")}
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                               "--dashboard-address", ":0", "--no-show"],
+                              stdout=logs["scheduler"], stderr=subprocess.STDOUT)]
+    try:
+        for name in ("w1", "w2"):
+            procs.append(subprocess.Popen([dask, "worker", addr, "--host", "127.0.0.1", "--nworkers", "1",
+                                           "--nthreads", "1", "--no-dashboard", "--name", name],
+                                          stdout=logs[name], stderr=subprocess.STDOUT))
+        with distributed.Client(addr, timeout=60) as c:
+            c.wait_for_workers(2, timeout=60)
+            _equal_on(c, kb)
+            # the tasks ran in the worker processes, not here
+            pids = c.run(__import__("os").getpid)
+            assert len(set(pids.values())) == 2 and __import__("os").getpid() not in pids.values()
+    finally:
+        # workers first (each closes gracefully on SIGTERM and says so to the scheduler), then the
+        # scheduler: the order a clean shutdown needs
+        for group in (procs[1:], procs[:1]):
+            for p in group:
+                if p.poll() is None:
+                    p.terminate()
+            for p in group:
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+    for name, fh in logs.items():
+        fh.seek(0)
+        text = fh.read()
+        fh.close()
+        assert "Traceback" not in text and "CommClosedError" not in text, (name, text)

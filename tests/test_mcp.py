@@ -165,7 +165,7 @@ def test_fixture_pins_the_tool_list() -> None:
 def test_fixture_holds_the_public_contract() -> None:
     """The names in the issue's contract, independent of the fixture file's content."""
     tools = {t["name"]: t for t in json.loads(FIXTURE.read_text(encoding="utf-8"))["tools"]}
-    assert list(tools) == ["graph_context", "link_suggest", "graph_path", "query"]
+    assert list(tools) == ["graph_context", "link_suggest", "graph_path", "query", "read_node"]
     props = {n: t["inputSchema"]["properties"] for n, t in tools.items()}
     assert {"question", "concepts", "k", "nodeTypes"} <= set(props["graph_context"])
     assert props["graph_context"]["concepts"]["type"] == "array"
@@ -658,3 +658,95 @@ def test_serve_missing_kb(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "not found" in proc.stderr
     assert not (tmp_path / "nope.db").exists()
+
+
+# --------------------------------------------------------------------------- read_node, snippets, walk settings
+def test_read_node_returns_content_and_visible_neighbours(kb: KnowledgeBase, syn: Any) -> None:
+    from conceptwalk.serve.mcp import READ_NODE_NEIGHBOURS, SNIPPET_CHARS, ToolServer
+
+    g = kb.graph()
+    scoped = Caller.with_scopes("tenant-a")
+    seen = visible_set(g, scoped)
+    hidden = sorted(set(g.ids) - seen)
+    # a visible node with a hidden neighbour: the listing leaves it out
+    ip, ind = g.core.indptr, g.core.indices
+    node = next(i for n, i in enumerate(g.ids) if i in seen and kb.node(i)["body"]
+                and any(g.ids[j] not in seen for j in ind[ip[n]:ip[n + 1]]))
+    ts = ToolServer(kb, caller=scoped)
+    out = ts.call("read_node", {"id": node})
+    assert not out.is_error, out.text
+    d = out.structured
+    row = kb.node(node)
+    assert (d["id"], d["type"], d["title"], d["body"]) == (row["id"], row["type"], row["title"], row["body"])
+    n = g.ids.index(node)
+    want = sorted(g.ids[j] for j in ind[ip[n]:ip[n + 1]] if g.ids[j] in seen)
+    assert [x["id"] for x in d["neighbours"]] == want[:READ_NODE_NEIGHBOURS] and d["neighbourCount"] == len(want)
+    assert all(x["edges"] and all(e["direction"] in ("in", "out") for e in x["edges"]) for x in d["neighbours"])
+    # the deletion oracle: the same answer on the store with the hidden nodes deleted
+    from deletion_oracle import deleted_store
+
+    small = deleted_store(list(syn.node_rows()), list(syn.edge_rows()), list(syn.alias_rows()), scoped)
+    try:
+        assert ToolServer(small, caller=Caller.all_access()).call("read_node", {"id": node}).structured == d
+    finally:
+        small.close()
+    # caps
+    capped = ts.call("read_node", {"id": node, "maxNeighbours": 1, "maxBodyChars": 5}).structured
+    assert len(capped["neighbours"]) == min(1, len(want)) and capped["body"] == row["body"][:5]
+    assert capped["bodyTruncated"] == (len(row["body"]) > 5)
+    # hidden and missing: exactly the same error
+    h = ts.call("read_node", {"id": hidden[0]})
+    m = ts.call("read_node", {"id": "no/such/node"})
+    assert h.is_error and m.is_error
+    assert h.text == m.text.replace("no/such/node", hidden[0])
+    # snippets on graph_context and query, cut to SNIPPET_CHARS
+    c = ts.call("graph_context", {"concepts": [node], "k": 5, "snippets": True}).structured
+    assert c["results"] and all("snippet" in r for r in c["results"])
+    for r in c["results"]:
+        body = kb.node(r["id"])["body"]
+        assert r["snippet"] == (None if body is None else body[:SNIPPET_CHARS])
+    plain = ts.call("graph_context", {"concepts": [node], "k": 5}).structured
+    assert all("snippet" not in r for r in plain["results"])
+    q = ts.call("query", {"text": row["title"], "k": 3, "snippets": True}).structured
+    assert q["results"] and all(r["snippet"] == (kb.node(r["id"])["body"] or "")[:SNIPPET_CHARS] or
+                                (r["snippet"] is None and kb.node(r["id"])["body"] is None) for r in q["results"])
+
+
+def test_query_walk_settings_per_call_and_as_server_flags(kb: KnowledgeBase, syn: Any) -> None:
+    from conceptwalk.serve.mcp import ToolServer
+    from conceptwalk.wrap import WalkConfig
+
+    ts = ToolServer(kb, caller=Caller.all_access())
+    texts = [q["text"] for q in syn.queries()][:10]
+    args = {"k": 3, "conceptWalk": True}
+    walked = {t: ts.call("query", dict(args, text=t)).structured["results"] for t in texts}
+    t = next(t for t, r in walked.items() if sum(x.get("via") == "concept-walk" for x in r) >= 2)
+    one = ts.call("query", dict(args, text=t, maxAdded=1)).structured["results"]
+    flat = [x for x in walked[t] if x.get("via") != "concept-walk"]
+    assert one[:len(flat)] == flat and sum(x.get("via") == "concept-walk" for x in one) == 1
+    none = ts.call("query", dict(args, text=t, admitEdgeTypes=["NO_SUCH_TYPE"])).structured["results"]
+    assert none == flat
+    # a cap above the server's is the server's
+    small = ToolServer(kb, caller=Caller.all_access(), walk_config=WalkConfig(max_candidates=1))
+    assert small.call("query", dict(args, text=t)).structured["results"] == one
+    assert small.call("query", dict(args, text=t, maxAdded=50)).structured["results"] == one
+    # visibility comes from the token: settings never widen it
+    scoped = ToolServer(kb, caller=Caller.with_scopes("tenant-a"))
+    g = kb.graph()
+    seen = visible_set(g, Caller.with_scopes("tenant-a"))
+    for tt in texts:
+        res = scoped.call("query", dict(args, text=tt, conceptTypes=["CONCEPT", "FILE", "DOC"],
+                                        maxAdded=100)).structured["results"]
+        assert all(r["id"] in seen for r in res)
+
+
+def test_serve_flags_set_the_query_tools_walk(kb_path: str) -> None:
+    from conceptwalk.cli import build_parser
+    from conceptwalk.cli.serve import _serve_walk_config
+    from conceptwalk.wrap import WalkConfig
+
+    args = build_parser().parse_args(["serve", kb_path, "--concept-types", "CONCEPT,DOC",
+                                      "--admit-edge-types", "ATTACHED_TO", "--max-added", "3"])
+    assert _serve_walk_config(args) == WalkConfig(concept_node_types=("CONCEPT", "DOC"),
+                                                  admit_edge_types=("ATTACHED_TO",), max_candidates=3)
+    assert _serve_walk_config(build_parser().parse_args(["serve", kb_path])) is None

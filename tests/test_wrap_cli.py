@@ -99,3 +99,54 @@ def test_probe_figures():
     assert light["provenance"]["authority"]["storage"] == 2
     assert light["candidatesPerConcept"]["hops"] == 1
     assert "fragmentation" in format_probe(rep)
+
+
+def test_query_flags_set_the_walk_and_cap_the_additions(db):
+    base = json.loads(run("query", db, "session tokens", "-k", "2", "--concept-walk", "--json").stdout)
+    added = [r for r in base if r.get("via") == "concept-walk"]
+    assert added, "the fixture's walk adds something with the defaults"
+    capped = json.loads(run("query", db, "session tokens", "-k", "2", "--concept-walk", "--json",
+                            "--max-added", "1", "--read-only").stdout)
+    assert capped[:2] == base[:2] and len([r for r in capped if r.get("via") == "concept-walk"]) == 1
+    # admission over a type the graph lacks: nothing is added, the flat results stay
+    none = json.loads(run("query", db, "session tokens", "-k", "2", "--concept-walk", "--json",
+                          "--admit-edge-types", "NO_SUCH_TYPE").stdout)
+    assert none == base[:2]
+    p = run("query", db, "x", "--concept-types", ",", ok=False)
+    assert p.returncode == 2 and "--concept-types" in p.stderr
+
+
+def test_probe_takes_the_settings_and_read_only(db):
+    rep = json.loads(run("probe", db, "--json", "--read-only", "--concept-types", "NO_SUCH_TYPE").stdout)
+    assert rep["concepts"] == 0 and rep["config"]["conceptNodeTypes"] == ["NO_SUCH_TYPE"]
+    rep = json.loads(run("probe", db, "--json", "--expand-edge-types", "RELATED_TO", "--max-added", "3").stdout)
+    assert rep["config"]["expandEdgeTypes"] == ["RELATED_TO"] and rep["config"]["maxCandidates"] == 3
+    assert "suggested" not in rep  # these settings already reach candidates: the report is probe()'s
+
+
+def test_probe_suggests_a_query_line_that_works_on_cwe(tmp_path):
+    import shlex
+
+    from conceptwalk.kb import datasets
+
+    if not datasets.available()["cwe"]:
+        pytest.skip("pip install cwe2")
+    db = str(tmp_path / "cwe.db")
+    run("dataset", "cwe", db)
+    before = run("query", db, "SQL injection", "--concept-walk", "--read-only").stdout
+    assert "concepts: (none resolved)" in before
+    out = run("probe", db, "--read-only").stdout
+    assert "0 concepts" in out and "suggested for this KB" in out
+    line = out.strip().splitlines()[-1].strip()
+    argv = shlex.split(line)
+    assert argv[:3] == ["conceptwalk", "query", db] and "--concept-types" in argv
+    got = json.loads(run(*argv[1:], "-k", "5", "--json", "--read-only").stdout)
+    walked = [r for r in got if r.get("via") == "concept-walk"]
+    assert len(got) > 5 and 0 < len(walked) <= 10 and all(r["paths"] for r in walked)
+    text = run(*argv[1:], "--read-only").stdout
+    assert "none resolved" not in text.splitlines()[0] and "walk added 0" not in text.splitlines()[0]
+    # the same settings answer another question
+    again = run("query", db, "SQL injection", *argv[4:], "--read-only").stdout.splitlines()[0]
+    assert "CWE-89" in again and "walk added 0" not in again
+    rep = json.loads(run("probe", db, "--json").stdout)
+    assert rep["suggested"]["command"] == line and rep["suggested"]["conceptNodeTypes"] == ["WEAKNESS"]

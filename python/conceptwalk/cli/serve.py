@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import ConceptwalkError
 from ..graph import Caller
+from ._common import int_in
 from ..serve.mcp import INSTALL_HINT, TOKEN_ENV, TOKEN_META_KEY, TokenFile, ToolServer, require_mcp, serve_stdio
 from ._common import warn_unknown_scopes
 
@@ -35,7 +36,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     with (KnowledgeBase.open(args.kb, read_only=True) if args.read_only
           else KnowledgeBase.open(args.kb, create=False)) as kb:
         tools = ToolServer(kb, caller=caller, tokens=tokens, session_token=session_token,
-                           require_token=args.require_token, event_sink=args.events)
+                           require_token=args.require_token, event_sink=args.events,
+                           walk_config=_serve_walk_config(args))
         kb.graph()  # build the snapshot before the first call
         warn_unknown_scopes(kb, caller)  # an unknown --scopes name: a typo that grants nothing
         print(f"conceptwalk serve: {args.kb}, tools: {', '.join(t['name'] for t in tools.list_tools())}; "
@@ -43,6 +45,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
               file=sys.stderr)
         serve_stdio(tools)
     return 0
+
+
+def _serve_walk_config(args: argparse.Namespace) -> Any:
+    """The query tool's WalkConfig from the serve flags (None: the defaults)."""
+    given = {"concept_node_types": args.concept_types, "expand_edge_types": args.expand_edge_types,
+             "admit_edge_types": args.admit_edge_types, "max_candidates": args.max_added}
+    given = {k: v for k, v in given.items() if v is not None}
+    if not given:
+        return None
+    from ..wrap import WalkConfig
+
+    return WalkConfig(**given)
+
+
+def _type_names(text: str) -> tuple[str, ...]:
+    names = tuple(x.strip() for x in text.split(",") if x.strip())
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated type names, got {text[:40]!r}")
+    return names
 
 
 def register(subparsers: Any) -> None:
@@ -70,6 +91,14 @@ def register(subparsers: Any) -> None:
                         "see public nodes only")
     p.add_argument("--require-token", action="store_true",
                    help="with --token-file: reject calls that present no token")
+    p.add_argument("--concept-types", type=_type_names, default=None, metavar="T1,T2",
+                   help="query tool: node types the walk starts from (default: CONCEPT)")
+    p.add_argument("--expand-edge-types", type=_type_names, default=None, metavar="E1,E2",
+                   help="query tool: edge types the walk goes through")
+    p.add_argument("--admit-edge-types", type=_type_names, default=None, metavar="E1,E2",
+                   help="query tool: edge types whose far end may be appended")
+    p.add_argument("--max-added", type=int_in(0, 1000), default=None, metavar="N",
+                   help="query tool: at most N items appended (a call's maxAdded never exceeds it; default 20)")
     p.add_argument("--events", default=None,
                    help="sink for the query tool's retrieval events: 'jsonl:PATH', 'logging' "
                         "(stderr); default: none")

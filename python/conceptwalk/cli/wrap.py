@@ -58,13 +58,43 @@ def format_results(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines) if lines else "(no results)"
 
 
+def _names(text: str) -> tuple[str, ...]:
+    """A comma-separated list of type names (an argparse ``type=``)."""
+    names = tuple(x.strip() for x in text.split(",") if x.strip())
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated type names, got {text[:40]!r}")
+    return names
+
+
+def _walk_config(args: argparse.Namespace, **fields: Any) -> Any:
+    """The WalkConfig of ``query``/``probe``: the defaults, with the flags given."""
+    from ..wrap import WalkConfig
+
+    given = {"concept_node_types": args.concept_types, "expand_edge_types": args.expand_edge_types,
+             "admit_edge_types": args.admit_edge_types, "max_candidates": args.max_added}
+    return WalkConfig(max_hops=args.max_hops, **{k: v for k, v in given.items() if v is not None}, **fields)
+
+
+def _add_walk_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--concept-types", type=_names, default=None, metavar="T1,T2",
+                   help="node types the walk starts from (default: CONCEPT)")
+    p.add_argument("--expand-edge-types", type=_names, default=None, metavar="E1,E2",
+                   help="edge types the walk goes through (default: PARENT_CONCEPT,RELATED_TO)")
+    p.add_argument("--admit-edge-types", type=_names, default=None, metavar="E1,E2",
+                   help="edge types whose far end may be added (default: IMPLEMENTED_BY,EXPLAINED_BY,ATTACHED_TO,TAGGED_CONCEPT)")
+    p.add_argument("--max-added", type=int_in(0, MAX_K), default=None, metavar="N",
+                   help="at most N items added after the flat results (the walk's candidate budget; default 20)")
+    p.add_argument("--read-only", action="store_true",
+                   help="open the KB read-only (mode=ro; immutable=1 on read-only media without -wal/-shm)")
+
+
 def cmd_query(args: argparse.Namespace) -> int:
     from ..graph import Caller
-    from ..wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
+    from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
 
     caller = Caller.from_spec(args.scopes)
-    cfg = WalkConfig(max_hops=args.max_hops, embedder=args.embedder)
-    with open_kb(args.kb) as kb:
+    cfg = _walk_config(args, embedder=args.embedder)
+    with open_kb(args.kb, read_only=args.read_only) as kb:
         warn_unknown_scopes(kb, caller)
         flat = builtin_flat_search(kb, mode=args.mode, embedder=args.embedder if args.mode == "embedding" else None,
                                    caller=caller)
@@ -84,16 +114,23 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_probe(args: argparse.Namespace) -> int:
     from ..graph import Caller
-    from ..wrap import WalkConfig, format_probe, probe
+    from ..wrap import format_probe, probe, suggest_settings
 
-    with open_kb(args.kb) as kb:
-        caller = Caller.from_spec(args.scopes)
+    caller, cfg = Caller.from_spec(args.scopes), _walk_config(args)
+    with open_kb(args.kb, read_only=args.read_only) as kb:
         warn_unknown_scopes(kb, caller)
-        rep = probe(kb, WalkConfig(max_hops=args.max_hops), caller=caller)
+        rep = probe(kb, cfg, caller=caller)
+        suggested = suggest_settings(kb, cfg, caller=caller, kb_path=args.kb) \
+            if not rep["reach"]["concepts2Hops"] else None
     if args.json:
-        emit(rep, True)
+        emit(rep if suggested is None else dict(rep, suggested=suggested), True)
     else:
         sys.stdout.write(format_probe(rep) + "\n")
+        if suggested is not None:
+            r = suggested["reach"]
+            sys.stdout.write(f"  these settings find nothing; suggested for this KB (concepts of type "
+                             f"{', '.join(suggested['conceptNodeTypes'])}: {r['concepts2Hops']:,} reach a "
+                             f"candidate within 2 hops):\n    {suggested['command']}\n")
     return 0
 
 
@@ -140,6 +177,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--events", default=None, help="retrieval event sink: jsonl:PATH, logging")
     p.add_argument("--scopes", default="*", help=scopes_help)
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    _add_walk_flags(p)
     p.set_defaults(func=cmd_query)
 
     p = subparsers.add_parser("probe", help="how much could the concept walk add on this KB?")
@@ -147,6 +185,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-hops", type=int, default=2, choices=[1, 2], help="walk hops (default: %(default)s)")
     p.add_argument("--scopes", default="*", help=scopes_help)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    _add_walk_flags(p)
     p.set_defaults(func=cmd_probe)
 
     p = subparsers.add_parser("events", help="retrieval events of the concept walk")

@@ -34,7 +34,7 @@ Examples
 ...                           ("auth", "login", "RELATED_TO"), ("login", "jwt", "USES")])
 >>> ts = ToolServer(g, caller=Caller.all_access())
 >>> [t["name"] for t in ts.list_tools()]
-['graph_context', 'link_suggest', 'graph_path']
+['graph_context', 'link_suggest', 'graph_path', 'read_node']
 >>> out = ts.call("graph_path", {"source": "auth", "target": "jwt"})
 >>> out.is_error, out.structured["nodes"][1]["id"], out.text
 (False, 'login', 'path of length 2: auth -[RELATED_TO>]- login -[USES>]- jwt')
@@ -249,8 +249,60 @@ _QUERY = {
                     "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
 }
 
+#: Default and hard cap of the neighbours ``read_node`` lists.
+READ_NODE_NEIGHBOURS = 50
+READ_NODE_NEIGHBOURS_CAP = 500
+#: Characters of a node's body ``read_node`` returns (default and cap); a longer body is cut and
+#: ``bodyTruncated`` says so.
+READ_NODE_BODY_CHARS = 4000
+READ_NODE_BODY_CAP = 100_000
+#: Characters of the ``snippet`` that ``snippets=true`` adds to each result of graph_context and query.
+SNIPPET_CHARS = 200
+
+_SNIPPETS = {"type": "boolean", "default": False,
+             "description": f"Add to each result a 'snippet': the start of the node's body, at most "
+                            f"{SNIPPET_CHARS} characters (null when the node has no body)."}
+_GRAPH_CONTEXT["inputSchema"]["properties"]["snippets"] = _SNIPPETS  # type: ignore[index]
+_QUERY["inputSchema"]["properties"]["snippets"] = _SNIPPETS  # type: ignore[index]
+_TYPE_LIST = {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "maxItems": 64}
+_QUERY["inputSchema"]["properties"].update({  # type: ignore[index]
+    "conceptTypes": dict(_TYPE_LIST, description="Node types the walk starts from (default: the server's)."),
+    "expandEdgeTypes": dict(_TYPE_LIST, description="Edge types the walk goes through (default: the server's)."),
+    "admitEdgeTypes": dict(_TYPE_LIST, description="Edge types whose far end may be appended (default: the server's)."),
+    "maxAdded": {"type": "integer", "minimum": 0, "maximum": 1000,
+                 "description": "At most this many items appended by the walk (never more than the server's cap)."},
+})
+
+_READ_NODE = {
+    "name": "read_node",
+    "title": "Read a node's content",
+    "description": (
+        "Use to read the knowledge itself: a node's id, type, title and body (cut to maxBodyChars, "
+        f"default {READ_NODE_BODY_CHARS}; 'bodyTruncated' says when), and its neighbours in the "
+        f"link graph (at most maxNeighbours, default {READ_NODE_NEIGHBOURS}, in id order; each with id, "
+        "type, title and the edges joining them, with type and direction), 'neighbourCount' (all of "
+        "them) and 'neighboursTruncated'. Ids come from the other tools' results. Only nodes visible "
+        "to this connection are returned or listed; a node that does not exist and a node this "
+        "connection may not see give the same 'not found' error."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "The node's id."},
+            "maxNeighbours": {"type": "integer", "minimum": 0, "maximum": READ_NODE_NEIGHBOURS_CAP,
+                              "default": READ_NODE_NEIGHBOURS, "description": "Neighbours listed at most."},
+            "maxBodyChars": {"type": "integer", "minimum": 0, "maximum": READ_NODE_BODY_CAP,
+                             "default": READ_NODE_BODY_CHARS, "description": "Characters of the body returned at most."},
+        },
+        "required": ["id"],
+        "additionalProperties": False,
+    },
+    "annotations": {"title": "Read a node's content", "readOnlyHint": True,
+                    "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+}
+
 #: Every tool this module can serve, in listing order (``query`` only when the wrap is installed).
-TOOL_SPECS: tuple[dict[str, Any], ...] = (_GRAPH_CONTEXT, _LINK_SUGGEST, _GRAPH_PATH, _QUERY)
+TOOL_SPECS: tuple[dict[str, Any], ...] = (_GRAPH_CONTEXT, _LINK_SUGGEST, _GRAPH_PATH, _QUERY, _READ_NODE)
 
 
 def tool_specs(*, with_query: bool = True) -> list[dict[str, Any]]:
@@ -269,7 +321,7 @@ def tool_specs(*, with_query: bool = True) -> list[dict[str, Any]]:
     Examples
     --------
     >>> [t["name"] for t in tool_specs()]
-    ['graph_context', 'link_suggest', 'graph_path', 'query']
+    ['graph_context', 'link_suggest', 'graph_path', 'query', 'read_node']
     >>> tool_specs()[2]["inputSchema"]["required"]
     ['source', 'target']
     """
@@ -477,6 +529,11 @@ class ToolServer:
     event_sink : optional
         Where the default ``query`` tool's concept walks send their retrieval events (a
         :func:`conceptwalk.wrap.make_sink` spec such as ``"jsonl:PATH"``); default none.
+    walk_config : WalkConfig, optional
+        The default ``query`` tool's walk settings (concept node types, expansion and admission
+        edge types, ``max_candidates`` as the cap on additions); a call's ``conceptTypes``,
+        ``expandEdgeTypes``, ``admitEdgeTypes`` and ``maxAdded`` override them for that call
+        (``maxAdded`` never above this cap). Default: :class:`~conceptwalk.wrap.WalkConfig`'s.
 
     Raises
     ------
@@ -488,7 +545,7 @@ class ToolServer:
     def __init__(self, source: Any, *, caller: Caller | None = None, tokens: TokenFile | None = None,
                  session_token: str | None = None, require_token: bool = False,
                  query_fn: Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None = None,
-                 event_sink: Any = None) -> None:
+                 event_sink: Any = None, walk_config: Any = None) -> None:
         source_kind(source)  # the one graph-source protocol: a LinkGraph or a GraphSource
         self.source = source
         self.caller = Caller.public() if caller is None else caller
@@ -507,7 +564,12 @@ class ToolServer:
                 raise ConceptwalkError(f"{TOKEN_ENV}: {exc} (the session token this variable sets "
                                        "is not in the token file)") from None
         self.session_token = session_token
-        self.query_fn = query_fn if query_fn is not None else _default_query_fn(source, event_sink)
+        self.walk_config = walk_config
+        self._walk_for: Callable[..., list[dict[str, Any]]] | None = None
+        if query_fn is None:
+            self._walk_for = _default_query_fn(source, event_sink, walk_config)
+            query_fn = self._walk_for
+        self.query_fn = query_fn
         self._specs = tool_specs(with_query=self.query_fn is not None)
         self._by_name = {t["name"]: t for t in self._specs}
         self._handlers: dict[str, Callable[[dict[str, Any], Caller], tuple[dict[str, Any], str]]] = {
@@ -515,6 +577,7 @@ class ToolServer:
             "link_suggest": self._link_suggest,
             "graph_path": self._graph_path,
             "query": self._query,
+            "read_node": self._read_node,
         }
 
     # -- listing
@@ -622,7 +685,52 @@ class ToolServer:
             raise _ToolError("graph_context: give a non-empty 'question', 'concepts', or both")
         res = graph_context(self.source, question, concepts=concepts, k=a.get("k", 20),
                             caller=caller, node_types=a.get("nodeTypes"), n_hits=a.get("hits", 10))
-        return res.to_dict(), str(res)
+        out = res.to_dict()
+        if a.get("snippets"):
+            self._add_snippets(out["results"])
+        return out, str(res)
+
+    def _bodies(self, ids: list[str]) -> dict[str, str | None]:
+        """id -> body for ids the caller was already shown (a bare graph has no bodies)."""
+        nodes = getattr(self.source, "nodes", None)
+        if source_kind(self.source) != "store" or not callable(nodes):
+            return {}
+        return {n["id"]: n.get("body") for n in nodes(ids)}
+
+    def _add_snippets(self, results: list[dict[str, Any]]) -> None:
+        bodies = self._bodies([r["id"] for r in results if isinstance(r.get("id"), str)])
+        for r in results:
+            body = bodies.get(r.get("id"))  # type: ignore[arg-type]
+            r["snippet"] = None if body is None else body[:SNIPPET_CHARS]
+
+    def _read_node(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
+        from ..tools.common import source_graph
+
+        g, _ = source_graph(self.source)
+        vm = caller.visibility(g)
+        i = g.index(a["id"], visible=vm, argument="node")  # hidden and missing: the same error
+        nid, ntype, title = g.node_at(i)
+        seen = None if vm is None else vm.mask
+        ip, ind = g.core.indptr, g.core.indices
+        nbrs = [int(j) for j in ind[ip[i]:ip[i + 1]] if seen is None or seen[j]]
+        cap = a.get("maxNeighbours", READ_NODE_NEIGHBOURS)
+        listed: list[dict[str, Any]] = []
+        for j in nbrs[:cap]:  # ascending index = ascending id
+            jid, jtype, jtitle = g.node_at(j)
+            edges = [{"type": g.edge_type_names[int(g.edge_type_codes[e])],
+                      "direction": "out" if int(g.edge_src[e]) == i else "in"} for e in g.edges_between(i, j)]
+            listed.append({"id": jid, "type": jtype, "title": jtitle, "edges": edges})
+        body = self._bodies([nid]).get(nid)
+        limit = a.get("maxBodyChars", READ_NODE_BODY_CHARS)
+        out = {"id": nid, "type": ntype, "title": title,
+               "body": None if body is None else body[:limit],
+               "bodyTruncated": body is not None and len(body) > limit,
+               "neighbours": listed, "neighbourCount": len(nbrs), "neighboursTruncated": len(nbrs) > cap}
+        lines = [f"{nid} [{ntype}]" + (f"  {title}" if title else ""), body[:limit] if body else "(no body)",
+                 f"neighbours ({len(nbrs)}" + (f", first {cap}" if len(nbrs) > cap else "") + "):"]
+        lines += [f"  {n['id']} [{n['type']}] " + ", ".join(f"{e['type']} {e['direction']}" for e in n["edges"])
+                  for n in listed]
+        return out, "\n".join(lines)
 
     def _link_suggest(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
         from ..tools import link_suggest
@@ -640,7 +748,20 @@ class ToolServer:
     def _query(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
         assert self.query_fn is not None
         text, k, walk = a["text"], a.get("k", 10), bool(a.get("conceptWalk", False))
-        results = self.query_fn(text, k, walk, caller)
+        settings = {key: a[key] for key in ("conceptTypes", "expandEdgeTypes", "admitEdgeTypes", "maxAdded")
+                    if key in a}
+        if settings and self._walk_for is None:
+            raise _ToolError("query: this server's query tool takes no walk settings "
+                             "(conceptTypes, expandEdgeTypes, admitEdgeTypes, maxAdded)")
+        # visibility always comes from the token: the settings choose what is walked, never who sees it
+        if settings:
+            assert self._walk_for is not None
+            results = self._walk_for(text, k, walk, caller, **settings)
+        else:
+            results = self.query_fn(text, k, walk, caller)
+        if a.get("snippets"):
+            results = [dict(r) for r in results]
+            self._add_snippets(results)
         structured = {"text": text, "k": k, "conceptWalk": walk, "results": results}
         return structured, _query_text(text, results)
 
@@ -658,24 +779,45 @@ def _query_text(text: str, results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _default_query_fn(source: Any, event_sink: Any = None
-                      ) -> Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None:
+def _default_query_fn(source: Any, event_sink: Any = None, walk_config: Any = None
+                      ) -> Callable[..., list[dict[str, Any]]] | None:
     """The ``query`` tool over :mod:`conceptwalk.wrap` (built-in FTS flat search wrapped by the
-    concept walk), or None when the wrap is not installed or ``source`` is not a knowledge base."""
+    concept walk, with the server's ``walk_config``), or None when the wrap is not installed or
+    ``source`` is not a knowledge base. The function takes the per-call walk settings as keyword
+    arguments (``conceptTypes``, ``expandEdgeTypes``, ``admitEdgeTypes``, ``maxAdded``; the cap
+    never above the server's)."""
     if source_kind(source) != "store" or source_search(source) is None:
         return None
     try:
-        from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
+        from dataclasses import replace
+
+        from ..wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
     except ImportError:
         return None
+    base = walk_config if walk_config is not None else WalkConfig()
     # The flat search's own default caller is public-only; every call passes its caller anyway.
-    retriever = ConceptAnchoredRetriever(builtin_flat_search(source, caller=Caller.public()), source,
-                                         event_sink=event_sink)
+    flat = builtin_flat_search(source, caller=Caller.public())
+    retrievers = {base: ConceptAnchoredRetriever(flat, source, config=base, event_sink=event_sink)}
     lock = threading.Lock()  # the retriever's caches are not promised to be thread-safe
 
-    def run(text: str, k: int, concept_walk: bool, caller: Caller) -> list[dict[str, Any]]:
+    def run(text: str, k: int, concept_walk: bool, caller: Caller, **settings: Any) -> list[dict[str, Any]]:
+        cfg = base
+        if settings:
+            changes: dict[str, Any] = {}
+            for key, field in (("conceptTypes", "concept_node_types"), ("expandEdgeTypes", "expand_edge_types"),
+                               ("admitEdgeTypes", "admit_edge_types")):
+                if key in settings:
+                    changes[field] = tuple(settings[key])
+            if "maxAdded" in settings:
+                changes["max_candidates"] = min(int(settings["maxAdded"]), base.max_candidates)
+            cfg = replace(base, **changes)
         with lock:
-            return list(retriever.query(text, k, concept_walk=concept_walk, caller=caller))
+            r = retrievers.get(cfg)
+            if r is None:
+                if len(retrievers) > 32:  # a bounded cache of per-setting retrievers
+                    retrievers.pop(next(k_ for k_ in retrievers if k_ is not base))
+                r = retrievers[cfg] = ConceptAnchoredRetriever(flat, source, config=cfg, event_sink=event_sink)
+            return list(r.query(text, k, concept_walk=concept_walk, caller=caller))
 
     return run
 

@@ -270,6 +270,12 @@ class ContextResult:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles by value: the lazy fields are realised (no graph or core result travels), so
+        a result sent from a Dask process worker unpickles equal (``to_dict()``)."""
+        return (ContextResult, (self.question, self.seeds, self.results, self.restart, self.eps, self.k,
+                                self.residual, self.pushes, self.reason, self.elapsed_ms))
+
     def __repr__(self) -> str:
         return (f"ContextResult(question={self.question!r}, seeds={len(self.seeds)}, "
                 f"results={len(self.results)}, k={self.k})")

@@ -160,6 +160,11 @@ class PathResult:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles by value: the lazy fields are realised (no builder or graph travels)."""
+        nodes, steps = self._built()
+        return (PathResult, (self.source, self.target, nodes, steps, self.elapsed_ms))
+
     def __repr__(self) -> str:
         return f"PathResult(source={self.source!r}, target={self.target!r}, length={self.length})"
 

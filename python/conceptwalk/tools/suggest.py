@@ -151,6 +151,11 @@ class SuggestResult:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles by value: the lazy fields are realised (no builder or core result travels)."""
+        return (SuggestResult, (self.concept, self.suggestions, self.candidates, self.min_shared,
+                                self.elapsed_ms))
+
     def __repr__(self) -> str:
         return (f"SuggestResult(concept={self.concept!r}, suggestions={len(self.suggestions)}, "
                 f"candidates={self.candidates}, min_shared={self.min_shared})")

@@ -27,7 +27,7 @@ from .config import MAX_HOPS_CAP, WalkConfig
 from .events import (CallbackSink, EventSink, JsonlSink, LoggingSink, load_event_schema, make_sink,
                      summarize_events, summarize_file)
 from .flat import BuiltinFlatSearch, builtin_flat_search
-from .probe import probe, format_probe
+from .probe import probe, format_probe, suggest_settings
 from .resolver import METHODS, ConceptResolver, ResolvedConcept, resolve
 from .retriever import VIA, ConceptAnchoredRetriever, WrapResult
 from .walk import ABSENT_IN_PROJECTION, ABSENT_IN_STORAGE
@@ -53,6 +53,7 @@ __all__ = [
     "load_event_schema",
     "make_sink",
     "probe",
+    "suggest_settings",
     "resolve",
     "summarize_events",
     "summarize_file",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
 import statistics
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -13,7 +15,10 @@ from ._source import Source
 from .config import WalkConfig
 from .walk import AXES, type_flags
 
-__all__ = ["probe", "format_probe"]
+__all__ = ["probe", "format_probe", "suggest_settings", "SUGGEST_MAX_ADDED"]
+
+#: The cap on additions the suggested ``conceptwalk query`` line sets (``--max-added``).
+SUGGEST_MAX_ADDED = 10
 
 
 def _stats(values: list[int]) -> dict[str, Any]:
@@ -231,3 +236,89 @@ def format_probe(rep: dict[str, Any]) -> str:
             lines.append(f"    {name:<32} storage {v['storage']:>8,} ({_pct(v['storageShare'])})   "
                          f"projection {v['projection']} ({v['projectionCount']:,})")
     return "\n".join(lines)
+
+
+def suggest_settings(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = None,
+                     kb_path: str = "KB") -> dict[str, Any] | None:
+    """Settings under which the walk finds something on ``kb``, when ``config``'s do not.
+
+    Derived from the KB's node and edge types as the caller sees them and from what the walk can
+    reach: each node type, the most frequent first (at most 5 tried), is tried as the concept
+    type, with every edge type the caller sees (by count, descending) for both expansion and
+    admission; the first under which some concept reaches a candidate is suggested, with a
+    ready ``conceptwalk query`` line whose question is the title of the first such concept (in
+    id order).
+
+    Parameters
+    ----------
+    kb : KnowledgeBase or LinkGraph
+    config : WalkConfig, optional
+        The settings in use (default: the defaults); their hops and budgets are kept.
+    caller : Caller, optional
+        Whose view (default: all access).
+    kb_path : str, default "KB"
+        The KB's path as the command line should show it.
+
+    Returns
+    -------
+    dict or None
+        None when ``config`` already reaches candidates (nothing to suggest) or no node type
+        does; else ``conceptNodeTypes``, ``expandEdgeTypes``, ``admitEdgeTypes``, ``maxAdded``,
+        ``reach`` (the probe's reach under the suggestion), ``question`` and ``command``.
+
+    Examples
+    --------
+    >>> from conceptwalk import LinkGraph
+    >>> g = LinkGraph.from_edges([("w1", "w2", "ChildOf"), ("w2", "w3", "PeerOf")],
+    ...     nodes=[{"id": i, "type": "WEAKNESS", "title": f"weakness {i}"} for i in ("w1", "w2", "w3")])
+    >>> s = suggest_settings(g, kb_path="kb.db")
+    >>> s["conceptNodeTypes"], s["admitEdgeTypes"]
+    (['WEAKNESS'], ['ChildOf', 'PeerOf'])
+    >>> print(s["command"])
+    conceptwalk query kb.db 'weakness w1' --concept-walk --concept-types WEAKNESS --expand-edge-types ChildOf,PeerOf --admit-edge-types ChildOf,PeerOf --max-added 10
+    """
+    cfg = config if config is not None else WalkConfig()
+    who = caller if caller is not None else Caller.all_access()
+    base = probe(kb, cfg, caller=who)
+    if base["concepts"] and base["reach"]["concepts2Hops"]:
+        return None
+    g = Source(kb, annotations=False).snapshot().graph
+    vm = who.visibility(g)
+    visible = np.ones(g.num_nodes, dtype=bool) if vm is None else vm.mask
+    seen_edges = visible[g.edge_src] & visible[g.edge_dst]
+    ecount = np.bincount(g.edge_type_codes[seen_edges], minlength=len(g.edge_type_names))
+    etypes = [g.edge_type_names[i] for i in sorted(range(len(ecount)), key=lambda i: (-ecount[i], g.edge_type_names[i]))
+              if ecount[i]]
+    if not etypes:
+        return None
+    ncount = np.bincount(g.node_type_codes[visible], minlength=len(g.node_type_names))
+    ntypes = [g.node_type_names[i] for i in sorted(range(len(ncount)), key=lambda i: (-ncount[i], g.node_type_names[i]))
+              if ncount[i]]
+    flags = type_flags(tuple(etypes), g.edge_type_names)
+    for t in ntypes[:5]:
+        trial = replace(cfg, concept_node_types=(t,), expand_edge_types=tuple(etypes), admit_edge_types=tuple(etypes),
+                        max_candidates=SUGGEST_MAX_ADDED)
+        rep = probe(kb, trial, caller=who)
+        if not rep["reach"]["concepts2Hops"]:
+            continue
+        question = None
+        for i in np.flatnonzero((g.node_type_codes == g.node_type_names.index(t)) & visible).tolist():
+            w = typed_walk(g, np.array([i], dtype=np.int32), cfg.max_hops, flags, flags, None, None, None,
+                           max_edges=cfg.max_edges, max_candidates=1, visible=vm)
+            if len(w.candidates):
+                text = g.titles[i] or g.ids[i]
+                question = question or text
+                if shlex.quote(text) == f"'{text}'" or shlex.quote(text) == text:  # a plain one reads best
+                    question = text
+                    break
+        if question is None:
+            continue
+        et = ",".join(etypes)
+        cmd = ["conceptwalk", "query", kb_path, question, "--concept-walk", "--concept-types", t,
+               "--expand-edge-types", et, "--admit-edge-types", et, "--max-added", str(SUGGEST_MAX_ADDED)]
+        if cfg.max_hops != 2:
+            cmd += ["--max-hops", str(cfg.max_hops)]
+        return {"conceptNodeTypes": [t], "expandEdgeTypes": etypes, "admitEdgeTypes": etypes,
+                "maxAdded": SUGGEST_MAX_ADDED, "reach": rep["reach"], "question": question,
+                "command": " ".join(shlex.quote(x) for x in cmd)}
+    return None
