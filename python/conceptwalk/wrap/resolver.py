@@ -187,8 +187,8 @@ class ConceptResolver:
                 ix.stats_for(None)  # the all-access statistics (a caller's are cached per mask)
             snap.concept_flags(self.config)
         if self.embedder is not None and self.config.semantic_k > 0:
-            snap.concept_embeddings(self.embedder, self.config)
-            snap.concept_columns(self.embedder, self.config)
+            if snap.concept_columns(self.embedder, self.config) is None:  # dense: the matrix
+                snap.concept_embeddings(self.embedder, self.config)
 
     def resolve(self, text: str, *, caller: Caller, flat_results: Sequence[Mapping[str, Any]] | None = None,
                 snapshot: Snapshot | None = None) -> list[ResolvedConcept]:
@@ -311,7 +311,7 @@ class ConceptResolver:
         cols = snap.concept_columns(self.embedder, cfg)
         rows: npt.NDArray[np.integer[Any]]
         if cols is not None:  # sparse vectors: the same numbers, from the query's dimensions only
-            rows, sims = topk_scores(cols.scores(qu), keep, visible=vis, min_score=cfg.semantic_threshold)
+            rows, sims = cols.topk(qu, keep, visible=vis, min_score=cfg.semantic_threshold)
         else:
             rows, sims = vector_topk_arrays(snap.concept_embeddings(self.embedder, cfg), qu, keep,
                                             visible=vis, min_score=cfg.semantic_threshold)
