@@ -18,6 +18,7 @@ from conceptwalk import graph_context, link_suggest
 from conceptwalk.kb.importers import import_edge_list, import_jsonl
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.wrap.embed import get_embedder
+from conceptwalk.graph.vectors import SparseVectors
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
 ALL = Caller.all_access()
@@ -174,6 +175,8 @@ TRIGGERS = {
     "E89": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b"[" * 100_000 + b"\n")),
     # MCP
     "E90": lambda t: _session_token(t),
+    "E91": lambda t: SparseVectors(1, 4, np.array([0, 1]), np.array([7], np.int32), np.ones(1, np.float32)),
+    "E92": lambda t: SparseVectors(-1, 4, np.zeros(0), np.zeros(0), np.zeros(0)),
     # raw core
     "E70": lambda t: _core.personalized_pagerank(_g().core, np.zeros((1, 1), np.int32), np.ones(1), 0.25, 1e-4, 0, 0, None),
     "E71": lambda t: _core.resource_allocation(_g().core, 9, 2, 0, None),
