@@ -32,20 +32,15 @@ inline void offer(std::vector<Hit>& heap, std::size_t kk, const Hit& h) {
   }
 }
 
-// Per-thread scratch: four lane sums per row and a touched flag, all zero between calls.
+// Per-thread scratch: four lane sums per row, all zero between calls.
 struct Scratch {
   std::vector<double> acc;
-  std::vector<std::uint8_t> seen;
-  std::vector<std::int32_t> touched;
 };
 
 Scratch& scratch(std::int64_t n) {
   thread_local Scratch s;
   const std::size_t need = static_cast<std::size_t>(n);
-  if (s.seen.size() < need) {
-    s.acc.resize(4 * need, 0.0);
-    s.seen.resize(need, 0);
-  }
+  if (s.acc.size() < 4 * need) s.acc.resize(4 * need, 0.0);
   return s;
 }
 
@@ -98,45 +93,32 @@ SparseHits SparseVectors::topk(const float* query, std::int64_t k, const std::ui
   if (kk == 0) return out;
   Scratch& s = scratch(n_);
   double* acc = s.acc.data();
-  std::uint8_t* seen = s.seen.data();
-  std::vector<std::int32_t>& touched = s.touched;
-  touched.clear();
   const std::int64_t main = dim_ - dim_ % 4;
-  for (std::int64_t j = 0; j < dim_; ++j) {  // columns ascending: each lane sums in ascending j
+  // columns ascending: each lane sums in ascending j. Every row's lanes are accumulated (a
+  // hidden row's sums are never read: its score is neither kept nor compared), which keeps the
+  // loop free of branches; the visible rows are picked in the scan below.
+  for (std::int64_t j = 0; j < dim_; ++j) {
     const float qf = query[j];
     if (qf == 0.0f) continue;
     const double q = static_cast<double>(qf);
-    const std::int64_t lane = j < main ? (j & 3) : 0;
-    for (std::int64_t e = colptr_[j]; e < colptr_[j + 1]; ++e) {
-      const std::int32_t r = rows_[e];
-      if (visible != nullptr && !visible[r]) continue;  // a hidden row is never read
-      if (!seen[r]) {
-        seen[r] = 1;
-        touched.push_back(r);
-      }
-      acc[4 * static_cast<std::int64_t>(r) + lane] += static_cast<double>(vals_[e]) * q;
-    }
+    double* lane = acc + (j < main ? (j & 3) : 0);
+    const std::int32_t* rp = rows_.data();
+    const float* vp = vals_.data();
+    for (std::int64_t e = colptr_[j], end = colptr_[j + 1]; e < end; ++e)
+      lane[4 * static_cast<std::int64_t>(rp[e])] += static_cast<double>(vp[e]) * q;
   }
   std::vector<Hit> heap;
   heap.reserve(kk + 1);
-  for (const std::int32_t r : touched) {
-    double* a = acc + 4 * static_cast<std::int64_t>(r);
-    const double sc = (a[0] + a[1]) + (a[2] + a[3]);
-    a[0] = a[1] = a[2] = a[3] = 0.0;
-    if (sc >= min_score) offer(heap, kk, Hit{sc, r});
-  }
-  // rows sharing no dimension with the query score 0.0: the first kk visible ones (by row) can
-  // still rank when 0.0 passes the filter and beats the current worst
-  if (0.0 >= min_score && (heap.size() < kk || !(heap.front().score > 0.0))) {
-    std::size_t taken = 0;
-    for (std::int64_t r = 0; r < n_ && taken < kk; ++r) {
-      if (seen[r] || (visible != nullptr && !visible[r])) continue;
-      ++taken;
-      offer(heap, kk, Hit{0.0, static_cast<std::int32_t>(r)});
+  // a row sharing no dimension with the query scores (0 + 0) + (0 + 0) = 0.0, as the dense scan
+  for (std::int64_t r = 0; r < n_; ++r) {
+    double* a = acc + 4 * r;
+    if (visible == nullptr || visible[r]) {
+      const double sc = (a[0] + a[1]) + (a[2] + a[3]);
+      if (sc >= min_score && (heap.size() < kk || better(Hit{sc, static_cast<std::int32_t>(r)}, heap.front())))
+        offer(heap, kk, Hit{sc, static_cast<std::int32_t>(r)});
     }
+    a[0] = a[1] = a[2] = a[3] = 0.0;
   }
-  for (const std::int32_t r : touched) seen[r] = 0;
-  touched.clear();
   std::sort(heap.begin(), heap.end(), better);
   out.rows.reserve(heap.size());
   out.scores.reserve(heap.size());

@@ -8,7 +8,8 @@
 // returned as (lane0 + lane1) + (lane2 + lane3): the order of cw::dot_fixed minus its zero
 // products, which never change a lane, so a score equals, bit for bit, what vector_topk gives
 // on the dense rows, and depends on that row and the query only (never on the other rows, on
-// which rows are visible, or on threads): exact to deleting the hidden rows.
+// which rows are visible, or on threads): exact to deleting the hidden rows. The scatter over
+// the query's columns sums every row (no per-entry branch); only visible rows are then ranked.
 #pragma once
 #include <cstdint>
 #include <vector>
