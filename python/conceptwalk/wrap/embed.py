@@ -399,7 +399,7 @@ class HashingEmbedder:
         items = _text_list(texts)
         lo, hi = self._ngram_range
         top = max(self._word_weight, self._char_weight)
-        return _hashembed.embed_csr(  # type: ignore[no-any-return]
+        return _hashembed.embed_csr(
             items, self._dim, normalize_text, lo, hi, self._word_weight / top, self._char_weight / top
         )
 
