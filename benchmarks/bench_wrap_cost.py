@@ -48,8 +48,21 @@ class NumpyColumns:
     """The semantic step before the compiled index: ColumnMatrix.scores (numpy bincount) and
     topk_scores, behind the SparseVectors.topk signature."""
 
-    def __init__(self, mat: np.ndarray) -> None:
-        self.cols = _source.ColumnMatrix.build(mat)
+    def __init__(self, mat: np.ndarray | None, csr: Any = None, dim: int = 0) -> None:
+        if mat is not None:
+            self.cols = _source.ColumnMatrix.build(mat)
+            return
+        # the same ColumnMatrix from CSR rows (no dense matrix: what a 1M-concept run can hold)
+        indptr, indices, values = csr
+        n = len(indptr) - 1
+        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+        order = np.argsort(indices, kind="stable")  # by column, then row ascending
+        cols = indices[order].astype(np.int64)
+        main = dim - dim % 4
+        ptr = np.zeros(dim + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cols, minlength=dim), out=ptr[1:])
+        self.cols = _source.ColumnMatrix(n, dim, ptr.tolist(), values[order].astype(np.float64),
+                                         rows[order] * 4 + np.where(cols < main, cols & 3, 0))
 
     def topk(self, q: np.ndarray, k: int, *, visible: Any = None, min_score: float | None = None) -> Any:
         lo = -np.inf if min_score is None else min_score
@@ -84,7 +97,7 @@ def queries(kb: KnowledgeBase, n: int, seed: int = 0) -> list[str]:
     return out
 
 
-def semantic_rows(path: str, nq: int, rounds: int) -> dict[str, float]:
+def semantic_rows(path: str, nq: int, rounds: int, old_from_csr: bool = False) -> dict[str, float]:
     kb = KnowledgeBase.open(path, read_only=True)
     cfg = WalkConfig()
     emb = get_embedder(cfg.embedder)
@@ -94,7 +107,11 @@ def semantic_rows(path: str, nq: int, rounds: int) -> dict[str, float]:
     new = snap.concept_columns(emb, cfg)
     t_new = time.perf_counter() - t0
     t0 = time.perf_counter()
-    old = NumpyColumns(snap.concept_embeddings(emb, cfg))
+    if old_from_csr:
+        ids = [snap.graph.ids[i] for i in snap.concept_indices(cfg).tolist()]
+        old = NumpyColumns(None, emb.embed_csr(src.node_texts(ids, snap.graph, cfg.concept_text)), emb.dim)
+    else:
+        old = NumpyColumns(snap.concept_embeddings(emb, cfg))
     t_old = time.perf_counter() - t0
     qs = queries(kb, nq)
     vecs = emb.embed(qs)
@@ -187,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--fresh-old", action="store_true", help="also the old path in a fresh process (slow at 1M)")
     ap.add_argument("--no-wrapped", action="store_true")
+    ap.add_argument("--old-from-csr", action="store_true",
+                    help="build the old numpy reference from CSR rows (no dense matrix; for 1M concepts)")
     ap.add_argument("--dense", type=int, default=0, help="rows of the dense 384-d scan (0: skip)")
     args = ap.parse_args(argv)
     res: dict[str, Any] = {"kb": args.kb}
@@ -194,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         res["fresh_new"] = fresh_rows(args.kb, False)
         if args.fresh_old:
             res["fresh_old"] = fresh_rows(args.kb, True)
-    res["semantic"] = semantic_rows(args.kb, args.queries, args.rounds)
+    res["semantic"] = semantic_rows(args.kb, args.queries, args.rounds, args.old_from_csr)
     if not args.no_wrapped:
         res["wrapped"] = wrapped_rows(args.kb, args.queries, args.rounds)
     if args.dense:
