@@ -115,7 +115,10 @@ class ConceptResolver:
         concept nodes' embeddings (the store's vectors under the embedder's name, else embedded
         from ``concept_text`` and held in memory with the snapshot; a query never writes),
         computed only over the visible concept rows by
-        :func:`conceptwalk.graph.vectors.vector_topk_arrays` (exact, no BLAS, no threads): the
+        :class:`conceptwalk.graph.vectors.SparseVectors` (sparse vectors, as the hashing
+        embedder's: an inverted index of dimensions, compiled) or
+        :func:`conceptwalk.graph.vectors.vector_topk_arrays` (dense), both exact, no BLAS, no
+        threads, the same bits: the
         top ``semantic_k`` concepts with similarity ``>= semantic_threshold`` (and ``> 0``), and
         up to ``semantic_max_k`` while within ``semantic_margin`` of the best; evidence =
         similarity; ties by node order.
