@@ -334,11 +334,15 @@ class Snapshot:
         def build() -> Any:
             if isinstance(embedder, HashingEmbedder) and not self.source.stores_embeddings(embedder):
                 idx = self.concept_indices(config).tolist()
-                ids = [self.graph.ids[i] for i in idx]
-                indptr, indices, values = embedder.embed_csr(
-                    self.source.node_texts(ids, self.graph, config.concept_text))
-                if len(values) <= SPARSE_DENSITY * len(ids) * embedder.dim:
-                    return SparseVectors(len(ids), embedder.dim, indptr, indices, values)
+                g = self.graph
+                if config.concept_text == "title":  # what node_texts gives, by index
+                    titles, gids = g.titles, g.ids
+                    texts = [titles[i] or gids[i] for i in idx]
+                else:
+                    texts = self.source.node_texts([g.ids[i] for i in idx], g, config.concept_text)
+                indptr, indices, values = embedder.embed_csr(texts)
+                if len(values) <= SPARSE_DENSITY * len(idx) * embedder.dim:
+                    return SparseVectors(len(idx), embedder.dim, indptr, indices, values)
             mat = self.concept_embeddings(embedder, config)
             n, dim = mat.shape
             if n == 0 or dim == 0 or not np.all(np.isfinite(mat)) \
