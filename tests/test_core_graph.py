@@ -169,6 +169,7 @@ conceptwalk._core.ContextResult
 conceptwalk._core.ContextResult.__init__
 conceptwalk._core.ContextBatch
 conceptwalk._core.ContextBatch.__init__
+conceptwalk._core.SparseVectors
 """
 
 

@@ -20,6 +20,7 @@ from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.wrap import WalkConfig
 from conceptwalk.wrap.embed import get_embedder
 from hot_journal import hot_journal_copy
+from conceptwalk.graph.vectors import SparseVectors
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
 ALL = Caller.all_access()
@@ -201,6 +202,8 @@ TRIGGERS = {
     "E167": lambda t: import_jsonl(_kb(t), _file(t, "e.jsonl", b"\n"), missing_endpoints="maybe"),
     "E168": lambda t: _cli_main(["context", str(_kb(t).path)]),
     "E169": lambda t: _cli_main(["synth", str(_kb(t).path), "--quiet"]),
+    "E91": lambda t: SparseVectors(1, 4, np.array([0, 1]), np.array([7], np.int32), np.ones(1, np.float32)),
+    "E92": lambda t: SparseVectors(-1, 4, np.zeros(0), np.zeros(0), np.zeros(0)),
     # raw core
     "E70": lambda t: _core.personalized_pagerank(_g().core, np.zeros((1, 1), np.int32), np.ones(1), 0.25, 1e-4, 0, 0, None),
     "E71": lambda t: _core.resource_allocation(_g().core, 9, 2, 0, None),

@@ -8,6 +8,7 @@ void register_walk(py::module_& m);
 void register_text(py::module_& m);
 void register_context(py::module_& m);
 void register_snapshot(py::module_& m);
+void register_vectors(py::module_& m);
 
 #define CW_STR(x) #x
 #define CW_XSTR(x) CW_STR(x)
@@ -36,4 +37,5 @@ PYBIND11_MODULE(_core, m) {
   register_text(m);
   register_context(m);
   register_snapshot(m);
+  register_vectors(m);
 }

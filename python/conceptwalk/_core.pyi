@@ -441,6 +441,31 @@ class TextStats:
     @property
     def max_contrib(self) -> npt.NDArray[np.float64]: ...
 
+class SparseVectors:
+    """Sparse rows indexed by dimension, for exact dot-product top-k."""
+
+    def __init__(
+        self,
+        n: _Int,
+        dim: _Int,
+        indptr: npt.ArrayLike,
+        indices: npt.ArrayLike,
+        values: npt.ArrayLike,
+    ) -> None: ...
+    @property
+    def rows(self) -> int: ...
+    @property
+    def dim(self) -> int: ...
+    @property
+    def nnz(self) -> int: ...
+    def topk(
+        self,
+        query: npt.ArrayLike,
+        k: _Int,
+        visible: npt.ArrayLike | None = None,
+        min_score: _Float | None = None,
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]: ...
+
 # (docs, scores, scored, postings_read)
 def bm25_topk(
     index: TextIndex,

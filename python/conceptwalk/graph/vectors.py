@@ -38,7 +38,7 @@ import numpy.typing as npt
 from .. import _core
 from ..errors import InputError
 
-__all__ = ["EXACT_MAX_ROWS", "vector_topk", "vector_topk_arrays"]
+__all__ = ["EXACT_MAX_ROWS", "SparseVectors", "vector_topk", "vector_topk_arrays"]
 
 #: The documented size up to which brute force is the search (rows; beyond it plug in an ANN
 #: index with filtered search as described above). Not enforced: brute force stays exact.
@@ -118,3 +118,135 @@ def vector_topk(matrix: npt.ArrayLike, query: npt.ArrayLike, k: int, *,
     """
     rows, scores = vector_topk_arrays(matrix, query, k, visible=visible, min_score=min_score)
     return rows.tolist(), scores.tolist()
+
+
+class SparseVectors:
+    """Sparse rows indexed by dimension (an inverted index: dimension -> rows with a nonzero
+    entry there), for the exact top-k of :func:`vector_topk_arrays` reading only the query's
+    nonzero dimensions.
+
+    Each row's score is summed in float64 in the lanes and order of the dense scan (dimension
+    ``j`` in lane ``j % 4``, the ``dim % 4`` trailing ones in lane 0, each lane in ascending
+    ``j``) without its zero products, which never change a lane: so it equals, bit for bit, the
+    dense :func:`vector_topk_arrays` score of that row, and depends only on that row and the
+    query (a hidden row is never read). Ties break by row ascending.
+
+    Parameters
+    ----------
+    n, dim : int
+        Rows and dimensions.
+    indptr : (n + 1,) int64 array
+        Row ``r``'s entries are ``[indptr[r], indptr[r + 1])``.
+    indices : int32 array
+        The entries' dimensions, in ``[0, dim)``, strictly ascending within a row.
+    values : float32 array
+        The entries' values (finite; zeros are dropped).
+
+    Examples
+    --------
+    >>> m = np.array([[1, 0], [0.6, 0.8], [0, 1]], dtype=np.float32)
+    >>> sv = SparseVectors.from_dense(m)
+    >>> rows, scores = sv.topk(np.array([1, 0], dtype=np.float32), 2)
+    >>> rows.tolist(), scores.tolist()
+    ([0, 1], [1.0, 0.6000000238418579])
+    >>> rows, scores = sv.topk(np.array([1, 0], dtype=np.float32), 2, visible=np.array([False, True, True]))
+    >>> rows.tolist(), scores.tolist()
+    ([1, 2], [0.6000000238418579, 0.0])
+    """
+
+    __slots__ = ("_core",)
+
+    def __init__(self, n: int, dim: int, indptr: npt.ArrayLike, indices: npt.ArrayLike,
+                 values: npt.ArrayLike) -> None:
+        for name, val in (("n", n), ("dim", dim)):
+            if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
+                raise InputError(f"{name} must be a non-negative integer, got {val!r}")
+        try:
+            self._core = _core.SparseVectors(int(n), int(dim), np.ascontiguousarray(indptr, dtype=np.int64),
+                                             np.ascontiguousarray(indices, dtype=np.int32),
+                                             np.ascontiguousarray(values, dtype=np.float32))
+        except ValueError as e:
+            raise InputError(f"SparseVectors: {e}") from None
+
+    @classmethod
+    def from_dense(cls, matrix: npt.ArrayLike) -> SparseVectors:
+        """The nonzero entries of an ``(n, dim)`` float32 matrix.
+
+        Parameters
+        ----------
+        matrix : (n, dim) array
+            float32 rows (converted when another dtype).
+
+        Returns
+        -------
+        SparseVectors
+
+        Examples
+        --------
+        >>> SparseVectors.from_dense(np.eye(3, dtype=np.float32)).nnz
+        3
+        """
+        mat = np.ascontiguousarray(matrix, dtype=np.float32)
+        if mat.ndim != 2:
+            raise InputError(f"matrix must be 2-dimensional, got shape {mat.shape}")
+        rows, cols = np.nonzero(mat)  # by row, then dimension ascending
+        indptr = np.zeros(mat.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=mat.shape[0]), out=indptr[1:])
+        return cls(mat.shape[0], mat.shape[1], indptr, cols.astype(np.int32), mat[rows, cols])
+
+    @property
+    def n(self) -> int:
+        """Rows."""
+        return int(self._core.rows)
+
+    @property
+    def dim(self) -> int:
+        """Dimensions."""
+        return int(self._core.dim)
+
+    @property
+    def nnz(self) -> int:
+        """Nonzero entries held."""
+        return int(self._core.nnz)
+
+    def topk(self, query: npt.ArrayLike, k: int, *, visible: npt.NDArray[np.bool_] | None = None,
+             min_score: float | None = None) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+        """Top ``k`` rows by dot product with ``query`` over the visible rows scoring at least
+        ``min_score``, as :func:`vector_topk_arrays` gives them on the dense rows.
+
+        Parameters
+        ----------
+        query : (dim,) array
+            The query vector (finite).
+        k : int
+            The most rows.
+        visible : (n,) boolean array, optional
+            Only these rows are read and ranked.
+        min_score : float, optional
+            Keep only rows scoring at least this.
+
+        Returns
+        -------
+        (rows int32, scores float64)
+            By score descending, then row ascending.
+        """
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise InputError(f"k must be a positive integer, got {k!r}")
+        q = np.ascontiguousarray(query, dtype=np.float32)
+        if q.shape != (self.dim,):
+            raise InputError(f"query must have shape ({self.dim},), got {q.shape}")
+        if not np.all(np.isfinite(q)):
+            raise InputError("query must be finite")
+        lo = None
+        if min_score is not None:
+            lo = float(min_score)
+            if math.isnan(lo):
+                raise InputError("min_score must be a number, got nan")
+        vis = None
+        if visible is not None:
+            m = np.asarray(visible)
+            if m.dtype != np.bool_ or m.shape != (self.n,):
+                raise InputError(f"visible: expected a boolean mask of shape ({self.n},), got dtype {m.dtype} and shape {m.shape}")
+            vis = np.ascontiguousarray(m).view(np.uint8)
+        rows, scores = self._core.topk(q, int(k), vis, lo)
+        return rows, scores

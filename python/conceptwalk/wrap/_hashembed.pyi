@@ -13,3 +13,12 @@ def embed_into(
     char_weight: float,
 ) -> None: ...
 def normalize_ascii(text: str) -> str: ...
+def embed_csr(
+    texts: list[str],
+    dim: int,
+    normalize: Callable[[str], str],
+    ngram_lo: int,
+    ngram_hi: int,
+    word_weight: float,
+    char_weight: float,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.float32]]: ...

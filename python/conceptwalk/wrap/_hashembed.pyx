@@ -22,8 +22,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.math cimport sqrt
 from libc.stdint cimport uint8_t, uint64_t
-from libc.stdlib cimport free, malloc
-from libc.string cimport memset
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy, memset
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)
@@ -206,6 +206,113 @@ def embed_into(list texts, float[:, ::1] out, object normalize, Py_ssize_t ngram
         free(buf)
         free(cps)
         free(acc)
+
+
+
+def embed_csr(list texts, Py_ssize_t dim, object normalize, Py_ssize_t ngram_lo,
+              Py_ssize_t ngram_hi, double word_weight, double char_weight):
+    """The rows :func:`embed_into` writes, as CSR ``(indptr int64, indices int32, values
+    float32)``: each row's nonzero float32 entries, dimensions ascending, equal bit for bit to
+    the dense row's (the same accumulation and the same float32 rounding). Never makes the
+    dense matrix. Arguments are trusted (the wrapper validates them)."""
+    import numpy as np
+    cdef Py_ssize_t n = len(texts), i, d, size, m, maxlen = 0, nnz = 0, cap = 0
+    cdef list owners = []
+    cdef object t, b
+    cdef const char* p
+    cdef const char** ptrs = NULL
+    cdef Py_ssize_t* lens = NULL
+    cdef uint8_t* buf = NULL
+    cdef Py_ssize_t* cps = NULL
+    cdef double* acc = NULL
+    cdef int* cols = NULL
+    cdef float* vals = NULL
+    cdef void* grown
+    cdef double s, inv
+    cdef float v
+    cdef int[::1] iv
+    cdef float[::1] fv
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    cdef long long[::1] ip = indptr
+    if n == 0:
+        return indptr, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+    try:
+        ptrs = <const char**>malloc(n * sizeof(char*))
+        lens = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+        if ptrs == NULL or lens == NULL:
+            raise MemoryError()
+        for i in range(n):
+            t = texts[i]
+            if type(t) is not str:
+                if not isinstance(t, str):
+                    raise TypeError(f"texts[{i}] must be a str, got {type(t).__name__}")
+                t = str(t)
+                owners.append(t)
+            if PyUnicode_IS_ASCII(t):
+                p = PyUnicode_AsUTF8AndSize(t, &size)
+            else:
+                b = normalize(t).encode("utf-8")
+                owners.append(b)
+                p = PyBytes_AS_STRING(b)
+                size = PyBytes_GET_SIZE(b)
+            ptrs[i] = p
+            lens[i] = size
+            if size > maxlen:
+                maxlen = size
+        buf = <uint8_t*>malloc((maxlen + 2) * sizeof(uint8_t))
+        cps = <Py_ssize_t*>malloc((maxlen + 3) * sizeof(Py_ssize_t))
+        acc = <double*>malloc(dim * sizeof(double))
+        cap = 16 * n + dim
+        cols = <int*>malloc(cap * sizeof(int))
+        vals = <float*>malloc(cap * sizeof(float))
+        if buf == NULL or cps == NULL or acc == NULL or cols == NULL or vals == NULL:
+            raise MemoryError()
+        with nogil:
+            for i in range(n):
+                memset(acc, 0, dim * sizeof(double))
+                m = _normalize_into(<const uint8_t*>ptrs[i], lens[i], buf)
+                if m > 0:
+                    _embed_one(buf, m, cps, acc, <uint64_t>dim, ngram_lo, ngram_hi, word_weight, char_weight)
+                s = 0.0
+                for d in range(dim):
+                    s += acc[d] * acc[d]
+                if s > 0.0:
+                    if nnz + dim > cap:
+                        cap = 2 * cap
+                        grown = realloc(cols, cap * sizeof(int))
+                        if grown == NULL:
+                            with gil:
+                                raise MemoryError()
+                        cols = <int*>grown
+                        grown = realloc(vals, cap * sizeof(float))
+                        if grown == NULL:
+                            with gil:
+                                raise MemoryError()
+                        vals = <float*>grown
+                    inv = 1.0 / sqrt(s)
+                    for d in range(dim):
+                        v = <float>(acc[d] * inv)
+                        if v != 0.0:
+                            cols[nnz] = <int>d
+                            vals[nnz] = v
+                            nnz += 1
+                ip[i + 1] = nnz
+        indices = np.empty(nnz, dtype=np.int32)
+        values = np.empty(nnz, dtype=np.float32)
+        if nnz:
+            iv = indices
+            fv = values
+            memcpy(&iv[0], cols, nnz * sizeof(int))
+            memcpy(&fv[0], vals, nnz * sizeof(float))
+        return indptr, indices, values
+    finally:
+        free(ptrs)
+        free(lens)
+        free(buf)
+        free(cps)
+        free(acc)
+        free(cols)
+        free(vals)
 
 
 def normalize_ascii(str text):

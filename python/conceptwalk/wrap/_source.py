@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .embed import normalize_text
+from .embed import HashingEmbedder, normalize_text
 from ..errors import ConceptwalkError, InputError
 from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph, VisibilityMask
+from ..graph.vectors import SparseVectors
 from ..tools.common import source_kind
 from .config import WalkConfig
 
@@ -66,7 +67,9 @@ SPARSE_DENSITY = 0.3
 
 
 class ColumnMatrix:
-    """The nonzero entries of an (n, dim) float32 matrix grouped by column, for dot products with
+    """The reference numpy scoring of the semantic step (the compiled path is
+    :class:`conceptwalk.graph.vectors.SparseVectors`; benchmarks and the differential tests
+    compare the two). The nonzero entries of an (n, dim) float32 matrix grouped by column, for dot products with
     a sparse query that give, bit for bit, what :func:`conceptwalk.graph.vectors.vector_topk`
     computes: the core sums each row's float64 products in four lanes (dimension ``j`` in lane
     ``j % 4``, the ``dim % 4`` trailing dimensions in lane 0), each lane in ascending ``j``, and
@@ -323,14 +326,30 @@ class Snapshot:
         key = ("emb", embedder.name, config.concept_node_types, config.concept_text)
         return self._get(key, build)  # type: ignore[no-any-return]
 
-    def concept_columns(self, embedder: Any, config: WalkConfig) -> ColumnMatrix | None:
-        """:meth:`concept_embeddings` by column (the nonzero entries of each dimension), when the
-        vectors are sparse (at most :data:`SPARSE_DENSITY` of the entries nonzero, as the
-        hashing embedder's are); None when they are dense."""
+    def concept_columns(self, embedder: Any, config: WalkConfig) -> SparseVectors | None:
+        """:meth:`concept_embeddings` indexed by dimension (compiled; bit for bit the dense
+        scores), when the vectors are sparse (at most :data:`SPARSE_DENSITY` of the entries
+        nonzero, as the hashing embedder's are); None when they are dense. With the built-in
+        hashing embedder and no stored vectors under its name, the rows are hashed straight
+        into the index (:meth:`HashingEmbedder.embed_csr`): the dense matrix is never made."""
         def build() -> Any:
+            if isinstance(embedder, HashingEmbedder) and not self.source.stores_embeddings(embedder):
+                idx = self.concept_indices(config).tolist()
+                g = self.graph
+                if config.concept_text == "title":  # what node_texts gives, by index
+                    titles, gids = g.titles, g.ids
+                    texts = [titles[i] or gids[i] for i in idx]
+                else:
+                    texts = self.source.node_texts([g.ids[i] for i in idx], g, config.concept_text)
+                indptr, indices, values = embedder.embed_csr(texts)
+                if len(values) <= SPARSE_DENSITY * len(idx) * embedder.dim:
+                    return SparseVectors(len(idx), embedder.dim, indptr, indices, values)
             mat = self.concept_embeddings(embedder, config)
-            cols = ColumnMatrix.build(mat)
-            return False if cols is None else cols
+            n, dim = mat.shape
+            if n == 0 or dim == 0 or not np.all(np.isfinite(mat)) \
+                    or np.count_nonzero(mat) > SPARSE_DENSITY * n * dim:
+                return False
+            return SparseVectors.from_dense(mat)
         key = ("embcols", embedder.name, config.concept_node_types, config.concept_text)
         got = self._get(key, build)
         return None if got is False else got
@@ -526,6 +545,14 @@ class Source:
             parts = [p for p in (title, bodies.get(nid)) if p]
             out.append("\n".join(parts) if parts else nid)
         return out
+
+    def stores_embeddings(self, embedder: Any) -> bool:
+        """Whether the store holds any vector under ``embedder.name``."""
+        get = getattr(self.kb, "get_embeddings", None)
+        if get is None:
+            return False
+        stored_ids, _mat = get(str(embedder.name))
+        return len(stored_ids) > 0
 
     def embeddings_for(self, embedder: Any, ids: list[str], graph: LinkGraph,
                        text: str = "title+body") -> npt.NDArray[np.float32]:

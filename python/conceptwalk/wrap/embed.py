@@ -372,6 +372,38 @@ class HashingEmbedder:
         return out
 
 
+    def embed_csr(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rows of :meth:`embed` in CSR form, without making the dense matrix.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The texts (a single ``str`` is rejected, wrap it in a list).
+
+        Returns
+        -------
+        (indptr, indices, values) : (int64 array, int32 array, float32 array)
+            Row ``i``'s nonzero entries are ``indices[indptr[i]:indptr[i + 1]]`` (ascending) and
+            the matching ``values``: bit for bit the nonzero entries of ``embed(texts)[i]``.
+
+        Examples
+        --------
+        >>> emb = HashingEmbedder(dim=64)
+        >>> indptr, indices, values = emb.embed_csr(["vector index", ""])
+        >>> dense = emb.embed(["vector index", ""])
+        >>> bool((dense[0, indices[indptr[0]:indptr[1]]] == values[indptr[0]:indptr[1]]).all())
+        True
+        >>> int(indptr[2] - indptr[1]), int(np.count_nonzero(dense[0])) == int(indptr[1])
+        (0, True)
+        """
+        items = _text_list(texts)
+        lo, hi = self._ngram_range
+        top = max(self._word_weight, self._char_weight)
+        return _hashembed.embed_csr(
+            items, self._dim, normalize_text, lo, hi, self._word_weight / top, self._char_weight / top
+        )
+
+
 # --------------------------------------------------------------------------- optional models
 
 

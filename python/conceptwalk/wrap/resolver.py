@@ -115,7 +115,10 @@ class ConceptResolver:
         concept nodes' embeddings (the store's vectors under the embedder's name, else embedded
         from ``concept_text`` and held in memory with the snapshot; a query never writes),
         computed only over the visible concept rows by
-        :func:`conceptwalk.graph.vectors.vector_topk_arrays` (exact, no BLAS, no threads): the
+        :class:`conceptwalk.graph.vectors.SparseVectors` (sparse vectors, as the hashing
+        embedder's: an inverted index of dimensions, compiled) or
+        :func:`conceptwalk.graph.vectors.vector_topk_arrays` (dense), both exact, no BLAS, no
+        threads, the same bits: the
         top ``semantic_k`` concepts with similarity ``>= semantic_threshold`` (and ``> 0``), and
         up to ``semantic_max_k`` while within ``semantic_margin`` of the best; evidence =
         similarity; ties by node order.
@@ -187,8 +190,8 @@ class ConceptResolver:
                 ix.stats_for(None)  # the all-access statistics (a caller's are cached per mask)
             snap.concept_flags(self.config)
         if self.embedder is not None and self.config.semantic_k > 0:
-            snap.concept_embeddings(self.embedder, self.config)
-            snap.concept_columns(self.embedder, self.config)
+            if snap.concept_columns(self.embedder, self.config) is None:  # dense: the matrix
+                snap.concept_embeddings(self.embedder, self.config)
 
     def resolve(self, text: str, *, caller: Caller, flat_results: Sequence[Mapping[str, Any]] | None = None,
                 snapshot: Snapshot | None = None) -> list[ResolvedConcept]:
@@ -311,7 +314,7 @@ class ConceptResolver:
         cols = snap.concept_columns(self.embedder, cfg)
         rows: npt.NDArray[np.integer[Any]]
         if cols is not None:  # sparse vectors: the same numbers, from the query's dimensions only
-            rows, sims = topk_scores(cols.scores(qu), keep, visible=vis, min_score=cfg.semantic_threshold)
+            rows, sims = cols.topk(qu, keep, visible=vis, min_score=cfg.semantic_threshold)
         else:
             rows, sims = vector_topk_arrays(snap.concept_embeddings(self.embedder, cfg), qu, keep,
                                             visible=vis, min_score=cfg.semantic_threshold)
