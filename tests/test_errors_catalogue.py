@@ -109,6 +109,13 @@ def _session_token(t: Path) -> None:
     ToolServer(_g(), tokens=TokenFile(str(t / "tokens.json")), session_token="nope")
 
 
+def _postprocessor(tmp: Path) -> object:
+    pytest.importorskip("llama_index.core")
+    from conceptwalk.integrations.llama_index import ConceptWalkPostprocessor
+
+    return ConceptWalkPostprocessor(kb=_kb(tmp), caller=ALL)
+
+
 def _cli_main(argv: list[str]) -> None:
     from conceptwalk.cli import build_parser
 
@@ -202,6 +209,7 @@ TRIGGERS = {
     "E167": lambda t: import_jsonl(_kb(t), _file(t, "e.jsonl", b"\n"), missing_endpoints="maybe"),
     "E168": lambda t: _cli_main(["context", str(_kb(t).path)]),
     "E169": lambda t: _cli_main(["synth", str(_kb(t).path), "--quiet"]),
+    "E170": lambda t: _postprocessor(t).postprocess_nodes([]),
     "E91": lambda t: SparseVectors(1, 4, np.array([0, 1]), np.array([7], np.int32), np.ones(1, np.float32)),
     "E92": lambda t: SparseVectors(-1, 4, np.zeros(0), np.zeros(0), np.zeros(0)),
     # raw core

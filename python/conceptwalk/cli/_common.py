@@ -62,6 +62,14 @@ def float_in(lo: float, hi: float, *, open_lo: bool = True, open_hi: bool = Fals
     return parse
 
 
+def type_names(text: str) -> tuple[str, ...]:
+    """A comma-separated list of node or edge type names (an argparse ``type=``)."""
+    names = tuple(x.strip() for x in text.split(",") if x.strip())
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated type names, got {text[:40]!r}")
+    return names
+
+
 def open_kb(path: str, *, must_exist: bool = True, read_only: bool = False) -> Any:
     from ..kb import KnowledgeBase
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import ConceptwalkError
 from ..graph import Caller
-from ._common import int_in
+from ._common import int_in, type_names
 from ..serve.mcp import INSTALL_HINT, TOKEN_ENV, TOKEN_META_KEY, TokenFile, ToolServer, require_mcp, serve_stdio
 from ._common import warn_unknown_scopes
 
@@ -59,12 +59,6 @@ def _serve_walk_config(args: argparse.Namespace) -> Any:
     return WalkConfig(**given)
 
 
-def _type_names(text: str) -> tuple[str, ...]:
-    names = tuple(x.strip() for x in text.split(",") if x.strip())
-    if not names:
-        raise argparse.ArgumentTypeError(f"expected comma-separated type names, got {text[:40]!r}")
-    return names
-
 
 def register(subparsers: Any) -> None:
     """Add the ``serve`` sub-command to the ``conceptwalk`` CLI.
@@ -91,11 +85,11 @@ def register(subparsers: Any) -> None:
                         "see public nodes only")
     p.add_argument("--require-token", action="store_true",
                    help="with --token-file: reject calls that present no token")
-    p.add_argument("--concept-types", type=_type_names, default=None, metavar="T1,T2",
+    p.add_argument("--concept-types", type=type_names, default=None, metavar="T1,T2",
                    help="query tool: node types the walk starts from (default: CONCEPT)")
-    p.add_argument("--expand-edge-types", type=_type_names, default=None, metavar="E1,E2",
+    p.add_argument("--expand-edge-types", type=type_names, default=None, metavar="E1,E2",
                    help="query tool: edge types the walk goes through")
-    p.add_argument("--admit-edge-types", type=_type_names, default=None, metavar="E1,E2",
+    p.add_argument("--admit-edge-types", type=type_names, default=None, metavar="E1,E2",
                    help="query tool: edge types whose far end may be appended")
     p.add_argument("--max-added", type=int_in(0, 1000), default=None, metavar="N",
                    help="query tool: at most N items appended (a call's maxAdded never exceeds it; default 20)")

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from ..errors import ConceptwalkError
-from ._common import MAX_K, emit, int_in, open_kb, warn_unknown_scopes
+from ._common import MAX_K, emit, int_in, open_kb, type_names, warn_unknown_scopes
 
 __all__ = ["register", "format_results"]
 
@@ -58,13 +58,6 @@ def format_results(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines) if lines else "(no results)"
 
 
-def _names(text: str) -> tuple[str, ...]:
-    """A comma-separated list of type names (an argparse ``type=``)."""
-    names = tuple(x.strip() for x in text.split(",") if x.strip())
-    if not names:
-        raise argparse.ArgumentTypeError(f"expected comma-separated type names, got {text[:40]!r}")
-    return names
-
 
 def _walk_config(args: argparse.Namespace, **fields: Any) -> Any:
     """The WalkConfig of ``query``/``probe``: the defaults, with the flags given."""
@@ -76,11 +69,11 @@ def _walk_config(args: argparse.Namespace, **fields: Any) -> Any:
 
 
 def _add_walk_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--concept-types", type=_names, default=None, metavar="T1,T2",
+    p.add_argument("--concept-types", type=type_names, default=None, metavar="T1,T2",
                    help="node types the walk starts from (default: CONCEPT)")
-    p.add_argument("--expand-edge-types", type=_names, default=None, metavar="E1,E2",
+    p.add_argument("--expand-edge-types", type=type_names, default=None, metavar="E1,E2",
                    help="edge types the walk goes through (default: PARENT_CONCEPT,RELATED_TO)")
-    p.add_argument("--admit-edge-types", type=_names, default=None, metavar="E1,E2",
+    p.add_argument("--admit-edge-types", type=type_names, default=None, metavar="E1,E2",
                    help="edge types whose far end may be added (default: IMPLEMENTED_BY,EXPLAINED_BY,ATTACHED_TO,TAGGED_CONCEPT)")
     p.add_argument("--max-added", type=int_in(0, MAX_K), default=None, metavar="N",
                    help="at most N items added after the flat results (the walk's candidate budget; default 20)")
