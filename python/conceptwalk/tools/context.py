@@ -124,7 +124,7 @@ class ContextItem:
         -------
         dict
         """
-        d = {"id": self.id, "type": self.type, "title": self.title, "score": self.score,
+        d: dict[str, Any] = {"id": self.id, "type": self.type, "title": self.title, "score": self.score,
              "hops": self.hops, "via": self.via}
         if self.coverage is not None:
             d["coverage"] = self.coverage
