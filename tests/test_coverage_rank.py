@@ -146,3 +146,56 @@ def test_rank_bad_input() -> None:
             graph_context(g, concepts=["a"], caller=ALL, rank="coverage", max_hops=bad)
     with pytest.raises(InputError, match="rank must be"):
         graph_context_batch(g, ["x"], caller=ALL, rank="")
+
+
+# --------------------------------------------------------------------------- surfaces
+_SURF_EDGES = [("s1", "t", "R"), ("s2", "t", "R"), ("s3", "x", "R"), ("x", "t", "R"), ("s1", "h", "R")] + \
+    [("h", f"leaf{i}", "R") for i in range(30)]
+
+
+def test_mcp_rank_argument() -> None:
+    from conceptwalk.serve.mcp import ToolServer
+    ts = ToolServer(LinkGraph.from_edges(_SURF_EDGES), caller=ALL)
+    out = ts.call("graph_context", {"concepts": ["s1", "s2", "s3"], "k": 3, "rank": "coverage"})
+    assert not out.is_error
+    top = out.structured["results"][0]
+    assert (top["id"], top["coverage"], top["coveredBy"]) == ("t", 3, ["s1", "s2", "s3"])
+    assert out.structured["params"]["rank"] == "coverage"
+    assert ts.call("graph_context", {"concepts": ["s1"], "rank": "bm25"}).is_error
+    assert ts.call("graph_context", {"concepts": ["s1"], "rank": "coverage", "maxHops": 4}).is_error
+    plain = ts.call("graph_context", {"concepts": ["s1", "s2", "s3"], "k": 3})
+    assert "coverage" not in plain.structured["results"][0]
+
+
+def test_cli_rank_option(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+    edges = tmp_path / "kb.jsonl"
+    edges.write_text("".join(json.dumps({"src": a, "dst": b, "type": t}) + "\n" for a, b, t in _SURF_EDGES))
+    kb = tmp_path / "kb.db"
+    run = [sys.executable, "-m", "conceptwalk"]
+    subprocess.run(run + ["import", str(kb), str(edges), "--quiet"], check=True, capture_output=True, text=True)
+    out = subprocess.run(run + ["context", str(kb), "--concept", "s1", "--concept", "s2", "--concept", "s3",
+                                "-k", "2", "--rank", "coverage", "--json"], check=True, capture_output=True,
+                         text=True).stdout
+    d = json.loads(out)
+    assert d["results"][0]["id"] == "t" and d["results"][0]["coverage"] == 3
+
+
+def test_dask_batch_rank_passthrough() -> None:
+    distributed = pytest.importorskip("distributed")
+    from conceptwalk.serve import distributed as cwd
+    g = LinkGraph.from_edges(_SURF_EDGES)
+    queries = [{"concepts": ["s1", "s2", "s3"]}, {"concepts": ["s1"]}]
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    client = distributed.Client(cluster)
+    try:
+        got = cwd.graph_context_batch(client, g, queries, caller=ALL, k=4, rank="coverage", max_hops=2)
+        with pytest.raises(InputError, match="rank must be"):
+            cwd.graph_context_batch(client, g, queries, caller=ALL, rank="x")
+    finally:
+        client.close()
+        cluster.close()
+    assert [r.to_dict() for r in got] == [r.to_dict() for r in
+                                          graph_context_batch(g, queries, caller=ALL, k=4, rank="coverage")]

@@ -16,7 +16,8 @@ def cmd_context(args: argparse.Namespace) -> int:
     with open_kb(args.kb, read_only=args.read_only) as kb:
         res = graph_context(kb, args.question, concepts=args.concept or (), k=args.k,
                             caller=caller_from_spec(args.scopes), restart=args.restart, eps=args.eps,
-                            node_types=args.node_type or None, n_hits=args.hits)
+                            node_types=args.node_type or None, n_hits=args.hits, rank=args.rank,
+                            max_hops=args.max_hops)
         emit(res, args.json)
     return 0
 
@@ -57,6 +58,9 @@ def register(sub: Any) -> None:
     p.add_argument("--restart", type=float_in(0.0, 1.0, open_hi=True), default=0.25)
     p.add_argument("--eps", type=float_in(0.0, 1.0), default=1e-4)
     p.add_argument("--hits", type=int_in(1, 10_000), default=10, help="full-text hits used as seeds")
+    p.add_argument("--rank", choices=["ppr", "coverage"], default="ppr",
+                   help="ppr (default), or coverage: by how many seeds reach a node within --max-hops, then PPR")
+    p.add_argument("--max-hops", type=int_in(1, 3), default=2, help="hops for --rank coverage (1-3)")
     add_common(p)
     p.set_defaults(func=cmd_context)
 
