@@ -174,6 +174,14 @@ TRIGGERS = {
     "E89": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b"[" * 100_000 + b"\n")),
     # MCP
     "E90": lambda t: _session_token(t),
+    # graph_context's ranking
+    "E120": lambda t: graph_context(_g(), concepts=[_g().ids[0]], caller=Caller.all_access(), rank="bm25"),
+    "E121": lambda t: graph_context(_g(), concepts=[_g().ids[0]], caller=Caller.all_access(), rank="coverage",
+                                    max_hops=4),
+    "E122": lambda t: _core.graph_context(_g().core, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 5, None,
+                                          None, None, 1, 0),
+    "E123": lambda t: _core.graph_context(_g().core, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 5, None,
+                                          None, None, 1, 2, 0),
     # raw core
     "E70": lambda t: _core.personalized_pagerank(_g().core, np.zeros((1, 1), np.int32), np.ones(1), 0.25, 1e-4, 0, 0, None),
     "E71": lambda t: _core.resource_allocation(_g().core, 9, 2, 0, None),
