@@ -212,6 +212,14 @@ TRIGGERS = {
     "E170": lambda t: _postprocessor(t).postprocess_nodes([]),
     "E91": lambda t: SparseVectors(1, 4, np.array([0, 1]), np.array([7], np.int32), np.ones(1, np.float32)),
     "E92": lambda t: SparseVectors(-1, 4, np.zeros(0), np.zeros(0), np.zeros(0)),
+    # graph_context's ranking
+    "E120": lambda t: graph_context(_g(), concepts=[_g().ids[0]], caller=Caller.all_access(), rank="bm25"),
+    "E121": lambda t: graph_context(_g(), concepts=[_g().ids[0]], caller=Caller.all_access(), rank="coverage",
+                                    max_hops=4),
+    "E122": lambda t: _core.graph_context(_g().core, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 5, None,
+                                          None, None, 1, 0),
+    "E123": lambda t: _core.graph_context(_g().core, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 5, None,
+                                          None, None, 1, 2, 0),
     # raw core
     "E70": lambda t: _core.personalized_pagerank(_g().core, np.zeros((1, 1), np.int32), np.ones(1), 0.25, 1e-4, 0, 0, None),
     "E71": lambda t: _core.resource_allocation(_g().core, 9, 2, 0, None),

@@ -37,6 +37,13 @@ void register_context(py::module_& m) {
       .def_property_readonly("via", vector_property(&cw::ContextResult::via))
       .def_readonly("residual", &cw::ContextResult::residual)
       .def_readonly("pushes", &cw::ContextResult::pushes)
+      .def_readonly("eps", &cw::ContextResult::eps)
+      .def_readonly("fill_spent", &cw::ContextResult::fill_spent)
+      .def_property_readonly("coverage", vector_property(&cw::ContextResult::coverage))
+      .def_property_readonly("cover_ptr", vector_property(&cw::ContextResult::cover_ptr))
+      .def_property_readonly("cover_seeds", vector_property(&cw::ContextResult::cover_seeds))
+      .def_readonly("truncated", &cw::ContextResult::truncated)
+      .def_readonly("visits", &cw::ContextResult::visits)
       .def("__len__", [](const cw::ContextResult& r) { return r.nodes.size(); });
 
   py::class_<cw::ContextBatch>(m, "ContextBatch",
@@ -48,13 +55,21 @@ void register_context(py::module_& m) {
       .def_property_readonly("hops", vector_property(&cw::ContextBatch::hops))
       .def_property_readonly("via", vector_property(&cw::ContextBatch::via))
       .def_property_readonly("residual", vector_property(&cw::ContextBatch::residual))
-      .def_property_readonly("pushes", vector_property(&cw::ContextBatch::pushes));
+      .def_property_readonly("pushes", vector_property(&cw::ContextBatch::pushes))
+      .def_property_readonly("eps", vector_property(&cw::ContextBatch::eps))
+      .def_property_readonly("fill_spent", vector_property(&cw::ContextBatch::fill_spent))
+      .def_property_readonly("truncated", vector_property(&cw::ContextBatch::truncated))
+      .def_property_readonly("visits", vector_property(&cw::ContextBatch::visits))
+      .def_property_readonly("coverage", vector_property(&cw::ContextBatch::coverage))
+      .def_property_readonly("cover_ptr", vector_property(&cw::ContextBatch::cover_ptr))
+      .def_property_readonly("cover_seeds", vector_property(&cw::ContextBatch::cover_seeds));
 
   m.def(
       "graph_context",
       [](const cw::CSRGraph& g, py::handle seeds_in, const carray<double>& weights, double restart,
          double eps, std::int64_t k, const std::optional<carray<std::int32_t>>& node_type,
-         const std::optional<carray<bool>>& keep_types, py::handle visible) {
+         const std::optional<carray<bool>>& keep_types, py::handle visible, std::int32_t rank,
+         std::int32_t max_hops, std::int64_t max_visits) {
         const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
         check_1d(seeds, "seeds");
         check_1d(weights, "weights", seeds.shape(0));
@@ -64,20 +79,24 @@ void register_context(py::module_& m) {
         const std::int32_t* s = seeds.data();
         const double* w = weights.data();
         const std::int64_t n = seeds.shape(0);
+        const cw::RankParams rp{static_cast<cw::Rank>(rank), max_hops, max_visits};
         py::gil_scoped_release nogil;
-        return cw::graph_context(g, vis, n, s, w, params, k, filter);
+        return cw::graph_context(g, vis, n, s, w, params, k, filter, rp);
       },
       "graph"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 20,
       "node_type"_a = py::none(), "keep_types"_a = py::none(), "visible"_a = py::none(),
-      "One graph_context query (seeds strictly ascending): PPR, drop the seeds, keep the wanted "
-      "node types, the top k, then hop counts and reached-through seeds; returns a ContextResult.");
+      "rank"_a = 0, "max_hops"_a = 2, "max_visits"_a = cw::kCoverageVisits,
+      "One graph_context query (seeds strictly ascending): PPR (eps lowered for a hub seed), drop "
+      "the seeds, keep the wanted node types, the top k by PPR (rank 0) or by coverage within "
+      "max_hops, then PPR (rank 1), then hop counts and reached-through seeds; returns a ContextResult.");
 
   m.def(
       "context_batch",
       [](const cw::CSRGraph& g, const carray<std::int64_t>& seed_ptr, py::handle seeds_in,
          const carray<double>& weights, double restart, double eps, std::int64_t k,
          const std::optional<carray<std::int32_t>>& node_type, const std::optional<carray<bool>>& keep_types,
-         int threads, py::handle visible) {
+         int threads, py::handle visible, std::int32_t rank, std::int32_t max_hops,
+         std::int64_t max_visits) {
         const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
         check_1d(seeds, "seeds");
         check_1d(weights, "weights", seeds.shape(0));
@@ -89,10 +108,12 @@ void register_context(py::module_& m) {
         const std::int64_t np = seed_ptr.shape(0), ns = seeds.shape(0);
         const std::int32_t* s = seeds.data();
         const double* w = weights.data();
+        const cw::RankParams rp{static_cast<cw::Rank>(rank), max_hops, max_visits};
         py::gil_scoped_release nogil;
-        return cw::graph_context_batch(g, vis, np, ptr, ns, s, w, params, k, filter, threads);
+        return cw::graph_context_batch(g, vis, np, ptr, ns, s, w, params, k, filter, threads, rp);
       },
       "graph"_a, "seed_ptr"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 20,
       "node_type"_a = py::none(), "keep_types"_a = py::none(), "threads"_a = 1, "visible"_a = py::none(),
+      "rank"_a = 0, "max_hops"_a = 2, "max_visits"_a = cw::kCoverageVisits,
       "graph_context's core work for many queries across threads; returns a ContextBatch.");
 }

@@ -6,35 +6,187 @@
 #include "conceptwalk/batch.hpp"
 #include "conceptwalk/check.hpp"
 #include "conceptwalk/paths.hpp"
+#include "conceptwalk/workspace.hpp"
 
 namespace cw {
 
 namespace {
 
-ContextResult run_context(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
-                          const double* w, const PPRParams& params, std::int64_t k,
-                          const NodeTypeFilter& filter) {
-  // Without a type filter the top k + nseeds PPR nodes hold the top k non-seeds; with one, any
-  // number of nodes may be filtered out, so rank all.
-  const std::int64_t want = filter.node_type ? 0 : k + ns;
-  PPRResult r = personalized_pagerank(g, vis, ns, qs, w, params, want);
+inline bool kept(const NodeTypeFilter& f, node_t v) {
+  if (!f.node_type) return true;
+  const std::int32_t c = f.node_type[v];
+  return c >= 0 && c < f.num_keep && f.keep[c];
+}
+
+// Coverage pass: a depth-bounded BFS (max_hops layers over the visible graph) from each seed in
+// ascending order. Per candidate (a visible non-seed node within max_hops of some seed) its count
+// of seeds goes into ws.ia (clean -1) and each (candidate, seed) pair into `pairs`, in seed order.
+// ws.ib (clean -1) holds the current seed's distances. Every entry touched is reset at the end:
+// no O(n) clearing. Stops once `max_visits` visible adjacency entries have been read (truncated).
+struct CoverPass {
+  std::vector<node_t> cand;                       // ascending
+  std::vector<std::int32_t> cov;                  // aligned with cand
+  std::vector<std::pair<node_t, node_t>> pairs;   // (candidate, seed), seeds ascending
+  bool truncated = false;
+  std::int64_t visits = 0;
+};
+
+CoverPass coverage_pass(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
+                        const RankParams& rp) {
+  Workspace& ws = thread_workspace(g.num_nodes());
+  std::int32_t* cnt = ws.ia.data();
+  std::int32_t* dist = ws.ib.data();
+  const offset_t* rptr = (vis.mask && vis.vindptr) ? vis.vindptr : g.indptr();
+  const node_t* idx = (vis.mask && vis.vindptr) ? vis.vindices : g.indices();
+  const std::uint8_t* mask = (vis.mask && !vis.vindptr) ? vis.mask : nullptr;
+  CoverPass out;
+  std::vector<node_t>& seen = ws.tmp;
+  std::vector<node_t>& frontier = ws.queue;
+  std::vector<node_t>& next = ws.next;
+  for (std::int64_t i = 0; i < ns && !out.truncated; ++i) {
+    const node_t s = qs[i];
+    seen.clear();
+    frontier.clear();
+    dist[s] = 0;
+    seen.push_back(s);
+    frontier.push_back(s);
+    for (std::int32_t d = 1; d <= rp.max_hops && !frontier.empty() && !out.truncated; ++d) {
+      next.clear();
+      for (const node_t u : frontier) {
+        for (offset_t j = rptr[u], je = rptr[u + 1]; j < je; ++j) {
+          const node_t v = idx[j];
+          if (mask && !mask[v]) continue;
+          if (out.visits >= rp.max_visits) {
+            out.truncated = true;
+            break;
+          }
+          ++out.visits;
+          if (dist[v] < 0) {
+            dist[v] = d;
+            seen.push_back(v);
+            next.push_back(v);
+          }
+        }
+        if (out.truncated) break;
+      }
+      frontier.swap(next);
+    }
+    for (const node_t v : seen) {
+      dist[v] = -1;
+      if (std::binary_search(qs, qs + ns, v)) continue;
+      if (cnt[v] < 0) {
+        cnt[v] = 0;
+        out.cand.push_back(v);
+      }
+      ++cnt[v];
+      out.pairs.emplace_back(v, s);
+    }
+  }
+  std::sort(out.cand.begin(), out.cand.end());
+  out.cov.resize(out.cand.size());
+  for (std::size_t j = 0; j < out.cand.size(); ++j) {
+    out.cov[j] = cnt[out.cand[j]];
+    cnt[out.cand[j]] = -1;
+  }
+  seen.clear();
+  frontier.clear();
+  next.clear();
+  return out;
+}
+
+void add_hops(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs, ContextResult& o) {
+  if (o.nodes.empty()) return;
+  HopsResult h = multi_source_hops(g, vis, ns, qs, static_cast<std::int64_t>(o.nodes.size()),
+                                   o.nodes.data(), -1);
+  o.hops = std::move(h.hops);
+  o.via = std::move(h.via);
+}
+
+ContextResult run_coverage(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
+                           const double* w, const PPRParams& params, std::int64_t k,
+                           const NodeTypeFilter& filter, const RankParams& rp) {
+  const FillTarget target{k, filter.node_type, filter.keep, filter.num_keep};
+  PPRResult r = personalized_pagerank_fill(g, vis, ns, qs, w, params, 0, target);
+  CoverPass cp = coverage_pass(g, vis, ns, qs, rp);
   ContextResult o;
   o.residual = r.residual;
   o.pushes = r.pushes;
-  const std::int32_t* ntype = filter.node_type;
+  o.eps = r.eps;
+  o.fill_spent = r.fill_spent;
+  o.truncated = cp.truncated;
+  o.visits = cp.visits;
+  // PPR scores of the candidates: the PPR's nodes by index, merged with the ascending candidates.
+  std::vector<std::pair<node_t, double>> ps(r.nodes.size());
+  for (std::size_t j = 0; j < r.nodes.size(); ++j) ps[j] = {r.nodes[j], r.scores[j]};
+  std::sort(ps.begin(), ps.end());
+  struct Item {
+    std::int32_t cov;
+    double p;
+    node_t v;
+  };
+  std::vector<Item> items;
+  items.reserve(cp.cand.size());
+  std::size_t a = 0;
+  for (std::size_t j = 0; j < cp.cand.size(); ++j) {
+    const node_t v = cp.cand[j];
+    while (a < ps.size() && ps[a].first < v) ++a;
+    const double p = (a < ps.size() && ps[a].first == v) ? ps[a].second : 0.0;
+    if (kept(filter, v)) items.push_back(Item{cp.cov[j], p, v});
+  }
+  auto better = [](const Item& x, const Item& y) {
+    if (x.cov != y.cov) return x.cov > y.cov;
+    if (x.p != y.p) return x.p > y.p;
+    return x.v < y.v;
+  };
+  const std::size_t m = std::min(items.size(), static_cast<std::size_t>(k));
+  std::partial_sort(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(m), items.end(), better);
+  o.nodes.resize(m);
+  o.scores.resize(m);
+  o.coverage.resize(m);
+  o.cover_ptr.assign(m + 1, 0);
+  for (std::size_t j = 0; j < m; ++j) {
+    o.nodes[j] = items[j].v;
+    o.scores[j] = items[j].p;
+    o.coverage[j] = items[j].cov;
+    o.cover_ptr[j + 1] = o.cover_ptr[j] + items[j].cov;
+  }
+  // The seeds of each result: its position in ws.ib (clean -1), then the pairs in seed order.
+  Workspace& ws = thread_workspace(g.num_nodes());
+  std::int32_t* pos = ws.ib.data();
+  for (std::size_t j = 0; j < m; ++j) pos[o.nodes[j]] = static_cast<std::int32_t>(j);
+  o.cover_seeds.resize(static_cast<std::size_t>(o.cover_ptr[m]));
+  std::vector<std::int64_t> fill(o.cover_ptr.begin(), o.cover_ptr.end() - 1);
+  for (const auto& pr : cp.pairs) {
+    const std::int32_t j = pos[pr.first];
+    if (j >= 0) o.cover_seeds[static_cast<std::size_t>(fill[j]++)] = pr.second;
+  }
+  for (std::size_t j = 0; j < m; ++j) pos[o.nodes[j]] = -1;
+  add_hops(g, vis, ns, qs, o);
+  return o;
+}
+
+ContextResult run_context(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
+                          const double* w, const PPRParams& params, std::int64_t k,
+                          const NodeTypeFilter& filter, const RankParams& rp) {
+  if (rp.rank == Rank::kCoverage) return run_coverage(g, vis, ns, qs, w, params, k, filter, rp);
+  // Without a type filter the top k + nseeds PPR nodes hold the top k non-seeds; with one, any
+  // number of nodes may be filtered out, so rank all.
+  const std::int64_t want = filter.node_type ? 0 : k + ns;
+  const FillTarget target{k, filter.node_type, filter.keep, filter.num_keep};
+  PPRResult r = personalized_pagerank_fill(g, vis, ns, qs, w, params, want, target);
+  ContextResult o;
+  o.residual = r.residual;
+  o.pushes = r.pushes;
+  o.eps = r.eps;
+  o.fill_spent = r.fill_spent;
   for (std::size_t j = 0; j < r.nodes.size() && static_cast<std::int64_t>(o.nodes.size()) < k; ++j) {
     const node_t v = r.nodes[j];
     if (std::binary_search(qs, qs + ns, v)) continue;
-    if (ntype && (ntype[v] < 0 || ntype[v] >= filter.num_keep || !filter.keep[ntype[v]])) continue;
+    if (!kept(filter, v)) continue;
     o.nodes.push_back(v);
     o.scores.push_back(r.scores[j]);
   }
-  if (!o.nodes.empty()) {
-    HopsResult h = multi_source_hops(g, vis, ns, qs, static_cast<std::int64_t>(o.nodes.size()),
-                                     o.nodes.data(), -1);
-    o.hops = std::move(h.hops);
-    o.via = std::move(h.via);
-  }
+  add_hops(g, vis, ns, qs, o);
   return o;
 }
 
@@ -49,33 +201,50 @@ void validate_context(const CSRGraph& g, const Visibility& vis, std::int64_t nse
     if (seeds[j] <= seeds[j - 1]) throw InvalidArgument("seeds of each query must be strictly ascending");
 }
 
+void validate_rank(const RankParams& rank) {
+  if (rank.rank != Rank::kPPR && rank.rank != Rank::kCoverage)
+    throw InvalidArgument("rank must be 0 (ppr) or 1 (coverage)");
+  if (rank.max_hops < 1 || rank.max_hops > kMaxCoverageHops)
+    throw InvalidArgument("max_hops must be in 1.." + std::to_string(kMaxCoverageHops) + ", got " +
+                          std::to_string(rank.max_hops));
+  if (rank.max_visits < 1)
+    throw InvalidArgument("max_visits must be >= 1, got " + std::to_string(rank.max_visits));
+}
+
 ContextResult graph_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
                             const node_t* seeds, const double* weights, const PPRParams& params,
-                            std::int64_t k, const NodeTypeFilter& filter) {
+                            std::int64_t k, const NodeTypeFilter& filter, const RankParams& rank) {
   validate_context(g, vis, nseeds, seeds, weights, params, k);
-  return run_context(g, vis, nseeds, seeds, weights, params, k, filter);
+  validate_rank(rank);
+  return run_context(g, vis, nseeds, seeds, weights, params, k, filter, rank);
 }
 
 ContextBatch graph_context_batch(const CSRGraph& g, const Visibility& vis, std::int64_t ptr_size,
                                  const std::int64_t* seed_ptr, std::int64_t nseeds,
                                  const node_t* seeds, const double* weights,
                                  const PPRParams& params, std::int64_t k,
-                                 const NodeTypeFilter& filter, int threads) {
+                                 const NodeTypeFilter& filter, int threads, const RankParams& rank) {
   const std::int64_t q = check_ptr(seed_ptr, ptr_size, nseeds, "seed_ptr");
   if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
+  validate_rank(rank);
   for (std::int64_t i = 0; i < q; ++i)
     validate_context(g, vis, seed_ptr[i + 1] - seed_ptr[i], seeds + seed_ptr[i], weights + seed_ptr[i],
                      params, k);
   std::vector<ContextResult> res(static_cast<std::size_t>(q));
   parallel_for(q, threads, [&](std::int64_t i) {
     res[i] = run_context(g, vis, seed_ptr[i + 1] - seed_ptr[i], seeds + seed_ptr[i], weights + seed_ptr[i],
-                         params, k, filter);
+                         params, k, filter, rank);
   });
   ContextBatch out;
   const std::size_t Q = static_cast<std::size_t>(q);
   out.ptr.assign(Q + 1, 0);
   out.residual.resize(Q);
   out.pushes.resize(Q);
+  out.eps.resize(Q);
+  out.fill_spent.resize(Q);
+  out.truncated.resize(Q);
+  out.visits.resize(Q);
+  const bool cover = rank.rank == Rank::kCoverage;
   std::vector<const std::vector<node_t>*> np(Q), vp(Q);
   std::vector<const std::vector<double>*> sp(Q);
   std::vector<const std::vector<std::int32_t>*> hp(Q);
@@ -83,6 +252,10 @@ ContextBatch graph_context_batch(const CSRGraph& g, const Visibility& vis, std::
     out.ptr[i + 1] = out.ptr[i] + static_cast<std::int64_t>(res[i].nodes.size());
     out.residual[i] = res[i].residual;
     out.pushes[i] = res[i].pushes;
+    out.eps[i] = res[i].eps;
+    out.fill_spent[i] = res[i].fill_spent;
+    out.truncated[i] = res[i].truncated;
+    out.visits[i] = res[i].visits;
     np[i] = &res[i].nodes;
     vp[i] = &res[i].via;
     sp[i] = &res[i].scores;
@@ -92,6 +265,17 @@ ContextBatch graph_context_batch(const CSRGraph& g, const Visibility& vis, std::
   out.scores = concat_parts(out.ptr, sp);
   out.hops = concat_parts(out.ptr, hp);
   out.via = concat_parts(out.ptr, vp);
+  if (cover) {
+    out.coverage.reserve(out.nodes.size());
+    out.cover_ptr.assign(1, 0);
+    for (std::size_t i = 0; i < Q; ++i) {
+      const ContextResult& r = res[i];
+      out.coverage.insert(out.coverage.end(), r.coverage.begin(), r.coverage.end());
+      const std::int64_t base = out.cover_ptr.back();
+      for (std::size_t j = 1; j < r.cover_ptr.size(); ++j) out.cover_ptr.push_back(base + r.cover_ptr[j]);
+      out.cover_seeds.insert(out.cover_seeds.end(), r.cover_seeds.begin(), r.cover_seeds.end());
+    }
+  }
   return out;
 }
 

@@ -221,6 +221,29 @@ class Pusher {
     return ok;
   }
 
+  // Fill mode: how many touched nodes count as results (p > 0, target's rule; seeds ascending),
+  // and whether some touched node holds mass it never pushed (p == 0, r > 0).
+  std::int64_t count_results(const FillTarget& t, std::int64_t nseeds, const node_t* seeds,
+                             bool& pending) const {
+    std::int64_t c = 0;
+    pending = false;
+    for (std::size_t i = 0; i < nt_; ++i) {
+      const node_t u = touched_[i];
+      const PushNode& x = nd_[u];
+      if (x.p <= 0.0) {
+        if (x.r > 0.0) pending = true;
+        continue;
+      }
+      if (std::binary_search(seeds, seeds + nseeds, u)) continue;
+      if (t.node_type) {
+        const std::int32_t code = t.node_type[u];
+        if (code < 0 || code >= t.num_keep || !t.keep[code]) continue;
+      }
+      ++c;
+    }
+    return c;
+  }
+
   double score(node_t u) const { return nd_[u].p; }
   std::int64_t pushes() const { return pushes_; }
   std::int64_t edge_visits() const { return edge_visits_; }
@@ -457,6 +480,35 @@ PPRResult personalized_pagerank(const CSRGraph& g, const Visibility& vis, std::i
   res.eps = eps;
   std::vector<node_t> order;
   pusher.ranked(k, order);
+  fill_result(pusher, order, res);
+  return res;
+}
+
+PPRResult personalized_pagerank_fill(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
+                                     const node_t* seeds, const double* weights,
+                                     const PPRParams& params, std::int64_t k_rank,
+                                     const FillTarget& target) {
+  validate_ppr(g, vis, nseeds, seeds, weights, params);
+  PPRResult res;
+  Pusher pusher(g, vis);
+  seed(pusher, nseeds, seeds, weights, params.eps);
+  pusher.run(params.restart, params.eps, 0);
+  double eps = params.eps;
+  for (int halvings = 0;; ++halvings) {
+    bool pending = false;
+    if (pusher.count_results(target, nseeds, seeds, pending) >= target.k || !pending) break;
+    if (pusher.pushes() >= kFillPushes || halvings >= kFillHalvings ||
+        params.restart * eps * 0.5 < kMinUncappedRestartEps) {
+      res.fill_spent = true;
+      break;
+    }
+    eps *= 0.5;
+    pusher.enqueue_violators(eps);
+    pusher.run(params.restart, eps, 0);
+  }
+  res.eps = eps;
+  std::vector<node_t> order;
+  pusher.ranked(k_rank, order);
   fill_result(pusher, order, res);
   return res;
 }

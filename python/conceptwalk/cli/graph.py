@@ -21,7 +21,8 @@ def cmd_context(args: argparse.Namespace) -> int:
         warn_unknown_scopes(kb, caller)
         res = graph_context(kb, args.question, concepts=args.concept or (), k=args.k,
                             caller=caller, restart=args.restart, eps=args.eps,
-                            node_types=args.node_type or None, n_hits=args.hits)
+                            node_types=args.node_type or None, n_hits=args.hits, rank=args.rank,
+                            max_hops=args.max_hops)
         emit(res, args.json)
     return 0
 
@@ -68,6 +69,9 @@ def register(sub: Any) -> None:
     p.add_argument("--eps", type=float_in(0.0, 1.0), default=1e-4, help="PPR push threshold (default 1e-4)")
     p.add_argument("--n-hits", "--hits", dest="hits", type=int_in(1, 10_000), default=10,
                    help="full-text hits used as seeds (default 10; the API's n_hits; --hits is the old name)")
+    p.add_argument("--rank", choices=["ppr", "coverage"], default="ppr",
+                   help="ppr (default), or coverage: by how many seeds reach a node within --max-hops, then PPR")
+    p.add_argument("--max-hops", type=int_in(1, 3), default=2, help="hops for --rank coverage (1-3)")
     add_common(p)
     p.set_defaults(func=cmd_context)
 

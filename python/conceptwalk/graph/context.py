@@ -72,7 +72,7 @@ def context_core(graph: LinkGraph, seeds: npt.NDArray[np.int32], weights: npt.ND
 def context_batch(graph: LinkGraph, seed_ptr: npt.NDArray[np.int64], seeds: npt.NDArray[np.int32],
                   weights: npt.NDArray[np.float64], *, restart: float, eps: float, k: int,
                   keep_types: npt.NDArray[np.bool_] | None, threads: int,
-                  visible: _core.VisibilityMask | None) -> _core.ContextBatch:
+                  visible: _core.VisibilityMask | None, rank: int = 0, max_hops: int = 2) -> _core.ContextBatch:
     """Run the pipeline for queries ``i`` with seeds ``seeds[seed_ptr[i]:seed_ptr[i+1]]``.
 
     Parameters
@@ -88,6 +88,9 @@ def context_batch(graph: LinkGraph, seed_ptr: npt.NDArray[np.int64], seeds: npt.
         Keep only results whose node type is flagged.
     threads : int
     visible : VisibilityMask, optional
+    rank : int
+        0: by PPR; 1: by coverage within ``max_hops``, then PPR (checked by the caller).
+    max_hops : int
 
     Returns
     -------
@@ -106,4 +109,4 @@ def context_batch(graph: LinkGraph, seed_ptr: npt.NDArray[np.int64], seeds: npt.
     """
     return _core.context_batch(
         graph.core, seed_ptr, seeds, weights, restart, eps, k,
-        None if keep_types is None else graph.node_type_codes, keep_types, threads, visible)
+        None if keep_types is None else graph.node_type_codes, keep_types, threads, visible, rank, max_hops)

@@ -64,7 +64,7 @@ from ..errors import InputError
 from ..graph import Caller, LinkGraph
 from ..graph.checks import check_count, check_min_shared, check_ppr_params, query_list
 from ..tools.common import check_caller, source_kind
-from ..tools.context import parse_context_query
+from ..tools.context import check_rank, parse_context_query
 
 __all__ = ["Shipped", "ship", "graph_to_arrays", "graph_from_arrays", "graph_context_batch",
            "link_suggest_batch", "graph_path_batch", "query_batch", "worker_cache_info"]
@@ -423,7 +423,8 @@ def graph_context_batch(client: Any, source: Any, queries: Iterable[Any], *, cal
     partitions : int, optional
         How many tasks (default: 4 per worker).
     **kwargs
-        Passed to ``graph_context_batch`` (``restart``, ``eps``, ``node_types``, ``n_hits``).
+        Passed to ``graph_context_batch`` (``restart``, ``eps``, ``node_types``, ``n_hits``,
+        ``rank``, ``max_hops``).
 
     Returns
     -------
@@ -443,6 +444,8 @@ def graph_context_batch(client: Any, source: Any, queries: Iterable[Any], *, cal
         check_ppr_params(kwargs.get("restart", 0.25), kwargs.get("eps", 1e-4))
     if "n_hits" in kwargs:
         check_count(kwargs["n_hits"], "n_hits")
+    if "rank" in kwargs or "max_hops" in kwargs:  # checked before any task is sent
+        check_rank(kwargs.get("rank", "ppr"), kwargs.get("max_hops", 2))
     if "threads" in kwargs or "search" in kwargs:
         raise InputError("graph_context_batch on a cluster takes no threads= or search= (workers run "
                          "one thread each and search the shipped knowledge base)")

@@ -146,6 +146,21 @@ _GRAPH_CONTEXT = {
                 "default": 10,
                 "description": "How many full-text hits of the question seed the walk.",
             },
+            "rank": {
+                "type": "string",
+                "enum": ["ppr", "coverage"],
+                "default": "ppr",
+                "description": "'ppr' (default): by personalized PageRank. 'coverage': when several "
+                               "seeds describe one target - by how many seeds reach a node within "
+                               "maxHops, then PageRank; each result lists the seeds that reach it.",
+            },
+            "maxHops": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 3,
+                "default": 2,
+                "description": "Hops for rank 'coverage'.",
+            },
         },
         "additionalProperties": False,
     },
@@ -684,7 +699,8 @@ class ToolServer:
         if (question is None or not question.strip()) and not concepts:
             raise _ToolError("graph_context: give a non-empty 'question', 'concepts', or both")
         res = graph_context(self.source, question, concepts=concepts, k=a.get("k", 20),
-                            caller=caller, node_types=a.get("nodeTypes"), n_hits=a.get("hits", 10))
+                            caller=caller, node_types=a.get("nodeTypes"), n_hits=a.get("hits", 10),
+                            rank=a.get("rank", "ppr"), max_hops=a.get("maxHops", 2))
         out = res.to_dict()
         if a.get("snippets"):
             self._add_snippets(out["results"])

@@ -35,8 +35,8 @@ from ..graph.text import TextIndex
 from ..graph.checks import check_count, check_ppr_params, check_threads, query_list
 from .common import GraphSource, SearchFn, check_caller, offsets, source_graph, source_search
 
-__all__ = ["ContextItem", "ContextResult", "ContextSeed", "graph_context", "graph_context_batch",
-           "parse_context_query"]
+__all__ = ["MAX_COVERAGE_HOPS", "ContextItem", "ContextResult", "ContextSeed", "check_rank", "graph_context",
+           "graph_context_batch", "parse_context_query"]
 
 
 @dataclass(slots=True)
@@ -96,11 +96,17 @@ class ContextItem:
         Distance to the nearest seed.
     via : str
         That seed (smallest id on ties).
+    coverage : int, optional
+        ``rank="coverage"`` only: how many distinct seeds are within ``max_hops`` of it.
+    covered_by : tuple of str, optional
+        ``rank="coverage"`` only: those seeds (ascending id).
 
     Examples
     --------
     >>> ContextItem("b", "NODE", None, 0.2, 1, "a").to_dict()["via"]
     'a'
+    >>> ContextItem("b", "NODE", None, 0.2, 1, "a", 2, ("a", "c")).to_dict()["coveredBy"]
+    ['a', 'c']
     """
 
     id: str
@@ -109,6 +115,8 @@ class ContextItem:
     score: float
     hops: int
     via: str
+    coverage: int | None = None
+    covered_by: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form.
@@ -117,8 +125,12 @@ class ContextItem:
         -------
         dict
         """
-        return {"id": self.id, "type": self.type, "title": self.title, "score": self.score,
-                "hops": self.hops, "via": self.via}
+        d: dict[str, Any] = {"id": self.id, "type": self.type, "title": self.title, "score": self.score,
+             "hops": self.hops, "via": self.via}
+        if self.coverage is not None:
+            d["coverage"] = self.coverage
+            d["coveredBy"] = list(self.covered_by or ())
+        return d
 
 
 class ContextResult:
@@ -145,6 +157,16 @@ class ContextResult:
     elapsed_ms : float
         Wall time (not part of ``to_dict()`` or of equality).
 
+    Attributes
+    ----------
+    rank : str
+        ``"ppr"`` or ``"coverage"`` (with ``max_hops``).
+    eps_reached : float
+        The eps the PPR ended at: below ``eps`` when a hub seed made the query lower it
+        (``to_dict()`` has ``epsReached`` then).
+    truncated : bool
+        ``rank="coverage"``: the coverage pass's work budget stopped it (coverage undercounted).
+
     Examples
     --------
     >>> from conceptwalk import LinkGraph, Caller
@@ -159,7 +181,8 @@ class ContextResult:
     """
 
     __slots__ = ("question", "restart", "eps", "k", "reason", "elapsed_ms", "_residual", "_pushes",
-                 "_seeds", "_results", "_build_seeds", "_build_results", "_stats")
+                 "_seeds", "_results", "_build_seeds", "_build_results", "_stats", "rank", "max_hops",
+                 "eps_reached", "truncated")
 
     def __init__(self, question: str | None, seeds: list[ContextSeed] | Callable[[], list[ContextSeed]],
                  results: list[ContextItem] | Callable[[], list[ContextItem]], restart: float, eps: float,
@@ -174,6 +197,10 @@ class ContextResult:
         self._stats: Any = None
         self.reason = reason
         self.elapsed_ms = elapsed_ms
+        self.rank = "ppr"
+        self.max_hops = 2
+        self.eps_reached = eps
+        self.truncated = False
         self._seeds: list[ContextSeed] | None = None
         self._results: list[ContextItem] | None = None
         self._build_seeds: Callable[[], list[ContextSeed]] | None = None
@@ -213,6 +240,9 @@ class ContextResult:
         self.question, self.restart, self.eps, self.k, self.reason, self.elapsed_ms = (
             question, restart, eps, k, None, elapsed_ms)
         self._residual, self._pushes, self._stats = 0.0, 0, core
+        self.rank, self.max_hops, self.eps_reached, self.truncated = "ppr", 2, eps, False
+        if core is not None:
+            self.eps_reached, self.truncated = core.eps, core.truncated
         self._seeds = self._results = None
         self._build_seeds, self._build_results = seeds, results
         return self
@@ -296,6 +326,13 @@ class ContextResult:
             "residual": self.residual,
             "pushes": self.pushes,
         }
+        if self.rank != "ppr":
+            d["params"]["rank"] = self.rank
+            d["params"]["maxHops"] = self.max_hops
+        if self.eps_reached != self.eps:
+            d["epsReached"] = self.eps_reached
+        if self.truncated:
+            d["truncated"] = True
         if self.reason is not None:
             d["reason"] = self.reason
         return d
@@ -310,8 +347,10 @@ class ContextResult:
                 for s in self.seeds))
         for i, r in enumerate(self.results, 1):
             title = f"  {r.title}" if r.title else ""
+            cov = "" if r.coverage is None else \
+                f", reached from {r.coverage} of {len(self.seeds)} seeds: {', '.join(r.covered_by or ())}"
             lines.append(f"  {i:>3}. {r.score:.5f}  {r.id} [{r.type}]{title}  "
-                         f"({r.hops} hop{'s' if r.hops != 1 else ''} via {r.via})")
+                         f"({r.hops} hop{'s' if r.hops != 1 else ''} via {r.via}{cov})")
         return "\n".join(lines)
 
 
@@ -374,7 +413,7 @@ def graph_context(source: LinkGraph | GraphSource, question: str | None = None, 
                   concepts: Iterable[str] = (), k: int = 20, caller: Caller,
                   restart: float = 0.25, eps: float = 1e-4,
                   node_types: Iterable[str] | None = None, n_hits: int = 10,
-                  search: SearchFn | None = None) -> ContextResult:
+                  search: SearchFn | None = None, rank: str = "ppr", max_hops: int = 2) -> ContextResult:
     """The nodes around a question, ranked by personalized PageRank over what ``caller`` sees.
 
     Seeds are the question's top ``n_hits`` full-text hits among visible nodes, weighted by
@@ -402,6 +441,13 @@ def graph_context(source: LinkGraph | GraphSource, question: str | None = None, 
         Full-text hits used as seeds.
     search : callable, optional
         ``search(text, k)`` to use instead of the source's own search.
+    rank : {"ppr", "coverage"}
+        ``"ppr"`` (default): by PPR score. ``"coverage"``: every visible node within
+        ``max_hops`` of a seed, by how many distinct seeds reach it within ``max_hops`` (over the
+        visible graph), then PPR score, then id; each result carries ``coverage`` and
+        ``covered_by``. Best when several seeds describe one target.
+    max_hops : int
+        ``rank="coverage"`` only: 1 to :data:`MAX_COVERAGE_HOPS`.
 
     Returns
     -------
@@ -410,7 +456,10 @@ def graph_context(source: LinkGraph | GraphSource, question: str | None = None, 
     Notes
     -----
     Deterministic: same inputs, same output on every run and thread (ties by id). A question with
-    no visible hit and no concepts gives an empty result whose ``reason`` says why.
+    no visible hit and no concepts gives an empty result whose ``reason`` says why. A seed too
+    well connected for the push threshold still answers: while fewer than ``k`` results have a
+    score and some reached node holds mass it never pushed, the query halves eps for itself
+    (reusing the residuals) within a stated push budget; ``eps_reached`` says where it ended.
 
     Examples
     --------
@@ -418,9 +467,13 @@ def graph_context(source: LinkGraph | GraphSource, question: str | None = None, 
     >>> g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
     >>> [(r.id, r.hops, r.via) for r in graph_context(g, concepts=["a"], caller=Caller.all_access()).results]
     [('b', 1, 'a'), ('c', 2, 'a')]
+    >>> r = graph_context(g, concepts=["a", "c"], rank="coverage", caller=Caller.all_access()).results
+    >>> [(x.id, x.coverage, x.covered_by) for x in r]
+    [('b', 2, ('a', 'c'))]
     """
     t0 = time.perf_counter()
     caller = check_caller(caller)
+    rank_code, max_hops = check_rank(rank, max_hops)
     k = check_count(k)
     n_hits = check_count(n_hits, "n_hits")
     restart, eps = check_ppr_params(restart, eps)
@@ -434,20 +487,77 @@ def graph_context(source: LinkGraph | GraphSource, question: str | None = None, 
     type_filter = _type_filter(g, node_types)
     spec, seed_nodes, seed_w, reason = _context_seeds(g, kb, search, question, concept_idx, n_hits, vm, ix)
     if seed_nodes is None or seed_w is None:
-        return _context_result(g, question, spec, restart, eps, k, reason, 0, None, 0.0, 0, False,
-                               (time.perf_counter() - t0) * 1e3)
+        return _ranked(_context_result(g, question, spec, restart, eps, k, reason, 0, None, 0.0, 0, False,
+                                       (time.perf_counter() - t0) * 1e3), rank, max_hops)
     # One call does the whole query in C++ with the GIL released: PPR, drop the seeds, the type
     # filter, top k, then hop counts and reached-through seeds of those k.
-    if type_filter is None:
+    if rank_code:
+        r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k,
+                             None if type_filter is None else g.node_type_codes, type_filter, vm, 1, max_hops)
+    elif type_filter is None:
         r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k, None, None, vm)
     else:
         r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k, g.node_type_codes, type_filter, vm)
     if len(r):
-        return ContextResult.from_core(question, partial(_seed_objects, g, spec),
-                                       partial(_items, g, r, None, None, None), restart, eps, k, r,
-                                       (time.perf_counter() - t0) * 1e3)
-    return _context_result(g, question, spec, restart, eps, k, None, 0, None, r.residual, r.pushes,
-                           type_filter is not None, (time.perf_counter() - t0) * 1e3)
+        build = partial(_items, g, r, None, None, None) if not rank_code else partial(
+            _cover_items, g, r.nodes.tolist(), r.scores.tolist(), r.hops.tolist(), r.via.tolist(),
+            r.coverage.tolist(), r.cover_ptr.tolist(), r.cover_seeds.tolist())
+        return _ranked(ContextResult.from_core(question, partial(_seed_objects, g, spec), build, restart, eps,
+                                               k, r, (time.perf_counter() - t0) * 1e3), rank, max_hops)
+    out = _context_result(g, question, spec, restart, eps, k, None, 0, None, r.residual, r.pushes,
+                          type_filter is not None, (time.perf_counter() - t0) * 1e3, r.fill_spent)
+    out.eps_reached, out.truncated = r.eps, r.truncated
+    return _ranked(out, rank, max_hops)
+
+
+#: The hard cap on ``max_hops`` of ``rank="coverage"`` (the core's kMaxCoverageHops).
+MAX_COVERAGE_HOPS = 3
+
+
+def check_rank(rank: Any, max_hops: Any) -> tuple[int, int]:
+    """The core's code for ``rank`` (0 ppr, 1 coverage) and the checked ``max_hops``.
+
+    Parameters
+    ----------
+    rank : str
+        ``"ppr"`` or ``"coverage"``.
+    max_hops : int
+        1 to :data:`MAX_COVERAGE_HOPS`.
+
+    Returns
+    -------
+    tuple of int
+
+    Examples
+    --------
+    >>> check_rank("coverage", 2)
+    (1, 2)
+    >>> check_rank("bm25", 2)
+    Traceback (most recent call last):
+    ...
+    conceptwalk.errors.InputError: rank must be 'ppr' or 'coverage', got 'bm25'
+    """
+    if rank not in ("ppr", "coverage"):
+        raise InputError(f"rank must be 'ppr' or 'coverage', got {rank!r}")
+    if isinstance(max_hops, bool) or not isinstance(max_hops, int) or not 1 <= max_hops <= MAX_COVERAGE_HOPS:
+        raise InputError(f"max_hops must be an integer from 1 to {MAX_COVERAGE_HOPS}, got {max_hops!r}")
+    return (1 if rank == "coverage" else 0), max_hops
+
+
+def _ranked(res: ContextResult, rank: str, max_hops: int) -> ContextResult:
+    """``res`` with its ranking recorded."""
+    res.rank, res.max_hops = rank, max_hops
+    return res
+
+
+def _cover_items(g: LinkGraph, top: list[int], scores: list[float], hops: list[int], via: list[int],
+                 cov: list[int], ptr: list[int], seeds: list[int]) -> list[ContextItem]:
+    """Context items of a coverage ranking (``ptr`` indexes ``seeds`` per item; ``ptr[0]`` may be
+    a batch offset)."""
+    ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes_list
+    return [ContextItem(ids[v], names[codes[v]], titles[v], s, h, ids[w], c,
+                        tuple(ids[x] for x in seeds[ptr[j]:ptr[j + 1]]))
+            for j, (v, s, h, w, c) in enumerate(zip(top, scores, hops, via, cov))]
 
 
 def _concept_indices(g: LinkGraph, concepts: Iterable[str], vm: VisibilityMask | None) -> list[int]:
@@ -530,11 +640,14 @@ def _items(g: LinkGraph, top: Any, scores: Any, hops: Any, via: Any) -> list[Con
 def _context_result(g: LinkGraph, question: str | None, spec: Any,
                     restart: float, eps: float, k: int, reason: str | None, found: int,
                     build: Callable[[], list[ContextItem]] | None, residual: float, pushes: int, typed: bool,
-                    elapsed_ms: float) -> ContextResult:
+                    elapsed_ms: float, spent: bool = False) -> ContextResult:
     """One query's result: its seeds and (``found`` results, built by ``build`` on access)."""
     if reason is None and not found:
-        reason = "no visible node of the requested types is reached from the seeds" if typed \
-            else "the seeds have no visible neighbours"
+        if spent:
+            reason = "the push budget was spent before a node other than the seeds was scored"
+        else:
+            reason = "no visible node of the requested types is reached from the seeds" if typed \
+                else "no visible node other than the seeds is reached from them"
     return ContextResult(question, partial(_seed_objects, g, spec), build if found and build is not None else [],
                          restart, eps, k, residual, pushes, reason, elapsed_ms)
 
@@ -583,7 +696,8 @@ def parse_context_query(q: Any, i: int) -> tuple[str | None, list[str]]:
 def graph_context_batch(source: LinkGraph | GraphSource, queries: Iterable[Any], *, caller: Caller,
                         k: int = 20, restart: float = 0.25, eps: float = 1e-4,
                         node_types: Iterable[str] | None = None, n_hits: int = 10,
-                        search: SearchFn | None = None, threads: int | None = None) -> list[ContextResult]:
+                        search: SearchFn | None = None, threads: int | None = None, rank: str = "ppr",
+                        max_hops: int = 2) -> list[ContextResult]:
     """:func:`conceptwalk.graph_context` for many queries, in input order.
 
     Each query is a question string, a ``{"question": ..., "concepts": [...]}`` mapping or a
@@ -598,7 +712,7 @@ def graph_context_batch(source: LinkGraph | GraphSource, queries: Iterable[Any],
     queries : iterable
         Query forms of :func:`parse_context_query`; every concept id is resolved before any work.
     caller : Caller
-    k, restart, eps, node_types, n_hits, search
+    k, restart, eps, node_types, n_hits, search, rank, max_hops
         As for :func:`graph_context`, shared by every query.
     threads : int, optional
         C++ threads (default: ``os.cpu_count()``).
@@ -618,6 +732,7 @@ def graph_context_batch(source: LinkGraph | GraphSource, queries: Iterable[Any],
     """
     t0 = time.perf_counter()
     caller = check_caller(caller)
+    rank_code, max_hops = check_rank(rank, max_hops)
     k = check_count(k)
     n_hits = check_count(n_hits, "n_hits")
     restart, eps = check_ppr_params(restart, eps)
@@ -643,20 +758,26 @@ def graph_context_batch(source: LinkGraph | GraphSource, queries: Iterable[Any],
     if run:
         ptr = offsets([a.shape[0] for a in seed_parts])
         b = context_batch(g, ptr, np.concatenate(seed_parts), np.concatenate(w_parts), restart=restart,
-                          eps=eps, k=k, keep_types=keep_arr, threads=nt, visible=vm)
+                          eps=eps, k=k, keep_types=keep_arr, threads=nt, visible=vm, rank=rank_code,
+                          max_hops=max_hops)
         op = b.ptr.tolist()
         nl, sl, hl, vl = b.nodes.tolist(), b.scores.tolist(), b.hops.tolist(), b.via.tolist()
         res_l, pu_l = b.residual.tolist(), b.pushes.tolist()
+        eps_l, sp_l, tr_l = b.eps.tolist(), b.fill_spent.tolist(), b.truncated.tolist()
+        cl, cp, cs = b.coverage.tolist(), b.cover_ptr.tolist(), b.cover_seeds.tolist()
         for j, i in enumerate(run):
             lo, hi = op[j], op[j + 1]
             question, spec, _ = prepared[i]
-            done[i] = _context_result(g, question, spec, restart, eps, k, None, hi - lo,
-                                      partial(_items, g, nl[lo:hi], sl[lo:hi], hl[lo:hi], vl[lo:hi]),
-                                      res_l[j], pu_l[j], keep_arr is not None, 0.0)
+            build = partial(_items, g, nl[lo:hi], sl[lo:hi], hl[lo:hi], vl[lo:hi]) if not rank_code else \
+                partial(_cover_items, g, nl[lo:hi], sl[lo:hi], hl[lo:hi], vl[lo:hi], cl[lo:hi], cp[lo:hi + 1], cs)
+            done[i] = _context_result(g, question, spec, restart, eps, k, None, hi - lo, build,
+                                      res_l[j], pu_l[j], keep_arr is not None, 0.0, bool(sp_l[j]))
+            done[i].eps_reached, done[i].truncated = eps_l[j], bool(tr_l[j])
     results = [done[i] if i in done else _context_result(g, q, spec, restart, eps, k, reason, 0, None, 0.0, 0,
                                                          False, 0.0)
                for i, (q, spec, reason) in enumerate(prepared)]
     per = (time.perf_counter() - t0) * 1e3 / max(len(results), 1)
     for r in results:
         r.elapsed_ms = per
+        _ranked(r, rank, max_hops)
     return results
