@@ -651,3 +651,20 @@ def test_schema_1_vectors_are_moved_into_chunks(tmp_path):
         assert kb.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 0
         kb.set_embeddings("m", ["b"], [[9.0, 9.0]])  # the migrated model keeps working
         assert kb.get_embeddings("m")[1].tolist() == [[1.0, 2.0], [9.0, 9.0], [3.0, 4.0]]
+
+
+@pytest.mark.parametrize("middle", [4, 10**15, 2**62])
+def test_unpack_strings_refuses_a_middle_offset_past_the_buffer(middle: int) -> None:
+    """A string array whose middle offset lies past the buffer (but whose first and last are
+    right) is refused before any byte is read (a fuzz_snapshot finding: it was read out of bounds
+    and crashed the process); the saved-arrays loader turns it into an InputError."""
+    from conceptwalk.graph.linkgraph import unpack_strings
+
+    data = np.frombuffer(b"abc", dtype=np.uint8)
+    with pytest.raises(ValueError, match="within the buffer at 0"):
+        unpack_strings(data, np.array([0, middle, 3], dtype=np.int64))
+    g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
+    arrays = {k: np.array(v) for k, v in g.to_arrays().items()}
+    arrays["ids.offsets"] = np.array([0, middle, 2, 3], dtype=np.int64)
+    with pytest.raises(InputError, match="ids"):
+        LinkGraph.from_saved_arrays(arrays)

@@ -348,8 +348,8 @@ def unpack_strings(object data, object offsets, object present=None):
     cdef list out = [None] * n
     cdef const char* base = <const char*>&buf[0] if total else <const char*>""
     for i in range(n):
-        if off[i + 1] < off[i]:
-            raise ValueError(f"offsets are not non-decreasing at {i}")
+        if off[i + 1] < off[i] or off[i + 1] > total:  # checked before the range is read
+            raise ValueError(f"offsets are not non-decreasing within the buffer at {i}")
         if has_pres and not pres[i]:
             continue
         out[i] = PyUnicode_DecodeUTF8(base + off[i], off[i + 1] - off[i], NULL)
