@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import struct
 import sys
 import tempfile
 import warnings
