@@ -36,7 +36,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
     raise ImportError('conceptwalk.integrations.langchain needs langchain-core: '
                       'pip install "conceptwalk[langchain]"') from exc
 
-from ..errors import InputError
+from ..graph.checks import check_count
 from ..tools.common import check_caller
 from . import bodies, result_metadata, result_text
 
@@ -44,11 +44,6 @@ __all__ = ["ConceptwalkRetriever", "ConceptWalkWrapRetriever"]
 
 _HITS: contextvars.ContextVar[list[dict[str, Any]]] = contextvars.ContextVar("conceptwalk_wrap_hits")
 
-
-def _check_k(k: Any) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
-    return k
 
 
 def _documents(kb: Any, results: list[dict[str, Any]]) -> list[Document]:
@@ -94,12 +89,12 @@ class ConceptwalkRetriever(_Base):
     def model_post_init(self, __context: Any) -> None:
         """Check the caller and ``k`` (pydantic's post-init hook)."""
         super().model_post_init(__context)
-        _check_k(self.k)
+        check_count(self.k)
 
     def _results(self, query: str, k: int | None) -> list[Document]:
         from ..wrap import builtin_flat_search
 
-        kk = _check_k(self.k if k is None else k)
+        kk = check_count(self.k if k is None else k)
         r = self._wrap(builtin_flat_search(self.kb, caller=self.caller), "own")
         return _documents(self.kb, list(r.query(query, kk, concept_walk=self.concept_walk, caller=self.caller)))
 

@@ -38,6 +38,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
                       'pip install "conceptwalk[llamaindex]"') from exc
 
 from ..errors import InputError
+from ..graph.checks import check_count
 from ..tools.common import check_caller
 from . import bodies, result_metadata, result_text
 
@@ -46,11 +47,6 @@ __all__ = ["ConceptwalkRetriever", "ConceptWalkPostprocessor"]
 _K: contextvars.ContextVar[int | None] = contextvars.ContextVar("conceptwalk_llama_k", default=None)
 _HITS: contextvars.ContextVar[list[dict[str, Any]]] = contextvars.ContextVar("conceptwalk_llama_hits")
 
-
-def _check_k(k: Any) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
-    return k
 
 
 def _nodes(kb: Any, results: list[dict[str, Any]]) -> list[NodeWithScore]:
@@ -86,7 +82,7 @@ class ConceptwalkRetriever(BaseRetriever):
                  **kwargs: Any) -> None:
         from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
 
-        self.kb, self.caller, self.k, self.concept_walk = kb, check_caller(caller), _check_k(k), bool(concept_walk)
+        self.kb, self.caller, self.k, self.concept_walk = kb, check_caller(caller), check_count(k), bool(concept_walk)
         self._wrap = ConceptAnchoredRetriever(builtin_flat_search(kb, caller=self.caller), kb, config=config)
         super().__init__(**kwargs)
 
@@ -104,7 +100,7 @@ class ConceptwalkRetriever(BaseRetriever):
         -------
         list of NodeWithScore
         """
-        token = _K.set(None if k is None else _check_k(k))
+        token = _K.set(None if k is None else check_count(k))
         try:
             return super().retrieve(str_or_query_bundle)
         finally:
@@ -124,7 +120,7 @@ class ConceptwalkRetriever(BaseRetriever):
         -------
         list of NodeWithScore
         """
-        token = _K.set(None if k is None else _check_k(k))
+        token = _K.set(None if k is None else check_count(k))
         try:
             return await super().aretrieve(str_or_query_bundle)
         finally:
