@@ -135,6 +135,34 @@ cdef void _embed_one(const uint8_t* buf, Py_ssize_t m, Py_ssize_t* cps, double* 
                 _add(acc, dim, h, char_weight)
 
 
+cdef Py_ssize_t _utf8_views(list texts, object normalize, const char** ptrs, Py_ssize_t* lens,
+                            list owners) except -1:
+    """Point ``ptrs[i]``/``lens[i]`` at the UTF-8 bytes of ``texts[i]`` (ASCII text as it is,
+    other text through ``normalize`` first; the objects that own the bytes go to ``owners``) and
+    return the longest length."""
+    cdef Py_ssize_t i, size, maxlen = 0
+    cdef const char* p
+    for i in range(len(texts)):
+        t = texts[i]
+        if type(t) is not str:
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}] must be a str, got {type(t).__name__}")
+            t = str(t)
+            owners.append(t)
+        if PyUnicode_IS_ASCII(t):
+            p = PyUnicode_AsUTF8AndSize(t, &size)
+        else:
+            b = normalize(t).encode("utf-8")
+            owners.append(b)
+            p = PyBytes_AS_STRING(b)
+            size = PyBytes_GET_SIZE(b)
+        ptrs[i] = p
+        lens[i] = size
+        if size > maxlen:
+            maxlen = size
+    return maxlen
+
+
 def embed_into(list texts, float[:, ::1] out, object normalize, Py_ssize_t ngram_lo,
                Py_ssize_t ngram_hi, double word_weight, double char_weight):
     """Fill ``out`` (shape ``(len(texts), dim)``, zeroed or not) with the embeddings of ``texts``.
@@ -161,24 +189,7 @@ def embed_into(list texts, float[:, ::1] out, object normalize, Py_ssize_t ngram
         lens = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
         if ptrs == NULL or lens == NULL:
             raise MemoryError()
-        for i in range(n):
-            t = texts[i]
-            if type(t) is not str:
-                if not isinstance(t, str):
-                    raise TypeError(f"texts[{i}] must be a str, got {type(t).__name__}")
-                t = str(t)
-                owners.append(t)
-            if PyUnicode_IS_ASCII(t):
-                p = PyUnicode_AsUTF8AndSize(t, &size)
-            else:
-                b = normalize(t).encode("utf-8")
-                owners.append(b)
-                p = PyBytes_AS_STRING(b)
-                size = PyBytes_GET_SIZE(b)
-            ptrs[i] = p
-            lens[i] = size
-            if size > maxlen:
-                maxlen = size
+        maxlen = _utf8_views(texts, normalize, ptrs, lens, owners)
         buf = <uint8_t*>malloc((maxlen + 2) * sizeof(uint8_t))
         cps = <Py_ssize_t*>malloc((maxlen + 3) * sizeof(Py_ssize_t))
         acc = <double*>malloc(dim * sizeof(double))
@@ -241,24 +252,7 @@ def embed_csr(list texts, Py_ssize_t dim, object normalize, Py_ssize_t ngram_lo,
         lens = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
         if ptrs == NULL or lens == NULL:
             raise MemoryError()
-        for i in range(n):
-            t = texts[i]
-            if type(t) is not str:
-                if not isinstance(t, str):
-                    raise TypeError(f"texts[{i}] must be a str, got {type(t).__name__}")
-                t = str(t)
-                owners.append(t)
-            if PyUnicode_IS_ASCII(t):
-                p = PyUnicode_AsUTF8AndSize(t, &size)
-            else:
-                b = normalize(t).encode("utf-8")
-                owners.append(b)
-                p = PyBytes_AS_STRING(b)
-                size = PyBytes_GET_SIZE(b)
-            ptrs[i] = p
-            lens[i] = size
-            if size > maxlen:
-                maxlen = size
+        maxlen = _utf8_views(texts, normalize, ptrs, lens, owners)
         buf = <uint8_t*>malloc((maxlen + 2) * sizeof(uint8_t))
         cps = <Py_ssize_t*>malloc((maxlen + 3) * sizeof(Py_ssize_t))
         acc = <double*>malloc(dim * sizeof(double))
