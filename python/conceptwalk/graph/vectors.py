@@ -45,6 +45,32 @@ __all__ = ["EXACT_MAX_ROWS", "SparseVectors", "vector_topk", "vector_topk_arrays
 EXACT_MAX_ROWS = 1_000_000
 
 
+def _topk_args(k: Any, query: npt.ArrayLike, dim: int, n: int, visible: Any, min_score: float | None
+               ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.uint8] | None, float | None]:
+    """The checked arguments of a vector top-k over ``n`` rows of ``dim`` columns: the query
+    (float32), the visibility mask as uint8 (a boolean array or a VisibilityMask; None: all
+    rows) and the score threshold."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InputError(f"k must be a positive integer, got {k!r}")
+    q = np.ascontiguousarray(query, dtype=np.float32)
+    if q.shape != (dim,):
+        raise InputError(f"query must have shape ({dim},), got {q.shape}")
+    if not np.all(np.isfinite(q)):
+        raise InputError("query must be finite")
+    lo = None
+    if min_score is not None:
+        lo = float(min_score)
+        if math.isnan(lo):
+            raise InputError("min_score must be a number, got nan")
+    vis = None
+    if visible is not None:
+        m = visible.mask if isinstance(visible, _core.VisibilityMask) else np.asarray(visible)
+        if m.dtype != np.bool_ or m.shape != (n,):
+            raise InputError(f"visible: expected a boolean mask of shape ({n},), got dtype {m.dtype} and shape {m.shape}")
+        vis = np.ascontiguousarray(m).view(np.uint8)
+    return q, vis, lo
+
+
 def vector_topk_arrays(matrix: npt.ArrayLike, query: npt.ArrayLike, k: int, *,
                        visible: npt.NDArray[np.bool_] | Any = None,
                        min_score: float | None = None) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
@@ -68,27 +94,10 @@ def vector_topk_arrays(matrix: npt.ArrayLike, query: npt.ArrayLike, k: int, *,
     -------
     (rows int32, scores float64)
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
     mat = np.ascontiguousarray(matrix, dtype=np.float32)
     if mat.ndim != 2:
         raise InputError(f"matrix must be 2-dimensional, got shape {mat.shape}")
-    q = np.ascontiguousarray(query, dtype=np.float32)
-    if q.shape != (mat.shape[1],):
-        raise InputError(f"query must have shape ({mat.shape[1]},), got {q.shape}")
-    if not np.all(np.isfinite(q)):
-        raise InputError("query must be finite")
-    lo = None
-    if min_score is not None:
-        lo = float(min_score)
-        if math.isnan(lo):
-            raise InputError("min_score must be a number, got nan")
-    vis = None
-    if visible is not None:
-        m = visible.mask if isinstance(visible, _core.VisibilityMask) else np.asarray(visible)
-        if m.dtype != np.bool_ or m.shape != (mat.shape[0],):
-            raise InputError(f"visible: expected a boolean mask of shape ({mat.shape[0]},), got dtype {m.dtype} and shape {m.shape}")
-        vis = np.ascontiguousarray(m).view(np.uint8)
+    q, vis, lo = _topk_args(k, query, mat.shape[1], mat.shape[0], visible, min_score)
     rows, scores = _core.vector_topk(mat, q, int(k), vis, lo)
     return rows, scores
 
@@ -230,23 +239,6 @@ class SparseVectors:
         (rows int32, scores float64)
             By score descending, then row ascending.
         """
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise InputError(f"k must be a positive integer, got {k!r}")
-        q = np.ascontiguousarray(query, dtype=np.float32)
-        if q.shape != (self.dim,):
-            raise InputError(f"query must have shape ({self.dim},), got {q.shape}")
-        if not np.all(np.isfinite(q)):
-            raise InputError("query must be finite")
-        lo = None
-        if min_score is not None:
-            lo = float(min_score)
-            if math.isnan(lo):
-                raise InputError("min_score must be a number, got nan")
-        vis = None
-        if visible is not None:
-            m = np.asarray(visible)
-            if m.dtype != np.bool_ or m.shape != (self.n,):
-                raise InputError(f"visible: expected a boolean mask of shape ({self.n},), got dtype {m.dtype} and shape {m.shape}")
-            vis = np.ascontiguousarray(m).view(np.uint8)
+        q, vis, lo = _topk_args(k, query, self.dim, self.n, visible, min_score)
         rows, scores = self._core.topk(q, int(k), vis, lo)
         return rows, scores
