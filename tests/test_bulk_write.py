@@ -17,7 +17,9 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
+from pathlib import Path
 import time
 
 import numpy as np
@@ -32,9 +34,11 @@ from conceptwalk.kb.snapshot import GraphSnapshot, read_columns
 from conceptwalk.kb.store import EDGE_KEYS, KnowledgeBase
 
 NODE_SQL = "SELECT id, type, typeof(type), title, body, scopes, lifecycle FROM nodes ORDER BY id"
-EDGE_SQL = ("SELECT src, dst, type, authority, typeof(authority), fidelity, typeof(fidelity), "
-            "extraction_method, extraction_confidence, typeof(extraction_confidence), lifecycle, "
-            "typeof(lifecycle) FROM edges ORDER BY src, dst, type")
+EDGE_SQL = (
+    "SELECT src, dst, type, authority, typeof(authority), fidelity, typeof(fidelity), "
+    "extraction_method, extraction_confidence, typeof(extraction_confidence), lifecycle, "
+    "typeof(lifecycle) FROM edges ORDER BY src, dst, type"
+)
 SCHEMA_SQL = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
 QUERIES = ("graph", "memory walk", "retry storms", "cache bridge settlement", "ADR", "nothing-like-this")
 
@@ -42,11 +46,11 @@ QUERIES = ("graph", "memory walk", "retry storms", "cache bridge settlement", "A
 def row_by_row(kb: KnowledgeBase, nodes: list, edges: list, aliases: list, batch: int = 97) -> None:
     """The reference: plain writes in small batches, each its own transaction."""
     for i in range(0, len(nodes), batch):
-        kb.add_nodes(nodes[i:i + batch])
+        kb.add_nodes(nodes[i : i + batch])
     for i in range(0, len(edges), batch):
-        kb.add_edges(edges[i:i + batch])
+        kb.add_edges(edges[i : i + batch])
     for i in range(0, len(aliases), batch):
-        kb.add_aliases(aliases[i:i + batch])
+        kb.add_aliases(aliases[i : i + batch])
 
 
 def snapshot_arrays(kb: KnowledgeBase) -> dict[str, np.ndarray]:
@@ -63,7 +67,8 @@ def columns(kb: KnowledgeBase, *, edge_order_free: bool) -> dict[str, object]:
     them in different orders: the rowid order is the only thing a bulk load may change)."""
     c = read_columns(kb.conn)
     out: dict[str, object] = {
-        "ids": c.ids, "titles": c.titles,
+        "ids": c.ids,
+        "titles": c.titles,
         "node_types": (c.node_types[0].tolist(), c.node_types[1]),
         "lifecycle": (c.lifecycle[0].tolist(), c.lifecycle[1]),
         "scopes": tuple(x.tolist() if isinstance(x, np.ndarray) else x for x in c.scopes),
@@ -125,8 +130,9 @@ def test_synthetic_write_to_equals_row_by_row_writes(tmp_path):
         assert b.conn.execute("PRAGMA page_size").fetchone()[0] == 16384  # set for the load
         assert b.conn.execute("SELECT kind FROM changes").fetchall() == [(0,)]  # one reset
         assert_same_store(a, b, edge_order_free=True)
-        got = b.conn.execute("SELECT authority, length(CAST(authority AS BLOB)) FROM edges WHERE authority = ?",
-                             ("a\x00b",)).fetchall()
+        got = b.conn.execute(
+            "SELECT authority, length(CAST(authority AS BLOB)) FROM edges WHERE authority = ?", ("a\x00b",)
+        ).fetchall()
         assert got == [("a\x00b", 3)]
 
 
@@ -144,8 +150,11 @@ def test_synthetic_write_to_with_many_distinct_values_and_typed_annotations(tmp_
 
 
 # ---------------------------------------------------------------------- JSONL / CSV
-_VALUES = st.one_of(st.none(), st.sampled_from(["x", "it's", "CURATED", "a\x00b", "é"]),
-                    st.sampled_from([0.75, 1, True, False, -3, 2.5e-7]))
+_VALUES = st.one_of(
+    st.none(),
+    st.sampled_from(["x", "it's", "CURATED", "a\x00b", "é"]),
+    st.sampled_from([0.75, 1, True, False, -3, 2.5e-7]),
+)
 _IDS = st.sampled_from([f"n{i}" for i in range(12)] + ["ünï", "q'uote"])
 
 
@@ -192,8 +201,9 @@ def _split(rows: list[dict]) -> tuple[list, list, list]:
 def test_jsonl_import_equals_row_by_row_writes(tmp_path, rows):
     """Repeated ids and keys with different given keys (the last given value wins per key),
     typed annotations, quotes and NULs inside values, bare endpoint nodes, aliases."""
-    d = tmp_path / f"case{abs(hash(json.dumps(rows))) % 10**9}"
-    d.mkdir()
+    # a fresh directory per example: hypothesis may run the same rows twice (a replayed or
+    # shrunk example), so a name derived from the rows could already exist
+    d = Path(tempfile.mkdtemp(dir=tmp_path, prefix="case"))
     path = d / "kb.jsonl"
     with open(path, "w", encoding="utf-8") as fh:
         for r in rows:
@@ -203,7 +213,7 @@ def test_jsonl_import_equals_row_by_row_writes(tmp_path, rows):
         # row by row in the file's order: nodes and edges interleave as the file has them
         kb_rows = [r for r in rows if "alias" not in r]
         for i in range(0, len(kb_rows), 7):
-            part = kb_rows[i:i + 7]
+            part = kb_rows[i : i + 7]
             # one call per run of one kind keeps the file's order
             j = 0
             while j < len(part):
@@ -258,21 +268,24 @@ def test_edge_list_import_equals_row_by_row_writes(tmp_path):
         assert_same_store(a, b, edge_order_free=False)
 
 
-@pytest.mark.parametrize("line, expected", [
-    ('{"id": "a"} {"id": "b"}\n', None),
-    ('{"id": "a"}\x0c\n', None),
-    ('{"id": "a"\n', None),
-    ('{"id": "a", "title": "x\\ud800"}  x\n', None),
-    ('{"id": "a", "title": "tab\there"}\n', None),
-    ('{"id": NaN}\n', "'id' must be a string, got float nan"),
-    ('{"src": "a", "dst": "b", "fidelity": 1e400}\n', "'fidelity' must be a string, a finite number"),
-    ('\ufeff{"id": "a"}\n', None),
-    ('[{"id": "a"}]\n', "expected a JSON object, got list"),
-    ('{"id": "a", "scopes": ["t", ""]}\n', "'scopes' must hold non-empty strings, got ''"),
-    ('{"id": "a", "scopes": ["t", 3]}\n', "'scopes' must hold non-empty strings, got 3"),
-    ('{"src": "a", "dst": "b", "authority": "\\u0000x"}\n', "'authority' must not start with a NUL character"),
-    ('{"id": ' + '[' * 100000 + '\n', "invalid JSON (nested too deeply)"),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ('{"id": "a"} {"id": "b"}\n', None),
+        ('{"id": "a"}\x0c\n', None),
+        ('{"id": "a"\n', None),
+        ('{"id": "a", "title": "x\\ud800"}  x\n', None),
+        ('{"id": "a", "title": "tab\there"}\n', None),
+        ('{"id": NaN}\n', "'id' must be a string, got float nan"),
+        ('{"src": "a", "dst": "b", "fidelity": 1e400}\n', "'fidelity' must be a string, a finite number"),
+        ('\ufeff{"id": "a"}\n', None),
+        ('[{"id": "a"}]\n', "expected a JSON object, got list"),
+        ('{"id": "a", "scopes": ["t", ""]}\n', "'scopes' must hold non-empty strings, got ''"),
+        ('{"id": "a", "scopes": ["t", 3]}\n', "'scopes' must hold non-empty strings, got 3"),
+        ('{"src": "a", "dst": "b", "authority": "\\u0000x"}\n', "'authority' must not start with a NUL character"),
+        ('{"id": ' + "[" * 100000 + "\n", "invalid JSON (nested too deeply)"),
+    ],
+)
 def test_jsonl_errors_name_the_line_as_json_loads_would(tmp_path, line, expected):
     """The fast decoding path gives the result or the error that json.loads gives."""
     if expected is None:
@@ -294,8 +307,11 @@ def test_jsonl_errors_name_the_line_as_json_loads_would(tmp_path, line, expected
 
 
 def test_jsonl_whitespace_and_big_numbers_decode_as_json_loads(tmp_path):
-    lines = ['  {"id": "a", "title": "spaced"}  \t\r\n', '{"src": "a", "dst": "b", "fidelity": 12345678901234567890}\n',
-             '{"src": "a", "dst": "c", "authority": -0.0, "lifecycle": 1E2}\n']
+    lines = [
+        '  {"id": "a", "title": "spaced"}  \t\r\n',
+        '{"src": "a", "dst": "b", "fidelity": 12345678901234567890}\n',
+        '{"src": "a", "dst": "c", "authority": -0.0, "lifecycle": 1E2}\n',
+    ]
     path = tmp_path / "kb.jsonl"
     path.write_text("".join(lines), encoding="utf-8")
     with KnowledgeBase.open(tmp_path / "rows.sqlite") as a, KnowledgeBase.open(tmp_path / "bulk.sqlite") as b:
@@ -382,8 +398,9 @@ _SYNTH_WRITER = textwrap.dedent("""
 def test_sigkill_during_a_bulk_load_leaves_the_empty_store(tmp_path, delay):
     path = str(tmp_path / "kb.sqlite")
     KnowledgeBase.open(path).close()
-    proc = subprocess.Popen([sys.executable, "-c", _SYNTH_WRITER, path, "3000"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SYNTH_WRITER, path, "3000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line.strip() == "writing", proc.stderr.read() if proc.stderr else ""
