@@ -18,8 +18,12 @@ def _arrays(w):
     kb = w.kb
     types = {t: i for i, t in enumerate(sorted(set(kb.edge_types.tolist())))}
     et = np.fromiter((types[t] for t in kb.edge_types.tolist()), dtype=np.int32, count=kb.num_edges)
-    return (kb.num_nodes, np.ascontiguousarray(kb.src, dtype=np.int32),
-            np.ascontiguousarray(kb.dst, dtype=np.int32), et)
+    return (
+        kb.num_nodes,
+        np.ascontiguousarray(kb.src, dtype=np.int32),
+        np.ascontiguousarray(kb.dst, dtype=np.int32),
+        et,
+    )
 
 
 def _check_core(core, w):
@@ -32,14 +36,16 @@ def _check_core(core, w):
 @pytest.mark.benchmark(group="build core from numpy")
 def bench_build_core_from_numpy(benchmark, workload):
     n, src, dst, et = _arrays(workload)
-    core, canon = benchmark.pedantic(_core.CSRGraph.from_edges, args=(n, src, dst, et), rounds=5,
-                                     warmup_rounds=1)
+    core, canon = benchmark.pedantic(_core.CSRGraph.from_edges, args=(n, src, dst, et), rounds=5, warmup_rounds=1)
     _check_core(core, workload)
     assert canon.shape == (src.shape[0],)
     benchmark.extra_info.update(
-        nodes=int(core.num_nodes), adjacency_entries=int(core.num_entries), edges=int(core.num_edges),
+        nodes=int(core.num_nodes),
+        adjacency_entries=int(core.num_entries),
+        edges=int(core.num_edges),
         core_bytes=int(core.memory_bytes),
-        bytes_per_entry=round(core.memory_bytes / max(core.num_entries, 1), 3))
+        bytes_per_entry=round(core.memory_bytes / max(core.num_entries, 1), 3),
+    )
 
 
 @pytest.mark.benchmark(group="build LinkGraph from arrays")
@@ -63,18 +69,26 @@ def bench_peak_memory(workload, record_property):
     per_entry = core.memory_bytes / max(core.num_entries, 1)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     _check_core(core, workload)
-    for k, v in (("traced_peak_mb", peak / 2**20), ("core_mb", core.memory_bytes / 2**20),
-                 ("core_bytes_per_entry", per_entry), ("max_rss_mb", rss_mb)):
+    for k, v in (
+        ("traced_peak_mb", peak / 2**20),
+        ("core_mb", core.memory_bytes / 2**20),
+        ("core_bytes_per_entry", per_entry),
+        ("max_rss_mb", rss_mb),
+    ):
         record_property(k, round(v, 3))
-    print(f"\n[{workload.name}] build peak traced {peak / 2**20:.1f} MB; core {core.memory_bytes / 2**20:.1f} MB "
-          f"= {per_entry:.2f} B/adjacency entry; max RSS {rss_mb:.0f} MB")
+    print(
+        f"\n[{workload.name}] build peak traced {peak / 2**20:.1f} MB; core {core.memory_bytes / 2**20:.1f} MB "
+        f"= {per_entry:.2f} B/adjacency entry; max RSS {rss_mb:.0f} MB"
+    )
 
 
 @pytest.fixture(scope="module")
 def store_path(workload, tmp_path_factory):
     if workload.graph.num_nodes > 30_000:
-        pytest.skip("store benchmarks run at 1k and 10k (filling SQLite is the slow part; "
-                    "scripts/bench_snapshot.py measures 200k)")
+        pytest.skip(
+            "store benchmarks run at 1k and 10k (filling SQLite is the slow part; "
+            "scripts/bench_snapshot.py measures 200k)"
+        )
     from conceptwalk.kb.store import KnowledgeBase
 
     path = str(tmp_path_factory.mktemp("store") / "kb.sqlite")

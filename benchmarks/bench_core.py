@@ -7,6 +7,8 @@ import pytest
 
 from conceptwalk.bench import harness as _perf
 from conceptwalk import Caller
+
+
 def _assert_ppr(w, i, ranking, eps=1e-4):
     ref = _perf.py_push(w.adj, w.seed_idx(i), eps=eps)
     _perf._check_ppr(ranking, ref, w.adj, eps)

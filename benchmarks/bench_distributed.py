@@ -36,15 +36,18 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     print(f"graph: {g.num_nodes} nodes; {args.queries} graph_context queries at eps={args.eps:g}")
     print(f"in-process, 1 thread: {in_process:8.1f} queries/s")
     for workers in (1, 2):
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+        with (
+            LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+            Client(cluster) as client,
+        ):
             shipped = cwd.ship(client, g)
             cwd.graph_context_batch(client, shipped, qs[:50], caller=caller, k=20, eps=args.eps)  # warm-up
             best = 0.0
             for _ in range(args.repeats):
                 t0 = time.perf_counter()
-                out = cwd.graph_context_batch(client, shipped, qs, caller=caller, k=20, eps=args.eps,
-                                      partitions=8 * workers)
+                out = cwd.graph_context_batch(
+                    client, shipped, qs, caller=caller, k=20, eps=args.eps, partitions=8 * workers
+                )
                 best = max(best, args.queries / (time.perf_counter() - t0))
             assert [r.results for r in out] == [r.results for r in local]
             res[f"dask_{workers}_workers_qps"] = best

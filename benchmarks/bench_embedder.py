@@ -61,8 +61,10 @@ def measure(name: str, max_queries: int, seed: int = 0) -> dict[str, Any]:
     cids = [n["id"] for n in concepts]
     pos = {c: i for i, c in enumerate(cids)}
     want = np.array([pos[c] for _, c in queries])
-    texts = {"title": [n.get("title") or n["id"] for n in concepts],
-             "title+body": ["\n".join(p for p in (n.get("title"), n.get("body")) if p) or n["id"] for n in concepts]}
+    texts = {
+        "title": [n.get("title") or n["id"] for n in concepts],
+        "title+body": ["\n".join(p for p in (n.get("title"), n.get("body")) if p) or n["id"] for n in concepts],
+    }
     rows = []
     for vname, kw in VARIANTS.items():
         emb = HashingEmbedder(**kw)
@@ -73,8 +75,15 @@ def measure(name: str, max_queries: int, seed: int = 0) -> dict[str, Any]:
             sims = qm @ emb.embed(tx).T
             right = sims[np.arange(len(want)), want]
             rank = 1 + (sims > right[:, None]).sum(axis=1)  # ties count in the query's favour
-            rows.append({"variant": vname, "text": tname, "top1": float((rank == 1).mean()),
-                         "top5": float((rank <= 5).mean()), "mrr": float((1.0 / rank).mean())})
+            rows.append(
+                {
+                    "variant": vname,
+                    "text": tname,
+                    "top1": float((rank == 1).mean()),
+                    "top5": float((rank <= 5).mean()),
+                    "mrr": float((1.0 / rank).mean()),
+                }
+            )
     return {"dataset": name, "queries": len(queries), "concepts": len(cids), "rows": rows}
 
 
@@ -83,9 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--datasets", default="cwe,edam,umls,geonames")
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--json", metavar="PATH")
-    p.add_argument("--fusion", metavar="SPECS",
-                   help="comma-separated embedder specs (e.g. 'hashing:512:2-4,st:/path'): the resolver "
-                        "with each, alone and fused (FUSION_GRID), instead of the hashing variants")
+    p.add_argument(
+        "--fusion",
+        metavar="SPECS",
+        help="comma-separated embedder specs (e.g. 'hashing:512:2-4,st:/path'): the resolver "
+        "with each, alone and fused (FUSION_GRID), instead of the hashing variants",
+    )
     a = p.parse_args(argv)
     avail = realdata.available()
     out = []
@@ -98,8 +110,11 @@ def main(argv: list[str] | None = None) -> int:
                 out.append(res)
                 print(f"{name}: {res['queries']} queries, {res['concepts']} concepts, {res['embedder']}", flush=True)
                 for label, r in res["rows"].items():
-                    print(f"  {label:<18}top1 {r['top1']:.3f}  top5 {r['top5']:.3f}  build {r['buildS']:.1f} s"
-                          f"  med {r['medianMs']:.2f} ms", flush=True)
+                    print(
+                        f"  {label:<18}top1 {r['top1']:.3f}  top5 {r['top5']:.3f}  build {r['buildS']:.1f} s"
+                        f"  med {r['medianMs']:.2f} ms",
+                        flush=True,
+                    )
         if a.json:
             with open(a.json, "w", encoding="utf-8") as fh:
                 json.dump(out, fh, indent=1)
@@ -118,7 +133,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-
 # ---------------------------------------------------------------------------------------------
 # The resolver with each embedder, with and without fusion (issue 19, item 3)
 
@@ -134,8 +148,9 @@ FUSION_GRID: dict[str, dict[str, Any]] = {
 }
 
 
-def measure_fusion(name: str, spec: str, max_queries: int, seed: int = 0,
-                   grid: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+def measure_fusion(
+    name: str, spec: str, max_queries: int, seed: int = 0, grid: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """Top-1 / top-5 of the right concept on dataset ``name`` for the embedder ``spec``:
     ``alone`` = the resolver with the semantic method only (no lexical, no flat hits, no
     threshold: the embedder's nearest concepts by title), then the fused resolver (aliases none,
@@ -158,10 +173,10 @@ def measure_fusion(name: str, spec: str, max_queries: int, seed: int = 0,
     flat = builtin_flat_search(kb)
     flats = {q: flat(q, 10) for q, _ in queries}
     ncon = sum(n["type"] in set(ds.concept_types) for n in ds.nodes)
-    out: dict[str, Any] = {"dataset": name, "embedder": emb.name, "queries": len(queries), "concepts": ncon,
-                           "rows": {}}
+    out: dict[str, Any] = {"dataset": name, "embedder": emb.name, "queries": len(queries), "concepts": ncon, "rows": {}}
     settings: dict[str, tuple[dict[str, Any], bool]] = {
-        "alone": ({"lexical_k": 0, "flat_hit_k": 0, "semantic_threshold": 0.0, "semantic_k": 5}, False)}
+        "alone": ({"lexical_k": 0, "flat_hit_k": 0, "semantic_threshold": 0.0, "semantic_k": 5}, False)
+    }
     for k, v in (grid or FUSION_GRID).items():
         settings[k] = (v, True)
     for label, (over, fused) in settings.items():
@@ -176,9 +191,12 @@ def measure_fusion(name: str, spec: str, max_queries: int, seed: int = 0,
             ids = [x.id for x in got]
             ranks.append(ids.index(c) + 1 if c in ids else None)
         n = len(ranks)
-        out["rows"][label] = {"top1": sum(x == 1 for x in ranks) / n,
-                              "top5": sum(x is not None and x <= 5 for x in ranks) / n,
-                              "buildS": build, "medianMs": sorted(ms)[n // 2]}
+        out["rows"][label] = {
+            "top1": sum(x == 1 for x in ranks) / n,
+            "top5": sum(x is not None and x <= 5 for x in ranks) / n,
+            "buildS": build,
+            "medianMs": sorted(ms)[n // 2],
+        }
     kb.close()
     return out
 

@@ -63,49 +63,80 @@ def main(argv: list[str] | None = None) -> int:
         r = _core.graph_context(core, idx, wts, 0.25, 1e-4, 20)
         assert [x.id for x in ctx.results] == [g.ids[v] for v in r.nodes.tolist()]
 
-    t = harness.interleaved({
-        "path api": lambda i: graph_path(g, *pairs[i], caller=everyone),
-        "path api+dict": lambda i: graph_path(g, *pairs[i], caller=everyone).to_dict(),
-        "path core": lambda i: _core.shortest_path(core, *pair_idx[i]),
-        "path LinkGraph": lambda i: g.shortest_path(*pairs[i]),
-        "path ref": lambda i: harness.py_bibfs(adj, *pair_idx[i]),
-    }, nq, rounds=args.rounds, repeat=5)
-    t.update(harness.interleaved({
-        "suggest api": lambda i: link_suggest(g, concepts[i], k=10, caller=everyone),
-        "suggest api+dict": lambda i: link_suggest(g, concepts[i], k=10, caller=everyone).to_dict(),
-        "suggest core": lambda i: _core.resource_allocation(core, concept_idx[i], 2, 10),
-        "suggest LinkGraph": lambda i: g.resource_allocation(concepts[i], k=10),
-        "suggest ref": lambda i: harness.numpy_ra(indptr, indices, concept_idx[i], 10),
-    }, nq, rounds=args.rounds, repeat=5))
-    t.update(harness.interleaved({
-        "context api": lambda i: graph_context(g, concepts=seed_sets[i], k=20, caller=everyone),
-        "context api+dict": lambda i: graph_context(g, concepts=seed_sets[i], k=20, caller=everyone).to_dict(),
-        "context core": lambda i: _core.graph_context(core, *seed_arrays[i], 0.25, 1e-4, 20),
-    }, nq, rounds=args.rounds, repeat=3))
+    t = harness.interleaved(
+        {
+            "path api": lambda i: graph_path(g, *pairs[i], caller=everyone),
+            "path api+dict": lambda i: graph_path(g, *pairs[i], caller=everyone).to_dict(),
+            "path core": lambda i: _core.shortest_path(core, *pair_idx[i]),
+            "path LinkGraph": lambda i: g.shortest_path(*pairs[i]),
+            "path ref": lambda i: harness.py_bibfs(adj, *pair_idx[i]),
+        },
+        nq,
+        rounds=args.rounds,
+        repeat=5,
+    )
+    t.update(
+        harness.interleaved(
+            {
+                "suggest api": lambda i: link_suggest(g, concepts[i], k=10, caller=everyone),
+                "suggest api+dict": lambda i: link_suggest(g, concepts[i], k=10, caller=everyone).to_dict(),
+                "suggest core": lambda i: _core.resource_allocation(core, concept_idx[i], 2, 10),
+                "suggest LinkGraph": lambda i: g.resource_allocation(concepts[i], k=10),
+                "suggest ref": lambda i: harness.numpy_ra(indptr, indices, concept_idx[i], 10),
+            },
+            nq,
+            rounds=args.rounds,
+            repeat=5,
+        )
+    )
+    t.update(
+        harness.interleaved(
+            {
+                "context api": lambda i: graph_context(g, concepts=seed_sets[i], k=20, caller=everyone),
+                "context api+dict": lambda i: graph_context(g, concepts=seed_sets[i], k=20, caller=everyone).to_dict(),
+                "context core": lambda i: _core.graph_context(core, *seed_arrays[i], 0.25, 1e-4, 20),
+            },
+            nq,
+            rounds=args.rounds,
+            repeat=3,
+        )
+    )
 
     us = {k: v * 1e6 for k, v in t.items()}
-    print(f"# Python-layer overhead, {w.name} synthetic KB ({g.num_nodes} nodes), medians of "
-          f"{args.rounds} interleaved rounds over {nq} queries")
+    print(
+        f"# Python-layer overhead, {w.name} synthetic KB ({g.num_nodes} nodes), medians of "
+        f"{args.rounds} interleaved rounds over {nq} queries"
+    )
     print()
     print("| tool | API (us) | API + to_dict (us) | core (us) | API - core (us) | target <= 3 us |")
     print("| --- | --- | --- | --- | --- | --- |")
     ok = True
-    for tool, key in (("graph_path", "path"), ("link_suggest k=10", "suggest"), ("graph_context(concepts=) k=20", "context")):
+    for tool, key in (
+        ("graph_path", "path"),
+        ("link_suggest k=10", "suggest"),
+        ("graph_context(concepts=) k=20", "context"),
+    ):
         api, full, c = us[f"{key} api"], us[f"{key} api+dict"], us[f"{key} core"]
         reached = api - c <= 3.0
         ok &= reached
-        print(f"| {tool} | {api:.2f} | {full:.2f} | {c:.2f} | {api - c:.2f} | {'reached' if reached else 'NOT reached'} |")
+        print(
+            f"| {tool} | {api:.2f} | {full:.2f} | {c:.2f} | {api - c:.2f} | {'reached' if reached else 'NOT reached'} |"
+        )
     print()
     print("| ours | reference | ours (us) | reference (us) | ratio | target >= 10x |")
     print("| --- | --- | --- | --- | --- | --- |")
-    for ours, ref, label in (("path LinkGraph", "path ref", "LinkGraph.shortest_path"),
-                             ("path api", "path ref", "graph_path"),
-                             ("suggest LinkGraph", "suggest ref", "LinkGraph.resource_allocation k=10"),
-                             ("suggest api", "suggest ref", "link_suggest k=10")):
+    for ours, ref, label in (
+        ("path LinkGraph", "path ref", "LinkGraph.shortest_path"),
+        ("path api", "path ref", "graph_path"),
+        ("suggest LinkGraph", "suggest ref", "LinkGraph.resource_allocation k=10"),
+        ("suggest api", "suggest ref", "link_suggest k=10"),
+    ):
         ratio = us[ref] / us[ours]
         refname = "pure-Python bidirectional BFS" if ref == "path ref" else "numpy RA"
-        print(f"| {label} | {refname} | {us[ours]:.2f} | {us[ref]:.2f} | {ratio:.1f}x | "
-              f"{'reached' if ratio >= 10 else 'NOT reached'} |")
+        print(
+            f"| {label} | {refname} | {us[ours]:.2f} | {us[ref]:.2f} | {ratio:.1f}x | "
+            f"{'reached' if ratio >= 10 else 'NOT reached'} |"
+        )
     return 0 if ok else 1
 
 

@@ -105,8 +105,7 @@ def _config(ds: realdata.AliasSet, **over: Any) -> Any:
 
     names = {f.name for f in fields(WalkConfig)}
     kw = {k: v for k, v in over.items() if k in names}
-    return WalkConfig(concept_node_types=ds.concept_types, expand_edge_types=ds.expand,
-                      admit_edge_types=ds.admit, **kw)
+    return WalkConfig(concept_node_types=ds.concept_types, expand_edge_types=ds.expand, admit_edge_types=ds.admit, **kw)
 
 
 #: Walk configurations compared (a field the installed WalkConfig lacks is ignored: the "before" run).
@@ -124,8 +123,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-def measure(name: str, max_queries: int = 300, seed: int = 0, variants: dict[str, dict[str, Any]] | None = None,
-            k: int = 10) -> dict[str, Any]:
+def measure(
+    name: str, max_queries: int = 300, seed: int = 0, variants: dict[str, dict[str, Any]] | None = None, k: int = 10
+) -> dict[str, Any]:
     from conceptwalk import Caller
     from conceptwalk.wrap import ConceptAnchoredRetriever, ConceptResolver, builtin_flat_search
     from conceptwalk.wrap.embed import get_embedder
@@ -140,9 +140,18 @@ def measure(name: str, max_queries: int = 300, seed: int = 0, variants: dict[str
     concept_nodes = [n for n in ds.nodes if n["type"] in ctype]
     cids = [n["id"] for n in concept_nodes]
     emb = get_embedder(None)
-    out: dict[str, Any] = {"dataset": name, "note": ds.note, "nodes": len(ds.nodes), "edges": len(ds.edges),
-                           "concepts": len(cids), "queries": len(queries), "storeAliases": len(others),
-                           "embedder": emb.name, "resolution": {}, "wrap": []}
+    out: dict[str, Any] = {
+        "dataset": name,
+        "note": ds.note,
+        "nodes": len(ds.nodes),
+        "edges": len(ds.edges),
+        "concepts": len(cids),
+        "queries": len(queries),
+        "storeAliases": len(others),
+        "embedder": emb.name,
+        "resolution": {},
+        "wrap": [],
+    }
     # ---------------------------------------------------------------- resolution baselines
     res = out["resolution"]
     ranks = [_rank([i for i, _ in kb0.search(q, 5, node_types=ds.concept_types)], c) for q, c in queries]
@@ -151,10 +160,15 @@ def measure(name: str, max_queries: int = 300, seed: int = 0, variants: dict[str
 
     wrap_emb = get_embedder(WRAP_DEFAULT)
     titles = [n.get("title") or n["id"] for n in concept_nodes]
-    for label, texts, e in (("embed-title", titles, emb),
-                            ("embed-title+body", ["\n".join(p for p in (n.get("title"), n.get("body")) if p) or n["id"]
-                                                  for n in concept_nodes], emb),
-                            ("embed-title wrap-emb", titles, wrap_emb)):
+    for label, texts, e in (
+        ("embed-title", titles, emb),
+        (
+            "embed-title+body",
+            ["\n".join(p for p in (n.get("title"), n.get("body")) if p) or n["id"] for n in concept_nodes],
+            emb,
+        ),
+        ("embed-title wrap-emb", titles, wrap_emb),
+    ):
         mat = e.embed(texts)
         qm = e.embed([q for q, _ in queries])
         sims = qm @ mat.T
@@ -182,8 +196,16 @@ def measure(name: str, max_queries: int = 300, seed: int = 0, variants: dict[str
                 n_alias += 1
                 n_alias_right += got[0].id == c
         row = _summ(ranks)
-        row.update({"none": none / len(queries), "aliasTop": n_alias, "aliasTopRight": n_alias_right,
-                    "firstMs": first, "medianMs": statistics.median(ms), "storeWrites": kb.version - ver})
+        row.update(
+            {
+                "none": none / len(queries),
+                "aliasTop": n_alias,
+                "aliasTopRight": n_alias_right,
+                "firstMs": first,
+                "medianMs": statistics.median(ms),
+                "storeWrites": kb.version - ver,
+            }
+        )
         res[label] = row
     # ---------------------------------------------------------------- wrap
     adj: dict[str, set[str]] = {}
@@ -203,6 +225,7 @@ def measure(name: str, max_queries: int = 300, seed: int = 0, variants: dict[str
             with open(path, "rb") as fh:
                 digest0 = hashlib.sha256(fh.read()).hexdigest()
             from conceptwalk.kb.store import KnowledgeBase
+
             kb = KnowledgeBase.open(path)
             ver = kb.version
             events: list[dict[str, Any]] = []
@@ -221,7 +244,7 @@ def measure(name: str, max_queries: int = 300, seed: int = 0, variants: dict[str
                 walk_ms.append(ev["walkMs"])
                 if first_ms is None:
                     first_ms = ev["walkMs"]
-                added = [h["id"] for h in res_w.results[len(base):]]
+                added = [h["id"] for h in res_w.results[len(base) :]]
                 if not rel:
                     continue
                 base_ids = {h["id"] for h in base}
@@ -242,17 +265,26 @@ def measure(name: str, max_queries: int = 300, seed: int = 0, variants: dict[str
             wrote = kb.version - ver
             kb.close()
             # warm timing: resolve+walk+merge next to the in-memory flat search, best of 3 passes
-            out["wrap"].append({
-                "variant": vname, "flat": fname, "k": k, "scored": len(rec_f),
-                "recallFlat": statistics.fmean(rec_f), "recallWrapped": statistics.fmean(rec_w),
-                "recallFlatSameLength": statistics.fmean(rec_n),
-                "precisionAdded": prec_num / prec_den if prec_den else 0.0,
-                "recallAdded": add_num / add_den if add_den else 0.0,
-                "precision5Added": p5_num / p5_den if p5_den else 0.0,
-                "meanAdded": prec_den / max(1, len(rec_f)),
-                "flatMsMedian": statistics.median(flat_ms), "walkMsMedian": statistics.median(walk_ms),
-                "walkMsFirst": first_ms, "storeVersionDelta": wrote, "fileChanged": digest0 != digest1,
-            })
+            out["wrap"].append(
+                {
+                    "variant": vname,
+                    "flat": fname,
+                    "k": k,
+                    "scored": len(rec_f),
+                    "recallFlat": statistics.fmean(rec_f),
+                    "recallWrapped": statistics.fmean(rec_w),
+                    "recallFlatSameLength": statistics.fmean(rec_n),
+                    "precisionAdded": prec_num / prec_den if prec_den else 0.0,
+                    "recallAdded": add_num / add_den if add_den else 0.0,
+                    "precision5Added": p5_num / p5_den if p5_den else 0.0,
+                    "meanAdded": prec_den / max(1, len(rec_f)),
+                    "flatMsMedian": statistics.median(flat_ms),
+                    "walkMsMedian": statistics.median(walk_ms),
+                    "walkMsFirst": first_ms,
+                    "storeVersionDelta": wrote,
+                    "fileChanged": digest0 != digest1,
+                }
+            )
     kb0.close()
     kb1.close()
     return out
@@ -289,25 +321,35 @@ def sweep(name: str, max_queries: int = 300, seed: int = 0) -> list[dict[str, An
 
 
 def table(res: dict[str, Any]) -> str:
-    lines = [f"{res['dataset']}: {res['note']}; {res['nodes']:,} nodes, {res['edges']:,} edges, "
-             f"{res['concepts']:,} concepts, {res['queries']} queries, {res['storeAliases']} other aliases in store; "
-             f"embedder {res['embedder']}"]
-    lines.append(f"  {'method':<20}{'top1':>7}{'top5':>7}{'none':>7}{'alias@1':>9}{'first ms':>10}{'med ms':>8}{'writes':>7}")
+    lines = [
+        f"{res['dataset']}: {res['note']}; {res['nodes']:,} nodes, {res['edges']:,} edges, "
+        f"{res['concepts']:,} concepts, {res['queries']} queries, {res['storeAliases']} other aliases in store; "
+        f"embedder {res['embedder']}"
+    ]
+    lines.append(
+        f"  {'method':<20}{'top1':>7}{'top5':>7}{'none':>7}{'alias@1':>9}{'first ms':>10}{'med ms':>8}{'writes':>7}"
+    )
     for m, r in res["resolution"].items():
         alias = f"{r['aliasTopRight']}/{r['aliasTop']}" if "aliasTop" in r else ""
-        lines.append(f"  {m:<20}{r['top1']:>7.3f}{r['top5']:>7.3f}{r.get('none', float('nan')):>7.3f}{alias:>9}"
-                     f"{r.get('firstMs', float('nan')):>10.2f}{r.get('medianMs', float('nan')):>8.3f}"
-                     f"{r.get('storeWrites', ''):>7}")
-    lines.append(f"  {'wrap variant':<22}{'flat':>5}{'R flat@k':>9}{'R wrap':>8}{'R flat@n':>9}{'P add':>7}{'R add':>7}"
-                 f"{'P@5 add':>8}{'added':>7}{'flat ms':>8}{'walk ms':>8}{'added %':>8}{'1st ms':>8}{'writes':>7}")
+        lines.append(
+            f"  {m:<20}{r['top1']:>7.3f}{r['top5']:>7.3f}{r.get('none', float('nan')):>7.3f}{alias:>9}"
+            f"{r.get('firstMs', float('nan')):>10.2f}{r.get('medianMs', float('nan')):>8.3f}"
+            f"{r.get('storeWrites', ''):>7}"
+        )
+    lines.append(
+        f"  {'wrap variant':<22}{'flat':>5}{'R flat@k':>9}{'R wrap':>8}{'R flat@n':>9}{'P add':>7}{'R add':>7}"
+        f"{'P@5 add':>8}{'added':>7}{'flat ms':>8}{'walk ms':>8}{'added %':>8}{'1st ms':>8}{'writes':>7}"
+    )
     for r in res["wrap"]:
-        lines.append(f"  {r['variant']:<22}{r['flat']:>5}{r['recallFlat']:>9.3f}{r['recallWrapped']:>8.3f}"
-                     f"{r['recallFlatSameLength']:>9.3f}{r['precisionAdded']:>7.3f}{r['recallAdded']:>7.3f}"
-                     f"{r.get('precision5Added', float('nan')):>8.3f}"
-                     f"{r['meanAdded']:>7.1f}{r['flatMsMedian']:>8.3f}{r['walkMsMedian']:>8.3f}"
-                     f"{100.0 * r['walkMsMedian'] / r['flatMsMedian'] if r['flatMsMedian'] else float('nan'):>8.0f}"
-                     f"{r['walkMsFirst']:>8.2f}"
-                     f"{(r['storeVersionDelta'] or 0) + (1 if r['fileChanged'] else 0):>7}")
+        lines.append(
+            f"  {r['variant']:<22}{r['flat']:>5}{r['recallFlat']:>9.3f}{r['recallWrapped']:>8.3f}"
+            f"{r['recallFlatSameLength']:>9.3f}{r['precisionAdded']:>7.3f}{r['recallAdded']:>7.3f}"
+            f"{r.get('precision5Added', float('nan')):>8.3f}"
+            f"{r['meanAdded']:>7.1f}{r['flatMsMedian']:>8.3f}{r['walkMsMedian']:>8.3f}"
+            f"{100.0 * r['walkMsMedian'] / r['flatMsMedian'] if r['flatMsMedian'] else float('nan'):>8.0f}"
+            f"{r['walkMsFirst']:>8.2f}"
+            f"{(r['storeVersionDelta'] or 0) + (1 if r['fileChanged'] else 0):>7}"
+        )
     return "\n".join(lines)
 
 
@@ -326,8 +368,11 @@ def main(argv: list[str] | None = None) -> int:
         for name in [d.strip() for d in a.datasets.split(",") if d.strip() and avail.get(d.strip())]:
             for row in sweep(name, a.queries, a.seed):
                 allrows.append(row)
-                print(f"{row['dataset']:<10}{row['setting']:<28}top1 {row['top1']:.3f}  top5 {row['top5']:.3f}"
-                      f"  none {row['none']:.3f}", flush=True)
+                print(
+                    f"{row['dataset']:<10}{row['setting']:<28}top1 {row['top1']:.3f}  top5 {row['top5']:.3f}"
+                    f"  none {row['none']:.3f}",
+                    flush=True,
+                )
         if a.json:
             with open(a.json, "w", encoding="utf-8") as fh:
                 json.dump(allrows, fh, indent=1)

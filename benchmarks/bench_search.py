@@ -78,8 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     db = args.db or f"/tmp/cw-bench-search-{args.concepts}.db"
     if not os.path.exists(db):
-        subprocess.run([sys.executable, "-m", "conceptwalk", "synth", db, "--concepts", str(args.concepts),
-                        "--quiet"], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "conceptwalk", "synth", db, "--concepts", str(args.concepts), "--quiet"], check=True
+        )
     kb = KnowledgeBase.open(db, create=False)
     t, g = timed(kb.graph)
     graph_ms = t
@@ -118,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
             retr = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
             retr.index(toks, show_progress=False)
             bm25s_info["build_ms"] = (time.perf_counter() - t0) * 1e3
-            qtok = {q: bm25s.tokenize([q], stemmer=stemmer, stopwords=None, show_progress=False,
-                                      return_ids=False) for q in qs}
+            qtok = {
+                q: bm25s.tokenize([q], stemmer=stemmer, stopwords=None, show_progress=False, return_ids=False)
+                for q in qs
+            }
             methods["bm25s"] = lambda q: retr.retrieve(qtok[q], k=10, show_progress=False, n_threads=1)
     times: dict[str, list[float]] = {m: [] for m in methods}
     for q in qs:  # warm every path once (masks, statistics, FTS pages)
@@ -150,13 +153,23 @@ def main(argv: list[str] | None = None) -> int:
     p90 = {m: float(np.percentile(v, 90)) for m, v in times.items() if v}
     avg_terms = statistics.mean(len(set(tokenize(q))) for q in qs)
     report = {
-        "nodes": g.num_nodes, "edges": g.num_edges, "questions": len(qs), "rounds": args.rounds,
+        "nodes": g.num_nodes,
+        "edges": g.num_edges,
+        "questions": len(qs),
+        "rounds": args.rounds,
         "avg_distinct_terms": round(avg_terms, 1),
-        "narrowed_caller": str(narrowed), "narrowed_visible": int(mask.visible_count) if mask is not None else g.num_nodes,
-        "graph_build_ms": round(graph_ms, 1), "index_build_ms": round(build_ms, 1),
+        "narrowed_caller": str(narrowed),
+        "narrowed_visible": int(mask.visible_count) if mask is not None else g.num_nodes,
+        "graph_build_ms": round(graph_ms, 1),
+        "index_build_ms": round(build_ms, 1),
         "mask_stats_ms": round(stats_ms, 2),
-        "index": {"docs": ix.num_docs, "terms": ix.num_terms, "postings": ix.num_postings,
-                  "bytes": ix.memory_bytes, "bytes_per_posting": round(ix.memory_bytes / max(ix.num_postings, 1), 2)},
+        "index": {
+            "docs": ix.num_docs,
+            "terms": ix.num_terms,
+            "postings": ix.num_postings,
+            "bytes": ix.memory_bytes,
+            "bytes_per_posting": round(ix.memory_bytes / max(ix.num_postings, 1), 2),
+        },
         "median_ms": {m: round(v, 4) for m, v in med.items()},
         "p90_ms": {m: round(v, 4) for m, v in p90.items()},
         "ratios": {

@@ -76,15 +76,25 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         for t in ts:
             t.join()
         pair.append(time.perf_counter() - t0)
-    res = {"graph_nodes": g.num_nodes, "graph_pairs": g.num_neighbour_pairs,
-           "qps_1_thread": q1, "qps_2_threads": q2, "speedup": q2 / q1,
-           "one_query_ms": statistics.median(alone) * 1e3, "two_queries_2_threads_ms": statistics.median(pair) * 1e3}
-    print(f"graph: {res['graph_nodes']} nodes, {res['graph_pairs']} neighbour pairs; "
-          f"{args.queries} PPR queries at eps={args.eps:g}")
+    res = {
+        "graph_nodes": g.num_nodes,
+        "graph_pairs": g.num_neighbour_pairs,
+        "qps_1_thread": q1,
+        "qps_2_threads": q2,
+        "speedup": q2 / q1,
+        "one_query_ms": statistics.median(alone) * 1e3,
+        "two_queries_2_threads_ms": statistics.median(pair) * 1e3,
+    }
+    print(
+        f"graph: {res['graph_nodes']} nodes, {res['graph_pairs']} neighbour pairs; "
+        f"{args.queries} PPR queries at eps={args.eps:g}"
+    )
     print(f"1 thread : {q1:8.1f} queries/s")
     print(f"2 threads: {q2:8.1f} queries/s   ({q2 / q1:.2f}x)")
-    print(f"one heavy query alone: {res['one_query_ms']:.1f} ms; two on two threads: "
-          f"{res['two_queries_2_threads_ms']:.1f} ms ({res['two_queries_2_threads_ms'] / res['one_query_ms']:.2f}x the time of one)")
+    print(
+        f"one heavy query alone: {res['one_query_ms']:.1f} ms; two on two threads: "
+        f"{res['two_queries_2_threads_ms']:.1f} ms ({res['two_queries_2_threads_ms'] / res['one_query_ms']:.2f}x the time of one)"
+    )
     return res
 
 

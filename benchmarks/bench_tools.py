@@ -90,8 +90,9 @@ def bench_wrapped_query(benchmark, workload_1k, tmp_path_factory):
     it = iter(range(10**9))
     caller = Caller.all_access()
     retriever.query(queries[0]["text"], 10, concept_walk=True, caller=caller)
-    out = benchmark(lambda: retriever.query(queries[next(it) % len(queries)]["text"], 10,
-                                            concept_walk=True, caller=caller))
+    out = benchmark(
+        lambda: retriever.query(queries[next(it) % len(queries)]["text"], 10, concept_walk=True, caller=caller)
+    )
     flat = retriever.query(queries[0]["text"], 10, concept_walk=False, caller=caller)
     assert isinstance(out, list) and isinstance(flat, list)
     kb.close()

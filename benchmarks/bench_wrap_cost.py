@@ -60,8 +60,9 @@ class NumpyColumns:
         main = dim - dim % 4
         ptr = np.zeros(dim + 1, dtype=np.int64)
         np.cumsum(np.bincount(cols, minlength=dim), out=ptr[1:])
-        self.cols = _source.ColumnMatrix(n, dim, ptr.tolist(), values[order].astype(np.float64),
-                                         rows[order] * 4 + np.where(cols < main, cols & 3, 0))
+        self.cols = _source.ColumnMatrix(
+            n, dim, ptr.tolist(), values[order].astype(np.float64), rows[order] * 4 + np.where(cols < main, cols & 3, 0)
+        )
 
     def topk(self, q: np.ndarray, k: int, *, visible: Any = None, min_score: float | None = None) -> Any:
         lo = -np.inf if min_score is None else min_score
@@ -70,12 +71,15 @@ class NumpyColumns:
 
 def use_old_semantic_step() -> None:
     """Patch the old path back in: dense concept matrix (embedded in memory), numpy scoring."""
+
     def concept_columns(self: Any, embedder: Any, config: Any) -> Any:
         def build() -> Any:
             got = NumpyColumns(self.concept_embeddings(embedder, config))
             return False if got.cols is None else got
+
         got = self._get(("embcols-old", embedder.name, config.concept_node_types, config.concept_text), build)
         return None if got is False else got
+
     _source.Snapshot.concept_columns = concept_columns  # type: ignore[method-assign]
 
 
@@ -121,12 +125,21 @@ def semantic_rows(path: str, nq: int, rounds: int, old_from_csr: bool = False) -
         a = old.topk(vecs[i], 10, visible=vis, min_score=0.2)
         b = new.topk(vecs[i], 10, visible=vis, min_score=0.2)
         assert a[0].tolist() == b[0].tolist() and a[1].tolist() == b[1].tolist()
-    t = harness.interleaved({
-        "old": lambda i: old.topk(vecs[i], 10, visible=vis, min_score=0.2),
-        "new": lambda i: new.topk(vecs[i], 10, visible=vis, min_score=0.2),
-    }, nq, rounds=rounds)
-    return {"concepts": n, "old_ms": t["old"] * 1e3, "new_ms": t["new"] * 1e3,
-            "build_old_s": t_old, "build_new_s": t_new}
+    t = harness.interleaved(
+        {
+            "old": lambda i: old.topk(vecs[i], 10, visible=vis, min_score=0.2),
+            "new": lambda i: new.topk(vecs[i], 10, visible=vis, min_score=0.2),
+        },
+        nq,
+        rounds=rounds,
+    )
+    return {
+        "concepts": n,
+        "old_ms": t["old"] * 1e3,
+        "new_ms": t["new"] * 1e3,
+        "build_old_s": t_old,
+        "build_new_s": t_new,
+    }
 
 
 def dense_rows(n: int, nq: int, rounds: int, dim: int = 384) -> dict[str, float]:
@@ -137,10 +150,14 @@ def dense_rows(n: int, nq: int, rounds: int, dim: int = 384) -> dict[str, float]
     qs /= np.linalg.norm(qs, axis=1, keepdims=True)
     vis = rng.random(n) < 0.8
     m64 = mat.astype(np.float64)
-    t = harness.interleaved({
-        "numpy": lambda i: topk_scores(m64 @ qs[i].astype(np.float64), 10, visible=vis, min_score=0.0),
-        "compiled": lambda i: vector_topk_arrays(mat, qs[i], 10, visible=vis, min_score=0.0),
-    }, nq, rounds=rounds)
+    t = harness.interleaved(
+        {
+            "numpy": lambda i: topk_scores(m64 @ qs[i].astype(np.float64), 10, visible=vis, min_score=0.0),
+            "compiled": lambda i: vector_topk_arrays(mat, qs[i], 10, visible=vis, min_score=0.0),
+        },
+        nq,
+        rounds=rounds,
+    )
     return {"concepts": n, "dim": dim, "numpy_ms": t["numpy"] * 1e3, "compiled_ms": t["compiled"] * 1e3}
 
 
@@ -153,18 +170,32 @@ def wrapped_rows(path: str, nq: int, rounds: int) -> dict[str, float]:
     use_old_semantic_step()
     old = ConceptAnchoredRetriever(flat, kb)
     for q in qs[:20]:  # same answers
-        assert repr(old.query(q, 10, concept_walk=True, caller=ALL)) == repr(new.query(q, 10, concept_walk=True, caller=ALL)), q
-    t_old = harness.interleaved({
-        "flat": lambda i: flat(qs[i], 10, caller=ALL),
-        "wrapped-old": lambda i: old.query(qs[i], 10, concept_walk=True, caller=ALL),
-    }, nq, rounds=rounds)
+        assert repr(old.query(q, 10, concept_walk=True, caller=ALL)) == repr(
+            new.query(q, 10, concept_walk=True, caller=ALL)
+        ), q
+    t_old = harness.interleaved(
+        {
+            "flat": lambda i: flat(qs[i], 10, caller=ALL),
+            "wrapped-old": lambda i: old.query(qs[i], 10, concept_walk=True, caller=ALL),
+        },
+        nq,
+        rounds=rounds,
+    )
     _source.Snapshot.concept_columns = saved  # type: ignore[method-assign]
-    t_new = harness.interleaved({
-        "flat": lambda i: flat(qs[i], 10, caller=ALL),
-        "wrapped-new": lambda i: new.query(qs[i], 10, concept_walk=True, caller=ALL),
-    }, nq, rounds=rounds)
-    return {"flat_ms": t_old["flat"] * 1e3, "old_ms": t_old["wrapped-old"] * 1e3,
-            "flat2_ms": t_new["flat"] * 1e3, "new_ms": t_new["wrapped-new"] * 1e3}
+    t_new = harness.interleaved(
+        {
+            "flat": lambda i: flat(qs[i], 10, caller=ALL),
+            "wrapped-new": lambda i: new.query(qs[i], 10, concept_walk=True, caller=ALL),
+        },
+        nq,
+        rounds=rounds,
+    )
+    return {
+        "flat_ms": t_old["flat"] * 1e3,
+        "old_ms": t_old["wrapped-old"] * 1e3,
+        "flat2_ms": t_new["flat"] * 1e3,
+        "new_ms": t_new["wrapped-new"] * 1e3,
+    }
 
 
 FRESH = r"""
@@ -189,8 +220,9 @@ print(json.dumps({{"open_s": t1 - t0, "construct_s": t2 - t1, "first_query_s": t
 
 
 def fresh_rows(path: str, old: bool) -> dict[str, float]:
-    code = FRESH.format(bench=os.path.dirname(os.path.abspath(__file__)), old=old, path=path,
-                        q="personalized pagerank over the graph")
+    code = FRESH.format(
+        bench=os.path.dirname(os.path.abspath(__file__)), old=old, path=path, q="personalized pagerank over the graph"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
@@ -203,8 +235,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--fresh-old", action="store_true", help="also the old path in a fresh process (slow at 1M)")
     ap.add_argument("--no-wrapped", action="store_true")
-    ap.add_argument("--old-from-csr", action="store_true",
-                    help="build the old numpy reference from CSR rows (no dense matrix; for 1M concepts)")
+    ap.add_argument(
+        "--old-from-csr",
+        action="store_true",
+        help="build the old numpy reference from CSR rows (no dense matrix; for 1M concepts)",
+    )
     ap.add_argument("--dense", type=int, default=0, help="rows of the dense 384-d scan (0: skip)")
     args = ap.parse_args(argv)
     res: dict[str, Any] = {"kb": args.kb}

@@ -31,8 +31,16 @@ import time
 from typing import Any
 
 
-def measure(n_concepts: int = 1000, n_queries: int = 50, k: int = 10, *, mode: str = "fts",
-            seed: int = 0, configs: dict[str, Any] | None = None, caller_scopes: str = "*") -> dict[str, Any]:
+def measure(
+    n_concepts: int = 1000,
+    n_queries: int = 50,
+    k: int = 10,
+    *,
+    mode: str = "fts",
+    seed: int = 0,
+    configs: dict[str, Any] | None = None,
+    caller_scopes: str = "*",
+) -> dict[str, Any]:
     from conceptwalk import Caller
     from conceptwalk.kb import synthetic
     from conceptwalk.kb.store import KnowledgeBase
@@ -46,8 +54,7 @@ def measure(n_concepts: int = 1000, n_queries: int = 50, k: int = 10, *, mode: s
     queries = syn.queries(n_queries, seed=seed)
     caller = Caller.from_spec(caller_scopes)
     flat = builtin_flat_search(kb, mode=mode)
-    configs = configs or {"default (2 hops, 20 candidates)": WalkConfig(),
-                          "1 hop": WalkConfig(max_hops=1)}
+    configs = configs or {"default (2 hops, 20 candidates)": WalkConfig(), "1 hop": WalkConfig(max_hops=1)}
     rows = []
     for name, cfg in configs.items():
         events: list[dict[str, Any]] = []
@@ -63,7 +70,7 @@ def measure(n_concepts: int = 1000, n_queries: int = 50, k: int = 10, *, mode: s
             flat_ms.append((time.perf_counter() - t0) * 1e3)
             out = r.query(q["text"], k, concept_walk=True, caller=caller)
             ev = events[-1]
-            assert out[:len(base)] == base, "flat results displaced"
+            assert out[: len(base)] == base, "flat results displaced"
             walk_ms.append(ev["walkMs"])
             added.append(ev["candidatesAdded"])
             contributed += ev["walkContributed"]
@@ -75,36 +82,71 @@ def measure(n_concepts: int = 1000, n_queries: int = 50, k: int = 10, *, mode: s
             rec_flat.append(len(rel & {o["id"] for o in base}) / len(rel))
             rec_wrap.append(len(rel & ids_wrap) / len(rel))
             rec_same.append(len(rel & {o["id"] for o in same}) / len(rel))
-            extra = {o["id"] for o in out[len(base):]}
+            extra = {o["id"] for o in out[len(base) :]}
             p_num += len(rel & extra)
             p_den += len(extra)
         n = len(queries)
-        rows.append({
-            "config": name, "queries": n, "k": k,
-            "recallFlat": statistics.fmean(rec_flat), "recallWrapped": statistics.fmean(rec_wrap),
-            "recallFlatSameLength": statistics.fmean(rec_same),
-            "conceptResolved": resolved / n, "contributionRate": contributed / n,
-            "meanAdded": statistics.fmean(added),
-            "precisionAdded": p_num / p_den if p_den else 0.0,
-            "flatMsMedian": statistics.median(flat_ms), "walkMsMedian": statistics.median(walk_ms),
-            "walkMsP90": sorted(walk_ms)[int(0.9 * (n - 1))],
-        })
+        rows.append(
+            {
+                "config": name,
+                "queries": n,
+                "k": k,
+                "recallFlat": statistics.fmean(rec_flat),
+                "recallWrapped": statistics.fmean(rec_wrap),
+                "recallFlatSameLength": statistics.fmean(rec_same),
+                "conceptResolved": resolved / n,
+                "contributionRate": contributed / n,
+                "meanAdded": statistics.fmean(added),
+                "precisionAdded": p_num / p_den if p_den else 0.0,
+                "flatMsMedian": statistics.median(flat_ms),
+                "walkMsMedian": statistics.median(walk_ms),
+                "walkMsP90": sorted(walk_ms)[int(0.9 * (n - 1))],
+            }
+        )
     kb.close()
-    return {"concepts": n_concepts, "nodes": len(syn.ids), "edges": len(syn.src), "mode": mode,
-            "caller": caller_scopes, "rows": rows}
+    return {
+        "concepts": n_concepts,
+        "nodes": len(syn.ids),
+        "edges": len(syn.src),
+        "mode": mode,
+        "caller": caller_scopes,
+        "rows": rows,
+    }
 
 
 def table(res: dict[str, Any]) -> str:
-    head = (f"synthetic KB: {res['concepts']:,} concepts, {res['nodes']:,} nodes, {res['edges']:,} edges; "
-            f"flat search = {res['mode']}; caller {res['caller']!r}\n")
-    cols = ("config", "flat@k", "wrapped", "flat@n", "resolved", "contrib", "added", "P added", "flat ms", "walk ms",
-            "walk p90")
+    head = (
+        f"synthetic KB: {res['concepts']:,} concepts, {res['nodes']:,} nodes, {res['edges']:,} edges; "
+        f"flat search = {res['mode']}; caller {res['caller']!r}\n"
+    )
+    cols = (
+        "config",
+        "flat@k",
+        "wrapped",
+        "flat@n",
+        "resolved",
+        "contrib",
+        "added",
+        "P added",
+        "flat ms",
+        "walk ms",
+        "walk p90",
+    )
     lines = [head + "  ".join(f"{c:>10}" if i else f"{c:<32}" for i, c in enumerate(cols))]
     for r in res["rows"]:
-        vals = (r["config"], f"{r['recallFlat']:.3f}", f"{r['recallWrapped']:.3f}", f"{r['recallFlatSameLength']:.3f}",
-                f"{r['conceptResolved']:.0%}", f"{r['contributionRate']:.0%}", f"{r['meanAdded']:.1f}",
-                f"{r['precisionAdded']:.3f}",
-                f"{r['flatMsMedian']:.3f}", f"{r['walkMsMedian']:.3f}", f"{r['walkMsP90']:.3f}")
+        vals = (
+            r["config"],
+            f"{r['recallFlat']:.3f}",
+            f"{r['recallWrapped']:.3f}",
+            f"{r['recallFlatSameLength']:.3f}",
+            f"{r['conceptResolved']:.0%}",
+            f"{r['contributionRate']:.0%}",
+            f"{r['meanAdded']:.1f}",
+            f"{r['precisionAdded']:.3f}",
+            f"{r['flatMsMedian']:.3f}",
+            f"{r['walkMsMedian']:.3f}",
+            f"{r['walkMsP90']:.3f}",
+        )
         lines.append("  ".join(f"{v:>10}" if i else f"{v:<32}" for i, v in enumerate(vals)))
     return "\n".join(lines)
 

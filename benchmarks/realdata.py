@@ -40,7 +40,7 @@ class AliasSet:
     name: str
     nodes: list[dict[str, Any]]
     edges: list[dict[str, Any]]
-    pairs: list[tuple[str, str]]           # (alias text, concept id), all of them
+    pairs: list[tuple[str, str]]  # (alias text, concept id), all of them
     concept_types: tuple[str, ...]
     expand: tuple[str, ...]
     admit: tuple[str, ...]
@@ -64,13 +64,21 @@ def load_cwe() -> AliasSet:
     pairs = []
     for w in root.iter(ns + "Weakness"):
         terms = w.find(ns + "Alternate_Terms")
-        for t in (terms if terms is not None else []):
+        for t in terms if terms is not None else []:
             term = t.find(ns + "Term")
             if term is not None and term.text and term.text.strip():
                 pairs.append((" ".join(term.text.split()), f"CWE-{w.get('ID')}"))
     rels = ("ChildOf", "CanPrecede", "PeerOf", "CanAlsoBe", "Requires", "StartsWith", "CanFollow")
-    return AliasSet("cwe", ds.nodes, ds.edges, pairs, ("WEAKNESS",), expand=("ChildOf",),
-                    admit=rels, note="Alternate_Terms -> weakness")
+    return AliasSet(
+        "cwe",
+        ds.nodes,
+        ds.edges,
+        pairs,
+        ("WEAKNESS",),
+        expand=("ChildOf",),
+        admit=rels,
+        note="Alternate_Terms -> weakness",
+    )
 
 
 def load_edam() -> AliasSet:
@@ -85,8 +93,9 @@ def load_edam() -> AliasSet:
         if "_" not in cid:
             continue
         ids.add(cid)
-        nodes.append({"id": cid, "type": "CLASS", "title": r["Preferred Label"] or cid,
-                      "body": (r.get("Definitions") or None)})
+        nodes.append(
+            {"id": cid, "type": "CLASS", "title": r["Preferred Label"] or cid, "body": (r.get("Definitions") or None)}
+        )
         for s in (r.get("Synonyms") or "").split("|"):
             s = " ".join(s.split())
             if s and s.lower() != (r["Preferred Label"] or "").lower():
@@ -99,8 +108,9 @@ def load_edam() -> AliasSet:
             pid = p.rsplit("/", 1)[-1]
             if pid in ids and pid != cid:
                 edges.append({"src": cid, "dst": pid, "type": "subClassOf", "authority": "EDAM"})
-    return AliasSet("edam", nodes, edges, pairs, ("CLASS",), expand=("subClassOf",), admit=("subClassOf",),
-                    note="Synonyms -> class")
+    return AliasSet(
+        "edam", nodes, edges, pairs, ("CLASS",), expand=("subClassOf",), admit=("subClassOf",), note="Synonyms -> class"
+    )
 
 
 def load_umls() -> AliasSet:
@@ -118,8 +128,16 @@ def load_umls() -> AliasSet:
         else:
             continue
         pairs.append((q, n["id"]))
-    return AliasSet("umls", ds.nodes, ds.edges, pairs, ("SEMANTIC_TYPE",), expand=("isa",),
-                    admit=("isa", "part_of", "location_of"), note="name variants (a word dropped / reversed)")
+    return AliasSet(
+        "umls",
+        ds.nodes,
+        ds.edges,
+        pairs,
+        ("SEMANTIC_TYPE",),
+        expand=("isa",),
+        admit=("isa", "part_of", "location_of"),
+        note="name variants (a word dropped / reversed)",
+    )
 
 
 def load_geonames(max_cities: int = 4000, seed: int = 0) -> AliasSet:
@@ -148,13 +166,25 @@ def load_geonames(max_cities: int = 4000, seed: int = 0) -> AliasSet:
         nodes.append({"id": cid, "type": "CITY", "title": c["name"]})
         if c.get("countrycode") in countries:
             edges.append({"src": cid, "dst": f"country:{c['countrycode']}", "type": "IN_COUNTRY"})
-        alts = sorted({a.strip() for a in c.get("alternatenames") or []
-                       if a.strip() and a.isascii() and a.strip().lower() != c["name"].lower()
-                       and len(a.strip()) > 3})
+        alts = sorted(
+            {
+                a.strip()
+                for a in c.get("alternatenames") or []
+                if a.strip() and a.isascii() and a.strip().lower() != c["name"].lower() and len(a.strip()) > 3
+            }
+        )
         if alts:
             pairs.append((rng.choice(alts), cid))
-    return AliasSet("geonames", nodes, edges, pairs, ("CITY",), expand=("IN_COUNTRY",), admit=("IN_COUNTRY",),
-                    note="Latin-script alternate names -> city (4,000 largest cities)")
+    return AliasSet(
+        "geonames",
+        nodes,
+        edges,
+        pairs,
+        ("CITY",),
+        expand=("IN_COUNTRY",),
+        admit=("IN_COUNTRY",),
+        note="Latin-script alternate names -> city (4,000 largest cities)",
+    )
 
 
 LOADERS = {"cwe": load_cwe, "edam": load_edam, "umls": load_umls, "geonames": load_geonames}

@@ -32,8 +32,25 @@ with instrumented():
 
 ALLOWED = documented()
 WORK_LIMIT = 1e7
-FLOATS = [0.0, -0.0, 1.0, -1.0, 0.25, 0.5, 0.999999, 1e-4, 1e-9, 1e-300, 5e-324, 1e308, math.inf,
-          -math.inf, math.nan, 2.0, 1e-12]
+FLOATS = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.25,
+    0.5,
+    0.999999,
+    1e-4,
+    1e-9,
+    1e-300,
+    5e-324,
+    1e308,
+    math.inf,
+    -math.inf,
+    math.nan,
+    2.0,
+    1e-12,
+]
 
 
 def f64(fdp) -> float:
@@ -75,8 +92,7 @@ def make_graph(fdp):
     ntype_names = ["CONCEPT", "DOC", "NOTE"]
     node_types = [ntype_names[fdp.ConsumeIntInRange(0, 2)] for _ in range(n)]
     scopes = [None if fdp.ConsumeIntInRange(0, 2) else ["s%d" % fdp.ConsumeIntInRange(0, 2)] for _ in range(n)]
-    g = LinkGraph.from_arrays(ids, src, dst, [f"T{t}" for t in typ.tolist()], node_types=node_types,
-                              scopes=scopes)
+    g = LinkGraph.from_arrays(ids, src, dst, [f"T{t}" for t in typ.tolist()], node_types=node_types, scopes=scopes)
     mask = np.array([fdp.ConsumeIntInRange(0, 3) != 0 for _ in range(n)], dtype=bool)
     return g, mask
 
@@ -145,8 +161,9 @@ def op_raw(fdp, g: LinkGraph, vm, mask) -> None:
         eps = f64(fdp) if fdp.ConsumeBool() else 1e-4
         if too_much_work(restart, eps) and restart * eps >= 1e-12:
             restart, eps = 0.25, 1e-3  # the batch API has no push cap (below 1e-12 it must refuse)
-        _core.ppr_batch(core, ptr, seeds, w, restart, eps, fdp.ConsumeIntInRange(-1, n), 0,
-                        fdp.ConsumeIntInRange(-1, 4), vm)
+        _core.ppr_batch(
+            core, ptr, seeds, w, restart, eps, fdp.ConsumeIntInRange(-1, n), 0, fdp.ConsumeIntInRange(-1, 4), vm
+        )
     elif which == 3:
         node = fdp.ConsumeIntInRange(-2, n + 1)
         ms = fdp.ConsumeIntInRange(-1, 4)
@@ -159,8 +176,9 @@ def op_raw(fdp, g: LinkGraph, vm, mask) -> None:
         assert node not in np.asarray(targets).tolist()
     elif which == 4:
         nodes = i32_array(fdp, n, -1, n)
-        _core.suggest_batch(core, nodes, fdp.ConsumeIntInRange(-1, 3), fdp.ConsumeIntInRange(-1, n),
-                            fdp.ConsumeIntInRange(-1, 4), vm)
+        _core.suggest_batch(
+            core, nodes, fdp.ConsumeIntInRange(-1, 3), fdp.ConsumeIntInRange(-1, n), fdp.ConsumeIntInRange(-1, 4), vm
+        )
     elif which == 5:
         s, t = fdp.ConsumeIntInRange(-2, n + 1), fdp.ConsumeIntInRange(-2, n + 1)
         path = _core.shortest_path(core, s, t, vm).path
@@ -183,17 +201,28 @@ def op_raw(fdp, g: LinkGraph, vm, mask) -> None:
         admit = np.array([fdp.ConsumeBool() for _ in range(nt if fdp.ConsumeIntInRange(0, 9) else nt + 1)], dtype=bool)
         kwargs = {}
         if fdp.ConsumeBool():
-            kwargs["node_type"] = np.array([fdp.ConsumeIntInRange(-2, 4) for _ in range(n if fdp.ConsumeIntInRange(0, 9) else n + 1)],
-                                           dtype=np.int32)
+            kwargs["node_type"] = np.array(
+                [fdp.ConsumeIntInRange(-2, 4) for _ in range(n if fdp.ConsumeIntInRange(0, 9) else n + 1)],
+                dtype=np.int32,
+            )
         nn = fdp.ConsumeIntInRange(0, 5)
         if fdp.ConsumeBool():
             kwargs["expand_node_types"] = np.array([fdp.ConsumeBool() for _ in range(nn)], dtype=bool)
         if fdp.ConsumeBool():
-            kwargs["admit_node_types"] = np.array([fdp.ConsumeBool() for _ in range(nn if fdp.ConsumeIntInRange(0, 9) else nn + 1)],
-                                                  dtype=bool)
-        res = _core.typed_walk(core, starts, fdp.ConsumeIntInRange(-1, 5), expand, admit,
-                               max_edges=fdp.ConsumeIntInRange(-1, 5000),
-                               max_candidates=fdp.ConsumeIntInRange(-1, 100), visible=vm, **kwargs)
+            kwargs["admit_node_types"] = np.array(
+                [fdp.ConsumeBool() for _ in range(nn if fdp.ConsumeIntInRange(0, 9) else nn + 1)], dtype=bool
+            )
+        res = _core.typed_walk(
+            core,
+            starts,
+            fdp.ConsumeIntInRange(-1, 5),
+            expand,
+            admit,
+            max_edges=fdp.ConsumeIntInRange(-1, 5000),
+            max_candidates=fdp.ConsumeIntInRange(-1, 100),
+            visible=vm,
+            **kwargs,
+        )
         check_visible(np.asarray(res.candidates), n, mask)
         pnodes = np.asarray(res.path_nodes)
         valid = pnodes[pnodes >= 0]
@@ -218,18 +247,25 @@ def op_api(fdp, g: LinkGraph, mask) -> None:
         mp = fdp.ConsumeIntInRange(0, 1000) or None
         if mp is None and push_budget(restart, eps, 0) and restart * eps >= 1e-12:
             mp = 200_000  # (below 1e-12 an uncapped call must refuse: keep None to check that)
-        r = g.personalized_pagerank(seeds, restart=restart, eps=eps, k=fdp.ConsumeIntInRange(0, 5) or None,
-                                    visible=visible, max_pushes=mp)
+        r = g.personalized_pagerank(
+            seeds, restart=restart, eps=eps, k=fdp.ConsumeIntInRange(0, 5) or None, visible=visible, max_pushes=mp
+        )
         check_visible(r.indices, n, vmask)
         assert np.all(r.error_bounds() >= 0)
     elif which == 1:
         seeds = {some_id(): 1.0 for _ in range(fdp.ConsumeIntInRange(1, 3))}
-        r = g.personalized_pagerank_certified(seeds, fdp.ConsumeIntInRange(0, 5), eps=f64(fdp) if fdp.ConsumeBool() else 1e-3,
-                                              max_pushes=fdp.ConsumeIntInRange(1, 20_000), visible=visible)
+        r = g.personalized_pagerank_certified(
+            seeds,
+            fdp.ConsumeIntInRange(0, 5),
+            eps=f64(fdp) if fdp.ConsumeBool() else 1e-3,
+            max_pushes=fdp.ConsumeIntInRange(1, 20_000),
+            visible=visible,
+        )
         check_visible(r.indices, n, vmask)
     elif which == 2:
-        out = g.resource_allocation(some_id(), min_shared=fdp.ConsumeIntInRange(0, 3),
-                                    k=fdp.ConsumeIntInRange(0, 4) or None, visible=visible)
+        out = g.resource_allocation(
+            some_id(), min_shared=fdp.ConsumeIntInRange(0, 3), k=fdp.ConsumeIntInRange(0, 4) or None, visible=visible
+        )
         if vmask is not None:
             allowed = {i for i, v in zip(ids, vmask.tolist()) if v}
             for s in out:
@@ -241,17 +277,29 @@ def op_api(fdp, g: LinkGraph, mask) -> None:
             assert set(p) <= allowed
     elif which == 4:
         h = fdp.ConsumeIntInRange(-1, 4)
-        g.hops([some_id() for _ in range(fdp.ConsumeIntInRange(0, 3))], [some_id() for _ in range(3)],
-               max_hops=None if h < 0 else h, visible=visible)
+        g.hops(
+            [some_id() for _ in range(fdp.ConsumeIntInRange(0, 3))],
+            [some_id() for _ in range(3)],
+            max_hops=None if h < 0 else h,
+            visible=visible,
+        )
     else:
-        caller = Caller.all_access() if fdp.ConsumeBool() else Caller.with_scopes(
-            *["s%d" % fdp.ConsumeIntInRange(0, 3) for _ in range(fdp.ConsumeIntInRange(0, 2))])
+        caller = (
+            Caller.all_access()
+            if fdp.ConsumeBool()
+            else Caller.with_scopes(*["s%d" % fdp.ConsumeIntInRange(0, 3) for _ in range(fdp.ConsumeIntInRange(0, 2))])
+        )
         if which == 5:
-            graph_context(g, concepts=[some_id() for _ in range(fdp.ConsumeIntInRange(0, 3))],
-                          caller=caller, k=fdp.ConsumeIntInRange(0, 6))
+            graph_context(
+                g,
+                concepts=[some_id() for _ in range(fdp.ConsumeIntInRange(0, 3))],
+                caller=caller,
+                k=fdp.ConsumeIntInRange(0, 6),
+            )
         elif which == 6:
-            link_suggest(g, some_id(), k=fdp.ConsumeIntInRange(0, 6), caller=caller,
-                         min_shared=fdp.ConsumeIntInRange(0, 3))
+            link_suggest(
+                g, some_id(), k=fdp.ConsumeIntInRange(0, 6), caller=caller, min_shared=fdp.ConsumeIntInRange(0, 3)
+            )
         else:
             graph_path(g, some_id(), some_id(), caller=caller)
 

@@ -37,31 +37,130 @@ with instrumented():
 _SANDBOX = tempfile.mkdtemp(prefix="cw-fuzz-cli-")
 _FIXTURE = os.path.join(_SANDBOX, "fixture.db")
 
-COMMANDS = ["stats", "context", "suggest", "path", "query", "probe", "import", "events",
-            "demo", "synth", "dataset", "bench", "serve", "--version", "--help", "-h", "nope", ""]
+COMMANDS = [
+    "stats",
+    "context",
+    "suggest",
+    "path",
+    "query",
+    "probe",
+    "import",
+    "events",
+    "demo",
+    "synth",
+    "dataset",
+    "bench",
+    "serve",
+    "--version",
+    "--help",
+    "-h",
+    "nope",
+    "",
+]
 RUN = {"stats", "context", "suggest", "path", "query", "probe", "import", "events"}
-OPTIONS = ["-k", "--concept", "--node-type", "--restart", "--eps", "--hits", "--json", "--scopes",
-           "--min-shared", "--mode", "--embedder", "--max-hops", "--concept-walk", "--events",
-           "--format", "--default-type", "--quiet", "--concepts", "--seed", "--force", "--queries",
-           "--rounds", "--no-threads", "--token-file", "--require-token", "--path", "--repeat",
-           "--rebuild", "summarize", "-h", "--", "-"]
-WORDS = ["c1", "c2", "c3", "ghost", "concept one", "", "*", "t1", "a,b", "fts", "embedding",
-         "hashing", "hashing:8", "hashing:99999999999", "hashing:0", "model2vec:", "st:nope",
-         "jsonl:events.jsonl", "logging", "auto", "jsonl", "edges", "LINK", "umls", "1", "2",
-         "0", "-1", "1e-300", "nan", "inf", "-inf", "99999999999999999999", "0.25", "1.5", "0_5",
-         "CONCEPT", "é", "\x00", "🙂"]
+OPTIONS = [
+    "-k",
+    "--concept",
+    "--node-type",
+    "--restart",
+    "--eps",
+    "--hits",
+    "--json",
+    "--scopes",
+    "--min-shared",
+    "--mode",
+    "--embedder",
+    "--max-hops",
+    "--concept-walk",
+    "--events",
+    "--format",
+    "--default-type",
+    "--quiet",
+    "--concepts",
+    "--seed",
+    "--force",
+    "--queries",
+    "--rounds",
+    "--no-threads",
+    "--token-file",
+    "--require-token",
+    "--path",
+    "--repeat",
+    "--rebuild",
+    "summarize",
+    "-h",
+    "--",
+    "-",
+]
+WORDS = [
+    "c1",
+    "c2",
+    "c3",
+    "ghost",
+    "concept one",
+    "",
+    "*",
+    "t1",
+    "a,b",
+    "fts",
+    "embedding",
+    "hashing",
+    "hashing:8",
+    "hashing:99999999999",
+    "hashing:0",
+    "model2vec:",
+    "st:nope",
+    "jsonl:events.jsonl",
+    "logging",
+    "auto",
+    "jsonl",
+    "edges",
+    "LINK",
+    "umls",
+    "1",
+    "2",
+    "0",
+    "-1",
+    "1e-300",
+    "nan",
+    "inf",
+    "-inf",
+    "99999999999999999999",
+    "0.25",
+    "1.5",
+    "0_5",
+    "CONCEPT",
+    "é",
+    "\x00",
+    "🙂",
+]
 PATHS = ["@kb", "@foreign", "@damaged", "@dir", "@missing", "@jsonl", "@csv", "@events"]
 
 
 def _setup() -> None:
     """The files the paths stand for (rebuilt by :func:`_reset` when a run changed them)."""
     with KnowledgeBase.open(_FIXTURE) as kb:
-        kb.add_nodes([{"id": f"c{i}", "type": "CONCEPT" if i < 4 else "FILE", "title": f"concept {i}",
-                       "scopes": ["t1"] if i == 3 else None} for i in range(6)])
-        kb.add_edges([{"src": "c1", "dst": "c2", "type": "RELATED_TO", "authority": "CANONICAL"},
-                      {"src": "c2", "dst": "c4", "type": "IMPLEMENTED_BY", "fidelity": 0.5},
-                      {"src": "c1", "dst": "c3", "type": "RELATED_TO"}, ("c3", "c5", "IMPLEMENTED_BY"),
-                      ("c2", "c3"), ("c4", "c5")])
+        kb.add_nodes(
+            [
+                {
+                    "id": f"c{i}",
+                    "type": "CONCEPT" if i < 4 else "FILE",
+                    "title": f"concept {i}",
+                    "scopes": ["t1"] if i == 3 else None,
+                }
+                for i in range(6)
+            ]
+        )
+        kb.add_edges(
+            [
+                {"src": "c1", "dst": "c2", "type": "RELATED_TO", "authority": "CANONICAL"},
+                {"src": "c2", "dst": "c4", "type": "IMPLEMENTED_BY", "fidelity": 0.5},
+                {"src": "c1", "dst": "c3", "type": "RELATED_TO"},
+                ("c3", "c5", "IMPLEMENTED_BY"),
+                ("c2", "c3"),
+                ("c4", "c5"),
+            ]
+        )
         kb.add_aliases([("one", "c1")])
     c = sqlite3.connect(os.path.join(_SANDBOX, "foreign.db"))
     c.execute("CREATE TABLE IF NOT EXISTS nodes(id TEXT)")
@@ -69,7 +168,7 @@ def _setup() -> None:
     c.close()
     with open(_FIXTURE, "rb") as fh:
         data = bytearray(fh.read())
-    data[len(data) // 2:len(data) // 2 + 512] = bytes(range(256)) * 2
+    data[len(data) // 2 : len(data) // 2 + 512] = bytes(range(256)) * 2
     with open(os.path.join(_SANDBOX, "damaged.db"), "wb") as fh:
         fh.write(bytes(data))
     os.makedirs(os.path.join(_SANDBOX, "adir"), exist_ok=True)
@@ -112,7 +211,7 @@ def _token(fdp) -> str:
     if kind <= 4:
         return WORDS[fdp.ConsumeIntInRange(0, len(WORDS) - 1)]
     if kind == 5:
-        return str(fdp.ConsumeIntInRange(-2**70, 2**70))
+        return str(fdp.ConsumeIntInRange(-(2**70), 2**70))
     if kind == 6:
         return repr(fdp.ConsumeFloat())
     if kind == 7:

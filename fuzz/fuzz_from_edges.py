@@ -25,8 +25,21 @@ with instrumented():
 
 ALLOWED = documented()
 NAMES = ["a", "b", "c", "d", "e", "", " ", "a\x00b", "é", "🙂", "10", "2", "LINK", "x" * 40]
-DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32, np.uint64, np.float32,
-          np.float64, np.bool_, np.complex64, object, "U3"]
+DTYPES = [
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint32,
+    np.uint64,
+    np.float32,
+    np.float64,
+    np.bool_,
+    np.complex64,
+    object,
+    "U3",
+]
 #: What the raw core's ``array_t<int32, forcecast>`` parameters accept (anything else is a
 #: pybind11 overload TypeError, i.e. a wrong call rather than a bad value).
 NUMERIC = DTYPES[:-2]
@@ -80,7 +93,7 @@ def check_core(core, n: int) -> None:
     assert indptr.shape == (n + 1,) and indptr[0] == 0 and indptr[-1] == indices.shape[0]
     assert np.all(np.diff(indptr) >= 0)
     for u in range(n):
-        row = indices[indptr[u]:indptr[u + 1]]
+        row = indices[indptr[u] : indptr[u + 1]]
         assert np.all((row >= 0) & (row < n)), row
         assert np.all(np.diff(row) > 0), ("row not strictly ascending", u, row)
         assert not np.any(row == u), ("self-loop kept", u)
@@ -115,16 +128,31 @@ def patch(fdp, core, n: int, src, dst, typ, canon) -> None:
         remap[u] = -1 if sl is None else sl
     ntypes = core.num_edge_types
     type_lut = np.arange(ntypes, dtype=np.int64) + (np.arange(ntypes) >= fdp.ConsumeIntInRange(0, max(ntypes, 1)))
-    drop = np.unique(np.array([fdp.ConsumeIntInRange(0, max(core.num_edges - 1, 0))
-                               for _ in range(fdp.ConsumeIntInRange(0, 3))], dtype=np.int64)) \
-        if core.num_edges else np.zeros(0, dtype=np.int64)
+    drop = (
+        np.unique(
+            np.array(
+                [fdp.ConsumeIntInRange(0, max(core.num_edges - 1, 0)) for _ in range(fdp.ConsumeIntInRange(0, 3))],
+                dtype=np.int64,
+            )
+        )
+        if core.num_edges
+        else np.zeros(0, dtype=np.int64)
+    )
     k = fdp.ConsumeIntInRange(0, 4)
     hi_n = max(n_new - 1, 0)
-    add = [(fdp.ConsumeIntInRange(0, hi_n), fdp.ConsumeIntInRange(0, hi_n), fdp.ConsumeIntInRange(0, ntypes + 1))
-           for _ in range(k if n_new else 0)]
+    add = [
+        (fdp.ConsumeIntInRange(0, hi_n), fdp.ConsumeIntInRange(0, hi_n), fdp.ConsumeIntInRange(0, ntypes + 1))
+        for _ in range(k if n_new else 0)
+    ]
     hostile = fdp.ConsumeIntInRange(0, 5) == 0
-    args = [remap, type_lut, drop, np.array([a[0] for a in add], dtype=np.int64),
-            np.array([a[1] for a in add], dtype=np.int64), np.array([a[2] for a in add], dtype=np.int64)]
+    args = [
+        remap,
+        type_lut,
+        drop,
+        np.array([a[0] for a in add], dtype=np.int64),
+        np.array([a[1] for a in add], dtype=np.int64),
+        np.array([a[2] for a in add], dtype=np.int64),
+    ]
     if hostile:  # one argument replaced by something out of range, unordered or of another shape
         j = fdp.ConsumeIntInRange(0, len(args) - 1)
         args[j] = array(fdp, fdp.ConsumeIntInRange(0, n_old + 3), -(2**31), 2**31 - 1, NUMERIC)
@@ -138,11 +166,18 @@ def patch(fdp, core, n: int, src, dst, typ, canon) -> None:
     # the reference: a fresh build of the kept edges (as given) and the added ones
     src_a, dst_a, typ_a = (np.asarray(x).astype(np.int64) for x in (src, dst, typ))
     dropped = set(drop.tolist())
-    f = [(int(remap[src_a[i]]), int(remap[dst_a[i]]), int(type_lut[typ_a[i]])) for i in range(len(canon))
-         if canon[i] >= 0 and canon[i] not in dropped and remap[src_a[i]] >= 0 and remap[dst_a[i]] >= 0]
+    f = [
+        (int(remap[src_a[i]]), int(remap[dst_a[i]]), int(type_lut[typ_a[i]]))
+        for i in range(len(canon))
+        if canon[i] >= 0 and canon[i] not in dropped and remap[src_a[i]] >= 0 and remap[dst_a[i]] >= 0
+    ]
     f += add
-    ref, _ = _core.CSRGraph.from_edges(n_new, np.array([x[0] for x in f], dtype=np.int32),
-                                       np.array([x[1] for x in f], dtype=np.int32), np.array([x[2] for x in f], dtype=np.int32))
+    ref, _ = _core.CSRGraph.from_edges(
+        n_new,
+        np.array([x[0] for x in f], dtype=np.int32),
+        np.array([x[1] for x in f], dtype=np.int32),
+        np.array([x[2] for x in f], dtype=np.int32),
+    )
     for name_ in ("indptr", "indices", "pair_base", "pair_ptr", "edge_typedir"):
         assert np.array_equal(getattr(got, name_), getattr(ref, name_)), name_
     # min_num_types was 0: the types of the edges it holds (build() also counts self-loops')
@@ -165,8 +200,15 @@ def target(data: bytes) -> None:
                     edges.append((name(fdp), name(fdp), name(fdp)))
                 elif k == 2:
                     row = {"src": name(fdp), "dst": name(fdp)}
-                    for key in ("type", "authority", "fidelity", "extraction_method",
-                                "extraction_confidence", "lifecycle", "bogus"):
+                    for key in (
+                        "type",
+                        "authority",
+                        "fidelity",
+                        "extraction_method",
+                        "extraction_confidence",
+                        "lifecycle",
+                        "bogus",
+                    ):
                         if fdp.ConsumeIntInRange(0, 3) == 0:
                             row[key] = scalar(fdp)
                     edges.append(row)
@@ -193,8 +235,10 @@ def target(data: bytes) -> None:
         elif mode == 1:  # numpy edge arrays of any dtype / shape
             m = fdp.ConsumeIntInRange(0, 30)
             cols = fdp.ConsumeIntInRange(1, 4)
-            vals = [[name(fdp) if fdp.ConsumeBool() else fdp.ConsumeIntInRange(-5, 5) for _ in range(cols)]
-                    for _ in range(m)]
+            vals = [
+                [name(fdp) if fdp.ConsumeBool() else fdp.ConsumeIntInRange(-5, 5) for _ in range(cols)]
+                for _ in range(m)
+            ]
             dt = [object, "U4", np.int64, np.float64][fdp.ConsumeIntInRange(0, 3)]
             try:
                 arr = np.array(vals, dtype=dt)
@@ -227,8 +271,11 @@ def target(data: bytes) -> None:
             g = LinkGraph.from_arrays(ids, src, dst, **kwargs)
             check_graph(g)
         else:  # the raw core constructor
-            n = fdp.PickValueInList([0, 1, 2, 3, 5, 17, 64, -1, -(2**40), 2**31, 2**31 - 1]) \
-                if fdp.ConsumeIntInRange(0, 3) == 0 else fdp.ConsumeIntInRange(0, 50)
+            n = (
+                fdp.PickValueInList([0, 1, 2, 3, 5, 17, 64, -1, -(2**40), 2**31, 2**31 - 1])
+                if fdp.ConsumeIntInRange(0, 3) == 0
+                else fdp.ConsumeIntInRange(0, 50)
+            )
             m = fdp.ConsumeIntInRange(0, 80)
             hi = max(n, 1) if n < 2**20 else 60
             src = array(fdp, m, -3, hi + 2, NUMERIC)

@@ -49,8 +49,9 @@ def store() -> KnowledgeBase:
 
 def counts(kb: KnowledgeBase) -> tuple[int, ...]:
     c = kb.conn
-    return (kb.version,) + tuple(c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                                 for t in ("nodes", "edges", "aliases"))
+    return (kb.version,) + tuple(
+        c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("nodes", "edges", "aliases")
+    )
 
 
 def target(data: bytes) -> None:

@@ -48,10 +48,14 @@ def _answers(path: str) -> tuple[object, ...]:
     with KnowledgeBase.open(path) as kb:
         g = kb.graph()
         arrs = g.to_arrays()
-        return (tuple((k, str(v.dtype), v.tobytes()) for k, v in sorted(arrs.items())),
-                tuple(g.title(x) for x in g.ids),
-                tuple(tuple(kb.search("note words", k=20, caller=c))
-                      for c in (Caller.public(), Caller.with_scopes("tenant-a"), Caller.with_scopes("tenant-c"))))
+        return (
+            tuple((k, str(v.dtype), v.tobytes()) for k, v in sorted(arrs.items())),
+            tuple(g.title(x) for x in g.ids),
+            tuple(
+                tuple(kb.search("note words", k=20, caller=c))
+                for c in (Caller.public(), Caller.with_scopes("tenant-a"), Caller.with_scopes("tenant-c"))
+            ),
+        )
 
 
 def state() -> dict[str, object]:
@@ -59,12 +63,32 @@ def state() -> dict[str, object]:
     if not _STATE:
         base = os.path.join(_TMP, "base.db")
         with KnowledgeBase.open(base) as kb:
-            kb.add_nodes([{"id": f"n{i}", "title": f"note {i}" if i % 4 else None, "body": f"words {i % 3}",
-                           "scopes": [["tenant-a"], ["tenant-c"], None][i % 3], "type": ["A", "B"][i % 2],
-                           "lifecycle": ["active", None][i % 2]} for i in range(12)])
-            kb.add_edges([{"src": f"n{i}", "dst": f"n{(i * 5 + 1) % 12}", "type": ["CITES", "LINKS"][i % 2],
-                           "authority": ["primary", None][i % 2], "extraction_confidence": 0.5 if i % 3 else None}
-                          for i in range(12)] + [("n2", "n2", "SELF")])
+            kb.add_nodes(
+                [
+                    {
+                        "id": f"n{i}",
+                        "title": f"note {i}" if i % 4 else None,
+                        "body": f"words {i % 3}",
+                        "scopes": [["tenant-a"], ["tenant-c"], None][i % 3],
+                        "type": ["A", "B"][i % 2],
+                        "lifecycle": ["active", None][i % 2],
+                    }
+                    for i in range(12)
+                ]
+            )
+            kb.add_edges(
+                [
+                    {
+                        "src": f"n{i}",
+                        "dst": f"n{(i * 5 + 1) % 12}",
+                        "type": ["CITES", "LINKS"][i % 2],
+                        "authority": ["primary", None][i % 2],
+                        "extraction_confidence": 0.5 if i % 3 else None,
+                    }
+                    for i in range(12)
+                ]
+                + [("n2", "n2", "SELF")]
+            )
             kb.graph()
             kb.search("note")
         with open(base + ".snapshot", "rb") as fh:
@@ -79,7 +103,7 @@ def state() -> dict[str, object]:
 
 
 def _int(data: bytes, at: int, size: int) -> int:
-    chunk = data[at:at + size].ljust(size, b"\0")
+    chunk = data[at : at + size].ljust(size, b"\0")
     return int.from_bytes(chunk, "little")
 
 
@@ -98,7 +122,7 @@ def build_snapshot(path: str, data: bytes) -> bool:
             b[pos] ^= (body[j + 3] if j + 3 < len(body) else 1) or 1
         out = bytes(b)
     elif mode == 2:
-        out = snap[:_int(body, 0, 3) % (len(snap) + 1)] + body[3:]
+        out = snap[: _int(body, 0, 3) % (len(snap) + 1)] + body[3:]
     else:
         arrays = {k: v.copy() for k, v in st["arrays"].items()}  # type: ignore[union-attr]
         names = sorted(arrays)
@@ -108,7 +132,7 @@ def build_snapshot(path: str, data: bytes) -> bool:
             arrays[name] = np.zeros(1 + _int(body, 1, 1) % 3, dtype=a.dtype)
         else:
             i = _int(body, 1, 4) % a.size
-            raw = body[5:5 + a.dtype.itemsize].ljust(a.dtype.itemsize, b"\0")
+            raw = body[5 : 5 + a.dtype.itemsize].ljust(a.dtype.itemsize, b"\0")
             a[i] = np.frombuffer(raw, dtype=a.dtype)[0]
         write_arrays(path, arrays, st["meta"])  # type: ignore[arg-type]
         return True

@@ -41,26 +41,46 @@ _TEMPLATE: dict[str, bytes] = {}
 
 #: Cells a hand-edit may change: (table, column, row filter).
 CELLS = [
-    ("nodes", "id", "id = 'c1'"), ("nodes", "type", "id = 'c1'"), ("nodes", "title", "id = 'c2'"),
-    ("nodes", "body", "id = 'c2'"), ("nodes", "scopes", "id = 'c3'"), ("nodes", "lifecycle", "id = 'c1'"),
+    ("nodes", "id", "id = 'c1'"),
+    ("nodes", "type", "id = 'c1'"),
+    ("nodes", "title", "id = 'c2'"),
+    ("nodes", "body", "id = 'c2'"),
+    ("nodes", "scopes", "id = 'c3'"),
+    ("nodes", "lifecycle", "id = 'c1'"),
     ("nodes", "rid", "id = 'c4'"),
-    ("edges", "src", "rowid = 1"), ("edges", "dst", "rowid = 2"), ("edges", "type", "rowid = 1"),
-    ("edges", "authority", "rowid = 1"), ("edges", "fidelity", "rowid = 2"),
-    ("edges", "extraction_method", "rowid = 1"), ("edges", "extraction_confidence", "rowid = 1"),
+    ("edges", "src", "rowid = 1"),
+    ("edges", "dst", "rowid = 2"),
+    ("edges", "type", "rowid = 1"),
+    ("edges", "authority", "rowid = 1"),
+    ("edges", "fidelity", "rowid = 2"),
+    ("edges", "extraction_method", "rowid = 1"),
+    ("edges", "extraction_confidence", "rowid = 1"),
     ("edges", "lifecycle", "rowid = 3"),
-    ("aliases", "alias", "alias = 'one'"), ("aliases", "canonical", "alias = 'one'"),
-    ("embeddings", "dim", "node_id = 'c1'"), ("embeddings", "vector", "node_id = 'c1'"),
+    ("aliases", "alias", "alias = 'one'"),
+    ("aliases", "canonical", "alias = 'one'"),
+    ("embeddings", "dim", "node_id = 'c1'"),
+    ("embeddings", "vector", "node_id = 'c1'"),
     ("embeddings", "model", "node_id = 'c2'"),
-    ("meta", "value", "key = 'version'"), ("meta", "value", "key = 'schema_version'"),
+    ("meta", "value", "key = 'version'"),
+    ("meta", "value", "key = 'schema_version'"),
 ]
 STATEMENTS = [
-    "DELETE FROM meta WHERE key = 'version'", "DELETE FROM meta WHERE key = 'schema_version'",
-    "DROP TABLE aliases", "DROP TABLE nodes_fts", "DROP TRIGGER nodes_fts_ai", "PRAGMA user_version = 0",
-    "PRAGMA user_version = 7", "PRAGMA user_version = -1", "DELETE FROM nodes WHERE id = 'c1'",
+    "DELETE FROM meta WHERE key = 'version'",
+    "DELETE FROM meta WHERE key = 'schema_version'",
+    "DROP TABLE aliases",
+    "DROP TABLE nodes_fts",
+    "DROP TRIGGER nodes_fts_ai",
+    "PRAGMA user_version = 0",
+    "PRAGMA user_version = 7",
+    "PRAGMA user_version = -1",
+    "DELETE FROM nodes WHERE id = 'c1'",
     "INSERT INTO edges(src, dst, type) VALUES ('c1', 'ghost', 'LINK')",
-    "INSERT INTO nodes_fts(nodes_fts) VALUES ('delete-all')", "ALTER TABLE edges DROP COLUMN lifecycle",
-    "UPDATE nodes SET scopes = '[1, 2]'", "UPDATE nodes SET scopes = '\"a\"'",
-    "UPDATE edges SET extraction_confidence = 7", "UPDATE edges SET authority = x'00'",
+    "INSERT INTO nodes_fts(nodes_fts) VALUES ('delete-all')",
+    "ALTER TABLE edges DROP COLUMN lifecycle",
+    "UPDATE nodes SET scopes = '[1, 2]'",
+    "UPDATE nodes SET scopes = '\"a\"'",
+    "UPDATE edges SET extraction_confidence = 7",
+    "UPDATE edges SET authority = x'00'",
 ]
 
 
@@ -76,13 +96,34 @@ def template(page_size: int) -> bytes:
         c.commit()
         c.close()
         with KnowledgeBase.open(path) as kb:
-            kb.add_nodes([{"id": f"c{i}", "type": "CONCEPT" if i % 2 else "DOC", "title": f"concept {i}",
-                           "body": "words " * (i + 1), "scopes": ["t1"] if i % 3 == 0 else None,
-                           "lifecycle": "active"} for i in range(8)])
-            kb.add_edges([{"src": f"c{i}", "dst": f"c{(i + 3) % 8}", "type": "RELATED_TO" if i % 2 else "IMPLEMENTED_BY",
-                           "authority": "CANONICAL", "fidelity": 0.5 if i % 2 else "high",
-                           "extraction_method": "TAGGED_CONCEPT", "extraction_confidence": 0.8,
-                           "lifecycle": "active"} for i in range(8)])
+            kb.add_nodes(
+                [
+                    {
+                        "id": f"c{i}",
+                        "type": "CONCEPT" if i % 2 else "DOC",
+                        "title": f"concept {i}",
+                        "body": "words " * (i + 1),
+                        "scopes": ["t1"] if i % 3 == 0 else None,
+                        "lifecycle": "active",
+                    }
+                    for i in range(8)
+                ]
+            )
+            kb.add_edges(
+                [
+                    {
+                        "src": f"c{i}",
+                        "dst": f"c{(i + 3) % 8}",
+                        "type": "RELATED_TO" if i % 2 else "IMPLEMENTED_BY",
+                        "authority": "CANONICAL",
+                        "fidelity": 0.5 if i % 2 else "high",
+                        "extraction_method": "TAGGED_CONCEPT",
+                        "extraction_confidence": 0.8,
+                        "lifecycle": "active",
+                    }
+                    for i in range(8)
+                ]
+            )
             kb.add_aliases([("one", "c1"), ("uno", "c1"), ("two", "c2")])
             kb.set_embeddings("m", ["c1", "c2"], [[1.0, 0.0], [0.0, 1.0]])
         with open(path, "rb") as fh:
@@ -95,7 +136,7 @@ def value(fdp):
     if kind == 0:
         return None
     if kind == 1:
-        return fdp.ConsumeIntInRange(-2**63, 2**63 - 1)
+        return fdp.ConsumeIntInRange(-(2**63), 2**63 - 1)
     if kind == 2:
         return fdp.ConsumeFloat()
     if kind == 3:

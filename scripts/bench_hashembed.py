@@ -84,8 +84,7 @@ def main() -> None:
     t_cy = median_time(lambda: emb.embed(texts), args.repeats)
     t_py = median_time(lambda: reference_embed(texts, dim=args.dim), args.repeats)
     print(
-        f"{args.n} texts (mean {mean_len:.1f} chars, {ascii_share:.0%} ASCII), dim {args.dim}, "
-        f"median of {args.repeats}"
+        f"{args.n} texts (mean {mean_len:.1f} chars, {ascii_share:.0%} ASCII), dim {args.dim}, median of {args.repeats}"
     )
     print(f"  cython      {t_cy * 1e3:9.1f} ms   ({t_cy / args.n * 1e6:7.2f} us/text)")
     print(f"  pure python {t_py * 1e3:9.1f} ms   ({t_py / args.n * 1e6:7.2f} us/text)")

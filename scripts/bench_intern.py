@@ -24,8 +24,14 @@ from conceptwalk.graph._intern import intern_edges
 DEFAULT_TYPE = "LINK"
 
 
-def python_intern_edges(edges: Any, table: dict[str, int], names: list[str], type_table: dict[str, int],
-                        type_names: list[str], default_type: str) -> tuple[Any, Any, Any, dict[str, Any]]:
+def python_intern_edges(
+    edges: Any,
+    table: dict[str, int],
+    names: list[str],
+    type_table: dict[str, int],
+    type_names: list[str],
+    default_type: str,
+) -> tuple[Any, Any, Any, dict[str, Any]]:
     """Pure-Python equivalent of ``_intern.intern_edges`` for tuple rows: one pass, a dict lookup
     per id, first-seen codes, the same outputs (int64 arrays)."""
     src: list[int] = []
@@ -56,8 +62,7 @@ def python_intern_edges(edges: Any, table: dict[str, int], names: list[str], typ
         dst.append(code(table, names, e[1]))
         t = e[2] if n == 3 else None
         typ.append(code(type_table, type_names, default_type if t is None else t))
-    return (np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64),
-            np.asarray(typ, dtype=np.int64), {})
+    return (np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), np.asarray(typ, dtype=np.int64), {})
 
 
 def make_edges(m: int, n_ids: int, seed: int = 0, shared: bool = False) -> list[tuple[str, str, str]]:
@@ -69,8 +74,10 @@ def make_edges(m: int, n_ids: int, seed: int = 0, shared: bool = False) -> list[
     if shared:
         ids = [f"concept:{i:07d}" for i in range(n_ids)]
         return [(ids[rng.randrange(n_ids)], ids[rng.randrange(n_ids)], rng.choice(types)) for _ in range(m)]
-    return [(f"concept:{rng.randrange(n_ids):07d}", f"concept:{rng.randrange(n_ids):07d}", rng.choice(types))
-            for _ in range(m)]
+    return [
+        (f"concept:{rng.randrange(n_ids):07d}", f"concept:{rng.randrange(n_ids):07d}", rng.choice(types))
+        for _ in range(m)
+    ]
 
 
 def timed(fn: Any, repeat: int) -> tuple[float, Any]:

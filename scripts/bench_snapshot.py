@@ -52,8 +52,9 @@ def fresh_process(db: str, seed: str, repeat: int, with_snapshot: bool) -> dict[
         if not with_snapshot and os.path.exists(db + ".snapshot"):
             os.unlink(db + ".snapshot")
         t = time.perf_counter()
-        out = subprocess.run([sys.executable, "-c", FIRST_ANSWER, db, seed], capture_output=True, text=True,
-                             check=True).stdout.split()
+        out = subprocess.run(
+            [sys.executable, "-c", FIRST_ANSWER, db, seed], capture_output=True, text=True, check=True
+        ).stdout.split()
         walls.append(time.perf_counter() - t)
         rss.append(int(out[1]) / 1024)
     return {"seconds": _median(walls), "peak_rss_mb": max(rss)}
@@ -80,8 +81,13 @@ def measure(n_concepts: int, workdir: str, turns: int) -> dict[str, Any]:
         nodes, edges = kb.stats()["nodes"], kb.stats()["edges"]
     if os.path.exists(db + ".snapshot"):
         os.unlink(db + ".snapshot")
-    res.update(nodes=nodes, edges=edges, file_mb=os.path.getsize(db) / 2**20,
-               synth_store_s=t_store, synth_edges_per_s=edges / t_store)
+    res.update(
+        nodes=nodes,
+        edges=edges,
+        file_mb=os.path.getsize(db) / 2**20,
+        synth_store_s=t_store,
+        synth_edges_per_s=edges / t_store,
+    )
     jl = os.path.join(workdir, f"kb{n_concepts}.jsonl")
     with open(jl, "w") as fh:
         for row in syn.node_rows():
@@ -93,8 +99,11 @@ def measure(n_concepts: int, workdir: str, turns: int) -> dict[str, Any]:
     with KnowledgeBase.open(imp) as kb:
         summary = import_jsonl(kb, jl)
     t_imp = time.perf_counter() - t
-    res.update(import_s=t_imp, import_rows_per_s=(summary.nodes + summary.edges) / t_imp,
-               import_edges_per_s=summary.edges / t_imp)
+    res.update(
+        import_s=t_imp,
+        import_rows_per_s=(summary.nodes + summary.edges) / t_imp,
+        import_edges_per_s=summary.edges / t_imp,
+    )
     for p in (imp, imp + "-wal", imp + "-shm", imp + ".snapshot", jl):
         if os.path.exists(p):
             os.unlink(p)
@@ -114,8 +123,12 @@ def measure(n_concepts: int, workdir: str, turns: int) -> dict[str, Any]:
         t = time.perf_counter()
         syn.to_linkgraph()
         t_lists = time.perf_counter() - t
-        res.update(graph_from_store_s=_median(builds), read_columns_s=_median(reads),
-                   from_arrays_encoded_s=_median(arrays_times), from_arrays_lists_s=t_lists)
+        res.update(
+            graph_from_store_s=_median(builds),
+            read_columns_s=_median(reads),
+            from_arrays_encoded_s=_median(arrays_times),
+            from_arrays_lists_s=t_lists,
+        )
         # kb.graph() itself: full build + save of the snapshot file
         t = time.perf_counter()
         g = kb.graph()
@@ -132,8 +145,12 @@ def measure(n_concepts: int, workdir: str, turns: int) -> dict[str, Any]:
             nid = f"memory/bench-{os.getpid()}-{i:05d}"
             with kb.transaction():
                 kb.add_nodes([{"id": nid, "type": "MEMORY", "title": f"turn {i}", "scopes": ["team-1"]}])
-                kb.add_edges([{"src": nid, "dst": anchors[i % len(anchors)], "type": "MENTIONS"},
-                              {"src": nid, "dst": seed, "type": "ABOUT"}])
+                kb.add_edges(
+                    [
+                        {"src": nid, "dst": anchors[i % len(anchors)], "type": "MENTIONS"},
+                        {"src": nid, "dst": seed, "type": "ABOUT"},
+                    ]
+                )
             t1 = time.perf_counter()
             g = kb.graph()
             t2 = time.perf_counter()
@@ -143,9 +160,13 @@ def measure(n_concepts: int, workdir: str, turns: int) -> dict[str, Any]:
             lat_r.append(t2 - t1)
             lat_q.append(t3 - t2)
         wall = time.perf_counter() - t_all
-        res.update(write_ms=_median(lat_w) * 1e3, read_after_write_ms=_median(lat_r) * 1e3,
-                   query_ms=_median(lat_q) * 1e3, turns_per_s=turns / wall,
-                   read_after_write_vs_build=_median(lat_r) / res["graph_from_store_s"])
+        res.update(
+            write_ms=_median(lat_w) * 1e3,
+            read_after_write_ms=_median(lat_r) * 1e3,
+            query_ms=_median(lat_q) * 1e3,
+            turns_per_s=turns / wall,
+            read_after_write_vs_build=_median(lat_r) / res["graph_from_store_s"],
+        )
         # the embeddings write that cannot change the graph
         t = time.perf_counter()
         kb.set_embeddings("bench", [seed], np.ones((1, 8)))
@@ -169,8 +190,11 @@ def fresh_only(paths: list[str], repeat: int) -> int:
             seed = next(x for x in g.ids if x.startswith("concept/"))
             n, m = g.num_nodes, g.num_edges
         w = fresh_process(db, seed, repeat, True)
-        print(f"{db}: {n:,} nodes {m:,} edges: first answer {w['seconds']:.2f} s, peak RSS {w['peak_rss_mb']:.0f} MB "
-              "(with the snapshot file)", flush=True)
+        print(
+            f"{db}: {n:,} nodes {m:,} edges: first answer {w['seconds']:.2f} s, peak RSS {w['peak_rss_mb']:.0f} MB "
+            "(with the snapshot file)",
+            flush=True,
+        )
     return 0
 
 
@@ -180,8 +204,9 @@ def main() -> int:
     ap.add_argument("--turns", type=int, default=200)
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--workdir", help="where the KB files go (default: a temporary directory)")
-    ap.add_argument("--fresh-only", nargs="+", metavar="KB",
-                    help="only time fresh-process first answers on these existing KB files")
+    ap.add_argument(
+        "--fresh-only", nargs="+", metavar="KB", help="only time fresh-process first answers on these existing KB files"
+    )
     args = ap.parse_args()
     if args.fresh_only:
         return fresh_only(args.fresh_only, 5)
@@ -195,38 +220,50 @@ def main() -> int:
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
-    print("\n| concepts (nodes, edges) | KB file | kb.graph() from store | from_arrays (encoded / lists) "
-          "| fresh process first answer (snapshot / none) | its peak RSS (snapshot / none) |")
+    print(
+        "\n| concepts (nodes, edges) | KB file | kb.graph() from store | from_arrays (encoded / lists) "
+        "| fresh process first answer (snapshot / none) | its peak RSS (snapshot / none) |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         fw, fn = r["fresh_with_snapshot"], r["fresh_without_snapshot"]
-        print(f"| {r['concepts'] // 1000}k ({r['nodes']:,}, {r['edges']:,}) | {r['file_mb']:.1f} MB "
-              f"| {r['graph_from_store_s']:.3f} s | {r['from_arrays_encoded_s']:.3f} / {r['from_arrays_lists_s']:.3f} s "
-              f"| {fw['seconds']:.2f} / {fn['seconds']:.2f} s | {fw['peak_rss_mb']:.0f} / {fn['peak_rss_mb']:.0f} MB |")
-    print("\n| concepts | read after write (1 node + 2 edges) | as share of a full build | write | "
-          "query | turns/s (write+read+query) | import rows/s | synth store edges/s | snapshot file |")
+        print(
+            f"| {r['concepts'] // 1000}k ({r['nodes']:,}, {r['edges']:,}) | {r['file_mb']:.1f} MB "
+            f"| {r['graph_from_store_s']:.3f} s | {r['from_arrays_encoded_s']:.3f} / {r['from_arrays_lists_s']:.3f} s "
+            f"| {fw['seconds']:.2f} / {fn['seconds']:.2f} s | {fw['peak_rss_mb']:.0f} / {fn['peak_rss_mb']:.0f} MB |"
+        )
+    print(
+        "\n| concepts | read after write (1 node + 2 edges) | as share of a full build | write | "
+        "query | turns/s (write+read+query) | import rows/s | synth store edges/s | snapshot file |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
-        print(f"| {r['concepts'] // 1000}k | {r['read_after_write_ms']:.1f} ms | {100 * r['read_after_write_vs_build']:.1f}% "
-              f"| {r['write_ms']:.2f} ms | {r['query_ms']:.2f} ms | {r['turns_per_s']:.0f} | "
-              f"{r['import_rows_per_s']:,.0f} | {r['synth_edges_per_s']:,.0f} | {r['snapshot_mb']:.1f} MB |")
+        print(
+            f"| {r['concepts'] // 1000}k | {r['read_after_write_ms']:.1f} ms | {100 * r['read_after_write_vs_build']:.1f}% "
+            f"| {r['write_ms']:.2f} ms | {r['query_ms']:.2f} ms | {r['turns_per_s']:.0f} | "
+            f"{r['import_rows_per_s']:,.0f} | {r['synth_edges_per_s']:,.0f} | {r['snapshot_mb']:.1f} MB |"
+        )
     print()
     for r in rows:
         ratio = r["graph_from_store_s"] / r["from_arrays_encoded_s"]
         ratio_l = r["graph_from_store_s"] / r["from_arrays_lists_s"]
-        print(f"{r['concepts']}: kb.graph() from store = {ratio:.1f}x from_arrays(encoded), "
-              f"{ratio_l:.1f}x from_arrays(lists) (target <= 5x: {'met' if ratio <= 5 else 'NOT met'} / "
-              f"{'met' if ratio_l <= 5 else 'NOT met'}); read after write {100 * r['read_after_write_vs_build']:.1f}% "
-              f"of a build (target <= 2%: {'met' if r['read_after_write_vs_build'] <= 0.02 else 'NOT met'}); "
-              f"{r['turns_per_s']:.0f} turns/s (target >= 100: {'met' if r['turns_per_s'] >= 100 else 'NOT met'}); "
-              f"graph kept after set_embeddings: {r['graph_kept_after_embeddings']}")
+        print(
+            f"{r['concepts']}: kb.graph() from store = {ratio:.1f}x from_arrays(encoded), "
+            f"{ratio_l:.1f}x from_arrays(lists) (target <= 5x: {'met' if ratio <= 5 else 'NOT met'} / "
+            f"{'met' if ratio_l <= 5 else 'NOT met'}); read after write {100 * r['read_after_write_vs_build']:.1f}% "
+            f"of a build (target <= 2%: {'met' if r['read_after_write_vs_build'] <= 0.02 else 'NOT met'}); "
+            f"{r['turns_per_s']:.0f} turns/s (target >= 100: {'met' if r['turns_per_s'] >= 100 else 'NOT met'}); "
+            f"graph kept after set_embeddings: {r['graph_kept_after_embeddings']}"
+        )
     if len(rows) >= 2:
         small, big = rows[0], rows[-1]
         tr = big["fresh_with_snapshot"]["seconds"] / small["fresh_with_snapshot"]["seconds"]
         mr = big["fresh_with_snapshot"]["peak_rss_mb"] / small["fresh_with_snapshot"]["peak_rss_mb"]
-        print(f"fresh first answer {big['concepts']} vs {small['concepts']} concepts: {tr:.1f}x time "
-              f"(target <= 3x: {'met' if tr <= 3 else 'NOT met'}), {mr:.1f}x peak RSS "
-              f"(target <= 6x: {'met' if mr <= 6 else 'NOT met'})")
+        print(
+            f"fresh first answer {big['concepts']} vs {small['concepts']} concepts: {tr:.1f}x time "
+            f"(target <= 3x: {'met' if tr <= 3 else 'NOT met'}), {mr:.1f}x peak RSS "
+            f"(target <= 6x: {'met' if mr <= 6 else 'NOT met'})"
+        )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

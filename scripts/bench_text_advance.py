@@ -48,6 +48,7 @@ class Tokenised:
 
     def __init__(self) -> None:
         from conceptwalk.graph.text import TextIndex
+
         self.docs = 0
         self._cls = TextIndex
         self._real = TextIndex.__dict__["build"]
@@ -67,6 +68,7 @@ def _log_behind(db: str) -> int:
     import sqlite3
 
     from conceptwalk.kb.snapshot import read_arrays
+
     meta, _ = read_arrays(db + ".snapshot")
     conn = sqlite3.connect(db)
     try:
@@ -114,10 +116,19 @@ def measure(n_concepts: int, workdir: str, turns: int, reopens: int) -> dict[str
         try:
             for i in range(3 * turns):
                 nid = f"zz/bench/{n_concepts}/{i:05d}"
-                kb.add_nodes([{"id": nid, "type": "MEMORY", "title": f"note {i} on vector index compaction",
-                               "body": "what we decided after the deletes"}])
-                kb.add_edges([{"src": nid, "dst": ids[(i * 7919) % len(ids)]},
-                              {"src": nid, "dst": ids[(i * 104729) % len(ids)]}])
+                kb.add_nodes(
+                    [
+                        {
+                            "id": nid,
+                            "type": "MEMORY",
+                            "title": f"note {i} on vector index compaction",
+                            "body": "what we decided after the deletes",
+                        }
+                    ]
+                )
+                kb.add_edges(
+                    [{"src": nid, "dst": ids[(i * 7919) % len(ids)]}, {"src": nid, "dst": ids[(i * 104729) % len(ids)]}]
+                )
                 counter.docs = 0
                 if i % 3 == 0:  # the read in its stages
                     t0 = time.perf_counter()
@@ -153,11 +164,17 @@ def measure(n_concepts: int, workdir: str, turns: int, reopens: int) -> dict[str
                 tokenised.append(counter.docs)
         finally:
             counter.remove()
-        res.update(graph_ms=_median(graph_ms), text_ms=_median(text_ms), stats_ms=_median(stats_ms),
-                   text_part_ms=_median([a + b for a, b in zip(text_ms, stats_ms)]),
-                   split_read_ms=_median(split_read_ms), read_ms=_median(read_ms),
-                   caller_read_ms=_median(caller_read_ms), mask_stats_ms=_median(mask_stats_ms),
-                   tokenised_per_turn=max(tokenised))
+        res.update(
+            graph_ms=_median(graph_ms),
+            text_ms=_median(text_ms),
+            stats_ms=_median(stats_ms),
+            text_part_ms=_median([a + b for a, b in zip(text_ms, stats_ms)]),
+            split_read_ms=_median(split_read_ms),
+            read_ms=_median(read_ms),
+            caller_read_ms=_median(caller_read_ms),
+            mask_stats_ms=_median(mask_stats_ms),
+            tokenised_per_turn=max(tokenised),
+        )
     # ---- the first read after reopening the store from its snapshot file
     open_ms, first_ms, first_tok, first_text_ms, first_graph_ms = [], [], [], [], []
     for i in range(reopens):
@@ -189,9 +206,14 @@ def measure(n_concepts: int, workdir: str, turns: int, reopens: int) -> dict[str
         if i % 2 == 0:
             first_ms.append(1e3 * (t3 - t2))
         first_tok.append(counter.docs)
-    res.update(open_ms=_median(open_ms), first_read_ms=_median(first_ms), first_read_tokenised=max(first_tok),
-               first_graph_ms=_median(first_graph_ms), first_text_ms=_median(first_text_ms),
-               log_behind=_log_behind(db))
+    res.update(
+        open_ms=_median(open_ms),
+        first_read_ms=_median(first_ms),
+        first_read_tokenised=max(first_tok),
+        first_graph_ms=_median(first_graph_ms),
+        first_text_ms=_median(first_text_ms),
+        log_behind=_log_behind(db),
+    )
     return res
 
 
@@ -210,35 +232,47 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"write 1 node + 2 edges, then kb.search({QUESTION!r}); medians of {args.turns} turns\n")
-    print("| concepts (nodes, postings) | full TextIndex.build | text_index() | + stats | text-index part "
-          "| graph() | whole read (search alone) | docs tokenised / turn | reopen: open | reopen: first read "
-          "| of it: graph() | of it: text_index() | reopen: docs tokenised |")
+    print(
+        "| concepts (nodes, postings) | full TextIndex.build | text_index() | + stats | text-index part "
+        "| graph() | whole read (search alone) | docs tokenised / turn | reopen: open | reopen: first read "
+        "| of it: graph() | of it: text_index() | reopen: docs tokenised |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in results:
-        print(f"| {r['concepts']:,} ({r['nodes']:,}, {r['postings']:,}) | {r['full_build_ms']:.1f} ms "
-              f"| {r['text_ms']:.2f} ms | {r['stats_ms']:.2f} ms | {r['text_part_ms']:.2f} ms "
-              f"| {r['graph_ms']:.1f} ms | {r['read_ms']:.1f} ms | {r['tokenised_per_turn']} "
-              f"| {r['open_ms']:.1f} ms | {r['first_read_ms']:.1f} ms | {r['first_graph_ms']:.1f} ms "
-              f"| {r['first_text_ms']:.2f} ms | {r['first_read_tokenised']} |")
+        print(
+            f"| {r['concepts']:,} ({r['nodes']:,}, {r['postings']:,}) | {r['full_build_ms']:.1f} ms "
+            f"| {r['text_ms']:.2f} ms | {r['stats_ms']:.2f} ms | {r['text_part_ms']:.2f} ms "
+            f"| {r['graph_ms']:.1f} ms | {r['read_ms']:.1f} ms | {r['tokenised_per_turn']} "
+            f"| {r['open_ms']:.1f} ms | {r['first_read_ms']:.1f} ms | {r['first_graph_ms']:.1f} ms "
+            f"| {r['first_text_ms']:.2f} ms | {r['first_read_tokenised']} |"
+        )
     print()
     for r in results:
-        print(f"{r['concepts']:,} concepts, a scoped caller (Caller.public()): whole read {r['caller_read_ms']:.1f} ms, "
-              f"of which the BM25 statistics of its new mask (one pass over the postings) {r['mask_stats_ms']:.2f} ms")
+        print(
+            f"{r['concepts']:,} concepts, a scoped caller (Caller.public()): whole read {r['caller_read_ms']:.1f} ms, "
+            f"of which the BM25 statistics of its new mask (one pass over the postings) {r['mask_stats_ms']:.2f} ms"
+        )
     for r in results:
-        print(f"{r['concepts']:,} concepts: at the reopens the snapshot file was {r['log_behind']} changes behind "
-              "the store (close() saves it; an open store re-saves it every max(1000, (nodes + edges) / 100) changes); a reopened read "
-              "applies them to the graph and the text index")
+        print(
+            f"{r['concepts']:,} concepts: at the reopens the snapshot file was {r['log_behind']} changes behind "
+            "the store (close() saves it; an open store re-saves it every max(1000, (nodes + edges) / 100) changes); a reopened read "
+            "applies them to the graph and the text index"
+        )
     print()
     for r in results:
         if 0.8 * TARGET_NODES <= r["nodes"] <= 1.25 * TARGET_NODES:
             ok = r["text_part_ms"] <= TARGET_MS
-            print(f"target: text-index part <= {TARGET_MS:g} ms at ~{TARGET_NODES:,} nodes: "
-                  f"{r['text_part_ms']:.2f} ms at {r['nodes']:,} nodes -> {'met' if ok else 'NOT met'}")
+            print(
+                f"target: text-index part <= {TARGET_MS:g} ms at ~{TARGET_NODES:,} nodes: "
+                f"{r['text_part_ms']:.2f} ms at {r['nodes']:,} nodes -> {'met' if ok else 'NOT met'}"
+            )
     for r in results:
         if r["nodes"] >= 0.8 * TARGET_NODES:
             rebuilt = r["first_read_tokenised"] >= r["nodes"]
-            print(f"first write after a reopen rebuilds the index in full: {'yes (NOT met)' if rebuilt else 'no (met)'}"
-                  f" ({r['first_read_tokenised']} documents tokenised of {r['nodes']:,})")
+            print(
+                f"first write after a reopen rebuilds the index in full: {'yes (NOT met)' if rebuilt else 'no (met)'}"
+                f" ({r['first_read_tokenised']} documents tokenised of {r['nodes']:,})"
+            )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

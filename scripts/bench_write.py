@@ -95,11 +95,21 @@ def _run(case: str, n: int, work: str, syn: Any) -> dict[str, Any]:
     if case == "jsonl":
         os.remove(jsonl)
     rows = syn.num_nodes + syn.num_edges + len(syn.aliases)
-    return {"case": case, "concepts": n, "nodes": syn.num_nodes, "edges": syn.num_edges, "rows": rows,
-            "seconds": round(secs, 3), "cpu_seconds": round(cpu, 3),
-            "edges_per_s": round(syn.num_edges / secs), "rows_per_s": round(rows / secs),
-            "peak_rss_mb": round(peak, 1), "peak_rss_exact": exact_peak, "store_mb": round(size / 2**20, 1),
-            "target_met": syn.num_edges / secs >= TARGET_EDGES_PER_S}
+    return {
+        "case": case,
+        "concepts": n,
+        "nodes": syn.num_nodes,
+        "edges": syn.num_edges,
+        "rows": rows,
+        "seconds": round(secs, 3),
+        "cpu_seconds": round(cpu, 3),
+        "edges_per_s": round(syn.num_edges / secs),
+        "rows_per_s": round(rows / secs),
+        "peak_rss_mb": round(peak, 1),
+        "peak_rss_exact": exact_peak,
+        "store_mb": round(size / 2**20, 1),
+        "target_met": syn.num_edges / secs >= TARGET_EDGES_PER_S,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,11 +129,13 @@ def main(argv: list[str] | None = None) -> int:
                 r = _run(case, n, work, syn)
                 results.append(r)
                 if not args.json:
-                    print(f"{case:5s} {n:>8,} concepts ({r['nodes']:,} nodes, {r['edges']:,} edges): "
-                          f"{r['seconds']:7.2f} s (cpu {r['cpu_seconds']:.2f} s)  {r['edges_per_s']:>9,} edges/s  "
-                          f"{r['rows_per_s']:>9,} rows/s  peak RSS {r['peak_rss_mb']:,.0f} MB  "
-                          f"store {r['store_mb']:,.0f} MB  target {'met' if r['target_met'] else 'NOT met'}",
-                          flush=True)
+                    print(
+                        f"{case:5s} {n:>8,} concepts ({r['nodes']:,} nodes, {r['edges']:,} edges): "
+                        f"{r['seconds']:7.2f} s (cpu {r['cpu_seconds']:.2f} s)  {r['edges_per_s']:>9,} edges/s  "
+                        f"{r['rows_per_s']:>9,} rows/s  peak RSS {r['peak_rss_mb']:,.0f} MB  "
+                        f"store {r['store_mb']:,.0f} MB  target {'met' if r['target_met'] else 'NOT met'}",
+                        flush=True,
+                    )
             del syn
     finally:
         if not args.dir:
@@ -132,9 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"target_edges_per_s": TARGET_EDGES_PER_S, "results": results, "target_met": met}, indent=2))
     else:
-        print(f"target >= {TARGET_EDGES_PER_S:,} edges/s: {'met' if met else 'NOT met'} "
-              f"({sum(r['target_met'] for r in results)} of {len(results)} runs)"
-              f" [load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}]")
+        print(
+            f"target >= {TARGET_EDGES_PER_S:,} edges/s: {'met' if met else 'NOT met'} "
+            f"({sum(r['target_met'] for r in results)} of {len(results)} runs)"
+            f" [load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}]"
+        )
     return 0
 
 

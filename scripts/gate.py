@@ -42,8 +42,14 @@ BASELINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench
 def _slow_down(factor: int) -> None:
     """The deliberately slowed build of the demo: every core entry point the tools use runs its
     work ``factor`` times (a real, size-proportional slowdown of the compiled calls only)."""
-    for name in ("personalized_pagerank", "resource_allocation", "shortest_path", "multi_source_hops",
-                 "context_batch", "graph_context"):
+    for name in (
+        "personalized_pagerank",
+        "resource_allocation",
+        "shortest_path",
+        "multi_source_hops",
+        "context_batch",
+        "graph_context",
+    ):
         orig = getattr(_core, name)
 
         def slowed(*a: Any, __orig: Any = orig, **k: Any) -> Any:
@@ -66,7 +72,9 @@ def metrics(w: _perf.Workload, rounds: int) -> dict[str, Any]:
     for i in range(5):  # correctness first: a fast wrong answer fails the gate
         _perf._check_ppr(g.personalized_pagerank(w.seed_map(i)), _perf.py_push(adj, w.seed_idx(i)), adj, 1e-4)
         t, _ = _perf.numpy_ra(indptr, indices, g.id_index[w.concepts[i]], 10)
-        if [x.id for x in link_suggest(g, w.concepts[i], caller=everyone).suggestions] != [g.ids[j] for j in t.tolist()]:
+        if [x.id for x in link_suggest(g, w.concepts[i], caller=everyone).suggestions] != [
+            g.ids[j] for j in t.tolist()
+        ]:
             raise AssertionError("link_suggest disagrees with the numpy reference")
 
     def ratio(ours: Any, ref: Any, n: int, repeat: int = 1) -> float:
@@ -75,14 +83,24 @@ def metrics(w: _perf.Workload, rounds: int) -> dict[str, Any]:
 
     return {
         "ppr_repeated": lambda: ratio(lambda i: g.personalized_pagerank(s0), lambda i: _perf.py_push(adj, s0i), 20),
-        "ppr_rotating": lambda: ratio(lambda i: g.personalized_pagerank(w.seed_map(i)),
-                                      lambda i: _perf.py_push(adj, w.seed_idx(i)), nq),
-        "graph_context": lambda: ratio(lambda i: graph_context(g, concepts=w.seed_sets[i], k=20, caller=everyone),
-                                       lambda i: _perf.py_push(adj, w.seed_idx(i)), nq),
-        "link_suggest": lambda: ratio(lambda i: link_suggest(g, w.concepts[i], k=10, caller=everyone),
-                                      lambda i: _perf.numpy_ra(indptr, indices, g.id_index[w.concepts[i]], 10), nq),
-        "graph_path": lambda: ratio(lambda i: graph_path(g, *w.pairs[i], caller=everyone),
-                                    lambda i: _perf.py_bibfs(adj, g.id_index[w.pairs[i][0]], g.id_index[w.pairs[i][1]]), nq),
+        "ppr_rotating": lambda: ratio(
+            lambda i: g.personalized_pagerank(w.seed_map(i)), lambda i: _perf.py_push(adj, w.seed_idx(i)), nq
+        ),
+        "graph_context": lambda: ratio(
+            lambda i: graph_context(g, concepts=w.seed_sets[i], k=20, caller=everyone),
+            lambda i: _perf.py_push(adj, w.seed_idx(i)),
+            nq,
+        ),
+        "link_suggest": lambda: ratio(
+            lambda i: link_suggest(g, w.concepts[i], k=10, caller=everyone),
+            lambda i: _perf.numpy_ra(indptr, indices, g.id_index[w.concepts[i]], 10),
+            nq,
+        ),
+        "graph_path": lambda: ratio(
+            lambda i: graph_path(g, *w.pairs[i], caller=everyone),
+            lambda i: _perf.py_bibfs(adj, g.id_index[w.pairs[i][0]], g.id_index[w.pairs[i][1]]),
+            nq,
+        ),
     }
 
 
@@ -90,12 +108,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--baseline", default=BASELINE)
     ap.add_argument("--update", action="store_true", help="rewrite the baseline from this run")
-    ap.add_argument("--tolerance", type=float, default=0.6,
-                    help="with --update: fail_below = tolerance * measured ratio (default 0.6)")
+    ap.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.6,
+        help="with --update: fail_below = tolerance * measured ratio (default 0.6)",
+    )
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--retries", type=int, default=2)
-    ap.add_argument("--slowdown", type=int, default=int(os.environ.get("CONCEPTWALK_GATE_SLOWDOWN", "1")),
-                    help="demo: run each core call N times (env CONCEPTWALK_GATE_SLOWDOWN)")
+    ap.add_argument(
+        "--slowdown",
+        type=int,
+        default=int(os.environ.get("CONCEPTWALK_GATE_SLOWDOWN", "1")),
+        help="demo: run each core call N times (env CONCEPTWALK_GATE_SLOWDOWN)",
+    )
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     if args.slowdown < 1:
@@ -108,10 +134,16 @@ def main(argv: list[str] | None = None) -> int:
     measured = {name: fn() for name, fn in ms.items()}
 
     if args.update:
-        base = {"kb": "synthetic 1k concepts, seed 0", "machine": platform.machine(),
-                "python": platform.python_version(), "measured": time.strftime("%Y-%m-%d"),
-                "metrics": {n: {"baseline_ratio": round(r, 2), "fail_below": round(args.tolerance * r, 2)}
-                            for n, r in measured.items()}}
+        base = {
+            "kb": "synthetic 1k concepts, seed 0",
+            "machine": platform.machine(),
+            "python": platform.python_version(),
+            "measured": time.strftime("%Y-%m-%d"),
+            "metrics": {
+                n: {"baseline_ratio": round(r, 2), "fail_below": round(args.tolerance * r, 2)}
+                for n, r in measured.items()
+            },
+        }
         with open(args.baseline, "w", encoding="utf-8") as f:
             json.dump(base, f, indent=2)
             f.write("\n")
@@ -136,8 +168,16 @@ def main(argv: list[str] | None = None) -> int:
             r = max(r, fn())
             tries += 1
         ok = r >= base[name]["fail_below"]
-        report.append({"metric": name, "ratio": round(r, 2), "baseline_ratio": base[name]["baseline_ratio"],
-                       "fail_below": base[name]["fail_below"], "retries": tries, "ok": ok})
+        report.append(
+            {
+                "metric": name,
+                "ratio": round(r, 2),
+                "baseline_ratio": base[name]["baseline_ratio"],
+                "fail_below": base[name]["fail_below"],
+                "retries": tries,
+                "ok": ok,
+            }
+        )
         if not ok:
             failed.append(name)
     if args.json:
@@ -146,8 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         print("| metric | ratio (reference / ours) | baseline | fail below | retries | result |")
         print("| --- | ---: | ---: | ---: | ---: | --- |")
         for m in report:
-            print(f"| {m['metric']} | {m['ratio']:.1f}x | {m['baseline_ratio']:.1f}x | {m['fail_below']:.1f}x | "
-                  f"{m['retries']} | {'ok' if m['ok'] else 'REGRESSION'} |")
+            print(
+                f"| {m['metric']} | {m['ratio']:.1f}x | {m['baseline_ratio']:.1f}x | {m['fail_below']:.1f}x | "
+                f"{m['retries']} | {'ok' if m['ok'] else 'REGRESSION'} |"
+            )
         print("gate: " + ("PASS" if not failed else f"FAIL ({', '.join(failed)})"))
     return 1 if failed else 0
 

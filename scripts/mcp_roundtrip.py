@@ -34,9 +34,9 @@ def write_fixture(path: Path = FIXTURE) -> None:
 
     payload = {
         "comment": "The MCP tool list served by conceptwalk (names, arguments, descriptions) - a "
-                   "public contract. Regenerate deliberately: CONCEPTWALK_UPDATE_FIXTURES=1 "
-                   "python -m pytest tests/test_mcp.py -k fixture, or python "
-                   "scripts/mcp_roundtrip.py --write-fixture.",
+        "public contract. Regenerate deliberately: CONCEPTWALK_UPDATE_FIXTURES=1 "
+        "python -m pytest tests/test_mcp.py -k fixture, or python "
+        "scripts/mcp_roundtrip.py --write-fixture.",
         "tools": tool_specs(with_query=True),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -67,8 +67,9 @@ def pick_calls(kb_path: str, syn: Any, caller: Any, seed: int) -> dict[str, dict
         concepts = [i for i, t in zip(syn.ids, syn.node_types) if t == "CONCEPT" and i in vis]
         q = next(q for q in syn.queries(50, seed=seed) if q["concept"] in vis)
         sug = next(c for c in concepts if link_suggest(kb, c, k=10, caller=caller).suggestions)
-        far = next(c for c in reversed(concepts)
-                   if c != q["concept"] and graph_path(kb, q["concept"], c, caller=caller).found)
+        far = next(
+            c for c in reversed(concepts) if c != q["concept"] and graph_path(kb, q["concept"], c, caller=caller).found
+        )
     calls = {
         "graph_context": {"question": q["text"], "k": 20},
         "link_suggest": {"concept": sug, "k": 10},
@@ -107,8 +108,9 @@ def in_process_ms(kb_path: str, calls: dict[str, dict[str, Any]], caller: Any, r
 async def stdio_ms(kb_path: str, calls: dict[str, dict[str, Any]], scopes: str, repeat: int) -> dict[str, Any]:
     import mcp
 
-    params = mcp.StdioServerParameters(command=sys.executable,
-                                       args=["-m", "conceptwalk", "serve", kb_path, "--scopes", scopes])
+    params = mcp.StdioServerParameters(
+        command=sys.executable, args=["-m", "conceptwalk", "serve", kb_path, "--scopes", scopes]
+    )
     out: dict[str, Any] = {}
     t_start = time.perf_counter()
     async with mcp.stdio_client(params) as (read, write):
@@ -153,8 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--scopes", default="tenant-a", help="caller of the server (default: %(default)s)")
-    ap.add_argument("--only", default=None,
-                    help="comma-separated labels to time (graph_context,link_suggest,graph_path,query,query+walk)")
+    ap.add_argument(
+        "--only",
+        default=None,
+        help="comma-separated labels to time (graph_context,link_suggest,graph_path,query,query+walk)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.write_fixture:
@@ -186,18 +191,31 @@ def main(argv: list[str] | None = None) -> int:
     import mcp
     from importlib.metadata import version
 
-    report = {"mcp_sdk": version("mcp"), "python": sys.version.split()[0], "concepts": args.concepts,
-              "nodes": len(syn.ids), "edges": int(syn.src.shape[0]), "scopes": args.scopes,
-              "repeat": args.repeat, "stdio": remote, "in_process_median_ms": local, "calls": calls}
+    report = {
+        "mcp_sdk": version("mcp"),
+        "python": sys.version.split()[0],
+        "concepts": args.concepts,
+        "nodes": len(syn.ids),
+        "edges": int(syn.src.shape[0]),
+        "scopes": args.scopes,
+        "repeat": args.repeat,
+        "stdio": remote,
+        "in_process_median_ms": local,
+        "calls": calls,
+    }
     del mcp
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"MCP SDK {report['mcp_sdk']}, Python {report['python']}; synthetic KB {args.concepts} concepts "
-          f"({report['nodes']} nodes, {report['edges']} edges); caller --scopes {args.scopes}; "
-          f"median of {args.repeat} calls after 5 warm-up calls")
-    print(f"  server start + initialize: {remote['startup_ms']:.0f} ms; tools/list: {remote['list_tools_ms']:.2f} ms; "
-          f"ping: {remote['ping_median_ms']:.3f} ms")
+    print(
+        f"MCP SDK {report['mcp_sdk']}, Python {report['python']}; synthetic KB {args.concepts} concepts "
+        f"({report['nodes']} nodes, {report['edges']} edges); caller --scopes {args.scopes}; "
+        f"median of {args.repeat} calls after 5 warm-up calls"
+    )
+    print(
+        f"  server start + initialize: {remote['startup_ms']:.0f} ms; tools/list: {remote['list_tools_ms']:.2f} ms; "
+        f"ping: {remote['ping_median_ms']:.3f} ms"
+    )
     print(f"  {'tool':<14} {'stdio round trip':>17} {'in process':>11}")
     for label, ms in remote["median_ms"].items():
         print(f"  {label:<14} {ms:>14.3f} ms {local.get(label, float('nan')):>8.3f} ms")

@@ -49,7 +49,9 @@ def _top(scores: dict[int, float] | np.ndarray[Any, Any], k: int = 20) -> list[i
     return order[:k].tolist()
 
 
-def build_peers(w: _perf.Workload, only: set[str] | None) -> dict[str, tuple[Callable[[int], Any], Callable[[Any], list[int]]]]:
+def build_peers(
+    w: _perf.Workload, only: set[str] | None
+) -> dict[str, tuple[Callable[[int], Any], Callable[[Any], list[int]]]]:
     """name -> (query i -> result, result -> top-20 node indices)."""
     g = w.graph
     core = g.core
@@ -68,17 +70,19 @@ def build_peers(w: _perf.Workload, only: set[str] | None) -> dict[str, tuple[Cal
 
     if want("conceptwalk"):
         maps = [w.seed_map(i) for i in range(len(w.seed_sets))]
-        peers["conceptwalk"] = (lambda i: g.personalized_pagerank(maps[i], eps=EPS),
-                                lambda r: r.indices[:20].tolist())
+        peers["conceptwalk"] = (lambda i: g.personalized_pagerank(maps[i], eps=EPS), lambda r: r.indices[:20].tolist())
     if want("conceptwalk graph_context"):
         idx = g.id_index
         peers["conceptwalk graph_context"] = (
             lambda i: graph_context(g, concepts=w.seed_sets[i], k=20, caller=everyone, eps=EPS),
-            lambda r: [idx[x.id] for x in r.results])
+            lambda r: [idx[x.id] for x in r.results],
+        )
     if want("pure-Python push"):
         adj = w.adj
-        peers["pure-Python push"] = (lambda i: _perf.py_push(adj, dict.fromkeys(seeds[i], 1.0), RESTART, EPS),
-                                     lambda r: _top(r))
+        peers["pure-Python push"] = (
+            lambda i: _perf.py_push(adj, dict.fromkeys(seeds[i], 1.0), RESTART, EPS),
+            lambda r: _top(r),
+        )
     if want("networkit"):
         try:
             import networkit as nk
@@ -95,8 +99,12 @@ def build_peers(w: _perf.Workload, only: set[str] | None) -> dict[str, tuple[Cal
             import igraph as ig
 
             G2 = ig.Graph(n=n, edges=np.column_stack([eu, ev]).tolist(), directed=False)
-            peers["igraph"] = (lambda i: np.asarray(G2.personalized_pagerank(
-                reset_vertices=seeds[i], damping=1 - RESTART, directed=False)), _top)
+            peers["igraph"] = (
+                lambda i: np.asarray(
+                    G2.personalized_pagerank(reset_vertices=seeds[i], damping=1 - RESTART, directed=False)
+                ),
+                _top,
+            )
         except ImportError:
             pass
     if want("scikit-network") and n <= 30_000:  # its push takes seconds per query past that
@@ -116,9 +124,10 @@ def build_peers(w: _perf.Workload, only: set[str] | None) -> dict[str, tuple[Cal
             G3 = nx.Graph()
             G3.add_nodes_from(range(n))
             G3.add_edges_from(zip(eu.tolist(), ev.tolist()))
-            peers["networkx"] = (lambda i: nx.pagerank(G3, alpha=1 - RESTART,
-                                                       personalization=dict.fromkeys(seeds[i], 1.0)),
-                                 lambda r: _top(r))
+            peers["networkx"] = (
+                lambda i: nx.pagerank(G3, alpha=1 - RESTART, personalization=dict.fromkeys(seeds[i], 1.0)),
+                lambda r: _top(r),
+            )
         except ImportError:
             pass
     return peers
@@ -127,8 +136,11 @@ def build_peers(w: _perf.Workload, only: set[str] | None) -> dict[str, tuple[Cal
 def measure(size: str, *, rounds: int, budget_s: float, only: set[str] | None) -> dict[str, Any]:
     t0 = time.perf_counter()
     w = _perf.load_workload(SIZES[size], seed=0, n_queries=100)
-    print(f"[{size}] {w.graph.num_nodes} nodes, {w.graph.core.num_entries} adjacency entries "
-          f"(generated in {time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+    print(
+        f"[{size}] {w.graph.num_nodes} nodes, {w.graph.core.num_entries} adjacency entries "
+        f"(generated in {time.perf_counter() - t0:.1f} s)",
+        file=sys.stderr,
+    )
     peers = build_peers(w, only)
     exact = _perf.exact_ppr(np.asarray(w.graph.core.indptr), np.asarray(w.graph.core.indices), w.seed_idx(0), RESTART)
     exact_top = set(_top(exact))
@@ -142,16 +154,25 @@ def measure(size: str, *, rounds: int, budget_s: float, only: set[str] | None) -
         nq[name] = int(min(100, max(2, budget_s / rounds / max(one, 1e-6))))
     q = min(nq.values()) if nq else 0
     # round-robin: every implementation runs the same q queries per round, rounds interleaved
-    med = _perf.round_robin({name: (lambda run: (lambda i: run(i)))(run) for name, (run, _) in peers.items()},
-                            q, rounds=rounds)
-    return {"size": size, "nodes": w.graph.num_nodes, "entries": int(w.graph.core.num_entries),
-            "queries": q, "median_s": med, "top20_overlap": overlap}
+    med = _perf.round_robin(
+        {name: (lambda run: lambda i: run(i))(run) for name, (run, _) in peers.items()}, q, rounds=rounds
+    )
+    return {
+        "size": size,
+        "nodes": w.graph.num_nodes,
+        "entries": int(w.graph.core.num_entries),
+        "queries": q,
+        "median_s": med,
+        "top20_overlap": overlap,
+    }
 
 
 #: The page title and preamble --out writes above the table (docs/peers.md).
-PEERS_HEADING = ("# Peers table\n\n"
-                 "Median per-query times of conceptwalk and its peers on the same graphs, written by "
-                 "`python scripts/peers.py --out docs/peers.md` (see docs/performance.md).\n\n")
+PEERS_HEADING = (
+    "# Peers table\n\n"
+    "Median per-query times of conceptwalk and its peers on the same graphs, written by "
+    "`python scripts/peers.py --out docs/peers.md` (see docs/performance.md).\n\n"
+)
 
 
 def table(results: list[dict[str, Any]]) -> str:
@@ -173,14 +194,19 @@ def table(results: list[dict[str, Any]]) -> str:
             cells.append(f"{_perf._fmt_s(s)}{ratio}")
         out.append(f"| {r['size']} | {r['nodes']:,} | " + " | ".join(cells) + " |")
     out.append("")
-    out.append("Median per-query time, rotating 5-seed sets; in parentheses the time relative to "
-               "conceptwalk's `personalized_pagerank` (higher = conceptwalk faster).")
+    out.append(
+        "Median per-query time, rotating 5-seed sets; in parentheses the time relative to "
+        "conceptwalk's `personalized_pagerank` (higher = conceptwalk faster)."
+    )
     out.append("")
     out.append("| KB | " + " | ".join(names) + " |")
     out.append("| --- | " + " | ".join("---:" for _ in names) + " |")
     for r in results:
-        out.append(f"| {r['size']} top-20 overlap with exact PPR | " + " | ".join(
-            f"{r['top20_overlap'][n]:.2f}" if n in r["top20_overlap"] else "-" for n in names) + " |")
+        out.append(
+            f"| {r['size']} top-20 overlap with exact PPR | "
+            + " | ".join(f"{r['top20_overlap'][n]:.2f}" if n in r["top20_overlap"] else "-" for n in names)
+            + " |"
+        )
     return "\n".join(out)
 
 
@@ -215,7 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1k,10k,100k", help="comma-separated: 1k,10k,100k,1M")
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--budget", type=float, default=20.0, help="seconds per implementation per size (sizes the query count)")
+    ap.add_argument(
+        "--budget", type=float, default=20.0, help="seconds per implementation per size (sizes the query count)"
+    )
     ap.add_argument("--only", help="comma-separated implementation names")
     ap.add_argument("--plot", help="write the PNG plot here (matplotlib)")
     ap.add_argument("--out", help="also write the markdown table here")

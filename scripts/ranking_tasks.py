@@ -66,8 +66,9 @@ def umls_queries(ds: datasets.Dataset, n: int, rng: random.Random) -> tuple[list
     return out, None
 
 
-def count_rank(g: LinkGraph, adj: dict[str, set[str]], q: list[str], types: set[str] | None,
-               type_of: dict[str, str]) -> list[str]:
+def count_rank(
+    g: LinkGraph, adj: dict[str, set[str]], q: list[str], types: set[str] | None, type_of: dict[str, str]
+) -> list[str]:
     cnt: dict[str, int] = defaultdict(int)
     for c in q:
         for v in adj[c]:
@@ -90,10 +91,18 @@ def evaluate(name: str, ds: datasets.Dataset, n: int, seed: int) -> list[dict[st
     methods: dict[str, Any] = {
         "count": lambda q: count_rank(g, adj, q, tset, type_of)[:10],
         "ppr": lambda q: [r.id for r in graph_context(g, concepts=q, k=10, caller=ALL, node_types=types).results],
-        "coverage@1": lambda q: [r.id for r in graph_context(g, concepts=q, k=10, caller=ALL, node_types=types,
-                                                             rank="coverage", max_hops=1).results],
-        "coverage@2": lambda q: [r.id for r in graph_context(g, concepts=q, k=10, caller=ALL, node_types=types,
-                                                             rank="coverage", max_hops=2).results],
+        "coverage@1": lambda q: [
+            r.id
+            for r in graph_context(
+                g, concepts=q, k=10, caller=ALL, node_types=types, rank="coverage", max_hops=1
+            ).results
+        ],
+        "coverage@2": lambda q: [
+            r.id
+            for r in graph_context(
+                g, concepts=q, k=10, caller=ALL, node_types=types, rank="coverage", max_hops=2
+            ).results
+        ],
     }
     rows = []
     for m, fn in methods.items():
@@ -116,6 +125,7 @@ def _time(fn: Any, reps: int) -> float:
 
 def cost(reps: int = 20) -> list[dict[str, Any]]:
     from conceptwalk.kb.synthetic import generate
+
     syn = generate(20_000, seed=0)  # ~50k nodes (1.5 other nodes per concept)
     g = syn.to_linkgraph()
     rng = random.Random(1)
@@ -123,22 +133,34 @@ def cost(reps: int = 20) -> list[dict[str, Any]]:
     qsets = [sorted(set(rng.sample(list(ids), 4))) for _ in range(reps)]
     rows = []
     for label, graph, queries in [(f"synthetic {g.num_nodes} nodes, 4 seeds", g, qsets)]:
-        it = iter(range(10 ** 9))
+        it = iter(range(10**9))
         ppr = _time(lambda: graph_context(graph, concepts=queries[next(it) % len(queries)], k=10, caller=ALL), reps)
-        it = iter(range(10 ** 9))
-        cov = _time(lambda: graph_context(graph, concepts=queries[next(it) % len(queries)], k=10, caller=ALL,
-                                          rank="coverage"), reps)
+        it = iter(range(10**9))
+        cov = _time(
+            lambda: graph_context(graph, concepts=queries[next(it) % len(queries)], k=10, caller=ALL, rank="coverage"),
+            reps,
+        )
         rows.append({"case": label, "ppr_ms": ppr, "coverage_ms": cov, "ratio": cov / ppr})
     for n in (8_000, 100_000):
-        hub = LinkGraph.from_edges([("h", f"l{i:06d}") for i in range(n)] +
-                                   [(f"l{i:06d}", f"c{i % 7}") for i in range(0, n, 3)])
+        hub = LinkGraph.from_edges(
+            [("h", f"l{i:06d}") for i in range(n)] + [(f"l{i:06d}", f"c{i % 7}") for i in range(0, n, 3)]
+        )
         ppr = _time(lambda: graph_context(hub, concepts=["h"], k=10, caller=ALL), 3)
         cov = _time(lambda: graph_context(hub, concepts=["h"], k=10, caller=ALL, rank="coverage"), 3)
         r = graph_context(hub, concepts=["h"], k=10, caller=ALL)
         c = graph_context(hub, concepts=["h"], k=10, caller=ALL, rank="coverage")
-        rows.append({"case": f"hub seed, {n} neighbours", "ppr_ms": ppr, "coverage_ms": cov, "ratio": cov / ppr,
-                     "ppr_results": len(r.results), "eps_reached": r.eps_reached, "pushes": r.pushes,
-                     "coverage_truncated": c.truncated})
+        rows.append(
+            {
+                "case": f"hub seed, {n} neighbours",
+                "ppr_ms": ppr,
+                "coverage_ms": cov,
+                "ratio": cov / ppr,
+                "ppr_results": len(r.results),
+                "eps_reached": r.eps_reached,
+                "pushes": r.pushes,
+                "coverage_truncated": c.truncated,
+            }
+        )
     return rows
 
 
@@ -159,8 +181,10 @@ def main() -> None:
     if a.cost:
         for r in cost():
             extra = {k: v for k, v in r.items() if k not in ("case", "ppr_ms", "coverage_ms", "ratio")}
-            print(f"{r['case']:40} ppr {r['ppr_ms']:8.2f} ms  coverage {r['coverage_ms']:8.2f} ms  "
-                  f"ratio {r['ratio']:5.2f}  {extra}")
+            print(
+                f"{r['case']:40} ppr {r['ppr_ms']:8.2f} ms  coverage {r['coverage_ms']:8.2f} ms  "
+                f"ratio {r['ratio']:5.2f}  {extra}"
+            )
 
 
 if __name__ == "__main__":

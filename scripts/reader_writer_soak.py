@@ -41,18 +41,23 @@ def main(argv: list[str] | None = None) -> int:
     for run in range(args.runs):
         with tempfile.TemporaryDirectory() as d:
             t0 = time.monotonic()
-            reads, failures, writes, equal = soak_test.soak(os.path.join(d, "kb.db"), args.seconds,
-                                                            args.seed + run, read_only=args.read_only)
+            reads, failures, writes, equal = soak_test.soak(
+                os.path.join(d, "kb.db"), args.seconds, args.seed + run, read_only=args.read_only
+            )
             took = time.monotonic() - t0
         failed = sum(len(v) for v in failures.values())
-        print(f"run {run + 1}: {took:.1f} s, writer {args.seconds:g} s, reader "
-              f"{'read-only' if args.read_only else 'read-write'}")
+        print(
+            f"run {run + 1}: {took:.1f} s, writer {args.seconds:g} s, reader "
+            f"{'read-only' if args.read_only else 'read-write'}"
+        )
         print(f"  writes: {sum(writes.values())} {json.dumps(writes)}")
         print(f"  reads: {sum(reads.values())}, failed: {failed}")
         for kind in soak_test.KINDS:
             msgs = sorted(set(failures.get(kind, [])))
-            print(f"    {kind:<17} reads {reads.get(kind, 0):>6}  failed {len(failures.get(kind, [])):>5}"
-                  + (f"  e.g. {msgs[0][:140]!r}" if msgs else ""))
+            print(
+                f"    {kind:<17} reads {reads.get(kind, 0):>6}  failed {len(failures.get(kind, [])):>5}"
+                + (f"  e.g. {msgs[0][:140]!r}" if msgs else "")
+            )
         print(f"  final answers equal to a fresh rebuild's: {equal}")
         bad += failed + (not equal)
     return 1 if bad else 0

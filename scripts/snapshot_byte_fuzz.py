@@ -41,17 +41,29 @@ def make_store(d: str) -> str:
         nodes = []
         for i in range(60):
             sc = [["tenant-a"], ["tenant-c"], ["tenant-a", "tenant-c"], None][i % 4]
-            nodes.append({"id": f"n{i:03d}", "type": ["Doc", "Person", "Topic"][i % 3],
-                          "title": f"title {i} salary é{i}" if i % 5 else None,
-                          "body": f"body words salary {i % 7}", "scopes": sc,
-                          "lifecycle": ["active", "retired", None][i % 3]})
+            nodes.append(
+                {
+                    "id": f"n{i:03d}",
+                    "type": ["Doc", "Person", "Topic"][i % 3],
+                    "title": f"title {i} salary é{i}" if i % 5 else None,
+                    "body": f"body words salary {i % 7}",
+                    "scopes": sc,
+                    "lifecycle": ["active", "retired", None][i % 3],
+                }
+            )
         kb.add_nodes(nodes)
         edges = []
         for _ in range(150):
             a, b = rng.randrange(60), rng.randrange(60)
-            edges.append({"src": f"n{a:03d}", "dst": f"n{b:03d}", "type": rng.choice(["CITES", "LINKS", "PART_OF"]),
-                          "authority": rng.choice(["primary", "secondary", None]),
-                          "extraction_confidence": rng.choice([0.5, 0.9, None])})
+            edges.append(
+                {
+                    "src": f"n{a:03d}",
+                    "dst": f"n{b:03d}",
+                    "type": rng.choice(["CITES", "LINKS", "PART_OF"]),
+                    "authority": rng.choice(["primary", "secondary", None]),
+                    "extraction_confidence": rng.choice([0.5, 0.9, None]),
+                }
+            )
         kb.add_edges(edges)
         kb.graph()
         kb.search("salary")
@@ -67,10 +79,17 @@ def answers(p: str) -> str:
     with KnowledgeBase.open(p) as kb:
         g = kb.graph()
         arrs = g.to_arrays()
-        out = {"arrays": {k: [str(v.dtype), v.shape[0] if v.ndim else 0, v.tobytes().hex()] for k, v in sorted(arrs.items())},
-               "titles": [g.title(x) for x in g.ids]}
-        for name, c, sc in (("public", Caller.public(), []), ("a", Caller.with_scopes("tenant-a"), ["tenant-a"]),
-                            ("c", Caller.with_scopes("tenant-c"), ["tenant-c"])):
+        out = {
+            "arrays": {
+                k: [str(v.dtype), v.shape[0] if v.ndim else 0, v.tobytes().hex()] for k, v in sorted(arrs.items())
+            },
+            "titles": [g.title(x) for x in g.ids],
+        }
+        for name, c, sc in (
+            ("public", Caller.public(), []),
+            ("a", Caller.with_scopes("tenant-a"), ["tenant-a"]),
+            ("c", Caller.with_scopes("tenant-c"), ["tenant-c"]),
+        ):
             out["search_" + name] = [[x, round(s, 9)] for x, s in kb.search("salary words", k=20, caller=c)]
             for a, b in (("n002", "n050"), ("n003", "n041")):
                 try:
@@ -99,8 +118,9 @@ def worker() -> None:
         print(json.dumps({"kind": kind, "set_aside": set_aside, "answer": got}), flush=True)
 
 
-def mutate(snap: bytes, rng: random.Random, trial: int, names: list[str], spans: dict[str, tuple[int, int]],
-           reseal_path: str) -> tuple[str, bytes | None]:
+def mutate(
+    snap: bytes, rng: random.Random, trial: int, names: list[str], spans: dict[str, tuple[int, int]], reseal_path: str
+) -> tuple[str, bytes | None]:
     """(description, new bytes); None bytes means: written by the resealing helper into reseal_path."""
     kind = trial % 5
     if kind == 0:  # a bit flip anywhere
@@ -185,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     meta, arrs = read_arrays(snap_path)
     # each array's byte span in the file (offsets are relative to the data start)
     import struct
+
     dlen = struct.unpack_from("<8sIIQQ", snap)[3]
     data_start = -(-(32 + dlen) // 64) * 64
     with open(snap_path, "rb") as fh:
@@ -195,15 +216,23 @@ def main(argv: list[str] | None = None) -> int:
     names_all = list(arrs)
     rng = random.Random(args.seed)
     counts = {k: 0 for k in ("trials", "rebuilt", "accepted", "refused", "wrong", "error", "crash", "hang")}
-    resealed = {k: 0 for k in ("trials", "rebuilt", "accepted_equal", "accepted_different", "refused", "error", "crash", "hang")}
+    resealed = {
+        k: 0 for k in ("trials", "rebuilt", "accepted_equal", "accepted_different", "refused", "error", "crash", "hang")
+    }
     findings: list[str] = []
     forged: list[str] = []  # resealed edits accepted with other answers (consistent forgeries)
     env = dict(os.environ, PYTHONWARNINGS="default")
     proc: subprocess.Popen[str] | None = None
 
     def start() -> subprocess.Popen[str]:
-        return subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        return subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
 
     import selectors
 
@@ -277,7 +306,15 @@ def main(argv: list[str] | None = None) -> int:
         print("work directory:", work)
     else:
         shutil.rmtree(work, ignore_errors=True)
-    bad = counts["wrong"] + counts["error"] + counts["crash"] + counts["hang"] + resealed["error"] + resealed["crash"] + resealed["hang"]
+    bad = (
+        counts["wrong"]
+        + counts["error"]
+        + counts["crash"]
+        + counts["hang"]
+        + resealed["error"]
+        + resealed["crash"]
+        + resealed["hang"]
+    )
     return 1 if bad else 0
 
 

@@ -33,8 +33,9 @@ def nx_suggest(G: nx.Graph, a: str, k: int = 10) -> list[tuple[str, float]]:
     nbrs = set(G[a])
     cand = {c for z in nbrs for c in G[z]} - nbrs - {a}
     cand = [c for c in cand if len(nbrs & set(G[c])) >= 2]
-    scored = sorted(((v, s) for _, v, s in nx.resource_allocation_index(G, [(a, c) for c in cand])),
-                    key=lambda x: (-x[1], x[0]))
+    scored = sorted(
+        ((v, s) for _, v, s in nx.resource_allocation_index(G, [(a, c) for c in cand])), key=lambda x: (-x[1], x[0])
+    )
     return scored[:k]
 
 
@@ -57,13 +58,18 @@ def main() -> None:
     work = {
         "graph_context (5 seeds, top 20, hops)": (
             lambda i: graph_context(g, concepts=seeds[i], k=20, caller=who),
-            lambda i: nx_context(G, seeds[i])),
+            lambda i: nx_context(G, seeds[i]),
+        ),
         "link_suggest (k=10)": (
             lambda i: link_suggest(g, seeds[i][0], k=10, caller=who),
-            lambda i: nx_suggest(G, seeds[i][0])),
+            lambda i: nx_suggest(G, seeds[i][0]),
+        ),
         "graph_path": (
             lambda i: graph_path(g, pairs[i][0], pairs[i][1], caller=who),
-            lambda i: nx.bidirectional_shortest_path(G, pairs[i][0], pairs[i][1]) if nx.has_path(G, *pairs[i]) else None),
+            lambda i: (
+                nx.bidirectional_shortest_path(G, pairs[i][0], pairs[i][1]) if nx.has_path(G, *pairs[i]) else None
+            ),
+        ),
     }
     # correctness first: same suggestions, same path lengths, same top-20 up to push error
     for i in range(20):
@@ -85,8 +91,10 @@ def main() -> None:
                 t = time.perf_counter()
                 theirs(i)
                 results[name][1].append(time.perf_counter() - t)
-    print(f"synthetic KB, {args.concepts} concepts: {g.num_nodes:,} nodes, {g.num_edges:,} edges; "
-          f"{args.queries} rotating queries x {args.rounds} rounds, medians")
+    print(
+        f"synthetic KB, {args.concepts} concepts: {g.num_nodes:,} nodes, {g.num_edges:,} edges; "
+        f"{args.queries} rotating queries x {args.rounds} rounds, medians"
+    )
     print()
     print("| tool | conceptwalk | networkx | ratio |")
     print("| --- | ---: | ---: | ---: |")

@@ -33,10 +33,14 @@ def context_row(path: str, nq: int, rounds: int) -> tuple[float, float]:
     kb = KnowledgeBase.open(path, read_only=True)
     qs = b.queries(kb, nq)
     seeds = [[s.id for s in graph_context(kb, q, caller=b.ALL).seeds] for q in qs]
-    t = harness.interleaved({
-        "question": lambda i: graph_context(kb, qs[i], caller=b.ALL),
-        "concepts": lambda i: graph_context(kb, concepts=seeds[i], caller=b.ALL),
-    }, nq, rounds=rounds)
+    t = harness.interleaved(
+        {
+            "question": lambda i: graph_context(kb, qs[i], caller=b.ALL),
+            "concepts": lambda i: graph_context(kb, concepts=seeds[i], caller=b.ALL),
+        },
+        nq,
+        rounds=rounds,
+    )
     return t["question"] * 1e3, t["concepts"] * 1e3
 
 
@@ -55,17 +59,23 @@ def main(argv: list[str] | None = None) -> int:
         q, c = context_row(path, args.queries, args.rounds)
         print(f"| graph_context question / concepts | {name} | - | {q / c:.2f}x ({q:.3f} ms vs {c:.3f} ms) |")
         w = b.wrapped_rows(path, args.queries, args.rounds)
-        print(f"| wrapped / flat | {name} | {w['old_ms'] / w['flat_ms']:.1f}x ({w['old_ms']:.2f} ms vs "
-              f"{w['flat_ms']:.3f} ms) | {w['new_ms'] / w['flat2_ms']:.1f}x ({w['new_ms']:.2f} ms vs {w['flat2_ms']:.3f} ms) |")
+        print(
+            f"| wrapped / flat | {name} | {w['old_ms'] / w['flat_ms']:.1f}x ({w['old_ms']:.2f} ms vs "
+            f"{w['flat_ms']:.3f} ms) | {w['new_ms'] / w['flat2_ms']:.1f}x ({w['new_ms']:.2f} ms vs {w['flat2_ms']:.3f} ms) |"
+        )
         s = b.semantic_rows(path, args.queries, args.rounds)
-        print(f"| semantic step ({s['concepts']} concepts) | {name} | {s['old_ms']:.3f} ms (build {s['build_old_s']:.2f} s) "
-              f"| {s['new_ms']:.3f} ms (build {s['build_new_s']:.2f} s) |")
+        print(
+            f"| semantic step ({s['concepts']} concepts) | {name} | {s['old_ms']:.3f} ms (build {s['build_old_s']:.2f} s) "
+            f"| {s['new_ms']:.3f} ms (build {s['build_new_s']:.2f} s) |"
+        )
     for path in args.fresh:
         name = os.path.basename(path)
         new = b.fresh_rows(path, False)
         old = b.fresh_rows(path, True) if args.fresh_old else None
         fmt = lambda r: f"{r['construct_plus_first_s']:.1f} s, {r['peak_rss_mb']:.0f} MB peak RSS"  # noqa: E731
-        print(f"| fresh read-only process: retriever + first wrapped query | {name} | {fmt(old) if old else '-'} | {fmt(new)} |")
+        print(
+            f"| fresh read-only process: retriever + first wrapped query | {name} | {fmt(old) if old else '-'} | {fmt(new)} |"
+        )
     return 0
 
 

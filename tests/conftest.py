@@ -31,7 +31,8 @@ else:
 #: The source checkout, when the tests run from one (a wheel's tests run from a copy of tests/).
 _ROOT = os.path.dirname(_HERE)
 _IN_CHECKOUT = os.path.isfile(os.path.join(_ROOT, "README.md")) and os.path.isdir(
-    os.path.join(_ROOT, "python", "conceptwalk"))
+    os.path.join(_ROOT, "python", "conceptwalk")
+)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -55,7 +56,16 @@ def small_graph():
     isolated node."""
     from conceptwalk import LinkGraph
 
-    edges = [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("d", "e"), ("a", "b"), ("b", "a"),
-             ("e", "e"), ("b", "f"), ("f", "d")]
+    edges = [
+        ("a", "b"),
+        ("b", "c"),
+        ("c", "a"),
+        ("c", "d"),
+        ("d", "e"),
+        ("a", "b"),
+        ("b", "a"),
+        ("e", "e"),
+        ("b", "f"),
+        ("f", "d"),
+    ]
     return LinkGraph.from_edges(edges, nodes=["a", "b", "c", "d", "e", "f", "zz-isolated"])
-

@@ -9,7 +9,9 @@ from conceptwalk import Caller
 from conceptwalk.kb.store import KnowledgeBase
 
 
-def open_store(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], aliases: list[tuple[str, str]]) -> KnowledgeBase:
+def open_store(
+    nodes: list[dict[str, Any]], edges: list[dict[str, Any]], aliases: list[tuple[str, str]]
+) -> KnowledgeBase:
     """An in-memory store holding these rows."""
     kb = KnowledgeBase.open(":memory:")
     kb.add_nodes(nodes)
@@ -20,15 +22,20 @@ def open_store(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], aliases
     return kb
 
 
-def deleted_store(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], aliases: list[tuple[str, str]],
-                  caller: Caller) -> KnowledgeBase | None:
+def deleted_store(
+    nodes: list[dict[str, Any]], edges: list[dict[str, Any]], aliases: list[tuple[str, str]], caller: Caller
+) -> KnowledgeBase | None:
     """The store of these rows with the nodes ``caller`` may not see deleted (None when it sees
     none: a store needs a node)."""
+
     def sees(nd: dict[str, Any]) -> bool:
         return caller.scopes is None or not nd["scopes"] or bool(set(nd["scopes"]) & caller.scopes)
+
     keep = {nd["id"] for nd in nodes if sees(nd)}
     if not keep:
         return None
-    return open_store([nd for nd in nodes if nd["id"] in keep],
-                      [e for e in edges if e["src"] in keep and e["dst"] in keep],
-                      [(a, c) for a, c in aliases if c in keep])
+    return open_store(
+        [nd for nd in nodes if nd["id"] in keep],
+        [e for e in edges if e["src"] in keep and e["dst"] in keep],
+        [(a, c) for a, c in aliases if c in keep],
+    )

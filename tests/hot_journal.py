@@ -30,8 +30,9 @@ def hot_journal_copy(path: str | os.PathLike[str], copy: str | os.PathLike[str],
         assert conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
         conn.execute("PRAGMA cache_size = 2")  # spill: uncommitted pages reach the file
         conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("INSERT INTO nodes(id, title) VALUES (?, ?)",
-                         [(f"uncommitted{i}", "x" * 100) for i in range(rows)])
+        conn.executemany(
+            "INSERT INTO nodes(id, title) VALUES (?, ?)", [(f"uncommitted{i}", "x" * 100) for i in range(rows)]
+        )
         assert os.path.getsize(path + "-journal") > 0
         shutil.copyfile(path, copy)
         shutil.copyfile(path + "-journal", copy + "-journal")

@@ -23,7 +23,16 @@ EDGE_TYPES = ("LINK", "RELATED", "PART_OF")
 # Id shapes: ASCII, Latin-1, CJK, astral plane (surrogate pairs in UTF-16), spaces and
 # punctuation, an uppercase prefix that sorts before lowercase, and digits that sort as text.
 _ID_FORMATS = (
-    "n{}", "é{}", "日本{}", "Ω-{}", "\U0001d518{}", "Z{}", "a b {}", "{}", "ß{}x", "ü/{}",
+    "n{}",
+    "é{}",
+    "日本{}",
+    "Ω-{}",
+    "\U0001d518{}",
+    "Z{}",
+    "a b {}",
+    "{}",
+    "ß{}x",
+    "ü/{}",
 )
 
 SHAPES = ("gnp", "tree", "hubs", "components", "dense", "grid", "cycle")
@@ -94,7 +103,7 @@ def _core_edges(shape: str, n: int, rng: random.Random) -> list[tuple[int, int]]
         p = rng.uniform(0.4, 0.8)
         pairs = [(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < p]
     elif shape == "grid":  # many equal-length shortest paths: exercises the lexicographic rule
-        w = max(2, int(n ** 0.5))
+        w = max(2, int(n**0.5))
         for v in range(n):
             if (v + 1) % w and v + 1 < n:
                 pairs.append((v, v + 1))
@@ -120,7 +129,7 @@ def random_graph(seed: int, shape: str | None = None, n_range: tuple[int, int] =
         n = max(n, 3)
     ids = make_ids(n + 4, rng)
     isolated_count = rng.randint(0, 3) if seed % 5 else 0
-    core_ids, isolated = ids[:n], ids[n:n + isolated_count]
+    core_ids, isolated = ids[:n], ids[n : n + isolated_count]
     pairs = _core_edges(shape, n, rng)
     edges: list[tuple[str, str, str]] = []
     for a, b in pairs:
@@ -209,8 +218,7 @@ def resource_allocation(g: nx.Graph, a: str, min_shared: int) -> list[tuple[str,
 def networkx_ra(g: nx.Graph, a: str, min_shared: int) -> dict[str, float]:
     """networkx's resource_allocation_index for a, filtered like the core's candidates."""
     na = set(g.adj[a])
-    pairs = [(a, b) for b in g.nodes
-             if b != a and b not in na and len(na & set(g.adj[b])) >= min_shared]
+    pairs = [(a, b) for b in g.nodes if b != a and b not in na and len(na & set(g.adj[b])) >= min_shared]
     return {b: s for _, b, s in nx.resource_allocation_index(g, pairs)}
 
 
@@ -256,8 +264,9 @@ def lex_shortest_path_enumerated(g: nx.Graph, s: str, t: str, cap: int = 20000) 
         return None
 
 
-def multi_source_hops(g: nx.Graph, seeds: Iterable[str], targets: Iterable[str],
-                      max_hops: int | None = None) -> dict[str, tuple[int, str] | None]:
+def multi_source_hops(
+    g: nx.Graph, seeds: Iterable[str], targets: Iterable[str], max_hops: int | None = None
+) -> dict[str, tuple[int, str] | None]:
     """Per target: (distance to the nearest seed, smallest seed id at that distance), or None
     when unreached (or farther than max_hops). One BFS per seed."""
     per_seed = {s: bfs_dist(g, s) for s in seeds}

@@ -20,7 +20,8 @@ ALL = Caller.all_access()
 def g():
     return LinkGraph.from_edges(
         [("a", "x", "USES"), ("a", "y", "USES"), ("b", "x", "PART_OF"), ("b", "y", "USES"), ("c", "x", "USES")],
-        nodes=[{"id": "x", "title": "Ex", "type": "CONCEPT", "scopes": ["t"]}, {"id": "a", "type": "CONCEPT"}])
+        nodes=[{"id": "x", "title": "Ex", "type": "CONCEPT", "scopes": ["t"]}, {"id": "a", "type": "CONCEPT"}],
+    )
 
 
 def test_one_suggestion_type(g):
@@ -43,10 +44,12 @@ def _keys(obj):
 
 
 def test_tool_outputs_use_camel_case_keys(g):
-    outs = [graph_context(g, concepts=["a"], caller=ALL).to_dict(),
-            graph_context(g, concepts=["a"], node_types=["NOPE"], caller=ALL).to_dict(),
-            link_suggest(g, "a", caller=ALL).to_dict(),
-            graph_path(g, "a", "c", caller=ALL).to_dict()]
+    outs = [
+        graph_context(g, concepts=["a"], caller=ALL).to_dict(),
+        graph_context(g, concepts=["a"], node_types=["NOPE"], caller=ALL).to_dict(),
+        link_suggest(g, "a", caller=ALL).to_dict(),
+        graph_path(g, "a", "c", caller=ALL).to_dict(),
+    ]
     keys = {k for o in outs for k in _keys(o)}
     assert "minShared" in keys
     assert not [k for k in keys if "_" in k], sorted(keys)

@@ -54,17 +54,23 @@ def test_every_row_fills_every_column() -> None:
 def test_every_python_module_is_on_the_map() -> None:
     named = set(named_paths())
     pkg = ROOT / "python" / "conceptwalk"
-    modules = sorted(p.relative_to(ROOT).as_posix() for p in pkg.rglob("*")
-                     if p.suffix in (".py", ".pyx") and p.name not in ("__init__.py", "__main__.py")
-                     and "__pycache__" not in p.parts)
+    modules = sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in pkg.rglob("*")
+        if p.suffix in (".py", ".pyx") and p.name not in ("__init__.py", "__main__.py") and "__pycache__" not in p.parts
+    )
     unmapped = [m for m in modules if m not in named]
     assert not unmapped, f"modules no capability row names: {unmapped}"
 
 
 def test_every_core_file_is_on_the_map() -> None:
     named = set(named_paths())
-    core = sorted(p.relative_to(ROOT).as_posix() for d in ("csrc/src", "csrc/include/conceptwalk", "csrc/bindings")
-                  for p in (ROOT / d).iterdir() if p.suffix in (".cpp", ".hpp"))
+    core = sorted(
+        p.relative_to(ROOT).as_posix()
+        for d in ("csrc/src", "csrc/include/conceptwalk", "csrc/bindings")
+        for p in (ROOT / d).iterdir()
+        if p.suffix in (".cpp", ".hpp")
+    )
     unmapped = [c for c in core if c not in named]
     assert not unmapped, f"C++ files no capability row names: {unmapped}"
 
@@ -76,8 +82,12 @@ def test_the_tree_lists_existing_folders_and_every_package_folder() -> None:
     assert all(f.endswith("/") for f in folders)
     missing = [f for f in folders if not (ROOT / f).is_dir()]
     assert not missing, f"the tree lists folders that do not exist: {missing}"
-    pkg_dirs = sorted(p.relative_to(ROOT).as_posix() + "/" for p in (ROOT / "python" / "conceptwalk").rglob("*")
-                      if p.is_dir() and "__pycache__" not in p.parts
-                      and not any(part.startswith(".") for part in p.relative_to(ROOT).parts))
+    pkg_dirs = sorted(
+        p.relative_to(ROOT).as_posix() + "/"
+        for p in (ROOT / "python" / "conceptwalk").rglob("*")
+        if p.is_dir()
+        and "__pycache__" not in p.parts
+        and not any(part.startswith(".") for part in p.relative_to(ROOT).parts)
+    )
     unlisted = [d for d in pkg_dirs if d not in folders]
     assert not unlisted, f"package folders missing from the tree: {unlisted}"

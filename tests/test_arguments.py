@@ -16,8 +16,14 @@ from conceptwalk import graph as graph_pkg
 from conceptwalk import tools
 from conceptwalk.graph import personalized_pagerank_batch
 from conceptwalk.serve import distributed as cwd
-from conceptwalk.tools import (graph_context, graph_context_batch, graph_path, graph_path_batch, link_suggest,
-                               link_suggest_batch)
+from conceptwalk.tools import (
+    graph_context,
+    graph_context_batch,
+    graph_path,
+    graph_path_batch,
+    link_suggest,
+    link_suggest_batch,
+)
 
 ALL = Caller.all_access()
 
@@ -31,17 +37,23 @@ def g():
 def test_huge_k_is_clamped_not_a_pybind_error(g):
     big = 2**63
     assert g.personalized_pagerank({"a": 1.0}, k=big).ids == g.personalized_pagerank({"a": 1.0}).ids
-    assert graph_context(g, concepts=["a"], k=big, caller=ALL).to_dict()["results"] == \
-        graph_context(g, concepts=["a"], k=g.num_nodes, caller=ALL).to_dict()["results"]
+    assert (
+        graph_context(g, concepts=["a"], k=big, caller=ALL).to_dict()["results"]
+        == graph_context(g, concepts=["a"], k=g.num_nodes, caller=ALL).to_dict()["results"]
+    )
     assert link_suggest(g, "a", k=big, caller=ALL).to_dict() == link_suggest(g, "a", k=50, caller=ALL).to_dict()
-    assert [r.ids for r in personalized_pagerank_batch(g, [{"a": 1.0}], k=big)] == [g.personalized_pagerank({"a": 1.0}).ids]
+    assert [r.ids for r in personalized_pagerank_batch(g, [{"a": 1.0}], k=big)] == [
+        g.personalized_pagerank({"a": 1.0}).ids
+    ]
     assert graph_context_batch(g, [{"concepts": ["a"]}], k=big, caller=ALL)[0].results
     assert link_suggest_batch(g, ["a"], k=big, caller=ALL)[0].suggestions
 
 
 def test_huge_max_pushes_min_shared_and_max_hops_are_clamped(g):
     assert g.personalized_pagerank({"a": 1.0}, max_pushes=2**63).ids == g.personalized_pagerank({"a": 1.0}).ids
-    assert personalized_pagerank_batch(g, [{"a": 1.0}], max_pushes=2**63)[0].ids == g.personalized_pagerank({"a": 1.0}).ids
+    assert (
+        personalized_pagerank_batch(g, [{"a": 1.0}], max_pushes=2**63)[0].ids == g.personalized_pagerank({"a": 1.0}).ids
+    )
     assert link_suggest(g, "a", min_shared=2**31, caller=ALL).suggestions == []
     assert g.resource_allocation("a", min_shared=2**63) == []
     assert link_suggest_batch(g, ["a"], min_shared=2**31, caller=ALL)[0].suggestions == []
@@ -59,8 +71,9 @@ def test_extraction_confidence_past_float_range_names_the_row(build):
         if build == "from_edges":
             LinkGraph.from_edges([{"src": "a", "dst": "b"}, {"src": "b", "dst": "c", "extraction_confidence": 10**400}])
         else:
-            LinkGraph.from_arrays(["a", "b", "c"], [0, 1], [1, 2],
-                                  edge_annotations={"extraction_confidence": [0.5, 10**400]})
+            LinkGraph.from_arrays(
+                ["a", "b", "c"], [0, 1], [1, 2], edge_annotations={"extraction_confidence": [0.5, 10**400]}
+            )
     assert len(str(info.value)) < 200  # the 401-digit number is not echoed whole
 
 
@@ -126,7 +139,8 @@ K_ENTRY_POINTS = {
     "tools.link_suggest_batch": lambda g, kb: link_suggest_batch(g, ["a"], k=True, caller=ALL),
     # The Dask entry points check their arguments before anything is shipped (no client needed).
     "serve.distributed.graph_context_batch": lambda g, kb: cwd.graph_context_batch(
-        None, g, [{"concepts": ["a"]}], k=True, caller=ALL),
+        None, g, [{"concepts": ["a"]}], k=True, caller=ALL
+    ),
     "serve.distributed.link_suggest_batch": lambda g, kb: cwd.link_suggest_batch(None, g, ["a"], k=True, caller=ALL),
     "serve.distributed.query_batch": lambda g, kb: cwd.query_batch(None, kb, ["a"], True, caller=ALL),
     "wrap.ConceptAnchoredRetriever.query": lambda g, kb: _retriever(kb).query("a", True, caller=ALL),
@@ -135,9 +149,13 @@ K_ENTRY_POINTS = {
 
 #: Public functions taking ``k`` that are not entry points: the graph layer's building blocks
 #: for the tools, documented as taking already-checked arguments (the tools check ``k`` first).
-K_BUILDING_BLOCKS = {"graph.context.context_core", "graph.context.context_batch",
-                     "graph.linkpred.resource_allocation_core", "graph.linkpred.resource_allocation_batch_core",
-                     "tools.GraphSource.search"}  # a protocol's method, implemented by the source
+K_BUILDING_BLOCKS = {
+    "graph.context.context_core",
+    "graph.context.context_batch",
+    "graph.linkpred.resource_allocation_core",
+    "graph.linkpred.resource_allocation_batch_core",
+    "tools.GraphSource.search",
+}  # a protocol's method, implemented by the source
 
 
 def _retriever(kb):
@@ -165,8 +183,9 @@ def test_k_entry_point_list_is_complete():
             if inspect.isclass(f):
                 for m, meth in vars(f).items():
                     if not m.startswith("_") and callable(meth) and "k" in inspect.signature(meth).parameters:
-                        found.add(f"{prefix}{attr}.{m}" if prefix != "graph." or attr != "LinkGraph"
-                                  else f"LinkGraph.{m}")
+                        found.add(
+                            f"{prefix}{attr}.{m}" if prefix != "graph." or attr != "LinkGraph" else f"LinkGraph.{m}"
+                        )
             elif callable(f) and not inspect.isclass(f):
                 try:
                     params = inspect.signature(f).parameters
@@ -187,9 +206,11 @@ def test_k_entry_point_list_is_complete():
 
 
 def test_path_and_batch_entry_points_share_the_caller_check(g):
-    for call in (lambda: graph_path(g, "a", "b", caller=None),
-                 lambda: graph_path_batch(g, [("a", "b")], caller="all"),
-                 lambda: cwd.graph_path_batch(None, g, [("a", "b")], caller=None)):
+    for call in (
+        lambda: graph_path(g, "a", "b", caller=None),
+        lambda: graph_path_batch(g, [("a", "b")], caller="all"),
+        lambda: cwd.graph_path_batch(None, g, [("a", "b")], caller=None),
+    ):
         with pytest.raises(InputError, match="caller must be a conceptwalk.Caller"):
             call()
 

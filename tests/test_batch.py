@@ -25,8 +25,14 @@ def _graph(seed: int, n: int = 300, m: int = 900) -> LinkGraph:
         a = rng.randrange(n)
         b = rng.randrange(n) if rng.random() < 0.7 else rng.randrange(min(n, 15))  # a few hubs
         edges.append((ids[a], ids[b], rng.choice(("LINK", "RELATED", "PART_OF"))))
-    nodes = [{"id": x, "type": rng.choice(("CONCEPT", "DOC", "NOTE")),
-              "scopes": None if rng.random() < 0.7 else [rng.choice(("t1", "t2"))]} for x in ids]
+    nodes = [
+        {
+            "id": x,
+            "type": rng.choice(("CONCEPT", "DOC", "NOTE")),
+            "scopes": None if rng.random() < 0.7 else [rng.choice(("t1", "t2"))],
+        }
+        for x in ids
+    ]
     nodes.append({"id": "zz-isolated", "type": "CONCEPT"})
     return LinkGraph.from_edges(edges, nodes=nodes)
 
@@ -50,8 +56,7 @@ def graph(request):
 
 
 def _ranking_key(r):
-    return (r.indices.tolist(), r.scores.tolist(), r.residual, r.eps, r.pushes, r.edge_visits,
-            r.truncated, r.certified)
+    return (r.indices.tolist(), r.scores.tolist(), r.residual, r.eps, r.pushes, r.edge_visits, r.truncated, r.certified)
 
 
 def _seed_sets(g: LinkGraph, count: int, seed: int):
@@ -110,8 +115,7 @@ def test_context_batch_equals_single(graph, threads, caller):
             elif isinstance(q, tuple):
                 want.append(graph_context(kb, q[0], concepts=q[1], caller=caller, **kw))
             else:
-                want.append(graph_context(kb, q.get("question"), concepts=q.get("concepts", ()),
-                                          caller=caller, **kw))
+                want.append(graph_context(kb, q.get("question"), concepts=q.get("concepts", ()), caller=caller, **kw))
         assert [r.to_dict() for r in got] == [r.to_dict() for r in want]
         assert [r.reason for r in got] == [r.reason for r in want]
         assert [str(r) for r in got] == [str(r) for r in want]

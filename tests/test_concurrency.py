@@ -39,8 +39,7 @@ def _answer(g: LinkGraph, i: int) -> tuple:
     ra = g.resource_allocation(a, min_shared=1, k=10)
     sp = g.shortest_path(a, b)
     h = g.hops([a], [b, ids[0]])
-    return (list(r.items()), None if rm is None else list(rm.items()),
-            [s.to_dict() for s in ra], sp, h)
+    return (list(r.items()), None if rm is None else list(rm.items()), [s.to_dict() for s in ra], sp, h)
 
 
 def test_threads_on_one_graph_equal_single_threaded():
@@ -51,7 +50,7 @@ def test_threads_on_one_graph_equal_single_threaded():
 
     def worker(t: int) -> list[tuple[int, tuple]]:
         start.wait()  # all threads hammer the graph at once
-        return [(i, _answer(g, i)) for i in queries[t::THREADS] + queries[: 12]]
+        return [(i, _answer(g, i)) for i in queries[t::THREADS] + queries[:12]]
 
     with ThreadPoolExecutor(THREADS) as ex:
         results = [x for chunk in ex.map(worker, range(THREADS)) for x in chunk]
@@ -103,8 +102,9 @@ def _seed_kb(path) -> tuple[KnowledgeBase, list[str]]:
     kb = KnowledgeBase.open(path)
     rng = np.random.default_rng(0)
     kb.add_nodes([{"id": f"n{i:04d}", "type": "CONCEPT"} for i in range(200)])
-    kb.add_edges([{"src": f"n{a:04d}", "dst": f"n{b:04d}"}
-                  for a, b in rng.integers(0, 200, (800, 2)).tolist() if a != b])
+    kb.add_edges(
+        [{"src": f"n{a:04d}", "dst": f"n{b:04d}"} for a, b in rng.integers(0, 200, (800, 2)).tolist() if a != b]
+    )
     return kb, [f"n{i:04d}" for i in range(0, 200, 13)]
 
 
@@ -180,8 +180,11 @@ def _check_snapshots(path, probes: list[str], seen: dict) -> None:
         nb = (n_nodes - 200) // 5
         assert (n_nodes - 200) % 5 == 0, "a partial batch was visible to a reader"
         visible = {i for i in final.ids if not (i[0] in "wp" and int(i[1:4]) >= nb)}
-        edges = [(final.ids[s], final.ids[d]) for s, d in zip(final.edge_src.tolist(), final.edge_dst.tolist())
-                 if final.ids[s] in visible and final.ids[d] in visible]
+        edges = [
+            (final.ids[s], final.ids[d])
+            for s, d in zip(final.edge_src.tolist(), final.edge_dst.tolist())
+            if final.ids[s] in visible and final.ids[d] in visible
+        ]
         snap = LinkGraph.from_edges(edges, nodes=[{"id": i, "type": "CONCEPT"} for i in sorted(visible)])
         want = _kb_answers(snap, probes)
         for _, got in answers:

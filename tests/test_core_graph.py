@@ -28,7 +28,7 @@ def test_csr_is_the_undirected_projection(seed):
     assert indptr.dtype == np.int64 and indices.dtype == np.int32
     assert indptr[0] == 0 and indptr[-1] == indices.shape[0] == g.core.num_entries
     for i, v in enumerate(g.ids):
-        row = indices[indptr[i]:indptr[i + 1]].tolist()
+        row = indices[indptr[i] : indptr[i + 1]].tolist()
         assert row == sorted(g.ids.index(u) for u in gx.adj[v])  # ascending, no dups, no self
     assert g.num_neighbour_pairs == gx.number_of_edges()
     assert g.core.max_degree == max((d for _, d in gx.degree()), default=0)
@@ -40,8 +40,10 @@ def test_typed_edges_are_recoverable(seed):
     spec = ref.random_graph(seed)
     g = spec.build_linkgraph()
     distinct = {(a, b, t) for a, b, t in spec.edges if a != b}
-    got = [(g.ids[s], g.ids[d], g.edge_type_names[t])
-           for s, d, t in zip(g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_type_codes.tolist())]
+    got = [
+        (g.ids[s], g.ids[d], g.edge_type_names[t])
+        for s, d, t in zip(g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_type_codes.tolist())
+    ]
     assert len(got) == len(set(got)) == g.num_edges
     assert set(got) == distinct
     assert g.self_loops == sum(a == b for a, b, _ in spec.edges)
@@ -59,12 +61,16 @@ def test_construction_paths_agree():
     a = spec.build_linkgraph()
     ids = sorted(spec.nodes)
     pos = {v: i for i, v in enumerate(ids)}
-    b = LinkGraph.from_arrays(ids[::-1], [len(ids) - 1 - pos[s] for s, _, _ in spec.edges],
-                              [len(ids) - 1 - pos[d] for _, d, _ in spec.edges],
-                              [t for _, _, t in spec.edges])
+    b = LinkGraph.from_arrays(
+        ids[::-1],
+        [len(ids) - 1 - pos[s] for s, _, _ in spec.edges],
+        [len(ids) - 1 - pos[d] for _, d, _ in spec.edges],
+        [t for _, _, t in spec.edges],
+    )
     c = LinkGraph.from_edges(np.array(spec.edges, dtype=object), nodes=list(spec.nodes))
-    d = LinkGraph.from_edges([{"src": s, "dst": t, "type": ty} for s, t, ty in spec.edges],
-                             nodes=[{"id": v} for v in spec.nodes])
+    d = LinkGraph.from_edges(
+        [{"src": s, "dst": t, "type": ty} for s, t, ty in spec.edges], nodes=[{"id": v} for v in spec.nodes]
+    )
     for other in (b, c, d):
         assert other.ids == a.ids
         for name in ("indptr", "indices", "entry_pair", "pair_ptr", "edge_typedir"):
@@ -116,8 +122,9 @@ def test_visibility_mask_degrees(seed):
 
 
 def test_scope_mask():
-    g = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "scopes": ["s1"]}, {"id": "b"},
-                                                  {"id": "c", "scopes": ["s1", "s2"]}])
+    g = LinkGraph.from_edges(
+        [("a", "b")], nodes=[{"id": "a", "scopes": ["s1"]}, {"id": "b"}, {"id": "c", "scopes": ["s1", "s2"]}]
+    )
     assert g.scope_mask(None).tolist() == [True, True, True]
     assert g.scope_mask([]).tolist() == [False, True, False]
     assert g.scope_mask(["s2"]).tolist() == [False, True, True]
@@ -184,16 +191,30 @@ def test_stubtest(tmp_path):
     site_dirs = {os.path.abspath(p) for p in site.getsitepackages() + [site.getusersitepackages()]}
     if pkg_parent not in site_dirs:  # an editable/source layout: point mypy at it (never at site-packages)
         env["MYPYPATH"] = pkg_parent
-    proc = subprocess.run([sys.executable, "-m", "mypy.stubtest", "conceptwalk._core", "--allowlist",
-                           str(allow), "--mypy-config-file", str(tmp_path / "none.ini")],
-                          capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy.stubtest",
+            "conceptwalk._core",
+            "--allowlist",
+            str(allow),
+            "--mypy-config-file",
+            str(tmp_path / "none.ini"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def _pybind_params(func) -> list[tuple[str, str | None]]:
     """(name, default text) of each parameter in a pybind11 signature line (no self)."""
     line = func.__doc__.strip().splitlines()[0]
-    body = line[line.index("(") + 1:line.rindex(") -> ")]
+    body = line[line.index("(") + 1 : line.rindex(") -> ")]
     parts, depth, cur = [], 0, ""
     for ch in body:
         depth += ch in "[("
@@ -254,6 +275,9 @@ def test_stub_signatures_match_pybind_docstrings():
             for item in node.body:
                 if isinstance(item, ast.FunctionDef):
                     check(item, getattr(cls, item.name))
-    public = [n for n in dir(_core) if not n.startswith("_") and callable(getattr(_core, n))
-              and not isinstance(getattr(_core, n), type)]
+    public = [
+        n
+        for n in dir(_core)
+        if not n.startswith("_") and callable(getattr(_core, n)) and not isinstance(getattr(_core, n), type)
+    ]
     assert checked >= len(public) + 2

@@ -36,8 +36,7 @@ def test_ra_against_reference_and_networkx(seed):
         if a not in gx:
             continue
         for min_shared in (1, 2, 3):
-            got = [(s.id, s.score, s.shared) for s in g.resource_allocation(a, min_shared=min_shared,
-                                                                                  visible=visible)]
+            got = [(s.id, s.score, s.shared) for s in g.resource_allocation(a, min_shared=min_shared, visible=visible)]
             # The reference sums the same terms in the same (ascending) order: bit-identical.
             assert got == ref.resource_allocation(gx, a, min_shared)
             nxs = ref.networkx_ra(gx, a, min_shared)
@@ -57,14 +56,20 @@ def test_ra_top_k_is_prefix(seed):
 
 
 def test_ra_hand_made():
-    g = LinkGraph.from_edges([("a", "x"), ("a", "y"), ("b", "x"), ("b", "y"), ("c", "x"),
-                              ("y", "b"), ("x", "x"), ("a", "d"), ("d", "b")])
+    g = LinkGraph.from_edges(
+        [("a", "x"), ("a", "y"), ("b", "x"), ("b", "y"), ("c", "x"), ("y", "b"), ("x", "x"), ("a", "d"), ("d", "b")]
+    )
     got = g.resource_allocation("a")
     # b shares x (deg 3), y (deg 2), d (deg 2); c shares only x; d is already linked... to a.
     assert [(s.id, s.shared) for s in got] == [("b", ("d", "x", "y"))]
     assert got[0].score == pytest.approx(1 / 3 + 1 / 2 + 1 / 2)
-    assert got[0].to_dict() == {"id": "b", "type": "NODE", "title": None, "score": got[0].score,
-                                "shared": [{"id": z, "title": None} for z in ("d", "x", "y")]}
+    assert got[0].to_dict() == {
+        "id": "b",
+        "type": "NODE",
+        "title": None,
+        "score": got[0].score,
+        "shared": [{"id": z, "title": None} for z in ("d", "x", "y")],
+    }
     assert [s.id for s in g.resource_allocation("a", min_shared=1)] == ["b", "c"]
     assert g.resource_allocation("a", min_shared=4) == []
     # Hiding a shared neighbour lowers the count and the degrees of the others.
@@ -103,7 +108,7 @@ def test_ra_batch_equals_single(threads):
         assert np.array_equal(targets[a:b], t1)
         assert np.array_equal(scores[a:b], s1)
         for j in range(b - a):
-            assert np.array_equal(shared[sptr[a + j]:sptr[a + j + 1]], sh1[p1[j]:p1[j + 1]])
+            assert np.array_equal(shared[sptr[a + j] : sptr[a + j + 1]], sh1[p1[j] : p1[j + 1]])
 
 
 def test_ra_candidates_count_ignores_k():

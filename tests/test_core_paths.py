@@ -130,7 +130,10 @@ def test_hops_raw_core_duplicates_and_order():
     g = spec.build_linkgraph()
     seeds = np.array([5, 3, 5, 3], dtype=np.int32)
     targets = np.array([0, 1, 1, 2, 0], dtype=np.int32)
-    r, r2 = _core.multi_source_hops(g.core, seeds, targets), _core.multi_source_hops(g.core, np.array([3, 5], dtype=np.int32), targets)
+    r, r2 = (
+        _core.multi_source_hops(g.core, seeds, targets),
+        _core.multi_source_hops(g.core, np.array([3, 5], dtype=np.int32), targets),
+    )
     hops, via, hops2, via2 = r.hops, r.via, r2.hops, r2.via
     assert np.array_equal(hops, hops2) and np.array_equal(via, via2)
     assert hops[1] == hops[2] and via[1] == via[2]

@@ -76,9 +76,15 @@ def test_ppr_error_bounds_against_exact(seed):
 _L1_1E6_KNOWN_VIOLATIONS = {95: "dense graph, sum(deg)=2996: l1 = 1.35e-3 > 1e-3"}
 
 
-@pytest.mark.parametrize("seed", [
-    pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=_L1_1E6_KNOWN_VIOLATIONS[s]))
-    if s in _L1_1E6_KNOWN_VIOLATIONS else s for s in GRAPH_SEEDS])
+@pytest.mark.parametrize(
+    "seed",
+    [
+        pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=_L1_1E6_KNOWN_VIOLATIONS[s]))
+        if s in _L1_1E6_KNOWN_VIOLATIONS
+        else s
+        for s in GRAPH_SEEDS
+    ],
+)
 def test_ppr_total_error_at_eps_1e6_below_1e3(seed):
     spec, seeds, restart, visible = _query(seed)
     g = spec.build_linkgraph()
@@ -87,8 +93,11 @@ def test_ppr_total_error_at_eps_1e6_below_1e3(seed):
     assert sum(abs(p - got.get(v, 0.0)) for v, p in exact.items()) <= 1e-3
 
 
-@pytest.mark.xfail(strict=True, reason="contract gap: at eps=1e-6 the l1 error on a 1,000-node "
-                   "graph of mean degree 7 is ~3e-3 (push bounds it by eps*sum(deg) = 7e-3 only)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="contract gap: at eps=1e-6 the l1 error on a 1,000-node "
+    "graph of mean degree 7 is ~3e-3 (push bounds it by eps*sum(deg) = 7e-3 only)",
+)
 def test_ppr_total_error_at_eps_1e6_on_kb_sized_graph():
     rng = np.random.default_rng(0)
     n, m = 1000, 3500
@@ -178,7 +187,7 @@ def test_certified_topk_equals_exact(seed):
             continue
         assert r.ids == order[:k], (k, r.ids, order[:k])
         # Not a lucky tie: the certified order is strict in the exact scores too.
-        for a, b in zip(r.ids, order[len(r.ids):len(r.ids) + 1]):
+        for a, b in zip(r.ids, order[len(r.ids) : len(r.ids) + 1]):
             assert exact[a] >= exact[b]
 
 
@@ -223,9 +232,11 @@ def test_isolated_seed_keeps_mass_like_a_self_loop():
     got = r.to_dict()
     assert got["iso"] == 0.5
     assert "x" not in got  # x has only a self-loop: never reached
-    exact = ref.exact_ppr(ref.GraphSpec(0, "hand", ("a", "b", "iso", "x"),
-                                        (("a", "b", "LINK"), ("x", "x", "LINK"))).nx_graph(),
-                          {"iso": 1.0, "a": 1.0}, 0.25)
+    exact = ref.exact_ppr(
+        ref.GraphSpec(0, "hand", ("a", "b", "iso", "x"), (("a", "b", "LINK"), ("x", "x", "LINK"))).nx_graph(),
+        {"iso": 1.0, "a": 1.0},
+        0.25,
+    )
     for v, p in got.items():
         assert abs(exact[v] - p) < 1e-8
 
@@ -233,8 +244,9 @@ def test_isolated_seed_keeps_mass_like_a_self_loop():
 def test_docstring_example_values_match_reference():
     g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
     got = g.personalized_pagerank({"a": 1.0}, eps=1e-10).to_dict()
-    exact = ref.exact_ppr(ref.GraphSpec(0, "hand", ("a", "b", "c"),
-                                        (("a", "b", "L"), ("b", "c", "L"))).nx_graph(), {"a": 1.0}, 0.25)
+    exact = ref.exact_ppr(
+        ref.GraphSpec(0, "hand", ("a", "b", "c"), (("a", "b", "L"), ("b", "c", "L"))).nx_graph(), {"a": 1.0}, 0.25
+    )
     for v in "abc":
         assert abs(exact[v] - got[v]) < 1e-9
 
@@ -292,10 +304,11 @@ def test_batch_equals_single_queries(threads):
         b = _core.ppr_batch(g.core, ptr, seeds, weights, 0.25, 1e-5, 0, 0, threads, visible)
         out_ptr, nodes, scores, residual = b.ptr, b.nodes, b.scores, b.residual
         for i in range(len(queries)):
-            one = _core.personalized_pagerank(g.core, seeds[ptr[i]:ptr[i + 1]], weights[ptr[i]:ptr[i + 1]],
-                                              0.25, 1e-5, 0, 0, visible)
-            assert np.array_equal(nodes[out_ptr[i]:out_ptr[i + 1]], one.nodes)
-            assert np.array_equal(scores[out_ptr[i]:out_ptr[i + 1]], one.scores)
+            one = _core.personalized_pagerank(
+                g.core, seeds[ptr[i] : ptr[i + 1]], weights[ptr[i] : ptr[i + 1]], 0.25, 1e-5, 0, 0, visible
+            )
+            assert np.array_equal(nodes[out_ptr[i] : out_ptr[i + 1]], one.nodes)
+            assert np.array_equal(scores[out_ptr[i] : out_ptr[i + 1]], one.scores)
             assert residual[i] == one.residual
 
 

@@ -23,8 +23,11 @@ def graphs(draw, max_nodes=24, max_edges=70):
     reciprocal pairs and self-loops arising naturally; some ids only as isolated nodes."""
     ids = draw(st.lists(_ID, unique=True, min_size=1, max_size=max_nodes))
     n = len(ids)
-    raw = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.sampled_from(EDGE_TYPES)),
-                        max_size=max_edges))
+    raw = draw(
+        st.lists(
+            st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.sampled_from(EDGE_TYPES)), max_size=max_edges
+        )
+    )
     edges = [(ids[a], ids[b], t) for a, b, t in raw]
     if raw and draw(st.booleans()):  # explicit duplicates and reciprocal copies
         a, b, t = raw[0]

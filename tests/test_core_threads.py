@@ -20,8 +20,7 @@ def big():
     rng = np.random.default_rng(7)
     n, m = 3000, 12000
     ids = [f"c{i:05d}" for i in range(n)]
-    return LinkGraph.from_arrays(ids, rng.integers(0, n, m), rng.integers(0, n, m),
-                                 rng.choice(["LINK", "RELATED"], m))
+    return LinkGraph.from_arrays(ids, rng.integers(0, n, m), rng.integers(0, n, m), rng.choice(["LINK", "RELATED"], m))
 
 
 def _tasks(g: LinkGraph, count: int, seed: int):

@@ -17,8 +17,10 @@ def _random(seed: int) -> tuple[list[dict], list[tuple[str, str, str]]]:
     rng = random.Random(seed)
     n = rng.randint(5, 60)
     ids = [f"n{i:02d}" for i in range(n)]
-    nodes = [{"id": i, "type": rng.choice(["CONCEPT", "DOC", "FILE"]),
-              "scopes": rng.choice([[], [], ["team"], ["other"]])} for i in ids]
+    nodes = [
+        {"id": i, "type": rng.choice(["CONCEPT", "DOC", "FILE"]), "scopes": rng.choice([[], [], ["team"], ["other"]])}
+        for i in ids
+    ]
     edges = [(rng.choice(ids), rng.choice(ids), "R") for _ in range(rng.randint(n, 3 * n))]
     return nodes, edges
 
@@ -62,14 +64,16 @@ def test_coverage_matches_networkx_reference(seed: int) -> None:
     max_hops = rng.randint(1, 3)
     node_types = None if seed % 3 else ["DOC", "FILE"]
     k = rng.randint(1, 40)
-    full = graph_context(g, concepts=seeds, k=len(nodes), caller=caller, rank="coverage", max_hops=max_hops,
-                         node_types=node_types)
+    full = graph_context(
+        g, concepts=seeds, k=len(nodes), caller=caller, rank="coverage", max_hops=max_hops, node_types=node_types
+    )
     # the reference breaks coverage ties by the PPR scores the core reports (checked elsewhere)
     scores = {r.id: r.score for r in full.results}
     got = [(r.id, r.coverage, r.covered_by) for r in full.results]
     assert got == _reference(nodes, edges, visible, set(seeds), max_hops, node_types, len(nodes), scores)
-    res = graph_context(g, concepts=seeds, k=k, caller=caller, rank="coverage", max_hops=max_hops,
-                        node_types=node_types)
+    res = graph_context(
+        g, concepts=seeds, k=k, caller=caller, rank="coverage", max_hops=max_hops, node_types=node_types
+    )
     if res.eps_reached == full.eps_reached:  # same PPR: the top k is the prefix
         assert [(r.id, r.coverage, r.covered_by) for r in res.results] == got[:k]
     else:
@@ -118,7 +122,7 @@ def test_coverage_deterministic_and_batch_equal() -> None:
     nodes, edges = _random(7)
     g = LinkGraph.from_edges(edges, nodes=nodes)
     ids = [n["id"] for n in nodes]
-    queries = [{"concepts": ids[i:i + 3]} for i in range(0, 15, 3)]
+    queries = [{"concepts": ids[i : i + 3]} for i in range(0, 15, 3)]
     one = [graph_context(g, concepts=q["concepts"], k=8, caller=ALL, rank="coverage").to_dict() for q in queries]
     again = [graph_context(g, concepts=q["concepts"], k=8, caller=ALL, rank="coverage").to_dict() for q in queries]
     batch = [r.to_dict() for r in graph_context_batch(g, queries, k=8, caller=ALL, rank="coverage", threads=2)]
@@ -128,12 +132,15 @@ def test_coverage_deterministic_and_batch_equal() -> None:
 def test_coverage_work_budget_truncates() -> None:
     from conceptwalk.graph import context as gctx  # the budget is a core argument
     import numpy as np
+
     g = LinkGraph.from_edges([("s", f"m{i}") for i in range(50)] + [(f"m{i}", "t") for i in range(50)])
-    r = gctx.context_compiled(g.core, np.array([g.index("s")], np.int32), np.ones(1), 0.25, 1e-4, 5,
-                              None, None, None, 1, 2, 10)
+    r = gctx.context_compiled(
+        g.core, np.array([g.index("s")], np.int32), np.ones(1), 0.25, 1e-4, 5, None, None, None, 1, 2, 10
+    )
     assert r.truncated and r.visits == 10
-    full = gctx.context_compiled(g.core, np.array([g.index("s")], np.int32), np.ones(1), 0.25, 1e-4, 5,
-                                 None, None, None, 1, 2)
+    full = gctx.context_compiled(
+        g.core, np.array([g.index("s")], np.int32), np.ones(1), 0.25, 1e-4, 5, None, None, None, 1, 2
+    )
     assert not full.truncated and full.visits == 150
 
 
@@ -149,12 +156,14 @@ def test_rank_bad_input() -> None:
 
 
 # --------------------------------------------------------------------------- surfaces
-_SURF_EDGES = [("s1", "t", "R"), ("s2", "t", "R"), ("s3", "x", "R"), ("x", "t", "R"), ("s1", "h", "R")] + \
-    [("h", f"leaf{i}", "R") for i in range(30)]
+_SURF_EDGES = [("s1", "t", "R"), ("s2", "t", "R"), ("s3", "x", "R"), ("x", "t", "R"), ("s1", "h", "R")] + [
+    ("h", f"leaf{i}", "R") for i in range(30)
+]
 
 
 def test_mcp_rank_argument() -> None:
     from conceptwalk.serve.mcp import ToolServer
+
     ts = ToolServer(LinkGraph.from_edges(_SURF_EDGES), caller=ALL)
     out = ts.call("graph_context", {"concepts": ["s1", "s2", "s3"], "k": 3, "rank": "coverage"})
     assert not out.is_error
@@ -171,14 +180,33 @@ def test_cli_rank_option(tmp_path) -> None:
     import json
     import subprocess
     import sys
+
     edges = tmp_path / "kb.jsonl"
     edges.write_text("".join(json.dumps({"src": a, "dst": b, "type": t}) + "\n" for a, b, t in _SURF_EDGES))
     kb = tmp_path / "kb.db"
     run = [sys.executable, "-m", "conceptwalk"]
     subprocess.run(run + ["import", str(kb), str(edges), "--quiet"], check=True, capture_output=True, text=True)
-    out = subprocess.run(run + ["context", str(kb), "--concept", "s1", "--concept", "s2", "--concept", "s3",
-                                "-k", "2", "--rank", "coverage", "--json"], check=True, capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(
+        run
+        + [
+            "context",
+            str(kb),
+            "--concept",
+            "s1",
+            "--concept",
+            "s2",
+            "--concept",
+            "s3",
+            "-k",
+            "2",
+            "--rank",
+            "coverage",
+            "--json",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     d = json.loads(out)
     assert d["results"][0]["id"] == "t" and d["results"][0]["coverage"] == 3
 
@@ -186,6 +214,7 @@ def test_cli_rank_option(tmp_path) -> None:
 def test_dask_batch_rank_passthrough() -> None:
     distributed = pytest.importorskip("distributed")
     from conceptwalk.serve import distributed as cwd
+
     g = LinkGraph.from_edges(_SURF_EDGES)
     queries = [{"concepts": ["s1", "s2", "s3"]}, {"concepts": ["s1"]}]
     cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
@@ -197,5 +226,6 @@ def test_dask_batch_rank_passthrough() -> None:
     finally:
         client.close()
         cluster.close()
-    assert [r.to_dict() for r in got] == [r.to_dict() for r in
-                                          graph_context_batch(g, queries, caller=ALL, k=4, rank="coverage")]
+    assert [r.to_dict() for r in got] == [
+        r.to_dict() for r in graph_context_batch(g, queries, caller=ALL, k=4, rank="coverage")
+    ]

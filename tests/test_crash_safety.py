@@ -68,9 +68,12 @@ def test_sigkill_mid_import_keeps_whole_batches_only(tmp_path):
     committed: set[str] = set()
     killed_mid_batch = 0
     for it in range(ITERATIONS):
-        proc = subprocess.Popen([sys.executable, "-c", _WRITER, db, str(tmp_path), str(it),
-                                 str(NODES_PER_BATCH), str(EDGES_PER_BATCH)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, db, str(tmp_path), str(it), str(NODES_PER_BATCH), str(EDGES_PER_BATCH)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert proc.stdout is not None
         line = proc.stdout.readline()
         if line.strip() != "ready":
@@ -82,8 +85,11 @@ def test_sigkill_mid_import_keeps_whole_batches_only(tmp_path):
         assert proc.returncode == -signal.SIGKILL
         # Only whole report lines count: a SIGKILL can cut the last one short (that batch then
         # committed unreported, which the check below allows for one batch).
-        done = {parts[1] for parts in (ln.split() for ln in out.split("\n")[:-1])
-                if len(parts) == 2 and parts[0] == "committed"}
+        done = {
+            parts[1]
+            for parts in (ln.split() for ln in out.split("\n")[:-1])
+            if len(parts) == 2 and parts[0] == "committed"
+        }
         committed |= done
         nodes, edges, ok = _batch_counts(db)
         assert ok == "ok"
@@ -121,8 +127,10 @@ def test_events_sink_never_leaves_a_torn_line(tmp_path):
     path = str(tmp_path / "events.jsonl")
     rng = random.Random(99)
     for _ in range(6):
-        procs = [subprocess.Popen([sys.executable, "-c", _EMITTER, path, f"w{k}"], stdout=subprocess.PIPE, text=True)
-                 for k in range(2)]
+        procs = [
+            subprocess.Popen([sys.executable, "-c", _EMITTER, path, f"w{k}"], stdout=subprocess.PIPE, text=True)
+            for k in range(2)
+        ]
         for p in procs:
             assert p.stdout is not None and p.stdout.readline().strip() == "ready"
         time.sleep(rng.uniform(0.05, 0.4))
@@ -172,16 +180,22 @@ def _reference_arrays(db: str) -> dict[str, bytes]:
     import sqlite3
 
     from conceptwalk.graph import LinkGraph
+
     conn = sqlite3.connect(db)
     nodes = conn.execute("SELECT id, type, title, scopes, lifecycle FROM nodes ORDER BY id").fetchall()
     edges = conn.execute("SELECT src, dst, type FROM edges").fetchall()
     conn.close()
     pos = {r[0]: i for i, r in enumerate(nodes)}
-    g = LinkGraph.from_arrays([r[0] for r in nodes], [pos[e[0]] for e in edges], [pos[e[1]] for e in edges],
-                              [e[2] for e in edges], node_types=[r[1] for r in nodes],
-                              titles=[r[2] for r in nodes],
-                              scopes=[None if r[3] is None else _json.loads(r[3]) for r in nodes],
-                              lifecycle=[r[4] for r in nodes])
+    g = LinkGraph.from_arrays(
+        [r[0] for r in nodes],
+        [pos[e[0]] for e in edges],
+        [pos[e[1]] for e in edges],
+        [e[2] for e in edges],
+        node_types=[r[1] for r in nodes],
+        titles=[r[2] for r in nodes],
+        scopes=[None if r[3] is None else _json.loads(r[3]) for r in nodes],
+        lifecycle=[r[4] for r in nodes],
+    )
     return {k: v.tobytes() for k, v in g.to_arrays().items()}
 
 
@@ -198,8 +212,12 @@ def test_sigkill_while_logging_changes_and_saving_the_snapshot(tmp_path):
     rng = random.Random(99)
     saw_file = 0
     for it in range(10):
-        proc = subprocess.Popen([sys.executable, "-c", _SNAPSHOT_WRITER, db, str(it)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _SNAPSHOT_WRITER, db, str(it)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert proc.stdout is not None
         if proc.stdout.readline().strip() != "ready":
             proc.kill()
@@ -278,16 +296,25 @@ def _bulk_source(path: str) -> None:
         for i in range(BULK_NODES):
             fh.write(json.dumps({"id": f"n{i}", "type": "CONCEPT", "title": f"node {i} word{i % 97}"}) + "\n")
         for j in range(BULK_EDGES):
-            fh.write(json.dumps({"src": f"n{j % BULK_NODES}", "dst": f"n{(j * 7919 + 1 + j // BULK_NODES) % BULK_NODES}",
-                                 "type": "REL"}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "src": f"n{j % BULK_NODES}",
+                        "dst": f"n{(j * 7919 + 1 + j // BULK_NODES) % BULK_NODES}",
+                        "type": "REL",
+                    }
+                )
+                + "\n"
+            )
 
 
 def _kill_bulk_load(db: str, src: str, point: str | float, final_size: int) -> tuple[bool, bool]:
     """Start a bulk load into the new file ``db`` and SIGKILL it at ``point``: a delay in seconds
     after it opened the store, or ``"final"``: as soon as the file has reached its final size while
     the ``-journal`` still exists (inside the commit). Returns (journal existed, load committed)."""
-    proc = subprocess.Popen([sys.executable, "-c", _BULK_LOADER, db, src],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _BULK_LOADER, db, src], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if line.strip() != "ready":

@@ -41,8 +41,7 @@ def kb(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=None)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -62,8 +61,9 @@ def test_graph_round_trips_through_arrays(kb):
     assert [h.node_scopes(x) for x in h.ids] == [g.node_scopes(x) for x in g.ids]
     assert set(h.edge_annotations) == set(g.edge_annotations)
     for key in g.edge_annotations:
-        assert [h.edge_annotation(e, key) for e in range(h.num_edges)] == \
-               [g.edge_annotation(e, key) for e in range(g.num_edges)]
+        assert [h.edge_annotation(e, key) for e in range(h.num_edges)] == [
+            g.edge_annotation(e, key) for e in range(g.num_edges)
+        ]
 
 
 def test_graph_context_batch_equals_in_process_in_order(client, kb):
@@ -74,9 +74,16 @@ def test_graph_context_batch_equals_in_process_in_order(client, kb):
     questions += [{"question": texts[0], "concepts": concept_ids[:2]}]
     caller = Caller.public()
     got = cwd.graph_context_batch(client, kb, questions, caller=caller, k=8, partitions=5)
-    want = [graph_context(kb, q if isinstance(q, str) else q["question"],
-                          concepts=[] if isinstance(q, str) else q["concepts"], caller=caller, k=8)
-            for q in questions]
+    want = [
+        graph_context(
+            kb,
+            q if isinstance(q, str) else q["question"],
+            concepts=[] if isinstance(q, str) else q["concepts"],
+            caller=caller,
+            k=8,
+        )
+        for q in questions
+    ]
     assert len(got) == len(questions)
     assert [_ctx(r) for r in got] == [_ctx(r) for r in want]
     assert any(r.results for r in got)
@@ -159,7 +166,9 @@ SCOPED = Caller.with_scopes("tenant-d")
 def _batches(kb):
     """The three batches' inputs for this KB: free-text and concept queries, concepts, pairs."""
     g = kb.graph()
-    concepts = [i for i in g.ids if g.node_type(i) == "CONCEPT" and not g.node_scopes(i)]  # public: both callers see them
+    concepts = [
+        i for i in g.ids if g.node_type(i) == "CONCEPT" and not g.node_scopes(i)
+    ]  # public: both callers see them
     queries = [q["text"] for q in kb.queries[:6]] + [{"concepts": concepts[:2]}, (kb.queries[6]["text"], concepts[2:3])]
     pairs = list(zip(concepts[:8], concepts[8:16]))
     return queries, concepts[:12], pairs
@@ -177,9 +186,11 @@ def test_every_result_graph_caller_and_config_pickles_equal(kb, tmp_path):
 
     queries, concepts, pairs = _batches(kb)
     for caller in (ALL, SCOPED):
-        for results in (graph_context_batch(kb, queries, caller=caller, k=5),
-                        link_suggest_batch(kb, concepts, caller=caller, k=4),
-                        graph_path_batch(kb, pairs, caller=caller)):
+        for results in (
+            graph_context_batch(kb, queries, caller=caller, k=5),
+            link_suggest_batch(kb, concepts, caller=caller, k=4),
+            graph_path_batch(kb, pairs, caller=caller),
+        ):
             back = pickle.loads(pickle.dumps(results))  # lazy fields realised on the way
             assert [type(r) for r in back] == [type(r) for r in results]
             assert _dicts(back) == _dicts(results) and back == results
@@ -202,8 +213,9 @@ def test_every_result_graph_caller_and_config_pickles_equal(kb, tmp_path):
         rk = pickle.loads(pickle.dumps(graph.personalized_pagerank({seed: 1.0})))
         assert rk.to_dict() == graph.personalized_pagerank({seed: 1.0}).to_dict()
     h = pickle.loads(pickle.dumps(g))
-    assert [graph_context(h, concepts=[c], caller=SCOPED, k=5).to_dict() for c in concepts[:4]] == \
-           [graph_context(g, concepts=[c], caller=SCOPED, k=5).to_dict() for c in concepts[:4]]
+    assert [graph_context(h, concepts=[c], caller=SCOPED, k=5).to_dict() for c in concepts[:4]] == [
+        graph_context(g, concepts=[c], caller=SCOPED, k=5).to_dict() for c in concepts[:4]
+    ]
 
 
 def _equal_on(client, kb):
@@ -225,8 +237,9 @@ def _equal_on(client, kb):
 
 @pytest.mark.slow
 def test_process_local_cluster_equals_in_process(kb, capfd):
-    cluster = distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
-                                       dashboard_address=None, host="127.0.0.1")
+    cluster = distributed.LocalCluster(
+        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None, host="127.0.0.1"
+    )
     try:
         with distributed.Client(cluster) as c:
             _equal_on(c, kb)
@@ -256,14 +269,35 @@ def test_command_line_scheduler_and_two_workers(kb, tmp_path):
     port = _free_port()
     addr = f"tcp://127.0.0.1:{port}"
     logs = {name: open(tmp_path / f"{name}.log", "w+") for name in ("scheduler", "w1", "w2")}
-    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                               "--dashboard-address", ":0", "--no-show"],
-                              stdout=logs["scheduler"], stderr=subprocess.STDOUT)]
+    procs = [
+        subprocess.Popen(
+            [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0", "--no-show"],
+            stdout=logs["scheduler"],
+            stderr=subprocess.STDOUT,
+        )
+    ]
     try:
         for name in ("w1", "w2"):
-            procs.append(subprocess.Popen([dask, "worker", addr, "--host", "127.0.0.1", "--nworkers", "1",
-                                           "--nthreads", "1", "--no-dashboard", "--name", name],
-                                          stdout=logs[name], stderr=subprocess.STDOUT))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        dask,
+                        "worker",
+                        addr,
+                        "--host",
+                        "127.0.0.1",
+                        "--nworkers",
+                        "1",
+                        "--nthreads",
+                        "1",
+                        "--no-dashboard",
+                        "--name",
+                        name,
+                    ],
+                    stdout=logs[name],
+                    stderr=subprocess.STDOUT,
+                )
+            )
         with distributed.Client(addr, timeout=60) as c:
             c.wait_for_workers(2, timeout=60)
             _equal_on(c, kb)

@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(not (ROOT / "mkdocs.yml").exists() or not (ROOT / "docs").is_dir(),
-                                reason="needs the source checkout's docs/ and mkdocs.yml")
+pytestmark = pytest.mark.skipif(
+    not (ROOT / "mkdocs.yml").exists() or not (ROOT / "docs").is_dir(),
+    reason="needs the source checkout's docs/ and mkdocs.yml",
+)
 
 _HEADING = re.compile(r'<h[1-6] id="(?P<id>conceptwalk[\w.]*)" class="doc doc-heading"')
 _ITEM = re.compile(r"<li>\s*<b><code>(?P<name>[\w*]+)</code></b>\s*\((?P<body>.*?)\)\s*–", re.S)
@@ -30,8 +32,12 @@ def site(tmp_path_factory) -> Path:
     pytest.importorskip("mkdocs")
     pytest.importorskip("mkdocstrings")
     out = tmp_path_factory.mktemp("site")
-    p = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-                       cwd=ROOT, capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     return out
 
@@ -81,7 +87,7 @@ def _shown_defaults(site: Path):
         text = page.read_text(encoding="utf-8")
         heads = list(_HEADING.finditer(text))
         for h, nxt in zip(heads, heads[1:] + [None]):
-            block = text[h.end():nxt.start() if nxt else len(text)]
+            block = text[h.end() : nxt.start() if nxt else len(text)]
             params = block.split("Parameters:</th>", 1)
             if len(params) < 2:
                 continue
@@ -138,8 +144,8 @@ def test_every_page_has_a_title(site):
 
 def test_signatures_are_formatted(site):
     text = (site / "graph_context" / "index.html").read_text(encoding="utf-8")
-    sig = text[text.index('id="conceptwalk.tools.graph_context"'):]
-    sig = sig[:sig.index("doc doc-contents")]
+    sig = text[text.index('id="conceptwalk.tools.graph_context"') :]
+    sig = sig[: sig.index("doc doc-contents")]
     assert _text(sig).count("(") >= 1 and sig.count("\n") > 5, "graph_context's signature is on one line"
 
 

@@ -26,9 +26,20 @@ _FENCE = re.compile(r"^```(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^```\s*$", re.M 
 _SKIP = re.compile(r"<!--\s*docs-test:\s*skip\s*\((?P<reason>[^)]+)\)\s*-->")
 
 #: The capability pages: each must have at least one block that runs.
-CAPABILITY_PAGES = ("index.md", "graph.md", "graph_context.md", "link_suggest.md", "graph_path.md",
-                    "concept_walk.md", "probe.md", "knowledge_base.md", "batch.md", "mcp_server.md",
-                    "cli.md", "reference.md")
+CAPABILITY_PAGES = (
+    "index.md",
+    "graph.md",
+    "graph_context.md",
+    "link_suggest.md",
+    "graph_path.md",
+    "concept_walk.md",
+    "probe.md",
+    "knowledge_base.md",
+    "batch.md",
+    "mcp_server.md",
+    "cli.md",
+    "reference.md",
+)
 
 
 def python_blocks(text: str) -> list[tuple[int, str, str | None]]:
@@ -37,7 +48,7 @@ def python_blocks(text: str) -> list[tuple[int, str, str | None]]:
     for m in _FENCE.finditer(text):
         if m.group("lang") != "python":
             continue
-        before = text[:m.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
         skip = _SKIP.search(before)
         line = text.count("\n", 0, m.start()) + 2  # first line of code, 1-based
         out.append((line, m.group("body"), skip.group("reason").strip() if skip else None))
@@ -80,11 +91,14 @@ def test_every_skip_marker_has_a_reason_and_a_block() -> None:
 def test_every_page_is_in_the_nav() -> None:
     nav = (ROOT / "mkdocs.yml").read_text("utf-8")
     listed = set(re.findall(r":\s*([\w/.-]+\.md)\s*$", nav, flags=re.M))
-    assert listed == set(PAGES), f"not in mkdocs.yml's nav: {sorted(set(PAGES) - listed)}; " \
-                                 f"missing files: {sorted(listed - set(PAGES))}"
+    assert listed == set(PAGES), (
+        f"not in mkdocs.yml's nav: {sorted(set(PAGES) - listed)}; missing files: {sorted(listed - set(PAGES))}"
+    )
 
 
 def test_block_parser() -> None:
-    text = ("x\n```bash\nls\n```\n\n<!-- docs-test: skip (needs a cluster) -->\n```python\n1/0\n```\n"
-            "```python\nx = 1\n```\n")
+    text = (
+        "x\n```bash\nls\n```\n\n<!-- docs-test: skip (needs a cluster) -->\n```python\n1/0\n```\n"
+        "```python\nx = 1\n```\n"
+    )
     assert python_blocks(text) == [(8, "1/0\n", "needs a cluster"), (11, "x = 1\n", None)]

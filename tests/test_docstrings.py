@@ -32,8 +32,9 @@ _PARAM_LINE = re.compile(r"^(?P<names>\*{0,2}[A-Za-z_][\w]*(?:\s*,\s*\*{0,2}[A-Z
 
 
 def _public_modules() -> list[str]:
-    names = ["conceptwalk"] + [m.name for m in pkgutil.walk_packages(conceptwalk.__path__, "conceptwalk.",
-                                                                    onerror=lambda name: None)]
+    names = ["conceptwalk"] + [
+        m.name for m in pkgutil.walk_packages(conceptwalk.__path__, "conceptwalk.", onerror=lambda name: None)
+    ]
     out = []
     for name in sorted(set(names)):
         if any(part.startswith("_") for part in name.split(".")):
@@ -86,7 +87,7 @@ def sections(doc: str) -> dict[str, list[str]]:
     for m in _HEADER.finditer(doc):
         if len(m.group("rule")) < len(m.group("title").strip()) - 1:
             continue  # not underlined: an ordinary line followed by dashes
-        out[title] = doc[pos:m.start()].splitlines()
+        out[title] = doc[pos : m.start()].splitlines()
         title, pos = m.group("title").strip(), m.end()
     out[title] = doc[pos:].splitlines()
     return out

@@ -17,8 +17,9 @@ FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 def _discover() -> tuple[list[str], dict[str, str]]:
     """Module names with docstring examples, and modules skipped (name -> missing dependency)."""
     found, skipped = [], {}
-    names = ["conceptwalk"] + [m.name for m in pkgutil.walk_packages(conceptwalk.__path__, "conceptwalk.",
-                                                                    onerror=lambda name: None)]
+    names = ["conceptwalk"] + [
+        m.name for m in pkgutil.walk_packages(conceptwalk.__path__, "conceptwalk.", onerror=lambda name: None)
+    ]
     for name in sorted(set(names)):
         if name.rsplit(".", 1)[-1] == "__main__":  # importing it runs the CLI
             continue
@@ -39,9 +40,14 @@ def _discover() -> tuple[list[str], dict[str, str]]:
 MODULES, SKIPPED = _discover()
 
 
-@pytest.mark.parametrize("name", MODULES + [
-    pytest.param(name, marks=pytest.mark.skip(reason=f"optional dependency {dep!r} not installed"))
-    for name, dep in sorted(SKIPPED.items())])
+@pytest.mark.parametrize(
+    "name",
+    MODULES
+    + [
+        pytest.param(name, marks=pytest.mark.skip(reason=f"optional dependency {dep!r} not installed"))
+        for name, dep in sorted(SKIPPED.items())
+    ],
+)
 def test_module_doctests(name):
     mod = importlib.import_module(name)
     result = doctest.testmod(mod, optionflags=FLAGS, verbose=False, report=True)

@@ -293,9 +293,7 @@ def test_deterministic_across_processes_and_hash_seeds() -> None:
     )
     for seed in ("0", "12345", "random"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
-        out = subprocess.run(
-            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-        ).stdout
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
         assert out == here, seed
 
 
@@ -478,9 +476,7 @@ def test_get_embedder_specs() -> None:
     assert get_embedder(custom) is custom  # anything with name, dim and embed
 
 
-@pytest.mark.parametrize(
-    "spec", ["hashing:abc", "hashing:0", "word2vec:/x", "", "model2vec:", "st:  ", 42]
-)
+@pytest.mark.parametrize("spec", ["hashing:abc", "hashing:0", "word2vec:/x", "", "model2vec:", "st:  ", 42])
 def test_get_embedder_bad_specs(spec: object) -> None:
     with pytest.raises(InputError, match="spec|dim"):
         get_embedder(spec)  # type: ignore[arg-type]
@@ -541,9 +537,7 @@ def test_model2vec_embedder_from_local_folder(tmp_path) -> None:  # type: ignore
 
     rng = np.random.default_rng(0)
     vectors = rng.normal(size=(7, 12)).astype(np.float32)
-    StaticModel(vectors=vectors, tokenizer=_tiny_tokenizer(), normalize=False).save_pretrained(
-        str(tmp_path / "m2v")
-    )
+    StaticModel(vectors=vectors, tokenizer=_tiny_tokenizer(), normalize=False).save_pretrained(str(tmp_path / "m2v"))
     before = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
     emb = Model2VecEmbedder(tmp_path / "m2v")
     assert {k: os.environ.get(k) for k in before} == before  # offline switch restored

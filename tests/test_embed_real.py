@@ -111,8 +111,10 @@ QUERIES = [  # (query, the concept it names): no word in common with the title
 
 def _rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     nodes = [{"id": i, "type": "CONCEPT", "title": t, "scopes": list(s or ())} for i, t, s in CONCEPTS]
-    nodes += [{"id": f"doc:{i}", "type": "DOC", "title": f"A note on {t.lower()}", "scopes": list(s or ())}
-              for i, t, s in CONCEPTS]
+    nodes += [
+        {"id": f"doc:{i}", "type": "DOC", "title": f"A note on {t.lower()}", "scopes": list(s or ())}
+        for i, t, s in CONCEPTS
+    ]
     edges = [{"src": f"doc:{i}", "dst": i, "type": "MENTIONS"} for i, _, _ in CONCEPTS]
     return nodes, edges
 

@@ -38,8 +38,7 @@ def _rows() -> dict[str, tuple[str, str]]:
 
 
 def _g() -> LinkGraph:
-    return LinkGraph.from_edges([("a", "b"), ("b", "c"), ("c", "a")],
-                                nodes=[{"id": "h", "scopes": ["secret"]}])
+    return LinkGraph.from_edges([("a", "b"), ("b", "c"), ("c", "a")], nodes=[{"id": "h", "scopes": ["secret"]}])
 
 
 def _kb(tmp: Path) -> KnowledgeBase:
@@ -90,7 +89,7 @@ def _corrupt(p: Path) -> Path:
     data = bytearray(p.read_bytes())
     rng = random.Random(7)
     for off in range(3 * 4096, len(data), 4096):
-        data[off:off + 4096] = bytes(rng.randrange(256) for _ in range(4096))
+        data[off : off + 4096] = bytes(rng.randrange(256) for _ in range(4096))
     p.write_bytes(bytes(data))
     return p
 
@@ -180,8 +179,9 @@ TRIGGERS = {
     "E45": lambda t: get_embedder("hashing:99999999999"),
     "E59": lambda t: _kb(t).add_edges([{"src": "a", "dst": "b", "fidelity": math.nan}]),
     "E68": lambda t: import_edge_list(_kb(t), _file(t, "x.csv", b"src,dst,confidence\na,b,0_5\n")),
-    "E69": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b'{"src": "a", "dst": "b", "extraction_confidence": 1'
-                                               + b"0" * 400 + b"}\n")),
+    "E69": lambda t: import_jsonl(
+        _kb(t), _file(t, "x.jsonl", b'{"src": "a", "dst": "b", "extraction_confidence": 1' + b"0" * 400 + b"}\n")
+    ),
     # foreign, damaged and unreadable files
     "E80": lambda t: KnowledgeBase.open(_foreign(t / "other.db", 0)),
     "E81": lambda t: KnowledgeBase.open(_foreign(t / "uv1.db", 1)),
@@ -189,8 +189,9 @@ TRIGGERS = {
     "E83": lambda t: KnowledgeBase.open(_foreign(t / "new.db", 99)),
     "E84": lambda t: _read_all(_corrupt(t / "corrupt.db")),
     "E85": lambda t: KnowledgeBase.open(_edited(t / "nometa.db", "DELETE FROM meta WHERE key = 'version'")),
-    "E86": lambda t: KnowledgeBase.open(_edited(t / "badscopes.db",
-                                                "UPDATE nodes SET scopes = '{not json' WHERE id = 'a'")).graph(),
+    "E86": lambda t: KnowledgeBase.open(
+        _edited(t / "badscopes.db", "UPDATE nodes SET scopes = '{not json' WHERE id = 'a'")
+    ).graph(),
     "E87": lambda t: import_jsonl(_kb(t), t / "missing.jsonl"),
     "E88": lambda t: import_edge_list(_kb(t), _mkdir(t / "adir")),
     "E89": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b"[" * 100_000 + b"\n")),
@@ -204,8 +205,9 @@ TRIGGERS = {
     "E163": lambda t: WalkConfig(embedder=42),
     "E164": lambda t: KnowledgeBase("x.db"),
     "E165": lambda t: _kb(t).add_edges([{"src": "a", "dst": "b", "weight": 0.5}]),
-    "E166": lambda t: import_jsonl(_kb(t), _file(t, "e.jsonl", b'{"src": "a", "dst": "svc:autth"}\n'),
-                                   missing_endpoints="refuse"),
+    "E166": lambda t: import_jsonl(
+        _kb(t), _file(t, "e.jsonl", b'{"src": "a", "dst": "svc:autth"}\n'), missing_endpoints="refuse"
+    ),
     "E167": lambda t: import_jsonl(_kb(t), _file(t, "e.jsonl", b"\n"), missing_endpoints="maybe"),
     "E168": lambda t: _cli_main(["context", str(_kb(t).path)]),
     "E169": lambda t: _cli_main(["synth", str(_kb(t).path), "--quiet"]),
@@ -214,18 +216,33 @@ TRIGGERS = {
     "E92": lambda t: SparseVectors(-1, 4, np.zeros(0), np.zeros(0), np.zeros(0)),
     # graph_context's ranking
     "E120": lambda t: graph_context(_g(), concepts=[_g().ids[0]], caller=Caller.all_access(), rank="bm25"),
-    "E121": lambda t: graph_context(_g(), concepts=[_g().ids[0]], caller=Caller.all_access(), rank="coverage",
-                                    max_hops=4),
-    "E122": lambda t: _core.graph_context(_g().core, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 5, None,
-                                          None, None, 1, 0),
-    "E123": lambda t: _core.graph_context(_g().core, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 5, None,
-                                          None, None, 1, 2, 0),
+    "E121": lambda t: graph_context(
+        _g(), concepts=[_g().ids[0]], caller=Caller.all_access(), rank="coverage", max_hops=4
+    ),
+    "E122": lambda t: _core.graph_context(
+        _g().core, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 5, None, None, None, 1, 0
+    ),
+    "E123": lambda t: _core.graph_context(
+        _g().core, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 5, None, None, None, 1, 2, 0
+    ),
     # raw core
-    "E70": lambda t: _core.personalized_pagerank(_g().core, np.zeros((1, 1), np.int32), np.ones(1), 0.25, 1e-4, 0, 0, None),
+    "E70": lambda t: _core.personalized_pagerank(
+        _g().core, np.zeros((1, 1), np.int32), np.ones(1), 0.25, 1e-4, 0, 0, None
+    ),
     "E71": lambda t: _core.resource_allocation(_g().core, 9, 2, 0, None),
-    "E72": lambda t: _core.personalized_pagerank(_g().core, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 0, 0,
-                                                 _core.VisibilityMask(_g().core, np.ones(4, bool))),
-    "E73": lambda t: _core.CSRGraph.from_edges(3, np.array([0], np.int32), np.array([7], np.int32), np.array([0], np.int32)),
+    "E72": lambda t: _core.personalized_pagerank(
+        _g().core,
+        np.array([0], np.int32),
+        np.ones(1),
+        0.25,
+        1e-4,
+        0,
+        0,
+        _core.VisibilityMask(_g().core, np.ones(4, bool)),
+    ),
+    "E73": lambda t: _core.CSRGraph.from_edges(
+        3, np.array([0], np.int32), np.array([7], np.int32), np.array([0], np.int32)
+    ),
     "E74": lambda t: _core.typed_walk(_g().core, np.array([0], np.int32), 9, np.ones(1, bool), np.ones(1, bool)),
     "E75": lambda t: _core.personalized_pagerank(_g().core, np.array([2.7]), np.ones(1)),
     "E76": lambda t: _core.personalized_pagerank(_g().core, np.array([2**32 + 2], np.int64), np.ones(1)),
@@ -239,9 +256,15 @@ def test_catalogue_and_triggers_match():
 @pytest.mark.parametrize("row", sorted(TRIGGERS))
 def test_catalogue_row(row, tmp_path):
     exc_name, pattern = _rows()[row]
-    types = {"InputError": InputError, "NotFoundError": NotFoundError, "ValueError": ValueError,
-             "IndexError": IndexError, "TypeError": TypeError, "ConceptwalkError": ConceptwalkError,
-             "FileNotFoundError": FileNotFoundError}
+    types = {
+        "InputError": InputError,
+        "NotFoundError": NotFoundError,
+        "ValueError": ValueError,
+        "IndexError": IndexError,
+        "TypeError": TypeError,
+        "ConceptwalkError": ConceptwalkError,
+        "FileNotFoundError": FileNotFoundError,
+    }
     with pytest.raises(types[exc_name]) as info:
         TRIGGERS[row](tmp_path)
     msg = str(info.value)

@@ -20,12 +20,17 @@ ALL = Caller.all_access()
 @pytest.fixture
 def kb():
     with KnowledgeBase.open(":memory:") as k:
-        k.add_nodes([{"id": "c:beta", "type": "CONCEPT", "title": "beta"},
-                     {"id": "d:pub", "type": "DOC", "title": "beta public notes"},
-                     {"id": "d:t1", "type": "DOC", "title": "beta secret notes", "scopes": ["t1"]},
-                     {"id": "c:t1", "type": "CONCEPT", "title": "beta tenant", "scopes": ["t1"]}])
-        k.add_edges([("c:beta", "d:pub", "EXPLAINED_BY"), ("c:beta", "d:t1", "EXPLAINED_BY"),
-                     ("c:t1", "d:t1", "EXPLAINED_BY")])
+        k.add_nodes(
+            [
+                {"id": "c:beta", "type": "CONCEPT", "title": "beta"},
+                {"id": "d:pub", "type": "DOC", "title": "beta public notes"},
+                {"id": "d:t1", "type": "DOC", "title": "beta secret notes", "scopes": ["t1"]},
+                {"id": "c:t1", "type": "CONCEPT", "title": "beta tenant", "scopes": ["t1"]},
+            ]
+        )
+        k.add_edges(
+            [("c:beta", "d:pub", "EXPLAINED_BY"), ("c:beta", "d:t1", "EXPLAINED_BY"), ("c:t1", "d:t1", "EXPLAINED_BY")]
+        )
         yield k
 
 
@@ -74,19 +79,31 @@ def test_a_user_flat_search_with_a_caller_keyword_is_given_the_query_caller(kb):
     assert flat.seen == [Caller.public(), T1]
 
 
-@pytest.mark.parametrize("fn, given", [
-    (lambda text, k, caller: [{"id": "d:pub", "who": str(caller)}], True),
-    (lambda text, k, **kw: [{"id": "d:pub", "who": str(kw.get("caller"))}], True),
-    (lambda text, k: [{"id": "d:pub", "who": "none"}], False),
-])
+@pytest.mark.parametrize(
+    "fn, given",
+    [
+        (lambda text, k, caller: [{"id": "d:pub", "who": str(caller)}], True),
+        (lambda text, k, **kw: [{"id": "d:pub", "who": str(kw.get("caller"))}], True),
+        (lambda text, k: [{"id": "d:pub", "who": "none"}], False),
+    ],
+)
 def test_which_flat_searches_are_given_the_caller(kb, fn, given):
     r = ConceptAnchoredRetriever(fn, kb, config=WalkConfig(embedder=None))
     out = r.query("beta", 3, caller=T1)
     assert out[0]["who"] == ("scopes:t1" if given else "none")
 
 
-@pytest.mark.parametrize("fn", [cw.graph_context, cw.link_suggest, cw.graph_path,
-                                cw.graph_context_batch, cw.link_suggest_batch, cw.graph_path_batch])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        cw.graph_context,
+        cw.link_suggest,
+        cw.graph_path,
+        cw.graph_context_batch,
+        cw.link_suggest_batch,
+        cw.graph_path_batch,
+    ],
+)
 def test_the_tools_require_a_caller(fn):
     p = inspect.signature(fn).parameters["caller"]
     assert p.default is inspect.Parameter.empty and p.kind is p.KEYWORD_ONLY
@@ -102,8 +119,13 @@ def test_the_retriever_requires_a_caller(kb):
 
 def test_the_mcp_server_defaults_to_public(kb):
     mcp = pytest.importorskip("conceptwalk.serve.mcp")
-    server_cls = next(v for k, v in vars(mcp).items() if inspect.isclass(v) and "caller" in getattr(
-        inspect.signature(v.__init__), "parameters", {}) and v.__module__ == mcp.__name__)
+    server_cls = next(
+        v
+        for k, v in vars(mcp).items()
+        if inspect.isclass(v)
+        and "caller" in getattr(inspect.signature(v.__init__), "parameters", {})
+        and v.__module__ == mcp.__name__
+    )
     assert server_cls(kb).caller == Caller.public()
 
 

@@ -31,14 +31,25 @@ def test_duplicate_edges_keep_the_most_annotated_in_any_order() -> None:
 def test_encoded_columns_equal_plain_ones() -> None:
     ids = ["n3", "n1", "n2", "n0"]
     src, dst = np.array([0, 1, 2, 3]), np.array([1, 2, 3, 0])
-    plain = LinkGraph.from_arrays(ids, src, dst, ["B", "A", "B", "C"],
-                                  node_types=["X", None, "Y", "X"],
-                                  edge_annotations={"authority": ["p", None, "q", "p"],
-                                                    "extraction_confidence": [0.5, None, 1.0, 0.25]})
-    enc = LinkGraph.from_arrays(ids, src, dst, ["B", "A", "B", "C"],
-                                node_types=(np.array([1, -1, 0, 1]), ["Y", "X"]),
-                                edge_annotations={"authority": (np.array([1, -1, 0, 1]), ["q", "p"]),
-                                                  "extraction_confidence": np.array([0.5, np.nan, 1.0, 0.25])})
+    plain = LinkGraph.from_arrays(
+        ids,
+        src,
+        dst,
+        ["B", "A", "B", "C"],
+        node_types=["X", None, "Y", "X"],
+        edge_annotations={"authority": ["p", None, "q", "p"], "extraction_confidence": [0.5, None, 1.0, 0.25]},
+    )
+    enc = LinkGraph.from_arrays(
+        ids,
+        src,
+        dst,
+        ["B", "A", "B", "C"],
+        node_types=(np.array([1, -1, 0, 1]), ["Y", "X"]),
+        edge_annotations={
+            "authority": (np.array([1, -1, 0, 1]), ["q", "p"]),
+            "extraction_confidence": np.array([0.5, np.nan, 1.0, 0.25]),
+        },
+    )
     for k in ("authority", "extraction_confidence"):
         a, b = plain.edge_annotations[k], enc.edge_annotations[k]
         np.testing.assert_array_equal(a[0], b[0])

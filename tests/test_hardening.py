@@ -50,11 +50,24 @@ def _foreign(path: Path, *, user_version: int = 0, nodes_table: bool = True) -> 
 
 def _real_store(path: Path, n: int = 60) -> Path:
     with KnowledgeBase.open(path) as kb:
-        kb.add_nodes([{"id": f"c{i}", "type": "CONCEPT", "title": f"concept number {i} " * 3,
-                       "body": "lorem ipsum " * 40, "scopes": ["t1"] if i % 3 == 0 else None}
-                      for i in range(n)])
-        kb.add_edges([{"src": f"c{i}", "dst": f"c{(i * 7 + 1) % n}", "type": "RELATED_TO",
-                       "authority": "CANONICAL"} for i in range(n)])
+        kb.add_nodes(
+            [
+                {
+                    "id": f"c{i}",
+                    "type": "CONCEPT",
+                    "title": f"concept number {i} " * 3,
+                    "body": "lorem ipsum " * 40,
+                    "scopes": ["t1"] if i % 3 == 0 else None,
+                }
+                for i in range(n)
+            ]
+        )
+        kb.add_edges(
+            [
+                {"src": f"c{i}", "dst": f"c{(i * 7 + 1) % n}", "type": "RELATED_TO", "authority": "CANONICAL"}
+                for i in range(n)
+            ]
+        )
         kb.add_aliases([(f"alias {i}", f"c{i}") for i in range(0, n, 5)])
     assert _siblings(path) == []  # closed: one file (in WAL mode), as a copied store would be
     return path
@@ -154,7 +167,7 @@ def _corrupt(tmp_path: Path) -> Path:
     data = bytearray(p.read_bytes())
     rng = random.Random(7)
     for off in range(3 * 4096, len(data), 4096):
-        data[off + 100:off + 300] = bytes(rng.randrange(256) for _ in range(200))
+        data[off + 100 : off + 300] = bytes(rng.randrange(256) for _ in range(200))
     p.write_bytes(bytes(data))
     return p
 
@@ -175,8 +188,10 @@ def _directory(tmp_path: Path) -> Path:
 
 BROKEN = {
     "corrupted pages": (_corrupt, "database disk image is malformed"),
-    "foreign, user_version 1": (lambda t: _foreign(t / "uv1.db", user_version=1, nodes_table=False),
-                                "not a conceptwalk knowledge base .*user_version 1 but no 'meta' table"),
+    "foreign, user_version 1": (
+        lambda t: _foreign(t / "uv1.db", user_version=1, nodes_table=False),
+        "not a conceptwalk knowledge base .*user_version 1 but no 'meta' table",
+    ),
     "a directory": (_directory, "is a directory"),
     "meta row deleted": (_meta_deleted, "meta row 'version' is missing"),
     "scopes not JSON": (_scopes_not_json, "node 'c3' has scopes '\\{not json', not a JSON list"),
@@ -219,16 +234,21 @@ def test_importing_a_missing_file_or_a_directory_names_it(tmp_path, capsys):
         assert err.count("\n") == 1 and err.startswith("conceptwalk: error: ") and target in err
 
 
-@pytest.mark.parametrize("argv_tail, what", [
-    (["context", "{kb}", "--concept", "c1", "--eps", "1e-300"], "restart \\* eps must be >= 1e-12"),
-    (["context", "{kb}", "--concept", "c1", "-k", "99999999999999999999"], "argument -k: must be an integer in"),
-    (["suggest", "{kb}", "c1", "--min-shared", "99999999999"], "argument --min-shared: must be an integer in"),
-    (["suggest", "{kb}", "c1", "-k", "0"], "argument -k: must be an integer in"),
-    (["context", "{kb}", "--concept", "c1", "--restart", "nan"], "argument --restart: must be a number in"),
-    (["query", "{kb}", "concept", "--mode", "embedding", "--embedder", "hashing:99999999999"],
-     "dim must be an integer in \\[1, 65536\\], got 99999999999"),
-    (["synth", "{kb}x", "--concepts", "99999999999999"], "argument --concepts: must be an integer in"),
-])
+@pytest.mark.parametrize(
+    "argv_tail, what",
+    [
+        (["context", "{kb}", "--concept", "c1", "--eps", "1e-300"], "restart \\* eps must be >= 1e-12"),
+        (["context", "{kb}", "--concept", "c1", "-k", "99999999999999999999"], "argument -k: must be an integer in"),
+        (["suggest", "{kb}", "c1", "--min-shared", "99999999999"], "argument --min-shared: must be an integer in"),
+        (["suggest", "{kb}", "c1", "-k", "0"], "argument -k: must be an integer in"),
+        (["context", "{kb}", "--concept", "c1", "--restart", "nan"], "argument --restart: must be a number in"),
+        (
+            ["query", "{kb}", "concept", "--mode", "embedding", "--embedder", "hashing:99999999999"],
+            "dim must be an integer in \\[1, 65536\\], got 99999999999",
+        ),
+        (["synth", "{kb}x", "--concepts", "99999999999999"], "argument --concepts: must be an integer in"),
+    ],
+)
 def test_out_of_range_cli_arguments_give_one_clear_line(tmp_path, capsys, argv_tail, what):
     kb = str(_real_store(tmp_path / "kb.db"))
     argv = [a.replace("{kb}", kb) for a in argv_tail]
@@ -278,8 +298,7 @@ NODES7 = [{"id": "c:a", "type": "CONCEPT", "title": "alpha"}, {"id": "f:b", "typ
 def test_provenance_numbers_and_booleans_round_trip_store_graph_wrap(tmp_path):
     with KnowledgeBase.open(tmp_path / "kb.db") as kb:
         kb.add_nodes(NODES7)
-        kb.add_edges([{"src": "c:a", "dst": "f:b", "type": "IMPLEMENTED_BY", "extraction_confidence": 0.5,
-                       **VALUES}])
+        kb.add_edges([{"src": "c:a", "dst": "f:b", "type": "IMPLEMENTED_BY", "extraction_confidence": 0.5, **VALUES}])
     with KnowledgeBase.open(tmp_path / "kb.db", create=False) as kb:  # as stored on disk
         _check_round_trip(kb)
         assert kb.annotation_presence()["fidelity"] == 1
@@ -287,8 +306,7 @@ def test_provenance_numbers_and_booleans_round_trip_store_graph_wrap(tmp_path):
 
 def test_provenance_numbers_and_booleans_through_the_importers(tmp_path):
     p = tmp_path / "kb.jsonl"
-    rows = NODES7 + [{"src": "c:a", "dst": "f:b", "type": "IMPLEMENTED_BY", "extraction_confidence": 0.5,
-                      **VALUES}]
+    rows = NODES7 + [{"src": "c:a", "dst": "f:b", "type": "IMPLEMENTED_BY", "extraction_confidence": 0.5, **VALUES}]
     p.write_text("".join(json.dumps(r) + "\n" for r in rows))
     kb = KnowledgeBase.open(":memory:")
     import_jsonl(kb, p)
@@ -304,8 +322,14 @@ def test_provenance_numbers_and_booleans_through_the_importers(tmp_path):
 
 
 def test_a_number_and_its_string_stay_distinct_in_the_graph():
-    g = LinkGraph.from_edges([{"src": "a", "dst": "b", "fidelity": 1}, {"src": "b", "dst": "c", "fidelity": "1"},
-                              {"src": "c", "dst": "d", "fidelity": True}, {"src": "d", "dst": "e", "fidelity": 1.0}])
+    g = LinkGraph.from_edges(
+        [
+            {"src": "a", "dst": "b", "fidelity": 1},
+            {"src": "b", "dst": "c", "fidelity": "1"},
+            {"src": "c", "dst": "d", "fidelity": True},
+            {"src": "d", "dst": "e", "fidelity": 1.0},
+        ]
+    )
     vals = [g.edge_annotation(e, "fidelity") for e in range(g.num_edges)]
     assert sorted(map(repr, vals)) == sorted(["1", "'1'", "True", "1.0"])
 
@@ -350,8 +374,7 @@ def test_huge_and_deeply_nested_values_are_input_errors(tmp_path):
     with pytest.raises(InputError, match="add_edges: rows\\[0\\]: 'fidelity' must be"):
         kb.add_edges([{"src": "a", "dst": "b", "fidelity": nested}])
     p = tmp_path / "x.jsonl"
-    p.write_text('{"src": "a", "dst": "b", "extraction_confidence": 1' + "0" * 400 + "}\n"
-                 + "[" * 100_000 + "\n")
+    p.write_text('{"src": "a", "dst": "b", "extraction_confidence": 1' + "0" * 400 + "}\n" + "[" * 100_000 + "\n")
     with pytest.raises(InputError, match=r"x\.jsonl:1: 'extraction_confidence' must be in \[0, 1\]"):
         import_jsonl(kb, p)
     p.write_text('{"id": "a"}\n' + "[" * 100_000 + "\n")
@@ -383,9 +406,14 @@ def test_mcp_error_texts_do_not_echo_a_long_value():
     g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
     ts = ToolServer(g, caller=Caller.all_access())
     big = "q" * 5_000_000
-    for name, args in (("graph_path", {"source": "a", "target": big}), ("link_suggest", {"concept": big}),
-                       ("graph_context", {"question": big}), (big, {}),
-                       ("graph_context", {"concepts": [big]}), ("graph_path", {"source": "a", "target": "b", big: 1})):
+    for name, args in (
+        ("graph_path", {"source": "a", "target": big}),
+        ("link_suggest", {"concept": big}),
+        ("graph_context", {"question": big}),
+        (big, {}),
+        ("graph_context", {"concepts": [big]}),
+        ("graph_path", {"source": "a", "target": "b", big: 1}),
+    ):
         out = ts.call(name, args)
         assert out.is_error and len(out.text) < 1200, (name[:20], len(out.text))
 
@@ -413,8 +441,13 @@ def test_serve_prints_a_start_up_error_once(tmp_path):
     kb = _real_store(tmp_path / "kb.db", n=6)
     bad = tmp_path / "tokens.json"
     bad.write_text("not json")
-    proc = subprocess.run([sys.executable, "-m", "conceptwalk", "serve", str(kb), "--token-file", str(bad)],
-                          input="", capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "conceptwalk", "serve", str(kb), "--token-file", str(bad)],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert proc.stderr.count("is not valid JSON") == 1, proc.stderr
     assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]

@@ -18,6 +18,7 @@ def _star(n: int) -> LinkGraph:
 
 def _exact_star(n: int, restart: float) -> dict[str, float]:
     import networkx as nx
+
     g = nx.Graph()
     g.add_edges_from([("h", f"l{i:06d}") for i in range(n)] + [(f"l{i:06d}", f"c{i % 7}") for i in range(0, n, 3)])
     return nx.pagerank(g, alpha=1 - restart, personalization={"h": 1.0}, tol=1e-13, max_iter=500)
@@ -45,8 +46,7 @@ def test_hub_seed_returns_k_in_exact_order_within_bound(n: int) -> None:
 
 
 def test_hub_with_type_filter_and_no_false_reason() -> None:
-    g = LinkGraph.from_edges([("h", f"l{i}") for i in range(9000)] + [("l1", "x")],
-                             nodes=[{"id": "x", "type": "DOC"}])
+    g = LinkGraph.from_edges([("h", f"l{i}") for i in range(9000)] + [("l1", "x")], nodes=[{"id": "x", "type": "DOC"}])
     res = graph_context(g, concepts=["h"], k=5, caller=ALL, node_types=["DOC"])
     assert [r.id for r in res.results] == ["x"]
     pair = graph_context(LinkGraph.from_edges([("a", "b")]), concepts=["a", "b"], caller=ALL)

@@ -17,9 +17,12 @@ IDS = [f"n{i:02d}" for i in range(30)]
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sets(st.sampled_from(IDS), min_size=1),
-       st.lists(st.tuples(st.sets(st.sampled_from(IDS), max_size=4), st.sets(st.sampled_from(IDS), max_size=4)),
-                max_size=8))
+@given(
+    st.sets(st.sampled_from(IDS), min_size=1),
+    st.lists(
+        st.tuples(st.sets(st.sampled_from(IDS), max_size=4), st.sets(st.sampled_from(IDS), max_size=4)), max_size=8
+    ),
+)
 def test_advanced_equals_a_dict_of_the_new_ids(start, steps):
     ids = sorted(start)
     ix = IdIndex(ids)

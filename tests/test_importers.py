@@ -24,9 +24,20 @@ def dump(path) -> dict:
     """Everything stored, through an independent connection."""
     con = sqlite3.connect(str(path))
     try:
-        out = {t: sorted(map(tuple, con.execute(f"SELECT * FROM {t}")), key=repr)
-               for t in ("meta", "nodes", "edges", "aliases", "embeddings", "vector_models",
-                         "vector_slots", "vector_chunks", "changes")}
+        out = {
+            t: sorted(map(tuple, con.execute(f"SELECT * FROM {t}")), key=repr)
+            for t in (
+                "meta",
+                "nodes",
+                "edges",
+                "aliases",
+                "embeddings",
+                "vector_models",
+                "vector_slots",
+                "vector_chunks",
+                "changes",
+            )
+        }
         out["fts"] = sorted(con.execute("SELECT rowid, title, body FROM nodes_fts"), key=repr)
     finally:
         con.close()
@@ -69,8 +80,10 @@ def test_jsonl_round_trip_of_every_field(kb):
         full = {k: row.get(k) for k in ("id", "type", "title", "body", "scopes", "lifecycle")}
         assert kb.node(row["id"]) == full
     assert kb.node("f:ppr.cpp")["type"] is None
-    want = sorted(({k: e.get(k, None if k != "type" else "LINK") for k in EDGE_COLS} for e in edges),
-                  key=lambda e: (e["src"], e["dst"], e["type"]))
+    want = sorted(
+        ({k: e.get(k, None if k != "type" else "LINK") for k in EDGE_COLS} for e in edges),
+        key=lambda e: (e["src"], e["dst"], e["type"]),
+    )
     assert stored_edges(kb) == want
     # The alias on line 1 names a node defined on line 2.
     assert kb.aliases() == {"PPR": ["c:ppr"], "pagerank": ["c:ppr"], "push": ["c:push", "m:1"]}
@@ -104,23 +117,26 @@ def write_lines(tmp_path, lines, name="f.jsonl"):
 GOOD_LINE = '{"src": "a", "dst": "b"}'
 
 
-@pytest.mark.parametrize("bad, what", [
-    ('{"src": "a", "dst": ', "invalid JSON"),
-    ('[1, 2]', "expected a JSON object, got list"),
-    ('"text"', "expected a JSON object, got str"),
-    ('{"id": "n", "src": "a"}', "ambiguous"),
-    ('{"title": "no id"}', "expected a node (with 'id')"),
-    ('{"id": "n", "tags": []}', "unknown key 'tags'"),
-    ('{"id": "n", "scopes": "team"}', "'scopes' must be a list of strings"),
-    ('{"id": 7}', "'id' must be a string"),
-    ('{"src": "a"}', "missing 'dst'"),
-    ('{"src": "a", "dst": "b", "extraction_confidence": NaN}', "must be in [0, 1]"),
-    ('{"src": "a", "dst": "b", "extraction_confidence": true}', "must be a number"),
-    # A JSON number or boolean is a valid provenance value (issue 14 item 7); a list is not.
-    ('{"src": "a", "dst": "b", "authority": [3]}', "'authority' must be a string, a finite number"),
-    ('{"alias": "x", "canonical": "nowhere"}', "canonical 'nowhere' of alias 'x' is not a node"),
-    ('{"canonical": "a"}', "missing 'alias'"),
-])
+@pytest.mark.parametrize(
+    "bad, what",
+    [
+        ('{"src": "a", "dst": ', "invalid JSON"),
+        ("[1, 2]", "expected a JSON object, got list"),
+        ('"text"', "expected a JSON object, got str"),
+        ('{"id": "n", "src": "a"}', "ambiguous"),
+        ('{"title": "no id"}', "expected a node (with 'id')"),
+        ('{"id": "n", "tags": []}', "unknown key 'tags'"),
+        ('{"id": "n", "scopes": "team"}', "'scopes' must be a list of strings"),
+        ('{"id": 7}', "'id' must be a string"),
+        ('{"src": "a"}', "missing 'dst'"),
+        ('{"src": "a", "dst": "b", "extraction_confidence": NaN}', "must be in [0, 1]"),
+        ('{"src": "a", "dst": "b", "extraction_confidence": true}', "must be a number"),
+        # A JSON number or boolean is a valid provenance value (issue 14 item 7); a list is not.
+        ('{"src": "a", "dst": "b", "authority": [3]}', "'authority' must be a string, a finite number"),
+        ('{"alias": "x", "canonical": "nowhere"}', "canonical 'nowhere' of alias 'x' is not a node"),
+        ('{"canonical": "a"}', "missing 'alias'"),
+    ],
+)
 def test_jsonl_malformed_line_is_named(kb, kb_path, tmp_path, bad, what):
     seed(kb)
     before = dump(kb_path)
@@ -179,23 +195,54 @@ def test_csv_with_header_synonyms_comments_and_annotations(kb):
     s = import_edge_list(kb, DATA / "edges_annotated.csv")
     assert (s.edges, s.new_nodes, s.new_edges) == (3, 4, 3)
     assert stored_edges(kb) == [
-        {"src": "a", "dst": "b", "type": "RELATED_TO", "authority": "CANONICAL", "fidelity": "VERBATIM",
-         "extraction_method": "TAGGED_CONCEPT", "extraction_confidence": 1.0, "lifecycle": "ACTIVE"},
-        {"src": "b", "dst": "c", "type": "LINK", "authority": None, "fidelity": None,
-         "extraction_method": None, "extraction_confidence": None, "lifecycle": None},
-        {"src": "c,with comma", "dst": "a", "type": "PARENT_CONCEPT", "authority": "COMMUNITY",
-         "fidelity": None, "extraction_method": "LLM_EXTRACTED", "extraction_confidence": 0.25,
-         "lifecycle": None},
+        {
+            "src": "a",
+            "dst": "b",
+            "type": "RELATED_TO",
+            "authority": "CANONICAL",
+            "fidelity": "VERBATIM",
+            "extraction_method": "TAGGED_CONCEPT",
+            "extraction_confidence": 1.0,
+            "lifecycle": "ACTIVE",
+        },
+        {
+            "src": "b",
+            "dst": "c",
+            "type": "LINK",
+            "authority": None,
+            "fidelity": None,
+            "extraction_method": None,
+            "extraction_confidence": None,
+            "lifecycle": None,
+        },
+        {
+            "src": "c,with comma",
+            "dst": "a",
+            "type": "PARENT_CONCEPT",
+            "authority": "COMMUNITY",
+            "fidelity": None,
+            "extraction_method": "LLM_EXTRACTED",
+            "extraction_confidence": 0.25,
+            "lifecycle": None,
+        },
     ]
-    assert kb.annotation_presence() == {"authority": 2, "fidelity": 1, "extraction_method": 2,
-                                        "extraction_confidence": 2, "lifecycle": 1}
+    assert kb.annotation_presence() == {
+        "authority": 2,
+        "fidelity": 1,
+        "extraction_method": 2,
+        "extraction_confidence": 2,
+        "lifecycle": 1,
+    }
 
 
 def test_tsv_without_header_and_default_type(kb):
     s = import_edge_list(kb, DATA / "edges_plain.tsv", default_type="RELATED_TO")
     assert s.edges == 3
     assert [(e["src"], e["dst"], e["type"]) for e in stored_edges(kb)] == [
-        ("a", "b", "RELATED_TO"), ("b", "c", "RELATED_TO"), ("c", "d", "PARENT_CONCEPT")]
+        ("a", "b", "RELATED_TO"),
+        ("b", "c", "RELATED_TO"),
+        ("c", "d", "PARENT_CONCEPT"),
+    ]
     assert kb.annotation_presence() == dict.fromkeys(ANNOTATION_AXES, 0)
 
 
@@ -224,17 +271,20 @@ def test_edge_list_bad_line_changes_nothing(kb, kb_path):
     assert dump(kb_path) == before
 
 
-@pytest.mark.parametrize("text, line, what", [
-    ("src,dst,colour\na,b,red\n", 1, "unknown column 'colour'"),
-    ("src,dst,dst\na,b,c\n", 1, "appears twice"),
-    ("src,dst,type\na,b,T\na,b\n", 3, "expected 3 fields"),
-    ("a,b\nc\n", 2, "expected 2 or 3 fields"),
-    ("a,b,T,extra\n", 1, "expected 2 or 3 fields"),
-    ("src,dst\na,b\n,c\n", 3, "empty 'src'"),
-    ("src,dst,confidence\na,b,2\n", 2, "must be in [0, 1]"),
-    ("src,dst,confidence\na,b,nan\n", 2, "must be a number in [0, 1]"),
-    ('src,dst\n"a,b\n', 2, "malformed CSV"),
-])
+@pytest.mark.parametrize(
+    "text, line, what",
+    [
+        ("src,dst,colour\na,b,red\n", 1, "unknown column 'colour'"),
+        ("src,dst,dst\na,b,c\n", 1, "appears twice"),
+        ("src,dst,type\na,b,T\na,b\n", 3, "expected 3 fields"),
+        ("a,b\nc\n", 2, "expected 2 or 3 fields"),
+        ("a,b,T,extra\n", 1, "expected 2 or 3 fields"),
+        ("src,dst\na,b\n,c\n", 3, "empty 'src'"),
+        ("src,dst,confidence\na,b,2\n", 2, "must be in [0, 1]"),
+        ("src,dst,confidence\na,b,nan\n", 2, "must be a number in [0, 1]"),
+        ('src,dst\n"a,b\n', 2, "malformed CSV"),
+    ],
+)
 def test_edge_list_malformed_line_is_named(kb, tmp_path, text, line, what):
     p = tmp_path / "e.csv"
     p.write_text(text, encoding="utf-8")
@@ -266,12 +316,19 @@ def test_edge_list_argument_checks(kb, tmp_path):
 # ---------------------------------------------------------------------- networkx
 def attributed_digraph() -> nx.DiGraph:
     G = nx.DiGraph()
-    G.add_node("c:ppr", type="CONCEPT", title="PageRank", body="walks", scopes=["a", "b"],
-               lifecycle="ACTIVE")
+    G.add_node("c:ppr", type="CONCEPT", title="PageRank", body="walks", scopes=["a", "b"], lifecycle="ACTIVE")
     G.add_node("m:1", type="MEMORY", title="a memory", scopes=[])
     G.add_node("lonely")  # isolated, no attributes
-    G.add_edge("m:1", "c:ppr", type="TAGGED_CONCEPT", authority="CURATED", fidelity="SUMMARY",
-               extraction_method="TAGGED_CONCEPT", extraction_confidence=0.8, lifecycle="ACTIVE")
+    G.add_edge(
+        "m:1",
+        "c:ppr",
+        type="TAGGED_CONCEPT",
+        authority="CURATED",
+        fidelity="SUMMARY",
+        extraction_method="TAGGED_CONCEPT",
+        extraction_confidence=0.8,
+        lifecycle="ACTIVE",
+    )
     G.add_edge("c:ppr", "m:1", type="RELATED_TO")
     G.add_edge("m:1", "f:x")  # f:x only exists through this edge; no type -> LINK
     return G
@@ -284,8 +341,10 @@ def test_networkx_round_trip(kb):
     for n, attrs in G.nodes(data=True):
         got = kb.node(n)
         assert got == {"id": n, **{k: attrs.get(k) for k in ("type", "title", "body", "scopes", "lifecycle")}}
-    want = sorted(({"src": u, "dst": v, **{k: d.get(k) for k in EDGE_COLS[2:]}} for u, v, d in G.edges(data=True)),
-                  key=lambda e: (e["src"], e["dst"]))
+    want = sorted(
+        ({"src": u, "dst": v, **{k: d.get(k) for k in EDGE_COLS[2:]}} for u, v, d in G.edges(data=True)),
+        key=lambda e: (e["src"], e["dst"]),
+    )
     for e in want:
         e["type"] = e["type"] or "LINK"
     assert stored_edges(kb) == want
@@ -295,7 +354,7 @@ def test_networkx_round_trip(kb):
     U = G.to_undirected()
     for n in G.nodes:
         i = g.index(n)
-        nbrs = {g.ids[j] for j in g.core.indices[g.core.indptr[i]:g.core.indptr[i + 1]].tolist()}
+        nbrs = {g.ids[j] for j in g.core.indices[g.core.indptr[i] : g.core.indptr[i + 1]].tolist()}
         assert nbrs == set(U[n]), n
 
 

@@ -91,10 +91,11 @@ def test_wrap_over_another_retriever_appends_and_never_reorders() -> None:
     base = ConceptwalkRetriever(kb=KB, caller=Caller.all_access(), k=3)
     for q in QUERIES[:12]:
         incoming = base.invoke(q)
-        wrapped = ConceptWalkWrapRetriever(retriever=_ListRetriever(docs=incoming), kb=KB,
-                                           caller=Caller.all_access(), concept_walk=True).invoke(q)
-        assert _dump(wrapped[:len(incoming)]) == _dump(incoming)
-        assert all(d.metadata["via"] == "concept-walk" for d in wrapped[len(incoming):])
+        wrapped = ConceptWalkWrapRetriever(
+            retriever=_ListRetriever(docs=incoming), kb=KB, caller=Caller.all_access(), concept_walk=True
+        ).invoke(q)
+        assert _dump(wrapped[: len(incoming)]) == _dump(incoming)
+        assert all(d.metadata["via"] == "concept-walk" for d in wrapped[len(incoming) :])
         ids = [d.metadata["id"] for d in wrapped]
         assert len(ids) == len(set(ids))
     # off: the incoming list, untouched
@@ -102,11 +103,15 @@ def test_wrap_over_another_retriever_appends_and_never_reorders() -> None:
     assert _dump(off.invoke(QUERIES[0])) == _dump(incoming)
     # documents without ids are kept in place
     plain = [Document(page_content="no id here")]
-    out = ConceptWalkWrapRetriever(retriever=_ListRetriever(docs=plain), kb=KB, caller=Caller.all_access(),
-                                   concept_walk=True).invoke(QUERIES[0])
+    out = ConceptWalkWrapRetriever(
+        retriever=_ListRetriever(docs=plain), kb=KB, caller=Caller.all_access(), concept_walk=True
+    ).invoke(QUERIES[0])
     assert out[0] is plain[0] or _dump(out[:1]) == _dump(plain)
-    assert asyncio.run(ConceptWalkWrapRetriever(retriever=_ListRetriever(docs=incoming), kb=KB,
-                                                caller=Caller.all_access(), concept_walk=True).ainvoke(QUERIES[0]))
+    assert asyncio.run(
+        ConceptWalkWrapRetriever(
+            retriever=_ListRetriever(docs=incoming), kb=KB, caller=Caller.all_access(), concept_walk=True
+        ).ainvoke(QUERIES[0])
+    )
 
 
 def test_scoped_caller_equals_the_store_with_hidden_nodes_deleted() -> None:

@@ -69,8 +69,8 @@ def test_postprocessor_appends_and_never_reorders_or_drops(kb: Any) -> None:
         snapshot = _dump(incoming)
         out = post.postprocess_nodes(incoming, query_bundle=QueryBundle(q))
         assert _dump(incoming) == snapshot  # the incoming list is not changed
-        assert _dump(out[:len(incoming)]) == snapshot and all(a is b for a, b in zip(out, incoming))
-        assert all(n.node.metadata["via"] == "concept-walk" for n in out[len(incoming):])
+        assert _dump(out[: len(incoming)]) == snapshot and all(a is b for a, b in zip(out, incoming))
+        assert all(n.node.metadata["via"] == "concept-walk" for n in out[len(incoming) :])
         grew += len(out) > len(incoming)
     assert grew
     # nothing to add: the very list comes back
@@ -92,7 +92,8 @@ def test_scoped_caller_equals_the_store_with_hidden_nodes_deleted(kb: Any) -> No
         for q in QUERIES[:15]:
             assert _dump(got.retrieve(q)) == _dump(want.retrieve(q))
             inc = flat.retrieve(q)
-            assert _dump(gp.postprocess_nodes(list(inc), query_bundle=QueryBundle(q))) == \
-                   _dump(wp.postprocess_nodes(list(inc), query_bundle=QueryBundle(q)))
+            assert _dump(gp.postprocess_nodes(list(inc), query_bundle=QueryBundle(q))) == _dump(
+                wp.postprocess_nodes(list(inc), query_bundle=QueryBundle(q))
+            )
     finally:
         small.close()

@@ -58,11 +58,15 @@ def _violations() -> tuple[list[str], list[str]]:
                     if full == "conceptwalk._core":
                         continue  # the core rule above
                     # a private name of another module (a private submodule of one's own package is fine)
-                    if _private(n) and not (importlib.util.find_spec(full) is not None
-                                            and target.split(".")[:2] == own_layer):
+                    if _private(n) and not (
+                        importlib.util.find_spec(full) is not None and target.split(".")[:2] == own_layer
+                    ):
                         private.append(f"{where}: {mod} imports private {full}")
-                if target.split(".")[-1].startswith("_") and target != "conceptwalk._core" \
-                        and target.split(".")[:2] != own_layer:
+                if (
+                    target.split(".")[-1].startswith("_")
+                    and target != "conceptwalk._core"
+                    and target.split(".")[:2] != own_layer
+                ):
                     private.append(f"{where}: {mod} imports from another layer's private module {target}")
             elif isinstance(node, ast.Import):
                 for a in node.names:
@@ -83,10 +87,11 @@ CORE, PRIVATE = _violations()
 
 def test_import_linter_contracts_hold() -> None:
     # In a subprocess: import-linter reconfigures logging, which would leak into other tests.
-    code = ("import sys; from importlinter.cli import lint_imports; "
-            "sys.exit(lint_imports(config_filename=sys.argv[1], no_cache=True, no_logo=True))")
-    proc = subprocess.run([sys.executable, "-c", code, str(_pyproject())], capture_output=True, text=True,
-                          timeout=300)
+    code = (
+        "import sys; from importlinter.cli import lint_imports; "
+        "sys.exit(lint_imports(config_filename=sys.argv[1], no_cache=True, no_logo=True))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(_pyproject())], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 broken" in proc.stdout and "KEPT" in proc.stdout
 
@@ -108,5 +113,11 @@ def test_no_module_reads_another_modules_private_names() -> None:
 
 def test_the_checks_see_the_whole_package() -> None:
     names = {_module_name(p) for p in SOURCES}
-    assert {"conceptwalk.graph.linkgraph", "conceptwalk.tools.context", "conceptwalk.kb.store",
-            "conceptwalk.wrap.retriever", "conceptwalk.serve.mcp", "conceptwalk.cli"} <= names
+    assert {
+        "conceptwalk.graph.linkgraph",
+        "conceptwalk.tools.context",
+        "conceptwalk.kb.store",
+        "conceptwalk.wrap.retriever",
+        "conceptwalk.serve.mcp",
+        "conceptwalk.cli",
+    } <= names

@@ -66,8 +66,9 @@ def kb(kb_path: str) -> Iterator[KnowledgeBase]:
 @pytest.fixture(scope="module")
 def token_file(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("tokens") / "tokens.json"
-    path.write_text(json.dumps({"tok-a": ["tenant-a"], "tok-bc": ["tenant-b", "tenant-c"],
-                                "tok-public": [], "tok-root": "*"}))
+    path.write_text(
+        json.dumps({"tok-a": ["tenant-a"], "tok-bc": ["tenant-b", "tenant-c"], "tok-public": [], "tok-root": "*"})
+    )
     return str(path)
 
 
@@ -94,15 +95,31 @@ def picks(kb: KnowledgeBase, syn: Any, caller: Caller = TENANT) -> dict[str, Any
     assert visible and hidden, "the synthetic KB must have visible and hidden concepts for tenant-a"
     suggest = next(c for c in visible if link_suggest(kb, c, k=5, caller=caller).suggestions)
     # A visible concept whose all-access neighbourhood includes hidden nodes: the interesting case.
-    busy = next(c for c in visible
-                if any(n["id"] not in vis for n in graph_context(kb, concepts=[c], k=30,
-                                                                  caller=Caller.all_access()).to_dict()["results"]))
-    far = next(c for c in reversed(visible)
-               if c != busy and graph_path(kb, busy, c, caller=caller).found
-               and graph_path(kb, busy, c, caller=caller).length >= 2)
+    busy = next(
+        c
+        for c in visible
+        if any(
+            n["id"] not in vis
+            for n in graph_context(kb, concepts=[c], k=30, caller=Caller.all_access()).to_dict()["results"]
+        )
+    )
+    far = next(
+        c
+        for c in reversed(visible)
+        if c != busy
+        and graph_path(kb, busy, c, caller=caller).found
+        and graph_path(kb, busy, c, caller=caller).length >= 2
+    )
     queries = [q for q in syn.queries(20, seed=SEED)]
-    return {"visible": visible, "hidden": hidden, "suggest": suggest, "busy": busy, "far": far,
-            "question": queries[0]["text"], "questions": [q["text"] for q in queries[:5]]}
+    return {
+        "visible": visible,
+        "hidden": hidden,
+        "suggest": suggest,
+        "busy": busy,
+        "far": far,
+        "question": queries[0]["text"],
+        "questions": [q["text"] for q in queries[:5]],
+    }
 
 
 def ids_in(obj: Any, universe: set[str]) -> set[str]:
@@ -140,9 +157,9 @@ def jsonable(d: Any) -> Any:
 def _fixture_payload() -> dict[str, Any]:
     return {
         "comment": "The MCP tool list served by conceptwalk (names, arguments, descriptions) - a "
-                   "public contract. Regenerate deliberately: CONCEPTWALK_UPDATE_FIXTURES=1 "
-                   "python -m pytest tests/test_mcp.py -k fixture, or python "
-                   "scripts/mcp_roundtrip.py --write-fixture.",
+        "public contract. Regenerate deliberately: CONCEPTWALK_UPDATE_FIXTURES=1 "
+        "python -m pytest tests/test_mcp.py -k fixture, or python "
+        "scripts/mcp_roundtrip.py --write-fixture.",
         "tools": tool_specs(with_query=True),
     }
 
@@ -154,12 +171,20 @@ def test_fixture_pins_the_tool_list() -> None:
         FIXTURE.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     pinned = json.loads(FIXTURE.read_text(encoding="utf-8"))
     if pinned["tools"] != payload["tools"]:
-        diff = "\n".join(difflib.unified_diff(
-            json.dumps(pinned["tools"], indent=2).splitlines(),
-            json.dumps(payload["tools"], indent=2).splitlines(), "pinned", "served", lineterm=""))
-        pytest.fail("the MCP tool list changed without tests/fixtures/mcp_tools.json; if on purpose, "
-                    "regenerate it (CONCEPTWALK_UPDATE_FIXTURES=1 python -m pytest tests/test_mcp.py "
-                    "-k fixture) and review the diff:\n" + diff)
+        diff = "\n".join(
+            difflib.unified_diff(
+                json.dumps(pinned["tools"], indent=2).splitlines(),
+                json.dumps(payload["tools"], indent=2).splitlines(),
+                "pinned",
+                "served",
+                lineterm="",
+            )
+        )
+        pytest.fail(
+            "the MCP tool list changed without tests/fixtures/mcp_tools.json; if on purpose, "
+            "regenerate it (CONCEPTWALK_UPDATE_FIXTURES=1 python -m pytest tests/test_mcp.py "
+            "-k fixture) and review the diff:\n" + diff
+        )
 
 
 def test_fixture_holds_the_public_contract() -> None:
@@ -186,8 +211,7 @@ def test_a_changed_description_is_caught(monkeypatch: pytest.MonkeyPatch) -> Non
 
     pinned = json.loads(FIXTURE.read_text(encoding="utf-8"))["tools"]
     changed = dict(mcp_server.TOOL_SPECS[1], description=mcp_server.TOOL_SPECS[1]["description"] + " x")
-    monkeypatch.setattr(mcp_server, "TOOL_SPECS",
-                        (mcp_server.TOOL_SPECS[0], changed) + mcp_server.TOOL_SPECS[2:])
+    monkeypatch.setattr(mcp_server, "TOOL_SPECS", (mcp_server.TOOL_SPECS[0], changed) + mcp_server.TOOL_SPECS[2:])
     assert tool_specs() != pinned
     renamed = json.loads(json.dumps(pinned))
     renamed[3]["inputSchema"]["properties"]["concept_walk"] = renamed[3]["inputSchema"]["properties"].pop("conceptWalk")
@@ -228,7 +252,9 @@ def test_default_caller_is_public_only(kb: KnowledgeBase, syn: Any) -> None:
     assert out.is_error and out.text == f"link_suggest: concept not found: {tenant_only!r}"
 
 
-def test_restricted_output_equals_the_graph_without_hidden_nodes(kb: KnowledgeBase, syn: Any, p: dict[str, Any]) -> None:
+def test_restricted_output_equals_the_graph_without_hidden_nodes(
+    kb: KnowledgeBase, syn: Any, p: dict[str, Any]
+) -> None:
     """Scores, counts and paths over MCP for tenant-a equal those on the graph where the hidden
     nodes were deleted: nothing hidden shapes an output."""
     g = kb.graph()
@@ -242,9 +268,14 @@ def test_restricted_output_equals_the_graph_without_hidden_nodes(kb: KnowledgeBa
     src = np.array([pos[syn.ids[s]] for s, k in zip(syn.src.tolist(), e_keep) if k], dtype=np.int64)
     dst = np.array([pos[syn.ids[d]] for d, k in zip(syn.dst.tolist(), e_keep) if k], dtype=np.int64)
     types = [t for t, k in zip(syn.edge_types.tolist(), e_keep) if k]
-    sub = LinkGraph.from_arrays(ids, src, dst, types,
-                                node_types=[t for t, k in zip(syn.node_types, keep) if k],
-                                titles=[t for t, k in zip(syn.titles, keep) if k])
+    sub = LinkGraph.from_arrays(
+        ids,
+        src,
+        dst,
+        types,
+        node_types=[t for t, k in zip(syn.node_types, keep) if k],
+        titles=[t for t, k in zip(syn.titles, keep) if k],
+    )
     ts = ToolServer(kb, caller=TENANT)
     ts_sub = ToolServer(sub, caller=Caller.all_access())
     checked = 0
@@ -262,8 +293,10 @@ def test_restricted_output_equals_the_graph_without_hidden_nodes(kb: KnowledgeBa
     ra, rb = a.structured["results"], b.structured["results"]
     assert [(r["id"], r["hops"], r["via"]) for r in ra] == [(r["id"], r["hops"], r["via"]) for r in rb]
     assert [r["score"] for r in ra] == pytest.approx([r["score"] for r in rb], abs=1e-9)
-    assert (a.structured["pushes"], a.structured["residual"]) == \
-        (b.structured["pushes"], pytest.approx(b.structured["residual"], abs=1e-12))
+    assert (a.structured["pushes"], a.structured["residual"]) == (
+        b.structured["pushes"],
+        pytest.approx(b.structured["residual"], abs=1e-12),
+    )
 
 
 def bad_calls(p: dict[str, Any]) -> list[tuple[str, Any, str]]:
@@ -304,9 +337,11 @@ def test_bad_calls_are_tool_errors_and_do_not_break_the_server(kb: KnowledgeBase
 def test_hidden_and_missing_give_the_same_text(kb: KnowledgeBase, syn: Any, p: dict[str, Any]) -> None:
     ts = ToolServer(kb, caller=TENANT)
     missing = "concept/" + p["hidden"][0].split("/", 1)[1] + "_x"
-    for args_of in (lambda i: ("link_suggest", {"concept": i}),
-                    lambda i: ("graph_context", {"concepts": [i]}),
-                    lambda i: ("graph_path", {"source": p["busy"], "target": i})):
+    for args_of in (
+        lambda i: ("link_suggest", {"concept": i}),
+        lambda i: ("graph_context", {"concepts": [i]}),
+        lambda i: ("graph_path", {"source": p["busy"], "target": i}),
+    ):
         texts = []
         for node in (p["hidden"][0], missing):
             name, args = args_of(node)
@@ -316,8 +351,9 @@ def test_hidden_and_missing_give_the_same_text(kb: KnowledgeBase, syn: Any, p: d
 
 def test_integral_float_k_is_accepted(kb: KnowledgeBase, syn: Any, p: dict[str, Any]) -> None:
     ts = ToolServer(kb, caller=TENANT)
-    assert ts.call("link_suggest", {"concept": p["suggest"], "k": 3.0}) == \
-        ts.call("link_suggest", {"concept": p["suggest"], "k": 3})
+    assert ts.call("link_suggest", {"concept": p["suggest"], "k": 3.0}) == ts.call(
+        "link_suggest", {"concept": p["suggest"], "k": 3}
+    )
     assert ts.call("link_suggest", {"concept": p["suggest"], "k": 2.5}).is_error
 
 
@@ -353,8 +389,7 @@ def flat_json(kb: KnowledgeBase, text: str, k: int, caller: Caller) -> str:
 
 
 @pytest.mark.parametrize("caller", [Caller.public(), TENANT, Caller.all_access()], ids=str)
-def test_query_flat_is_byte_identical_to_the_flat_search(kb: KnowledgeBase, p: dict[str, Any],
-                                                         caller: Caller) -> None:
+def test_query_flat_is_byte_identical_to_the_flat_search(kb: KnowledgeBase, p: dict[str, Any], caller: Caller) -> None:
     if _wrap() is None:
         pytest.skip("conceptwalk.wrap is not installed")
     ts = ToolServer(kb, caller=caller)
@@ -382,14 +417,13 @@ def test_query_with_the_walk_matches_the_retriever(kb: KnowledgeBase, p: dict[st
         ref = retriever.query(q, 5, concept_walk=True, caller=TENANT)
         assert out.structured["results"] == jsonable(ref)
         flat = json.loads(flat_json(kb, q, 5, TENANT))
-        assert out.structured["results"][:len(flat)] == flat  # the flat results stay first, unchanged
+        assert out.structured["results"][: len(flat)] == flat  # the flat results stay first, unchanged
         walked += sum(r.get("via") == "concept-walk" for r in out.structured["results"])
         assert_no_hidden(out.structured, out.text, g, TENANT)
     assert walked > 0, "the walk added nothing for any question: the check above proved little"
 
 
-def test_query_walk_events_go_to_the_configured_sink(kb: KnowledgeBase, p: dict[str, Any],
-                                                     tmp_path: Path) -> None:
+def test_query_walk_events_go_to_the_configured_sink(kb: KnowledgeBase, p: dict[str, Any], tmp_path: Path) -> None:
     if _wrap() is None:
         pytest.skip("conceptwalk.wrap is not installed")
     events = tmp_path / "events.jsonl"
@@ -446,8 +480,12 @@ def test_token_file_reload_and_fail_closed(tmp_path: Path) -> None:
     path.write_text("{not json")
     with pytest.raises(ConceptwalkError, match="cannot be read"):
         tf.caller("two")
-    for content, msg in (("[1]", "JSON object"), ('{"t": "all"}', "list of scope names"),
-                         ('{"t": [1]}', "list of scope names"), ('{"": []}', "empty token")):
+    for content, msg in (
+        ("[1]", "JSON object"),
+        ('{"t": "all"}', "list of scope names"),
+        ('{"t": [1]}', "list of scope names"),
+        ('{"": []}', "empty token"),
+    ):
         path.write_text(content)
         with pytest.raises(ConceptwalkError, match=msg):
             TokenFile(str(path))
@@ -456,8 +494,9 @@ def test_token_file_reload_and_fail_closed(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- CLI without the SDK
-def test_serve_without_the_sdk_names_the_extra(kb_path: str, monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_serve_without_the_sdk_names_the_extra(
+    kb_path: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from conceptwalk import cli
 
     for mod in ("mcp", "mcp.server", "mcp.server.lowlevel", "mcp_types"):
@@ -468,8 +507,9 @@ def test_serve_without_the_sdk_names_the_extra(kb_path: str, monkeypatch: pytest
 
 
 def test_serve_help_states_the_safe_default() -> None:
-    proc = subprocess.run([sys.executable, "-m", "conceptwalk", "serve", "--help"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "conceptwalk", "serve", "--help"], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0
     assert "public nodes only" in " ".join(proc.stdout.split()).lower()
 
@@ -479,14 +519,14 @@ def _serve_args(kb_path: str, *extra: str) -> list[str]:
     return ["-m", "conceptwalk", "serve", kb_path, *extra]
 
 
-def run_session(kb_path: str, extra: list[str], body: Any, tmp_path: Path,
-                env: dict[str, str] | None = None) -> Any:
+def run_session(kb_path: str, extra: list[str], body: Any, tmp_path: Path, env: dict[str, str] | None = None) -> Any:
     """Start ``conceptwalk serve`` over stdio, connect with the SDK client, run ``body(session)``."""
     mcp = pytest.importorskip("mcp", reason='the MCP SDK is not installed (pip install "conceptwalk[mcp]")')
     import anyio
 
-    params = mcp.StdioServerParameters(command=sys.executable, args=_serve_args(kb_path, *extra),
-                                       env=env, cwd=str(tmp_path))
+    params = mcp.StdioServerParameters(
+        command=sys.executable, args=_serve_args(kb_path, *extra), env=env, cwd=str(tmp_path)
+    )
     errlog_path = tmp_path / "server-stderr.txt"
 
     async def main() -> Any:
@@ -508,17 +548,21 @@ def _text(result: Any) -> str:
     return result.content[0].text
 
 
-def test_e2e_stdio_restricted_caller(kb_path: str, kb: KnowledgeBase, syn: Any, p: dict[str, Any], tmp_path: Path) -> None:
+def test_e2e_stdio_restricted_caller(
+    kb_path: str, kb: KnowledgeBase, syn: Any, p: dict[str, Any], tmp_path: Path
+) -> None:
     g = kb.graph()
 
     async def body(s: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
         listed = await s.list_tools()
         out["tools"] = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
-        calls = [("graph_context", {"question": p["question"], "k": 12}),
-                 ("graph_context", {"concepts": [p["busy"]], "k": 25, "nodeTypes": ["CONCEPT", "MEMORY"]}),
-                 ("link_suggest", {"concept": p["suggest"], "k": 8}),
-                 ("graph_path", {"source": p["busy"], "target": p["far"]})]
+        calls = [
+            ("graph_context", {"question": p["question"], "k": 12}),
+            ("graph_context", {"concepts": [p["busy"]], "k": 25, "nodeTypes": ["CONCEPT", "MEMORY"]}),
+            ("link_suggest", {"concept": p["suggest"], "k": 8}),
+            ("graph_path", {"source": p["busy"], "target": p["far"]}),
+        ]
         out["good"] = [(n, a, await s.call_tool(n, a)) for n, a in calls]
         # the same calls again, concurrently (the server runs each in a worker thread)
         import anyio
@@ -537,11 +581,11 @@ def test_e2e_stdio_restricted_caller(kb_path: str, kb: KnowledgeBase, syn: Any, 
             bad = await s.call_tool(name, args)
             after = await s.call_tool("link_suggest", {"concept": p["suggest"], "k": 8})
             out["bad"].append((name, args, fragment, bad, after))
-        out["token"] = await s.call_tool("link_suggest", {"concept": p["suggest"]},
-                                         meta={TOKEN_META_KEY: "anything"})
+        out["token"] = await s.call_tool("link_suggest", {"concept": p["suggest"]}, meta={TOKEN_META_KEY: "anything"})
         if "query" in [t.name for t in listed.tools]:
-            out["query"] = [await s.call_tool("query", {"text": p["question"], "k": 6, "conceptWalk": w})
-                            for w in (False, True)]
+            out["query"] = [
+                await s.call_tool("query", {"text": p["question"], "k": 6, "conceptWalk": w}) for w in (False, True)
+            ]
             out["query_bad"] = await s.call_tool("query", {"text": "", "conceptWalk": "yes"})
         return out
 
@@ -577,11 +621,13 @@ def test_e2e_stdio_restricted_caller(kb_path: str, kb: KnowledgeBase, syn: Any, 
     if "query" in served_names:
         flat, walked = out["query"]
         assert not flat.is_error and not walked.is_error
-        assert json.dumps(flat.structured_content["results"], ensure_ascii=False) == \
-            flat_json(kb, p["question"], 6, TENANT)
+        assert json.dumps(flat.structured_content["results"], ensure_ascii=False) == flat_json(
+            kb, p["question"], 6, TENANT
+        )
         wrap = _wrap()
         ref = wrap.ConceptAnchoredRetriever(wrap.builtin_flat_search(kb), kb).query(
-            p["question"], 6, concept_walk=True, caller=TENANT)
+            p["question"], 6, concept_walk=True, caller=TENANT
+        )
         assert walked.structured_content["results"] == jsonable(ref)
         for r in (flat, walked):
             assert_no_hidden(r.structured_content, _text(r), g, TENANT)
@@ -589,7 +635,9 @@ def test_e2e_stdio_restricted_caller(kb_path: str, kb: KnowledgeBase, syn: Any, 
         assert out["query_bad"].is_error and "text: ''" in bad and "conceptWalk: 'yes'" in bad
 
 
-def test_e2e_stdio_tokens(kb_path: str, kb: KnowledgeBase, syn: Any, p: dict[str, Any], token_file: str, tmp_path: Path) -> None:
+def test_e2e_stdio_tokens(
+    kb_path: str, kb: KnowledgeBase, syn: Any, p: dict[str, Any], token_file: str, tmp_path: Path
+) -> None:
     g = kb.graph()
     tenant_a_only = next(i for i, s in zip(syn.ids, syn.scopes) if s == ["tenant-a"])
     tenant_b_only = next(i for i, s in zip(syn.ids, syn.scopes) if s == ["tenant-b"])
@@ -604,10 +652,19 @@ def test_e2e_stdio_tokens(kb_path: str, kb: KnowledgeBase, syn: Any, p: dict[str
         return res
 
     results = run_session(kb_path, ["--token-file", token_file], body, tmp_path)
-    expect_visible = {None: set(), "tok-a": {tenant_a_only}, "tok-bc": {tenant_b_only},
-                      "tok-root": {tenant_a_only, tenant_b_only}, "tok-unknown": set()}
-    callers = {None: Caller.public(), "tok-a": TENANT, "tok-bc": Caller.with_scopes("tenant-b", "tenant-c"),
-               "tok-root": Caller.all_access()}
+    expect_visible = {
+        None: set(),
+        "tok-a": {tenant_a_only},
+        "tok-bc": {tenant_b_only},
+        "tok-root": {tenant_a_only, tenant_b_only},
+        "tok-unknown": set(),
+    }
+    callers = {
+        None: Caller.public(),
+        "tok-a": TENANT,
+        "tok-bc": Caller.with_scopes("tenant-b", "tenant-c"),
+        "tok-root": Caller.all_access(),
+    }
     for tok, node, r in results:
         if tok == "tok-unknown":
             assert r.is_error and _text(r).endswith("unknown token")
@@ -634,28 +691,39 @@ def test_e2e_stdio_tokens(kb_path: str, kb: KnowledgeBase, syn: Any, p: dict[str
 
 def test_e2e_unknown_session_token_stops_the_server(kb_path: str, token_file: str) -> None:
     env = dict(os.environ, **{TOKEN_ENV: "tok-unknown"})
-    proc = subprocess.run([sys.executable, *_serve_args(kb_path, "--token-file", token_file)],
-                          input="", capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [sys.executable, *_serve_args(kb_path, "--token-file", token_file)],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     if "conceptwalk[mcp]" in proc.stderr:
         pytest.skip("the MCP SDK is not installed")
     assert proc.returncode == 2 and "unknown token" in proc.stderr and proc.stdout == ""
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--scopes", "a", "--token-file", "x.json"], "not both"),
-    (["--require-token"], "--require-token needs --token-file"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--scopes", "a", "--token-file", "x.json"], "not both"),
+        (["--require-token"], "--require-token needs --token-file"),
+    ],
+)
 def test_serve_rejects_bad_options(kb_path: str, args: list[str], message: str) -> None:
     pytest.importorskip("mcp")
-    proc = subprocess.run([sys.executable, *_serve_args(kb_path, *args)], input="",
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, *_serve_args(kb_path, *args)], input="", capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2 and message in proc.stderr
 
 
 def test_serve_missing_kb(tmp_path: Path) -> None:
     pytest.importorskip("mcp")
-    proc = subprocess.run([sys.executable, *_serve_args(str(tmp_path / "nope.db"))], input="",
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, *_serve_args(str(tmp_path / "nope.db"))], input="", capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2 and "not found" in proc.stderr
     assert not (tmp_path / "nope.db").exists()
 
@@ -670,8 +738,11 @@ def test_read_node_returns_content_and_visible_neighbours(kb: KnowledgeBase, syn
     hidden = sorted(set(g.ids) - seen)
     # a visible node with a hidden neighbour: the listing leaves it out
     ip, ind = g.core.indptr, g.core.indices
-    node = next(i for n, i in enumerate(g.ids) if i in seen and kb.node(i)["body"]
-                and any(g.ids[j] not in seen for j in ind[ip[n]:ip[n + 1]]))
+    node = next(
+        i
+        for n, i in enumerate(g.ids)
+        if i in seen and kb.node(i)["body"] and any(g.ids[j] not in seen for j in ind[ip[n] : ip[n + 1]])
+    )
     ts = ToolServer(kb, caller=scoped)
     out = ts.call("read_node", {"id": node})
     assert not out.is_error, out.text
@@ -679,7 +750,7 @@ def test_read_node_returns_content_and_visible_neighbours(kb: KnowledgeBase, syn
     row = kb.node(node)
     assert (d["id"], d["type"], d["title"], d["body"]) == (row["id"], row["type"], row["title"], row["body"])
     n = g.ids.index(node)
-    want = sorted(g.ids[j] for j in ind[ip[n]:ip[n + 1]] if g.ids[j] in seen)
+    want = sorted(g.ids[j] for j in ind[ip[n] : ip[n + 1]] if g.ids[j] in seen)
     assert [x["id"] for x in d["neighbours"]] == want[:READ_NODE_NEIGHBOURS] and d["neighbourCount"] == len(want)
     assert all(x["edges"] and all(e["direction"] in ("in", "out") for e in x["edges"]) for x in d["neighbours"])
     # the deletion oracle: the same answer on the store with the hidden nodes deleted
@@ -708,8 +779,11 @@ def test_read_node_returns_content_and_visible_neighbours(kb: KnowledgeBase, syn
     plain = ts.call("graph_context", {"concepts": [node], "k": 5}).structured
     assert all("snippet" not in r for r in plain["results"])
     q = ts.call("query", {"text": row["title"], "k": 3, "snippets": True}).structured
-    assert q["results"] and all(r["snippet"] == (kb.node(r["id"])["body"] or "")[:SNIPPET_CHARS] or
-                                (r["snippet"] is None and kb.node(r["id"])["body"] is None) for r in q["results"])
+    assert q["results"] and all(
+        r["snippet"] == (kb.node(r["id"])["body"] or "")[:SNIPPET_CHARS]
+        or (r["snippet"] is None and kb.node(r["id"])["body"] is None)
+        for r in q["results"]
+    )
 
 
 def test_query_walk_settings_per_call_and_as_server_flags(kb: KnowledgeBase, syn: Any) -> None:
@@ -723,7 +797,7 @@ def test_query_walk_settings_per_call_and_as_server_flags(kb: KnowledgeBase, syn
     t = next(t for t, r in walked.items() if sum(x.get("via") == "concept-walk" for x in r) >= 2)
     one = ts.call("query", dict(args, text=t, maxAdded=1)).structured["results"]
     flat = [x for x in walked[t] if x.get("via") != "concept-walk"]
-    assert one[:len(flat)] == flat and sum(x.get("via") == "concept-walk" for x in one) == 1
+    assert one[: len(flat)] == flat and sum(x.get("via") == "concept-walk" for x in one) == 1
     none = ts.call("query", dict(args, text=t, admitEdgeTypes=["NO_SUCH_TYPE"])).structured["results"]
     assert none == flat
     # a cap above the server's is the server's
@@ -735,8 +809,9 @@ def test_query_walk_settings_per_call_and_as_server_flags(kb: KnowledgeBase, syn
     g = kb.graph()
     seen = visible_set(g, Caller.with_scopes("tenant-a"))
     for tt in texts:
-        res = scoped.call("query", dict(args, text=tt, conceptTypes=["CONCEPT", "FILE", "DOC"],
-                                        maxAdded=100)).structured["results"]
+        res = scoped.call(
+            "query", dict(args, text=tt, conceptTypes=["CONCEPT", "FILE", "DOC"], maxAdded=100)
+        ).structured["results"]
         assert all(r["id"] in seen for r in res)
 
 
@@ -745,8 +820,10 @@ def test_serve_flags_set_the_query_tools_walk(kb_path: str) -> None:
     from conceptwalk.cli.serve import _serve_walk_config
     from conceptwalk.wrap import WalkConfig
 
-    args = build_parser().parse_args(["serve", kb_path, "--concept-types", "CONCEPT,DOC",
-                                      "--admit-edge-types", "ATTACHED_TO", "--max-added", "3"])
-    assert _serve_walk_config(args) == WalkConfig(concept_node_types=("CONCEPT", "DOC"),
-                                                  admit_edge_types=("ATTACHED_TO",), max_candidates=3)
+    args = build_parser().parse_args(
+        ["serve", kb_path, "--concept-types", "CONCEPT,DOC", "--admit-edge-types", "ATTACHED_TO", "--max-added", "3"]
+    )
+    assert _serve_walk_config(args) == WalkConfig(
+        concept_node_types=("CONCEPT", "DOC"), admit_edge_types=("ATTACHED_TO",), max_candidates=3
+    )
     assert _serve_walk_config(build_parser().parse_args(["serve", kb_path])) is None

@@ -29,8 +29,10 @@ from conceptwalk.kb.store import KnowledgeBase
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX processes")
 
-WORDS = ("graph walk rank page push residual seed concept alias cache snapshot store index search "
-         "token scope tenant query answer budget edge node path hop degree vector text").split()
+WORDS = (
+    "graph walk rank page push residual seed concept alias cache snapshot store index search "
+    "token scope tenant query answer budget edge node path hop degree vector text"
+).split()
 STABLE_CONCEPTS = 60  # never deleted nor hidden: concept-seeded reads of them must always answer
 STABLE_DOCS = 150
 CALLERS = {"all": Caller.all_access(), "public": Caller.public(), "team": Caller.with_scopes("team-a")}
@@ -48,8 +50,18 @@ def seed_store(path: str, seed: int = 0) -> None:
     docs = [f"d:{i:03d}" for i in range(STABLE_DOCS)]
     with KnowledgeBase.open(path) as kb, kb.transaction():
         kb.add_nodes([{"id": c, "type": "CONCEPT", "title": _title(rng, 2)} for c in concepts])
-        kb.add_nodes([{"id": d, "type": "DOC", "title": _title(rng), "body": _title(rng, 12),
-                       "scopes": ["team-a"] if i % 4 == 0 else None} for i, d in enumerate(docs)])
+        kb.add_nodes(
+            [
+                {
+                    "id": d,
+                    "type": "DOC",
+                    "title": _title(rng),
+                    "body": _title(rng, 12),
+                    "scopes": ["team-a"] if i % 4 == 0 else None,
+                }
+                for i, d in enumerate(docs)
+            ]
+        )
         edges = []
         for i, c in enumerate(concepts):
             for j in rng.sample(range(STABLE_CONCEPTS), 3):
@@ -57,8 +69,16 @@ def seed_store(path: str, seed: int = 0) -> None:
                     edges.append({"src": c, "dst": concepts[j], "type": "RELATED_TO"})
         for d in docs:
             for c in rng.sample(concepts, 3):
-                edges.append({"src": c, "dst": d, "type": "EXPLAINED_BY", "authority": "CANONICAL",
-                              "extraction_method": "TAGGED_CONCEPT", "extraction_confidence": 0.8})
+                edges.append(
+                    {
+                        "src": c,
+                        "dst": d,
+                        "type": "EXPLAINED_BY",
+                        "authority": "CANONICAL",
+                        "extraction_method": "TAGGED_CONCEPT",
+                        "extraction_confidence": 0.8,
+                    }
+                )
         kb.add_edges(edges)
         kb.add_aliases([(c.replace("c:", "alias"), c) for c in concepts[:20]])
 
@@ -79,11 +99,25 @@ def writer_main(path: str, seconds: float, seed: int) -> None:
         if op < 0.3 or len(mine) < 5:
             new = [f"w:{seed}:{n}:{j}" for j in range(3)]
             with kb.transaction():
-                kb.add_nodes([{"id": x, "type": rng.choice(["DOC", "CONCEPT"]), "title": _title(rng),
-                               "body": _title(rng, 8), "scopes": rng.choice([None, ["team-a"], ["other"]])}
-                              for x in new])
-                kb.add_edges([{"src": rng.choice(concepts), "dst": x, "type": rng.choice(["EXPLAINED_BY", "RELATED_TO"])}
-                              for x in new for _ in range(2)])
+                kb.add_nodes(
+                    [
+                        {
+                            "id": x,
+                            "type": rng.choice(["DOC", "CONCEPT"]),
+                            "title": _title(rng),
+                            "body": _title(rng, 8),
+                            "scopes": rng.choice([None, ["team-a"], ["other"]]),
+                        }
+                        for x in new
+                    ]
+                )
+                kb.add_edges(
+                    [
+                        {"src": rng.choice(concepts), "dst": x, "type": rng.choice(["EXPLAINED_BY", "RELATED_TO"])}
+                        for x in new
+                        for _ in range(2)
+                    ]
+                )
             mine += new
             done["add"] += 1
         elif op < 0.45:
@@ -203,14 +237,19 @@ _WRITER = textwrap.dedent("""
 
 def fresh_answers(path: str) -> str:
     """``final_answers`` of a new process on the store with its snapshot file deleted."""
-    r = subprocess.run([sys.executable, "-c", _FRESH, path, os.path.dirname(os.path.abspath(__file__))],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", _FRESH, path, os.path.dirname(os.path.abspath(__file__))],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout
 
 
-def soak(path: str, seconds: float, seed: int = 1, *, read_only: bool = False
-         ) -> tuple[dict[str, int], dict[str, list[str]], dict[str, int], bool]:
+def soak(
+    path: str, seconds: float, seed: int = 1, *, read_only: bool = False
+) -> tuple[dict[str, int], dict[str, list[str]], dict[str, int], bool]:
     """Seed the store, run the writer process for ``seconds`` with the reader looping, then
     compare the reader's final answers with a fresh rebuild's. Returns (reads per kind, failures
     per kind, writes per kind, final answers equal)."""
@@ -218,8 +257,12 @@ def soak(path: str, seconds: float, seed: int = 1, *, read_only: bool = False
     reader = Reader(path, read_only=read_only)
     try:
         reader.read("wrap", 0)  # warm: the first reads build what later reads advance
-        proc = subprocess.Popen([sys.executable, "-c", _WRITER, path, os.path.dirname(os.path.abspath(__file__)),
-                                 str(seconds), str(seed)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, path, os.path.dirname(os.path.abspath(__file__)), str(seconds), str(seed)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert proc.stdout is not None
         line = proc.stdout.readline()
         if line.strip() != "ready":

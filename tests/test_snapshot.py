@@ -20,8 +20,7 @@ from hypothesis import strategies as st
 from conceptwalk import _core
 from conceptwalk.errors import InputError
 from conceptwalk.graph import LinkGraph
-from conceptwalk.kb.snapshot import (FILE_FORMAT, GraphSnapshot, SnapshotError, read_arrays, read_columns,
-                                     write_arrays)
+from conceptwalk.kb.snapshot import FILE_FORMAT, GraphSnapshot, SnapshotError, read_arrays, read_columns, write_arrays
 from conceptwalk.kb.store import ANNOTATION_AXES, SCHEMA_VERSION, KnowledgeBase
 
 IDS = ["a", "b", "c", "d", "e", "é", "z\x00z", "m/1", "m/2", "ω"]
@@ -41,17 +40,29 @@ def reference_graph(conn: sqlite3.Connection) -> LinkGraph:
     pos = {x: i for i, x in enumerate(ids)}
     cols = list(zip(*edges)) if edges else [()] * 8
     return LinkGraph.from_arrays(
-        ids, [pos[x] for x in cols[0]], [pos[x] for x in cols[1]], list(cols[2]),
-        node_types=[r[1] for r in nodes], titles=[r[2] for r in nodes],
-        scopes=[None if r[3] is None else json.loads(r[3]) for r in nodes], lifecycle=[r[4] for r in nodes],
-        edge_annotations={k: list(cols[3 + i]) for i, k in enumerate(ANNOTATION_AXES)})
+        ids,
+        [pos[x] for x in cols[0]],
+        [pos[x] for x in cols[1]],
+        list(cols[2]),
+        node_types=[r[1] for r in nodes],
+        titles=[r[2] for r in nodes],
+        scopes=[None if r[3] is None else json.loads(r[3]) for r in nodes],
+        lifecycle=[r[4] for r in nodes],
+        edge_annotations={k: list(cols[3 + i]) for i, k in enumerate(ANNOTATION_AXES)},
+    )
 
 
 def array_diff(g: LinkGraph, h: LinkGraph) -> list[str]:
     a, b = g.to_arrays(), h.to_arrays()
-    out = [k for k in sorted(a.keys() | b.keys())
-           if k not in a or k not in b or a[k].dtype != b[k].dtype or a[k].shape != b[k].shape
-           or a[k].tobytes() != b[k].tobytes()]
+    out = [
+        k
+        for k in sorted(a.keys() | b.keys())
+        if k not in a
+        or k not in b
+        or a[k].dtype != b[k].dtype
+        or a[k].shape != b[k].shape
+        or a[k].tobytes() != b[k].tobytes()
+    ]
     if g.ids != h.ids:
         out.append("ids list")
     if g.titles != h.titles:
@@ -96,24 +107,48 @@ def fresh(path: str) -> LinkGraph:
 
 # ---------------------------------------------------------------------- write sequences
 node_row = st.builds(
-    lambda i, t, ti, sc, lc, keys: {k: v for k, v in
-                                    {"id": i, "type": t, "title": ti, "scopes": sc, "lifecycle": lc}.items()
-                                    if k == "id" or k in keys},
-    st.sampled_from(IDS), st.sampled_from(TYPES), st.sampled_from(LABELS), st.sampled_from(SCOPES),
-    st.sampled_from(LABELS), st.sets(st.sampled_from(["type", "title", "scopes", "lifecycle"])))
+    lambda i, t, ti, sc, lc, keys: {
+        k: v
+        for k, v in {"id": i, "type": t, "title": ti, "scopes": sc, "lifecycle": lc}.items()
+        if k == "id" or k in keys
+    },
+    st.sampled_from(IDS),
+    st.sampled_from(TYPES),
+    st.sampled_from(LABELS),
+    st.sampled_from(SCOPES),
+    st.sampled_from(LABELS),
+    st.sets(st.sampled_from(["type", "title", "scopes", "lifecycle"])),
+)
 edge_row = st.builds(
-    lambda s, d, t, au, fi, me, co, lc: {"src": s, "dst": d, "type": t, "authority": au, "fidelity": fi,
-                                         "extraction_method": me, "extraction_confidence": co,
-                                         "lifecycle": lc},
-    st.sampled_from(IDS), st.sampled_from(IDS), st.sampled_from(ETYPES), st.sampled_from(LABELS),
-    st.sampled_from(LABELS), st.sampled_from(LABELS),
-    st.one_of(st.none(), st.sampled_from([0.0, 0.1, 1 / 3, 1.0])), st.sampled_from(LABELS))
+    lambda s, d, t, au, fi, me, co, lc: {
+        "src": s,
+        "dst": d,
+        "type": t,
+        "authority": au,
+        "fidelity": fi,
+        "extraction_method": me,
+        "extraction_confidence": co,
+        "lifecycle": lc,
+    },
+    st.sampled_from(IDS),
+    st.sampled_from(IDS),
+    st.sampled_from(ETYPES),
+    st.sampled_from(LABELS),
+    st.sampled_from(LABELS),
+    st.sampled_from(LABELS),
+    st.one_of(st.none(), st.sampled_from([0.0, 0.1, 1 / 3, 1.0])),
+    st.sampled_from(LABELS),
+)
 op = st.one_of(
     st.tuples(st.just("nodes"), st.lists(node_row, min_size=1, max_size=3)),
     st.tuples(st.just("edges"), st.lists(edge_row, min_size=1, max_size=4)),
     st.tuples(st.just("del_nodes"), st.lists(st.sampled_from(IDS), min_size=1, max_size=2)),
-    st.tuples(st.just("del_edges"), st.lists(st.tuples(st.sampled_from(IDS), st.sampled_from(IDS),
-                                                       st.sampled_from(ETYPES)), min_size=1, max_size=3)),
+    st.tuples(
+        st.just("del_edges"),
+        st.lists(
+            st.tuples(st.sampled_from(IDS), st.sampled_from(IDS), st.sampled_from(ETYPES)), min_size=1, max_size=3
+        ),
+    ),
     st.tuples(st.just("noop"), st.sampled_from(IDS)),
 )
 
@@ -357,8 +392,12 @@ def test_a_bad_snapshot_file_costs_a_rebuild_never_a_wrong_answer(tmp_path, how)
 
 def test_named_array_file_round_trip_and_refusals(tmp_path):
     p = str(tmp_path / "x.snap")
-    arrays = {"a": np.arange(5, dtype=np.int64), "b": np.zeros((2, 3), dtype=np.float32),
-              "empty": np.zeros(0, dtype=np.int32), "text.data": np.frombuffer(b"hi", dtype=np.uint8)}
+    arrays = {
+        "a": np.arange(5, dtype=np.int64),
+        "b": np.zeros((2, 3), dtype=np.float32),
+        "empty": np.zeros(0, dtype=np.int32),
+        "text.data": np.frombuffer(b"hi", dtype=np.uint8),
+    }
     write_arrays(p, arrays, {"x": [1, "y"]})
     meta, got = read_arrays(p)
     assert meta == {"x": [1, "y"]}
@@ -382,11 +421,17 @@ def test_named_array_file_round_trip_and_refusals(tmp_path):
 
 def test_core_from_saved_arrays_validates_every_invariant():
     rng = np.random.default_rng(7)
-    g = LinkGraph.from_edges([(f"n{rng.integers(40)}", f"n{rng.integers(40)}", f"T{rng.integers(3)}")
-                              for _ in range(150)])
+    g = LinkGraph.from_edges(
+        [(f"n{rng.integers(40)}", f"n{rng.integers(40)}", f"T{rng.integers(3)}") for _ in range(150)]
+    )
     c = g.core
-    parts = [np.array(c.indptr), np.array(c.indices), np.array(c.pair_base), np.array(c.pair_ptr),
-             np.array(c.edge_typedir)]
+    parts = [
+        np.array(c.indptr),
+        np.array(c.indices),
+        np.array(c.pair_base),
+        np.array(c.pair_ptr),
+        np.array(c.edge_typedir),
+    ]
     h = _core.csr_graph_from_arrays(c.num_nodes, c.num_edge_types, *parts)
     for name in ("indptr", "indices", "pair_base", "pair_ptr", "edge_typedir"):
         assert np.array_equal(getattr(h, name), getattr(c, name))
@@ -408,8 +453,7 @@ def test_core_from_saved_arrays_validates_every_invariant():
         # Accepted: only a change that leaves a valid graph (an edge's type or pair boundary),
         # never one to the rows; and the core runs on it.
         assert k in (3, 4), (k, i)
-        _core.personalized_pagerank(h, np.array([0], dtype=np.int32), np.array([1.0]), 0.25, 1e-4, 0, 0,
-                                    None, 0.0)
+        _core.personalized_pagerank(h, np.array([0], dtype=np.int32), np.array([1.0]), 0.25, 1e-4, 0, 0, None, 0.0)
         _core.shortest_path(h, 0, c.num_nodes - 1, None)
     assert refused >= 300
     with pytest.raises(ValueError, match="indptr must have length"):
@@ -418,10 +462,13 @@ def test_core_from_saved_arrays_validates_every_invariant():
 
 def test_saved_graph_arrays_round_trip_every_column():
     g = LinkGraph.from_edges(
-        [{"src": "a", "dst": "b", "type": "CITES", "authority": "X", "extraction_confidence": 0.25},
-         {"src": "b", "dst": "c", "lifecycle": "old"}, ("c", "c")],
-        nodes=[{"id": "a", "type": "DOC", "title": "Á", "scopes": ["s2", "s1"], "lifecycle": "new"},
-               {"id": "d"}])
+        [
+            {"src": "a", "dst": "b", "type": "CITES", "authority": "X", "extraction_confidence": 0.25},
+            {"src": "b", "dst": "c", "lifecycle": "old"},
+            ("c", "c"),
+        ],
+        nodes=[{"id": "a", "type": "DOC", "title": "Á", "scopes": ["s2", "s1"], "lifecycle": "new"}, {"id": "d"}],
+    )
     h = LinkGraph.from_saved_arrays(g.to_arrays())
     assert array_diff(g, h) == [] and outputs(g) == outputs(h)
     arrays = g.to_arrays()
@@ -432,7 +479,6 @@ def test_saved_graph_arrays_round_trip_every_column():
     del arrays["ids.offsets"]
     with pytest.raises(InputError, match="missing"):
         LinkGraph.from_saved_arrays(arrays)
-
 
 
 # The schema of a version-1 store as conceptwalk 0.1.0 wrote it (the tables every v1 file has).
@@ -454,15 +500,19 @@ _V1_TABLES = """
     END;
 """
 
+
 def test_schema_1_file_is_upgraded_in_place(tmp_path):
     path = str(tmp_path / "v1.sqlite")
     conn = sqlite3.connect(path)
-    conn.executescript(_V1_TABLES + """
+    conn.executescript(
+        _V1_TABLES
+        + """
         INSERT INTO meta VALUES ('schema_version', 1), ('version', 3);
         INSERT INTO nodes(id) VALUES ('a'), ('b');
         INSERT INTO edges(src, dst, type) VALUES ('a', 'b', 'LINK');
         PRAGMA user_version = 1;
-    """)
+    """
+    )
     conn.close()
     with KnowledgeBase.open(path) as kb:
         assert kb.schema_version == SCHEMA_VERSION and kb.version == 3
@@ -582,11 +632,26 @@ def test_cli_read_only_flag(tmp_path, capsys):
 
 # ---------------------------------------------------------------------- compact vectors
 @settings(max_examples=30, deadline=None)
-@given(steps=st.lists(st.one_of(
-    st.tuples(st.just("set"), st.lists(st.integers(0, 11), min_size=1, max_size=8, unique=True),
-              st.integers(0, 1000), st.booleans()),
-    st.tuples(st.just("delete"), st.lists(st.integers(0, 11), min_size=1, max_size=2, unique=True),
-              st.just(0), st.just(False))), min_size=1, max_size=8))
+@given(
+    steps=st.lists(
+        st.one_of(
+            st.tuples(
+                st.just("set"),
+                st.lists(st.integers(0, 11), min_size=1, max_size=8, unique=True),
+                st.integers(0, 1000),
+                st.booleans(),
+            ),
+            st.tuples(
+                st.just("delete"),
+                st.lists(st.integers(0, 11), min_size=1, max_size=2, unique=True),
+                st.just(0),
+                st.just(False),
+            ),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
 def test_vectors_follow_writes_like_a_dict(steps):
     """Chunked vector storage (several vectors per blob) against a dict oracle: overwrites keep
     their slot, new ids take new ones, replace starts over, deleted nodes lose their vectors."""
@@ -634,14 +699,19 @@ def test_vectors_grow_the_file_by_about_their_bytes(tmp_path):
 def test_schema_1_vectors_are_moved_into_chunks(tmp_path):
     path = str(tmp_path / "v1.sqlite")
     conn = sqlite3.connect(path)
-    conn.executescript(_V1_TABLES + """
+    conn.executescript(
+        _V1_TABLES
+        + """
         INSERT INTO meta VALUES ('schema_version', 1), ('version', 1);
         INSERT INTO nodes(id) VALUES ('a'), ('b'), ('c');
         PRAGMA user_version = 1;
-    """)
+    """
+    )
     vec = {("a", "m"): [1.0, 2.0], ("c", "m"): [3.0, 4.0], ("b", "k"): [5.0, 6.0, 7.0]}
-    conn.executemany("INSERT INTO embeddings VALUES (?, ?, ?, ?)",
-                     [(x, m, len(v), np.array(v, dtype="<f4").tobytes()) for (x, m), v in vec.items()])
+    conn.executemany(
+        "INSERT INTO embeddings VALUES (?, ?, ?, ?)",
+        [(x, m, len(v), np.array(v, dtype="<f4").tobytes()) for (x, m), v in vec.items()],
+    )
     conn.commit()
     conn.close()
     with KnowledgeBase.open(path) as kb:

@@ -35,11 +35,24 @@ def _same_as_rebuild(kb: KnowledgeBase) -> None:
 
 def _scoped_store(p: str) -> None:
     with KnowledgeBase.open(p) as kb:
-        kb.add_nodes([{"id": f"n{i}", "title": f"note {i}", "scopes": [["tenant-a"], ["tenant-c"], None][i % 3]}
-                      for i in range(30)])
-        kb.add_edges([{"src": f"n{i}", "dst": f"n{(i * 7) % 30}", "type": ["CITES", "LINKS"][i % 2],
-                       "authority": ["primary", None][i % 2], "extraction_confidence": 0.5 if i % 3 else None}
-                      for i in range(30)])
+        kb.add_nodes(
+            [
+                {"id": f"n{i}", "title": f"note {i}", "scopes": [["tenant-a"], ["tenant-c"], None][i % 3]}
+                for i in range(30)
+            ]
+        )
+        kb.add_edges(
+            [
+                {
+                    "src": f"n{i}",
+                    "dst": f"n{(i * 7) % 30}",
+                    "type": ["CITES", "LINKS"][i % 2],
+                    "authority": ["primary", None][i % 2],
+                    "extraction_confidence": 0.5 if i % 3 else None,
+                }
+                for i in range(30)
+            ]
+        )
         kb.add_edges([("n1", "n1", "SELF")])
         kb.graph()
         kb.search("note")
@@ -99,8 +112,9 @@ def test_a_matching_snapshot_is_still_used(tmp_path):
 
 
 def _run(code: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
@@ -142,9 +156,11 @@ def _array_spans(sp: str) -> dict[str, tuple[int, int]]:
         raw = fh.read()
     dlen = struct.unpack_from("<8sIIQQ", raw)[3]
     start = -(-(32 + dlen) // 64) * 64
-    entries = json.loads(raw[32:32 + dlen])["arrays"]
+    entries = json.loads(raw[32 : 32 + dlen])["arrays"]
     _, arrs = read_arrays(sp)
-    return {k: (start + e["offset"], start + e["offset"] + arrs[k].nbytes) for k, e in entries.items() if arrs[k].nbytes}
+    return {
+        k: (start + e["offset"], start + e["offset"] + arrs[k].nbytes) for k, e in entries.items() if arrs[k].nbytes
+    }
 
 
 def test_damage_to_any_array_is_set_aside_and_rebuilt(tmp_path):
@@ -154,9 +170,17 @@ def test_damage_to_any_array_is_set_aside_and_rebuilt(tmp_path):
     pristine = open(sp, "rb").read()
     spans = _array_spans(sp)
     families = {k.split(".")[0] + "." + k.split(".")[1] for k in spans}
-    assert {"graph.core", "graph.ids", "graph.titles", "graph.scope_codes", "graph.ann", "loops.src",
-            "text.vocab" if any(k.startswith("text.vocab") for k in spans) else next(k for k in spans if k.startswith("text."))
-            }.issubset(families | set(spans))
+    assert {
+        "graph.core",
+        "graph.ids",
+        "graph.titles",
+        "graph.scope_codes",
+        "graph.ann",
+        "loops.src",
+        "text.vocab"
+        if any(k.startswith("text.vocab") for k in spans)
+        else next(k for k in spans if k.startswith("text.")),
+    }.issubset(families | set(spans))
     for name, (lo, hi) in spans.items():
         b = bytearray(pristine)
         b[(lo + hi) // 2] ^= 0x10
@@ -184,16 +208,19 @@ def _resealed(sp: str, name: str, edit) -> None:
     write_arrays(sp, arrays, meta)
 
 
-@pytest.mark.parametrize("name, edit", [
-    ("graph.ids.offsets", lambda a: a.__setitem__(3, 1 << 40)),
-    ("graph.titles.offsets", lambda a: a.__setitem__(2, a[-1] + 5)),
-    ("graph.titles.data", lambda a: a.__setitem__(0, 0xFF)),  # not UTF-8
-    ("graph.scope_codes", lambda a: a.__setitem__(0, 99)),
-    ("graph.core.indices", lambda a: a.__setitem__(0, -5)),
-    ("loops.type", lambda a: a.__setitem__(0, 77)),
-    ("graph.edge_type_names.data", lambda a: a.__setitem__(0, ord("Z"))),  # names out of order
-    ("graph.scope_names.data", lambda a: a.__setitem__(0, ord("z"))),  # "zenant-a" after "tenant-c"
-])
+@pytest.mark.parametrize(
+    "name, edit",
+    [
+        ("graph.ids.offsets", lambda a: a.__setitem__(3, 1 << 40)),
+        ("graph.titles.offsets", lambda a: a.__setitem__(2, a[-1] + 5)),
+        ("graph.titles.data", lambda a: a.__setitem__(0, 0xFF)),  # not UTF-8
+        ("graph.scope_codes", lambda a: a.__setitem__(0, 99)),
+        ("graph.core.indices", lambda a: a.__setitem__(0, -5)),
+        ("loops.type", lambda a: a.__setitem__(0, 77)),
+        ("graph.edge_type_names.data", lambda a: a.__setitem__(0, ord("Z"))),  # names out of order
+        ("graph.scope_names.data", lambda a: a.__setitem__(0, ord("z"))),  # "zenant-a" after "tenant-c"
+    ],
+)
 def test_a_forged_file_with_valid_checksums_is_refused_by_the_structural_checks(tmp_path, name, edit):
     p = str(tmp_path / "kb.db")
     _scoped_store(p)
@@ -248,8 +275,10 @@ def test_an_old_schema_store_opens_and_never_trusts_a_snapshot_without_a_nonce(t
     p = str(tmp_path / "kb.db")
     _scoped_store(p)
     c = sqlite3.connect(p)  # make it a schema-2 store: no nonces
-    c.executescript("DROP TRIGGER changes_nonce; DROP TABLE change_nonces; PRAGMA user_version = 2; "
-                    "UPDATE meta SET value = 2 WHERE key = 'schema_version';")
+    c.executescript(
+        "DROP TRIGGER changes_nonce; DROP TABLE change_nonces; PRAGMA user_version = 2; "
+        "UPDATE meta SET value = 2 WHERE key = 'schema_version';"
+    )
     c.close()
     kb = KnowledgeBase.open_read_only(p)
     try:
@@ -260,6 +289,10 @@ def test_an_old_schema_store_opens_and_never_trusts_a_snapshot_without_a_nonce(t
         kb.close()
     with KnowledgeBase.open(p) as kb:  # the writable open migrates: every old row gets a nonce
         assert kb.schema_version == 3
-        assert kb.conn.execute("SELECT count(*) FROM changes c LEFT JOIN change_nonces n ON n.seq = c.seq "
-                               "WHERE n.nonce IS NULL").fetchone()[0] == 0
+        assert (
+            kb.conn.execute(
+                "SELECT count(*) FROM changes c LEFT JOIN change_nonces n ON n.seq = c.seq WHERE n.nonce IS NULL"
+            ).fetchone()[0]
+            == 0
+        )
         _same_as_rebuild(kb)

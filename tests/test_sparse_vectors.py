@@ -51,8 +51,7 @@ def test_equals_dense_scan_and_numpy_reference(seed: int) -> None:
     assert scores.view(np.uint64).tolist() == d_scores.view(np.uint64).tolist()
     cols = ColumnMatrix.build(m, max_density=1.0)
     if cols is not None:
-        r_rows, r_scores = topk_scores(cols.scores(q), k, visible=vis,
-                                       min_score=-np.inf if lo is None else lo)
+        r_rows, r_scores = topk_scores(cols.scores(q), k, visible=vis, min_score=-np.inf if lo is None else lo)
         assert rows.tolist() == r_rows.tolist()
         np.testing.assert_allclose(scores, r_scores, rtol=0, atol=1e-6)
         assert scores.view(np.uint64).tolist() == r_scores.view(np.uint64).tolist()
@@ -79,7 +78,7 @@ def test_hashing_csr_equals_dense_rows() -> None:
         dense = emb.embed(texts)
         rebuilt = np.zeros_like(dense)
         for i in range(len(texts)):
-            rebuilt[i, indices[indptr[i]:indptr[i + 1]]] = values[indptr[i]:indptr[i + 1]]
+            rebuilt[i, indices[indptr[i] : indptr[i + 1]]] = values[indptr[i] : indptr[i + 1]]
         assert rebuilt.view(np.uint32).tolist() == dense.view(np.uint32).tolist()
         assert int(indptr[-1]) == int(np.count_nonzero(dense))
 

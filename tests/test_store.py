@@ -19,27 +19,66 @@ from conceptwalk.errors import ConceptwalkError, InputError, NotFoundError
 from conceptwalk.kb.store import ANNOTATION_AXES, SCHEMA_VERSION, KnowledgeBase
 
 NODES = [
-    {"id": "c:ppr", "type": "CONCEPT", "title": "Personalized PageRank",
-     "body": "random walk with restart", "scopes": ["team-a", "team-b"], "lifecycle": "ACTIVE"},
-    {"id": "c:push", "type": "CONCEPT", "title": "Forward push", "body": "local push",
-     "scopes": [], "lifecycle": None},
-    {"id": "m:1", "type": "MEMORY", "title": "Décision « push »", "body": None,
-     "scopes": ["team-a"], "lifecycle": "ARCHIVED"},
-    {"id": "f:1", "type": None, "title": None, "body": "int main() {}", "scopes": None,
-     "lifecycle": None},
+    {
+        "id": "c:ppr",
+        "type": "CONCEPT",
+        "title": "Personalized PageRank",
+        "body": "random walk with restart",
+        "scopes": ["team-a", "team-b"],
+        "lifecycle": "ACTIVE",
+    },
+    {"id": "c:push", "type": "CONCEPT", "title": "Forward push", "body": "local push", "scopes": [], "lifecycle": None},
+    {
+        "id": "m:1",
+        "type": "MEMORY",
+        "title": "Décision « push »",
+        "body": None,
+        "scopes": ["team-a"],
+        "lifecycle": "ARCHIVED",
+    },
+    {"id": "f:1", "type": None, "title": None, "body": "int main() {}", "scopes": None, "lifecycle": None},
 ]
 EDGES = [
-    {"src": "c:push", "dst": "c:ppr", "type": "IMPLEMENTS", "authority": "CANONICAL",
-     "fidelity": "VERBATIM", "extraction_method": "TAGGED_CONCEPT",
-     "extraction_confidence": 1.0, "lifecycle": "ACTIVE"},
-    {"src": "m:1", "dst": "c:push", "type": "TAGGED_CONCEPT", "authority": None,
-     "fidelity": "SUMMARY", "extraction_method": "LLM_EXTRACTED",
-     "extraction_confidence": 0.8, "lifecycle": None},
-    {"src": "m:1", "dst": "f:1", "type": "ATTACHED_TO", "authority": None, "fidelity": None,
-     "extraction_method": None, "extraction_confidence": None, "lifecycle": None},
-    {"src": "c:ppr", "dst": "c:push", "type": "RELATED_TO", "authority": "COMMUNITY",
-     "fidelity": None, "extraction_method": None, "extraction_confidence": 0.0,
-     "lifecycle": "DEPRECATED"},
+    {
+        "src": "c:push",
+        "dst": "c:ppr",
+        "type": "IMPLEMENTS",
+        "authority": "CANONICAL",
+        "fidelity": "VERBATIM",
+        "extraction_method": "TAGGED_CONCEPT",
+        "extraction_confidence": 1.0,
+        "lifecycle": "ACTIVE",
+    },
+    {
+        "src": "m:1",
+        "dst": "c:push",
+        "type": "TAGGED_CONCEPT",
+        "authority": None,
+        "fidelity": "SUMMARY",
+        "extraction_method": "LLM_EXTRACTED",
+        "extraction_confidence": 0.8,
+        "lifecycle": None,
+    },
+    {
+        "src": "m:1",
+        "dst": "f:1",
+        "type": "ATTACHED_TO",
+        "authority": None,
+        "fidelity": None,
+        "extraction_method": None,
+        "extraction_confidence": None,
+        "lifecycle": None,
+    },
+    {
+        "src": "c:ppr",
+        "dst": "c:push",
+        "type": "RELATED_TO",
+        "authority": "COMMUNITY",
+        "fidelity": None,
+        "extraction_method": None,
+        "extraction_confidence": 0.0,
+        "lifecycle": "DEPRECATED",
+    },
 ]
 
 
@@ -47,9 +86,20 @@ def dump(path) -> dict:
     """Everything stored, read through an independent connection (the oracle for 'unchanged')."""
     con = sqlite3.connect(str(path))
     try:
-        out = {t: sorted(map(tuple, con.execute(f"SELECT * FROM {t}")), key=repr)
-               for t in ("meta", "nodes", "edges", "aliases", "embeddings", "vector_models",
-                         "vector_slots", "vector_chunks", "changes")}
+        out = {
+            t: sorted(map(tuple, con.execute(f"SELECT * FROM {t}")), key=repr)
+            for t in (
+                "meta",
+                "nodes",
+                "edges",
+                "aliases",
+                "embeddings",
+                "vector_models",
+                "vector_slots",
+                "vector_chunks",
+                "changes",
+            )
+        }
         out["fts"] = sorted(con.execute("SELECT rowid, title, body FROM nodes_fts"), key=repr)
         con.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('integrity-check', 1)")
     finally:
@@ -67,8 +117,7 @@ def kb(tmp_path):
 def full(kb):
     kb.add_nodes(NODES)
     kb.add_edges(EDGES)
-    kb.add_aliases([("pagerank", "c:ppr"), {"alias": "PPR", "canonical": "c:ppr"},
-                    ("push", "c:push"), ("push", "m:1")])
+    kb.add_aliases([("pagerank", "c:ppr"), {"alias": "PPR", "canonical": "c:ppr"}, ("push", "c:push"), ("push", "m:1")])
     return kb
 
 
@@ -158,8 +207,9 @@ def test_graph_carries_node_attributes(full):
     assert g.node_scopes("c:push") == ()
     mask = g.scope_mask(["team-b"])
     assert {g.ids[i] for i in np.flatnonzero(mask)} == {"c:ppr", "c:push", "f:1"}
-    life = {g.ids[i]: (None if c < 0 else g.node_lifecycle_names[c])
-            for i, c in enumerate(g.node_lifecycle_codes.tolist())}
+    life = {
+        g.ids[i]: (None if c < 0 else g.node_lifecycle_names[c]) for i, c in enumerate(g.node_lifecycle_codes.tolist())
+    }
     assert life == {r["id"]: r["lifecycle"] for r in NODES}
 
 
@@ -192,15 +242,18 @@ def test_round_trip_embeddings(full):
     assert ids0 == [] and m0.shape == (0, 0)
 
 
-@pytest.mark.parametrize("ids, matrix, match", [
-    (["c:ppr"], np.zeros((1, 8)), "dim 16, got dim 8"),
-    (["c:ppr", "nope"], np.zeros((2, 16)), r"ids\[1\] 'nope' is not a node"),
-    (["c:ppr", "c:ppr"], np.zeros((2, 16)), r"ids\[1\] repeats"),
-    (["c:ppr"], np.full((1, 16), np.nan), r"rows\[0\].*non-finite"),
-    (["c:ppr"], np.zeros((2, 16)), "shape"),
-    (["c:ppr"], np.zeros(16), "shape"),
-    (["c:ppr"], np.array([["x"] * 16]), "real numbers"),
-])
+@pytest.mark.parametrize(
+    "ids, matrix, match",
+    [
+        (["c:ppr"], np.zeros((1, 8)), "dim 16, got dim 8"),
+        (["c:ppr", "nope"], np.zeros((2, 16)), r"ids\[1\] 'nope' is not a node"),
+        (["c:ppr", "c:ppr"], np.zeros((2, 16)), r"ids\[1\] repeats"),
+        (["c:ppr"], np.full((1, 16), np.nan), r"rows\[0\].*non-finite"),
+        (["c:ppr"], np.zeros((2, 16)), "shape"),
+        (["c:ppr"], np.zeros(16), "shape"),
+        (["c:ppr"], np.array([["x"] * 16]), "real numbers"),
+    ],
+)
 def test_bad_embeddings_change_nothing(full, tmp_path, ids, matrix, match):
     full.set_embeddings("toy", ["m:1"], np.zeros((1, 16)))
     before = dump(tmp_path / "kb.sqlite")
@@ -218,11 +271,22 @@ def test_embeddings_replace_changes_dim(full):
 
 # ---------------------------------------------------------------------- updates and bare nodes
 def test_readding_an_edge_updates_given_annotations_only(full):
-    full.add_edges([{"src": "c:push", "dst": "c:ppr", "type": "IMPLEMENTS",
-                     "authority": "COMMUNITY", "extraction_confidence": None}])
+    full.add_edges(
+        [
+            {
+                "src": "c:push",
+                "dst": "c:ppr",
+                "type": "IMPLEMENTS",
+                "authority": "COMMUNITY",
+                "extraction_confidence": None,
+            }
+        ]
+    )
     con = full.conn
-    row = con.execute("SELECT authority, fidelity, extraction_method, extraction_confidence, lifecycle "
-                      "FROM edges WHERE src='c:push' AND dst='c:ppr' AND type='IMPLEMENTS'").fetchall()
+    row = con.execute(
+        "SELECT authority, fidelity, extraction_method, extraction_confidence, lifecycle "
+        "FROM edges WHERE src='c:push' AND dst='c:ppr' AND type='IMPLEMENTS'"
+    ).fetchall()
     assert row == [("COMMUNITY", "VERBATIM", "TAGGED_CONCEPT", None, "ACTIVE")]
     assert full.stats()["edges"] == len(EDGES)  # no duplicate
     # A different type is a different edge.
@@ -239,8 +303,7 @@ def test_readding_a_node_updates_given_keys_only(full):
 
 def test_edges_create_bare_nodes_that_nodes_fill_in(kb):
     kb.add_edges([{"src": "a", "dst": "b"}])
-    assert kb.node("b") == {"id": "b", "type": None, "title": None, "body": None, "scopes": None,
-                            "lifecycle": None}
+    assert kb.node("b") == {"id": "b", "type": None, "title": None, "body": None, "scopes": None, "lifecycle": None}
     st = kb.stats()
     assert st["nodes"] == 2 and st["untyped_nodes"] == 2 and st["nodes_by_type"] == {}
     kb.add_nodes([{"id": "b", "type": "CONCEPT", "title": "Bee"}])
@@ -254,27 +317,30 @@ def test_edges_create_bare_nodes_that_nodes_fill_in(kb):
 GOOD = [{"id": f"n{i}", "type": "CONCEPT", "title": f"node {i}"} for i in range(6000)]
 
 
-@pytest.mark.parametrize("method, bad, match", [
-    ("add_nodes", {"type": "CONCEPT"}, "missing 'id'"),
-    ("add_nodes", {"id": ""}, "'id' must not be empty"),
-    ("add_nodes", {"id": 5}, "'id' must be a string"),
-    ("add_nodes", {"id": "x", "scopes": "team-a"}, "'scopes' must be a list of strings"),
-    ("add_nodes", {"id": "x", "scopes": ["a", 3]}, "'scopes' must hold non-empty strings"),
-    ("add_nodes", {"id": "x", "title": 3.5}, "'title' must be a string or null"),
-    ("add_nodes", {"id": "x", "colour": "red"}, "unknown key 'colour'"),
-    ("add_nodes", ["x"], "expected a node dict"),
-    ("add_edges", {"src": "a"}, "missing 'dst'"),
-    ("add_edges", {"src": "a", "dst": "b", "extraction_confidence": 1.5}, r"must be in \[0, 1\], got 1.5"),
-    ("add_edges", {"src": "a", "dst": "b", "extraction_confidence": -0.1}, r"must be in \[0, 1\]"),
-    ("add_edges", {"src": "a", "dst": "b", "extraction_confidence": math.nan}, r"must be in \[0, 1\]"),
-    ("add_edges", {"src": "a", "dst": "b", "extraction_confidence": "0.5"}, "must be a number"),
-    ("add_edges", {"src": "a", "dst": "b", "extraction_confidence": True}, "must be a number"),
-    ("add_edges", {"src": "a", "dst": "b", "type": ""}, "'type' must not be empty"),
-    ("add_edges", {"src": "a", "dst": "b", "weight": 1}, "unknown key 'weight'"),
-    ("add_aliases", {"alias": "x"}, "missing 'canonical'"),
-    ("add_aliases", ("x", "no-such-node"), "canonical 'no-such-node' of alias 'x' is not a node"),
-    ("add_aliases", ("x", "y", "z"), "pair"),
-])
+@pytest.mark.parametrize(
+    "method, bad, match",
+    [
+        ("add_nodes", {"type": "CONCEPT"}, "missing 'id'"),
+        ("add_nodes", {"id": ""}, "'id' must not be empty"),
+        ("add_nodes", {"id": 5}, "'id' must be a string"),
+        ("add_nodes", {"id": "x", "scopes": "team-a"}, "'scopes' must be a list of strings"),
+        ("add_nodes", {"id": "x", "scopes": ["a", 3]}, "'scopes' must hold non-empty strings"),
+        ("add_nodes", {"id": "x", "title": 3.5}, "'title' must be a string or null"),
+        ("add_nodes", {"id": "x", "colour": "red"}, "unknown key 'colour'"),
+        ("add_nodes", ["x"], "expected a node dict"),
+        ("add_edges", {"src": "a"}, "missing 'dst'"),
+        ("add_edges", {"src": "a", "dst": "b", "extraction_confidence": 1.5}, r"must be in \[0, 1\], got 1.5"),
+        ("add_edges", {"src": "a", "dst": "b", "extraction_confidence": -0.1}, r"must be in \[0, 1\]"),
+        ("add_edges", {"src": "a", "dst": "b", "extraction_confidence": math.nan}, r"must be in \[0, 1\]"),
+        ("add_edges", {"src": "a", "dst": "b", "extraction_confidence": "0.5"}, "must be a number"),
+        ("add_edges", {"src": "a", "dst": "b", "extraction_confidence": True}, "must be a number"),
+        ("add_edges", {"src": "a", "dst": "b", "type": ""}, "'type' must not be empty"),
+        ("add_edges", {"src": "a", "dst": "b", "weight": 1}, "unknown key 'weight'"),
+        ("add_aliases", {"alias": "x"}, "missing 'canonical'"),
+        ("add_aliases", ("x", "no-such-node"), "canonical 'no-such-node' of alias 'x' is not a node"),
+        ("add_aliases", ("x", "y", "z"), "pair"),
+    ],
+)
 def test_bad_row_names_row_and_changes_nothing(kb, tmp_path, method, bad, match):
     kb.add_nodes([{"id": "seed", "title": "seed"}])
     kb.add_edges([("seed", "n1")])
@@ -386,8 +452,13 @@ def test_stats_and_annotation_presence(full):
     assert st["edges"] == 4
     assert st["edges_by_type"] == {"ATTACHED_TO": 1, "IMPLEMENTS": 1, "RELATED_TO": 1, "TAGGED_CONCEPT": 1}
     expected = {axis: sum(e[axis] is not None for e in EDGES) for axis in ANNOTATION_AXES}
-    assert expected == {"authority": 2, "fidelity": 2, "extraction_method": 2,
-                        "extraction_confidence": 3, "lifecycle": 2}
+    assert expected == {
+        "authority": 2,
+        "fidelity": 2,
+        "extraction_method": 2,
+        "extraction_confidence": 3,
+        "lifecycle": 2,
+    }
     assert full.annotation_presence() == expected == st["annotations"]
     assert st["aliases"] == 4 and st["embeddings"] == {}
     json.dumps(st)  # JSON-serialisable
@@ -395,11 +466,51 @@ def test_stats_and_annotation_presence(full):
 
 # ---------------------------------------------------------------------- search
 ALL = Caller.all_access()  # search defaults to public; these tests read every node
-HOSTILE = ['"', '""', "'", "-", "--", ":", "title:", "AND", "OR", "NOT", "a AND", "AND OR NOT",
-           "NEAR(", "NEAR(a b, 2)", "*", "push*", "^push", "(", ")", "((push", "push)", "{title}",
-           "title:push", "c:ppr", "-push", "push -walk", "+", "\\", "\x00", "🙂", "push\"walk",
-           'say "hi', "rank", "bm25(nodes_fts)", "'; DROP TABLE nodes; --", "%", "_", "   ",
-           "a" * 5000, " ".join(["w"] * 500), "ünïcödé", "ΑΒΓ", "中文"]
+HOSTILE = [
+    '"',
+    '""',
+    "'",
+    "-",
+    "--",
+    ":",
+    "title:",
+    "AND",
+    "OR",
+    "NOT",
+    "a AND",
+    "AND OR NOT",
+    "NEAR(",
+    "NEAR(a b, 2)",
+    "*",
+    "push*",
+    "^push",
+    "(",
+    ")",
+    "((push",
+    "push)",
+    "{title}",
+    "title:push",
+    "c:ppr",
+    "-push",
+    "push -walk",
+    "+",
+    "\\",
+    "\x00",
+    "🙂",
+    'push"walk',
+    'say "hi',
+    "rank",
+    "bm25(nodes_fts)",
+    "'; DROP TABLE nodes; --",
+    "%",
+    "_",
+    "   ",
+    "a" * 5000,
+    " ".join(["w"] * 500),
+    "ünïcödé",
+    "ΑΒΓ",
+    "中文",
+]
 
 
 @pytest.mark.parametrize("text", HOSTILE)
@@ -410,7 +521,7 @@ def test_search_never_raises_on_hostile_text(full, text):
 
 
 def test_search_empty_and_punctuation_only(full):
-    for text in ["", "   ", "-:*\"()", "!!!", "___"]:
+    for text in ["", "   ", '-:*"()', "!!!", "___"]:
         assert full.search(text) == []
 
 
@@ -418,8 +529,7 @@ def test_search_hits_ranks_and_filters(full):
     assert {i for i, _ in full.search("push", caller=ALL)} == {"c:push", "m:1"}
     # With a corpus large enough for a positive idf: a title hit in a short node beats one body
     # hit in a long one (titles weigh double, bm25 normalises by length).
-    full.add_nodes([{"id": f"filler{i}", "title": f"unrelated text {i}", "body": "nothing here"}
-                    for i in range(20)])
+    full.add_nodes([{"id": f"filler{i}", "title": f"unrelated text {i}", "body": "nothing here"} for i in range(20)])
     full.add_nodes([{"id": "body-only", "body": "push once in a much longer body of words"}])
     ranked = [i for i, _ in full.search("push", caller=ALL)]
     assert set(ranked[:2]) == {"c:push", "m:1"} and ranked[2:] == ["body-only"]
@@ -464,16 +574,21 @@ def test_second_process_reader_sees_consistent_snapshots(tmp_path):
     rounds = 80
     with KnowledgeBase.open(path) as kb:
         kb.add_nodes([{"id": "root", "type": "ROOT"}])
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(rounds)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), str(rounds)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         versions: set[int] = set()
         checks = 0
         try:
             while True:
                 done = proc.poll() is not None
                 g = kb.graph()
-                marks = int((np.asarray(g.node_type_codes) ==
-                             (g.node_type_names.index("MARK") if "MARK" in g.node_type_names else -2)).sum())
+                marks = int(
+                    (
+                        np.asarray(g.node_type_codes)
+                        == (g.node_type_names.index("MARK") if "MARK" in g.node_type_names else -2)
+                    ).sum()
+                )
                 assert g.num_edges == 10 * marks
                 assert g.num_nodes == 1 + 11 * marks
                 st = kb.stats()
@@ -494,11 +609,18 @@ def test_second_process_reader_sees_consistent_snapshots(tmp_path):
 
 def test_edge_fast_path_agrees_with_checked_path():
     from conceptwalk.kb.store import _edge_tuple_checked, edge_tuple
-    rows = [{"src": "a", "dst": "b"}, {"src": "a", "dst": "b", "type": None},
-            {"src": "a", "dst": "b", "type": "T", "authority": None, "lifecycle": "L"},
-            {"src": "a", "dst": "b", "extraction_confidence": 0.0},
-            {"src": "a", "dst": "b", "extraction_confidence": 1},  # int: checked path only
-            dict(EDGES[0]), dict(EDGES[1]), dict(EDGES[2]), dict(EDGES[3])]
+
+    rows = [
+        {"src": "a", "dst": "b"},
+        {"src": "a", "dst": "b", "type": None},
+        {"src": "a", "dst": "b", "type": "T", "authority": None, "lifecycle": "L"},
+        {"src": "a", "dst": "b", "extraction_confidence": 0.0},
+        {"src": "a", "dst": "b", "extraction_confidence": 1},  # int: checked path only
+        dict(EDGES[0]),
+        dict(EDGES[1]),
+        dict(EDGES[2]),
+        dict(EDGES[3]),
+    ]
     for row in rows:
         assert edge_tuple(row, "DEF") == _edge_tuple_checked(row, "DEF"), row
     assert edge_tuple(("a", "b")) == _edge_tuple_checked({"src": "a", "dst": "b"}, "LINK")

@@ -19,8 +19,7 @@ from conceptwalk.kb.synthetic import EDGE_TYPES, TENANTS, SyntheticKB, generate
 
 AXES = ("authority", "fidelity", "extraction_method", "lifecycle")
 NODE_KEYS = ["id", "type", "title", "body", "scopes", "lifecycle"]
-EDGE_KEYS = ["src", "dst", "type", "authority", "fidelity", "extraction_method",
-             "extraction_confidence", "lifecycle"]
+EDGE_KEYS = ["src", "dst", "type", "authority", "fidelity", "extraction_method", "extraction_confidence", "lifecycle"]
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +34,16 @@ def graph(kb: SyntheticKB) -> LinkGraph:
 
 def digest(kb: SyntheticKB) -> str:
     h = hashlib.sha256()
-    for col in (kb.ids, kb.node_types, kb.titles, kb.bodies, kb.scopes, kb.lifecycle,
-                kb.edge_types.tolist(), kb.aliases):
+    for col in (
+        kb.ids,
+        kb.node_types,
+        kb.titles,
+        kb.bodies,
+        kb.scopes,
+        kb.lifecycle,
+        kb.edge_types.tolist(),
+        kb.aliases,
+    ):
         h.update(repr(col).encode())
     for key in sorted(kb.edge_annotations):
         h.update(repr(kb.edge_annotations[key]).encode())
@@ -46,11 +53,19 @@ def digest(kb: SyntheticKB) -> str:
 
 
 def columns_equal(a: SyntheticKB, b: SyntheticKB) -> bool:
-    return (a.ids == b.ids and a.node_types == b.node_types and a.titles == b.titles
-            and a.bodies == b.bodies and a.scopes == b.scopes and a.lifecycle == b.lifecycle
-            and np.array_equal(a.src, b.src) and np.array_equal(a.dst, b.dst)
-            and a.edge_types.tolist() == b.edge_types.tolist()
-            and a.edge_annotations == b.edge_annotations and a.aliases == b.aliases)
+    return (
+        a.ids == b.ids
+        and a.node_types == b.node_types
+        and a.titles == b.titles
+        and a.bodies == b.bodies
+        and a.scopes == b.scopes
+        and a.lifecycle == b.lifecycle
+        and np.array_equal(a.src, b.src)
+        and np.array_equal(a.dst, b.dst)
+        and a.edge_types.tolist() == b.edge_types.tolist()
+        and a.edge_annotations == b.edge_annotations
+        and a.aliases == b.aliases
+    )
 
 
 def topic(title: str) -> str:
@@ -79,13 +94,14 @@ def test_different_seed_or_size_differs(kb: SyntheticKB) -> None:
 
 
 def test_independent_of_hash_seed_and_process(kb: SyntheticKB) -> None:
-    code = ("import sys; sys.path.insert(0, %r); from test_synthetic import digest; "
-            "from conceptwalk.kb.synthetic import generate; print(digest(generate(1000, seed=0)))"
-            % os.path.dirname(__file__))
+    code = (
+        "import sys; sys.path.insert(0, %r); from test_synthetic import digest; "
+        "from conceptwalk.kb.synthetic import generate; print(digest(generate(1000, seed=0)))"
+        % os.path.dirname(__file__)
+    )
     for hashseed in ("1", "12345"):
         env = dict(os.environ, PYTHONHASHSEED=hashseed)
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                             text=True, check=True)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
         assert out.stdout.strip() == digest(kb)
 
 
@@ -249,11 +265,19 @@ def test_node_lifecycle_partly_present(kb: SyntheticKB) -> None:
 # --------------------------------------------------------------------------- annotations
 def test_every_axis_partly_present(kb: SyntheticKB) -> None:
     m = kb.num_edges
-    assert set(kb.edge_annotations) == {"authority", "fidelity", "extraction_method",
-                                        "extraction_confidence", "lifecycle"}
-    allowed = {"authority": set(synthetic.AUTHORITY_VALUES), "fidelity": set(synthetic.FIDELITY_VALUES),
-               "extraction_method": set(synthetic.EXTRACTION_METHODS),
-               "lifecycle": set(synthetic.LIFECYCLE_VALUES)}
+    assert set(kb.edge_annotations) == {
+        "authority",
+        "fidelity",
+        "extraction_method",
+        "extraction_confidence",
+        "lifecycle",
+    }
+    allowed = {
+        "authority": set(synthetic.AUTHORITY_VALUES),
+        "fidelity": set(synthetic.FIDELITY_VALUES),
+        "extraction_method": set(synthetic.EXTRACTION_METHODS),
+        "lifecycle": set(synthetic.LIFECYCLE_VALUES),
+    }
     for axis in AXES:
         col = kb.edge_annotations[axis]
         assert len(col) == m
@@ -303,10 +327,12 @@ def test_aliases(kb: SyntheticKB) -> None:
     assert 0.03 <= len(per) / 1000 <= 0.07
     assert max(per.values()) >= 2  # fragmented: several names for one concept
     assert all(a != kb.titles[kb.ids.index(c)] for a, c in kb.aliases[:50])
-    kinds = {"hyphen": any("-" in a and " " in a for a in aliases),
-             "legacy": any(a.startswith("concept/") and a.endswith("_v1") for a in aliases),
-             "snake": any("_" in a and "/" not in a for a in aliases),
-             "camel": any(a[:1].isupper() and a.isalpha() and not a.isupper() for a in aliases)}
+    kinds = {
+        "hyphen": any("-" in a and " " in a for a in aliases),
+        "legacy": any(a.startswith("concept/") and a.endswith("_v1") for a in aliases),
+        "snake": any("_" in a and "/" not in a for a in aliases),
+        "camel": any(a[:1].isupper() and a.isalpha() and not a.isupper() for a in aliases),
+    }
     assert all(kinds.values()), kinds
     assert list(kb.alias_rows()) == [{"alias": a, "canonical": c} for a, c in kb.aliases]
 
@@ -351,8 +377,11 @@ def test_to_linkgraph(kb: SyntheticKB, graph: LinkGraph) -> None:
     for et in EDGE_TYPES:
         i = int(np.flatnonzero(kb.edge_types == et)[0])
         a, b = graph.index(kb.ids[kb.src[i]]), graph.index(kb.ids[kb.dst[i]])
-        edges = [e for e in graph.edges_between(a, b)
-                 if graph.edge_type_names[graph.edge_type_codes[e]] == et and graph.edge_src[e] == a]
+        edges = [
+            e
+            for e in graph.edges_between(a, b)
+            if graph.edge_type_names[graph.edge_type_codes[e]] == et and graph.edge_src[e] == a
+        ]
         assert len(edges) == 1
         for axis in ("authority", "fidelity", "extraction_method", "extraction_confidence", "lifecycle"):
             assert graph.edge_annotation(edges[0], axis) == kb.edge_annotations[axis][i]
@@ -395,7 +424,7 @@ def test_queries_are_neighbours_of_their_concept(kb: SyntheticKB, graph: LinkGra
         assert list(q) == ["text", "concept", "variant", "relevant"]
         c = graph.index(q["concept"])
         assert graph.node_type(q["concept"]) == "CONCEPT"
-        neighbours = {ids[j] for j in indices[indptr[c]:indptr[c + 1]].tolist()}
+        neighbours = {ids[j] for j in indices[indptr[c] : indptr[c + 1]].tolist()}
         items = {x for x in neighbours if graph.node_type(x) != "CONCEPT"}
         assert q["relevant"] and set(q["relevant"]) == items
         assert q["relevant"] == sorted(q["relevant"])

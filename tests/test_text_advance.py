@@ -38,8 +38,11 @@ IDS = ["a", "b", "c", "d", "e", "é", "m/1", "m/2", "ω", "zz"]
 QUERIES = ["graph walks", "the merger of plans", "x", "cut éclair rôle 2", "nothing here"]
 
 # a title or body: None, a few words, or one word repeated past the core's small-tf table (64)
-text = st.one_of(st.none(), st.lists(st.sampled_from(WORDS), max_size=5).map(" ".join),
-                 st.tuples(st.sampled_from(WORDS), st.integers(30, 80)).map(lambda p: " ".join([p[0]] * p[1])))
+text = st.one_of(
+    st.none(),
+    st.lists(st.sampled_from(WORDS), max_size=5).map(" ".join),
+    st.tuples(st.sampled_from(WORDS), st.integers(30, 80)).map(lambda p: " ".join([p[0]] * p[1])),
+)
 
 
 def assert_same_index(got: TextIndex, want: TextIndex) -> None:
@@ -58,25 +61,31 @@ def assert_same_index(got: TextIndex, want: TextIndex) -> None:
 
 
 # --------------------------------------------------------------------------- the core's merge
-def merged_and_fresh(old_docs: dict[str, tuple[str | None, str | None]],
-                     new_docs: dict[str, tuple[str | None, str | None]],
-                     touched: set[str]) -> tuple[TextIndex, TextIndex]:
+def merged_and_fresh(
+    old_docs: dict[str, tuple[str | None, str | None]],
+    new_docs: dict[str, tuple[str | None, str | None]],
+    touched: set[str],
+) -> tuple[TextIndex, TextIndex]:
     """The index of ``old_docs`` brought to ``new_docs`` by ``with_changes`` (the ``touched`` ids
     dropped from the old order and re-tokenised in the new one), and a fresh build of ``new_docs``."""
     old_ids, new_ids = sorted(old_docs), sorted(new_docs)
     old = TextIndex.build([old_docs[i][0] for i in old_ids], [old_docs[i][1] for i in old_ids])
     dropped = [p for p, x in enumerate(old_ids) if x in touched]
     changed = [p for p, x in enumerate(new_ids) if x in touched]
-    got = old.with_changes(len(new_ids), dropped, changed, [new_docs[new_ids[p]][0] for p in changed],
-                           [new_docs[new_ids[p]][1] for p in changed])
+    got = old.with_changes(
+        len(new_ids),
+        dropped,
+        changed,
+        [new_docs[new_ids[p]][0] for p in changed],
+        [new_docs[new_ids[p]][1] for p in changed],
+    )
     return got, TextIndex.build([new_docs[i][0] for i in new_ids], [new_docs[i][1] for i in new_ids])
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_with_changes_equals_a_fresh_build(data):
-    old_docs = data.draw(st.dictionaries(st.text("abcdef", min_size=1, max_size=3), st.tuples(text, text),
-                                         max_size=14))
+    old_docs = data.draw(st.dictionaries(st.text("abcdef", min_size=1, max_size=3), st.tuples(text, text), max_size=14))
     new_docs = dict(old_docs)
     touched = set()
     for did in data.draw(st.lists(st.sampled_from(sorted(old_docs)), max_size=5, unique=True)) if old_docs else []:
@@ -165,8 +174,9 @@ def test_the_statistics_bounds_equal_the_largest_contribution_of_any_visible_pos
         for t in range(ix.num_terms):
             _, scores, _, _ = _core.bm25_topk(ix.core, np.array([t], np.int32), 1, m8, None, None, k1, b)
             assert got[t] == (scores[0] if scores.size else 0.0), t
-    assert np.array_equal(ix.core.stats(None, k1, b).max_contrib,
-                          ix.core.stats(np.ones(n, dtype=np.uint8), k1, b).max_contrib)
+    assert np.array_equal(
+        ix.core.stats(None, k1, b).max_contrib, ix.core.stats(np.ones(n, dtype=np.uint8), k1, b).max_contrib
+    )
 
 
 def _sub(titles: list[str]) -> TextIndex:
@@ -175,6 +185,7 @@ def _sub(titles: list[str]) -> TextIndex:
 
 def _core_args(old: TextIndex, sub: TextIndex) -> tuple[np.ndarray, np.ndarray]:
     import bisect
+
     at = [bisect.bisect_left(old.vocabulary, w) for w in sub.vocabulary]
     known = [p < len(old.vocabulary) and old.vocabulary[p] == w for p, w in zip(at, sub.vocabulary)]
     return np.asarray(at, dtype=np.int32), np.asarray(known, dtype=np.uint8)
@@ -214,8 +225,7 @@ def test_the_core_merge_refuses_inconsistent_arguments():
     with pytest.raises(TypeError):
         c.with_changes(4, i32(), i32(1), None, at, known)
     # a sub index holding a term without postings (only from_arrays can make one) is refused
-    empty_term = _core.TextIndex.from_arrays(1, 2, np.array([0, 0, 1], np.int64), i32(0), i32(2),
-                                             i32(2))
+    empty_term = _core.TextIndex.from_arrays(1, 2, np.array([0, 0, 1], np.int64), i32(0), i32(2), i32(2))
     with pytest.raises(ValueError, match="no postings"):
         c.with_changes(4, i32(), i32(1), empty_term, i32(0, 0), np.array([0, 0], np.uint8))
 
@@ -241,15 +251,21 @@ def test_with_changes_names_bad_python_arguments():
 
 
 # --------------------------------------------------------------------------- the store
-node_row = st.builds(lambda i, t, b, sc: {"id": i, "title": t, "body": b, "scopes": sc},
-                     st.sampled_from(IDS), text, text, st.sampled_from([None, ["s1"], ["s2"]]))
+node_row = st.builds(
+    lambda i, t, b, sc: {"id": i, "title": t, "body": b, "scopes": sc},
+    st.sampled_from(IDS),
+    text,
+    text,
+    st.sampled_from([None, ["s1"], ["s2"]]),
+)
 op = st.one_of(
     st.tuples(st.just("nodes"), st.lists(node_row, min_size=1, max_size=3)),
     st.tuples(st.just("title"), st.tuples(st.sampled_from(IDS), text)),
     st.tuples(st.just("body"), st.tuples(st.sampled_from(IDS), text)),  # a body-only write: CHANGE_TEXT
     st.tuples(st.just("scope"), st.tuples(st.sampled_from(IDS), st.sampled_from([None, ["s1"]]))),
-    st.tuples(st.just("edges"), st.lists(st.tuples(st.sampled_from(IDS), st.sampled_from(IDS)), min_size=1,
-                                         max_size=3)),
+    st.tuples(
+        st.just("edges"), st.lists(st.tuples(st.sampled_from(IDS), st.sampled_from(IDS)), min_size=1, max_size=3)
+    ),
     st.tuples(st.just("del"), st.lists(st.sampled_from(IDS), min_size=1, max_size=2)),
     st.tuples(st.just("txn"), st.lists(node_row, min_size=1, max_size=2)),
 )
@@ -311,9 +327,15 @@ def check(kb: KnowledgeBase, path: str, mask_bits: list[bool]) -> None:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=st.lists(st.tuples(st.sampled_from(["kb", "other"]), op, st.sampled_from(["none", "kb", "other", "reopen"])),
-                    min_size=1, max_size=14),
-       save_every=st.sampled_from([1, 1000]), mask_bits=st.lists(st.booleans(), min_size=1, max_size=12))
+@given(
+    ops=st.lists(
+        st.tuples(st.sampled_from(["kb", "other"]), op, st.sampled_from(["none", "kb", "other", "reopen"])),
+        min_size=1,
+        max_size=14,
+    ),
+    save_every=st.sampled_from([1, 1000]),
+    mask_bits=st.lists(st.booleans(), min_size=1, max_size=12),
+)
 def test_the_maintained_text_index_equals_a_fresh_build(ops, save_every, mask_bits):
     d = tempfile.mkdtemp()
     path = os.path.join(d, "kb.sqlite")
@@ -357,8 +379,17 @@ class Tokenised:
 
 
 def _fill(kb: KnowledgeBase, n: int = 300) -> None:
-    kb.add_nodes([{"id": f"n{i:04d}", "title": f"merger plans {i % 17}", "body": "graph walks" if i % 2 else None,
-                   "scopes": ["t"] if i % 3 == 0 else None} for i in range(n)])
+    kb.add_nodes(
+        [
+            {
+                "id": f"n{i:04d}",
+                "title": f"merger plans {i % 17}",
+                "body": "graph walks" if i % 2 else None,
+                "scopes": ["t"] if i % 3 == 0 else None,
+            }
+            for i in range(n)
+        ]
+    )
     kb.add_edges([(f"n{i:04d}", f"n{(i * 7) % n:04d}") for i in range(n)])
 
 

@@ -32,8 +32,26 @@ from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
 from deletion_oracle import deleted_store, open_store
 
 # A skewed vocabulary: a few very common words and many rare ones (stemming leaves them alone).
-WORDS = ["the", "of", "and", "graph", "walk", "vector", "index", "merger", "plan", "delete",
-         "compaction", "alpha", "beta", "gamma", "delta", "zeta", "kappa", "sigma"]
+WORDS = [
+    "the",
+    "of",
+    "and",
+    "graph",
+    "walk",
+    "vector",
+    "index",
+    "merger",
+    "plan",
+    "delete",
+    "compaction",
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "zeta",
+    "kappa",
+    "sigma",
+]
 COMMON = WORDS[:3]
 
 
@@ -133,7 +151,8 @@ def test_pruning_on_a_large_corpus_with_common_words():
             assert list(zip(*ix.search(q, k, visible=visible))) == ref[:k]
             assert list(zip(*ix.search(q, k, visible=vm))) == ref[:k]  # cached statistics
         docs, scores, scored, read = __import__("conceptwalk")._core.bm25_topk(
-            ix.core, ix.query_terms(q), 10, np.ascontiguousarray(visible).view(np.uint8))
+            ix.core, ix.query_terms(q), 10, np.ascontiguousarray(visible).view(np.uint8)
+        )
         if q.startswith("w0 w1 w2"):  # MaxScore skipped most documents of the common words
             assert scored < len(ref) / 2
 
@@ -141,7 +160,7 @@ def test_pruning_on_a_large_corpus_with_common_words():
 def test_tokenizer_folds_case_diacritics_and_stems():
     assert tokenize("Décision DÉCISIONS decisions") == ["decis"] * 3
     assert tokenize("ÅNGSTRÖM ﬁle straße") == tokenize("angstrom file STRASSE")
-    assert tokenize("-:*\"()  __ !!!") == []
+    assert tokenize('-:*"()  __ !!!') == []
     assert tokenize("walking Walks walked") == ["walk"] * 3
     with pytest.raises(InputError, match="text must be a string"):
         tokenize(None)  # type: ignore[arg-type]
@@ -154,13 +173,15 @@ def test_round_trip_through_arrays_and_damaged_arrays():
     assert back.vocabulary == ix.vocabulary
     for q in ["graph", "walk deja", "vu graph walk"]:
         assert back.search(q, 5) == ix.search(q, 5)
-    for name, bad in [("text_docs", np.array([0, 9, 1, 0, 2, 0, 1], dtype=np.int32)),
-                      ("text_tfs", np.zeros_like(arrs["text_tfs"])),
-                      ("text_doc_len", arrs["text_doc_len"] + 1),
-                      ("text_offsets", arrs["text_offsets"][::-1].copy()),
-                      ("text_meta", np.array([1, 99, 2, 3], dtype=np.int64)),
-                      ("text_vocab_bytes", np.frombuffer(b"\xff" * arrs["text_vocab_bytes"].size, dtype=np.uint8)),
-                      ("text_docs", arrs["text_docs"].astype(np.int64))]:
+    for name, bad in [
+        ("text_docs", np.array([0, 9, 1, 0, 2, 0, 1], dtype=np.int32)),
+        ("text_tfs", np.zeros_like(arrs["text_tfs"])),
+        ("text_doc_len", arrs["text_doc_len"] + 1),
+        ("text_offsets", arrs["text_offsets"][::-1].copy()),
+        ("text_meta", np.array([1, 99, 2, 3], dtype=np.int64)),
+        ("text_vocab_bytes", np.frombuffer(b"\xff" * arrs["text_vocab_bytes"].size, dtype=np.uint8)),
+        ("text_docs", arrs["text_docs"].astype(np.int64)),
+    ]:
         with pytest.raises(InputError, match="text index arrays"):
             TextIndex.from_arrays({**arrs, name: bad})
     with pytest.raises(InputError, match="missing"):
@@ -169,6 +190,7 @@ def test_round_trip_through_arrays_and_damaged_arrays():
 
 def test_core_refuses_bad_input_without_crashing():
     from conceptwalk import _core
+
     ix = TextIndex.build(["a b"], ["c"])
     with pytest.raises(ValueError, match="terms"):
         _core.bm25_topk(ix.core, np.array([5], dtype=np.int32), 3)
@@ -180,11 +202,13 @@ def test_core_refuses_bad_input_without_crashing():
     with pytest.raises(ValueError, match="different TextIndex"):
         _core.bm25_topk(ix.core, np.array([0], dtype=np.int32), 1, None, None, other.core.stats())
     with pytest.raises(ValueError, match="title_tokens"):
-        _core.TextIndex.build(1, 2, np.array([0, 1]), np.array([7], dtype=np.int32), np.array([0, 0]),
-                              np.zeros(0, dtype=np.int32))
+        _core.TextIndex.build(
+            1, 2, np.array([0, 1]), np.array([7], dtype=np.int32), np.array([0, 0]), np.zeros(0, dtype=np.int32)
+        )
     with pytest.raises(ValueError, match="title_ptr"):
-        _core.TextIndex.build(1, 2, np.array([0, 5]), np.array([1], dtype=np.int32), np.array([0, 0]),
-                              np.zeros(0, dtype=np.int32))
+        _core.TextIndex.build(
+            1, 2, np.array([0, 5]), np.array([1], dtype=np.int32), np.array([0, 0]), np.zeros(0, dtype=np.int32)
+        )
     with pytest.raises(InputError, match="k must be"):
         ix.search("a", 0)
     with pytest.raises(InputError, match="visible"):
@@ -244,8 +268,10 @@ def test_search_does_not_leak_hidden_documents_through_the_scores():
     scores = []
     for hidden in (0, 1, 3, 8):
         kb = KnowledgeBase.open(":memory:")
-        kb.add_nodes([{"id": "pub", "title": "merger plans"}, {"id": "other", "title": "quarterly report"}]
-                     + [{"id": f"h{i}", "title": "merger", "scopes": ["board"]} for i in range(hidden)])
+        kb.add_nodes(
+            [{"id": "pub", "title": "merger plans"}, {"id": "other", "title": "quarterly report"}]
+            + [{"id": f"h{i}", "title": "merger", "scopes": ["board"]} for i in range(hidden)]
+        )
         scores.append(kb.search("merger plans", 5, caller=Caller.public()))
         out = ToolServer(kb, caller=Caller.public()).call("query", {"text": "merger plans", "k": 5})
         assert [r["id"] for r in out.structured["results"]] == ["pub"]
@@ -255,8 +281,10 @@ def test_search_does_not_leak_hidden_documents_through_the_scores():
 
 def test_starvation_700_hidden_matches_ahead_of_one_visible():
     kb = KnowledgeBase.open(":memory:")
-    kb.add_nodes([{"id": f"h{i:03d}", "title": "merger merger", "body": "merger", "scopes": ["board"]}
-                  for i in range(700)] + [{"id": "z-public", "title": "other words", "body": "a merger"}])
+    kb.add_nodes(
+        [{"id": f"h{i:03d}", "title": "merger merger", "body": "merger", "scopes": ["board"]} for i in range(700)]
+        + [{"id": "z-public", "title": "other words", "body": "a merger"}]
+    )
     kb.add_edges([("z-public", "neighbour")])
     ctx = graph_context(kb, "merger", caller=Caller.public(), k=5)
     assert [s.id for s in ctx.seeds] == ["z-public"] and [r.id for r in ctx.results] == ["neighbour"]
@@ -292,8 +320,17 @@ def test_index_follows_writes():
 def test_concurrent_searches_give_identical_results():
     kb = KnowledgeBase.open(":memory:")
     rng = np.random.default_rng(5)
-    kb.add_nodes([{"id": f"n{i:04d}", "title": " ".join(rng.choice(WORDS, 3)), "body": " ".join(rng.choice(WORDS, 12)),
-                   "scopes": None if i % 3 else ["a"]} for i in range(1500)])
+    kb.add_nodes(
+        [
+            {
+                "id": f"n{i:04d}",
+                "title": " ".join(rng.choice(WORDS, 3)),
+                "body": " ".join(rng.choice(WORDS, 12)),
+                "scopes": None if i % 3 else ["a"],
+            }
+            for i in range(1500)
+        ]
+    )
     callers = [Caller.public(), Caller.with_scopes("a"), Caller.all_access()]
     ref = [[kb.search(q, 10, caller=c) for q in QUESTIONS] for c in callers]
     out: list[Any] = []
@@ -312,8 +349,13 @@ def test_concurrent_searches_give_identical_results():
 # ---------------------------------------------------------------------- the deletion oracle
 SCOPES = ["a", "b", "c"]
 CALLERS = [Caller.public(), Caller.with_scopes("a"), Caller.with_scopes("b", "c"), Caller.all_access()]
-QUESTIONS = ["how do we handle vector index compaction after deletes",
-             "the merger plan of the graph", "walk", "alpha beta gamma", "sigma and the kappa index"]
+QUESTIONS = [
+    "how do we handle vector index compaction after deletes",
+    "the merger plan of the graph",
+    "walk",
+    "alpha beta gamma",
+    "sigma and the kappa index",
+]
 
 
 @st.composite
@@ -322,13 +364,25 @@ def stores(draw):
     nodes = []
     for i in range(n):
         scopes = draw(st.one_of(st.none(), st.lists(st.sampled_from(SCOPES), min_size=1, max_size=2, unique=True)))
-        nodes.append({"id": f"n{i:02d}", "type": draw(st.sampled_from(["CONCEPT", "DOC", "MEMORY"])),
-                      "title": draw(st.one_of(st.none(), text_st)), "body": draw(st.one_of(st.none(), text_st)),
-                      "scopes": scopes})
+        nodes.append(
+            {
+                "id": f"n{i:02d}",
+                "type": draw(st.sampled_from(["CONCEPT", "DOC", "MEMORY"])),
+                "title": draw(st.one_of(st.none(), text_st)),
+                "body": draw(st.one_of(st.none(), text_st)),
+                "scopes": scopes,
+            }
+        )
     pairs = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=3 * n))
-    edges = [{"src": f"n{a:02d}", "dst": f"n{b:02d}", "type": draw(st.sampled_from(["RELATED_TO", "MENTIONS"]))}
-             for a, b in pairs if a != b]
-    aliases = [(w, f"n{draw(st.integers(0, n - 1)):02d}") for w in draw(st.lists(st.sampled_from(WORDS), max_size=4, unique=True))]
+    edges = [
+        {"src": f"n{a:02d}", "dst": f"n{b:02d}", "type": draw(st.sampled_from(["RELATED_TO", "MENTIONS"]))}
+        for a, b in pairs
+        if a != b
+    ]
+    aliases = [
+        (w, f"n{draw(st.integers(0, n - 1)):02d}")
+        for w in draw(st.lists(st.sampled_from(WORDS), max_size=4, unique=True))
+    ]
     return nodes, edges, aliases
 
 
@@ -371,16 +425,16 @@ def test_an_advanced_index_equals_a_fresh_build_array_for_array(data):
     # TextIndex.advanced reuses the postings of unchanged documents: after any edit (documents
     # added, removed, retitled, re-bodied, reordered by new ids) it must equal a fresh build.
     text = st.one_of(st.none(), st.lists(st.sampled_from(_WORDS), max_size=5).map(" ".join))
-    old_docs = data.draw(st.dictionaries(st.text("abcdef", min_size=1, max_size=3), st.tuples(text, text),
-                                         max_size=12))
+    old_docs = data.draw(st.dictionaries(st.text("abcdef", min_size=1, max_size=3), st.tuples(text, text), max_size=12))
     new_docs = dict(old_docs)
     for did in data.draw(st.lists(st.sampled_from(sorted(old_docs)), max_size=4, unique=True)) if old_docs else []:
         if data.draw(st.booleans()):
             del new_docs[did]
         else:
             new_docs[did] = data.draw(st.tuples(text, text))
-    new_docs.update(data.draw(st.dictionaries(st.text("abcdefgh", min_size=1, max_size=3),
-                                              st.tuples(text, text), max_size=4)))
+    new_docs.update(
+        data.draw(st.dictionaries(st.text("abcdefgh", min_size=1, max_size=3), st.tuples(text, text), max_size=4))
+    )
     old_ids, new_ids = sorted(old_docs), sorted(new_docs)
     old = TextIndex.build([old_docs[i][0] for i in old_ids], [old_docs[i][1] for i in old_ids])
     pos = {x: j for j, x in enumerate(old_ids)}
@@ -396,8 +450,17 @@ def test_an_advanced_index_equals_a_fresh_build_array_for_array(data):
 def test_the_text_index_is_saved_with_the_snapshot_and_reopened_without_a_rebuild(tmp_path, monkeypatch):
     path = str(tmp_path / "kb.db")
     with KnowledgeBase.open(path) as kb:
-        kb.add_nodes([{"id": f"n{i}", "title": f"merger plans {i}", "body": "graph walks" if i % 2 else None,
-                       "scopes": ["t"] if i % 3 == 0 else None} for i in range(40)])
+        kb.add_nodes(
+            [
+                {
+                    "id": f"n{i}",
+                    "title": f"merger plans {i}",
+                    "body": "graph walks" if i % 2 else None,
+                    "scopes": ["t"] if i % 3 == 0 else None,
+                }
+                for i in range(40)
+            ]
+        )
         want = kb.search("merger walks", 10, caller=Caller.public())
     builds = []
     real_build = TextIndex.build.__func__
@@ -414,8 +477,9 @@ def test_the_text_index_is_saved_with_the_snapshot_and_reopened_without_a_rebuil
         got = kb.search("merger walks", 10, caller=Caller.public())
         assert builds == [1]  # from the mapped index: only the written document is tokenised
     with KnowledgeBase.open(path) as kb:
-        fresh = TextIndex.build([kb.node(i)["title"] for i in kb.graph().ids],
-                                [kb.node(i)["body"] for i in kb.graph().ids])
+        fresh = TextIndex.build(
+            [kb.node(i)["title"] for i in kb.graph().ids], [kb.node(i)["body"] for i in kb.graph().ids]
+        )
         ix = kb.text_index()
         assert all(np.array_equal(a, b) for a, b in zip(ix.to_arrays().values(), fresh.to_arrays().values()))
     assert got[0][0] == "n99"

@@ -18,7 +18,9 @@ ALL = Caller.all_access()
 
 
 # --------------------------------------------------------------------------- references
-def exact_ppr(nodes: list[str], edges: list[tuple[str, str]], seeds: dict[str, float], restart: float) -> dict[str, float]:
+def exact_ppr(
+    nodes: list[str], edges: list[tuple[str, str]], seeds: dict[str, float], restart: float
+) -> dict[str, float]:
     """Exact PPR on the undirected projection by power iteration (isolated nodes keep mass)."""
     idx = {n: i for i, n in enumerate(nodes)}
     n = len(nodes)
@@ -76,8 +78,9 @@ def random_kb(seed: int, n: int = 40, m: int = 90) -> tuple[list[dict], list[tup
     nodes = []
     for i in range(n):
         scopes = rng.choice([None, None, ["t1"], ["t2"], ["t1", "t2"]])
-        nodes.append({"id": f"n{i:02d}", "type": rng.choice(types), "title": f"topic {i % 7} item {i}",
-                      "scopes": scopes})
+        nodes.append(
+            {"id": f"n{i:02d}", "type": rng.choice(types), "title": f"topic {i % 7} item {i}", "scopes": scopes}
+        )
     edges = []
     for _ in range(m):
         a, b = rng.randrange(n), rng.randrange(n)
@@ -151,8 +154,10 @@ def test_context_node_type_filter() -> None:
 
 
 def test_suggest_and_path_hand_checked() -> None:
-    g = LinkGraph.from_edges([("a", "x", "R"), ("a", "y", "R"), ("b", "x", "R"), ("y", "b", "T"), ("c", "x", "R")],
-                             nodes=[{"id": "x", "title": "Ex"}])
+    g = LinkGraph.from_edges(
+        [("a", "x", "R"), ("a", "y", "R"), ("b", "x", "R"), ("y", "b", "T"), ("c", "x", "R")],
+        nodes=[{"id": "x", "title": "Ex"}],
+    )
     res = link_suggest(g, "a", caller=ALL)
     assert [(s.id, round(s.score, 6)) for s in res.suggestions] == [("b", round(1 / 3 + 1 / 2, 6))]
     assert tuple(zip(res.suggestions[0].shared, res.suggestions[0].shared_titles)) == (("x", "Ex"), ("y", None))
@@ -242,9 +247,11 @@ def test_hidden_and_missing_give_identical_errors() -> None:
     g = LinkGraph.from_edges(edges, nodes=nodes)
     hidden = next(nd["id"] for nd in nodes if nd["scopes"] == ["t1"])
     caller = Caller.with_scopes("t2")
-    for fn in (lambda x: graph_context(g, concepts=[x], caller=caller),
-               lambda x: link_suggest(g, x, caller=caller),
-               lambda x: graph_path(g, x, "n00", caller=caller)):
+    for fn in (
+        lambda x: graph_context(g, concepts=[x], caller=caller),
+        lambda x: link_suggest(g, x, caller=caller),
+        lambda x: graph_path(g, x, "n00", caller=caller),
+    ):
         with pytest.raises(NotFoundError) as e1:
             fn(hidden)
         with pytest.raises(NotFoundError) as e2:
@@ -264,7 +271,9 @@ def test_identical_across_runs_and_input_orders() -> None:
         rng.shuffle(ns)
         rng.shuffle(es)
         g = LinkGraph.from_edges(es, nodes=ns)
-        out = [graph_context(g, "topic 3", concepts=["n05"], caller=c, search=search).to_dict() for c in CALLERS + [ALL]]
+        out = [
+            graph_context(g, "topic 3", concepts=["n05"], caller=c, search=search).to_dict() for c in CALLERS + [ALL]
+        ]
         out += [link_suggest(g, "n05", caller=c).to_dict() for c in CALLERS + [ALL]]
         out += [graph_path(g, "n05", "n40", caller=c).to_dict() for c in (ALL, CALLERS[3])]
         outs.append(json.dumps(out, sort_keys=True))

@@ -24,8 +24,13 @@ ALL = Caller.all_access()
 # ---------------------------------------------------------------------- Caller.with_scopes
 def test_with_scopes_takes_any_iterable():
     want = Caller.with_scopes("t1", "t2")
-    for got in (Caller.with_scopes(["t1", "t2"]), Caller.with_scopes(("t1", "t2")), Caller.with_scopes({"t1"}, "t2"),
-                Caller.with_scopes(s for s in ["t2", "t1"]), Caller.with_scopes(frozenset({"t1", "t2"}))):
+    for got in (
+        Caller.with_scopes(["t1", "t2"]),
+        Caller.with_scopes(("t1", "t2")),
+        Caller.with_scopes({"t1"}, "t2"),
+        Caller.with_scopes(s for s in ["t2", "t1"]),
+        Caller.with_scopes(frozenset({"t1", "t2"})),
+    ):
         assert got == want
     assert Caller.with_scopes() == Caller.public()
     with pytest.raises(TypeError, match="strings or iterables of strings"):
@@ -100,8 +105,9 @@ def test_walkconfig_takes_an_embedder_object_as_the_retriever_does():
     emb = HashingEmbedder(dim=64)
     cfg = WalkConfig(embedder=emb)
     assert cfg.embedder is emb and cfg.to_dict()["embedder"] == emb.name
-    g = LinkGraph.from_edges([("c:auth", "f:jwt", "IMPLEMENTED_BY")],
-                             nodes=[{"id": "c:auth", "type": "CONCEPT", "title": "authentication"}])
+    g = LinkGraph.from_edges(
+        [("c:auth", "f:jwt", "IMPLEMENTED_BY")], nodes=[{"id": "c:auth", "type": "CONCEPT", "title": "authentication"}]
+    )
     via_config = ConceptAnchoredRetriever(lambda t, k: [], g, config=cfg)
     via_kw = ConceptAnchoredRetriever(lambda t, k: [], g, embedder=emb)
     assert via_config.resolver.embedder is emb and via_kw.resolver.embedder is emb
@@ -184,8 +190,9 @@ def test_row_met():
 
 # ---------------------------------------------------------------------- CLI
 def run(*args, ok=True, env=None):
-    p = subprocess.run([sys.executable, "-m", "conceptwalk", *args], capture_output=True, text=True,
-                       env={**os.environ, **(env or {})})
+    p = subprocess.run(
+        [sys.executable, "-m", "conceptwalk", *args], capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
     if ok:
         assert p.returncode == 0, p.stderr
     return p
@@ -195,9 +202,11 @@ def run(*args, ok=True, env=None):
 def small_db(tmp_path_factory):
     d = tmp_path_factory.mktemp("cli")
     f = d / "a.jsonl"
-    f.write_text('{"id": "c:a", "type": "CONCEPT", "title": "alpha", "scopes": ["t1"]}\n'
-                 '{"id": "c:b", "type": "CONCEPT", "title": "beta"}\n'
-                 '{"src": "c:a", "dst": "c:b"}\n{"src": "c:b", "dst": "svc:autth"}\n')
+    f.write_text(
+        '{"id": "c:a", "type": "CONCEPT", "title": "alpha", "scopes": ["t1"]}\n'
+        '{"id": "c:b", "type": "CONCEPT", "title": "beta"}\n'
+        '{"src": "c:a", "dst": "c:b"}\n{"src": "c:b", "dst": "svc:autth"}\n'
+    )
     db = str(d / "kb.db")
     run("import", db, str(f), "--quiet")
     return db, str(f)

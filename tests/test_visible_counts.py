@@ -12,8 +12,14 @@ from hypothesis import strategies as st
 
 from conceptwalk import Caller, LinkGraph
 from conceptwalk.kb.store import KnowledgeBase
-from conceptwalk.wrap import (ABSENT_IN_PROJECTION, ABSENT_IN_STORAGE, ConceptAnchoredRetriever,
-                              WalkConfig, builtin_flat_search, probe)
+from conceptwalk.wrap import (
+    ABSENT_IN_PROJECTION,
+    ABSENT_IN_STORAGE,
+    ConceptAnchoredRetriever,
+    WalkConfig,
+    builtin_flat_search,
+    probe,
+)
 from conceptwalk.wrap._source import Source
 from conceptwalk.wrap.walk import Provenance
 
@@ -33,8 +39,15 @@ AXIS_VALUES = {
 @st.composite
 def scoped_store(draw):
     n = draw(st.integers(2, 8))
-    nodes = [{"id": f"n{i}", "type": draw(st.sampled_from(NODE_TYPES)), "title": f"node {i}",
-              "scopes": draw(st.sampled_from(SCOPES))} for i in range(n)]
+    nodes = [
+        {
+            "id": f"n{i}",
+            "type": draw(st.sampled_from(NODE_TYPES)),
+            "title": f"node {i}",
+            "scopes": draw(st.sampled_from(SCOPES)),
+        }
+        for i in range(n)
+    ]
     edges = {}
     for _ in range(draw(st.integers(0, 14))):
         i, j = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))  # self-loops too
@@ -45,8 +58,12 @@ def scoped_store(draw):
             if v is not None:
                 row[axis] = v
         edges[(i, j, typ)] = row
-    aliases = sorted({(draw(st.sampled_from([f"n{k}" for k in range(n)] + ["al0", "al1"])),
-                       f"n{draw(st.integers(0, n - 1))}") for _ in range(draw(st.integers(0, 5)))})
+    aliases = sorted(
+        {
+            (draw(st.sampled_from([f"n{k}" for k in range(n)] + ["al0", "al1"])), f"n{draw(st.integers(0, n - 1))}")
+            for _ in range(draw(st.integers(0, 5)))
+        }
+    )
     return nodes, list(edges.values()), aliases, draw(st.sampled_from(CALLERS))
 
 
@@ -64,9 +81,11 @@ def _store(nodes, edges, aliases):
 
 def _deleted(nodes, edges, aliases, caller):
     keep = {x["id"] for x in nodes if _visible(x, caller)}
-    return ([x for x in nodes if x["id"] in keep],
-            [e for e in edges if e["src"] in keep and e["dst"] in keep],
-            [a for a in aliases if a[1] in keep])
+    return (
+        [x for x in nodes if x["id"] in keep],
+        [e for e in edges if e["src"] in keep and e["dst"] in keep],
+        [a for a in aliases if a[1] in keep],
+    )
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -89,8 +108,9 @@ def test_probe_of_a_bare_graph_equals_probe_of_the_graph_without_hidden_nodes(ca
     kept_nodes, kept_edges, _ = _deleted(nodes, edges, aliases, caller)
     assume(kept_nodes)
     g = LinkGraph.from_edges(edges, nodes=nodes)
-    assert probe(g, caller=caller) == probe(LinkGraph.from_edges(kept_edges, nodes=kept_nodes),
-                                           caller=Caller.all_access())
+    assert probe(g, caller=caller) == probe(
+        LinkGraph.from_edges(kept_edges, nodes=kept_nodes), caller=Caller.all_access()
+    )
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -111,19 +131,32 @@ def test_absence_reasons_equal_those_of_the_store_without_hidden_nodes(case, ann
         if not (vm.mask[u] and vm.mask[v]):
             continue
         key = (g.ids[u], g.ids[v], g.edge_type_names[int(g.edge_type_codes[e])])
-        (e2,) = [x for x in g2.edges_between(g2.index(key[0]), g2.index(key[1]))
-                 if g2.ids[int(g2.edge_src[x])] == key[0]
-                 and g2.edge_type_names[int(g2.edge_type_codes[x])] == key[2]]
+        (e2,) = [
+            x
+            for x in g2.edges_between(g2.index(key[0]), g2.index(key[1]))
+            if g2.ids[int(g2.edge_src[x])] == key[0] and g2.edge_type_names[int(g2.edge_type_codes[x])] == key[2]
+        ]
         assert prov.edge(e) == prov2.edge(e2), key
 
 
 # ----------------------------------------------------------------- the reported examples
-NODES3 = [{"id": "c1", "type": "CONCEPT"}, {"id": "f1", "type": "FILE"},
-          {"id": "h", "type": "CONCEPT", "scopes": ["secret"]}]
-EDGES3 = [{"src": "c1", "dst": "f1", "type": "IMPLEMENTED_BY"},
-          {"src": "c1", "dst": "h", "type": "RELATED_TO", "authority": "CANONICAL", "fidelity": "verbatim"},
-          {"src": "h", "dst": "f1", "type": "EXPLAINED_BY", "extraction_method": "MANUAL",
-           "extraction_confidence": 0.9, "lifecycle": "active"}]
+NODES3 = [
+    {"id": "c1", "type": "CONCEPT"},
+    {"id": "f1", "type": "FILE"},
+    {"id": "h", "type": "CONCEPT", "scopes": ["secret"]},
+]
+EDGES3 = [
+    {"src": "c1", "dst": "f1", "type": "IMPLEMENTED_BY"},
+    {"src": "c1", "dst": "h", "type": "RELATED_TO", "authority": "CANONICAL", "fidelity": "verbatim"},
+    {
+        "src": "h",
+        "dst": "f1",
+        "type": "EXPLAINED_BY",
+        "extraction_method": "MANUAL",
+        "extraction_confidence": 0.9,
+        "lifecycle": "active",
+    },
+]
 
 
 def test_public_probe_does_not_count_hidden_edges_types_or_annotations():

@@ -36,8 +36,17 @@ def _weights(g: LinkGraph) -> np.ndarray | None:
     return None if col is None else np.ascontiguousarray(col[0], dtype=np.float64)
 
 
-def reference(g: LinkGraph, starts: list[tuple[int, float]], max_hops: int, expand: set[str], admit: set[str],
-              decay: float, budget: int, min_share: float, mask: np.ndarray | None):
+def reference(
+    g: LinkGraph,
+    starts: list[tuple[int, float]],
+    max_hops: int,
+    expand: set[str],
+    admit: set[str],
+    decay: float,
+    budget: int,
+    min_share: float,
+    mask: np.ndarray | None,
+):
     """Every simple path, scored; the same selection rule, written plainly."""
     vis = (lambda i: True) if mask is None else (lambda i: bool(mask[i]))
     w = _weights(g)
@@ -145,10 +154,24 @@ def reference(g: LinkGraph, starts: list[tuple[int, float]], max_hops: int, expa
 def _walk(g, starts, max_hops, expand, admit, decay, budget, min_share, vm=None, max_edges=10**9, max_paths=0):
     flags_e = np.array([t in expand for t in g.edge_type_names], dtype=bool)
     flags_a = np.array([t in admit for t in g.edge_type_names], dtype=bool)
-    return typed_walk(g, np.array([s for s, _ in starts], np.int32), max_hops, flags_e, flags_a, None, None, None,
-                      max_edges=max_edges, max_candidates=budget, visible=vm,
-                      start_weights=np.array([w for _, w in starts], np.float64), edge_weights=_weights(g),
-                      hop_decay=decay, min_share=min_share, max_paths=max_paths)
+    return typed_walk(
+        g,
+        np.array([s for s, _ in starts], np.int32),
+        max_hops,
+        flags_e,
+        flags_a,
+        None,
+        None,
+        None,
+        max_edges=max_edges,
+        max_candidates=budget,
+        visible=vm,
+        start_weights=np.array([w for _, w in starts], np.float64),
+        edge_weights=_weights(g),
+        hop_decay=decay,
+        min_share=min_share,
+        max_paths=max_paths,
+    )
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -183,23 +206,36 @@ def test_kept_candidates_match_the_brute_force_reference(seed):
     # paths: grouped per candidate, best first, each ending at its candidate, scores matching
     ptr = r.path_ptr.tolist()
     for i, c in enumerate(r.candidates.tolist()):
-        ps = r.path_scores[ptr[i]:ptr[i + 1]].tolist()
+        ps = r.path_scores[ptr[i] : ptr[i + 1]].tolist()
         assert ps and ps[0] == pytest.approx(float(r.scores[i])) and ps == sorted(ps, reverse=True)
         assert r.path_count[i] == ptr[i + 1] - ptr[i]
         for p in range(ptr[i], ptr[i + 1]):
             h = int(r.path_hops[p])
-            assert r.path_nodes[p, h] == c and (r.path_nodes[p, h + 1:] == -1).all()
+            assert r.path_nodes[p, h] == c and (r.path_nodes[p, h + 1 :] == -1).all()
             for j in range(h):
                 e = int(r.path_edges[p, j])
-                assert {int(g.edge_src[e]), int(g.edge_dst[e])} == {int(r.path_nodes[p, j]), int(r.path_nodes[p, j + 1])}
+                assert {int(g.edge_src[e]), int(g.edge_dst[e])} == {
+                    int(r.path_nodes[p, j]),
+                    int(r.path_nodes[p, j + 1]),
+                }
     assert r.truncated == r.cut_by_candidates == (r.candidates_found > budget)
 
 
 def test_result_is_read_only_and_named():
     g = _graph(1)
     r = _walk(g, [(0, 1.0)], 2, {"A"}, {"B", "C"}, 0.5, 5, 0.5)
-    for name in ("candidates", "scores", "reach", "min_hops", "path_count", "path_ptr", "path_nodes",
-                 "path_edges", "path_hops", "path_scores"):
+    for name in (
+        "candidates",
+        "scores",
+        "reach",
+        "min_hops",
+        "path_count",
+        "path_ptr",
+        "path_nodes",
+        "path_edges",
+        "path_hops",
+        "path_scores",
+    ):
         arr = getattr(r, name)
         assert not arr.flags.writeable
     with pytest.raises(AttributeError):
@@ -247,8 +283,12 @@ def test_ties_broken_by_evidence_before_the_id():
     r = _walk(g, [(g.index("c:1"), 1.0), (g.index("c:2"), 1.0)], 1, set(), {"T"}, 0.5, 5, 0.5)
     assert [g.ids[i] for i in r.candidates] == ["f:z", "f:a"] and r.reach.tolist() == [2, 1]
     # edge confidence breaks a tie of score and reach
-    g = LinkGraph.from_edges([{"src": "c:1", "dst": "f:a", "type": "T", "extraction_confidence": 0.5},
-                              {"src": "c:2", "dst": "f:z", "type": "T", "extraction_confidence": 1.0}])
+    g = LinkGraph.from_edges(
+        [
+            {"src": "c:1", "dst": "f:a", "type": "T", "extraction_confidence": 0.5},
+            {"src": "c:2", "dst": "f:z", "type": "T", "extraction_confidence": 1.0},
+        ]
+    )
     r = _walk(g, [(g.index("c:1"), 1.0), (g.index("c:2"), 0.5)], 1, set(), {"T"}, 0.5, 5, 0.5)
     assert [g.ids[i] for i in r.candidates] == ["f:z", "f:a"] and r.scores.tolist() == [0.5, 0.5]
 
@@ -265,8 +305,11 @@ def test_deterministic_and_independent_of_start_order(seed):
         b = _walk(g, other, *args, max_edges=max_edges)
         for name in ("candidates", "scores", "reach", "path_count", "path_nodes", "path_edges", "path_scores"):
             assert np.array_equal(getattr(a, name), getattr(b, name)), name
-        assert (a.edges_visited, a.cut_by_edges, a.cut_by_candidates) == (b.edges_visited, b.cut_by_edges,
-                                                                          b.cut_by_candidates)
+        assert (a.edges_visited, a.cut_by_edges, a.cut_by_candidates) == (
+            b.edges_visited,
+            b.cut_by_edges,
+            b.cut_by_candidates,
+        )
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -290,9 +333,15 @@ def test_masked_walk_equals_the_walk_on_the_graph_with_hidden_nodes_deleted(seed
     assert a.path_count.tolist() == b.path_count.tolist()
     to_ids = lambda gr, arr: [[gr.ids[x] if x >= 0 else None for x in row] for row in arr.tolist()]
     assert to_ids(g, a.path_nodes) == to_ids(cut, b.path_nodes)
-    edge_key = lambda gr, arr: [[(gr.ids[int(gr.edge_src[e])], gr.ids[int(gr.edge_dst[e])],
-                                  gr.edge_type_names[int(gr.edge_type_codes[e])]) if e >= 0 else None
-                                 for e in row] for row in arr.tolist()]
+    edge_key = lambda gr, arr: [
+        [
+            (gr.ids[int(gr.edge_src[e])], gr.ids[int(gr.edge_dst[e])], gr.edge_type_names[int(gr.edge_type_codes[e])])
+            if e >= 0
+            else None
+            for e in row
+        ]
+        for row in arr.tolist()
+    ]
     assert edge_key(g, a.path_edges) == edge_key(cut, b.path_edges)
 
 
@@ -300,8 +349,21 @@ def test_max_paths_keeps_the_best_and_counts_all():
     g = LinkGraph.from_edges([("s", "m1", "E"), ("s", "m2", "E"), ("m1", "t", "A"), ("m2", "t", "A"), ("s", "t", "A")])
     flags_e = np.array([t == "E" for t in g.edge_type_names])
     flags_a = np.array([t == "A" for t in g.edge_type_names])
-    r = typed_walk(g, np.array([g.index("s")], np.int32), 2, flags_e, flags_a, None, None, None,
-                   max_edges=100, max_candidates=5, visible=None, hop_decay=0.5, max_paths=2)
+    r = typed_walk(
+        g,
+        np.array([g.index("s")], np.int32),
+        2,
+        flags_e,
+        flags_a,
+        None,
+        None,
+        None,
+        max_edges=100,
+        max_candidates=5,
+        visible=None,
+        hop_decay=0.5,
+        max_paths=2,
+    )
     assert [g.ids[i] for i in r.candidates] == ["t"] and r.path_count.tolist() == [3]
     assert r.path_hops.tolist() == [1, 2] and r.path_scores.tolist() == [1.0, 0.5]
     assert [g.ids[x] for x in r.path_nodes[1, :3]] == ["s", "m1", "t"]

@@ -17,8 +17,9 @@ from test_wrap_retriever import make_kb
 
 def run(*args, ok=True):
     env = dict(os.environ, PYTHONIOENCODING="utf-8")
-    p = subprocess.run([sys.executable, "-m", "conceptwalk", *args], capture_output=True, text=True,
-                       timeout=120, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "conceptwalk", *args], capture_output=True, text=True, timeout=120, env=env
+    )
     if ok:
         assert p.returncode == 0, p.stderr
     return p
@@ -105,12 +106,18 @@ def test_query_flags_set_the_walk_and_cap_the_additions(db):
     base = json.loads(run("query", db, "session tokens", "-k", "2", "--concept-walk", "--json").stdout)
     added = [r for r in base if r.get("via") == "concept-walk"]
     assert added, "the fixture's walk adds something with the defaults"
-    capped = json.loads(run("query", db, "session tokens", "-k", "2", "--concept-walk", "--json",
-                            "--max-added", "1", "--read-only").stdout)
+    capped = json.loads(
+        run(
+            "query", db, "session tokens", "-k", "2", "--concept-walk", "--json", "--max-added", "1", "--read-only"
+        ).stdout
+    )
     assert capped[:2] == base[:2] and len([r for r in capped if r.get("via") == "concept-walk"]) == 1
     # admission over a type the graph lacks: nothing is added, the flat results stay
-    none = json.loads(run("query", db, "session tokens", "-k", "2", "--concept-walk", "--json",
-                          "--admit-edge-types", "NO_SUCH_TYPE").stdout)
+    none = json.loads(
+        run(
+            "query", db, "session tokens", "-k", "2", "--concept-walk", "--json", "--admit-edge-types", "NO_SUCH_TYPE"
+        ).stdout
+    )
     assert none == base[:2]
     p = run("query", db, "x", "--concept-types", ",", ok=False)
     assert p.returncode == 2 and "--concept-types" in p.stderr

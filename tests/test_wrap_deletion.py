@@ -26,8 +26,23 @@ from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.wrap import ConceptAnchoredRetriever, ConceptResolver, WalkConfig, builtin_flat_search
 from deletion_oracle import deleted_store, open_store
 
-WORDS = ["graph", "walk", "vector", "index", "merger", "plan", "delete", "compaction",
-         "alpha", "beta", "gamma", "token", "auth", "session", "cache"]
+WORDS = [
+    "graph",
+    "walk",
+    "vector",
+    "index",
+    "merger",
+    "plan",
+    "delete",
+    "compaction",
+    "alpha",
+    "beta",
+    "gamma",
+    "token",
+    "auth",
+    "session",
+    "cache",
+]
 SCOPES = ["a", "b", "c"]
 CALLERS = [Caller.public(), Caller.with_scopes("a"), Caller.with_scopes("b", "c"), Caller.all_access()]
 EDGE_TYPES = ["IMPLEMENTED_BY", "IMPLEMENTED_BY", "EXPLAINED_BY", "RELATED_TO", "PARENT_CONCEPT", "MENTIONS"]
@@ -52,15 +67,33 @@ def stores(draw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[
     nodes = []
     for i in range(n):
         scopes = draw(st.one_of(st.none(), st.lists(st.sampled_from(SCOPES), min_size=1, max_size=2, unique=True)))
-        nodes.append({"id": f"n{i:02d}", "type": draw(st.sampled_from(["CONCEPT", "CONCEPT", "DOC", "FILE"])),
-                      "title": draw(text_st), "body": draw(st.one_of(st.none(), text_st)), "scopes": scopes})
+        nodes.append(
+            {
+                "id": f"n{i:02d}",
+                "type": draw(st.sampled_from(["CONCEPT", "CONCEPT", "DOC", "FILE"])),
+                "title": draw(text_st),
+                "body": draw(st.one_of(st.none(), text_st)),
+                "scopes": scopes,
+            }
+        )
     pairs = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=3 * n))
-    edges = [{"src": f"n{a:02d}", "dst": f"n{b:02d}", "type": draw(st.sampled_from(EDGE_TYPES)),
-              "extraction_confidence": draw(st.sampled_from([None, 0.9, 0.5])),
-              "authority": draw(st.sampled_from([None, "code", "doc"]))}
-             for a, b in pairs if a != b]
-    aliases = [(w, f"n{draw(st.integers(0, n - 1)):02d}")
-               for w in draw(st.lists(st.sampled_from(WORDS + ["graph walk", "auth token"]), min_size=1, max_size=6, unique=True))]
+    edges = [
+        {
+            "src": f"n{a:02d}",
+            "dst": f"n{b:02d}",
+            "type": draw(st.sampled_from(EDGE_TYPES)),
+            "extraction_confidence": draw(st.sampled_from([None, 0.9, 0.5])),
+            "authority": draw(st.sampled_from([None, "code", "doc"])),
+        }
+        for a, b in pairs
+        if a != b
+    ]
+    aliases = [
+        (w, f"n{draw(st.integers(0, n - 1)):02d}")
+        for w in draw(
+            st.lists(st.sampled_from(WORDS + ["graph walk", "auth token"]), min_size=1, max_size=6, unique=True)
+        )
+    ]
     return nodes, edges, aliases
 
 
@@ -68,11 +101,16 @@ def outputs(kb: KnowledgeBase, caller: Caller, q: str, cfg: WalkConfig) -> dict[
     flat = builtin_flat_search(kb)
     hits = flat(q, 5, caller=caller)
     resolver = ConceptResolver(kb, cfg)
-    resolved = [(c.id, c.confidence, c.method, c.matched) for c in resolver.resolve(q, caller=caller, flat_results=hits)]
+    resolved = [
+        (c.id, c.confidence, c.method, c.matched) for c in resolver.resolve(q, caller=caller, flat_results=hits)
+    ]
     rtr = ConceptAnchoredRetriever(flat, kb, config=cfg)
     run = rtr.run(q, 5, concept_walk=True, caller=caller)
-    return {"resolved": resolved, "wrapped": json.dumps(run.results, sort_keys=True),
-            "concepts": [(c.id, c.confidence, c.method) for c in run.concepts]}
+    return {
+        "resolved": resolved,
+        "wrapped": json.dumps(run.results, sort_keys=True),
+        "concepts": [(c.id, c.confidence, c.method) for c in run.concepts],
+    }
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -95,8 +133,10 @@ def _lexical_store(hidden: int) -> KnowledgeBase:
     titled 'merger': with global statistics the hidden ones make 'merger' common and lift
     'plan review' over 'merger plan'."""
     kb = KnowledgeBase.open(":memory:")
-    nodes = [{"id": "c:a", "type": "CONCEPT", "title": "merger plan"},
-             {"id": "c:b", "type": "CONCEPT", "title": "plan review plan"}]
+    nodes = [
+        {"id": "c:a", "type": "CONCEPT", "title": "merger plan"},
+        {"id": "c:b", "type": "CONCEPT", "title": "plan review plan"},
+    ]
     nodes += [{"id": f"c:h{i:02d}", "type": "CONCEPT", "title": "merger", "scopes": ["secret"]} for i in range(hidden)]
     kb.add_nodes(nodes)
     return kb

@@ -14,8 +14,15 @@ import pytest
 jsonschema = pytest.importorskip("jsonschema")
 
 from conceptwalk import Caller  # noqa: E402
-from conceptwalk.wrap import (ConceptAnchoredRetriever, JsonlSink, WalkConfig, load_event_schema,  # noqa: E402
-                              make_sink, summarize_events, summarize_file)
+from conceptwalk.wrap import (  # noqa: E402
+    ConceptAnchoredRetriever,
+    JsonlSink,
+    WalkConfig,
+    load_event_schema,
+    make_sink,
+    summarize_events,
+    summarize_file,
+)
 from test_wrap_retriever import make_kb  # noqa: E402
 
 EVERYONE = Caller.all_access()
@@ -29,8 +36,10 @@ def test_schema_is_valid_and_shipped_in_the_package():
     assert resources.files("conceptwalk.wrap").joinpath("schemas", "retrieval_event.schema.json").is_file()
 
 
-@pytest.mark.parametrize("cfg", [WalkConfig(), WalkConfig(embedder=None, max_candidates=1),
-                                 WalkConfig(max_edges=1, max_concepts=1, max_hops=1)])
+@pytest.mark.parametrize(
+    "cfg",
+    [WalkConfig(), WalkConfig(embedder=None, max_candidates=1), WalkConfig(max_edges=1, max_concepts=1, max_hops=1)],
+)
 def test_one_valid_event_per_walk_and_none_without_walk(cfg):
     kb = make_kb()
     events = []
@@ -52,22 +61,26 @@ def test_one_valid_event_per_walk_and_none_without_walk(cfg):
 def test_budget_cuts_are_reported():
     kb = make_kb()
     ev = []
-    r = ConceptAnchoredRetriever(lambda t, k: [], kb, config=WalkConfig(embedder=None, max_candidates=1),
-                                 event_sink=ev.append)
+    r = ConceptAnchoredRetriever(
+        lambda t, k: [], kb, config=WalkConfig(embedder=None, max_candidates=1), event_sink=ev.append
+    )
     assert len(r.query("authn", 3, concept_walk=True, caller=EVERYONE)) == 1
     assert ev[-1]["truncated"] and ev[-1]["truncatedBy"] == ["candidates"]
-    r = ConceptAnchoredRetriever(lambda t, k: [], kb, config=WalkConfig(embedder=None, max_edges=1),
-                                 event_sink=ev.append)
+    r = ConceptAnchoredRetriever(
+        lambda t, k: [], kb, config=WalkConfig(embedder=None, max_edges=1), event_sink=ev.append
+    )
     r.query("authn", 3, concept_walk=True, caller=EVERYONE)
     assert ev[-1]["truncatedBy"] == ["edges"] and ev[-1]["edgesVisited"] == 1
-    r = ConceptAnchoredRetriever(lambda t, k: [], kb, config=WalkConfig(embedder=None, max_concepts=1, lexical_k=0),
-                                 event_sink=ev.append)
+    r = ConceptAnchoredRetriever(
+        lambda t, k: [], kb, config=WalkConfig(embedder=None, max_concepts=1, lexical_k=0), event_sink=ev.append
+    )
     r.query("authn billing", 3, concept_walk=True, caller=EVERYONE)  # alias c:auth; the name never needed
     assert not ev[-1]["truncated"]
     r.query("zzz", 3, concept_walk=True, caller=EVERYONE)
     kb.add_aliases([("zzz", "c:billing"), ("zzz", "c:tokens")])
-    r2 = ConceptAnchoredRetriever(lambda t, k: [], kb, config=WalkConfig(embedder=None, max_concepts=1, lexical_k=0),
-                                  event_sink=ev.append)
+    r2 = ConceptAnchoredRetriever(
+        lambda t, k: [], kb, config=WalkConfig(embedder=None, max_concepts=1, lexical_k=0), event_sink=ev.append
+    )
     r2.query("zzz", 3, concept_walk=True, caller=EVERYONE)
     assert ev[-1]["truncatedBy"] == ["concepts"] and len(ev[-1]["resolvedConcepts"]) == 1
 
@@ -84,7 +97,8 @@ def test_jsonl_logging_and_callback_sinks(tmp_path, caplog):
         VALIDATOR.validate(json.loads(line))
     with caplog.at_level(logging.INFO, logger="conceptwalk.events"):
         ConceptAnchoredRetriever(lambda t, k: [], kb, event_sink="logging").query(
-            "authn", 2, concept_walk=True, caller=EVERYONE)
+            "authn", 2, concept_walk=True, caller=EVERYONE
+        )
     rec = [x for x in caplog.records if x.name == "conceptwalk.events"]
     assert len(rec) == 1 and json.loads(rec[0].getMessage()) == rec[0].conceptwalk_event
     with pytest.raises(ValueError, match="event_sink"):
@@ -134,8 +148,16 @@ def test_jsonl_sink_concurrent_writer_processes_never_tear_lines(tmp_path):
 
 
 def test_summarize(tmp_path):
-    evs = [{"event": "conceptwalk.retrieval", "walkContributed": i < 3, "candidatesAdded": 2 if i < 3 else 0,
-            "walkMs": float(i + 1), "truncated": i == 0} for i in range(10)]
+    evs = [
+        {
+            "event": "conceptwalk.retrieval",
+            "walkContributed": i < 3,
+            "candidatesAdded": 2 if i < 3 else 0,
+            "walkMs": float(i + 1),
+            "truncated": i == 0,
+        }
+        for i in range(10)
+    ]
     s = summarize_events(evs + [{"event": "other"}])
     assert s["events"] == 10 and s["contributed"] == 3 and s["contributionRate"] == 0.3
     assert s["candidatesAdded"] == {"total": 6, "mean": 0.6}

@@ -35,7 +35,10 @@ def test_alias_to_several_canonicals_splits_confidence_over_visible_ones():
     r = ConceptResolver(kb, WalkConfig(embedder=None, lexical_k=0))
     assert got(r.resolve("sessions", caller=PUBLIC)) == [("c:auth", 0.5, "alias"), ("c:tokens", 0.5, "alias")]
     assert got(r.resolve("sessions", caller=T1)) == [
-        ("c:auth", 0.3333, "alias"), ("c:secret", 0.3333, "alias"), ("c:tokens", 0.3333, "alias")]
+        ("c:auth", 0.3333, "alias"),
+        ("c:secret", 0.3333, "alias"),
+        ("c:tokens", 0.3333, "alias"),
+    ]
 
 
 def test_hidden_concepts_never_resolve():
@@ -54,7 +57,9 @@ def test_flat_hits_rank_confidence_and_fragments():
     flat = [{"id": "f:jwt"}, {"id": "c:tokens"}, {"id": "c:auth-old"}, {"id": "c:billing"}]
     # rank 2 -> 0.45, rank 3 (a fragment of c:auth) -> 0.3, rank 4 is past flat_hit_k
     assert got(r.resolve("zzz", caller=EVERYONE, flat_results=flat)) == [
-        ("c:tokens", 0.45, "flat-hit"), ("c:auth", 0.3, "flat-hit")]
+        ("c:tokens", 0.45, "flat-hit"),
+        ("c:auth", 0.3, "flat-hit"),
+    ]
 
 
 def test_semantic_hits_embeddings_held_in_memory_never_written(tmp_path):
@@ -106,19 +111,29 @@ def test_alias_evidence_scored_by_coverage_and_specificity():
 def test_evidence_is_fused_and_semantic_candidates_not_cut_at_three_when_close():
     kb = make_kb()
     alone = ConceptResolver(kb, WalkConfig(embedder=None, lexical_k=0)).resolve(
-        "session tokens", caller=EVERYONE, flat_results=[{"id": "c:tokens"}])
+        "session tokens", caller=EVERYONE, flat_results=[{"id": "c:tokens"}]
+    )
     fused = ConceptResolver(kb, WalkConfig(embedder=None)).resolve(
-        "session tokens", caller=EVERYONE, flat_results=[{"id": "c:tokens"}])
+        "session tokens", caller=EVERYONE, flat_results=[{"id": "c:tokens"}]
+    )
     assert alone[0].id == fused[0].id == "c:tokens"
     assert fused[0].confidence == pytest.approx(1 - (1 - 0.9) * (1 - 0.6))  # flat-hit and lexical agree
     words = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta")
-    g = LinkGraph.from_edges([], nodes=[{"id": f"c:{w}", "type": "CONCEPT", "title": f"graph walk {w}"}
-                                        for w in words])
+    g = LinkGraph.from_edges([], nodes=[{"id": f"c:{w}", "type": "CONCEPT", "title": f"graph walk {w}"} for w in words])
     cfg = WalkConfig(semantic_threshold=0.0, semantic_k=3, semantic_max_k=6, semantic_margin=0.2)
     res = resolve(g, "graph walk", caller=EVERYONE, config=cfg)
     assert len(res) == 6 and all(c.method == "semantic" for c in res)
-    assert len(resolve(g, "graph walk", caller=EVERYONE,
-                       config=WalkConfig(semantic_threshold=0.0, semantic_max_k=6, semantic_margin=0.0))) == 3
+    assert (
+        len(
+            resolve(
+                g,
+                "graph walk",
+                caller=EVERYONE,
+                config=WalkConfig(semantic_threshold=0.0, semantic_max_k=6, semantic_margin=0.0),
+            )
+        )
+        == 3
+    )
 
 
 def test_semantic_threshold_and_k():
@@ -126,11 +141,24 @@ def test_semantic_threshold_and_k():
     none = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_threshold=1.0, flat_hit_k=0, lexical_k=0))
     # nothing reaches similarity 1.0, so only the fallback can resolve (and this text names no concept)
     assert none.resolve("invoices payments money", caller=EVERYONE) == []
-    one = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_threshold=0.0, semantic_k=1, lexical_k=0,
-                                         semantic_max_k=1, concept_text="title+body"))
+    one = ConceptResolver(
+        kb,
+        WalkConfig(
+            embedder="hashing:128",
+            semantic_threshold=0.0,
+            semantic_k=1,
+            lexical_k=0,
+            semantic_max_k=1,
+            concept_text="title+body",
+        ),
+    )
     assert got(one.resolve("invoices payments money", caller=EVERYONE))[0][::2] == ("c:billing", "semantic")
-    many = ConceptResolver(kb, WalkConfig(embedder="hashing:128", semantic_threshold=0.0, semantic_k=5, lexical_k=0,
-                                          concept_text="title+body"))
+    many = ConceptResolver(
+        kb,
+        WalkConfig(
+            embedder="hashing:128", semantic_threshold=0.0, semantic_k=5, lexical_k=0, concept_text="title+body"
+        ),
+    )
     res = many.resolve("invoices payments money", caller=PUBLIC)
     assert all(c.method == "semantic" and c.confidence >= 0.0 for c in res)
     assert [c.confidence for c in res] == sorted((c.confidence for c in res), reverse=True)
@@ -141,8 +169,11 @@ def test_semantic_threshold_and_k():
 def test_normalize_only_fallback_without_aliases_or_embeddings():
     g = LinkGraph.from_edges(
         [("concept/vector_index", "f:ann.py", "IMPLEMENTED_BY")],
-        nodes=[{"id": "concept/vector_index", "type": "CONCEPT", "title": "Vector-Index"},
-               {"id": "concept/other", "type": "CONCEPT", "title": "Totally different"}])
+        nodes=[
+            {"id": "concept/vector_index", "type": "CONCEPT", "title": "Vector-Index"},
+            {"id": "concept/other", "type": "CONCEPT", "title": "Totally different"},
+        ],
+    )
     cfg = WalkConfig(embedder=None)
     for text in ("where is the VECTOR INDEX?", "vector_index", "Vector  index…"):
         assert got(resolve(g, text, caller=EVERYONE, config=cfg)) == [("concept/vector_index", 0.6, "normalized")]

@@ -12,8 +12,13 @@ from hypothesis import strategies as st
 
 from conceptwalk import Caller, InputError, LinkGraph
 from conceptwalk.kb.store import KnowledgeBase
-from conceptwalk.wrap import (ABSENT_IN_PROJECTION, ABSENT_IN_STORAGE, ConceptAnchoredRetriever,
-                              WalkConfig, builtin_flat_search)
+from conceptwalk.wrap import (
+    ABSENT_IN_PROJECTION,
+    ABSENT_IN_STORAGE,
+    ConceptAnchoredRetriever,
+    WalkConfig,
+    builtin_flat_search,
+)
 
 EVERYONE = Caller.all_access()
 PUBLIC = Caller.public()
@@ -35,12 +40,30 @@ NODES = [
 ]
 EDGES = [
     {"src": "c:auth", "dst": "c:tokens", "type": "RELATED_TO", "authority": "canonical"},
-    {"src": "c:auth", "dst": "f:login", "type": "IMPLEMENTED_BY", "authority": "reviewed",
-     "extraction_method": "MANUAL", "extraction_confidence": 0.9},
-    {"src": "c:tokens", "dst": "f:jwt", "type": "IMPLEMENTED_BY", "fidelity": "verbatim",
-     "extraction_method": "TAGGED_CONCEPT", "extraction_confidence": 1.0, "lifecycle": "active"},
-    {"src": "c:tokens", "dst": "d:adr1", "type": "EXPLAINED_BY", "extraction_method": "TAGGED_CONCEPT",
-     "extraction_confidence": 0.8},
+    {
+        "src": "c:auth",
+        "dst": "f:login",
+        "type": "IMPLEMENTED_BY",
+        "authority": "reviewed",
+        "extraction_method": "MANUAL",
+        "extraction_confidence": 0.9,
+    },
+    {
+        "src": "c:tokens",
+        "dst": "f:jwt",
+        "type": "IMPLEMENTED_BY",
+        "fidelity": "verbatim",
+        "extraction_method": "TAGGED_CONCEPT",
+        "extraction_confidence": 1.0,
+        "lifecycle": "active",
+    },
+    {
+        "src": "c:tokens",
+        "dst": "d:adr1",
+        "type": "EXPLAINED_BY",
+        "extraction_method": "TAGGED_CONCEPT",
+        "extraction_confidence": 0.8,
+    },
     {"src": "m:note", "dst": "c:tokens", "type": "ATTACHED_TO"},
     {"src": "c:auth", "dst": "c:secret", "type": "RELATED_TO"},
     {"src": "c:secret", "dst": "f:hidden", "type": "IMPLEMENTED_BY"},
@@ -139,20 +162,26 @@ def test_fragmented_alias_id_resolves_to_canonical(kb):
 
 
 @settings(max_examples=40)
-@given(st.lists(st.fixed_dictionaries(
-    {"id": st.sampled_from([n["id"] for n in NODES] + ["ghost", "c:AUTH"])},
-    optional={"score": st.floats(allow_nan=False, allow_infinity=False), "x": st.text(max_size=3)}),
-    max_size=8),
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {"id": st.sampled_from([n["id"] for n in NODES] + ["ghost", "c:AUTH"])},
+            optional={"score": st.floats(allow_nan=False, allow_infinity=False), "x": st.text(max_size=3)},
+        ),
+        max_size=8,
+    ),
     st.sampled_from(["authn", "session tokens", "billing", "secret sauce", "", "jwt"]),
-    st.sampled_from([EVERYONE, PUBLIC, T1]), st.integers(1, 4))
+    st.sampled_from([EVERYONE, PUBLIC, T1]),
+    st.integers(1, 4),
+)
 def test_flat_results_never_displaced(flat, text, who, k):
     kb = _SHARED_KB
     before = json.dumps(flat)
     r = ConceptAnchoredRetriever(lambda t, kk: flat, kb, config=WalkConfig(max_candidates=k))
     out = r.query(text, 5, concept_walk=True, caller=who)
-    assert out[:len(flat)] == flat and all(a is b for a, b in zip(out, flat))
+    assert out[: len(flat)] == flat and all(a is b for a, b in zip(out, flat))
     assert json.dumps(flat) == before  # the flat dicts were not touched
-    extra = out[len(flat):]
+    extra = out[len(flat) :]
     flat_ids = {f["id"] for f in flat}
     g = kb.graph()
     vis = who.visibility(g)
@@ -235,25 +264,39 @@ def synth_kb():
 
 
 def _unbudgeted(kb, text, who, cfg):
-    big = WalkConfig(max_hops=cfg.max_hops, max_edges=10**9, max_candidates=10**9, max_concepts=cfg.max_concepts,
-                     embedder=cfg.embedder)
+    big = WalkConfig(
+        max_hops=cfg.max_hops,
+        max_edges=10**9,
+        max_candidates=10**9,
+        max_concepts=cfg.max_concepts,
+        embedder=cfg.embedder,
+    )
     ev = []
-    ConceptAnchoredRetriever(fixed([]), kb, config=big, event_sink=ev.append).query(text, 1, concept_walk=True,
-                                                                                    caller=who)
+    ConceptAnchoredRetriever(fixed([]), kb, config=big, event_sink=ev.append).query(
+        text, 1, concept_walk=True, caller=who
+    )
     return ev[-1]
 
 
 @settings(max_examples=30)
-@given(st.integers(0, 12), st.integers(0, 60), st.integers(0, 25), st.integers(1, 3), st.integers(1, 2),
-       st.sampled_from([EVERYONE, PUBLIC, Caller.with_scopes("tenant-a")]))
+@given(
+    st.integers(0, 12),
+    st.integers(0, 60),
+    st.integers(0, 25),
+    st.integers(1, 3),
+    st.integers(1, 2),
+    st.sampled_from([EVERYONE, PUBLIC, Caller.with_scopes("tenant-a")]),
+)
 def test_truncated_exactly_when_a_budget_cut(synth_kb, qi, max_edges, max_cands, max_concepts, hops, who):
     kb, queries = synth_kb
     text = queries[qi % len(queries)]["text"]
-    cfg = WalkConfig(max_hops=hops, max_edges=max_edges, max_candidates=max_cands, max_concepts=max_concepts,
-                     embedder="hashing:64")
+    cfg = WalkConfig(
+        max_hops=hops, max_edges=max_edges, max_candidates=max_cands, max_concepts=max_concepts, embedder="hashing:64"
+    )
     ev = []
     out = ConceptAnchoredRetriever(fixed([]), kb, config=cfg, event_sink=ev.append).query(
-        text, 1, concept_walk=True, caller=who)
+        text, 1, concept_walk=True, caller=who
+    )
     e = ev[-1]
     free = _unbudgeted(kb, text, who, cfg)
     resolved_all = len(ConceptAnchoredRetriever(fixed([]), kb, config=cfg).resolver.resolve(text, caller=who))
@@ -272,15 +315,27 @@ def test_truncated_exactly_when_a_budget_cut(synth_kb, qi, max_edges, max_cands,
 
 def test_gate_overrides_use_a_kbs_own_vocabulary():
     g = LinkGraph.from_edges(
-        [("t:phishing", "m:training", "mitigates"), ("t:phishing", "d:mailscan", "detects"),
-         ("t:phishing", "t:spearphish", "subtechnique"), ("t:spearphish", "m:dmarc", "mitigates")],
-        nodes=[{"id": "t:phishing", "type": "technique", "title": "Phishing"},
-               {"id": "t:spearphish", "type": "technique", "title": "Spearphishing"}])
+        [
+            ("t:phishing", "m:training", "mitigates"),
+            ("t:phishing", "d:mailscan", "detects"),
+            ("t:phishing", "t:spearphish", "subtechnique"),
+            ("t:spearphish", "m:dmarc", "mitigates"),
+        ],
+        nodes=[
+            {"id": "t:phishing", "type": "technique", "title": "Phishing"},
+            {"id": "t:spearphish", "type": "technique", "title": "Spearphishing"},
+        ],
+    )
     cfg = WalkConfig(concept_node_types=("technique",), embedder=None)
     default = ConceptAnchoredRetriever(fixed([]), g, config=cfg)
     assert default.query("phishing", 3, concept_walk=True, caller=EVERYONE) == []
-    r = ConceptAnchoredRetriever(fixed([]), g, config=cfg, expand_edge_types=["subtechnique", "no-such-type"],
-                                 admit_edge_types=("mitigates", "detects"))
+    r = ConceptAnchoredRetriever(
+        fixed([]),
+        g,
+        config=cfg,
+        expand_edge_types=["subtechnique", "no-such-type"],
+        admit_edge_types=("mitigates", "detects"),
+    )
     out = r.query("phishing", 3, concept_walk=True, caller=EVERYONE)
     assert [o["id"] for o in out] == ["d:mailscan", "m:training", "m:dmarc"]
 
@@ -305,8 +360,13 @@ def test_bad_arguments(kb):
 
 # --------------------------------------------------------------------------- provenance
 COLUMNS = ("authority", "fidelity", "extraction_method", "extraction_confidence", "lifecycle")
-VALUES = {"authority": "canonical", "fidelity": "summary", "extraction_method": "LLM_EXTRACTED",
-          "extraction_confidence": 0.5, "lifecycle": "draft"}
+VALUES = {
+    "authority": "canonical",
+    "fidelity": "summary",
+    "extraction_method": "LLM_EXTRACTED",
+    "extraction_confidence": 0.5,
+    "lifecycle": "draft",
+}
 
 
 def _provenance_kb(columns_with_data=COLUMNS):
@@ -361,8 +421,9 @@ def test_every_combination_of_present_and_absent_axes(case):
             return ABSENT_IN_PROJECTION
         return None
 
-    out = ConceptAnchoredRetriever(fixed([]), kb, config=cfg).query("zero concept", 40, concept_walk=True,
-                                                                    caller=EVERYONE)
+    out = ConceptAnchoredRetriever(fixed([]), kb, config=cfg).query(
+        "zero concept", 40, concept_walk=True, caller=EVERYONE
+    )
     assert len(out) == 32
     seen = set()
     for item in out:
@@ -383,8 +444,9 @@ def test_bare_linkgraph_source_is_its_own_storage():
     g = LinkGraph.from_edges([("c", "f", "IMPLEMENTED_BY")], nodes=[{"id": "c", "type": "CONCEPT", "title": "Cee"}])
     out = ConceptAnchoredRetriever(fixed([]), g, config=NOEMB).query("cee", 3, concept_walk=True, caller=EVERYONE)
     hop = out[0]["paths"][0]["hops"][0]
-    assert hop["absent"] == {a: ABSENT_IN_STORAGE for a in ("authority", "fidelity", "extractionProvenance",
-                                                            "lifecycle")}
+    assert hop["absent"] == {
+        a: ABSENT_IN_STORAGE for a in ("authority", "fidelity", "extractionProvenance", "lifecycle")
+    }
 
 
 @pytest.mark.parametrize("rank_by", ["similarity", "path*similarity", "ppr"])
@@ -396,22 +458,34 @@ def test_reranking_orders_the_walks_pool_and_cuts_to_the_budget(kb, rank_by):
     r = ConceptAnchoredRetriever(fixed([]), kb, config=cfg, event_sink=events.append)
     out = r.query("authn tokens", 5, concept_walk=True, caller=PUBLIC)
     pool = ConceptAnchoredRetriever(fixed([]), kb, config=WalkConfig(max_candidates=6)).query(
-        "authn tokens", 5, concept_walk=True, caller=PUBLIC)
+        "authn tokens", 5, concept_walk=True, caller=PUBLIC
+    )
     assert len(out) <= 2 and {o["id"] for o in out} <= {p["id"] for p in pool}
     g = kb.graph()
     if rank_by == "ppr":
         concepts = {c["id"]: c["confidence"] for c in events[-1]["resolvedConcepts"]}
         keep = {"PARENT_CONCEPT", "RELATED_TO", "IMPLEMENTED_BY", "EXPLAINED_BY", "ATTACHED_TO", "TAGGED_CONCEPT"}
-        sub = LinkGraph.from_edges([e for e in EDGES if e["type"] in keep and "c:secret" not in (e["src"], e["dst"])
-                                    and "f:hidden" not in (e["src"], e["dst"])],
-                                   nodes=[n for n in NODES if n["id"] not in ("c:secret", "f:hidden")])
+        sub = LinkGraph.from_edges(
+            [
+                e
+                for e in EDGES
+                if e["type"] in keep
+                and "c:secret" not in (e["src"], e["dst"])
+                and "f:hidden" not in (e["src"], e["dst"])
+            ],
+            nodes=[n for n in NODES if n["id"] not in ("c:secret", "f:hidden")],
+        )
         ppr = sub.personalized_pagerank(concepts).to_dict()
         want = sorted((p["id"] for p in pool), key=lambda i: -ppr.get(i, 0.0))[:2]
     else:
         emb = get_embedder(cfg.embedder)
         q = emb.embed(["authn tokens"])[0]
         sim = {p["id"]: float(emb.embed([g.title(p["id"]) or p["id"]])[0] @ q) for p in pool}
-        key = (lambda p: -sim[p["id"]]) if rank_by == "similarity" else (lambda p: -p["walkScore"] * (1 + sim[p["id"]]) / 2)
+        key = (
+            (lambda p: -sim[p["id"]])
+            if rank_by == "similarity"
+            else (lambda p: -p["walkScore"] * (1 + sim[p["id"]]) / 2)
+        )
         want = [p["id"] for p in sorted(pool, key=key)][:2]
     assert [o["id"] for o in out] == want
     assert events[-1]["truncated"] == (len(pool) > 2)

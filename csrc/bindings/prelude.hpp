@@ -99,11 +99,11 @@ inline cw::node_t node_scalar(std::int64_t x, const cw::CSRGraph& g, const char*
 template <class A>
 void check_1d(const A& a, const char* name, py::ssize_t expected = -1) {
   if (a.ndim() != 1)
-    throw py::value_error(std::string(name) + " must be 1-dimensional, got " +
-                          std::to_string(a.ndim()) + " dimensions");
+    throw py::value_error(std::string(name) + " must be 1-dimensional, got " + std::to_string(a.ndim()) +
+                          " dimensions");
   if (expected >= 0 && a.shape(0) != expected)
-    throw py::value_error(std::string(name) + " must have length " + std::to_string(expected) +
-                          ", got " + std::to_string(a.shape(0)));
+    throw py::value_error(std::string(name) + " must have length " + std::to_string(expected) + ", got " +
+                          std::to_string(a.shape(0)));
 }
 
 // A caller's visibility: the byte mask and visible degrees, owned, computed once.
@@ -114,9 +114,7 @@ struct VisibilityMask {
   std::vector<cw::offset_t> vindptr;  // rows of the visible subgraph (see cw::Visibility)
   cw::RawVector<cw::node_t> vindices;
   std::int64_t visible_count = 0;
-  cw::Visibility view() const {
-    return cw::Visibility{mask.data(), vdeg.data(), vindptr.data(), vindices.data()};
-  }
+  cw::Visibility view() const { return cw::Visibility{mask.data(), vdeg.data(), vindptr.data(), vindices.data()}; }
 };
 
 // The `visible` argument of an entry point: None or a VisibilityMask. Taken as a handle and cast
@@ -133,7 +131,6 @@ inline const VisibilityMask* mask_arg(py::handle h) {
 // Resolves an optional VisibilityMask for graph g (None = all visible).
 inline cw::Visibility resolve_visibility(const cw::CSRGraph& g, const VisibilityMask* vm) {
   if (!vm) return cw::Visibility{};
-  if (vm->graph.get() != &g)
-    throw py::value_error("visible: the VisibilityMask was built for a different graph");
+  if (vm->graph.get() != &g) throw py::value_error("visible: the VisibilityMask was built for a different graph");
   return vm->view();
 }

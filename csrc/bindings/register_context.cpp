@@ -27,7 +27,8 @@ cw::NodeTypeFilter type_filter(const cw::CSRGraph& g, const std::optional<carray
 }  // namespace
 
 void register_context(py::module_& m) {
-  py::class_<cw::ContextResult>(m, "ContextResult",
+  py::class_<cw::ContextResult>(
+      m, "ContextResult",
       "graph_context's core result for one query: result nodes (no seed) by PPR score, their "
       "scores, hop counts from the nearest seed and the seed each is reached through, and the "
       "PPR's residual and pushes. Read-only.")
@@ -46,7 +47,8 @@ void register_context(py::module_& m) {
       .def_readonly("visits", &cw::ContextResult::visits)
       .def("__len__", [](const cw::ContextResult& r) { return r.nodes.size(); });
 
-  py::class_<cw::ContextBatch>(m, "ContextBatch",
+  py::class_<cw::ContextBatch>(
+      m, "ContextBatch",
       "graph_context's core results for many queries: query i's nodes, scores, hops and via at "
       "ptr[i]:ptr[i + 1], per-query residual and pushes. Read-only.")
       .def_property_readonly("ptr", vector_property(&cw::ContextBatch::ptr))
@@ -66,8 +68,8 @@ void register_context(py::module_& m) {
 
   m.def(
       "graph_context",
-      [](const cw::CSRGraph& g, py::handle seeds_in, const carray<double>& weights, double restart,
-         double eps, std::int64_t k, const std::optional<carray<std::int32_t>>& node_type,
+      [](const cw::CSRGraph& g, py::handle seeds_in, const carray<double>& weights, double restart, double eps,
+         std::int64_t k, const std::optional<carray<std::int32_t>>& node_type,
          const std::optional<carray<bool>>& keep_types, py::handle visible, std::int32_t rank,
          std::int32_t max_hops, std::int64_t max_visits) {
         const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
@@ -84,8 +86,8 @@ void register_context(py::module_& m) {
         return cw::graph_context(g, vis, n, s, w, params, k, filter, rp);
       },
       "graph"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 20,
-      "node_type"_a = py::none(), "keep_types"_a = py::none(), "visible"_a = py::none(),
-      "rank"_a = 0, "max_hops"_a = 2, "max_visits"_a = cw::kCoverageVisits,
+      "node_type"_a = py::none(), "keep_types"_a = py::none(), "visible"_a = py::none(), "rank"_a = 0,
+      "max_hops"_a = 2, "max_visits"_a = cw::kCoverageVisits,
       "One graph_context query (seeds strictly ascending): PPR (eps lowered for a hub seed), drop "
       "the seeds, keep the wanted node types, the top k by PPR (rank 0) or by coverage within "
       "max_hops, then PPR (rank 1), then hop counts and reached-through seeds; returns a ContextResult.");
@@ -95,8 +97,7 @@ void register_context(py::module_& m) {
       [](const cw::CSRGraph& g, const carray<std::int64_t>& seed_ptr, py::handle seeds_in,
          const carray<double>& weights, double restart, double eps, std::int64_t k,
          const std::optional<carray<std::int32_t>>& node_type, const std::optional<carray<bool>>& keep_types,
-         int threads, py::handle visible, std::int32_t rank, std::int32_t max_hops,
-         std::int64_t max_visits) {
+         int threads, py::handle visible, std::int32_t rank, std::int32_t max_hops, std::int64_t max_visits) {
         const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
         check_1d(seeds, "seeds");
         check_1d(weights, "weights", seeds.shape(0));

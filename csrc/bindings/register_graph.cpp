@@ -3,8 +3,8 @@
 #include <algorithm>
 
 void register_graph(py::module_& m) {
-  py::class_<cw::CSRGraph, std::shared_ptr<cw::CSRGraph>>(m, "CSRGraph",
-      "Immutable CSR of the undirected projection of a typed directed edge list.")
+  py::class_<cw::CSRGraph, std::shared_ptr<cw::CSRGraph>>(
+      m, "CSRGraph", "Immutable CSR of the undirected projection of a typed directed edge list.")
       .def_static(
           "from_edges",
           [](std::int64_t num_nodes, const carray<std::int32_t>& src, const carray<std::int32_t>& dst,
@@ -43,8 +43,7 @@ void register_graph(py::module_& m) {
             check_1d(add_type, "add_type", add_src.shape(0));
             if (num_nodes < 0 || num_nodes > 0x7fffffffLL)
               throw py::value_error("num_nodes must be in [0, 2^31), got " + std::to_string(num_nodes));
-            if (type_lut.shape(0) > (1 << 29))
-              throw py::value_error("type_lut is longer than 2^29");
+            if (type_lut.shape(0) > (1 << 29)) throw py::value_error("type_lut is longer than 2^29");
             if (min_num_types < 0 || min_num_types > (1 << 29))
               throw py::value_error("min_num_types must be in [0, 2^29], got " + std::to_string(min_num_types));
             const std::int64_t m = add_src.shape(0);
@@ -66,15 +65,15 @@ void register_graph(py::module_& m) {
               cw::PatchedEdges pe{e_src.mutable_data(), e_dst.mutable_data(), e_type.mutable_data(),
                                   new_to_old.mutable_data()};
               py::gil_scoped_release nogil;
-              *g = cw::CSRGraph::patched(old, static_cast<cw::node_t>(num_nodes), r, nt, tl, nd, dr, m,
-                                         s, d, t, static_cast<std::int32_t>(min_num_types), ac, pe);
+              *g = cw::CSRGraph::patched(old, static_cast<cw::node_t>(num_nodes), r, nt, tl, nd, dr, m, s, d, t,
+                                         static_cast<std::int32_t>(min_num_types), ac, pe);
             }
             const py::ssize_t E = static_cast<py::ssize_t>(g->num_edges());
             py::slice head(0, E, 1);
             return py::make_tuple(g, add_canon, e_src[head], e_dst[head], e_type[head], new_to_old[head]);
           },
-          "old"_a, "num_nodes"_a, "remap"_a, "type_lut"_a, "drop"_a, "add_src"_a, "add_dst"_a,
-          "add_type"_a, "min_num_types"_a = 0,
+          "old"_a, "num_nodes"_a, "remap"_a, "type_lut"_a, "drop"_a, "add_src"_a, "add_dst"_a, "add_type"_a,
+          "min_num_types"_a = 0,
           "The graph a fresh build gives after renumbering the nodes (remap: old -> new index or "
           "-1, strictly increasing over kept nodes), recoding edge types (type_lut: old -> new code "
           "or -1, strictly increasing), dropping old canonical edges (ascending ids) and adding "
@@ -90,63 +89,78 @@ void register_graph(py::module_& m) {
       .def_property_readonly("memory_bytes", &cw::CSRGraph::memory_bytes)
       .def_property_readonly("borrowed", &cw::CSRGraph::borrowed,
                              "True when the arrays are borrowed (e.g. mapped from a snapshot file), not copied.")
-      .def_property_readonly("indptr", [](py::object self) {
-        const auto& g = self.cast<const cw::CSRGraph&>();
-        return readonly_view(g.indptr(), g.num_nodes() + 1, self);
-      })
-      .def_property_readonly("indices", [](py::object self) {
-        const auto& g = self.cast<const cw::CSRGraph&>();
-        return readonly_view(g.indices(), g.num_entries(), self);
-      })
-      .def("edge_columns", [](const cw::CSRGraph& g) {
-        const py::ssize_t E = static_cast<py::ssize_t>(g.num_edges());
-        py::array_t<std::int32_t> src(E), dst(E), type(E);
-        {
-          std::int32_t* s = src.mutable_data();
-          std::int32_t* d = dst.mutable_data();
-          std::int32_t* t = type.mutable_data();
-          py::gil_scoped_release nogil;
-          g.edge_columns(s, d, t);
-        }
-        return py::make_tuple(src, dst, type);
-      }, "Per canonical edge the (src, dst, type code) it was given as: three int32 arrays, O(edges).")
-      .def_property_readonly("entry_pair", [](const cw::CSRGraph& g) {
-        // Not stored (4 bytes per entry): computed on each access in O(entries). Per entry,
-        // use pair_of(u, v) or pair_base.
-        py::array_t<std::int32_t> out(g.num_entries());
-        {
-          std::int32_t* o = out.mutable_data();
-          py::gil_scoped_release nogil;
-          g.entry_pairs(o);
-        }
-        out.attr("setflags")("write"_a = false);
-        return out;
-      })
-      .def_property_readonly("pair_base", [](py::object self) {
-        const auto& g = self.cast<const cw::CSRGraph&>();
-        return readonly_view(g.pair_base(), g.num_nodes() + 1, self);
-      })
-      .def("pair_of", [](const cw::CSRGraph& g, std::int64_t u, std::int64_t v) -> std::int64_t {
+      .def_property_readonly("indptr",
+                             [](py::object self) {
+                               const auto& g = self.cast<const cw::CSRGraph&>();
+                               return readonly_view(g.indptr(), g.num_nodes() + 1, self);
+                             })
+      .def_property_readonly("indices",
+                             [](py::object self) {
+                               const auto& g = self.cast<const cw::CSRGraph&>();
+                               return readonly_view(g.indices(), g.num_entries(), self);
+                             })
+      .def(
+          "edge_columns",
+          [](const cw::CSRGraph& g) {
+            const py::ssize_t E = static_cast<py::ssize_t>(g.num_edges());
+            py::array_t<std::int32_t> src(E), dst(E), type(E);
+            {
+              std::int32_t* s = src.mutable_data();
+              std::int32_t* d = dst.mutable_data();
+              std::int32_t* t = type.mutable_data();
+              py::gil_scoped_release nogil;
+              g.edge_columns(s, d, t);
+            }
+            return py::make_tuple(src, dst, type);
+          },
+          "Per canonical edge the (src, dst, type code) it was given as: three int32 arrays, O(edges).")
+      .def_property_readonly("entry_pair",
+                             [](const cw::CSRGraph& g) {
+                               // Not stored (4 bytes per entry): computed on each access in O(entries). Per entry,
+                               // use pair_of(u, v) or pair_base.
+                               py::array_t<std::int32_t> out(g.num_entries());
+                               {
+                                 std::int32_t* o = out.mutable_data();
+                                 py::gil_scoped_release nogil;
+                                 g.entry_pairs(o);
+                               }
+                               out.attr("setflags")("write"_a = false);
+                               return out;
+                             })
+      .def_property_readonly("pair_base",
+                             [](py::object self) {
+                               const auto& g = self.cast<const cw::CSRGraph&>();
+                               return readonly_view(g.pair_base(), g.num_nodes() + 1, self);
+                             })
+      .def(
+          "pair_of",
+          [](const cw::CSRGraph& g, std::int64_t u, std::int64_t v) -> std::int64_t {
             if (u < 0 || u >= g.num_nodes() || v < 0 || v >= g.num_nodes())
               throw py::index_error("node index outside [0, " + std::to_string(g.num_nodes()) + ")");
             return g.pair_of(static_cast<cw::node_t>(u), static_cast<cw::node_t>(v));
-          }, "u"_a, "v"_a, "Pair (index into pair_ptr) joining nodes u and v, or -1 when not adjacent.")
-      .def_property_readonly("pair_ptr", [](py::object self) {
-        const auto& g = self.cast<const cw::CSRGraph&>();
-        return readonly_view(g.pair_ptr(), g.num_pairs() + 1, self);
-      })
-      .def_property_readonly("edge_typedir", [](py::object self) {
-        const auto& g = self.cast<const cw::CSRGraph&>();
-        return readonly_view(g.edge_typedir(), g.num_edges(), self);
-      })
-      .def("find_entry", [](const cw::CSRGraph& g, std::int64_t u, std::int64_t v) -> std::int64_t {
+          },
+          "u"_a, "v"_a, "Pair (index into pair_ptr) joining nodes u and v, or -1 when not adjacent.")
+      .def_property_readonly("pair_ptr",
+                             [](py::object self) {
+                               const auto& g = self.cast<const cw::CSRGraph&>();
+                               return readonly_view(g.pair_ptr(), g.num_pairs() + 1, self);
+                             })
+      .def_property_readonly("edge_typedir",
+                             [](py::object self) {
+                               const auto& g = self.cast<const cw::CSRGraph&>();
+                               return readonly_view(g.edge_typedir(), g.num_edges(), self);
+                             })
+      .def(
+          "find_entry",
+          [](const cw::CSRGraph& g, std::int64_t u, std::int64_t v) -> std::int64_t {
             if (u < 0 || u >= g.num_nodes() || v < 0 || v >= g.num_nodes())
               throw py::index_error("node index outside [0, " + std::to_string(g.num_nodes()) + ")");
             return g.find_entry(static_cast<cw::node_t>(u), static_cast<cw::node_t>(v));
-          }, "u"_a, "v"_a, "Adjacency entry of v in u's row, or -1.");
+          },
+          "u"_a, "v"_a, "Adjacency entry of v in u's row, or -1.");
 
-  py::class_<VisibilityMask, std::shared_ptr<VisibilityMask>>(m, "VisibilityMask",
-      "A caller's node mask over one graph, with visible degrees precomputed once.")
+  py::class_<VisibilityMask, std::shared_ptr<VisibilityMask>>(
+      m, "VisibilityMask", "A caller's node mask over one graph, with visible degrees precomputed once.")
       .def(py::init([](std::shared_ptr<cw::CSRGraph> g, const carray<bool>& mask) {
              if (!g) throw py::type_error("graph must be a CSRGraph, got None");
              check_1d(mask, "mask", g->num_nodes());
@@ -170,10 +184,12 @@ void register_graph(py::module_& m) {
            }),
            "graph"_a, "mask"_a)
       .def_property_readonly("visible_count", [](const VisibilityMask& vm) { return vm.visible_count; })
-      .def_property_readonly("visible_degrees", [](py::object self) {
-        const auto& vm = self.cast<const VisibilityMask&>();
-        return readonly_view(vm.vdeg.data(), static_cast<std::int64_t>(vm.vdeg.size()), self);
-      })
+      .def_property_readonly("visible_degrees",
+                             [](py::object self) {
+                               const auto& vm = self.cast<const VisibilityMask&>();
+                               return readonly_view(vm.vdeg.data(), static_cast<std::int64_t>(vm.vdeg.size()),
+                                                    self);
+                             })
       .def_property_readonly("mask", [](py::object self) {
         const auto& vm = self.cast<const VisibilityMask&>();
         auto a = readonly_view(vm.mask.data(), static_cast<std::int64_t>(vm.mask.size()), self);

@@ -5,7 +5,8 @@
 #include "conceptwalk/linkpred.hpp"
 
 void register_linkpred(py::module_& m) {
-  py::class_<cw::RAResult>(m, "RAResult",
+  py::class_<cw::RAResult>(
+      m, "RAResult",
       "Resource-allocation suggestions for one node: targets by score descending then index, "
       "target j's shared neighbours at shared[shared_ptr[j]:shared_ptr[j + 1]] (ascending), and "
       "how many candidates met min_shared. Read-only.")
@@ -17,9 +18,9 @@ void register_linkpred(py::module_& m) {
       .def("__len__", [](const cw::RAResult& r) { return r.targets.size(); });
 
   py::class_<cw::RABatch>(m, "RABatch",
-      "Resource allocation for many nodes: query i's targets and scores at ptr[i]:ptr[i + 1], "
-      "target j's shared neighbours at shared[shared_ptr[j]:shared_ptr[j + 1]], per-query "
-      "candidates. Read-only.")
+                          "Resource allocation for many nodes: query i's targets and scores at ptr[i]:ptr[i + 1], "
+                          "target j's shared neighbours at shared[shared_ptr[j]:shared_ptr[j + 1]], per-query "
+                          "candidates. Read-only.")
       .def_property_readonly("ptr", vector_property(&cw::RABatch::ptr))
       .def_property_readonly("targets", vector_property(&cw::RABatch::targets))
       .def_property_readonly("scores", vector_property(&cw::RABatch::scores))
@@ -29,8 +30,7 @@ void register_linkpred(py::module_& m) {
 
   m.def(
       "resource_allocation",
-      [](const cw::CSRGraph& g, std::int64_t node, std::int64_t min_shared, std::int64_t k,
-         py::handle visible) {
+      [](const cw::CSRGraph& g, std::int64_t node, std::int64_t min_shared, std::int64_t k, py::handle visible) {
         const cw::node_t a = node_scalar(node, g, "node");
         const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
         py::gil_scoped_release nogil;
@@ -41,8 +41,8 @@ void register_linkpred(py::module_& m) {
 
   m.def(
       "suggest_batch",
-      [](const cw::CSRGraph& g, py::handle nodes_in, std::int64_t min_shared, std::int64_t k,
-         int threads, py::handle visible) {
+      [](const cw::CSRGraph& g, py::handle nodes_in, std::int64_t min_shared, std::int64_t k, int threads,
+         py::handle visible) {
         const carray<std::int32_t> nodes = node_array(nodes_in, g, "nodes");
         check_1d(nodes, "nodes");
         const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));

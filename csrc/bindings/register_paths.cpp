@@ -5,20 +5,23 @@
 #include "conceptwalk/paths.hpp"
 
 void register_paths(py::module_& m) {
-  py::class_<cw::PathResult>(m, "PathResult",
+  py::class_<cw::PathResult>(
+      m, "PathResult",
       "A shortest path: node indices from source to target inclusive (empty: no visible path) "
       "and the nodes both searches reached. Read-only.")
       .def_property_readonly("path", vector_property(&cw::PathResult::path))
       .def_readonly("visited", &cw::PathResult::visited)
       .def("__len__", [](const cw::PathResult& r) { return r.path.size(); });
 
-  py::class_<cw::PathBatch>(m, "PathBatch",
+  py::class_<cw::PathBatch>(
+      m, "PathBatch",
       "Shortest paths for many pairs: pair i's path at nodes[ptr[i]:ptr[i + 1]] (empty: none). "
       "Read-only.")
       .def_property_readonly("ptr", vector_property(&cw::PathBatch::ptr))
       .def_property_readonly("nodes", vector_property(&cw::PathBatch::nodes));
 
-  py::class_<cw::HopsResult>(m, "HopsResult",
+  py::class_<cw::HopsResult>(
+      m, "HopsResult",
       "Per target: hops to the nearest seed (-1: not reached) and that seed (smallest index on "
       "ties; -1: not reached). Read-only.")
       .def_property_readonly("hops", vector_property(&cw::HopsResult::hops))
@@ -38,8 +41,7 @@ void register_paths(py::module_& m) {
 
   m.def(
       "path_batch",
-      [](const cw::CSRGraph& g, py::handle sources_in, py::handle targets_in, int threads,
-         py::handle visible) {
+      [](const cw::CSRGraph& g, py::handle sources_in, py::handle targets_in, int threads, py::handle visible) {
         const carray<std::int32_t> sources = node_array(sources_in, g, "sources");
         const carray<std::int32_t> targets = node_array(targets_in, g, "targets");
         check_1d(sources, "sources");

@@ -34,8 +34,7 @@ void register_snapshot(py::module_& m) {
           bool same = true;
           for (int i = 0; i < 5; ++i) {
             py::handle o = originals[static_cast<std::size_t>(i)];
-            same = same && o.ptr() == given[i].ptr() &&
-                   !py::reinterpret_borrow<py::array>(o).writeable();
+            same = same && o.ptr() == given[i].ptr() && !py::reinterpret_borrow<py::array>(o).writeable();
           }
           if (same) {
             auto* held = new py::tuple(originals);
@@ -48,13 +47,13 @@ void register_snapshot(py::module_& m) {
         {
           py::gil_scoped_release nogil;
           *g = cw::CSRGraph::from_parts(static_cast<cw::node_t>(num_nodes),
-                                        static_cast<std::int32_t>(num_edge_types), ip, entries, ind, pb,
-                                        pairs, pp, edges, td, keep);
+                                        static_cast<std::int32_t>(num_edge_types), ip, entries, ind, pb, pairs, pp,
+                                        edges, td, keep);
         }
         return g;
       },
-      "num_nodes"_a, "num_edge_types"_a, "indptr"_a, "indices"_a, "pair_base"_a, "pair_ptr"_a,
-      "edge_typedir"_a, "borrow"_a = py::tuple(),
+      "num_nodes"_a, "num_edge_types"_a, "indptr"_a, "indices"_a, "pair_base"_a, "pair_ptr"_a, "edge_typedir"_a,
+      "borrow"_a = py::tuple(),
       "A CSRGraph from the arrays of an earlier build (indptr, indices, pair_base, pair_ptr, "
       "edge_typedir) after validating every invariant; ValueError on inconsistent arrays. Copied, "
       "unless `borrow` is the tuple of the five arrays given and each is read-only, C-contiguous "

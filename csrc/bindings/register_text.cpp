@@ -112,37 +112,51 @@ void register_text(py::module_& m) {
       .def_property_readonly("title_weight", [](const cw::TextIndex& ix) { return ix.title_weight; })
       .def_property_readonly("num_postings", [](const cw::TextIndex& ix) { return ix.num_postings(); })
       .def_property_readonly("total_len", [](const cw::TextIndex& ix) { return ix.total_len; })
-      .def_property_readonly("offsets", [](py::object self) {
-        const auto& ix = self.cast<const cw::TextIndex&>();
-        return readonly_view(ix.offsets.data(), static_cast<std::int64_t>(ix.offsets.size()), self);
-      })
-      .def_property_readonly("docs", [](py::object self) {
-        const auto& ix = self.cast<const cw::TextIndex&>();
-        return readonly_view(ix.docs.data(), static_cast<std::int64_t>(ix.docs.size()), self);
-      })
-      .def_property_readonly("tfs", [](py::object self) {
-        const auto& ix = self.cast<const cw::TextIndex&>();
-        return readonly_view(ix.tfs.data(), static_cast<std::int64_t>(ix.tfs.size()), self);
-      })
-      .def_property_readonly("doc_len", [](py::object self) {
-        const auto& ix = self.cast<const cw::TextIndex&>();
-        return readonly_view(ix.doc_len.data(), static_cast<std::int64_t>(ix.doc_len.size()), self);
-      })
-      .def_property_readonly("max_tf", [](py::object self) {
-        const auto& ix = self.cast<const cw::TextIndex&>();
-        return readonly_view(ix.max_tf.data(), static_cast<std::int64_t>(ix.max_tf.size()), self);
-      }, "Per term, the largest tf among its postings (derived).")
-      .def_property_readonly("min_len", [](py::object self) {
-        const auto& ix = self.cast<const cw::TextIndex&>();
-        return readonly_view(ix.min_len.data(), static_cast<std::int64_t>(ix.min_len.size()), self);
-      }, "Per term, the smallest length of a document holding it (derived).")
-      .def_property_readonly("memory_bytes", [](const cw::TextIndex& ix) {
-        return static_cast<std::int64_t>(ix.offsets.size() * sizeof(cw::offset_t) +
-                                         ix.docs.size() * sizeof(cw::node_t) + ix.tfs.size() * 4 +
-                                         ix.doc_len.size() * 4 + ix.max_tf.size() * 4 + ix.min_len.size() * 4 +
-                                         ix.tf_ptr.size() * sizeof(cw::offset_t) + ix.tf_val.size() * 4 +
-                                         ix.tf_min_len.size() * 4);
-      })
+      .def_property_readonly("offsets",
+                             [](py::object self) {
+                               const auto& ix = self.cast<const cw::TextIndex&>();
+                               return readonly_view(ix.offsets.data(),
+                                                    static_cast<std::int64_t>(ix.offsets.size()), self);
+                             })
+      .def_property_readonly("docs",
+                             [](py::object self) {
+                               const auto& ix = self.cast<const cw::TextIndex&>();
+                               return readonly_view(ix.docs.data(), static_cast<std::int64_t>(ix.docs.size()),
+                                                    self);
+                             })
+      .def_property_readonly("tfs",
+                             [](py::object self) {
+                               const auto& ix = self.cast<const cw::TextIndex&>();
+                               return readonly_view(ix.tfs.data(), static_cast<std::int64_t>(ix.tfs.size()), self);
+                             })
+      .def_property_readonly("doc_len",
+                             [](py::object self) {
+                               const auto& ix = self.cast<const cw::TextIndex&>();
+                               return readonly_view(ix.doc_len.data(),
+                                                    static_cast<std::int64_t>(ix.doc_len.size()), self);
+                             })
+      .def_property_readonly(
+          "max_tf",
+          [](py::object self) {
+            const auto& ix = self.cast<const cw::TextIndex&>();
+            return readonly_view(ix.max_tf.data(), static_cast<std::int64_t>(ix.max_tf.size()), self);
+          },
+          "Per term, the largest tf among its postings (derived).")
+      .def_property_readonly(
+          "min_len",
+          [](py::object self) {
+            const auto& ix = self.cast<const cw::TextIndex&>();
+            return readonly_view(ix.min_len.data(), static_cast<std::int64_t>(ix.min_len.size()), self);
+          },
+          "Per term, the smallest length of a document holding it (derived).")
+      .def_property_readonly("memory_bytes",
+                             [](const cw::TextIndex& ix) {
+                               return static_cast<std::int64_t>(
+                                   ix.offsets.size() * sizeof(cw::offset_t) + ix.docs.size() * sizeof(cw::node_t) +
+                                   ix.tfs.size() * 4 + ix.doc_len.size() * 4 + ix.max_tf.size() * 4 +
+                                   ix.min_len.size() * 4 + ix.tf_ptr.size() * sizeof(cw::offset_t) +
+                                   ix.tf_val.size() * 4 + ix.tf_min_len.size() * 4);
+                             })
       .def(
           "stats",
           [](TextIndexPtr self, const std::optional<carray<std::uint8_t>>& visible, double k1, double b) {
@@ -161,19 +175,24 @@ void register_text(py::module_& m) {
           "BM25 statistics (N, total length, every term's document frequency and largest contribution) over the "
           "visible documents.");
 
-  py::class_<TextStatsHolder, std::shared_ptr<TextStatsHolder>>(m, "TextStats",
-                                                                "BM25 statistics over one visible set of documents.")
+  py::class_<TextStatsHolder, std::shared_ptr<TextStatsHolder>>(
+      m, "TextStats", "BM25 statistics over one visible set of documents.")
       .def_property_readonly("num_docs", [](const TextStatsHolder& h) { return h.stats.num_docs; })
       .def_property_readonly("total_len", [](const TextStatsHolder& h) { return h.stats.total_len; })
-      .def_property_readonly("df", [](py::object self) {
-        const auto& h = self.cast<const TextStatsHolder&>();
-        return readonly_view(h.stats.df.data(), static_cast<std::int64_t>(h.stats.df.size()), self);
-      })
-      .def_property_readonly("max_contrib", [](py::object self) {
-        const auto& h = self.cast<const TextStatsHolder&>();
-        return readonly_view(h.stats.max_contrib.data(), static_cast<std::int64_t>(h.stats.max_contrib.size()),
-                             self);
-      }, "Per term, its largest BM25 contribution over the visible documents (MaxScore's bound).");
+      .def_property_readonly("df",
+                             [](py::object self) {
+                               const auto& h = self.cast<const TextStatsHolder&>();
+                               return readonly_view(h.stats.df.data(),
+                                                    static_cast<std::int64_t>(h.stats.df.size()), self);
+                             })
+      .def_property_readonly(
+          "max_contrib",
+          [](py::object self) {
+            const auto& h = self.cast<const TextStatsHolder&>();
+            return readonly_view(h.stats.max_contrib.data(), static_cast<std::int64_t>(h.stats.max_contrib.size()),
+                                 self);
+          },
+          "Per term, its largest BM25 contribution over the visible documents (MaxScore's bound).");
 
   m.def(
       "bm25_topk",
@@ -207,7 +226,8 @@ void register_text(py::module_& m) {
          const std::optional<carray<std::uint8_t>>& visible, std::optional<double> min_score_opt) {
         const double min_score = min_score_opt ? *min_score_opt : -std::numeric_limits<double>::infinity();
         if (matrix.ndim() != 2)
-          throw py::value_error("matrix must be 2-dimensional, got " + std::to_string(matrix.ndim()) + " dimensions");
+          throw py::value_error("matrix must be 2-dimensional, got " + std::to_string(matrix.ndim()) +
+                                " dimensions");
         const std::int64_t n = matrix.shape(0), dim = matrix.shape(1);
         check_1d(query, "query", static_cast<py::ssize_t>(dim));
         const std::uint8_t* vis = opt_mask(visible, n, "visible");

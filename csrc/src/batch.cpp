@@ -5,9 +5,8 @@
 namespace cw {
 
 PPRBatch personalized_pagerank_batch(const CSRGraph& g, const Visibility& vis, std::int64_t ptr_size,
-                                     const std::int64_t* seed_ptr, std::int64_t nseeds,
-                                     const node_t* seeds, const double* weights,
-                                     const PPRParams& params, std::int64_t k, int threads) {
+                                     const std::int64_t* seed_ptr, std::int64_t nseeds, const node_t* seeds,
+                                     const double* weights, const PPRParams& params, std::int64_t k, int threads) {
   const std::int64_t q = check_ptr(seed_ptr, ptr_size, nseeds, "seed_ptr");
   for (std::int64_t i = 0; i < q; ++i)  // validate every query before any work
     validate_ppr(g, vis, seed_ptr[i + 1] - seed_ptr[i], seeds + seed_ptr[i], weights + seed_ptr[i], params);
@@ -41,9 +40,8 @@ PPRBatch personalized_pagerank_batch(const CSRGraph& g, const Visibility& vis, s
   return out;
 }
 
-RABatch resource_allocation_batch(const CSRGraph& g, const Visibility& vis, std::int64_t q,
-                                  const node_t* nodes, std::int64_t min_shared, std::int64_t k,
-                                  int threads) {
+RABatch resource_allocation_batch(const CSRGraph& g, const Visibility& vis, std::int64_t q, const node_t* nodes,
+                                  std::int64_t min_shared, std::int64_t k, int threads) {
   check_min_shared(min_shared);
   check_nodes(g, vis, q, nodes, "node");
   std::vector<RAResult> res(static_cast<std::size_t>(q));
@@ -75,8 +73,8 @@ RABatch resource_allocation_batch(const CSRGraph& g, const Visibility& vis, std:
   return out;
 }
 
-PathBatch shortest_path_batch(const CSRGraph& g, const Visibility& vis, std::int64_t q,
-                              const node_t* sources, const node_t* targets, int threads) {
+PathBatch shortest_path_batch(const CSRGraph& g, const Visibility& vis, std::int64_t q, const node_t* sources,
+                              const node_t* targets, int threads) {
   for (std::int64_t i = 0; i < q; ++i) {
     check_node(g, vis, sources[i], "source");
     check_node(g, vis, targets[i], "target");

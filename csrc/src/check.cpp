@@ -26,8 +26,7 @@ void check_in_range(const CSRGraph& g, std::int64_t count, const node_t* nodes, 
   }
 }
 
-std::int64_t check_ptr(const std::int64_t* ptr, std::int64_t size, std::int64_t total,
-                       const char* name) {
+std::int64_t check_ptr(const std::int64_t* ptr, std::int64_t size, std::int64_t total, const char* name) {
   if (size < 1) throw InvalidArgument(std::string(name) + " must have at least one entry");
   const std::int64_t q = size - 1;
   if (ptr[0] != 0 || ptr[q] != total)

@@ -24,9 +24,9 @@ inline bool kept(const NodeTypeFilter& f, node_t v) {
 // ws.ib (clean -1) holds the current seed's distances. Every entry touched is reset at the end:
 // no O(n) clearing. Stops once `max_visits` visible adjacency entries have been read (truncated).
 struct CoverPass {
-  std::vector<node_t> cand;                       // ascending
-  std::vector<std::int32_t> cov;                  // aligned with cand
-  std::vector<std::pair<node_t, node_t>> pairs;   // (candidate, seed), seeds ascending
+  std::vector<node_t> cand;                      // ascending
+  std::vector<std::int32_t> cov;                 // aligned with cand
+  std::vector<std::pair<node_t, node_t>> pairs;  // (candidate, seed), seeds ascending
   bool truncated = false;
   std::int64_t visits = 0;
 };
@@ -96,15 +96,14 @@ CoverPass coverage_pass(const CSRGraph& g, const Visibility& vis, std::int64_t n
 
 void add_hops(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs, ContextResult& o) {
   if (o.nodes.empty()) return;
-  HopsResult h = multi_source_hops(g, vis, ns, qs, static_cast<std::int64_t>(o.nodes.size()),
-                                   o.nodes.data(), -1);
+  HopsResult h = multi_source_hops(g, vis, ns, qs, static_cast<std::int64_t>(o.nodes.size()), o.nodes.data(), -1);
   o.hops = std::move(h.hops);
   o.via = std::move(h.via);
 }
 
 ContextResult run_coverage(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
-                           const double* w, const PPRParams& params, std::int64_t k,
-                           const NodeTypeFilter& filter, const RankParams& rp) {
+                           const double* w, const PPRParams& params, std::int64_t k, const NodeTypeFilter& filter,
+                           const RankParams& rp) {
   const FillTarget target{k, filter.node_type, filter.keep, filter.num_keep};
   PPRResult r = personalized_pagerank_fill(g, vis, ns, qs, w, params, 0, target);
   CoverPass cp = coverage_pass(g, vis, ns, qs, rp);
@@ -166,8 +165,8 @@ ContextResult run_coverage(const CSRGraph& g, const Visibility& vis, std::int64_
 }
 
 ContextResult run_context(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
-                          const double* w, const PPRParams& params, std::int64_t k,
-                          const NodeTypeFilter& filter, const RankParams& rp) {
+                          const double* w, const PPRParams& params, std::int64_t k, const NodeTypeFilter& filter,
+                          const RankParams& rp) {
   if (rp.rank == Rank::kCoverage) return run_coverage(g, vis, ns, qs, w, params, k, filter, rp);
   // Without a type filter the top k + nseeds PPR nodes hold the top k non-seeds; with one, any
   // number of nodes may be filtered out, so rank all.
@@ -192,9 +191,8 @@ ContextResult run_context(const CSRGraph& g, const Visibility& vis, std::int64_t
 
 }  // namespace
 
-void validate_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
-                      const node_t* seeds, const double* weights, const PPRParams& params,
-                      std::int64_t k) {
+void validate_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+                      const double* weights, const PPRParams& params, std::int64_t k) {
   if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
   validate_ppr(g, vis, nseeds, seeds, weights, params);
   for (std::int64_t j = 1; j < nseeds; ++j)
@@ -211,29 +209,27 @@ void validate_rank(const RankParams& rank) {
     throw InvalidArgument("max_visits must be >= 1, got " + std::to_string(rank.max_visits));
 }
 
-ContextResult graph_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
-                            const node_t* seeds, const double* weights, const PPRParams& params,
-                            std::int64_t k, const NodeTypeFilter& filter, const RankParams& rank) {
+ContextResult graph_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+                            const double* weights, const PPRParams& params, std::int64_t k,
+                            const NodeTypeFilter& filter, const RankParams& rank) {
   validate_context(g, vis, nseeds, seeds, weights, params, k);
   validate_rank(rank);
   return run_context(g, vis, nseeds, seeds, weights, params, k, filter, rank);
 }
 
 ContextBatch graph_context_batch(const CSRGraph& g, const Visibility& vis, std::int64_t ptr_size,
-                                 const std::int64_t* seed_ptr, std::int64_t nseeds,
-                                 const node_t* seeds, const double* weights,
-                                 const PPRParams& params, std::int64_t k,
+                                 const std::int64_t* seed_ptr, std::int64_t nseeds, const node_t* seeds,
+                                 const double* weights, const PPRParams& params, std::int64_t k,
                                  const NodeTypeFilter& filter, int threads, const RankParams& rank) {
   const std::int64_t q = check_ptr(seed_ptr, ptr_size, nseeds, "seed_ptr");
   if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
   validate_rank(rank);
   for (std::int64_t i = 0; i < q; ++i)
-    validate_context(g, vis, seed_ptr[i + 1] - seed_ptr[i], seeds + seed_ptr[i], weights + seed_ptr[i],
-                     params, k);
+    validate_context(g, vis, seed_ptr[i + 1] - seed_ptr[i], seeds + seed_ptr[i], weights + seed_ptr[i], params, k);
   std::vector<ContextResult> res(static_cast<std::size_t>(q));
   parallel_for(q, threads, [&](std::int64_t i) {
-    res[i] = run_context(g, vis, seed_ptr[i + 1] - seed_ptr[i], seeds + seed_ptr[i], weights + seed_ptr[i],
-                         params, k, filter, rank);
+    res[i] = run_context(g, vis, seed_ptr[i + 1] - seed_ptr[i], seeds + seed_ptr[i], weights + seed_ptr[i], params,
+                         k, filter, rank);
   });
   ContextBatch out;
   const std::size_t Q = static_cast<std::size_t>(q);

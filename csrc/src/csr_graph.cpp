@@ -281,11 +281,9 @@ void CSRGraph::finish_rows(const std::uint32_t* pair_begin, const node_t* ph) {
   for (std::size_t v = 0; v <= N; ++v) pair_base_[v] = static_cast<std::int32_t>(pair_begin[v]);
 }
 
-
-CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* remap,
-                           std::int32_t num_old_types, const std::int32_t* type_lut,
-                           std::int64_t num_drop, const std::int64_t* drop, std::int64_t m_add,
-                           const std::int32_t* add_src, const std::int32_t* add_dst,
+CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* remap, std::int32_t num_old_types,
+                           const std::int32_t* type_lut, std::int64_t num_drop, const std::int64_t* drop,
+                           std::int64_t m_add, const std::int32_t* add_src, const std::int32_t* add_dst,
                            const std::int32_t* add_type, std::int32_t min_num_types,
                            std::int64_t* add_to_canonical, const PatchedEdges& edges) {
   const node_t n_old = old.n_;
@@ -304,8 +302,8 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
     for (node_t u = 0; u < n_old; ++u) {
       const std::int32_t r = remap[u];
       if (r < -1 || r >= n)
-        throw InvalidArgument("remap[" + std::to_string(u) + "] = " + std::to_string(r) +
-                              " outside [-1, " + std::to_string(n) + ")");
+        throw InvalidArgument("remap[" + std::to_string(u) + "] = " + std::to_string(r) + " outside [-1, " +
+                              std::to_string(n) + ")");
       if (r >= 0) {
         if (r <= prev) throw InvalidArgument("remap must be strictly increasing over kept nodes");
         prev = r;
@@ -324,8 +322,7 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
     }
     for (std::int64_t i = 0; i < num_drop; ++i)
       if (drop[i] < 0 || drop[i] >= E_old || (i && drop[i] <= drop[i - 1]))
-        throw InvalidArgument("drop must hold ascending canonical edge ids in [0, " +
-                              std::to_string(E_old) + ")");
+        throw InvalidArgument("drop must hold ascending canonical edge ids in [0, " + std::to_string(E_old) + ")");
     for (std::int64_t i = 0; i < m_add; ++i) {
       if (add_src[i] < 0 || add_src[i] >= n || add_dst[i] < 0 || add_dst[i] >= n)
         throw InvalidArgument("added edge " + std::to_string(i) + ": a node index outside [0, " +
@@ -351,9 +348,8 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
     const std::uint32_t key = (static_cast<std::uint32_t>(add_type[i]) << 1) | (a > b ? 1u : 0u);
     adds.push_back(Add{static_cast<std::uint32_t>(lo), (static_cast<std::uint64_t>(hi) << 32) | key, i});
   }
-  std::sort(adds.begin(), adds.end(), [](const Add& x, const Add& y) {
-    return x.lo != y.lo ? x.lo < y.lo : x.hk < y.hk;
-  });
+  std::sort(adds.begin(), adds.end(),
+            [](const Add& x, const Add& y) { return x.lo != y.lo ? x.lo < y.lo : x.hk < y.hk; });
   for (std::size_t i = 1; i < adds.size(); ++i)
     if (adds[i].lo == adds[i - 1].lo && adds[i].hk == adds[i - 1].hk)
       throw InvalidArgument("added edges " + std::to_string(adds[i - 1].idx) + " and " +
@@ -526,13 +522,14 @@ CSRGraph CSRGraph::patched(const CSRGraph& old, node_t n, const std::int32_t* re
             ++ai;
           }
           if (ai < adds.size() && adds[ai].lo == v && adds[ai].hk == hk)
-            throw InvalidArgument("added edge " + std::to_string(adds[ai].idx) +
-                                  " equals kept edge " + std::to_string(e));
+            throw InvalidArgument("added edge " + std::to_string(adds[ai].idx) + " equals kept edge " +
+                                  std::to_string(e));
           const std::int32_t c = emit(hk, true);
           edges.new_to_old[c] = e;
           any = true;
         }
-        if (!any && hi_new >= 0) dead.push_back(HiLo{static_cast<std::uint32_t>(hi_old), static_cast<std::uint32_t>(u)});
+        if (!any && hi_new >= 0)
+          dead.push_back(HiLo{static_cast<std::uint32_t>(hi_old), static_cast<std::uint32_t>(u)});
       }
     }
     while (ai < adds.size() && adds[ai].lo == v) {
@@ -636,8 +633,8 @@ void CSRGraph::visible_degrees(const std::uint8_t* mask, std::int32_t* vdeg) con
   }
 }
 
-void CSRGraph::visible_rows(const std::uint8_t* mask, std::int32_t* vdeg,
-                            std::vector<offset_t>& vindptr, RawVector<node_t>& vindices) const {
+void CSRGraph::visible_rows(const std::uint8_t* mask, std::int32_t* vdeg, std::vector<offset_t>& vindptr,
+                            RawVector<node_t>& vindices) const {
   visible_degrees(mask, vdeg);
   vindptr.assign(static_cast<std::size_t>(n_) + 1, 0);
   for (node_t u = 0; u < n_; ++u) vindptr[u + 1] = vindptr[u] + vdeg[u];
@@ -672,7 +669,8 @@ void CSRGraph::edge_columns(std::int32_t* src, std::int32_t* dst, std::int32_t* 
     const node_t* above = indices_.data() + above_start(u);
     for (std::int32_t q = q0; q < q1; ++q) {
       const node_t hi = above[q - q0];
-      for (std::int32_t e = pair_ptr_[static_cast<std::size_t>(q)]; e < pair_ptr_[static_cast<std::size_t>(q) + 1]; ++e) {
+      for (std::int32_t e = pair_ptr_[static_cast<std::size_t>(q)]; e < pair_ptr_[static_cast<std::size_t>(q) + 1];
+           ++e) {
         const std::int32_t key = edge_typedir_[static_cast<std::size_t>(e)];
         const bool rev = (key & 1) != 0;
         src[e] = rev ? hi : u;
@@ -684,8 +682,7 @@ void CSRGraph::edge_columns(std::int32_t* src, std::int32_t* dst, std::int32_t* 
 }
 
 std::int64_t CSRGraph::memory_bytes() const {
-  return static_cast<std::int64_t>(indptr_.size() * sizeof(offset_t) +
-                                   indices_.size() * sizeof(node_t) +
+  return static_cast<std::int64_t>(indptr_.size() * sizeof(offset_t) + indices_.size() * sizeof(node_t) +
                                    pair_base_.size() * sizeof(std::int32_t) +
                                    pair_ptr_.size() * sizeof(std::int32_t) +
                                    edge_typedir_.size() * sizeof(std::int32_t));

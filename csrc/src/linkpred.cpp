@@ -8,8 +8,8 @@
 
 namespace cw {
 
-RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
-                             std::int64_t min_shared, std::int64_t k) {
+RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a, std::int64_t min_shared,
+                             std::int64_t k) {
   check_node(g, vis, a, "node");
   check_min_shared(min_shared);
 

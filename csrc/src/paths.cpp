@@ -20,8 +20,8 @@ PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, nod
   Workspace& ws = thread_workspace(g.num_nodes());
   const offset_t* indptr = g.indptr();
   const node_t* indices = g.indices();
-  auto& ds = ws.ia;  // distance from s
-  auto& dt = ws.ib;  // distance from t
+  auto& ds = ws.ia;                        // distance from s
+  auto& dt = ws.ib;                        // distance from t
   std::vector<node_t>& seen_s = ws.queue;  // BFS order, layers contiguous
   std::vector<node_t>& seen_t = ws.next;
   seen_s.clear();
@@ -108,9 +108,8 @@ PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, nod
   return res;
 }
 
-HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
-                             const node_t* seeds, std::int64_t ntargets, const node_t* targets,
-                             std::int32_t max_hops) {
+HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+                             std::int64_t ntargets, const node_t* targets, std::int32_t max_hops) {
   check_nodes(g, vis, nseeds, seeds, "seed");
   check_in_range(g, ntargets, targets, "target");
   Workspace& ws = thread_workspace(g.num_nodes());
@@ -140,8 +139,10 @@ HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int6
   };
   for (std::int64_t i = 0; i < nseeds; ++i) {
     const node_t s = seeds[i];
-    if (dist[s] < 0) reach(s, 0, s);
-    else via[s] = std::min(via[s], s);
+    if (dist[s] < 0)
+      reach(s, 0, s);
+    else
+      via[s] = std::min(via[s], s);
   }
   std::size_t b = 0, e = seen.size();
   std::int32_t depth = 0;
@@ -151,8 +152,10 @@ HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int6
       for (offset_t j = indptr[u]; j < indptr[u + 1]; ++j) {
         const node_t v = indices[j];
         if (!CSRGraph::visible(v, vis)) continue;
-        if (dist[v] < 0) reach(v, depth + 1, via[u]);
-        else if (dist[v] == depth + 1 && via[u] < via[v]) via[v] = via[u];
+        if (dist[v] < 0)
+          reach(v, depth + 1, via[u]);
+        else if (dist[v] == depth + 1 && via[u] < via[v])
+          via[v] = via[u];
       }
     }
     b = e;

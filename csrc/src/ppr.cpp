@@ -31,9 +31,7 @@ inline std::uint64_t rank_key(double p) {
   return ~bits;
 }
 
-inline bool rank_less(const RankItem& a, const RankItem& b) {
-  return a.key != b.key ? a.key < b.key : a.u < b.u;
-}
+inline bool rank_less(const RankItem& a, const RankItem& b) { return a.key != b.key ? a.key < b.key : a.u < b.u; }
 
 std::vector<RankItem>& ws_rank_items() {
   thread_local std::vector<RankItem> items;
@@ -108,8 +106,7 @@ void sort_ranked(std::vector<RankItem>& items, std::int64_t k) {
 // the textbook loop, so results are bit-identical to it.
 class Pusher {
  public:
-  Pusher(const CSRGraph& g, const Visibility& vis)
-      : g_(g), vis_(vis), ws_(thread_workspace(g.num_nodes())) {
+  Pusher(const CSRGraph& g, const Visibility& vis) : g_(g), vis_(vis), ws_(thread_workspace(g.num_nodes())) {
     nd_ = ws_.node.data();
     touched_ = ws_.push_touched.data();
     ring_ = ws_.push_ring.data();
@@ -192,9 +189,7 @@ class Pusher {
   bool certify(std::int64_t k, double eps, std::vector<node_t>& top) const {
     const double R = residual_sum();
     ranked(k, top);
-    auto upper = [&](node_t v) {
-      return nd_[v].p + std::min(eps * static_cast<double>(g_.degree(v, vis_)), R);
-    };
+    auto upper = [&](node_t v) { return nd_[v].p + std::min(eps * static_cast<double>(g_.degree(v, vis_)), R); };
     for (std::size_t i = 0; i + 1 < top.size(); ++i) {
       const double lo = nd_[top[i]].p;
       const double up = upper(top[i + 1]);
@@ -223,8 +218,7 @@ class Pusher {
 
   // Fill mode: how many touched nodes count as results (p > 0, target's rule; seeds ascending),
   // and whether some touched node holds mass it never pushed (p == 0, r > 0).
-  std::int64_t count_results(const FillTarget& t, std::int64_t nseeds, const node_t* seeds,
-                             bool& pending) const {
+  std::int64_t count_results(const FillTarget& t, std::int64_t nseeds, const node_t* seeds, bool& pending) const {
     std::int64_t c = 0;
     pending = false;
     for (std::size_t i = 0; i < nt_; ++i) {
@@ -293,8 +287,10 @@ class Pusher {
           const node_t v = indices[j];
           CW_PREFETCH(&nd[v]);
           // The degree is read on a first touch: fetch it too.
-          if (kMasked) CW_PREFETCH(&vdeg[v]);
-          else CW_PREFETCH(&indptr[v]);
+          if (kMasked)
+            CW_PREFETCH(&vdeg[v]);
+          else
+            CW_PREFETCH(&indptr[v]);
         }
       }
       const node_t u = ring[head];
@@ -322,8 +318,7 @@ class Pusher {
         std::uint32_t f = x.flags;
         if (!(f & kTouched)) {
           // First touch: r is 0; record the visible degree and the threshold for this eps.
-          const std::int32_t dv =
-              kMasked ? vdeg[v] : static_cast<std::int32_t>(indptr[v + 1] - indptr[v]);
+          const std::int32_t dv = kMasked ? vdeg[v] : static_cast<std::int32_t>(indptr[v + 1] - indptr[v]);
           x.deg = dv;
           x.thr = eps * static_cast<double>(dv);
           f = kTouched;
@@ -404,8 +399,7 @@ void fill_result(const Pusher& pusher, std::vector<node_t>& order, PPRResult& re
   res.edge_visits = pusher.edge_visits();
 }
 
-void seed(Pusher& pusher, std::int64_t nseeds, const node_t* seeds, const double* weights,
-          double eps) {
+void seed(Pusher& pusher, std::int64_t nseeds, const node_t* seeds, const double* weights, double eps) {
   double total = 0.0;
   for (std::int64_t i = 0; i < nseeds; ++i) total += weights[i];
   for (std::int64_t i = 0; i < nseeds; ++i) pusher.add_residual(seeds[i], weights[i] / total);
@@ -418,8 +412,8 @@ namespace {
 constexpr double kMinUncappedRestartEps = 1e-12;
 }  // namespace
 
-void validate_ppr(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
-                  const node_t* seeds, const double* weights, const PPRParams& params) {
+void validate_ppr(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+                  const double* weights, const PPRParams& params) {
   if (!(params.restart > 0.0 && params.restart < 1.0))
     throw InvalidArgument("restart must be in (0, 1), got " + std::to_string(params.restart));
   if (!(params.eps > 0.0) || !std::isfinite(params.eps))
@@ -450,9 +444,8 @@ void validate_ppr(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
     throw InvalidArgument("seed weights must have a positive finite sum");
 }
 
-PPRResult personalized_pagerank(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
-                                const node_t* seeds, const double* weights,
-                                const PPRParams& params, std::int64_t k) {
+PPRResult personalized_pagerank(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+                                const double* weights, const PPRParams& params, std::int64_t k) {
   validate_ppr(g, vis, nseeds, seeds, weights, params);
   PPRResult res;
   Pusher pusher(g, vis);
@@ -485,9 +478,8 @@ PPRResult personalized_pagerank(const CSRGraph& g, const Visibility& vis, std::i
 }
 
 PPRResult personalized_pagerank_fill(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
-                                     const node_t* seeds, const double* weights,
-                                     const PPRParams& params, std::int64_t k_rank,
-                                     const FillTarget& target) {
+                                     const node_t* seeds, const double* weights, const PPRParams& params,
+                                     std::int64_t k_rank, const FillTarget& target) {
   validate_ppr(g, vis, nseeds, seeds, weights, params);
   PPRResult res;
   Pusher pusher(g, vis);
@@ -513,16 +505,14 @@ PPRResult personalized_pagerank_fill(const CSRGraph& g, const Visibility& vis, s
   return res;
 }
 
-PPRResult personalized_pagerank_certified(const CSRGraph& g, const Visibility& vis,
-                                          std::int64_t nseeds, const node_t* seeds,
-                                          const double* weights, const PPRParams& params,
+PPRResult personalized_pagerank_certified(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
+                                          const node_t* seeds, const double* weights, const PPRParams& params,
                                           std::int64_t k, double shrink, double min_eps) {
   validate_ppr(g, vis, nseeds, seeds, weights, params);
   if (k <= 0) throw InvalidArgument("certified top-k needs k >= 1");
   if (!(shrink > 1.0) || !std::isfinite(shrink))
     throw InvalidArgument("shrink must be > 1, got " + std::to_string(shrink));
-  if (!(min_eps > 0.0) || !std::isfinite(min_eps))
-    throw InvalidArgument("min_eps must be positive and finite");
+  if (!(min_eps > 0.0) || !std::isfinite(min_eps)) throw InvalidArgument("min_eps must be positive and finite");
   if (params.max_pushes <= 0) throw InvalidArgument("certified mode needs max_pushes > 0");
   PPRResult res;
   Pusher pusher(g, vis);

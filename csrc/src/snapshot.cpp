@@ -11,9 +11,8 @@ namespace {
 [[noreturn]] void bad(const std::string& what) { throw InvalidArgument("saved graph arrays: " + what); }
 }  // namespace
 
-CSRGraph CSRGraph::from_parts(node_t n, std::int32_t num_types, const offset_t* indptr,
-                              std::int64_t num_entries, const node_t* indices,
-                              const std::int32_t* pair_base, std::int64_t num_pairs,
+CSRGraph CSRGraph::from_parts(node_t n, std::int32_t num_types, const offset_t* indptr, std::int64_t num_entries,
+                              const node_t* indices, const std::int32_t* pair_base, std::int64_t num_pairs,
                               const std::int32_t* pair_ptr, std::int64_t num_edges,
                               const std::int32_t* edge_typedir, std::shared_ptr<const void> keep) {
   if (n < 0) bad("num_nodes must be >= 0, got " + std::to_string(n));
@@ -24,8 +23,7 @@ CSRGraph CSRGraph::from_parts(node_t n, std::int32_t num_types, const offset_t* 
         std::to_string(num_pairs) + " pairs");
   if (num_edges < num_pairs ||
       num_edges >= static_cast<std::int64_t>(std::numeric_limits<std::int32_t>::max()) / 2)
-    bad("num_edges " + std::to_string(num_edges) + " out of range for " + std::to_string(num_pairs) +
-        " pairs");
+    bad("num_edges " + std::to_string(num_edges) + " out of range for " + std::to_string(num_pairs) + " pairs");
   const std::size_t N = static_cast<std::size_t>(n);
   if (indptr[0] != 0 || indptr[N] != num_entries) bad("indptr must run from 0 to num_entries");
   if (pair_base[0] != 0 || pair_base[N] != num_pairs) bad("pair_base must run from 0 to num_pairs");

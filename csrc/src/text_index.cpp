@@ -15,23 +15,20 @@ namespace cw {
 namespace {
 
 void check_ptr(const offset_t* ptr, std::int32_t n, std::int64_t n_tokens, const char* name) {
-  if (ptr[0] != 0)
-    throw InvalidArgument(std::string(name) + "[0] must be 0, got " + std::to_string(ptr[0]));
+  if (ptr[0] != 0) throw InvalidArgument(std::string(name) + "[0] must be 0, got " + std::to_string(ptr[0]));
   for (std::int32_t d = 0; d < n; ++d)
     if (ptr[d + 1] < ptr[d])
-      throw InvalidArgument(std::string(name) + " must be non-decreasing (at document " +
-                            std::to_string(d) + ")");
+      throw InvalidArgument(std::string(name) + " must be non-decreasing (at document " + std::to_string(d) + ")");
   if (ptr[n] != n_tokens)
-    throw InvalidArgument(std::string(name) + "[-1] must equal the number of tokens (" +
-                          std::to_string(n_tokens) + "), got " + std::to_string(ptr[n]));
+    throw InvalidArgument(std::string(name) + "[-1] must equal the number of tokens (" + std::to_string(n_tokens) +
+                          "), got " + std::to_string(ptr[n]));
 }
 
 void check_tokens(const term_t* tok, std::int64_t n, std::int32_t num_terms, const char* name) {
   for (std::int64_t i = 0; i < n; ++i)
     if (tok[i] < 0 || tok[i] >= num_terms)
-      throw InvalidArgument(std::string(name) + "[" + std::to_string(i) + "] = " +
-                            std::to_string(tok[i]) + " is outside [0, " + std::to_string(num_terms) +
-                            ")");
+      throw InvalidArgument(std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(tok[i]) +
+                            " is outside [0, " + std::to_string(num_terms) + ")");
 }
 
 // Appends a term's derived bounds (max tf, min length, the distinct-tf pairs) computed over
@@ -99,9 +96,8 @@ class BoundsBuilder {
 }  // namespace
 
 TextIndex TextIndex::build(std::int32_t num_docs, std::int32_t num_terms, const offset_t* title_ptr,
-                           const term_t* title_tokens, std::int64_t n_title_tokens,
-                           const offset_t* body_ptr, const term_t* body_tokens,
-                           std::int64_t n_body_tokens, std::int32_t title_weight) {
+                           const term_t* title_tokens, std::int64_t n_title_tokens, const offset_t* body_ptr,
+                           const term_t* body_tokens, std::int64_t n_body_tokens, std::int32_t title_weight) {
   if (num_docs < 0) throw InvalidArgument("num_docs must be >= 0, got " + std::to_string(num_docs));
   if (num_terms < 0) throw InvalidArgument("num_terms must be >= 0, got " + std::to_string(num_terms));
   if (title_weight < 1 || title_weight > 1000)
@@ -169,18 +165,17 @@ TextIndex TextIndex::build(std::int32_t num_docs, std::int32_t num_terms, const 
   return ix;
 }
 
-TextIndex TextIndex::from_arrays(std::int32_t num_docs, std::int32_t title_weight,
-                                 std::vector<offset_t> offsets, std::vector<node_t> docs,
-                                 std::vector<std::int32_t> tfs, std::vector<std::int32_t> doc_len) {
+TextIndex TextIndex::from_arrays(std::int32_t num_docs, std::int32_t title_weight, std::vector<offset_t> offsets,
+                                 std::vector<node_t> docs, std::vector<std::int32_t> tfs,
+                                 std::vector<std::int32_t> doc_len) {
   if (num_docs < 0) throw InvalidArgument("num_docs must be >= 0, got " + std::to_string(num_docs));
   if (title_weight < 1 || title_weight > 1000)
     throw InvalidArgument("title_weight must be in [1, 1000], got " + std::to_string(title_weight));
   if (offsets.empty()) throw InvalidArgument("offsets must hold num_terms + 1 entries, got 0");
-  if (offsets.size() - 1 > static_cast<std::size_t>(INT32_MAX))
-    throw InvalidArgument("offsets: too many terms");
+  if (offsets.size() - 1 > static_cast<std::size_t>(INT32_MAX)) throw InvalidArgument("offsets: too many terms");
   if (docs.size() != tfs.size())
-    throw InvalidArgument("docs and tfs must have the same length, got " + std::to_string(docs.size()) +
-                          " and " + std::to_string(tfs.size()));
+    throw InvalidArgument("docs and tfs must have the same length, got " + std::to_string(docs.size()) + " and " +
+                          std::to_string(tfs.size()));
   if (doc_len.size() != static_cast<std::size_t>(num_docs))
     throw InvalidArgument("doc_len must have num_docs = " + std::to_string(num_docs) + " entries, got " +
                           std::to_string(doc_len.size()));
@@ -194,8 +189,7 @@ TextIndex TextIndex::from_arrays(std::int32_t num_docs, std::int32_t title_weigh
         throw InvalidArgument("docs[" + std::to_string(i) + "] = " + std::to_string(d) + " is outside [0, " +
                               std::to_string(num_docs) + ")");
       if (i > offsets[static_cast<std::size_t>(t)] && docs[static_cast<std::size_t>(i - 1)] >= d)
-        throw InvalidArgument("docs must be strictly ascending within each term (term " + std::to_string(t) +
-                              ")");
+        throw InvalidArgument("docs must be strictly ascending within each term (term " + std::to_string(t) + ")");
       const std::int32_t tf = tfs[static_cast<std::size_t>(i)];
       if (tf < 1) throw InvalidArgument("tfs[" + std::to_string(i) + "] must be >= 1, got " + std::to_string(tf));
       sum[static_cast<std::size_t>(d)] += tf;
@@ -203,8 +197,9 @@ TextIndex TextIndex::from_arrays(std::int32_t num_docs, std::int32_t title_weigh
   }
   for (std::int32_t d = 0; d < num_docs; ++d)
     if (sum[static_cast<std::size_t>(d)] != doc_len[static_cast<std::size_t>(d)])
-      throw InvalidArgument("doc_len[" + std::to_string(d) + "] = " + std::to_string(doc_len[static_cast<std::size_t>(d)]) +
-                            " differs from the sum of its tfs (" + std::to_string(sum[static_cast<std::size_t>(d)]) + ")");
+      throw InvalidArgument(
+          "doc_len[" + std::to_string(d) + "] = " + std::to_string(doc_len[static_cast<std::size_t>(d)]) +
+          " differs from the sum of its tfs (" + std::to_string(sum[static_cast<std::size_t>(d)]) + ")");
   TextIndex ix;
   ix.num_docs = num_docs;
   ix.num_terms = nt;
@@ -250,15 +245,16 @@ void check_ascending(const node_t* a, std::int64_t n, std::int32_t bound, const 
 
 TextMerge merge_text_index(const TextIndex& old, std::int32_t num_docs, const node_t* dropped,
                            std::int64_t n_dropped, const node_t* changed, std::int64_t n_changed,
-                           const TextIndex& sub, const term_t* sub_term_at,
-                           const std::uint8_t* sub_term_known, std::int64_t n_sub_terms) {
+                           const TextIndex& sub, const term_t* sub_term_at, const std::uint8_t* sub_term_known,
+                           std::int64_t n_sub_terms) {
   // ---- validation (everything the merge relies on)
   if (num_docs < 0) throw InvalidArgument("num_docs must be >= 0, got " + std::to_string(num_docs));
   if (sub.title_weight != old.title_weight)
     throw InvalidArgument("sub has title_weight " + std::to_string(sub.title_weight) + ", the index " +
                           std::to_string(old.title_weight));
   if (n_dropped < 0 || n_dropped > old.num_docs)
-    throw InvalidArgument("dropped: " + std::to_string(n_dropped) + " documents of " + std::to_string(old.num_docs));
+    throw InvalidArgument("dropped: " + std::to_string(n_dropped) + " documents of " +
+                          std::to_string(old.num_docs));
   check_ascending(dropped, n_dropped, old.num_docs, "dropped");
   if (n_changed != sub.num_docs)
     throw InvalidArgument("changed must hold one position per document of sub (" + std::to_string(sub.num_docs) +
@@ -278,14 +274,15 @@ TextMerge merge_text_index(const TextIndex& old, std::int32_t num_docs, const no
     const term_t at = sub_term_at[j];
     const std::uint8_t known = sub_term_known[j];
     if (known > 1)
-      throw InvalidArgument("sub_term_known[" + std::to_string(j) + "] must be 0 or 1, got " + std::to_string(known));
+      throw InvalidArgument("sub_term_known[" + std::to_string(j) + "] must be 0 or 1, got " +
+                            std::to_string(known));
     if (at < 0 || at > old.num_terms || (known && at == old.num_terms))
       throw InvalidArgument("sub_term_at[" + std::to_string(j) + "] = " + std::to_string(at) + " is outside [0, " +
                             std::to_string(known ? old.num_terms : old.num_terms + 1) + ")");
     const std::int64_t rank = 2 * static_cast<std::int64_t>(at) + known;
     if (rank < prev_rank || (known && rank == prev_rank))
-      throw InvalidArgument("sub_term_at / sub_term_known must follow the sorted vocabulary (at " + std::to_string(j) +
-                            ")");
+      throw InvalidArgument("sub_term_at / sub_term_known must follow the sorted vocabulary (at " +
+                            std::to_string(j) + ")");
     prev_rank = rank;
     if (sub.offsets[static_cast<std::size_t>(j) + 1] <= sub.offsets[static_cast<std::size_t>(j)])
       throw InvalidArgument("sub term " + std::to_string(j) + " has no postings (sub must be a fresh build)");
@@ -390,8 +387,8 @@ TextMerge merge_text_index(const TextIndex& old, std::int32_t num_docs, const no
         ++i;
         continue;
       }
-      const Run& r = runs[static_cast<std::size_t>(std::upper_bound(run_lo.begin(), run_lo.end(), d) -
-                                                   run_lo.begin()) - 1];
+      const Run& r =
+          runs[static_cast<std::size_t>(std::upper_bound(run_lo.begin(), run_lo.end(), d) - run_lo.begin()) - 1];
       const std::size_t j = static_cast<std::size_t>(std::lower_bound(sd + i, sd + b, r.hi) - sd);
       const node_t shift = r.shift;
       node_t* dst = od + w;
@@ -587,8 +584,9 @@ TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_t
   std::vector<term_t> terms(terms_in, terms_in + n_terms);
   for (std::int64_t i = 0; i < n_terms; ++i)
     if (terms[static_cast<std::size_t>(i)] < 0 || terms[static_cast<std::size_t>(i)] >= ix.num_terms)
-      throw InvalidArgument("terms[" + std::to_string(i) + "] = " + std::to_string(terms[static_cast<std::size_t>(i)]) +
-                            " is outside [0, " + std::to_string(ix.num_terms) + ")");
+      throw InvalidArgument("terms[" + std::to_string(i) +
+                            "] = " + std::to_string(terms[static_cast<std::size_t>(i)]) + " is outside [0, " +
+                            std::to_string(ix.num_terms) + ")");
   if (stats != nullptr && !stats->df.empty() && stats->df.size() != static_cast<std::size_t>(ix.num_terms))
     throw InvalidArgument("stats were computed for a different index");
   std::sort(terms.begin(), terms.end());
@@ -625,8 +623,8 @@ TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_t
     // length among its postings (the contribution grows with tf and shrinks with length),
     // inflated so that floating-point rounding can never make a true score exceed it.
     const bool exact_ub = !st->max_contrib.empty() && st->k1 == p.k1 && st->b == p.b;
-    const double ub = (exact_ub ? st->max_contrib[t] : bm25_term(idf, ix.max_tf[t], ix.min_len[t], avgdl, p)) *
-                      (1.0 + 1e-9);
+    const double ub =
+        (exact_ub ? st->max_contrib[t] : bm25_term(idf, ix.max_tf[t], ix.min_len[t], avgdl, p)) * (1.0 + 1e-9);
     lists.push_back(PostingList{ix.docs.data(), ix.tfs.data(), a, b, idf, ub, j});
   }
   if (lists.empty()) return out;
@@ -761,8 +759,8 @@ double dot_fixed(const float* a, const float* b, std::int64_t dim) {
   return (a0 + a1) + (a2 + a3);
 }
 
-VectorHits vector_topk(const float* matrix, std::int64_t n, std::int64_t dim, const float* query,
-                       std::int64_t k, const std::uint8_t* visible, double min_score) {
+VectorHits vector_topk(const float* matrix, std::int64_t n, std::int64_t dim, const float* query, std::int64_t k,
+                       const std::uint8_t* visible, double min_score) {
   if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
   if (n < 0 || dim < 0) throw InvalidArgument("matrix shape must be non-negative");
   const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, std::max<std::int64_t>(n, 0)));

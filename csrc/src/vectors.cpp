@@ -50,7 +50,8 @@ SparseVectors::SparseVectors(std::int64_t n, std::int64_t dim, const std::int64_
                              const std::int32_t* indices, const float* values, std::int64_t nnz)
     : n_(n), dim_(dim) {
   if (n < 0 || n > INT32_MAX) throw InvalidArgument("rows must be in [0, 2**31 - 1], got " + std::to_string(n));
-  if (dim < 0 || dim > INT32_MAX) throw InvalidArgument("dim must be in [0, 2**31 - 1], got " + std::to_string(dim));
+  if (dim < 0 || dim > INT32_MAX)
+    throw InvalidArgument("dim must be in [0, 2**31 - 1], got " + std::to_string(dim));
   if (indptr[0] != 0 || indptr[n] != nnz)
     throw InvalidArgument("indptr must start at 0 and end at the number of entries");
   std::vector<std::int64_t> count(static_cast<std::size_t>(dim) + 1, 0);
@@ -61,7 +62,8 @@ SparseVectors::SparseVectors(std::int64_t n, std::int64_t dim, const std::int64_
     for (std::int64_t e = a; e < b; ++e) {
       const std::int32_t j = indices[e];
       if (j < 0 || j >= dim)
-        throw InvalidArgument("indices: dimension " + std::to_string(j) + " out of range [0, " + std::to_string(dim) + ")");
+        throw InvalidArgument("indices: dimension " + std::to_string(j) + " out of range [0, " +
+                              std::to_string(dim) + ")");
       if (j <= prev) throw InvalidArgument("indices must be strictly ascending within a row");
       prev = j;
       if (!std::isfinite(values[e])) throw InvalidArgument("values must be finite");

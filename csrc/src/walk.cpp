@@ -18,8 +18,8 @@ constexpr std::uint8_t kTaken = 4;
 // The edge representing the hop over adjacency entry e of row u under `flags`: among the pair's
 // edges whose type is flagged, the one with the highest weight (none ranks lowest), then the
 // lowest id. Returns -1 when no edge passes; `factor` gets its weight (1 without one).
-std::int64_t pick_edge(const CSRGraph& g, node_t u, offset_t e, const std::uint8_t* flags,
-                       std::int32_t nflags, const double* weights, double& factor) {
+std::int64_t pick_edge(const CSRGraph& g, node_t u, offset_t e, const std::uint8_t* flags, std::int32_t nflags,
+                       const double* weights, double& factor) {
   if (!flags) return -1;
   const std::int32_t p = g.pair_of_entry(u, e);
   const std::int32_t* td = g.edge_typedir();
@@ -48,10 +48,10 @@ bool node_ok(const WalkParams& wp, const std::uint8_t* flags, node_t v) {
 }
 
 struct PathRec {
-  std::int64_t off;   // into the node / edge stores (W nodes, W - 1 edges per path)
+  std::int64_t off;  // into the node / edge stores (W nodes, W - 1 edges per path)
   std::int32_t hops;
   double score;
-  double conf;        // product of the hops' edge weights
+  double conf;  // product of the hops' edge weights
 };
 
 struct StartWalk {
@@ -75,11 +75,11 @@ struct Cand {
 
 }  // namespace
 
-WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nstarts,
-                      const node_t* starts, const WalkParams& wp) {
+WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nstarts, const node_t* starts,
+                      const WalkParams& wp) {
   if (wp.max_hops < 1 || wp.max_hops > kWalkMaxHopsLimit)
-    throw InvalidArgument("max_hops must be in [1, " + std::to_string(kWalkMaxHopsLimit) +
-                          "], got " + std::to_string(wp.max_hops));
+    throw InvalidArgument("max_hops must be in [1, " + std::to_string(kWalkMaxHopsLimit) + "], got " +
+                          std::to_string(wp.max_hops));
   if (wp.max_edges < 0) throw InvalidArgument("max_edges must be >= 0");
   if (wp.max_candidates < 0) throw InvalidArgument("max_candidates must be >= 0");
   if (wp.max_paths < 0) throw InvalidArgument("max_paths must be >= 0");
@@ -92,8 +92,8 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
   for (std::int64_t i = 0; i < nstarts; ++i) {
     const node_t s = starts[i];
     if (s < 0 || s >= g.num_nodes())
-      throw NodeOutOfRange("start index " + std::to_string(s) + " outside [0, " +
-                           std::to_string(g.num_nodes()) + ")");
+      throw NodeOutOfRange("start index " + std::to_string(s) + " outside [0, " + std::to_string(g.num_nodes()) +
+                           ")");
     if (!CSRGraph::visible(s, vis)) throw NodeOutOfRange("start index " + std::to_string(s) + " is not visible");
     if (wp.start_weights) {
       const double w = wp.start_weights[i];
@@ -157,7 +157,8 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
     StartWalk& w = walks[si];
     const double sweight = order[si].second;
     for (node_t v : per_start_seen[si]) ws.ia[v] = -1;  // (re)build this start's index
-    for (std::size_t i = 0; i < per_start[si].size(); ++i) ws.ia[cands[per_start[si][i].first].node] = static_cast<std::int32_t>(i);
+    for (std::size_t i = 0; i < per_start[si].size(); ++i)
+      ws.ia[cands[per_start[si][i].first].node] = static_cast<std::int32_t>(i);
     std::int64_t used = 0;
     while (!w.done) {
       const std::size_t npaths = w.fn.size() / static_cast<std::size_t>(W);
@@ -325,7 +326,8 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
         wsum += order[si].second;
       }
     const std::int64_t n = static_cast<std::int64_t>(active.size());
-    const std::int64_t guaranteed = static_cast<std::int64_t>(std::floor(wp.min_share * static_cast<double>(B) / n));
+    const std::int64_t guaranteed =
+        static_cast<std::int64_t>(std::floor(wp.min_share * static_cast<double>(B) / n));
     const std::int64_t rest = B - guaranteed * n;
     std::vector<std::int64_t> quota(active.size(), guaranteed);
     std::vector<std::pair<double, std::int32_t>> frac;

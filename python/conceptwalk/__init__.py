@@ -23,8 +23,17 @@ from . import graph, kb, tools, wrap
 from .errors import ConceptwalkError, InputError, NotFoundError
 from .graph import CORE_VERSION, Caller, LinkGraph, Ranking, Suggestion, personalized_pagerank_batch
 from .kb import KnowledgeBase
-from .tools import (ContextResult, PathResult, SuggestResult, graph_context, graph_context_batch, graph_path,
-                    graph_path_batch, link_suggest, link_suggest_batch)
+from .tools import (
+    ContextResult,
+    PathResult,
+    SuggestResult,
+    graph_context,
+    graph_context_batch,
+    graph_path,
+    graph_path_batch,
+    link_suggest,
+    link_suggest_batch,
+)
 from .wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
 
 __version__: str = CORE_VERSION

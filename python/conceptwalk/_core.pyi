@@ -322,6 +322,7 @@ def multi_source_hops(
     max_hops: _Int = -1,
     visible: VisibilityMask | None = None,
 ) -> HopsResult: ...
+
 class WalkResult:
     """Outcome of typed_walk (read-only views into memory it owns)."""
 

@@ -17,8 +17,16 @@ NotFoundError target not found: 'nope'
 
 from __future__ import annotations
 
-__all__ = ["ConceptwalkError", "NotFoundError", "InputError", "StoreNotFoundError", "shown",
-           "bounded", "MAX_SHOWN", "MAX_MESSAGE"]
+__all__ = [
+    "ConceptwalkError",
+    "NotFoundError",
+    "InputError",
+    "StoreNotFoundError",
+    "shown",
+    "bounded",
+    "MAX_SHOWN",
+    "MAX_MESSAGE",
+]
 
 #: The longest rendering of one value inside an error message (characters, before the ellipsis).
 MAX_SHOWN = 200

@@ -55,43 +55,42 @@ void parallel_for(std::int64_t count, int threads, Fn&& fn) {
 
 // Many PPR queries: query i has seeds seeds[seed_ptr[i] .. seed_ptr[i + 1]) (size q + 1 offsets).
 struct PPRBatch {
-  std::vector<std::int64_t> ptr;        // q + 1 offsets into nodes / scores
+  std::vector<std::int64_t> ptr;  // q + 1 offsets into nodes / scores
   std::vector<node_t> nodes;
   std::vector<double> scores;
-  std::vector<double> residual, eps;    // per query
+  std::vector<double> residual, eps;  // per query
   std::vector<std::int64_t> pushes, edge_visits;
   std::vector<std::uint8_t> truncated;
 };
 // Every query is validated before any work starts.
 PPRBatch personalized_pagerank_batch(const CSRGraph& g, const Visibility& vis, std::int64_t ptr_size,
-                                     const std::int64_t* seed_ptr, std::int64_t nseeds,
-                                     const node_t* seeds, const double* weights,
-                                     const PPRParams& params, std::int64_t k, int threads);
+                                     const std::int64_t* seed_ptr, std::int64_t nseeds, const node_t* seeds,
+                                     const double* weights, const PPRParams& params, std::int64_t k, int threads);
 
 // Resource allocation for many nodes.
 struct RABatch {
-  std::vector<std::int64_t> ptr;         // q + 1 offsets into targets / scores
+  std::vector<std::int64_t> ptr;  // q + 1 offsets into targets / scores
   std::vector<node_t> targets;
   std::vector<double> scores;
   std::vector<std::int64_t> shared_ptr;  // targets.size() + 1 offsets into shared
   std::vector<node_t> shared;
   std::vector<std::int64_t> candidates;  // per query
 };
-RABatch resource_allocation_batch(const CSRGraph& g, const Visibility& vis, std::int64_t q,
-                                  const node_t* nodes, std::int64_t min_shared, std::int64_t k,
-                                  int threads);
+RABatch resource_allocation_batch(const CSRGraph& g, const Visibility& vis, std::int64_t q, const node_t* nodes,
+                                  std::int64_t min_shared, std::int64_t k, int threads);
 
 // Shortest paths for many (source, target) pairs; an empty slice = no visible path.
 struct PathBatch {
   std::vector<std::int64_t> ptr;  // q + 1 offsets into nodes
   std::vector<node_t> nodes;
 };
-PathBatch shortest_path_batch(const CSRGraph& g, const Visibility& vis, std::int64_t q,
-                              const node_t* sources, const node_t* targets, int threads);
+PathBatch shortest_path_batch(const CSRGraph& g, const Visibility& vis, std::int64_t q, const node_t* sources,
+                              const node_t* targets, int threads);
 
 // The parts of q results, concatenated: out[ptr[i] .. ptr[i + 1]) = *parts[i].
 template <class T>
-std::vector<T> concat_parts(const std::vector<std::int64_t>& ptr, const std::vector<const std::vector<T>*>& parts) {
+std::vector<T> concat_parts(const std::vector<std::int64_t>& ptr,
+                            const std::vector<const std::vector<T>*>& parts) {
   const std::size_t q = parts.size();
   std::vector<T> out(static_cast<std::size_t>(ptr[q]));
   for (std::size_t i = 0; i < q; ++i) std::copy(parts[i]->begin(), parts[i]->end(), out.begin() + ptr[i]);

@@ -20,8 +20,7 @@ void check_in_range(const CSRGraph& g, std::int64_t count, const node_t* nodes, 
 
 // A CSR-style query pointer of q + 1 offsets into an array of length total: starts at 0, ends at
 // total, non-decreasing. Returns q. Throws InvalidArgument naming `name`.
-std::int64_t check_ptr(const std::int64_t* ptr, std::int64_t size, std::int64_t total,
-                       const char* name);
+std::int64_t check_ptr(const std::int64_t* ptr, std::int64_t size, std::int64_t total, const char* name);
 
 // Resource allocation's min_shared: >= 1.
 void check_min_shared(std::int64_t min_shared);

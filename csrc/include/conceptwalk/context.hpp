@@ -33,50 +33,48 @@ constexpr std::int64_t kCoverageVisits = 4'000'000;
 
 struct RankParams {
   Rank rank = Rank::kPPR;
-  std::int32_t max_hops = 2;              // coverage only: 1 .. kMaxCoverageHops
+  std::int32_t max_hops = 2;                  // coverage only: 1 .. kMaxCoverageHops
   std::int64_t max_visits = kCoverageVisits;  // coverage only: >= 1
 };
 
 struct ContextResult {
-  std::vector<node_t> nodes;        // in rank order (see Rank); no seed
+  std::vector<node_t> nodes;  // in rank order (see Rank); no seed
   std::vector<double> scores;
-  std::vector<std::int32_t> hops;   // distance to the nearest seed
-  std::vector<node_t> via;          // the smallest-index seed among the nearest
-  double residual = 0.0;            // the PPR's unpushed mass
+  std::vector<std::int32_t> hops;  // distance to the nearest seed
+  std::vector<node_t> via;         // the smallest-index seed among the nearest
+  double residual = 0.0;           // the PPR's unpushed mass
   std::int64_t pushes = 0;
-  double eps = 0.0;                 // the eps the PPR ended at (lowered for a hub seed)
-  bool fill_spent = false;          // the hub fill's budget stopped it short of k
+  double eps = 0.0;         // the eps the PPR ended at (lowered for a hub seed)
+  bool fill_spent = false;  // the hub fill's budget stopped it short of k
   // Coverage only (empty for kPPR): per result its coverage and the seeds within max_hops
   // (ascending) at cover_seeds[cover_ptr[i] .. cover_ptr[i + 1]).
   std::vector<std::int32_t> coverage;
   std::vector<std::int64_t> cover_ptr;
   std::vector<node_t> cover_seeds;
-  bool truncated = false;           // coverage: the work budget stopped the pass
-  std::int64_t visits = 0;          // coverage: adjacency entries the pass read
+  bool truncated = false;   // coverage: the work budget stopped the pass
+  std::int64_t visits = 0;  // coverage: adjacency entries the pass read
 };
 
 // Seeds: distinct, strictly ascending, visible node indices with weights as for PPR; k >= 1.
-void validate_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
-                      const node_t* seeds, const double* weights, const PPRParams& params,
-                      std::int64_t k);
+void validate_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+                      const double* weights, const PPRParams& params, std::int64_t k);
 void validate_rank(const RankParams& rank);
 
-ContextResult graph_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
-                            const node_t* seeds, const double* weights, const PPRParams& params,
-                            std::int64_t k, const NodeTypeFilter& filter,
-                            const RankParams& rank = RankParams{});
+ContextResult graph_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+                            const double* weights, const PPRParams& params, std::int64_t k,
+                            const NodeTypeFilter& filter, const RankParams& rank = RankParams{});
 
 struct ContextBatch {
-  std::vector<std::int64_t> ptr;    // q + 1 offsets into nodes / scores / hops / via
+  std::vector<std::int64_t> ptr;  // q + 1 offsets into nodes / scores / hops / via
   std::vector<node_t> nodes;
   std::vector<double> scores;
   std::vector<std::int32_t> hops;
   std::vector<node_t> via;
-  std::vector<double> residual;     // per query
+  std::vector<double> residual;  // per query
   std::vector<std::int64_t> pushes;
-  std::vector<double> eps;          // per query
+  std::vector<double> eps;                          // per query
   std::vector<std::uint8_t> fill_spent, truncated;  // per query
-  std::vector<std::int64_t> visits;  // per query
+  std::vector<std::int64_t> visits;                 // per query
   // Coverage only: per result (aligned with nodes) its coverage; result j's seeds at
   // cover_seeds[cover_ptr[j] .. cover_ptr[j + 1]) (cover_ptr has nodes.size() + 1 entries).
   std::vector<std::int32_t> coverage;
@@ -87,10 +85,8 @@ struct ContextBatch {
 // Query i has seeds seeds[seed_ptr[i] .. seed_ptr[i + 1]) (ptr_size = q + 1 offsets). Every
 // query is validated before any work starts.
 ContextBatch graph_context_batch(const CSRGraph& g, const Visibility& vis, std::int64_t ptr_size,
-                                 const std::int64_t* seed_ptr, std::int64_t nseeds,
-                                 const node_t* seeds, const double* weights,
-                                 const PPRParams& params, std::int64_t k,
-                                 const NodeTypeFilter& filter, int threads,
-                                 const RankParams& rank = RankParams{});
+                                 const std::int64_t* seed_ptr, std::int64_t nseeds, const node_t* seeds,
+                                 const double* weights, const PPRParams& params, std::int64_t k,
+                                 const NodeTypeFilter& filter, int threads, const RankParams& rank = RankParams{});
 
 }  // namespace cw

@@ -40,9 +40,13 @@ struct NoInitAllocator : std::allocator<T> {
     std::allocator<T>::deallocate(p, n);
   }
   template <class U>
-  bool operator==(const NoInitAllocator<U>&) const noexcept { return true; }
+  bool operator==(const NoInitAllocator<U>&) const noexcept {
+    return true;
+  }
   template <class U>
-  bool operator!=(const NoInitAllocator<U>&) const noexcept { return false; }
+  bool operator!=(const NoInitAllocator<U>&) const noexcept {
+    return false;
+  }
   template <class U>
   void construct(U* p) noexcept {
     ::new (static_cast<void*>(p)) U;
@@ -157,12 +161,10 @@ class CSRGraph {
   // bounds. O(n + entries). With `keep`, the arrays are borrowed instead (no copy; `keep` must
   // keep them alive and unchanged for the graph's lifetime). Defined in snapshot.cpp. Throws
   // InvalidArgument.
-  static CSRGraph from_parts(node_t n, std::int32_t num_types, const offset_t* indptr,
-                             std::int64_t num_entries, const node_t* indices,
-                             const std::int32_t* pair_base, std::int64_t num_pairs,
+  static CSRGraph from_parts(node_t n, std::int32_t num_types, const offset_t* indptr, std::int64_t num_entries,
+                             const node_t* indices, const std::int32_t* pair_base, std::int64_t num_pairs,
                              const std::int32_t* pair_ptr, std::int64_t num_edges,
-                             const std::int32_t* edge_typedir,
-                             std::shared_ptr<const void> keep = nullptr);
+                             const std::int32_t* edge_typedir, std::shared_ptr<const void> keep = nullptr);
 
   // The graph a fresh build() gives after a change of the node set and a few edges, computed from
   // `old` in one pass over its pairs (no sort of its edges): `remap` (old.num_nodes() entries)
@@ -180,12 +182,11 @@ class CSRGraph {
   // num_edge_types() = max(1 + the largest type code of an edge, min_num_types) (build() counts
   // the types of self-loops too, which only the caller knows of).
   // O(n + entries + m_add log m_add).
-  static CSRGraph patched(const CSRGraph& old, node_t n, const std::int32_t* remap,
-                          std::int32_t num_old_types, const std::int32_t* type_lut,
-                          std::int64_t num_drop, const std::int64_t* drop, std::int64_t m_add,
-                          const std::int32_t* add_src, const std::int32_t* add_dst,
-                          const std::int32_t* add_type, std::int32_t min_num_types,
-                          std::int64_t* add_to_canonical, const PatchedEdges& edges);
+  static CSRGraph patched(const CSRGraph& old, node_t n, const std::int32_t* remap, std::int32_t num_old_types,
+                          const std::int32_t* type_lut, std::int64_t num_drop, const std::int64_t* drop,
+                          std::int64_t m_add, const std::int32_t* add_src, const std::int32_t* add_dst,
+                          const std::int32_t* add_type, std::int32_t min_num_types, std::int64_t* add_to_canonical,
+                          const PatchedEdges& edges);
 
   node_t num_nodes() const { return n_; }
   std::int64_t num_entries() const { return static_cast<std::int64_t>(indices_.size()); }
@@ -194,12 +195,8 @@ class CSRGraph {
   std::int32_t num_edge_types() const { return num_types_; }
   std::int32_t max_degree() const { return max_degree_; }
 
-  std::int32_t degree(node_t u) const {
-    return static_cast<std::int32_t>(indptr_[u + 1] - indptr_[u]);
-  }
-  std::int32_t degree(node_t u, const Visibility& vis) const {
-    return vis.mask ? vis.vdeg[u] : degree(u);
-  }
+  std::int32_t degree(node_t u) const { return static_cast<std::int32_t>(indptr_[u + 1] - indptr_[u]); }
+  std::int32_t degree(node_t u, const Visibility& vis) const { return vis.mask ? vis.vdeg[u] : degree(u); }
   static bool visible(node_t u, const Visibility& vis) { return !vis.mask || vis.mask[u]; }
 
   const offset_t* indptr() const { return indptr_.data(); }

@@ -8,8 +8,8 @@
 namespace cw {
 
 struct PathResult {
-  std::vector<node_t> path;   // s .. t inclusive; empty when no visible path exists
-  std::int64_t visited = 0;   // nodes reached by both searches
+  std::vector<node_t> path;  // s .. t inclusive; empty when no visible path exists
+  std::int64_t visited = 0;  // nodes reached by both searches
 };
 
 // Bidirectional BFS. Among all shortest paths returns the lexicographically smallest sequence of
@@ -23,8 +23,7 @@ struct HopsResult {
 
 // Multi-source BFS from the seeds, stopping once every target is reached or max_hops layers are
 // done (max_hops < 0: no limit). Ties: via is the smallest seed index at the minimal distance.
-HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
-                             const node_t* seeds, std::int64_t ntargets, const node_t* targets,
-                             std::int32_t max_hops);
+HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+                             std::int64_t ntargets, const node_t* targets, std::int32_t max_hops);
 
 }  // namespace cw

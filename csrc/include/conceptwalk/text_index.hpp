@@ -25,10 +25,10 @@ struct TextIndex {
   std::int32_t num_docs = 0;
   std::int32_t num_terms = 0;
   std::int32_t title_weight = 1;
-  std::vector<offset_t> offsets;     // num_terms + 1: postings of term t are [offsets[t], offsets[t+1])
-  std::vector<node_t> docs;          // per posting: document, ascending within a term
-  std::vector<std::int32_t> tfs;     // per posting: weighted term frequency (>= 1)
-  std::vector<std::int32_t> doc_len; // per document: sum of its weighted term frequencies
+  std::vector<offset_t> offsets;      // num_terms + 1: postings of term t are [offsets[t], offsets[t+1])
+  std::vector<node_t> docs;           // per posting: document, ascending within a term
+  std::vector<std::int32_t> tfs;      // per posting: weighted term frequency (>= 1)
+  std::vector<std::int32_t> doc_len;  // per document: sum of its weighted term frequencies
   // Derived (not persisted): per term the largest tf and the smallest document length among its
   // postings (MaxScore's upper bounds), and the total length of all documents.
   std::vector<std::int32_t> max_tf;
@@ -48,16 +48,15 @@ struct TextIndex {
   // Builds from per-document token ids: title tokens of doc d are
   // title_tokens[title_ptr[d] .. title_ptr[d+1]), body tokens likewise. Validates everything.
   static TextIndex build(std::int32_t num_docs, std::int32_t num_terms, const offset_t* title_ptr,
-                         const term_t* title_tokens, std::int64_t n_title_tokens,
-                         const offset_t* body_ptr, const term_t* body_tokens,
-                         std::int64_t n_body_tokens, std::int32_t title_weight);
+                         const term_t* title_tokens, std::int64_t n_title_tokens, const offset_t* body_ptr,
+                         const term_t* body_tokens, std::int64_t n_body_tokens, std::int32_t title_weight);
 
   // Adopts persisted arrays after validating them (offsets monotone from 0 to the number of
   // postings, documents in range and strictly ascending per term, tfs >= 1, each document's
   // length equal to the sum of its tfs).
-  static TextIndex from_arrays(std::int32_t num_docs, std::int32_t title_weight,
-                               std::vector<offset_t> offsets, std::vector<node_t> docs,
-                               std::vector<std::int32_t> tfs, std::vector<std::int32_t> doc_len);
+  static TextIndex from_arrays(std::int32_t num_docs, std::int32_t title_weight, std::vector<offset_t> offsets,
+                               std::vector<node_t> docs, std::vector<std::int32_t> tfs,
+                               std::vector<std::int32_t> doc_len);
 
   void derive();
 };
@@ -88,8 +87,8 @@ struct TextMerge {
 // term that keeps no posting is dropped (a fresh build has no unused terms). Validates everything.
 TextMerge merge_text_index(const TextIndex& old, std::int32_t num_docs, const node_t* dropped,
                            std::int64_t n_dropped, const node_t* changed, std::int64_t n_changed,
-                           const TextIndex& sub, const term_t* sub_term_at,
-                           const std::uint8_t* sub_term_known, std::int64_t n_sub_terms);
+                           const TextIndex& sub, const term_t* sub_term_at, const std::uint8_t* sub_term_known,
+                           std::int64_t n_sub_terms);
 
 // BM25 statistics over a set of visible documents: N, the total length and (optionally, for all
 // terms) the document frequencies.
@@ -117,8 +116,8 @@ TextStats text_stats(const TextIndex& ix, const std::uint8_t* visible, bool all_
 struct TextHits {
   std::vector<node_t> docs;
   std::vector<double> scores;
-  std::int64_t scored = 0;        // documents whose full score was computed
-  std::int64_t postings_read = 0; // posting entries the essential cursors stepped over
+  std::int64_t scored = 0;         // documents whose full score was computed
+  std::int64_t postings_read = 0;  // posting entries the essential cursors stepped over
 };
 
 // Top-k documents by BM25 over the visible documents, by score descending then document
@@ -150,8 +149,8 @@ struct VectorHits {
 // rows with visible[r] != 0 (nullable: all), keeping only scores >= min_score; by score
 // descending, then row ascending. Each dot product is accumulated in double in a fixed order that
 // depends only on that row and the query (never on other rows or threads).
-VectorHits vector_topk(const float* matrix, std::int64_t n, std::int64_t dim, const float* query,
-                       std::int64_t k, const std::uint8_t* visible, double min_score);
+VectorHits vector_topk(const float* matrix, std::int64_t n, std::int64_t dim, const float* query, std::int64_t k,
+                       const std::uint8_t* visible, double min_score);
 
 // The dot product vector_topk uses (fixed summation order).
 double dot_fixed(const float* a, const float* b, std::int64_t dim);

@@ -37,24 +37,24 @@ struct WalkParams {
   const std::uint8_t* expand_node_types = nullptr;  // null = every node type may be walked through
   const std::uint8_t* admit_node_types = nullptr;   // null = every node type may be a candidate
   std::int32_t num_node_type_flags = 0;
-  std::int64_t max_edges = 10000;      // adjacency entries examined
-  std::int64_t max_candidates = 50;    // distinct candidates kept
+  std::int64_t max_edges = 10000;         // adjacency entries examined
+  std::int64_t max_candidates = 50;       // distinct candidates kept
   const double* start_weights = nullptr;  // per start (> 0, finite); null = all 1
   const double* edge_weights = nullptr;   // per canonical edge, in (0, 1] or NaN = none; null = none
-  double hop_decay = 1.0;              // (0, 1]
-  double min_share = 0.5;              // [0, 1]: guaranteed fraction of an equal share per start
-  std::int64_t max_paths = 0;          // paths returned per candidate (best first); 0 = all
+  double hop_decay = 1.0;                 // (0, 1]
+  double min_share = 0.5;                 // [0, 1]: guaranteed fraction of an equal share per start
+  std::int64_t max_paths = 0;             // paths returned per candidate (best first); 0 = all
 };
 
 struct WalkResult {
-  std::int32_t width = 0;                  // max_hops + 1
+  std::int32_t width = 0;  // max_hops + 1
   // Kept candidates, in the global order, and per candidate:
   std::vector<node_t> candidates;
-  std::vector<double> scores;              // best path score
-  std::vector<std::int32_t> reach;         // distinct starts with a path to it
-  std::vector<std::int32_t> min_hops;      // fewest hops of any path to it
-  std::vector<std::int64_t> path_count;    // paths found to it (all, not only those returned)
-  std::vector<std::int64_t> path_ptr;      // candidates + 1 offsets into the returned paths
+  std::vector<double> scores;            // best path score
+  std::vector<std::int32_t> reach;       // distinct starts with a path to it
+  std::vector<std::int32_t> min_hops;    // fewest hops of any path to it
+  std::vector<std::int64_t> path_count;  // paths found to it (all, not only those returned)
+  std::vector<std::int64_t> path_ptr;    // candidates + 1 offsets into the returned paths
   // Returned paths (grouped by candidate, best first within one): paths x width nodes padded with
   // -1, paths x (width - 1) canonical edge ids (the edge representing each hop), hops, score.
   std::vector<node_t> path_nodes;
@@ -62,12 +62,12 @@ struct WalkResult {
   std::vector<std::int32_t> path_hops;
   std::vector<double> path_scores;
   std::int64_t edges_visited = 0;
-  std::int64_t candidates_found = 0;       // distinct candidates before the budget cut
+  std::int64_t candidates_found = 0;  // distinct candidates before the budget cut
   bool cut_by_edges = false;
   bool cut_by_candidates = false;
 };
 
-WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nstarts,
-                      const node_t* starts, const WalkParams& params);
+WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nstarts, const node_t* starts,
+                      const WalkParams& params);
 
 }  // namespace cw

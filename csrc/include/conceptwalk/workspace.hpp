@@ -24,9 +24,9 @@ static_assert(sizeof(PushNode) == 32, "PushNode must stay one half cache line");
 
 struct Workspace {
   // Per-node arrays are read at random: large ones get huge pages (see RawVector).
-  RawVector<PushNode> node;              // clean: r = p = 0, flags = 0
-  RawVector<std::int32_t> ia, ib;        // -1 when clean (distances, counters)
-  RawVector<std::uint8_t> flag;          // 0 when clean
+  RawVector<PushNode> node;                       // clean: r = p = 0, flags = 0
+  RawVector<std::int32_t> ia, ib;                 // -1 when clean (distances, counters)
+  RawVector<std::uint8_t> flag;                   // 0 when clean
   std::vector<node_t> touched, queue, next, tmp;  // scratch lists, emptied per query
   // The push's own touched list and FIFO ring (same capacity, a power of two, grown on demand;
   // contents are meaningless between queries).

@@ -42,8 +42,9 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- references
-def py_push(adj: Sequence[Sequence[int]], seeds: dict[int, float], restart: float = 0.25,
-            eps: float = 1e-4) -> dict[int, float]:
+def py_push(
+    adj: Sequence[Sequence[int]], seeds: dict[int, float], restart: float = 0.25, eps: float = 1e-4
+) -> dict[int, float]:
     """Forward push (Andersen-Chung-Lang) in plain Python, FIFO queue: the reference every PPR
     figure is a ratio to.
 
@@ -163,8 +164,9 @@ def py_bibfs(adj: Sequence[Sequence[int]], s: int, t: int) -> list[int] | None:
     return None
 
 
-def numpy_ra(indptr: np.ndarray[Any, Any], indices: np.ndarray[Any, Any], a: int, k: int = 10,
-             min_shared: int = 2) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+def numpy_ra(
+    indptr: np.ndarray[Any, Any], indices: np.ndarray[Any, Any], a: int, k: int = 10, min_shared: int = 2
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """Resource allocation for one node, vectorised with numpy (gather the 2-hop rows, group by
     candidate with ``np.unique``, sum 1/deg, filter, order by (score desc, index asc)).
 
@@ -186,7 +188,7 @@ def numpy_ra(indptr: np.ndarray[Any, Any], indices: np.ndarray[Any, Any], a: int
     scores : numpy.ndarray of float
         Their scores (the sum of 1/deg over shared neighbours).
     """
-    nb = indices[indptr[a]:indptr[a + 1]]
+    nb = indices[indptr[a] : indptr[a + 1]]
     starts, ends = indptr[nb], indptr[nb + 1]
     lens = ends - starts
     if lens.sum() == 0:
@@ -204,8 +206,13 @@ def numpy_ra(indptr: np.ndarray[Any, Any], indices: np.ndarray[Any, Any], a: int
     return uniq[order], scores[order]
 
 
-def exact_ppr(indptr: np.ndarray[Any, Any], indices: np.ndarray[Any, Any], seeds: dict[int, float],
-              restart: float = 0.25, tol: float = 1e-13) -> np.ndarray[Any, Any]:
+def exact_ppr(
+    indptr: np.ndarray[Any, Any],
+    indices: np.ndarray[Any, Any],
+    seeds: dict[int, float],
+    restart: float = 0.25,
+    tol: float = 1e-13,
+) -> np.ndarray[Any, Any]:
     """Exact PPR on the undirected projection by power iteration (numpy; isolated nodes keep
     their mass).
 
@@ -247,7 +254,7 @@ def adjacency_lists(core: Any) -> list[list[int]]:
     """Python lists of neighbours from the CSR (what the pure-Python references walk)."""
     indptr = core.indptr.tolist()
     indices = core.indices.tolist()
-    return [indices[indptr[u]:indptr[u + 1]] for u in range(len(indptr) - 1)]
+    return [indices[indptr[u] : indptr[u + 1]] for u in range(len(indptr) - 1)]
 
 
 # --------------------------------------------------------------------------- workload
@@ -343,9 +350,13 @@ def _pick_queries(g: Any, name: str, n_queries: int, seed: int, kb: Any = None) 
     ids = g.ids
     if concept_idx.shape[0] == 0:  # no node with a neighbour: nothing to query (the CLI says so)
         return Workload(name, g, kb)
-    sets = [[ids[i] for i in rng.choice(concept_idx, size=min(5, concept_idx.shape[0]), replace=False).tolist()]
-            for _ in range(n_queries)]
-    typical = [ids[i] for i in rng.choice(concept_idx, size=min(n_queries, concept_idx.shape[0]), replace=False).tolist()]
+    sets = [
+        [ids[i] for i in rng.choice(concept_idx, size=min(5, concept_idx.shape[0]), replace=False).tolist()]
+        for _ in range(n_queries)
+    ]
+    typical = [
+        ids[i] for i in rng.choice(concept_idx, size=min(n_queries, concept_idx.shape[0]), replace=False).tolist()
+    ]
     hub = ids[int(concept_idx[np.argmax(deg[concept_idx])])]
     pairs = [(ids[int(a)], ids[int(b)]) for a, b in rng.choice(concept_idx, size=(n_queries, 2))]
     w = Workload(name, g, kb, sets, typical, hub, pairs)
@@ -354,7 +365,7 @@ def _pick_queries(g: Any, name: str, n_queries: int, seed: int, kb: Any = None) 
     names = list(g.scope_names)
     for r in range(len(names) + 1):
         for k in range(len(names) - r + 1):
-            sc = tuple(names[k:k + r])
+            sc = tuple(names[k : k + r])
             frac = float(g.scope_mask(sc).mean())
             if best is None or abs(frac - 0.7) < abs(best[1] - 0.7):
                 best = (sc, frac)
@@ -404,8 +415,9 @@ def _size_name(n: int) -> str:
 
 
 # --------------------------------------------------------------------------- timing
-def round_robin(cases: dict[str, Callable[[int], Any]], n_queries: int, *, rounds: int = 7,
-                min_round_s: float = 0.0) -> dict[str, float]:
+def round_robin(
+    cases: dict[str, Callable[[int], Any]], n_queries: int, *, rounds: int = 7, min_round_s: float = 0.0
+) -> dict[str, float]:
     """Median per-query seconds for each case. Each round runs every case over queries
     ``0..n_queries-1`` (a block), cases interleaved and their order rotated per round, so slow
     phases of a noisy machine hit every case alike.
@@ -448,7 +460,7 @@ def round_robin(cases: dict[str, Callable[[int], Any]], n_queries: int, *, round
     gc.disable()
     try:
         for r in range(rounds):
-            order = names[r % len(names):] + names[:r % len(names)]
+            order = names[r % len(names) :] + names[: r % len(names)]
             for n in order:
                 f = cases[n]
                 t0 = time.perf_counter()
@@ -462,8 +474,9 @@ def round_robin(cases: dict[str, Callable[[int], Any]], n_queries: int, *, round
     return {n: statistics.median(v) for n, v in per.items()}
 
 
-def interleaved(cases: dict[str, Callable[[int], Any]], n_queries: int, *, rounds: int = 9,
-                repeat: int = 1) -> dict[str, float]:
+def interleaved(
+    cases: dict[str, Callable[[int], Any]], n_queries: int, *, rounds: int = 9, repeat: int = 1
+) -> dict[str, float]:
     """Like :func:`round_robin`, but interleaved per query: for each query the cases run back to
     back (order rotated), each call timed on its own (``repeat`` calls per sample). Per case and
     query the median over rounds is taken; the result is the mean over queries of those medians,
@@ -564,8 +577,15 @@ def _check_ppr(ours: Any, ref: dict[int, float], adj: list[list[int]], eps: floa
             raise AssertionError(f"PPR mismatch at node {v}: {got.get(v, 0.0)} vs reference {pv}")
 
 
-def run_suite(w: Workload, *, rounds: int = 7, n_queries: int = 50, peers: bool = False,
-              threads_check: bool = True, eps: float = 1e-4) -> list[Row]:
+def run_suite(
+    w: Workload,
+    *,
+    rounds: int = 7,
+    n_queries: int = 50,
+    peers: bool = False,
+    threads_check: bool = True,
+    eps: float = 1e-4,
+) -> list[Row]:
     """Measure our tools and core calls against the in-run references on workload ``w``.
 
     Every measured call is first checked against its reference.
@@ -619,41 +639,83 @@ def run_suite(w: Workload, *, rounds: int = 7, n_queries: int = 50, peers: bool 
 
     s0 = w.seed_map(0)
     s0i = w.seed_idx(0)
-    t = interleaved({
-        "ours": lambda i: g.personalized_pagerank(s0, eps=eps),
-        "ref": lambda i: py_push(adj, s0i, eps=eps),
-    }, 20, rounds=rounds)
+    t = interleaved(
+        {
+            "ours": lambda i: g.personalized_pagerank(s0, eps=eps),
+            "ref": lambda i: py_push(adj, s0i, eps=eps),
+        },
+        20,
+        rounds=rounds,
+    )
     rows.append(Row("ppr repeated", "personalized_pagerank", t["ours"], "pure-Python push", t["ref"], ">= 60x"))
-    t = interleaved({
-        "ours": lambda i: g.personalized_pagerank(w.seed_map(i), eps=eps),
-        "ref": lambda i: py_push(adj, w.seed_idx(i), eps=eps),
-    }, nq, rounds=rounds)
+    t = interleaved(
+        {
+            "ours": lambda i: g.personalized_pagerank(w.seed_map(i), eps=eps),
+            "ref": lambda i: py_push(adj, w.seed_idx(i), eps=eps),
+        },
+        nq,
+        rounds=rounds,
+    )
     rows.append(Row("ppr rotating", "personalized_pagerank", t["ours"], "pure-Python push", t["ref"], ">= 25x"))
-    t = interleaved({
-        "ours": lambda i: graph_context(g, concepts=w.seed_sets[i % len(w.seed_sets)], k=20, caller=everyone, eps=eps),
-        "ref": lambda i: py_push(adj, w.seed_idx(i), eps=eps),
-    }, nq, rounds=rounds)
+    t = interleaved(
+        {
+            "ours": lambda i: graph_context(
+                g, concepts=w.seed_sets[i % len(w.seed_sets)], k=20, caller=everyone, eps=eps
+            ),
+            "ref": lambda i: py_push(adj, w.seed_idx(i), eps=eps),
+        },
+        nq,
+        rounds=rounds,
+    )
     rows.append(Row("graph_context", "graph_context top-20", t["ours"], "pure-Python push", t["ref"], ">= 30x"))
-    t = interleaved({
-        "ours": lambda i: link_suggest(g, w.concepts[i % len(w.concepts)], k=10, caller=everyone),
-        "ref": lambda i: numpy_ra(indptr, indices, g.id_index[w.concepts[i % len(w.concepts)]], 10),
-    }, nq, rounds=rounds)
+    t = interleaved(
+        {
+            "ours": lambda i: link_suggest(g, w.concepts[i % len(w.concepts)], k=10, caller=everyone),
+            "ref": lambda i: numpy_ra(indptr, indices, g.id_index[w.concepts[i % len(w.concepts)]], 10),
+        },
+        nq,
+        rounds=rounds,
+    )
     rows.append(Row("link_suggest", "link_suggest k=10", t["ours"], "numpy RA", t["ref"], ">= 10x"))
     hub = g.id_index[w.hub]
-    t = interleaved({
-        "ours": lambda i: link_suggest(g, w.hub, k=10, caller=everyone),
-        "ref": lambda i: numpy_ra(indptr, indices, hub, 10),
-    }, 3, rounds=rounds)
-    rows.append(Row("link_suggest hub", f"link_suggest hub (deg {int(g.degrees[hub])})", t["ours"], "numpy RA",
-                    t["ref"], ">= 3x at 1M"))
+    t = interleaved(
+        {
+            "ours": lambda i: link_suggest(g, w.hub, k=10, caller=everyone),
+            "ref": lambda i: numpy_ra(indptr, indices, hub, 10),
+        },
+        3,
+        rounds=rounds,
+    )
+    rows.append(
+        Row(
+            "link_suggest hub",
+            f"link_suggest hub (deg {int(g.degrees[hub])})",
+            t["ours"],
+            "numpy RA",
+            t["ref"],
+            ">= 3x at 1M",
+        )
+    )
     if g.num_nodes < 1000:
-        rows.append(Row("small graph", f"{g.num_nodes} nodes", float("nan"),
-                        note="the targets are stated for >= 1k nodes: on a graph this small a call is "
-                             "dominated by fixed per-call costs, so ratios say little"))
-    t = interleaved({
-        "ours": lambda i: graph_path(g, *w.pairs[i % len(w.pairs)], caller=everyone),
-        "ref": lambda i: py_bibfs(adj, g.id_index[w.pairs[i % len(w.pairs)][0]], g.id_index[w.pairs[i % len(w.pairs)][1]]),
-    }, nq, rounds=rounds)
+        rows.append(
+            Row(
+                "small graph",
+                f"{g.num_nodes} nodes",
+                float("nan"),
+                note="the targets are stated for >= 1k nodes: on a graph this small a call is "
+                "dominated by fixed per-call costs, so ratios say little",
+            )
+        )
+    t = interleaved(
+        {
+            "ours": lambda i: graph_path(g, *w.pairs[i % len(w.pairs)], caller=everyone),
+            "ref": lambda i: py_bibfs(
+                adj, g.id_index[w.pairs[i % len(w.pairs)][0]], g.id_index[w.pairs[i % len(w.pairs)][1]]
+            ),
+        },
+        nq,
+        rounds=rounds,
+    )
     rows.append(Row("graph_path", "graph_path", t["ours"], "pure-Python bidirectional BFS", t["ref"], ">= 10x"))
 
     if masked is not None:
@@ -662,30 +724,64 @@ def run_suite(w: Workload, *, rounds: int = 7, n_queries: int = 50, peers: bool 
         ok = ok or [0]
         vm = masked.visibility(g)
         if vm is not None and all(vm.mask[g.id_index[c]] for c in w.seed_sets[ok[0]]):
-            t = interleaved({
-                "ours": lambda i: graph_context(g, concepts=w.seed_sets[ok[i % len(ok)]], k=20, caller=masked, eps=eps),
-                "ref": lambda i: graph_context(g, concepts=w.seed_sets[ok[i % len(ok)]], k=20, caller=everyone, eps=eps),
-            }, len(ok), rounds=rounds)
-            rows.append(Row("masked context", f"graph_context, {w.masked_fraction:.0%} visible", t["ours"],
-                            "same queries unmasked", t["ref"], "masked <= 1.3x unmasked",
-                            note=f"cost ratio {t['ours'] / t['ref']:.2f}"))
+            t = interleaved(
+                {
+                    "ours": lambda i: graph_context(
+                        g, concepts=w.seed_sets[ok[i % len(ok)]], k=20, caller=masked, eps=eps
+                    ),
+                    "ref": lambda i: graph_context(
+                        g, concepts=w.seed_sets[ok[i % len(ok)]], k=20, caller=everyone, eps=eps
+                    ),
+                },
+                len(ok),
+                rounds=rounds,
+            )
+            rows.append(
+                Row(
+                    "masked context",
+                    f"graph_context, {w.masked_fraction:.0%} visible",
+                    t["ours"],
+                    "same queries unmasked",
+                    t["ref"],
+                    "masked <= 1.3x unmasked",
+                    note=f"cost ratio {t['ours'] / t['ref']:.2f}",
+                )
+            )
     if not any(r.group == "masked context" for r in rows):
-        rows.append(Row("masked context", "graph_context under a scope", float("nan"),
-                        note="not measured: no scope set hides part of this graph while showing every seed"))
+        rows.append(
+            Row(
+                "masked context",
+                "graph_context under a scope",
+                float("nan"),
+                note="not measured: no scope set hides part of this graph while showing every seed",
+            )
+        )
     # ---- batch throughput: 2 threads vs 1, with a control for what the machine gives now
     if threads_check:
         sets = [w.seed_map(i) for i in range(len(w.seed_sets))] * 4
         ctrl = _hash_control()
-        t = round_robin({
-            "b1": lambda i: personalized_pagerank_batch(g, sets, threads=1, eps=eps, k=20),
-            "b2": lambda i: personalized_pagerank_batch(g, sets, threads=2, eps=eps, k=20),
-            "c1": lambda i: ctrl(1),
-            "c2": lambda i: ctrl(2),
-        }, 1, rounds=rounds)
+        t = round_robin(
+            {
+                "b1": lambda i: personalized_pagerank_batch(g, sets, threads=1, eps=eps, k=20),
+                "b2": lambda i: personalized_pagerank_batch(g, sets, threads=2, eps=eps, k=20),
+                "c1": lambda i: ctrl(1),
+                "c2": lambda i: ctrl(2),
+            },
+            1,
+            rounds=rounds,
+        )
         sp, cs = t["b1"] / t["b2"], t["c1"] / t["c2"]
-        rows.append(Row("batch 2 threads", "PPR batch, 2 threads", t["b2"] / len(sets), "same batch, 1 thread",
-                        t["b1"] / len(sets), ">= 1.8x",
-                        note=f"machine control (sha256, 2 vs 1 thread) {cs:.2f}x; normalised {sp / cs:.2f}"))
+        rows.append(
+            Row(
+                "batch 2 threads",
+                "PPR batch, 2 threads",
+                t["b2"] / len(sets),
+                "same batch, 1 thread",
+                t["b1"] / len(sets),
+                ">= 1.8x",
+                note=f"machine control (sha256, 2 vs 1 thread) {cs:.2f}x; normalised {sp / cs:.2f}",
+            )
+        )
     return rows
 
 
@@ -711,8 +807,10 @@ def format_table(rows: list[Row], title: str = "") -> str:
     out.append("| --- | --- | ---: | --- | ---: | ---: | --- | --- | --- |")
     for r in rows:
         ratio = "-" if r.ratio != r.ratio else f"{r.ratio:.1f}x"
-        out.append(f"| {r.group} | {r.ours} | {_fmt_s(r.ours_s)} | {r.ref or '-'} | {_fmt_s(r.ref_s)} | "
-                   f"{ratio} | {r.target or '-'} | {r.met} | {r.note} |")
+        out.append(
+            f"| {r.group} | {r.ours} | {_fmt_s(r.ours_s)} | {r.ref or '-'} | {_fmt_s(r.ref_s)} | "
+            f"{ratio} | {r.target or '-'} | {r.met} | {r.note} |"
+        )
     return "\n".join(out)
 
 

@@ -46,9 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> args.command, args.kb
     ('path', 'kb.db')
     """
-    parser = _Parser(
-        prog="conceptwalk",
-        description="Graph retrieval over a knowledge base's link graph.")
+    parser = _Parser(prog="conceptwalk", description="Graph retrieval over a knowledge base's link graph.")
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in (demo, kb, graph, wrap, bench, serve):

@@ -14,8 +14,16 @@ from typing import Any
 
 from ..errors import ConceptwalkError
 
-__all__ = ["emit", "open_kb", "caller_from_spec", "warn_unknown_scopes", "median_ms", "add_common", "int_in",
-           "float_in"]
+__all__ = [
+    "emit",
+    "open_kb",
+    "caller_from_spec",
+    "warn_unknown_scopes",
+    "median_ms",
+    "add_common",
+    "int_in",
+    "float_in",
+]
 
 #: Upper bounds of the count arguments (far past any useful value, well inside the core's range).
 MAX_K = 1_000_000
@@ -32,6 +40,7 @@ def emit(obj: Any, as_json: bool) -> None:
 
 def int_in(lo: int, hi: int) -> Callable[[str], int]:
     """An argparse ``type=``: an integer in ``[lo, hi]``, else a one-line argument error."""
+
     def parse(text: str) -> int:
         try:
             v = int(text.strip(), 10)
@@ -41,6 +50,7 @@ def int_in(lo: int, hi: int) -> Callable[[str], int]:
             shown = text if len(text) <= 40 else text[:40] + "..."
             raise argparse.ArgumentTypeError(f"must be an integer in [{lo}, {hi}], got {shown}")
         return v
+
     parse.__name__ = "integer"
     return parse
 
@@ -58,6 +68,7 @@ def float_in(lo: float, hi: float, *, open_lo: bool = True, open_hi: bool = Fals
         if not ok:
             raise argparse.ArgumentTypeError(f"must be a number in {left}{lo:g}, {hi:g}{right}, got {text[:40]}")
         return v
+
     parse.__name__ = "number"
     return parse
 
@@ -104,8 +115,10 @@ def warn_unknown_scopes(kb: Any, caller: Any) -> list[str]:
         unknown = sorted(caller.scopes or ())
     if unknown:
         names = ", ".join(repr(s) for s in unknown)
-        sys.stderr.write(f"conceptwalk: warning: no node carries scope{'s' if len(unknown) > 1 else ''} {names} "
-                         f"(a typo?); it grants nothing: see `conceptwalk stats` for the scopes\n")
+        sys.stderr.write(
+            f"conceptwalk: warning: no node carries scope{'s' if len(unknown) > 1 else ''} {names} "
+            f"(a typo?); it grants nothing: see `conceptwalk stats` for the scopes\n"
+        )
     return unknown
 
 
@@ -121,5 +134,6 @@ def median_ms(fn: Callable[[], Any], repeat: int) -> float:
 def add_common(p: argparse.ArgumentParser, *, scopes: bool = True) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     if scopes:
-        p.add_argument("--scopes", default="*",
-                       help="caller scopes: '*' all access (default), '' public only, 'a,b' public + a, b")
+        p.add_argument(
+            "--scopes", default="*", help="caller scopes: '*' all access (default), '' public only, 'a,b' public + a, b"
+        )

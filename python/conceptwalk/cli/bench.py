@@ -71,18 +71,35 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
     }
     if args.json:
-        payload = {**info, "rows": [{"measurement": r.group, "ours": r.ours, "ours_s": None if r.ours_s != r.ours_s else r.ours_s,
-                                     "reference": r.ref, "reference_s": None if r.ref_s != r.ref_s else r.ref_s,
-                                     "ratio": None if r.ratio != r.ratio else r.ratio, "target": r.target,
-                                     "met": r.met, "note": r.note} for r in rows]}
+        payload = {
+            **info,
+            "rows": [
+                {
+                    "measurement": r.group,
+                    "ours": r.ours,
+                    "ours_s": None if r.ours_s != r.ours_s else r.ours_s,
+                    "reference": r.ref,
+                    "reference_s": None if r.ref_s != r.ref_s else r.ref_s,
+                    "ratio": None if r.ratio != r.ratio else r.ratio,
+                    "target": r.target,
+                    "met": r.met,
+                    "note": r.note,
+                }
+                for r in rows
+            ],
+        }
         sys.stdout.write(json.dumps(payload) + "\n")
     else:
-        print(f"{source}: {g.num_nodes:,} nodes, {g.num_edges:,} edges, {info['adjacency_entries']:,} "
-              f"adjacency entries ({info['core_bytes_per_entry']} B each in the core), "
-              f"loaded in {w.build_seconds:.3f} s")
+        print(
+            f"{source}: {g.num_nodes:,} nodes, {g.num_edges:,} edges, {info['adjacency_entries']:,} "
+            f"adjacency entries ({info['core_bytes_per_entry']} B each in the core), "
+            f"loaded in {w.build_seconds:.3f} s"
+        )
         print(_perf.format_table(rows))
-        print("\nratio = reference time / our time, both measured in this run, round-robin; medians. "
-              "met: whether this run reached the target (n/a: no target here, or one for another size).")
+        print(
+            "\nratio = reference time / our time, both measured in this run, round-robin; medians. "
+            "met: whether this run reached the target (n/a: no target here, or one for another size)."
+        )
     return 0
 
 
@@ -96,11 +113,11 @@ def register(subparsers: Any) -> None:
     """
     p = subparsers.add_parser("bench", help="measure query times on the synthetic KB or your KB file")
     p.add_argument("kb", nargs="?", help="a KB file (default: the synthetic KB)")
-    p.add_argument("--concepts", type=int_in(1, MAX_COUNT), default=None,
-                   help="synthetic KB size in concepts (default 1000)")
+    p.add_argument(
+        "--concepts", type=int_in(1, MAX_COUNT), default=None, help="synthetic KB size in concepts (default 1000)"
+    )
     p.add_argument("--queries", type=int_in(1, 1_000_000), default=50, help="queries per measurement")
-    p.add_argument("--rounds", type=int_in(1, 10_000), default=5,
-                   help="round-robin rounds (the median is taken)")
+    p.add_argument("--rounds", type=int_in(1, 10_000), default=5, help="round-robin rounds (the median is taken)")
     p.add_argument("--no-threads", action="store_true", help="skip the 1- vs 2-thread batch measurement")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(func=cmd_bench)

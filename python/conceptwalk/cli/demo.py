@@ -36,8 +36,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         g = kb.graph()
         build_ms = (time.perf_counter() - t0) * 1e3
-        say(f"graph snapshot: {g.num_nodes:,} nodes, {g.num_edges:,} typed edges, "
-            f"mean degree {2 * g.num_neighbour_pairs / g.num_nodes:.2f}, built in {build_ms:.0f} ms")
+        say(
+            f"graph snapshot: {g.num_nodes:,} nodes, {g.num_edges:,} typed edges, "
+            f"mean degree {2 * g.num_neighbour_pairs / g.num_nodes:.2f}, built in {build_ms:.0f} ms"
+        )
         out["graph"] = {"nodes": g.num_nodes, "edges": g.num_edges, "build_ms": round(build_ms, 2)}
         everyone = Caller.all_access()
         q = syn.queries(1, seed=args.seed)[0]
@@ -45,8 +47,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         question = q["text"]
         # A far concept for the path: the last concept id in sorted order that is reachable.
         concepts = [i for i, t in zip(syn.ids, syn.node_types) if t == "CONCEPT"]
-        target = next((c for c in reversed(sorted(concepts))
-                       if c != concept and g.shortest_path(concept, c) is not None), concept)
+        target = next(
+            (c for c in reversed(sorted(concepts)) if c != concept and g.shortest_path(concept, c) is not None), concept
+        )
         repeat = args.repeat
         ctx = graph_context(kb, question, k=10, caller=everyone)
         ctx_ms = median_ms(lambda: graph_context(kb, question, k=10, caller=everyone), repeat)
@@ -70,8 +73,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         vm = tenant.visibility(g)
         visible = int(vm.visible_count) if vm is not None else g.num_nodes
         say("")
-        say(f"$ graph_context({question!r}, k=10, caller={tenant})   median {ctx_t_ms * 1e3:.0f} µs; "
-            f"this caller sees {visible:,} of {g.num_nodes:,} nodes")
+        say(
+            f"$ graph_context({question!r}, k=10, caller={tenant})   median {ctx_t_ms * 1e3:.0f} µs; "
+            f"this caller sees {visible:,} of {g.num_nodes:,} nodes"
+        )
         say(str(ctx_t))
         # The concept-anchored walk around the flat search (opt-in; the flat results stay first).
         from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
@@ -79,28 +84,39 @@ def cmd_demo(args: argparse.Namespace) -> int:
         retriever = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
         flat = retriever.query(question, 5, caller=everyone)
         wrapped = retriever.query(question, 5, concept_walk=True, caller=everyone)
-        wrap_ms = median_ms(lambda: retriever.query(question, 5, concept_walk=True, caller=everyone),
-                             max(3, repeat // 10))
+        wrap_ms = median_ms(
+            lambda: retriever.query(question, 5, concept_walk=True, caller=everyone), max(3, repeat // 10)
+        )
         walk_items = [r for r in wrapped if r.get("via") == "concept-walk"]
         say("")
-        say(f"$ query({question!r}, k=5, concept_walk=True)   median {wrap_ms * 1e3:.0f} µs; "
-            f"{len(flat)} flat results kept first, {len(walk_items)} added by the walk")
+        say(
+            f"$ query({question!r}, k=5, concept_walk=True)   median {wrap_ms * 1e3:.0f} µs; "
+            f"{len(flat)} flat results kept first, {len(walk_items)} added by the walk"
+        )
         for r in wrapped[:5]:
             say(f"  flat  {r['id']}")
         for r in walk_items[:6]:
             hop = r["paths"][0]["hops"][-1]
-            say(f"  walk  {r['id']} [{r['type']}]  score {r['walkScore']:.3f}  "
-                f"{' -> '.join(r['paths'][0]['nodes'])}  ({hop['type']})")
+            say(
+                f"  walk  {r['id']} [{r['type']}]  score {r['walkScore']:.3f}  "
+                f"{' -> '.join(r['paths'][0]['nodes'])}  ({hop['type']})"
+            )
         if len(walk_items) > 6:
             say(f"  ... and {len(walk_items) - 6} more")
-        out.update({
-            "query": {"flat": flat, "wrapped": wrapped, "median_us": round(wrap_ms * 1e3, 1)},
-            "question": question,
-            "context": ctx.to_dict(), "context_median_us": round(ctx_ms * 1e3, 1),
-            "suggest": sug.to_dict(), "suggest_median_us": round(sug_ms * 1e3, 1),
-            "path": pth.to_dict(), "path_median_us": round(pth_ms * 1e3, 1),
-            "context_tenant_a": ctx_t.to_dict(), "context_tenant_a_median_us": round(ctx_t_ms * 1e3, 1),
-        })
+        out.update(
+            {
+                "query": {"flat": flat, "wrapped": wrapped, "median_us": round(wrap_ms * 1e3, 1)},
+                "question": question,
+                "context": ctx.to_dict(),
+                "context_median_us": round(ctx_ms * 1e3, 1),
+                "suggest": sug.to_dict(),
+                "suggest_median_us": round(sug_ms * 1e3, 1),
+                "path": pth.to_dict(),
+                "path_median_us": round(pth_ms * 1e3, 1),
+                "context_tenant_a": ctx_t.to_dict(),
+                "context_tenant_a_median_us": round(ctx_t_ms * 1e3, 1),
+            }
+        )
     if args.json:
         emit(out, True)
     return 0
@@ -116,11 +132,13 @@ def register(sub: Any) -> None:
     """
     p = sub.add_parser("demo", help="build a synthetic KB into a SQLite file and show the tools answering")
     p.add_argument("--path", default="conceptwalk-demo.db", help="SQLite file (default: %(default)s)")
-    p.add_argument("--concepts", type=int_in(1, MAX_COUNT), default=1000,
-                   help="number of concepts (default: %(default)s)")
+    p.add_argument(
+        "--concepts", type=int_in(1, MAX_COUNT), default=1000, help="number of concepts (default: %(default)s)"
+    )
     p.add_argument("--seed", type=int_in(0, 2**63 - 1), default=0, help="the generator's seed (default 0)")
-    p.add_argument("--repeat", type=int_in(1, 1_000_000), default=200,
-                   help="warm calls per timing (default: %(default)s)")
+    p.add_argument(
+        "--repeat", type=int_in(1, 1_000_000), default=200, help="warm calls per timing (default: %(default)s)"
+    )
     p.add_argument("--rebuild", action="store_true", help="regenerate the file even if it exists")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(func=cmd_demo)

@@ -57,8 +57,9 @@ def cmd_import(args: argparse.Namespace) -> int:
             if fmt == "jsonl":
                 result = importers.import_jsonl(kb, path, progress=bar, missing_endpoints=args.missing_endpoints)
             else:
-                result = importers.import_edge_list(kb, path, progress=bar, default_type=args.default_type,
-                                                    missing_endpoints=args.missing_endpoints)
+                result = importers.import_edge_list(
+                    kb, path, progress=bar, default_type=args.default_type, missing_endpoints=args.missing_endpoints
+                )
             summary = result.to_dict()
             for key, val in summary.items():
                 if isinstance(val, bool):
@@ -72,7 +73,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 print(f"imported {path} in {time.perf_counter() - t0:.2f} s: {result}")
         if args.json:
             if "endpoint_only_examples" in total:
-                total["endpoint_only_examples"] = total["endpoint_only_examples"][:importers.ENDPOINT_EXAMPLES]
+                total["endpoint_only_examples"] = total["endpoint_only_examples"][: importers.ENDPOINT_EXAMPLES]
             emit({**total, "files": per_file}, True)
     return 0
 
@@ -105,8 +106,11 @@ def load_synthetic(kb: Any, n_concepts: int, seed: int, quiet: bool) -> Any:
     syn.write_to(kb)
     t2 = time.perf_counter()
     if not quiet:
-        print(f"generated {len(syn.ids):,} nodes and {len(syn.src):,} edges in {t1 - t0:.2f} s; "
-              f"stored in {t2 - t1:.2f} s", file=sys.stderr)
+        print(
+            f"generated {len(syn.ids):,} nodes and {len(syn.src):,} edges in {t1 - t0:.2f} s; "
+            f"stored in {t2 - t1:.2f} s",
+            file=sys.stderr,
+        )
     return syn
 
 
@@ -144,8 +148,10 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     if args.json:
         emit(summary, True)
     else:
-        print(f"loaded {args.name}: {summary['nodes']:,} nodes and {summary['edges']:,} edges "
-              f"from {ds.source} into {args.kb} in {summary['seconds']} s")
+        print(
+            f"loaded {args.name}: {summary['nodes']:,} nodes and {summary['edges']:,} edges "
+            f"from {ds.source} into {args.kb} in {summary['seconds']} s"
+        )
     return 0
 
 
@@ -159,11 +165,16 @@ def register(sub: Any) -> None:
     """
     p = sub.add_parser("synth", help="write a synthetic KB into a SQLite file")
     p.add_argument("kb", help="the SQLite file to create")
-    p.add_argument("--concepts", type=int_in(1, MAX_COUNT), default=1000,
-                   help="concepts to generate (the other node kinds scale with it; default 1000)")
+    p.add_argument(
+        "--concepts",
+        type=int_in(1, MAX_COUNT),
+        default=1000,
+        help="concepts to generate (the other node kinds scale with it; default 1000)",
+    )
     p.add_argument("--seed", type=int_in(0, 2**63 - 1), default=0, help="the generator's seed (default 0)")
-    p.add_argument("--force", action="store_true",
-                   help="replace an existing file (deleted first, with its snapshot files)")
+    p.add_argument(
+        "--force", action="store_true", help="replace an existing file (deleted first, with its snapshot files)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar and no timing line")
     p.add_argument("--json", action="store_true", help="print the new KB's stats as JSON")
     p.set_defaults(func=cmd_synth)
@@ -177,15 +188,21 @@ def register(sub: Any) -> None:
     p = sub.add_parser("import", help="import JSONL (nodes/edges/aliases) or CSV/TSV edge lists")
     p.add_argument("kb", help="the SQLite file to import into (created when missing)")
     p.add_argument("files", nargs="+", help="files to import, in order, each in its own transaction")
-    p.add_argument("--format", choices=["auto", "jsonl", "edges"], default="auto",
-                   help="file format (auto: by extension, .jsonl/.ndjson/.json[.gz] = jsonl, else edges)")
+    p.add_argument(
+        "--format",
+        choices=["auto", "jsonl", "edges"],
+        default="auto",
+        help="file format (auto: by extension, .jsonl/.ndjson/.json[.gz] = jsonl, else edges)",
+    )
     p.add_argument("--default-type", default="LINK", help="edge type when a row has none")
-    p.add_argument("--missing-endpoints", choices=["create", "refuse"], default="create",
-                   help="an edge endpoint no node row defines: create a bare node and warn (default), "
-                        "or refuse the file")
+    p.add_argument(
+        "--missing-endpoints",
+        choices=["create", "refuse"],
+        default="create",
+        help="an edge endpoint no node row defines: create a bare node and warn (default), or refuse the file",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal)")
-    p.add_argument("--json", action="store_true",
-                   help="print the totals and one summary per file as JSON")
+    p.add_argument("--json", action="store_true", help="print the totals and one summary per file as JSON")
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("stats", help="counts, types, annotation coverage and projection figures")

@@ -48,8 +48,7 @@ def format_results(results: list[dict[str, Any]]) -> str:
             for j, h in enumerate(path):
                 arrow = f" -{h['type']}-> " if h.get("direction") == "forward" else f" <-{h['type']}- "
                 chain += (h["from"] if j == 0 else "") + arrow + h["to"]
-            lines.append(f"  + {r['id']}" + (f"  {title}" if title else "")
-                         + f"  (walk {r['walkScore']:.3g})  {chain}")
+            lines.append(f"  + {r['id']}" + (f"  {title}" if title else "") + f"  (walk {r['walkScore']:.3g})  {chain}")
         else:
             n += 1
             score = r.get("score")
@@ -58,27 +57,53 @@ def format_results(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines) if lines else "(no results)"
 
 
-
 def _walk_config(args: argparse.Namespace, **fields: Any) -> Any:
     """The WalkConfig of ``query``/``probe``: the defaults, with the flags given."""
     from ..wrap import WalkConfig
 
-    given = {"concept_node_types": args.concept_types, "expand_edge_types": args.expand_edge_types,
-             "admit_edge_types": args.admit_edge_types, "max_candidates": args.max_added}
+    given = {
+        "concept_node_types": args.concept_types,
+        "expand_edge_types": args.expand_edge_types,
+        "admit_edge_types": args.admit_edge_types,
+        "max_candidates": args.max_added,
+    }
     return WalkConfig(max_hops=args.max_hops, **{k: v for k, v in given.items() if v is not None}, **fields)
 
 
 def _add_walk_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--concept-types", type=type_names, default=None, metavar="T1,T2",
-                   help="node types the walk starts from (default: CONCEPT)")
-    p.add_argument("--expand-edge-types", type=type_names, default=None, metavar="E1,E2",
-                   help="edge types the walk goes through (default: PARENT_CONCEPT,RELATED_TO)")
-    p.add_argument("--admit-edge-types", type=type_names, default=None, metavar="E1,E2",
-                   help="edge types whose far end may be added (default: IMPLEMENTED_BY,EXPLAINED_BY,ATTACHED_TO,TAGGED_CONCEPT)")
-    p.add_argument("--max-added", type=int_in(0, MAX_K), default=None, metavar="N",
-                   help="at most N items added after the flat results (the walk's candidate budget; default 20)")
-    p.add_argument("--read-only", action="store_true",
-                   help="open the KB read-only (mode=ro; immutable=1 on read-only media without -wal/-shm)")
+    p.add_argument(
+        "--concept-types",
+        type=type_names,
+        default=None,
+        metavar="T1,T2",
+        help="node types the walk starts from (default: CONCEPT)",
+    )
+    p.add_argument(
+        "--expand-edge-types",
+        type=type_names,
+        default=None,
+        metavar="E1,E2",
+        help="edge types the walk goes through (default: PARENT_CONCEPT,RELATED_TO)",
+    )
+    p.add_argument(
+        "--admit-edge-types",
+        type=type_names,
+        default=None,
+        metavar="E1,E2",
+        help="edge types whose far end may be added (default: IMPLEMENTED_BY,EXPLAINED_BY,ATTACHED_TO,TAGGED_CONCEPT)",
+    )
+    p.add_argument(
+        "--max-added",
+        type=int_in(0, MAX_K),
+        default=None,
+        metavar="N",
+        help="at most N items added after the flat results (the walk's candidate budget; default 20)",
+    )
+    p.add_argument(
+        "--read-only",
+        action="store_true",
+        help="open the KB read-only (mode=ro; immutable=1 on read-only media without -wal/-shm)",
+    )
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -89,8 +114,9 @@ def cmd_query(args: argparse.Namespace) -> int:
     cfg = _walk_config(args, embedder=args.embedder)
     with open_kb(args.kb, read_only=args.read_only) as kb:
         warn_unknown_scopes(kb, caller)
-        flat = builtin_flat_search(kb, mode=args.mode, embedder=args.embedder if args.mode == "embedding" else None,
-                                   caller=caller)
+        flat = builtin_flat_search(
+            kb, mode=args.mode, embedder=args.embedder if args.mode == "embedding" else None, caller=caller
+        )
         retriever = ConceptAnchoredRetriever(flat, kb, config=cfg, event_sink=args.events)
         out = retriever.run(args.text, args.k, concept_walk=args.concept_walk, caller=caller)
     if args.json:
@@ -99,8 +125,10 @@ def cmd_query(args: argparse.Namespace) -> int:
         if out.event is not None:
             ev = out.event
             concepts = ", ".join(f"{c['id']} ({c['method']} {c['confidence']:.2f})" for c in ev["resolvedConcepts"])
-            sys.stdout.write(f"concepts: {concepts or '(none resolved)'}; walk added {ev['candidatesAdded']}"
-                             f"{' (truncated)' if ev['truncated'] else ''} in {ev['walkMs']:.2f} ms\n")
+            sys.stdout.write(
+                f"concepts: {concepts or '(none resolved)'}; walk added {ev['candidatesAdded']}"
+                f"{' (truncated)' if ev['truncated'] else ''} in {ev['walkMs']:.2f} ms\n"
+            )
         sys.stdout.write(format_results(out.results) + "\n")
     return 0
 
@@ -113,17 +141,20 @@ def cmd_probe(args: argparse.Namespace) -> int:
     with open_kb(args.kb, read_only=args.read_only) as kb:
         warn_unknown_scopes(kb, caller)
         rep = probe(kb, cfg, caller=caller)
-        suggested = suggest_settings(kb, cfg, caller=caller, kb_path=args.kb) \
-            if not rep["reach"]["concepts2Hops"] else None
+        suggested = (
+            suggest_settings(kb, cfg, caller=caller, kb_path=args.kb) if not rep["reach"]["concepts2Hops"] else None
+        )
     if args.json:
         emit(rep if suggested is None else dict(rep, suggested=suggested), True)
     else:
         sys.stdout.write(format_probe(rep) + "\n")
         if suggested is not None:
             r = suggested["reach"]
-            sys.stdout.write(f"  these settings find nothing; suggested for this KB (concepts of type "
-                             f"{', '.join(suggested['conceptNodeTypes'])}: {r['concepts2Hops']:,} reach a "
-                             f"candidate within 2 hops):\n    {suggested['command']}\n")
+            sys.stdout.write(
+                f"  these settings find nothing; suggested for this KB (concepts of type "
+                f"{', '.join(suggested['conceptNodeTypes'])}: {r['concepts2Hops']:,} reach a "
+                f"candidate within 2 hops):\n    {suggested['command']}\n"
+            )
     return 0
 
 
@@ -145,7 +176,8 @@ def cmd_events_summarize(args: argparse.Namespace) -> int:
         f"({100 * s['contributionRate']:.1f}%)\n"
         f"  candidates added: total {s['candidatesAdded']['total']:,}, mean {s['candidatesAdded']['mean']:.2f}\n"
         f"  walk time (ms): p50 {w['p50']:.3f}, p90 {w['p90']:.3f}, p99 {w['p99']:.3f}, max {w['max']:.3f}\n"
-        f"  truncated by a budget: {s['truncated']:,}; malformed lines: {s['malformed']}; other events: {s['skipped']}\n")
+        f"  truncated by a budget: {s['truncated']:,}; malformed lines: {s['malformed']}; other events: {s['skipped']}\n"
+    )
     return 0
 
 
@@ -159,7 +191,10 @@ def register(subparsers: Any) -> None:
     """
     scopes_help = "caller scopes: '*' all access (default), '' public only, 'a,b' public + a, b"
 
-    p = subparsers.add_parser("query", help="flat search (BM25 over what the caller sees, or embedding), optionally wrapped by the concept walk")
+    p = subparsers.add_parser(
+        "query",
+        help="flat search (BM25 over what the caller sees, or embedding), optionally wrapped by the concept walk",
+    )
     p.add_argument("kb", help="the knowledge base file")
     p.add_argument("text", help="the query text")
     p.add_argument("--concept-walk", action="store_true", help="append concept-walk candidates after the flat results")

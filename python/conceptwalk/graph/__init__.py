@@ -21,8 +21,15 @@ except ImportError as exc:  # pragma: no cover - only without a build
     ) from exc
 
 from ._intern import intern_strings
-from .linkgraph import (DEFAULT_EDGE_TYPE, DEFAULT_NODE_TYPE, EDGE_ANNOTATION_KEYS, LinkGraph, Ranking,
-                        Suggestion, Visible)
+from .linkgraph import (
+    DEFAULT_EDGE_TYPE,
+    DEFAULT_NODE_TYPE,
+    EDGE_ANNOTATION_KEYS,
+    LinkGraph,
+    Ranking,
+    Suggestion,
+    Visible,
+)
 from .ppr import personalized_pagerank_batch
 from .visibility import Caller
 

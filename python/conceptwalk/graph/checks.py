@@ -232,8 +232,13 @@ def check_ppr_params(restart: Any, eps: Any, *, capped: bool = False) -> tuple[f
     ...
     conceptwalk.errors.InputError: restart * eps must be >= 1e-12 without a push cap (the push does up to 1/(restart*eps) pushes), got restart=0.25 eps=1e-300; raise them or set max_pushes
     """
-    if (type(restart) is float and type(eps) is float and 0.0 < restart < 1.0 and 0.0 < eps < math.inf
-            and (capped or restart * eps >= MIN_RESTART_EPS)):
+    if (
+        type(restart) is float
+        and type(eps) is float
+        and 0.0 < restart < 1.0
+        and 0.0 < eps < math.inf
+        and (capped or restart * eps >= MIN_RESTART_EPS)
+    ):
         return restart, eps  # the common case, without a call
     if not _is_real(restart) or not 0.0 < float(restart) < 1.0:
         raise InputError(f"restart must be in (0, 1), got {restart!r}")
@@ -241,8 +246,10 @@ def check_ppr_params(restart: Any, eps: Any, *, capped: bool = False) -> tuple[f
         raise InputError(f"eps must be positive and finite, got {eps!r}")
     r, e = float(restart), float(eps)
     if not capped and r * e < MIN_RESTART_EPS:
-        raise InputError(f"restart * eps must be >= 1e-12 without a push cap (the push does up to "
-                         f"1/(restart*eps) pushes), got restart={r:g} eps={e:g}; raise them or set max_pushes")
+        raise InputError(
+            f"restart * eps must be >= 1e-12 without a push cap (the push does up to "
+            f"1/(restart*eps) pushes), got restart={r:g} eps={e:g}; raise them or set max_pushes"
+        )
     return r, e
 
 

@@ -31,9 +31,16 @@ __all__ = ["context_batch", "context_compiled", "context_core"]
 context_compiled = _core.graph_context
 
 
-def context_core(graph: LinkGraph, seeds: npt.NDArray[np.int32], weights: npt.NDArray[np.float64],
-                 restart: float, eps: float, k: int, keep_types: npt.NDArray[np.bool_] | None,
-                 visible: _core.VisibilityMask | None) -> _core.ContextResult:
+def context_core(
+    graph: LinkGraph,
+    seeds: npt.NDArray[np.int32],
+    weights: npt.NDArray[np.float64],
+    restart: float,
+    eps: float,
+    k: int,
+    keep_types: npt.NDArray[np.bool_] | None,
+    visible: _core.VisibilityMask | None,
+) -> _core.ContextResult:
     """Run the pipeline for one query.
 
     Parameters
@@ -65,14 +72,24 @@ def context_core(graph: LinkGraph, seeds: npt.NDArray[np.int32], weights: npt.ND
     """
     if keep_types is None:
         return _core.graph_context(graph.core, seeds, weights, restart, eps, k, None, None, visible)
-    return _core.graph_context(graph.core, seeds, weights, restart, eps, k, graph.node_type_codes,
-                               keep_types, visible)
+    return _core.graph_context(graph.core, seeds, weights, restart, eps, k, graph.node_type_codes, keep_types, visible)
 
 
-def context_batch(graph: LinkGraph, seed_ptr: npt.NDArray[np.int64], seeds: npt.NDArray[np.int32],
-                  weights: npt.NDArray[np.float64], *, restart: float, eps: float, k: int,
-                  keep_types: npt.NDArray[np.bool_] | None, threads: int,
-                  visible: _core.VisibilityMask | None, rank: int = 0, max_hops: int = 2) -> _core.ContextBatch:
+def context_batch(
+    graph: LinkGraph,
+    seed_ptr: npt.NDArray[np.int64],
+    seeds: npt.NDArray[np.int32],
+    weights: npt.NDArray[np.float64],
+    *,
+    restart: float,
+    eps: float,
+    k: int,
+    keep_types: npt.NDArray[np.bool_] | None,
+    threads: int,
+    visible: _core.VisibilityMask | None,
+    rank: int = 0,
+    max_hops: int = 2,
+) -> _core.ContextBatch:
     """Run the pipeline for queries ``i`` with seeds ``seeds[seed_ptr[i]:seed_ptr[i+1]]``.
 
     Parameters
@@ -108,5 +125,17 @@ def context_batch(graph: LinkGraph, seed_ptr: npt.NDArray[np.int64], seeds: npt.
     ([0, 1, 2], [1, 1])
     """
     return _core.context_batch(
-        graph.core, seed_ptr, seeds, weights, restart, eps, k,
-        None if keep_types is None else graph.node_type_codes, keep_types, threads, visible, rank, max_hops)
+        graph.core,
+        seed_ptr,
+        seeds,
+        weights,
+        restart,
+        eps,
+        k,
+        None if keep_types is None else graph.node_type_codes,
+        keep_types,
+        threads,
+        visible,
+        rank,
+        max_hops,
+    )

@@ -17,11 +17,31 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from ._intern import (ANNOTATION_KEYS, IdIndex, all_str_or_none, codes_of, factorize, factorize_lists, intern_edges, intern_strings,
-                      pack_strings, strictly_sorted, to_float_array, unpack_strings)
+from ._intern import (
+    ANNOTATION_KEYS,
+    IdIndex,
+    all_str_or_none,
+    codes_of,
+    factorize,
+    factorize_lists,
+    intern_edges,
+    intern_strings,
+    pack_strings,
+    strictly_sorted,
+    to_float_array,
+    unpack_strings,
+)
 from ..errors import InputError, NotFoundError, shown
-from .checks import (check_count, check_min_shared, check_optional_count, check_optional_hops,
-                     check_optional_positive, check_ppr_params, check_real, id_list)
+from .checks import (
+    check_count,
+    check_min_shared,
+    check_optional_count,
+    check_optional_hops,
+    check_optional_positive,
+    check_ppr_params,
+    check_real,
+    id_list,
+)
 
 __all__ = [
     "LinkGraph",
@@ -50,11 +70,25 @@ DEFAULT_NODE_TYPE = "NODE"
 EDGE_ANNOTATION_KEYS: tuple[str, ...] = tuple(ANNOTATION_KEYS)
 _CATEGORICAL_ANNOTATIONS = ("authority", "fidelity", "extraction_method", "lifecycle")
 
-def csr_patched(core: _core.CSRGraph, num_nodes: int, remap: npt.NDArray[np.int32], type_lut: npt.NDArray[np.int32],
-                drop: npt.NDArray[np.int64], add_src: npt.NDArray[np.int32], add_dst: npt.NDArray[np.int32],
-                add_type: npt.NDArray[np.int32], min_num_types: int = 0
-                ) -> tuple[_core.CSRGraph, npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.int32],
-                           npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+
+def csr_patched(
+    core: _core.CSRGraph,
+    num_nodes: int,
+    remap: npt.NDArray[np.int32],
+    type_lut: npt.NDArray[np.int32],
+    drop: npt.NDArray[np.int64],
+    add_src: npt.NDArray[np.int32],
+    add_dst: npt.NDArray[np.int32],
+    add_type: npt.NDArray[np.int32],
+    min_num_types: int = 0,
+) -> tuple[
+    _core.CSRGraph,
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int32],
+    npt.NDArray[np.int32],
+    npt.NDArray[np.int32],
+    npt.NDArray[np.int32],
+]:
     """The compiled graph a fresh build gives after a change, from the previous one in one
     pass over its pairs (what a knowledge base's snapshot uses to follow a write).
 
@@ -104,8 +138,7 @@ def csr_patched(core: _core.CSRGraph, num_nodes: int, remap: npt.NDArray[np.int3
     (2, [0], [3, 1], [0, 2], [-1, 1])
     """
     try:
-        return _core.CSRGraph.patched(core, num_nodes, remap, type_lut, drop, add_src, add_dst, add_type,
-                                      min_num_types)
+        return _core.CSRGraph.patched(core, num_nodes, remap, type_lut, drop, add_src, add_dst, add_type, min_num_types)
     except ValueError as exc:
         raise InputError(f"graph patch: {exc}") from None
 
@@ -147,8 +180,9 @@ def _encode(values: Any, n: int, name: str) -> tuple[npt.NDArray[np.int32], tupl
     return lut[codes_in], names
 
 
-def with_default_node_type(codes: npt.NDArray[np.int32], names: tuple[str, ...]
-                           ) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+def with_default_node_type(
+    codes: npt.NDArray[np.int32], names: tuple[str, ...]
+) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
     """Node type codes (into sorted ``names``, -1 = untyped) with every untyped node given
     :data:`DEFAULT_NODE_TYPE`, added among the sorted names when missing.
 
@@ -199,8 +233,10 @@ def annotation_name(value: Any, key: str) -> str:
         f = float(value)
         if math.isfinite(f):
             return JSON_VALUE_MARK + json.dumps(f)
-    raise InputError(f"{key} must be a string, a finite number (integers within 64 bits), a boolean "
-                     f"or None, got {type(value).__name__} {shown(value)}")
+    raise InputError(
+        f"{key} must be a string, a finite number (integers within 64 bits), a boolean "
+        f"or None, got {type(value).__name__} {shown(value)}"
+    )
 
 
 def annotation_value(name: str) -> Any:
@@ -250,8 +286,9 @@ def _confidences(values: Any, n: int) -> npt.NDArray[np.float64]:
                 except OverflowError:
                     text = repr(v)
                     text = text if len(text) <= 40 else f"{text[:20]}...({len(text)} digits)"
-                    raise InputError(f"rows[{i}]: extraction_confidence must be a number in [0, 1], "
-                                     f"got {text}") from None
+                    raise InputError(
+                        f"rows[{i}]: extraction_confidence must be a number in [0, 1], got {text}"
+                    ) from None
                 except (TypeError, ValueError):
                     continue
             raise
@@ -328,7 +365,7 @@ class PackedStrings(Sequence[Optional[str]]):
         dec = codecs.getincrementaldecoder("utf-8")()
         mv = memoryview(d.data)
         for at in range(0, d.shape[0], 1 << 20):
-            dec.decode(mv[at:at + (1 << 20)])
+            dec.decode(mv[at : at + (1 << 20)])
         dec.decode(b"", final=True)
         starts = off[:-1][off[:-1] < d.shape[0]]
         if starts.size and bool(np.any((d[starts] & 0xC0) == 0x80)):
@@ -353,7 +390,7 @@ class PackedStrings(Sequence[Optional[str]]):
             raise IndexError("PackedStrings index out of range")
         if self._present is not None and not self._present[j]:
             return None
-        return self._data[int(self._off[j]):int(self._off[j + 1])].tobytes().decode("utf-8")
+        return self._data[int(self._off[j]) : int(self._off[j + 1])].tobytes().decode("utf-8")
 
     def __iter__(self) -> Iterator[str | None]:
         return iter(unpack_strings(self._data, self._off, self._present))
@@ -387,8 +424,9 @@ class PackedStrings(Sequence[Optional[str]]):
         return self._data, self._off, pr
 
 
-def _pack_into(out: dict[str, np.ndarray[Any, Any]], name: str, values: Sequence[str | None],
-               nullable: bool = False) -> None:
+def _pack_into(
+    out: dict[str, np.ndarray[Any, Any]], name: str, values: Sequence[str | None], nullable: bool = False
+) -> None:
     if isinstance(values, PackedStrings):  # already packed: the same arrays, no re-encoding
         data, off, present = values.arrays()
         out[name + ".data"], out[name + ".offsets"] = data, off
@@ -405,11 +443,13 @@ def _pack_into(out: dict[str, np.ndarray[Any, Any]], name: str, values: Sequence
         out[name + ".present"] = present
 
 
-def _unpack_from(arrays: Mapping[str, np.ndarray[Any, Any]], name: str, n: int | None = None,
-                 nullable: bool = False) -> list[Any]:
+def _unpack_from(
+    arrays: Mapping[str, np.ndarray[Any, Any]], name: str, n: int | None = None, nullable: bool = False
+) -> list[Any]:
     try:
-        out = unpack_strings(arrays[name + ".data"], arrays[name + ".offsets"],
-                             arrays[name + ".present"] if nullable else None)
+        out = unpack_strings(
+            arrays[name + ".data"], arrays[name + ".offsets"], arrays[name + ".present"] if nullable else None
+        )
     except KeyError as exc:
         raise InputError(f"saved graph arrays: missing {exc.args[0]!r}") from None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -419,8 +459,9 @@ def _unpack_from(arrays: Mapping[str, np.ndarray[Any, Any]], name: str, n: int |
     return list(out)
 
 
-def _saved_codes(arrays: Mapping[str, np.ndarray[Any, Any]], name: str, n: int, k: int,
-                 allow_absent: bool) -> npt.NDArray[np.int32]:
+def _saved_codes(
+    arrays: Mapping[str, np.ndarray[Any, Any]], name: str, n: int, k: int, allow_absent: bool
+) -> npt.NDArray[np.int32]:
     arr = arrays.get(name)
     if arr is None:
         raise InputError(f"saved graph arrays: missing {name!r}")
@@ -480,12 +521,24 @@ class Suggestion:
         >>> Suggestion("b", "NODE", "B", 1.0, (), ()).to_dict()["title"]
         'B'
         """
-        return {"id": self.id, "type": self.type, "title": self.title, "score": self.score,
-                "shared": [{"id": i, "title": t} for i, t in zip(self.shared, self.shared_titles)]}
+        return {
+            "id": self.id,
+            "type": self.type,
+            "title": self.title,
+            "score": self.score,
+            "shared": [{"id": i, "title": t} for i, t in zip(self.shared, self.shared_titles)],
+        }
 
 
-def suggestions_from(graph: LinkGraph, targets: list[int], scores: list[float], shared_ptr: list[int],
-                     shared: list[int], lo: int, hi: int) -> list[Suggestion]:
+def suggestions_from(
+    graph: LinkGraph,
+    targets: list[int],
+    scores: list[float],
+    shared_ptr: list[int],
+    shared: list[int],
+    lo: int,
+    hi: int,
+) -> list[Suggestion]:
     """Suggestions ``lo..hi`` of a core resource-allocation result (node indices, scores and the
     shared-neighbour CSR, as lists) as :class:`Suggestion` objects.
 
@@ -514,10 +567,17 @@ def suggestions_from(graph: LinkGraph, targets: list[int], scores: list[float], 
     seg = shared[base:end]
     sh_ids = [ids[z] for z in seg]  # every shared neighbour once, then sliced per suggestion
     sh_titles = [titles[z] for z in seg]
-    return [Suggestion(ids[t], names[codes[t]], titles[t], scores[j],
-                       tuple(sh_ids[shared_ptr[j] - base:shared_ptr[j + 1] - base]),
-                       tuple(sh_titles[shared_ptr[j] - base:shared_ptr[j + 1] - base]))
-            for j, t in zip(range(lo, hi), targets[lo:hi])]
+    return [
+        Suggestion(
+            ids[t],
+            names[codes[t]],
+            titles[t],
+            scores[j],
+            tuple(sh_ids[shared_ptr[j] - base : shared_ptr[j + 1] - base]),
+            tuple(sh_titles[shared_ptr[j] - base : shared_ptr[j + 1] - base]),
+        )
+        for j, t in zip(range(lo, hi), targets[lo:hi])
+    ]
 
 
 class Ranking:
@@ -556,12 +616,32 @@ class Ranking:
     (['a', 'b'], 2, False)
     """
 
-    __slots__ = ("_graph", "indices", "scores", "residual", "eps", "pushes", "edge_visits",
-                 "truncated", "certified", "_degrees")
+    __slots__ = (
+        "_graph",
+        "indices",
+        "scores",
+        "residual",
+        "eps",
+        "pushes",
+        "edge_visits",
+        "truncated",
+        "certified",
+        "_degrees",
+    )
 
-    def __init__(self, graph: LinkGraph, indices: npt.NDArray[np.int32], scores: npt.NDArray[np.float64],
-                 residual: float, eps: float, pushes: int, edge_visits: int, truncated: bool,
-                 certified: bool, degrees: npt.NDArray[np.int32] | npt.NDArray[np.int64]) -> None:
+    def __init__(
+        self,
+        graph: LinkGraph,
+        indices: npt.NDArray[np.int32],
+        scores: npt.NDArray[np.float64],
+        residual: float,
+        eps: float,
+        pushes: int,
+        edge_visits: int,
+        truncated: bool,
+        certified: bool,
+        degrees: npt.NDArray[np.int32] | npt.NDArray[np.int64],
+    ) -> None:
         self._graph = graph
         self.indices = indices
         self.scores = scores
@@ -574,8 +654,9 @@ class Ranking:
         self._degrees = degrees
 
     @classmethod
-    def from_core(cls, graph: LinkGraph, r: _core.PPRResult,
-                  degrees: npt.NDArray[np.int32] | npt.NDArray[np.int64]) -> Ranking:
+    def from_core(
+        cls, graph: LinkGraph, r: _core.PPRResult, degrees: npt.NDArray[np.int32] | npt.NDArray[np.int64]
+    ) -> Ranking:
         """The ranking of a core :class:`conceptwalk._core.PPRResult`.
 
         Parameters
@@ -597,16 +678,30 @@ class Ranking:
         >>> Ranking.from_core(g, _core.personalized_pagerank(g.core, np.array([0], np.int32), np.ones(1)), g.degrees).ids
         ['a', 'b']
         """
-        return cls(graph, r.nodes, r.scores, r.residual, r.eps, r.pushes, r.edge_visits, r.truncated,
-                   r.certified, degrees)
+        return cls(
+            graph, r.nodes, r.scores, r.residual, r.eps, r.pushes, r.edge_visits, r.truncated, r.certified, degrees
+        )
 
     def __len__(self) -> int:
         return int(self.indices.shape[0])
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles with its graph (which pickles as its arrays)."""
-        return (Ranking, (self._graph, self.indices, self.scores, self.residual, self.eps, self.pushes,
-                          self.edge_visits, self.truncated, self.certified, self._degrees))
+        return (
+            Ranking,
+            (
+                self._graph,
+                self.indices,
+                self.scores,
+                self.residual,
+                self.eps,
+                self.pushes,
+                self.edge_visits,
+                self.truncated,
+                self.certified,
+                self._degrees,
+            ),
+        )
 
     @property
     def ids(self) -> list[str]:
@@ -722,15 +817,28 @@ class LinkGraph:
     [('a', 0.408), ('c', 0.293)]
     """
 
-    def __init__(self, *, core: _core.CSRGraph, ids: list[str],
-                 node_type_codes: npt.NDArray[np.int32], node_type_names: tuple[str, ...],
-                 titles: Sequence[str | None], scope_ptr: npt.NDArray[np.int64],
-                 scope_codes: npt.NDArray[np.int32], scope_names: tuple[str, ...],
-                 node_lifecycle_codes: npt.NDArray[np.int32], node_lifecycle_names: tuple[str, ...],
-                 edge_src: npt.NDArray[np.int32] | None, edge_dst: npt.NDArray[np.int32] | None,
-                 edge_type_codes: npt.NDArray[np.int32] | None, edge_type_names: tuple[str, ...],
-                 edge_annotations: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]],
-                 self_loops: int, duplicate_edges: int, id_index: Mapping[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        core: _core.CSRGraph,
+        ids: list[str],
+        node_type_codes: npt.NDArray[np.int32],
+        node_type_names: tuple[str, ...],
+        titles: Sequence[str | None],
+        scope_ptr: npt.NDArray[np.int64],
+        scope_codes: npt.NDArray[np.int32],
+        scope_names: tuple[str, ...],
+        node_lifecycle_codes: npt.NDArray[np.int32],
+        node_lifecycle_names: tuple[str, ...],
+        edge_src: npt.NDArray[np.int32] | None,
+        edge_dst: npt.NDArray[np.int32] | None,
+        edge_type_codes: npt.NDArray[np.int32] | None,
+        edge_type_names: tuple[str, ...],
+        edge_annotations: dict[str, tuple[np.ndarray[Any, Any], tuple[str, ...]]],
+        self_loops: int,
+        duplicate_edges: int,
+        id_index: Mapping[str, int] | None = None,
+    ) -> None:
         self._core = core
         self.ids: list[str] = ids
         #: id -> node index (the rank of the id in sorted order): an :class:`IdIndex`, a read-only
@@ -769,8 +877,14 @@ class LinkGraph:
         #: new view): pair -> its canonical edge range. The pair of an adjacency entry is
         #: ``core.pair_of(u, v)`` (see :attr:`entry_pair`).
         self.pair_ptr: npt.NDArray[np.int32] = core.pair_ptr
-        for arr in (node_type_codes, scope_ptr, scope_codes, node_lifecycle_codes, self.degrees,
-                    *(self._edge_cols or ())):
+        for arr in (
+            node_type_codes,
+            scope_ptr,
+            scope_codes,
+            node_lifecycle_codes,
+            self.degrees,
+            *(self._edge_cols or ()),
+        ):
             arr.setflags(write=False)
         self._mask_cache: OrderedDict[Any, _core.VisibilityMask] = OrderedDict()
         self._mask_lock = threading.Lock()
@@ -810,8 +924,9 @@ class LinkGraph:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_edges(cls, edges: Iterable[Any] | np.ndarray[Any, Any],
-                   nodes: Iterable[str | Mapping[str, Any]] | None = None) -> LinkGraph:
+    def from_edges(
+        cls, edges: Iterable[Any] | np.ndarray[Any, Any], nodes: Iterable[str | Mapping[str, Any]] | None = None
+    ) -> LinkGraph:
         """Build from an iterable of ``(src, dst)`` / ``(src, dst, type)`` tuples or dicts
         (``src``, ``dst``, optional ``type`` and annotation keys ``authority``, ``fidelity``,
         ``extraction_method``, ``extraction_confidence``, ``lifecycle``), or a numpy array of
@@ -878,8 +993,7 @@ class LinkGraph:
             ann: dict[str, list[Any]] = {}
         else:
             try:
-                src, dst, typ, ann = intern_edges(edges, table, names, type_table, type_names,
-                                                  DEFAULT_EDGE_TYPE)
+                src, dst, typ, ann = intern_edges(edges, table, names, type_table, type_names, DEFAULT_EDGE_TYPE)
             except ValueError as exc:
                 raise InputError(str(exc)) from None
         n = len(names)
@@ -891,8 +1005,12 @@ class LinkGraph:
         sorted_ids, rank, perm = _ranked(names)  # perm: sorted position -> first-seen code
         type_sorted, type_rank = _sorted_codes(type_names)
         return cls._build(
-            list(sorted_ids), rank[src] if n else src, rank[dst] if n else dst,
-            type_rank[typ] if len(type_names) else typ, type_sorted, perm,
+            list(sorted_ids),
+            rank[src] if n else src,
+            rank[dst] if n else dst,
+            type_rank[typ] if len(type_names) else typ,
+            type_sorted,
+            perm,
             node_types=attrs["type"] if node_rows else None,
             titles=attrs["title"] if node_rows else None,
             scopes=attrs["scopes"] if node_rows else None,
@@ -901,14 +1019,19 @@ class LinkGraph:
         )
 
     @classmethod
-    def from_arrays(cls, ids: Sequence[str], src: npt.ArrayLike, dst: npt.ArrayLike,
-                    edge_types: Sequence[str] | npt.ArrayLike | Encoded | None = None, *,
-                    node_types: Sequence[str | None] | Encoded | None = None,
-                    titles: Sequence[str | None] | None = None,
-                    scopes: Sequence[Sequence[str] | None] | EncodedLists | None = None,
-                    lifecycle: Sequence[str | None] | Encoded | None = None,
-                    edge_annotations: Mapping[str, Sequence[Any] | Encoded | np.ndarray[Any, Any]] | None = None
-                    ) -> LinkGraph:
+    def from_arrays(
+        cls,
+        ids: Sequence[str],
+        src: npt.ArrayLike,
+        dst: npt.ArrayLike,
+        edge_types: Sequence[str] | npt.ArrayLike | Encoded | None = None,
+        *,
+        node_types: Sequence[str | None] | Encoded | None = None,
+        titles: Sequence[str | None] | None = None,
+        scopes: Sequence[Sequence[str] | None] | EncodedLists | None = None,
+        lifecycle: Sequence[str | None] | Encoded | None = None,
+        edge_annotations: Mapping[str, Sequence[Any] | Encoded | np.ndarray[Any, Any]] | None = None,
+    ) -> LinkGraph:
         """Build from columns: ``ids`` (unique strings, any order), ``src``/``dst`` integer
         positions into ``ids``, per-edge type names (default ``"LINK"``), per-node attribute
         sequences aligned with ``ids`` and per-edge annotation columns (``None`` = absent).
@@ -979,8 +1102,9 @@ class LinkGraph:
             if et.shape != (m,):
                 raise InputError(f"edge_types must have length {m}, got shape {et.shape}")
             type_names = []
-            typ = intern_strings(et.astype(str).tolist() if et.dtype != object else [str(x) for x in et],
-                                 {}, type_names)
+            typ = intern_strings(
+                et.astype(str).tolist() if et.dtype != object else [str(x) for x in et], {}, type_names
+            )
         type_sorted, type_rank = _sorted_codes(type_names)
         ann: dict[str, Any] = {}
         for key, col in (edge_annotations or {}).items():
@@ -995,9 +1119,16 @@ class LinkGraph:
             sorted_ids, rank, perm = _ranked(ids_list)  # perm: sorted position -> input position
             src_r, dst_r = rank[src_a], rank[dst_a]
         return cls._build(
-            list(sorted_ids), src_r, dst_r,
-            type_rank[typ] if type_names else typ, type_sorted, perm,
-            node_types=node_types, titles=titles, scopes=scopes, lifecycle=lifecycle,
+            list(sorted_ids),
+            src_r,
+            dst_r,
+            type_rank[typ] if type_names else typ,
+            type_sorted,
+            perm,
+            node_types=node_types,
+            titles=titles,
+            scopes=scopes,
+            lifecycle=lifecycle,
             edge_annotations=ann,
         )
 
@@ -1039,19 +1170,28 @@ class LinkGraph:
         """
         core = self._core
         out: dict[str, np.ndarray[Any, Any]] = {
-            "header": np.array([SAVED_ARRAYS_FORMAT, self.num_nodes, int(core.num_edge_types),
-                                self.self_loops, self.duplicate_edges], dtype=np.int64),
-            "core.indptr": np.asarray(core.indptr), "core.indices": np.asarray(core.indices),
-            "core.pair_base": np.asarray(core.pair_base), "core.pair_ptr": np.asarray(core.pair_ptr),
+            "header": np.array(
+                [SAVED_ARRAYS_FORMAT, self.num_nodes, int(core.num_edge_types), self.self_loops, self.duplicate_edges],
+                dtype=np.int64,
+            ),
+            "core.indptr": np.asarray(core.indptr),
+            "core.indices": np.asarray(core.indices),
+            "core.pair_base": np.asarray(core.pair_base),
+            "core.pair_ptr": np.asarray(core.pair_ptr),
             "core.edge_typedir": np.asarray(core.edge_typedir),
-            "node_type_codes": self.node_type_codes, "node_lifecycle_codes": self.node_lifecycle_codes,
-            "scope_ptr": self.scope_ptr, "scope_codes": self.scope_codes,
+            "node_type_codes": self.node_type_codes,
+            "node_lifecycle_codes": self.node_lifecycle_codes,
+            "scope_ptr": self.scope_ptr,
+            "scope_codes": self.scope_codes,
         }
         _pack_into(out, "ids", self.ids)
         _pack_into(out, "titles", self.titles, nullable=True)
-        for name, names in (("node_type_names", self.node_type_names), ("scope_names", self.scope_names),
-                            ("node_lifecycle_names", self.node_lifecycle_names),
-                            ("edge_type_names", self.edge_type_names)):
+        for name, names in (
+            ("node_type_names", self.node_type_names),
+            ("scope_names", self.scope_names),
+            ("node_lifecycle_names", self.node_lifecycle_names),
+            ("edge_type_names", self.edge_type_names),
+        ):
             _pack_into(out, name, names)
         for key, (vals, names) in self.edge_annotations.items():
             out[f"ann.{key}.values"] = vals
@@ -1114,8 +1254,13 @@ class LinkGraph:
             raise InputError(f"saved graph arrays: not format {SAVED_ARRAYS_FORMAT}")
         n, ntypes, loops, dups = (int(x) for x in header[1:])
         try:
-            ip, ind, pb, pp, td = (arrays["core.indptr"], arrays["core.indices"], arrays["core.pair_base"],
-                                   arrays["core.pair_ptr"], arrays["core.edge_typedir"])
+            ip, ind, pb, pp, td = (
+                arrays["core.indptr"],
+                arrays["core.indices"],
+                arrays["core.pair_base"],
+                arrays["core.pair_ptr"],
+                arrays["core.edge_typedir"],
+            )
             # read-only arrays of the right layout (a mapped snapshot file's) are kept, not copied
             core = _core.csr_graph_from_arrays(n, ntypes, ip, ind, pb, pp, td, borrow=(ip, ind, pb, pp, td))
         except KeyError as exc:
@@ -1141,16 +1286,25 @@ class LinkGraph:
         enames = tuple(_unpack_from(arrays, "edge_type_names"))
         if len(enames) < ntypes:
             raise InputError("saved graph arrays: fewer edge type names than edge type codes")
-        for what, names_ in (("node_type_names", tnames), ("scope_names", snames),
-                             ("node_lifecycle_names", lnames), ("edge_type_names", enames)):
+        for what, names_ in (
+            ("node_type_names", tnames),
+            ("scope_names", snames),
+            ("node_lifecycle_names", lnames),
+            ("edge_type_names", enames),
+        ):
             if not strictly_sorted(list(names_)):  # every graph keeps its names sorted and unique
                 raise InputError(f"saved graph arrays: {what} are not strictly ascending")
         ntype_codes = _saved_codes(arrays, "node_type_codes", n, len(tnames), False)
         life_codes = _saved_codes(arrays, "node_lifecycle_codes", n, len(lnames), True)
         scope_ptr = np.asarray(arrays.get("scope_ptr", np.zeros(0, dtype=np.int64)))
         scope_codes = np.asarray(arrays.get("scope_codes", np.zeros(0, dtype=np.int32)))
-        if (scope_ptr.dtype != np.int64 or scope_ptr.shape != (n + 1,) or scope_ptr[0] != 0
-                or scope_ptr[-1] != scope_codes.shape[0] or np.any(np.diff(scope_ptr) < 0)):
+        if (
+            scope_ptr.dtype != np.int64
+            or scope_ptr.shape != (n + 1,)
+            or scope_ptr[0] != 0
+            or scope_ptr[-1] != scope_codes.shape[0]
+            or np.any(np.diff(scope_ptr) < 0)
+        ):
             raise InputError("saved graph arrays: scope_ptr is inconsistent")
         _saved_codes(arrays, "scope_codes", int(scope_codes.shape[0]), len(snames), False)
         E = int(core.num_edges)
@@ -1169,12 +1323,25 @@ class LinkGraph:
                 if not strictly_sorted(list(names)):
                     raise InputError(f"saved graph arrays: ann.{key}.names are not strictly ascending")
                 anns[key] = (_saved_codes(arrays, name, E, len(names), True), names)
-        return cls(core=core, ids=ids, node_type_codes=ntype_codes, node_type_names=tnames,
-                   titles=titles, scope_ptr=scope_ptr, scope_codes=scope_codes, scope_names=snames,
-                   node_lifecycle_codes=life_codes, node_lifecycle_names=lnames,
-                   edge_src=None, edge_dst=None, edge_type_codes=None,  # from the core when read
-                   edge_type_names=enames, edge_annotations=anns, self_loops=loops,
-                   duplicate_edges=dups)
+        return cls(
+            core=core,
+            ids=ids,
+            node_type_codes=ntype_codes,
+            node_type_names=tnames,
+            titles=titles,
+            scope_ptr=scope_ptr,
+            scope_codes=scope_codes,
+            scope_names=snames,
+            node_lifecycle_codes=life_codes,
+            node_lifecycle_names=lnames,
+            edge_src=None,
+            edge_dst=None,
+            edge_type_codes=None,  # from the core when read
+            edge_type_names=enames,
+            edge_annotations=anns,
+            self_loops=loops,
+            duplicate_edges=dups,
+        )
 
     def without_annotations(self) -> LinkGraph:
         """The same graph without its edge annotation columns (the lighter projection a store
@@ -1193,22 +1360,42 @@ class LinkGraph:
         >>> sorted(g.edge_annotations)[:1], h.edge_annotations, h.num_edges, h.core is g.core
         (['authority'], {}, 1, True)
         """
-        return type(self)(core=self._core, ids=self.ids, node_type_codes=self.node_type_codes,
-                          node_type_names=self.node_type_names, titles=self.titles,
-                          scope_ptr=self.scope_ptr, scope_codes=self.scope_codes,
-                          scope_names=self.scope_names, node_lifecycle_codes=self.node_lifecycle_codes,
-                          node_lifecycle_names=self.node_lifecycle_names,
-                          edge_src=None if self._edge_cols is None else self._edge_cols[0],
-                          edge_dst=None if self._edge_cols is None else self._edge_cols[1],
-                          edge_type_codes=None if self._edge_cols is None else self._edge_cols[2],
-                          edge_type_names=self.edge_type_names, edge_annotations={},
-                          self_loops=self.self_loops, duplicate_edges=self.duplicate_edges)
+        return type(self)(
+            core=self._core,
+            ids=self.ids,
+            node_type_codes=self.node_type_codes,
+            node_type_names=self.node_type_names,
+            titles=self.titles,
+            scope_ptr=self.scope_ptr,
+            scope_codes=self.scope_codes,
+            scope_names=self.scope_names,
+            node_lifecycle_codes=self.node_lifecycle_codes,
+            node_lifecycle_names=self.node_lifecycle_names,
+            edge_src=None if self._edge_cols is None else self._edge_cols[0],
+            edge_dst=None if self._edge_cols is None else self._edge_cols[1],
+            edge_type_codes=None if self._edge_cols is None else self._edge_cols[2],
+            edge_type_names=self.edge_type_names,
+            edge_annotations={},
+            self_loops=self.self_loops,
+            duplicate_edges=self.duplicate_edges,
+        )
 
     @classmethod
-    def _build(cls, ids: list[str], src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64],
-               typ: npt.NDArray[np.int64], type_names: tuple[str, ...], perm: npt.NDArray[np.int64] | None, *,
-               node_types: Any, titles: Any, scopes: Any, lifecycle: Any,
-               edge_annotations: Mapping[str, Any]) -> LinkGraph:
+    def _build(
+        cls,
+        ids: list[str],
+        src: npt.NDArray[np.int64],
+        dst: npt.NDArray[np.int64],
+        typ: npt.NDArray[np.int64],
+        type_names: tuple[str, ...],
+        perm: npt.NDArray[np.int64] | None,
+        *,
+        node_types: Any,
+        titles: Any,
+        scopes: Any,
+        lifecycle: Any,
+        edge_annotations: Mapping[str, Any],
+    ) -> LinkGraph:
         """Assemble a graph. ``ids`` are sorted; ``perm[i]`` is the input position of sorted node
         ``i`` (None: the input is in sorted order); node columns are in input order, edge columns
         in input edge order."""
@@ -1220,8 +1407,11 @@ class LinkGraph:
             raise InputError("the graph is empty: no nodes and no edges")
         m = int(src.shape[0])
         core, canon = _core.CSRGraph.from_edges(
-            n, np.ascontiguousarray(src, dtype=np.int32), np.ascontiguousarray(dst, dtype=np.int32),
-            np.ascontiguousarray(typ, dtype=np.int32))
+            n,
+            np.ascontiguousarray(src, dtype=np.int32),
+            np.ascontiguousarray(dst, dtype=np.int32),
+            np.ascontiguousarray(typ, dtype=np.int32),
+        )
         E = int(core.num_edges)
         kept = canon >= 0
         nkept = int(np.count_nonzero(kept))
@@ -1275,8 +1465,9 @@ class LinkGraph:
         # Node columns (input order) -> sorted order.
         if isinstance(node_types, np.ndarray):
             node_types = node_types.tolist()
-        if node_types is not None and not (isinstance(node_types, tuple) and len(node_types) == 2
-                                           and isinstance(node_types[0], np.ndarray)):
+        if node_types is not None and not (
+            isinstance(node_types, tuple) and len(node_types) == 2 and isinstance(node_types[0], np.ndarray)
+        ):
             node_types = [DEFAULT_NODE_TYPE if t is None else t for t in node_types]
         ntype_codes, ntype_names = with_default_node_type(*_encode(node_types, n, "node_types"))
         if not ident:
@@ -1303,9 +1494,15 @@ class LinkGraph:
             ptr_in = np.asarray(scopes[0], dtype=np.int64)
             codes_in = np.asarray(scopes[1], dtype=np.int64)
             first = [str(x) for x in scopes[2]]
-            if (ptr_in.shape != (n + 1,) or ptr_in[0] != 0 or ptr_in[-1] != codes_in.shape[0]
-                    or (n and np.any(np.diff(ptr_in) < 0))):
-                raise InputError(f"scopes: encoded ptr must be non-decreasing from 0 to len(codes) with {n + 1} entries")
+            if (
+                ptr_in.shape != (n + 1,)
+                or ptr_in[0] != 0
+                or ptr_in[-1] != codes_in.shape[0]
+                or (n and np.any(np.diff(ptr_in) < 0))
+            ):
+                raise InputError(
+                    f"scopes: encoded ptr must be non-decreasing from 0 to len(codes) with {n + 1} entries"
+                )
             if codes_in.size and (codes_in.min() < 0 or codes_in.max() >= len(first)):
                 raise InputError(f"scopes: encoded codes must be in [0, {len(first)})")
             if len(set(first)) != len(first):
@@ -1334,13 +1531,25 @@ class LinkGraph:
             np.cumsum(lengths, out=scope_ptr[1:])
             gather = np.repeat(ptr_in[:-1][perm] - scope_ptr[:-1], lengths) + np.arange(int(scope_ptr[-1]))
             scope_codes = srank[codes_in[gather]].astype(np.int32) if gather.size else np.zeros(0, dtype=np.int32)
-        return cls(core=core, ids=ids, node_type_codes=np.ascontiguousarray(ntype_codes),
-                   node_type_names=ntype_names, titles=title_list, scope_ptr=scope_ptr,
-                   scope_codes=scope_codes, scope_names=scope_names,
-                   node_lifecycle_codes=np.ascontiguousarray(life_codes), node_lifecycle_names=life_names,
-                   edge_src=edge_src, edge_dst=edge_dst, edge_type_codes=etype,
-                   edge_type_names=type_names, edge_annotations=anns,
-                   self_loops=m - nkept, duplicate_edges=nkept - E)
+        return cls(
+            core=core,
+            ids=ids,
+            node_type_codes=np.ascontiguousarray(ntype_codes),
+            node_type_names=ntype_names,
+            titles=title_list,
+            scope_ptr=scope_ptr,
+            scope_codes=scope_codes,
+            scope_names=scope_names,
+            node_lifecycle_codes=np.ascontiguousarray(life_codes),
+            node_lifecycle_names=life_names,
+            edge_src=edge_src,
+            edge_dst=edge_dst,
+            edge_type_codes=etype,
+            edge_type_names=type_names,
+            edge_annotations=anns,
+            self_loops=m - nkept,
+            duplicate_edges=nkept - E,
+        )
 
     # ------------------------------------------------------------------ basic access
     @property
@@ -1378,8 +1587,7 @@ class LinkGraph:
         return isinstance(node_id, str) and node_id in self.id_index
 
     def __repr__(self) -> str:
-        return (f"LinkGraph(nodes={self.num_nodes}, edges={self.num_edges}, "
-                f"edge_types={list(self.edge_type_names)})")
+        return f"LinkGraph(nodes={self.num_nodes}, edges={self.num_edges}, edge_types={list(self.edge_type_names)})"
 
     # Node accessors take node ids; the ``*_at`` forms take node indices (the rank of the id).
     # ``neighbors``, ``degree`` and ``in`` take ids; ``edges_between`` takes two ids or two
@@ -1539,7 +1747,7 @@ class LinkGraph:
         vm = self.visibility(visible)
         i = self.index(node_id, visible=vm, argument="node_id")
         ip = self._core.indptr
-        nbrs = np.asarray(self._core.indices[int(ip[i]):int(ip[i + 1])])
+        nbrs = np.asarray(self._core.indices[int(ip[i]) : int(ip[i + 1])])
         if vm is not None:
             nbrs = nbrs[vm.mask[nbrs]]
         ids = self.ids
@@ -1609,8 +1817,10 @@ class LinkGraph:
         else:
             n = self.num_nodes
             if any(isinstance(v, bool) or not isinstance(v, Integral) for v in (a, b)):
-                raise InputError(f"edges_between: a and b must be two node ids (str) or two node indices "
-                                 f"(int), got {type(a).__name__} and {type(b).__name__}")
+                raise InputError(
+                    f"edges_between: a and b must be two node ids (str) or two node indices "
+                    f"(int), got {type(a).__name__} and {type(b).__name__}"
+                )
             for name, v in (("a", a), ("b", b)):
                 if not 0 <= int(v) < n:
                     raise InputError(f"edges_between: {name}: node index {int(v)} outside [0, {n})")
@@ -1766,7 +1976,9 @@ class LinkGraph:
         return vm
 
     # ------------------------------------------------------------------ algorithms
-    def seed_arrays(self, seeds: Mapping[str, float], vm: _core.VisibilityMask | None) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    def seed_arrays(
+        self, seeds: Mapping[str, float], vm: _core.VisibilityMask | None
+    ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
         """Checked seed indices (ascending) and weights of a seed mapping.
 
         Parameters
@@ -1809,13 +2021,22 @@ class LinkGraph:
         if not sum(w_l) > 0:
             raise InputError("seeds: weights must not all be zero")
         order = sorted(range(len(idx_l)), key=idx_l.__getitem__)
-        return (np.array([idx_l[j] for j in order], dtype=np.int32),
-                np.array([w_l[j] for j in order], dtype=np.float64))
+        return (
+            np.array([idx_l[j] for j in order], dtype=np.int32),
+            np.array([w_l[j] for j in order], dtype=np.float64),
+        )
 
-    def personalized_pagerank(self, seeds: Mapping[str, float], *, restart: float = 0.25,
-                              eps: float = 1e-4, k: int | None = None, visible: Visible = None,
-                              max_pushes: int | None = None,
-                              max_residual: float | None = None) -> Ranking:
+    def personalized_pagerank(
+        self,
+        seeds: Mapping[str, float],
+        *,
+        restart: float = 0.25,
+        eps: float = 1e-4,
+        k: int | None = None,
+        visible: Visible = None,
+        max_pushes: int | None = None,
+        max_residual: float | None = None,
+    ) -> Ranking:
         """Personalized PageRank by forward push (Andersen–Chung–Lang) on the undirected
         projection of the visible subgraph.
 
@@ -1872,11 +2093,18 @@ class LinkGraph:
         r = _core.personalized_pagerank(self._core, idx, w, restart, eps, k_, max_pushes_, vm, max_residual_)
         return Ranking.from_core(self, r, self.degrees if vm is None else vm.visible_degrees)
 
-    def personalized_pagerank_certified(self, seeds: Mapping[str, float], k: int, *,
-                                        restart: float = 0.25, eps: float = 1e-4,
-                                        min_eps: float = 1e-9, shrink: float = 4.0,
-                                        max_pushes: int = 10_000_000,
-                                        visible: Visible = None) -> Ranking:
+    def personalized_pagerank_certified(
+        self,
+        seeds: Mapping[str, float],
+        k: int,
+        *,
+        restart: float = 0.25,
+        eps: float = 1e-4,
+        min_eps: float = 1e-9,
+        shrink: float = 4.0,
+        max_pushes: int = 10_000_000,
+        visible: Visible = None,
+    ) -> Ranking:
         """Top-``k`` PPR that proves itself: pushes at ``eps``, then lowers ``eps`` by ``shrink``
         (reusing the residuals) until the top-``k`` set and order are certified exact by the bound
         ``0 <= p*(v) - p(v) <= min(eps*deg(v), residual)``, or ``min_eps``/``max_pushes`` stop it.
@@ -1914,12 +2142,14 @@ class LinkGraph:
         max_pushes_ = check_count(max_pushes, "max_pushes")
         vm = self.visibility(visible)
         idx, w = self.seed_arrays(seeds, vm)
-        r = _core.personalized_pagerank_certified(self._core, idx, w, restart, eps, k, shrink_, min_eps_,
-                                                  max_pushes_, vm)
+        r = _core.personalized_pagerank_certified(
+            self._core, idx, w, restart, eps, k, shrink_, min_eps_, max_pushes_, vm
+        )
         return Ranking.from_core(self, r, self.degrees if vm is None else vm.visible_degrees)
 
-    def resource_allocation(self, node: str, *, min_shared: int = 2, k: int | None = None,
-                            visible: Visible = None) -> list[Suggestion]:
+    def resource_allocation(
+        self, node: str, *, min_shared: int = 2, k: int | None = None, visible: Visible = None
+    ) -> list[Suggestion]:
         """Missing-link suggestions for ``node`` by resource allocation:
         ``score(node, b) = sum over shared visible neighbours z of 1 / deg(z)``.
 
@@ -1956,8 +2186,9 @@ class LinkGraph:
         a = self.index(node, visible=vm)
         r = _core.resource_allocation(self._core, a, min_shared, k_, vm)
         targets = r.targets.tolist()
-        return suggestions_from(self, targets, r.scores.tolist(), r.shared_ptr.tolist(), r.shared.tolist(),
-                                0, len(targets))
+        return suggestions_from(
+            self, targets, r.scores.tolist(), r.shared_ptr.tolist(), r.shared.tolist(), 0, len(targets)
+        )
 
     def shortest_path(self, source: str, target: str, *, visible: Visible = None) -> list[str] | None:
         """The shortest chain from ``source`` to ``target`` (ids, both inclusive) over visible
@@ -1992,8 +2223,9 @@ class LinkGraph:
         ids = self.ids
         return [ids[i] for i in path]
 
-    def hops(self, seeds: Iterable[str], targets: Iterable[str], *, max_hops: int | None = None,
-             visible: Visible = None) -> dict[str, tuple[int, str] | None]:
+    def hops(
+        self, seeds: Iterable[str], targets: Iterable[str], *, max_hops: int | None = None, visible: Visible = None
+    ) -> dict[str, tuple[int, str] | None]:
         """For each target, ``(hops, seed)``: the distance to the nearest seed and that seed
         (smallest id on ties), or None when not reached (within ``max_hops``).
 

@@ -26,8 +26,9 @@ __all__ = ["resource_allocation_batch_core", "resource_allocation_compiled", "re
 resource_allocation_compiled = _core.resource_allocation
 
 
-def resource_allocation_core(graph: LinkGraph, node: int, min_shared: int, k: int,
-                             visible: _core.VisibilityMask | None) -> _core.RAResult:
+def resource_allocation_core(
+    graph: LinkGraph, node: int, min_shared: int, k: int, visible: _core.VisibilityMask | None
+) -> _core.RAResult:
     """Suggestions for node index ``node`` (checked arguments; ``k=0`` = all).
 
     Parameters
@@ -56,9 +57,15 @@ def resource_allocation_core(graph: LinkGraph, node: int, min_shared: int, k: in
     return _core.resource_allocation(graph.core, node, min_shared, k, visible)
 
 
-def resource_allocation_batch_core(graph: LinkGraph, nodes: npt.NDArray[np.int32], *, min_shared: int,
-                                   k: int, threads: int,
-                                   visible: _core.VisibilityMask | None) -> _core.RABatch:
+def resource_allocation_batch_core(
+    graph: LinkGraph,
+    nodes: npt.NDArray[np.int32],
+    *,
+    min_shared: int,
+    k: int,
+    threads: int,
+    visible: _core.VisibilityMask | None,
+) -> _core.RABatch:
     """:func:`resource_allocation_core` for many nodes, across C++ threads.
 
     Parameters

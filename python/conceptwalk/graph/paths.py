@@ -24,8 +24,9 @@ __all__ = ["shortest_path_batch_core", "shortest_path_compiled", "shortest_path_
 shortest_path_compiled = _core.shortest_path
 
 
-def shortest_path_core(graph: LinkGraph, source: int, target: int,
-                       visible: _core.VisibilityMask | None) -> _core.PathResult:
+def shortest_path_core(
+    graph: LinkGraph, source: int, target: int, visible: _core.VisibilityMask | None
+) -> _core.PathResult:
     """The lexicographically smallest shortest path between two visible node indices.
 
     Parameters
@@ -49,9 +50,14 @@ def shortest_path_core(graph: LinkGraph, source: int, target: int,
     return _core.shortest_path(graph.core, source, target, visible)
 
 
-def shortest_path_batch_core(graph: LinkGraph, sources: npt.NDArray[np.int32],
-                             targets: npt.NDArray[np.int32], *, threads: int,
-                             visible: _core.VisibilityMask | None) -> _core.PathBatch:
+def shortest_path_batch_core(
+    graph: LinkGraph,
+    sources: npt.NDArray[np.int32],
+    targets: npt.NDArray[np.int32],
+    *,
+    threads: int,
+    visible: _core.VisibilityMask | None,
+) -> _core.PathBatch:
     """:func:`shortest_path_core` for many pairs, across C++ threads.
 
     Parameters

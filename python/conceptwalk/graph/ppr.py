@@ -50,10 +50,17 @@ def offsets(lengths: list[int]) -> np.ndarray[Any, Any]:
     return ptr
 
 
-def personalized_pagerank_batch(graph: LinkGraph, seeds: Iterable[Mapping[str, float]], *,
-                                restart: float = 0.25, eps: float = 1e-4, k: int | None = None,
-                                visible: Visible = None, max_pushes: int | None = None,
-                                threads: int | None = None) -> list[Ranking]:
+def personalized_pagerank_batch(
+    graph: LinkGraph,
+    seeds: Iterable[Mapping[str, float]],
+    *,
+    restart: float = 0.25,
+    eps: float = 1e-4,
+    k: int | None = None,
+    visible: Visible = None,
+    max_pushes: int | None = None,
+    threads: int | None = None,
+) -> list[Ranking]:
     """:meth:`LinkGraph.personalized_pagerank` for each seed mapping, in input order.
 
     Parameters
@@ -96,12 +103,31 @@ def personalized_pagerank_batch(graph: LinkGraph, seeds: Iterable[Mapping[str, f
     if not queries:
         return []
     ptr = offsets([a.shape[0] for a in idx_parts])
-    b = _core.ppr_batch(graph.core, ptr, np.concatenate(idx_parts), np.concatenate(w_parts), restart,
-                        eps, k_, max_pushes_, nt, vm)
+    b = _core.ppr_batch(
+        graph.core, ptr, np.concatenate(idx_parts), np.concatenate(w_parts), restart, eps, k_, max_pushes_, nt, vm
+    )
     degrees = graph.degrees if vm is None else vm.visible_degrees
     op = b.ptr.tolist()
     nodes, scores = b.nodes, b.scores
-    res, eps_l, pu, vi, tr = (b.residual.tolist(), b.eps.tolist(), b.pushes.tolist(), b.edge_visits.tolist(),
-                              b.truncated.tolist())
-    return [Ranking(graph, nodes[op[i]:op[i + 1]], scores[op[i]:op[i + 1]], res[i], eps_l[i], pu[i], vi[i],
-                    tr[i], False, degrees) for i in range(len(queries))]
+    res, eps_l, pu, vi, tr = (
+        b.residual.tolist(),
+        b.eps.tolist(),
+        b.pushes.tolist(),
+        b.edge_visits.tolist(),
+        b.truncated.tolist(),
+    )
+    return [
+        Ranking(
+            graph,
+            nodes[op[i] : op[i + 1]],
+            scores[op[i] : op[i + 1]],
+            res[i],
+            eps_l[i],
+            pu[i],
+            vi[i],
+            tr[i],
+            False,
+            degrees,
+        )
+        for i in range(len(queries))
+    ]

@@ -121,7 +121,9 @@ def _mask_u8(mask: npt.NDArray[np.bool_] | None, n: int, name: str) -> npt.NDArr
         return None
     arr = np.asarray(mask)
     if arr.dtype != np.bool_ or arr.shape != (n,):
-        raise InputError(f"{name}: expected a boolean mask of shape ({n},), got dtype {arr.dtype} and shape {arr.shape}")
+        raise InputError(
+            f"{name}: expected a boolean mask of shape ({n},), got dtype {arr.dtype} and shape {arr.shape}"
+        )
     return np.ascontiguousarray(arr).view(np.uint8)
 
 
@@ -130,7 +132,9 @@ def _positions(a: npt.ArrayLike, name: str) -> npt.NDArray[np.int32]:
     if arr.size == 0:
         return np.zeros(0, dtype=np.int32)
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
-        raise InputError(f"{name} must be a 1-D array of integer positions, got dtype {arr.dtype} and shape {arr.shape}")
+        raise InputError(
+            f"{name} must be a 1-D array of integer positions, got dtype {arr.dtype} and shape {arr.shape}"
+        )
     if int(arr.min()) < 0 or int(arr.max()) > np.iinfo(np.int32).max:
         raise InputError(f"{name}: positions must be in [0, 2**31), got {int(arr.min())}..{int(arr.max())}")
     return np.ascontiguousarray(arr, dtype=np.int32)
@@ -163,8 +167,7 @@ class TextIndex:
     #: Prepared-mask statistics kept per index (least recently used dropped first).
     STATS_CACHE_ENTRIES = 64
 
-    def __init__(self, core: _core.TextIndex, vocabulary: list[str], *,
-                 term_ids: dict[str, int] | None = None) -> None:
+    def __init__(self, core: _core.TextIndex, vocabulary: list[str], *, term_ids: dict[str, int] | None = None) -> None:
         if len(vocabulary) != core.num_terms:
             raise InputError(f"vocabulary has {len(vocabulary)} terms, the postings {core.num_terms}")
         self._core = core
@@ -175,8 +178,13 @@ class TextIndex:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def build(cls, titles: Sequence[str | None], bodies: Sequence[str | None] | None = None, *,
-              title_weight: int = TITLE_WEIGHT) -> TextIndex:
+    def build(
+        cls,
+        titles: Sequence[str | None],
+        bodies: Sequence[str | None] | None = None,
+        *,
+        title_weight: int = TITLE_WEIGHT,
+    ) -> TextIndex:
         """Index documents ``0..n-1`` from their titles and bodies (``None`` = empty).
 
         Parameters
@@ -223,13 +231,25 @@ class TextIndex:
         order = np.asarray(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
         rank[order] = np.arange(len(names), dtype=np.int32)
         (tptr, tcodes), (bptr, bcodes) = parts
-        core = _core.TextIndex.build(n, len(vocab), tptr, rank[tcodes] if tcodes.size else tcodes.astype(np.int32),
-                                     bptr, rank[bcodes] if bcodes.size else bcodes.astype(np.int32),
-                                     title_weight)
+        core = _core.TextIndex.build(
+            n,
+            len(vocab),
+            tptr,
+            rank[tcodes] if tcodes.size else tcodes.astype(np.int32),
+            bptr,
+            rank[bcodes] if bcodes.size else bcodes.astype(np.int32),
+            title_weight,
+        )
         return cls(core, vocab, term_ids={t: i for i, t in enumerate(vocab)})
 
-    def with_changes(self, num_docs: int, dropped: npt.ArrayLike, changed: npt.ArrayLike,
-                     titles: Sequence[str | None], bodies: Sequence[str | None] | None = None) -> TextIndex:
+    def with_changes(
+        self,
+        num_docs: int,
+        dropped: npt.ArrayLike,
+        changed: npt.ArrayLike,
+        titles: Sequence[str | None],
+        bodies: Sequence[str | None] | None = None,
+    ) -> TextIndex:
         """The index of a new set of ``num_docs`` documents that differs from this one's in a few
         documents, equal to a fresh :meth:`build` of the new set array for array, at the cost of
         tokenising the changed documents and one pass of the core over the postings (following
@@ -276,29 +296,36 @@ class TextIndex:
         >>> new.vocabulary
         ['cut', 'graph', 'max', 'random', 'walk']
         """
-        if (isinstance(num_docs, bool) or not isinstance(num_docs, (int, np.integer))
-                or not 0 <= num_docs <= np.iinfo(np.int32).max):
+        if (
+            isinstance(num_docs, bool)
+            or not isinstance(num_docs, (int, np.integer))
+            or not 0 <= num_docs <= np.iinfo(np.int32).max
+        ):
             raise InputError(f"num_docs must be an integer in [0, 2**31), got {num_docs!r}")
         drop = _positions(dropped, "dropped")
         chg = _positions(changed, "changed")
         if len(titles) != chg.shape[0] or (bodies is not None and len(bodies) != chg.shape[0]):
-            raise InputError(f"titles and bodies must hold one entry per changed document ({chg.shape[0]}), "
-                             f"got {len(titles)} and {'None' if bodies is None else len(bodies)}")
+            raise InputError(
+                f"titles and bodies must hold one entry per changed document ({chg.shape[0]}), "
+                f"got {len(titles)} and {'None' if bodies is None else len(bodies)}"
+            )
         sub = TextIndex.build(titles, bodies, title_weight=self.title_weight)
         old_v = self.vocabulary
         nv = len(old_v)
         at = [bisect.bisect_left(old_v, w) for w in sub.vocabulary]
         known = [p < nv and old_v[p] == w for p, w in zip(at, sub.vocabulary)]
         try:
-            core, gone = self._core.with_changes(int(num_docs), drop, chg, sub.core,
-                                                 np.asarray(at, dtype=np.int32), np.asarray(known, dtype=np.uint8))
+            core, gone = self._core.with_changes(
+                int(num_docs), drop, chg, sub.core, np.asarray(at, dtype=np.int32), np.asarray(known, dtype=np.uint8)
+            )
         except ValueError as exc:
             raise InputError(f"text index with_changes: {exc}") from None
         # the new vocabulary: old terms minus the dropped ones, the new terms bisected in
         # (slices of the old list between the few edits: no per-term Python work)
         # (a new term at p sorts before old term p: inserts come before the drop of the same p)
-        edits = sorted([(p, 0, w) for p, w, k in zip(at, sub.vocabulary, known) if not k]
-                       + [(p, 1, "") for p in gone.tolist()])
+        edits = sorted(
+            [(p, 0, w) for p, w, k in zip(at, sub.vocabulary, known) if not k] + [(p, 1, "") for p in gone.tolist()]
+        )
         words: list[str] = []
         start = 0
         for p, drop_it, w in edits:
@@ -311,8 +338,9 @@ class TextIndex:
         words.extend(old_v[start:])
         return TextIndex(core, words)
 
-    def advanced(self, keep: npt.ArrayLike, titles: Sequence[str | None],
-                 bodies: Sequence[str | None] | None = None) -> TextIndex:
+    def advanced(
+        self, keep: npt.ArrayLike, titles: Sequence[str | None], bodies: Sequence[str | None] | None = None
+    ) -> TextIndex:
         """The index of a new set of documents, reusing this index's postings for the documents
         that did not change: equal to ``TextIndex.build(titles, bodies)`` array for array, at the
         cost of tokenising only the changed documents (see :meth:`with_changes`, which takes
@@ -357,8 +385,13 @@ class TextIndex:
         dropped[kept] = False
         redo = np.flatnonzero(~sel)
         rl = redo.tolist()
-        return self.with_changes(n, np.flatnonzero(dropped), redo, [titles[i] for i in rl],
-                                 None if bodies is None else [bodies[i] for i in rl])
+        return self.with_changes(
+            n,
+            np.flatnonzero(dropped),
+            redo,
+            [titles[i] for i in rl],
+            None if bodies is None else [bodies[i] for i in rl],
+        )
 
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
         """The index as named numpy arrays (what a snapshot persists): ``text_meta`` (int64:
@@ -417,8 +450,10 @@ class TextIndex:
         if meta.shape != (4,) or int(meta[0]) != _FORMAT:
             raise InputError(f"text index arrays: unknown format {meta.tolist()!r}")
         if int(meta[1]) != TOKENIZER_VERSION:
-            raise InputError(f"text index arrays: tokenizer version {int(meta[1])}, this conceptwalk "
-                             f"tokenises with version {TOKENIZER_VERSION}; rebuild the index")
+            raise InputError(
+                f"text index arrays: tokenizer version {int(meta[1])}, this conceptwalk "
+                f"tokenises with version {TOKENIZER_VERSION}; rebuild the index"
+            )
         nt = voff.shape[0] - 1
         if voff.ndim != 1 or nt < 0 or voff[0] != 0 or voff[-1] != vb.shape[0] or np.any(np.diff(voff) < 0):
             raise InputError("text index arrays: text_vocab_offsets do not delimit text_vocab_bytes")
@@ -429,10 +464,14 @@ class TextIndex:
             raise InputError("text index arrays: the vocabulary is not UTF-8") from None
         if any(a >= b for a, b in zip(vocab, vocab[1:])):
             raise InputError("text index arrays: the vocabulary must be sorted and unique")
-        for arr, (name, dt) in zip(parts, (("text_offsets", np.int64), ("text_docs", np.int32),
-                                           ("text_tfs", np.int32), ("text_doc_len", np.int32))):
+        for arr, (name, dt) in zip(
+            parts,
+            (("text_offsets", np.int64), ("text_docs", np.int32), ("text_tfs", np.int32), ("text_doc_len", np.int32)),
+        ):
             if arr.dtype != dt or arr.ndim != 1:
-                raise InputError(f"text index arrays: {name} must be 1-D {np.dtype(dt).name}, got {arr.dtype} {arr.shape}")
+                raise InputError(
+                    f"text index arrays: {name} must be 1-D {np.dtype(dt).name}, got {arr.dtype} {arr.shape}"
+                )
         if parts[0].shape[0] != nt + 1:
             raise InputError(f"text index arrays: text_offsets must have {nt + 1} entries, got {parts[0].shape[0]}")
         try:
@@ -501,8 +540,9 @@ class TextIndex:
         else:  # the sorted vocabulary bisected: no O(terms) map to build after a write
             vocab = self.vocabulary
             nv = len(vocab)
-            found = sorted(p for p, t in ((bisect.bisect_left(vocab, t), t) for t in distinct)
-                           if p < nv and vocab[p] == t)
+            found = sorted(
+                p for p, t in ((bisect.bisect_left(vocab, t), t) for t in distinct) if p < nv and vocab[p] == t
+            )
         return np.asarray(found, dtype=np.int32)
 
     def stats_for(self, visibility: Any) -> _core.TextStats:
@@ -535,9 +575,9 @@ class TextIndex:
                 self._stats.popitem(last=False)
         return st
 
-    def search_indices(self, text: str, k: int, *, visible: Any = None,
-                       eligible: npt.NDArray[np.bool_] | None = None
-                       ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+    def search_indices(
+        self, text: str, k: int, *, visible: Any = None, eligible: npt.NDArray[np.bool_] | None = None
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
         """Top ``k`` documents for ``text`` as arrays, by BM25 over the visible documents.
 
         Parameters
@@ -582,8 +622,9 @@ class TextIndex:
         docs, scores, _, _ = _core.bm25_topk(self._core, terms, k, vis, elig, stats, K1, B)
         return docs, scores
 
-    def search(self, text: str, k: int, *, visible: Any = None,
-               eligible: npt.NDArray[np.bool_] | None = None) -> tuple[list[int], list[float]]:
+    def search(
+        self, text: str, k: int, *, visible: Any = None, eligible: npt.NDArray[np.bool_] | None = None
+    ) -> tuple[list[int], list[float]]:
         """Like :meth:`search_indices`, as lists.
 
         Parameters
@@ -605,8 +646,9 @@ class TextIndex:
         return docs.tolist(), scores.tolist()
 
 
-def text_search(index: TextIndex, graph: Any, text: str, k: int, *, visible: Any = None,
-                node_types: Iterable[str] | None = None) -> list[tuple[str, float]]:
+def text_search(
+    index: TextIndex, graph: Any, text: str, k: int, *, visible: Any = None, node_types: Iterable[str] | None = None
+) -> list[tuple[str, float]]:
     """BM25 top ``k`` over the nodes of ``graph`` that ``visible`` admits, as ``(id, score)``.
 
     Parameters

@@ -45,8 +45,9 @@ __all__ = ["EXACT_MAX_ROWS", "SparseVectors", "vector_topk", "vector_topk_arrays
 EXACT_MAX_ROWS = 1_000_000
 
 
-def _topk_args(k: Any, query: npt.ArrayLike, dim: int, n: int, visible: Any, min_score: float | None
-               ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.uint8] | None, float | None]:
+def _topk_args(
+    k: Any, query: npt.ArrayLike, dim: int, n: int, visible: Any, min_score: float | None
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.uint8] | None, float | None]:
     """The checked arguments of a vector top-k over ``n`` rows of ``dim`` columns: the query
     (float32), the visibility mask as uint8 (a boolean array or a VisibilityMask; None: all
     rows) and the score threshold."""
@@ -66,14 +67,21 @@ def _topk_args(k: Any, query: npt.ArrayLike, dim: int, n: int, visible: Any, min
     if visible is not None:
         m = visible.mask if isinstance(visible, _core.VisibilityMask) else np.asarray(visible)
         if m.dtype != np.bool_ or m.shape != (n,):
-            raise InputError(f"visible: expected a boolean mask of shape ({n},), got dtype {m.dtype} and shape {m.shape}")
+            raise InputError(
+                f"visible: expected a boolean mask of shape ({n},), got dtype {m.dtype} and shape {m.shape}"
+            )
         vis = np.ascontiguousarray(m).view(np.uint8)
     return q, vis, lo
 
 
-def vector_topk_arrays(matrix: npt.ArrayLike, query: npt.ArrayLike, k: int, *,
-                       visible: npt.NDArray[np.bool_] | Any = None,
-                       min_score: float | None = None) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+def vector_topk_arrays(
+    matrix: npt.ArrayLike,
+    query: npt.ArrayLike,
+    k: int,
+    *,
+    visible: npt.NDArray[np.bool_] | Any = None,
+    min_score: float | None = None,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
     """Top ``k`` rows of ``matrix`` by dot product with ``query`` over the visible rows, as
     arrays ``(rows, scores)``; by score descending, then row ascending.
 
@@ -102,9 +110,14 @@ def vector_topk_arrays(matrix: npt.ArrayLike, query: npt.ArrayLike, k: int, *,
     return rows, scores
 
 
-def vector_topk(matrix: npt.ArrayLike, query: npt.ArrayLike, k: int, *,
-                visible: npt.NDArray[np.bool_] | Any = None,
-                min_score: float | None = None) -> tuple[list[int], list[float]]:
+def vector_topk(
+    matrix: npt.ArrayLike,
+    query: npt.ArrayLike,
+    k: int,
+    *,
+    visible: npt.NDArray[np.bool_] | Any = None,
+    min_score: float | None = None,
+) -> tuple[list[int], list[float]]:
     """Like :func:`vector_topk_arrays`, as lists.
 
     Parameters
@@ -165,15 +178,18 @@ class SparseVectors:
 
     __slots__ = ("_core",)
 
-    def __init__(self, n: int, dim: int, indptr: npt.ArrayLike, indices: npt.ArrayLike,
-                 values: npt.ArrayLike) -> None:
+    def __init__(self, n: int, dim: int, indptr: npt.ArrayLike, indices: npt.ArrayLike, values: npt.ArrayLike) -> None:
         for name, val in (("n", n), ("dim", dim)):
             if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
                 raise InputError(f"{name} must be a non-negative integer, got {val!r}")
         try:
-            self._core = _core.SparseVectors(int(n), int(dim), np.ascontiguousarray(indptr, dtype=np.int64),
-                                             np.ascontiguousarray(indices, dtype=np.int32),
-                                             np.ascontiguousarray(values, dtype=np.float32))
+            self._core = _core.SparseVectors(
+                int(n),
+                int(dim),
+                np.ascontiguousarray(indptr, dtype=np.int64),
+                np.ascontiguousarray(indices, dtype=np.int32),
+                np.ascontiguousarray(values, dtype=np.float32),
+            )
         except ValueError as e:
             raise InputError(f"SparseVectors: {e}") from None
 
@@ -218,8 +234,14 @@ class SparseVectors:
         """Nonzero entries held."""
         return int(self._core.nnz)
 
-    def topk(self, query: npt.ArrayLike, k: int, *, visible: npt.NDArray[np.bool_] | None = None,
-             min_score: float | None = None) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+    def topk(
+        self,
+        query: npt.ArrayLike,
+        k: int,
+        *,
+        visible: npt.NDArray[np.bool_] | None = None,
+        min_score: float | None = None,
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
         """Top ``k`` rows by dot product with ``query`` over the visible rows scoring at least
         ``min_score``, as :func:`vector_topk_arrays` gives them on the dense rows.
 

@@ -99,8 +99,9 @@ class Caller:
                 items = [s]
             for item in items:
                 if not isinstance(item, str):
-                    raise TypeError(f"Caller.with_scopes: scopes must be strings or iterables of strings, "
-                                    f"got {type(item).__name__}")
+                    raise TypeError(
+                        f"Caller.with_scopes: scopes must be strings or iterables of strings, got {type(item).__name__}"
+                    )
                 flat.append(item)
         return cls(frozenset(flat))
 

@@ -15,13 +15,25 @@ __all__ = ["typed_walk", "WalkResult"]
 WalkResult = _core.WalkResult
 
 
-def typed_walk(graph: LinkGraph, starts: npt.NDArray[np.int32], max_hops: int,
-               expand_types: npt.NDArray[np.bool_], admit_types: npt.NDArray[np.bool_],
-               node_type: npt.NDArray[np.int32] | None, expand_node_types: npt.NDArray[np.bool_] | None,
-               admit_node_types: npt.NDArray[np.bool_] | None, *, max_edges: int, max_candidates: int,
-               visible: _core.VisibilityMask | None, start_weights: npt.NDArray[np.float64] | None = None,
-               edge_weights: npt.NDArray[np.float64] | None = None, hop_decay: float = 1.0,
-               min_share: float = 0.5, max_paths: int = 0) -> _core.WalkResult:
+def typed_walk(
+    graph: LinkGraph,
+    starts: npt.NDArray[np.int32],
+    max_hops: int,
+    expand_types: npt.NDArray[np.bool_],
+    admit_types: npt.NDArray[np.bool_],
+    node_type: npt.NDArray[np.int32] | None,
+    expand_node_types: npt.NDArray[np.bool_] | None,
+    admit_node_types: npt.NDArray[np.bool_] | None,
+    *,
+    max_edges: int,
+    max_candidates: int,
+    visible: _core.VisibilityMask | None,
+    start_weights: npt.NDArray[np.float64] | None = None,
+    edge_weights: npt.NDArray[np.float64] | None = None,
+    hop_decay: float = 1.0,
+    min_share: float = 0.5,
+    max_paths: int = 0,
+) -> _core.WalkResult:
     """Walk 1..``max_hops`` hops from ``starts`` over edges of the flagged types; keep the best
     ``max_candidates`` candidates, the budget shared across the starts.
 
@@ -79,6 +91,21 @@ def typed_walk(graph: LinkGraph, starts: npt.NDArray[np.int32], max_hops: int,
     >>> [g.ids[i] for i in r.candidates], r.scores.tolist(), r.reach.tolist()  # b: tied, reached twice
     (['b', 'a'], [1.0, 1.0], [2, 1])
     """
-    return _core.typed_walk(graph.core, starts, max_hops, expand_types, admit_types, node_type,
-                            expand_node_types, admit_node_types, max_edges, max_candidates, visible,
-                            start_weights, edge_weights, hop_decay, min_share, max_paths)
+    return _core.typed_walk(
+        graph.core,
+        starts,
+        max_hops,
+        expand_types,
+        admit_types,
+        node_type,
+        expand_node_types,
+        admit_node_types,
+        max_edges,
+        max_candidates,
+        visible,
+        start_weights,
+        edge_weights,
+        hop_decay,
+        min_share,
+        max_paths,
+    )

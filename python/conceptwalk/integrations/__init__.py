@@ -94,8 +94,15 @@ def result_metadata(result: Mapping[str, Any]) -> dict[str, Any]:
     """
     walk = result.get("via") == "concept-walk"
     paths = list(result.get("paths") or [])
-    prov = [[{k: h[k] for k in ("from", "to", "type", *PROVENANCE_KEYS) if k in h} for h in p.get("hops", [])]
-            for p in paths]
-    return {"id": result["id"], "type": result.get("type"),
-            "score": result.get("walkScore") if walk else result.get("score"),
-            "via": "concept-walk" if walk else "flat", "paths": paths, "provenance": prov}
+    prov = [
+        [{k: h[k] for k in ("from", "to", "type", *PROVENANCE_KEYS) if k in h} for h in p.get("hops", [])]
+        for p in paths
+    ]
+    return {
+        "id": result["id"],
+        "type": result.get("type"),
+        "score": result.get("walkScore") if walk else result.get("score"),
+        "via": "concept-walk" if walk else "flat",
+        "paths": paths,
+        "provenance": prov,
+    }

@@ -33,8 +33,9 @@ try:
     from langchain_core.retrievers import BaseRetriever
     from pydantic import ConfigDict, PrivateAttr
 except ImportError as exc:  # pragma: no cover - the extra is not installed
-    raise ImportError('conceptwalk.integrations.langchain needs langchain-core: '
-                      'pip install "conceptwalk[langchain]"') from exc
+    raise ImportError(
+        'conceptwalk.integrations.langchain needs langchain-core: pip install "conceptwalk[langchain]"'
+    ) from exc
 
 from ..graph.checks import check_count
 from ..tools.common import check_caller
@@ -45,11 +46,12 @@ __all__ = ["ConceptwalkRetriever", "ConceptWalkWrapRetriever"]
 _HITS: contextvars.ContextVar[list[dict[str, Any]]] = contextvars.ContextVar("conceptwalk_wrap_hits")
 
 
-
 def _documents(kb: Any, results: list[dict[str, Any]]) -> list[Document]:
     body = bodies(kb, [r["id"] for r in results])
-    return [Document(page_content=result_text(r, body.get(r["id"])), metadata=result_metadata(r), id=r["id"])
-            for r in results]
+    return [
+        Document(page_content=result_text(r, body.get(r["id"])), metadata=result_metadata(r), id=r["id"])
+        for r in results
+    ]
 
 
 class _Base(BaseRetriever):
@@ -98,12 +100,14 @@ class ConceptwalkRetriever(_Base):
         r = self._wrap(builtin_flat_search(self.kb, caller=self.caller), "own")
         return _documents(self.kb, list(r.query(query, kk, concept_walk=self.concept_walk, caller=self.caller)))
 
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
-                                k: int | None = None) -> list[Document]:
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
+    ) -> list[Document]:
         return self._results(query, k)
 
-    async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
-                                       k: int | None = None) -> list[Document]:
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: int | None = None
+    ) -> list[Document]:
         return await asyncio.to_thread(self._results, query, k)
 
 
@@ -120,8 +124,11 @@ class ConceptWalkWrapRetriever(_Base):
     id_key: str = "id"
 
     def _merge(self, query: str, docs: list[Document]) -> list[Document]:
-        hits = [{"id": d.metadata[self.id_key], "score": d.metadata.get("score")}
-                for d in docs if isinstance(d.metadata.get(self.id_key), str)]
+        hits = [
+            {"id": d.metadata[self.id_key], "score": d.metadata.get("score")}
+            for d in docs
+            if isinstance(d.metadata.get(self.id_key), str)
+        ]
         r = self._wrap(lambda text, k: _HITS.get()[:k], "wrap")  # this call's hits (a context variable)
         token = _HITS.set(hits)
         try:
@@ -133,12 +140,14 @@ class ConceptWalkWrapRetriever(_Base):
             return docs
         return docs + _documents(self.kb, added)
 
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
-                                **kwargs: Any) -> list[Document]:
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
         docs = self.retriever.invoke(query, config={"callbacks": run_manager.get_child()}, **kwargs)
         return self._merge(query, docs)
 
-    async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
-                                       **kwargs: Any) -> list[Document]:
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
         docs = await self.retriever.ainvoke(query, config={"callbacks": run_manager.get_child()}, **kwargs)
         return await asyncio.to_thread(self._merge, query, docs)

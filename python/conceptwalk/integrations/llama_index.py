@@ -34,8 +34,9 @@ try:
     from llama_index.core.retrievers import BaseRetriever
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 except ImportError as exc:  # pragma: no cover - the extra is not installed
-    raise ImportError('conceptwalk.integrations.llama_index needs llama-index-core: '
-                      'pip install "conceptwalk[llamaindex]"') from exc
+    raise ImportError(
+        'conceptwalk.integrations.llama_index needs llama-index-core: pip install "conceptwalk[llamaindex]"'
+    ) from exc
 
 from ..errors import InputError
 from ..graph.checks import check_count
@@ -48,15 +49,18 @@ _K: contextvars.ContextVar[int | None] = contextvars.ContextVar("conceptwalk_lla
 _HITS: contextvars.ContextVar[list[dict[str, Any]]] = contextvars.ContextVar("conceptwalk_llama_hits")
 
 
-
 def _nodes(kb: Any, results: list[dict[str, Any]]) -> list[NodeWithScore]:
     body = bodies(kb, [r["id"] for r in results])
     out = []
     for r in results:
         meta = result_metadata(r)
-        node = TextNode(text=result_text(r, body.get(r["id"])), id_=r["id"], metadata=meta,
-                        excluded_embed_metadata_keys=["paths", "provenance"],
-                        excluded_llm_metadata_keys=["paths", "provenance"])
+        node = TextNode(
+            text=result_text(r, body.get(r["id"])),
+            id_=r["id"],
+            metadata=meta,
+            excluded_embed_metadata_keys=["paths", "provenance"],
+            excluded_llm_metadata_keys=["paths", "provenance"],
+        )
         out.append(NodeWithScore(node=node, score=meta["score"]))
     return out
 
@@ -78,8 +82,9 @@ class ConceptwalkRetriever(BaseRetriever):
         Passed to LlamaIndex's ``BaseRetriever`` (``callback_manager``, ``verbose``, ...).
     """
 
-    def __init__(self, kb: Any, *, caller: Any, k: int = 4, concept_walk: bool = False, config: Any = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, kb: Any, *, caller: Any, k: int = 4, concept_walk: bool = False, config: Any = None, **kwargs: Any
+    ) -> None:
         from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
 
         self.kb, self.caller, self.k, self.concept_walk = kb, check_caller(caller), check_count(k), bool(concept_walk)
@@ -165,8 +170,9 @@ class ConceptWalkPostprocessor(BaseNodePostprocessor):
         """
         return "ConceptWalkPostprocessor"
 
-    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
-                           ) -> list[NodeWithScore]:
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
         if query_bundle is None:
             raise InputError("ConceptWalkPostprocessor needs the query (query_bundle or query_str)")
         hits = []
@@ -176,8 +182,9 @@ class ConceptWalkPostprocessor(BaseNodePostprocessor):
                 hits.append({"id": nid, "score": n.score})
         token = _HITS.set(hits)
         try:
-            results = list(self._wrap.query(query_bundle.query_str, max(len(hits), 1), concept_walk=True,
-                                            caller=self.caller))
+            results = list(
+                self._wrap.query(query_bundle.query_str, max(len(hits), 1), concept_walk=True, caller=self.caller)
+            )
         finally:
             _HITS.reset(token)
         added = [r for r in results if r.get("via") == "concept-walk"]

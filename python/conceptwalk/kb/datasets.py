@@ -109,8 +109,9 @@ def load_umls() -> Dataset:
     ConceptwalkError
         pykeen is not installed (``pip install --no-deps pykeen``) or a file is malformed.
     """
-    base = os.path.join(_package_dir("pykeen", "install its data with `pip install --no-deps pykeen`"),
-                        "datasets", "umls")
+    base = os.path.join(
+        _package_dir("pykeen", "install its data with `pip install --no-deps pykeen`"), "datasets", "umls"
+    )
     edges: list[dict[str, Any]] = []
     names: set[str] = set()
     for split in ("train.txt", "valid.txt", "test.txt"):
@@ -125,8 +126,16 @@ def load_umls() -> Dataset:
                     raise ConceptwalkError(f"{path}:{lineno}: expected 3 tab-separated fields")
                 h, r, t = parts
                 names.update((h, t))
-                edges.append({"src": h, "dst": t, "type": r, "authority": "UMLS",
-                              "extraction_method": "CURATED", "extraction_confidence": 1.0})
+                edges.append(
+                    {
+                        "src": h,
+                        "dst": t,
+                        "type": r,
+                        "authority": "UMLS",
+                        "extraction_method": "CURATED",
+                        "extraction_confidence": 1.0,
+                    }
+                )
     nodes = [{"id": n, "type": "SEMANTIC_TYPE", "title": n.replace("_", " ")} for n in sorted(names)]
     return Dataset("umls", nodes, edges, base, {"triples": len(edges)})
 
@@ -171,28 +180,46 @@ def load_cwe() -> Dataset:
     edges: list[dict[str, Any]] = []
     for w in root.iter(ns + "Weakness"):
         wid = f"CWE-{w.get('ID')}"
-        nodes.append({"id": wid, "type": "WEAKNESS", "title": w.get("Name"),
-                      "body": text(w.find(ns + "Description")), "lifecycle": w.get("Status")})
+        nodes.append(
+            {
+                "id": wid,
+                "type": "WEAKNESS",
+                "title": w.get("Name"),
+                "body": text(w.find(ns + "Description")),
+                "lifecycle": w.get("Status"),
+            }
+        )
         rel = w.find(ns + "Related_Weaknesses")
-        for r in (rel if rel is not None else []):
-            e: dict[str, Any] = {"src": wid, "dst": f"CWE-{r.get('CWE_ID')}", "type": r.get("Nature"),
-                                 "authority": "MITRE"}
+        for r in rel if rel is not None else []:
+            e: dict[str, Any] = {
+                "src": wid,
+                "dst": f"CWE-{r.get('CWE_ID')}",
+                "type": r.get("Nature"),
+                "authority": "MITRE",
+            }
             if r.get("Ordinal"):
                 e["fidelity"] = r.get("Ordinal")
             edges.append(e)
     for tag, prefix, ntype in (("Category", "CWE-CAT-", "CATEGORY"), ("View", "CWE-VIEW-", "VIEW")):
         for c in root.iter(ns + tag):
             cid = f"{prefix}{c.get('ID')}"
-            nodes.append({"id": cid, "type": ntype, "title": c.get("Name"),
-                          "body": text(c.find(ns + "Summary")) or text(c.find(ns + "Objective")),
-                          "lifecycle": c.get("Status")})
+            nodes.append(
+                {
+                    "id": cid,
+                    "type": ntype,
+                    "title": c.get("Name"),
+                    "body": text(c.find(ns + "Summary")) or text(c.find(ns + "Objective")),
+                    "lifecycle": c.get("Status"),
+                }
+            )
             for group in ("Relationships", "Members"):
                 rel = c.find(ns + group)
-                for m in (rel if rel is not None else []):
+                for m in rel if rel is not None else []:
                     if m.get("CWE_ID") is None:
                         continue
-                    edges.append({"src": cid, "dst": f"CWE-{m.get('CWE_ID')}", "type": "HasMember",
-                                  "authority": "MITRE"})
+                    edges.append(
+                        {"src": cid, "dst": f"CWE-{m.get('CWE_ID')}", "type": "HasMember", "authority": "MITRE"}
+                    )
     # Members may point at categories/views by CWE_ID: map ids that are not weaknesses.
     kinds = {n["id"].split("-")[-1]: n["id"] for n in nodes if n["type"] != "WEAKNESS"}
     weak = {n["id"] for n in nodes if n["type"] == "WEAKNESS"}
@@ -222,5 +249,4 @@ def available() -> dict[str, bool]:
     dict of str to bool
         ``{"umls": ..., "cwe": ...}``: whether the package holding each one is installed.
     """
-    return {"umls": importlib.util.find_spec("pykeen") is not None,
-            "cwe": importlib.util.find_spec("cwe2") is not None}
+    return {"umls": importlib.util.find_spec("pykeen") is not None, "cwe": importlib.util.find_spec("cwe2") is not None}

@@ -23,8 +23,7 @@ from typing import Any, Union
 
 from ..errors import InputError, shown
 from ..graph import DEFAULT_EDGE_TYPE
-from .store import (ANNOTATION_AXES, EDGE_KEYS, NODE_KEYS, KnowledgeBase, RowError, alias_pair,
-                    edge_tuple, node_tuple)
+from .store import ANNOTATION_AXES, EDGE_KEYS, NODE_KEYS, KnowledgeBase, RowError, alias_pair, edge_tuple, node_tuple
 
 __all__ = ["ImportSummary", "import_jsonl", "import_edge_list", "import_networkx"]
 
@@ -70,16 +69,21 @@ class ImportSummary:
 
     def __str__(self) -> str:
         """A readable summary (what ``conceptwalk import`` prints)."""
+
         def n(count: int, word: str, plural: str = "s") -> str:
             return f"{count:,} {word}{'' if count == 1 else plural}"
 
-        text = (f"{n(self.nodes, 'node')}, {n(self.edges, 'edge')} and {n(self.aliases, 'alias', 'es')} "
-                f"read from {n(self.lines, 'line')}; new: {n(self.new_nodes, 'node')}, "
-                f"{n(self.new_edges, 'edge')}")
+        text = (
+            f"{n(self.nodes, 'node')}, {n(self.edges, 'edge')} and {n(self.aliases, 'alias', 'es')} "
+            f"read from {n(self.lines, 'line')}; new: {n(self.new_nodes, 'node')}, "
+            f"{n(self.new_edges, 'edge')}"
+        )
         if self.endpoint_only_nodes:
             more = ", ..." if self.endpoint_only_nodes > len(self.endpoint_only_examples) else ""
-            text += (f"\n  warning: {n(self.endpoint_only_nodes, 'node')} created only as edge endpoints "
-                     f"(no node row; a typo'd id?): {', '.join(self.endpoint_only_examples)}{more}")
+            text += (
+                f"\n  warning: {n(self.endpoint_only_nodes, 'node')} created only as edge endpoints "
+                f"(no node row; a typo'd id?): {', '.join(self.endpoint_only_examples)}{more}"
+            )
         if self.ignored_attributes:
             text += f"\n  ignored attributes: {', '.join(self.ignored_attributes)}"
         return text
@@ -176,9 +180,10 @@ class _Writer:
             conn = self.kb.conn
             wanted = sorted(ends)
             for i in range(0, len(wanted), 500):  # which endpoints the store does not hold yet
-                part = wanted[i:i + 500]
-                have = {r[0] for r in conn.execute(
-                    f"SELECT id FROM nodes WHERE id IN ({','.join('?' * len(part))})", part)}
+                part = wanted[i : i + 500]
+                have = {
+                    r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE id IN ({','.join('?' * len(part))})", part)
+                }
                 self.bare.update(e for e in part if e not in have)
             conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in wanted))
             known |= ends
@@ -198,14 +203,16 @@ class _Writer:
             self.flush_edges()
         bare = sorted(self.bare)
         if bare and self.refuse:
-            raise InputError(f"{len(bare):,} edge endpoint{'' if len(bare) == 1 else 's'} not defined as a node "
-                             f"(missing_endpoints='refuse'): {', '.join(bare[:ENDPOINT_EXAMPLES])}"
-                             f"{', ...' if len(bare) > ENDPOINT_EXAMPLES else ''}; add node rows for them, fix "
-                             f"the ids, or import with missing_endpoints='create'")
+            raise InputError(
+                f"{len(bare):,} edge endpoint{'' if len(bare) == 1 else 's'} not defined as a node "
+                f"(missing_endpoints='refuse'): {', '.join(bare[:ENDPOINT_EXAMPLES])}"
+                f"{', ...' if len(bare) > ENDPOINT_EXAMPLES else ''}; add node rows for them, fix "
+                f"the ids, or import with missing_endpoints='create'"
+            )
         self.summary.endpoint_only_nodes = len(bare)
         self.summary.endpoint_only_examples = bare[:ENDPOINT_EXAMPLES]
         for i in range(0, len(self.aliases), _CHUNK):
-            self.kb.put_aliases(self.aliases[i:i + _CHUNK], self.alias_where[i:i + _CHUNK])
+            self.kb.put_aliases(self.aliases[i : i + _CHUNK], self.alias_where[i : i + _CHUNK])
         c = self.kb.conn
         self.summary.new_nodes = c.execute("SELECT count(*) FROM nodes").fetchone()[0] - self._n0
         self.summary.new_edges = c.execute("SELECT count(*) FROM edges").fetchone()[0] - self._e0
@@ -230,8 +237,9 @@ def _lines(fh: io.TextIOBase, name: str) -> Iterator[tuple[int, str]]:
         raise InputError(f"{name}:{lineno + 1}: not valid UTF-8 ({exc.reason})") from None
 
 
-def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: Progress = None,
-                 missing_endpoints: str = "create") -> ImportSummary:
+def import_jsonl(
+    kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: Progress = None, missing_endpoints: str = "create"
+) -> ImportSummary:
     """Import a JSON Lines file (``.jsonl`` or ``.jsonl.gz``) in one transaction.
 
     Each non-blank line is one JSON object:
@@ -332,8 +340,10 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
                     elif "alias" in obj or "canonical" in obj:
                         w.alias(alias_pair(obj), f"{name}:{lineno}")
                     else:
-                        raise RowError("expected a node (with 'id'), an edge (with 'src' and 'dst') "
-                                       "or an alias (with 'alias' and 'canonical')")
+                        raise RowError(
+                            "expected a node (with 'id'), an edge (with 'src' and 'dst') "
+                            "or an alias (with 'alias' and 'canonical')"
+                        )
                 except RowError as exc:
                     raise InputError(f"{name}:{lineno}: {exc}") from None
             summary.lines = lineno
@@ -350,8 +360,7 @@ def import_jsonl(kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: P
 
 #: The standard library's C JSON scanner (what :func:`json.loads` calls), and the whitespace
 #: json.loads allows after a value.
-_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
-    json.JSONDecoder())  # type: ignore[arg-type]  # typeshed names the scanner class as its argument
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed names the scanner class as its argument
 _JSON_SPACE = " \t\n\r"
 
 
@@ -389,8 +398,7 @@ def _check_readable(p: Path, name: str) -> None:
 #: A decimal number as a CSV cell may write it (no underscores, no 'inf'/'nan', no hex).
 _DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
-_HEADER_SYNONYMS = {"source": "src", "target": "dst", "from": "src", "to": "dst",
-                    "confidence": "extraction_confidence"}
+_HEADER_SYNONYMS = {"source": "src", "target": "dst", "from": "src", "to": "dst", "confidence": "extraction_confidence"}
 
 
 def _header_name(cell: str) -> str:
@@ -398,9 +406,16 @@ def _header_name(cell: str) -> str:
     return _HEADER_SYNONYMS.get(c, c)
 
 
-def import_edge_list(kb: KnowledgeBase, path: str | os.PathLike[str], *, delimiter: str | None = None,
-                     has_header: bool | str = "auto", default_type: str = DEFAULT_EDGE_TYPE,
-                     progress: Progress = None, missing_endpoints: str = "create") -> ImportSummary:
+def import_edge_list(
+    kb: KnowledgeBase,
+    path: str | os.PathLike[str],
+    *,
+    delimiter: str | None = None,
+    has_header: bool | str = "auto",
+    default_type: str = DEFAULT_EDGE_TYPE,
+    progress: Progress = None,
+    missing_endpoints: str = "create",
+) -> ImportSummary:
     """Import a CSV/TSV edge list in one transaction.
 
     Columns are ``src, dst[, type]``; with a header row, columns are matched by name, and may
@@ -494,8 +509,9 @@ def import_edge_list(kb: KnowledgeBase, path: str | os.PathLike[str], *, delimit
                     if not header_seen:
                         header_seen = True
                         names = [_header_name(c) for c in cells]
-                        is_header = (has_header is True or (has_header == "auto" and len(names) >= 2
-                                     and names[0] == "src" and names[1] == "dst"))
+                        is_header = has_header is True or (
+                            has_header == "auto" and len(names) >= 2 and names[0] == "src" and names[1] == "dst"
+                        )
                         if is_header:
                             columns = _check_header(names, cells, f"{name}:{lineno}")
                             continue
@@ -531,8 +547,9 @@ def _check_header(names: list[str], cells: list[str], where: str) -> list[str]:
     allowed = set(EDGE_KEYS)
     for raw, n in zip(cells, names):
         if n not in allowed:
-            raise InputError(f"{where}: unknown column {shown(raw.strip())} in the header "
-                             f"(expected {', '.join(EDGE_KEYS)})")
+            raise InputError(
+                f"{where}: unknown column {shown(raw.strip())} in the header (expected {', '.join(EDGE_KEYS)})"
+            )
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise InputError(f"{where}: column {shown(sorted(dup)[0])} appears twice in the header")
@@ -546,7 +563,7 @@ def _edge_from_cells(cells: list[str], columns: list[str] | None, default_type: 
     if columns is None:
         if len(cells) not in (2, 3):
             raise RowError(f"expected 2 or 3 fields (src, dst[, type]) without a header, got {len(cells)}")
-        cols: list[str] = ["src", "dst", "type"][:len(cells)]
+        cols: list[str] = ["src", "dst", "type"][: len(cells)]
     else:
         if len(cells) != len(columns):
             raise RowError(f"expected {len(columns)} fields ({', '.join(columns)}), got {len(cells)}")
@@ -571,8 +588,15 @@ def _edge_from_cells(cells: list[str], columns: list[str] | None, default_type: 
     return edge_tuple(row, default_type)
 
 
-def import_networkx(kb: KnowledgeBase, G: Any, *, type_attr: str = "type", unknown: str = "ignore",
-                    progress: Progress = None, missing_endpoints: str = "create") -> ImportSummary:
+def import_networkx(
+    kb: KnowledgeBase,
+    G: Any,
+    *,
+    type_attr: str = "type",
+    unknown: str = "ignore",
+    progress: Progress = None,
+    missing_endpoints: str = "create",
+) -> ImportSummary:
     """Import a networkx graph (any of Graph, DiGraph, MultiGraph, MultiDiGraph) in one
     transaction.
 
@@ -645,8 +669,10 @@ def import_networkx(kb: KnowledgeBase, G: Any, *, type_attr: str = "type", unkno
             key = keys.get(k) if isinstance(k, str) else None
             if key is None:
                 if unknown == "error":
-                    raise InputError(f"{where}: unknown attribute {shown(k)} "
-                                     f"(known: {', '.join(sorted(keys))}; pass unknown='ignore')")
+                    raise InputError(
+                        f"{where}: unknown attribute {shown(k)} "
+                        f"(known: {', '.join(sorted(keys))}; pass unknown='ignore')"
+                    )
                 ignored.add(str(k))
                 continue
             row[key] = v

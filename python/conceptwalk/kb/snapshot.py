@@ -43,7 +43,19 @@ from ..errors import ConceptwalkError, InputError
 from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph
 from ..graph.linkgraph import IdIndex, codes_of, csr_patched, with_default_node_type
 
-__all__ = ["CHANGELOG_SCHEMA", "CHANGE_EDGE", "CHANGE_NODE", "CHANGE_RESET", "CHANGE_TEXT", "FILE_FORMAT", "GraphSnapshot", "SnapshotError", "read_arrays", "read_graph", "write_arrays"]
+__all__ = [
+    "CHANGELOG_SCHEMA",
+    "CHANGE_EDGE",
+    "CHANGE_NODE",
+    "CHANGE_RESET",
+    "CHANGE_TEXT",
+    "FILE_FORMAT",
+    "GraphSnapshot",
+    "SnapshotError",
+    "read_arrays",
+    "read_graph",
+    "write_arrays",
+]
 
 #: Version of the snapshot file layout (header + JSON directory + aligned arrays).
 FILE_FORMAT = 2
@@ -69,12 +81,13 @@ def _crc(buf: Any) -> int:
     mv = memoryview(buf).cast("B")
     crc = 0
     for i in range(0, len(mv), 1 << 26):
-        crc = zlib.crc32(mv[i:i + (1 << 26)], crc)
+        crc = zlib.crc32(mv[i : i + (1 << 26)], crc)
     return crc
 
 
-def write_arrays(path: str, arrays: Mapping[str, np.ndarray[Any, Any]], meta: Mapping[str, Any],
-                 mode: int | None = None) -> None:
+def write_arrays(
+    path: str, arrays: Mapping[str, np.ndarray[Any, Any]], meta: Mapping[str, Any], mode: int | None = None
+) -> None:
     """Write ``arrays`` (name -> array) and the JSON-serialisable ``meta`` to ``path``
     atomically: a temporary file in the same directory, fsync, rename over ``path``, fsync of
     the directory. A crash at any point leaves either the old file or the new one. Each array's
@@ -118,8 +131,12 @@ def write_arrays(path: str, arrays: Mapping[str, np.ndarray[Any, Any]], meta: Ma
             raise InputError(f"write_arrays: {name!r} holds Python objects")
         a = a.astype(a.dtype.newbyteorder("<"), copy=False)
         offset = -(-offset // _ALIGN) * _ALIGN
-        entries[name] = {"dtype": a.dtype.str, "shape": list(a.shape), "offset": offset,
-                         "crc": _crc(a.reshape(-1).view(np.uint8)) if a.nbytes else 0}
+        entries[name] = {
+            "dtype": a.dtype.str,
+            "shape": list(a.shape),
+            "offset": offset,
+            "crc": _crc(a.reshape(-1).view(np.uint8)) if a.nbytes else 0,
+        }
         prepared.append((offset, a))
         offset += a.nbytes
     directory = json.dumps({"meta": dict(meta), "arrays": entries}, sort_keys=True).encode()
@@ -283,7 +300,7 @@ def read_arrays(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray[Any, An
             out[name].setflags(write=False)
             continue
         nbytes = count * dt.itemsize
-        if _crc(memoryview(mm)[start:start + nbytes]) != want:
+        if _crc(memoryview(mm)[start : start + nbytes]) != want:
             raise SnapshotError(f"{path!r}: array {name!r} does not match its checksum")
         try:
             out[name] = np.frombuffer(mm, dtype=dt, count=count, offset=start).reshape(shape)
@@ -327,15 +344,16 @@ def _dict_encode(parts: list[str], prefixed: bool) -> tuple[npt.NDArray[np.int32
             empty = table[""]
             lut = np.arange(len(names), dtype=np.int32)
             lut[empty] = -1
-            lut[empty + 1:] -= 1
+            lut[empty + 1 :] -= 1
             codes = lut[codes]
             del names[empty]
         names = [x[1:] for x in names]
     return codes, names
 
 
-def _sorted_encoding(codes_list: list[npt.NDArray[np.int32]], names_list: list[list[str]]
-                     ) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+def _sorted_encoding(
+    codes_list: list[npt.NDArray[np.int32]], names_list: list[list[str]]
+) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
     """Chunks of (codes, names) merged into one column of codes into sorted, used names."""
     allnames = sorted({x for names in names_list for x in names})
     index = {x: i for i, x in enumerate(allnames)}
@@ -366,8 +384,9 @@ def _scopes_encode(texts: list[str]) -> tuple[npt.NDArray[np.int64], npt.NDArray
     return _ragged(dcodes, lists)
 
 
-def _ragged(dcodes: npt.NDArray[np.int32], lists: list[list[str]]
-            ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], tuple[str, ...]]:
+def _ragged(
+    dcodes: npt.NDArray[np.int32], lists: list[list[str]]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], tuple[str, ...]]:
     """Nodes pointing (dcodes, -1 = none) at distinct scope lists -> (ptr, codes, sorted names)."""
     names = sorted({s for lst in lists for s in lst})
     index = {s: i for i, s in enumerate(names)}
@@ -405,8 +424,16 @@ class Columns:
 
     def build(self) -> LinkGraph:
         return LinkGraph.from_arrays(
-            self.ids, self.src, self.dst, self.etype, node_types=self.node_types, titles=self.titles,
-            scopes=self.scopes, lifecycle=self.lifecycle, edge_annotations=self.ann)
+            self.ids,
+            self.src,
+            self.dst,
+            self.etype,
+            node_types=self.node_types,
+            titles=self.titles,
+            scopes=self.scopes,
+            lifecycle=self.lifecycle,
+            edge_annotations=self.ann,
+        )
 
 
 def read_columns(conn: Any) -> Columns:
@@ -419,11 +446,13 @@ def read_columns(conn: Any) -> Columns:
     l_names: list[list[str]] = []
     scope_texts: list[str] = []
     last: str | None = None
-    q = ("SELECT group_concat(id, char(0)), group_concat(ifnull('.' || type, ''), char(0)), "
-         "group_concat(ifnull('.' || title, ''), char(0)), group_concat(ifnull('.' || scopes, ''), char(0)), "
-         "group_concat(ifnull('.' || lifecycle, ''), char(0)), count(*), max(id) "
-         "FROM (SELECT id, type, title, scopes, lifecycle FROM nodes WHERE ?1 IS NULL OR id > ?1 "
-         "ORDER BY id LIMIT ?2)")
+    q = (
+        "SELECT group_concat(id, char(0)), group_concat(ifnull('.' || type, ''), char(0)), "
+        "group_concat(ifnull('.' || title, ''), char(0)), group_concat(ifnull('.' || scopes, ''), char(0)), "
+        "group_concat(ifnull('.' || lifecycle, ''), char(0)), count(*), max(id) "
+        "FROM (SELECT id, type, title, scopes, lifecycle FROM nodes WHERE ?1 IS NULL OR id > ?1 "
+        "ORDER BY id LIMIT ?2)"
+    )
     while True:
         r = conn.execute(q, (last, _ROWS)).fetchone()
         count = int(r[5])
@@ -432,10 +461,13 @@ def read_columns(conn: Any) -> Columns:
         split = [_split(r[i], count) for i in range(5)]
         cols: list[list[str]]
         if any(c is None for c in split):  # a value holds NUL: this chunk row by row
-            rows = conn.execute("SELECT id, type, title, scopes, lifecycle FROM nodes "
-                                "WHERE ?1 IS NULL OR id > ?1 ORDER BY id LIMIT ?2", (last, _ROWS)).fetchall()
-            cols = [[r_[0] for r_ in rows]] + [["" if r_[i] is None else "." + r_[i] for r_ in rows]
-                                               for i in range(1, 5)]
+            rows = conn.execute(
+                "SELECT id, type, title, scopes, lifecycle FROM nodes WHERE ?1 IS NULL OR id > ?1 ORDER BY id LIMIT ?2",
+                (last, _ROWS),
+            ).fetchall()
+            cols = [[r_[0] for r_ in rows]] + [
+                ["" if r_[i] is None else "." + r_[i] for r_ in rows] for i in range(1, 5)
+            ]
         else:
             cols = [c for c in split if c is not None]
         ids.extend(cols[0])
@@ -454,14 +486,21 @@ def read_columns(conn: Any) -> Columns:
         raise InputError("the knowledge base has no nodes: nothing to build a graph from")
     table = dict(zip(ids, range(len(ids))))
     exact = _float_text_exact(conn)
-    conf_expr = ("CASE WHEN extraction_confidence IS NULL THEN '' ELSE printf('%!.17g', extraction_confidence) END"
-                 if exact else "''")
+    conf_expr = (
+        "CASE WHEN extraction_confidence IS NULL THEN '' ELSE printf('%!.17g', extraction_confidence) END"
+        if exact
+        else "''"
+    )
     cat_expr = "||char(0)||".join(f"ifnull('.' || {k}, '')" for k in _CATEGORICAL)
-    q = ("SELECT group_concat(src, char(0)), group_concat(dst, char(0)), group_concat(type, char(0)), "
-         f"group_concat({cat_expr}, char(0)), group_concat({conf_expr}, char(0)), count(*) "
-         "FROM edges WHERE rowid BETWEEN ?1 AND ?2")
-    slow = ("SELECT src, dst, type, " + ", ".join(_CATEGORICAL) + ", extraction_confidence FROM edges "
-            "WHERE rowid BETWEEN ?1 AND ?2 ORDER BY rowid")
+    q = (
+        "SELECT group_concat(src, char(0)), group_concat(dst, char(0)), group_concat(type, char(0)), "
+        f"group_concat({cat_expr}, char(0)), group_concat({conf_expr}, char(0)), count(*) "
+        "FROM edges WHERE rowid BETWEEN ?1 AND ?2"
+    )
+    slow = (
+        "SELECT src, dst, type, " + ", ".join(_CATEGORICAL) + ", extraction_confidence FROM edges "
+        "WHERE rowid BETWEEN ?1 AND ?2 ORDER BY rowid"
+    )
     srcs: list[npt.NDArray[np.int32]] = []
     dsts: list[npt.NDArray[np.int32]] = []
     ty_c: list[npt.NDArray[np.int32]] = []
@@ -515,9 +554,16 @@ def read_columns(conn: Any) -> Columns:
     ann: dict[str, Any] = {k: _sorted_encoding(an_c[k], an_n[k]) for k in _CATEGORICAL}
     ann["extraction_confidence"] = _cat(conf, np.float64)
     return Columns(
-        ids=ids, titles=titles, node_types=_sorted_encoding(t_codes, t_names),
-        lifecycle=_sorted_encoding(l_codes, l_names), scopes=_scopes_encode(scope_texts),
-        src=src, dst=_cat(dsts, np.int32), etype=_sorted_encoding(ty_c, ty_n), ann=ann)
+        ids=ids,
+        titles=titles,
+        node_types=_sorted_encoding(t_codes, t_names),
+        lifecycle=_sorted_encoding(l_codes, l_names),
+        scopes=_scopes_encode(scope_texts),
+        src=src,
+        dst=_cat(dsts, np.int32),
+        etype=_sorted_encoding(ty_c, ty_n),
+        ann=ann,
+    )
 
 
 def _cat(parts: list[np.ndarray[Any, Any]], dtype: Any) -> np.ndarray[Any, Any]:
@@ -620,8 +666,13 @@ INSERT OR IGNORE INTO change_nonces(seq, nonce) SELECT seq, randomblob(8) FROM c
 _EDGE_COLS = "src, dst, type, " + ", ".join(EDGE_ANNOTATION_KEYS)
 
 
-def _recode(codes: npt.NDArray[np.int32], names: Sequence[str], positions: Sequence[int],
-            values: Sequence[str | None], prune: bool = True) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+def _recode(
+    codes: npt.NDArray[np.int32],
+    names: Sequence[str],
+    positions: Sequence[int],
+    values: Sequence[str | None],
+    prune: bool = True,
+) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
     """``codes`` (into ``names``, -1 absent) with ``codes[positions[j]]`` set to ``values[j]``
     (None = absent), re-encoded into the sorted names of the values present. ``prune=False``
     says no name can have become unused (nothing was removed or overwritten), which skips the
@@ -752,7 +803,9 @@ class GraphSnapshot:
         g = cols.build()
         sel = np.flatnonzero(cols.src == cols.dst)
         loops: dict[str, np.ndarray[Any, Any]] = {
-            "src": cols.src[sel].astype(np.int32), "type": cols.etype[0][sel].astype(np.int32)}
+            "src": cols.src[sel].astype(np.int32),
+            "type": cols.etype[0][sel].astype(np.int32),
+        }
         for k in EDGE_ANNOTATION_KEYS:
             v = cols.ann[k]
             loops[k] = (v if k == "extraction_confidence" else v[0])[sel]
@@ -827,8 +880,12 @@ class GraphSnapshot:
         m = loops["src"].shape[0]
         if any(loops[k].shape != (m,) for k in want):
             raise InputError("saved snapshot: loops columns differ in length")
-        if m and (loops["src"].min() < 0 or loops["src"].max() >= g.num_nodes
-                  or loops["type"].min() < 0 or loops["type"].max() >= len(g.edge_type_names)):
+        if m and (
+            loops["src"].min() < 0
+            or loops["src"].max() >= g.num_nodes
+            or loops["type"].min() < 0
+            or loops["type"].max() >= len(g.edge_type_names)
+        ):
             raise InputError("saved snapshot: loops hold codes out of range")
         for k in _CATEGORICAL:
             names = g.edge_annotations[k][1] if k in g.edge_annotations else ()
@@ -897,7 +954,7 @@ class GraphSnapshot:
         edge_keys = sorted({(a, b, c) for kind, a, b, c in changes if kind == CHANGE_EDGE})
         now_nodes: dict[str, tuple[Any, ...]] = {}
         for i in range(0, len(node_keys), 500):
-            part = node_keys[i:i + 500]
+            part = node_keys[i : i + 500]
             for r in conn.execute(f"SELECT {_NODE_COLS} FROM nodes WHERE id IN ({','.join('?' * len(part))})", part):
                 now_nodes[r[0]] = r
         now_edges = []
@@ -930,8 +987,11 @@ class GraphSnapshot:
             keep[np.asarray(deleted, dtype=np.int64)] = False
             ins_at = np.asarray([bisect.bisect_left(old_ids, x) for x in inserted], dtype=np.int64)
             ar = np.arange(n_old, dtype=np.int64)
-            remap = (ar - np.searchsorted(np.asarray(deleted, dtype=np.int64), ar)
-                     + np.searchsorted(ins_at, ar, side="right"))
+            remap = (
+                ar
+                - np.searchsorted(np.asarray(deleted, dtype=np.int64), ar)
+                + np.searchsorted(ins_at, ar, side="right")
+            )
             remap[~keep] = -1
         new_index = {x: bisect.bisect_left(ids, x) for x in now_nodes}
         # The new id -> position index from the old one (IdIndex.advanced: its key -> position
@@ -939,7 +999,9 @@ class GraphSnapshot:
         if moved:
             id_index: Mapping[str, int] = (
                 index.advanced(remap.astype(np.int32), ids, [(x, new_index[x]) for x in inserted])
-                if isinstance(index, IdIndex) else IdIndex(ids))
+                if isinstance(index, IdIndex)
+                else IdIndex(ids)
+            )
         else:
             id_index = index
         changed_pos = sorted(new_index.values())
@@ -959,7 +1021,9 @@ class GraphSnapshot:
             if ci < len(changed_pos) and changed_pos[ci] == p:
                 p, ci = p + 1, ci + 1
                 continue
-            length = min((gone[di] if di < len(gone) else n_old) - o, (changed_pos[ci] if ci < len(changed_pos) else n) - p)
+            length = min(
+                (gone[di] if di < len(gone) else n_old) - o, (changed_pos[ci] if ci < len(changed_pos) else n) - p
+            )
             runs.append((p, o, length))
             o, p = o + length, p + length
 
@@ -969,11 +1033,12 @@ class GraphSnapshot:
                 return np.array(old, dtype=dtype)
             col = np.empty(n, dtype=dtype)
             for p0, o0, ln in runs:
-                col[p0:p0 + ln] = old[o0:o0 + ln]
+                col[p0 : p0 + ln] = old[o0 : o0 + ln]
             return col
 
-        def node_col(codes: npt.NDArray[np.int32], names: Sequence[str], j: int
-                     ) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+        def node_col(
+            codes: npt.NDArray[np.int32], names: Sequence[str], j: int
+        ) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
             col = carry(codes, np.int32)
             return _recode(col, names, changed_pos, [rows_by_pos[p][j] for p in changed_pos], prune_nodes)
 
@@ -991,7 +1056,7 @@ class GraphSnapshot:
         scodes = np.empty(int(ptr[-1]), dtype=np.int32)
         sp = g.scope_ptr
         for p0, o0, ln in runs:
-            scodes[ptr[p0]:ptr[p0 + ln]] = g.scope_codes[sp[o0]:sp[o0 + ln]]
+            scodes[ptr[p0] : ptr[p0 + ln]] = g.scope_codes[sp[o0] : sp[o0 + ln]]
         snames = list(g.scope_names)
         sindex = {x: i for i, x in enumerate(snames)}
         for p, lst in scope_lists.items():
@@ -1050,21 +1115,29 @@ class GraphSnapshot:
             if keep_e is None:
                 return None
             c = np.asarray(codes, dtype=np.int64)[keep_e]
-            return (np.bincount(c + 1, minlength=k + 1)[1:] + np.bincount(loop_codes.astype(np.int64) + 1,
-                                                                          minlength=k + 1)[1:]) > 0
+            return (
+                np.bincount(c + 1, minlength=k + 1)[1:]
+                + np.bincount(loop_codes.astype(np.int64) + 1, minlength=k + 1)[1:]
+            ) > 0
 
         type_names, type_lut, (add_typ, loop_typ) = _names_after(
-            g.edge_type_names, used(g.edge_type_codes, kept_loops["type"], len(g.edge_type_names)),
-            [r[2] for r in add_rows], [r[2] for r in loop_rows])
+            g.edge_type_names,
+            used(g.edge_type_codes, kept_loops["type"], len(g.edge_type_names)),
+            [r[2] for r in add_rows],
+            [r[2] for r in loop_rows],
+        )
         add_src = np.array([new_index.get(r[0], _pos(ids, r[0])) for r in add_rows], dtype=np.int32)
         add_dst = np.array([new_index.get(r[1], _pos(ids, r[1])) for r in add_rows], dtype=np.int32)
         new_loops: dict[str, np.ndarray[Any, Any]] = {
-            "src": np.concatenate([kept_loops["src"], np.array([new_index.get(r[0], _pos(ids, r[0]))
-                                                                for r in loop_rows], dtype=np.int32)]).astype(np.int32),
-            "type": np.concatenate([_apply_lut(type_lut, kept_loops["type"]), loop_typ]).astype(np.int32)}
+            "src": np.concatenate(
+                [kept_loops["src"], np.array([new_index.get(r[0], _pos(ids, r[0])) for r in loop_rows], dtype=np.int32)]
+            ).astype(np.int32),
+            "type": np.concatenate([_apply_lut(type_lut, kept_loops["type"]), loop_typ]).astype(np.int32),
+        }
         min_types = int(new_loops["type"].max()) + 1 if new_loops["type"].size else 0
         new_core, add_canon, edge_src, edge_dst, edge_typ, new_to_old = csr_patched(
-            core, n, remap32, type_lut, drop_a, add_src, add_dst, add_typ, min_types)
+            core, n, remap32, type_lut, drop_a, add_src, add_dst, add_typ, min_types
+        )
         E_new = int(new_core.num_edges)
         if not (drop or deleted):  # only additions: each old column with the new values inserted
             order = np.argsort(add_canon, kind="stable")
@@ -1107,17 +1180,34 @@ class GraphSnapshot:
                     absent = np.full(E, -1, dtype=np.int32)
                 base_c, base_names = absent, ()
             kl = np.asarray(kept_loops[k], dtype=np.int32)
-            names, lut, (c_add, c_loop) = _names_after(base_names, used(base_c, kl, len(base_names)),
-                                                       [r[3 + j] for r in add_rows], [r[3 + j] for r in loop_rows])
+            names, lut, (c_add, c_loop) = _names_after(
+                base_names,
+                used(base_c, kl, len(base_names)),
+                [r[3 + j] for r in add_rows],
+                [r[3 + j] for r in loop_rows],
+            )
             ann_out[k] = (carried(_apply_lut(lut, np.asarray(base_c, dtype=np.int32)), c_add, np.int32), names)
             new_loops[k] = np.concatenate([_apply_lut(lut, kl), c_loop]).astype(np.int32)
-        graph = LinkGraph(core=new_core, ids=ids, node_type_codes=np.ascontiguousarray(ntypes[0]),
-                          node_type_names=ntypes[1], titles=titles, scope_ptr=ptr, scope_codes=scodes,
-                          scope_names=snames_t, node_lifecycle_codes=np.ascontiguousarray(life[0]),
-                          node_lifecycle_names=life[1], edge_src=edge_src, edge_dst=edge_dst,
-                          edge_type_codes=edge_typ, edge_type_names=type_names,
-                          edge_annotations=ann_out, self_loops=int(new_loops["src"].shape[0]),
-                          duplicate_edges=0, id_index=id_index)
+        graph = LinkGraph(
+            core=new_core,
+            ids=ids,
+            node_type_codes=np.ascontiguousarray(ntypes[0]),
+            node_type_names=ntypes[1],
+            titles=titles,
+            scope_ptr=ptr,
+            scope_codes=scodes,
+            scope_names=snames_t,
+            node_lifecycle_codes=np.ascontiguousarray(life[0]),
+            node_lifecycle_names=life[1],
+            edge_src=edge_src,
+            edge_dst=edge_dst,
+            edge_type_codes=edge_typ,
+            edge_type_names=type_names,
+            edge_annotations=ann_out,
+            self_loops=int(new_loops["src"].shape[0]),
+            duplicate_edges=0,
+            id_index=id_index,
+        )
         return GraphSnapshot(graph, version, new_loops)
 
 
@@ -1130,10 +1220,10 @@ def _insert_sorted(col: npt.NDArray[Any], at: npt.NDArray[np.int64], values: npt
     out = np.empty(col.shape[0] + k, dtype=col.dtype)
     prev = 0
     for j, a in enumerate(at.tolist()):
-        out[prev + j:a + j] = col[prev:a]
+        out[prev + j : a + j] = col[prev:a]
         out[a + j] = values[j]
         prev = a
-    out[prev + k:] = col[prev:]
+    out[prev + k :] = col[prev:]
     return out
 
 
@@ -1145,9 +1235,9 @@ def _apply_lut(lut: npt.NDArray[np.int32], codes: npt.NDArray[np.int32]) -> npt.
     return np.append(lut, -1).astype(np.int32)[codes]
 
 
-def _names_after(names: Sequence[str], used: npt.NDArray[np.bool_] | None, add: Sequence[Any],
-                 add_loops: Sequence[Any]) -> tuple[tuple[str, ...], npt.NDArray[np.int32],
-                                                    tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]]:
+def _names_after(
+    names: Sequence[str], used: npt.NDArray[np.bool_] | None, add: Sequence[Any], add_loops: Sequence[Any]
+) -> tuple[tuple[str, ...], npt.NDArray[np.int32], tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]]:
     """A categorical column's sorted names after a change: the old names still ``used`` (None =
     all of them) and the values of the added canonical edges ``add`` and self-loops
     ``add_loops``. Returns the names, the old code -> new code map (-1 for a dropped name,
@@ -1157,8 +1247,10 @@ def _names_after(names: Sequence[str], used: npt.NDArray[np.bool_] | None, add: 
     merged = tuple(sorted(set(kept) | fresh)) if fresh - set(kept) or used is not None else tuple(names)
     pos = {x: i for i, x in enumerate(merged)}
     lut = np.array([pos.get(x, -1) for x in names], dtype=np.int32)
-    codes = (np.array([-1 if v is None else pos[v] for v in add], dtype=np.int32),
-             np.array([-1 if v is None else pos[v] for v in add_loops], dtype=np.int32))
+    codes = (
+        np.array([-1 if v is None else pos[v] for v in add], dtype=np.int32),
+        np.array([-1 if v is None else pos[v] for v in add_loops], dtype=np.int32),
+    )
     return merged, lut, codes
 
 

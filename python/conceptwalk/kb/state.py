@@ -58,5 +58,7 @@ class StoreState:
     text_index: TextIndex
 
     def __repr__(self) -> str:
-        return (f"StoreState(version={self.version}, graph_version={self.graph_version}, "
-                f"nodes={self.graph.num_nodes}, edges={self.graph.num_edges})")
+        return (
+            f"StoreState(version={self.version}, graph_version={self.graph_version}, "
+            f"nodes={self.graph.num_nodes}, edges={self.graph.num_edges})"
+        )

@@ -53,7 +53,16 @@ from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, Caller, LinkGraph
 from ..graph.linkgraph import JSON_VALUE_MARK, annotation_name
 from ..graph.text import TextIndex, text_search
 from .state import StoreState
-from .snapshot import CHANGELOG_SCHEMA, CHANGE_NODE, CHANGE_RESET, CHANGE_TEXT, GraphSnapshot, SnapshotError, read_arrays, write_arrays
+from .snapshot import (
+    CHANGELOG_SCHEMA,
+    CHANGE_NODE,
+    CHANGE_RESET,
+    CHANGE_TEXT,
+    GraphSnapshot,
+    SnapshotError,
+    read_arrays,
+    write_arrays,
+)
 
 __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
 
@@ -84,7 +93,8 @@ _BULK_FTS_HASH = 16 << 20
 #: any page size reads back the same, and this saves about a tenth of the load's time).
 _BULK_PAGE_SIZE = 16384
 
-_SCHEMA = f"""
+_SCHEMA = (
+    f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
 INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', {SCHEMA_VERSION}), ('version', 0);
 CREATE TABLE IF NOT EXISTS nodes(
@@ -169,23 +179,24 @@ END;
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 UPDATE meta SET value = {SCHEMA_VERSION} WHERE key = 'schema_version';
 INSERT OR IGNORE INTO meta(key, value) VALUES ('uuid', lower(hex(randomblob(16))));
-""" + CHANGELOG_SCHEMA + """
 """
+    + CHANGELOG_SCHEMA
+    + """
+"""
+)
 
 # Upserts: bit i of the last parameter says whether optional key i was given. A given key
 # (even None) overwrites the stored value; an absent key keeps it.
 _NODE_UPSERT = (
     "INSERT INTO nodes(id, type, title, body, scopes, lifecycle) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
     "ON CONFLICT(id) DO UPDATE SET "
-    + ", ".join(f"{k} = CASE WHEN ?7 & {1 << i} THEN excluded.{k} ELSE {k} END"
-                for i, k in enumerate(_NODE_OPTIONAL))
+    + ", ".join(f"{k} = CASE WHEN ?7 & {1 << i} THEN excluded.{k} ELSE {k} END" for i, k in enumerate(_NODE_OPTIONAL))
 )
 _EDGE_UPSERT = (
     "INSERT INTO edges(src, dst, type, authority, fidelity, extraction_method, "
     "extraction_confidence, lifecycle) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
     "ON CONFLICT(src, dst, type) DO UPDATE SET "
-    + ", ".join(f"{k} = CASE WHEN ?9 & {1 << i} THEN excluded.{k} ELSE {k} END"
-                for i, k in enumerate(ANNOTATION_AXES))
+    + ", ".join(f"{k} = CASE WHEN ?9 & {1 << i} THEN excluded.{k} ELSE {k} END" for i, k in enumerate(ANNOTATION_AXES))
 )
 
 
@@ -209,8 +220,9 @@ def _sql_text(v: Any) -> str:
     return "'" + v.replace("'", "''") + "'"
 
 
-def _coded_key(codes: Mapping[str, Sequence[str | None]], allowed: Mapping[str, int]
-               ) -> tuple[tuple[int, tuple[str | None, ...]], ...]:
+def _coded_key(
+    codes: Mapping[str, Sequence[str | None]], allowed: Mapping[str, int]
+) -> tuple[tuple[int, tuple[str | None, ...]], ...]:
     out = []
     for key, values in codes.items():
         if key not in allowed:
@@ -271,8 +283,10 @@ def _opt_axis(row: Mapping[str, Any], key: str) -> Any:
     try:
         return annotation_name(v, key)
     except InputError:
-        raise RowError(f"{key!r} must be a string, a finite number (integers within 64 bits), a "
-                       f"boolean or null, got {type(v).__name__} {shown(v)}") from None
+        raise RowError(
+            f"{key!r} must be a string, a finite number (integers within 64 bits), a "
+            f"boolean or null, got {type(v).__name__} {shown(v)}"
+        ) from None
 
 
 def _req_str(row: Mapping[str, Any], key: str) -> str:
@@ -291,8 +305,10 @@ def _check_keys(row: Any, allowed: tuple[str, ...], what: str) -> Mapping[str, A
         raise RowError(f"expected a {what} dict, got {type(row).__name__}")
     for k in row:
         if k not in allowed:
-            raise RowError(f"unknown key {shown(k)} ({'an' if what[0] in 'aeiou' else 'a'} {what} has "
-                           f"{', '.join(allowed)}){_key_hint(k, allowed, what)}")
+            raise RowError(
+                f"unknown key {shown(k)} ({'an' if what[0] in 'aeiou' else 'a'} {what} has "
+                f"{', '.join(allowed)}){_key_hint(k, allowed, what)}"
+            )
     return row
 
 
@@ -302,8 +318,10 @@ def _key_hint(key: Any, allowed: tuple[str, ...], what: str) -> str:
     if not isinstance(key, str):
         return ""
     if what == "edge" and key.lower() in ("weight", "weights", "score", "strength", "w"):
-        return ("; edges carry no weight (the link graph is unweighted): drop the key, or keep "
-                "a confidence in 'extraction_confidence' (a number in [0, 1])")
+        return (
+            "; edges carry no weight (the link graph is unweighted): drop the key, or keep "
+            "a confidence in 'extraction_confidence' (a number in [0, 1])"
+        )
     close = difflib.get_close_matches(key.lower(), allowed, n=1, cutoff=0.75)
     return f"; did you mean {close[0]!r}?" if close else ""
 
@@ -336,8 +354,15 @@ def node_tuple(row: Any) -> tuple[Any, ...]:
     for i, k in enumerate(_NODE_OPTIONAL):
         if k in row:
             mask |= 1 << i
-    return (nid, _opt_str(row, "type"), _opt_str(row, "title"), _opt_str(row, "body"), scopes,
-            _opt_str(row, "lifecycle"), mask)
+    return (
+        nid,
+        _opt_str(row, "type"),
+        _opt_str(row, "title"),
+        _opt_str(row, "body"),
+        scopes,
+        _opt_str(row, "lifecycle"),
+        mask,
+    )
 
 
 def _confidence(v: Any) -> float | None:
@@ -364,18 +389,32 @@ def edge_tuple(row: Any, default_type: str = DEFAULT_EDGE_TYPE) -> tuple[Any, ..
     if type(row) is dict and not (row.keys() - _EDGE_KEYSET):
         g = row.get
         src, dst, typ = g("src"), g("dst"), g("type")
-        au, fi, me, co, li = (g("authority"), g("fidelity"), g("extraction_method"),
-                              g("extraction_confidence"), g("lifecycle"))
-        if (type(src) is str and src and type(dst) is str and dst
-                and (typ is None or (type(typ) is str and typ))
-                and (au is None or (type(au) is str and au[:1] != "\x00"))
-                and (fi is None or (type(fi) is str and fi[:1] != "\x00"))
-                and (me is None or (type(me) is str and me[:1] != "\x00"))
-                and (li is None or (type(li) is str and li[:1] != "\x00"))
-                and (co is None or (type(co) is float and 0.0 <= co <= 1.0))):
-            mask = (("authority" in row) | (("fidelity" in row) << 1)
-                    | (("extraction_method" in row) << 2) | (("extraction_confidence" in row) << 3)
-                    | (("lifecycle" in row) << 4))
+        au, fi, me, co, li = (
+            g("authority"),
+            g("fidelity"),
+            g("extraction_method"),
+            g("extraction_confidence"),
+            g("lifecycle"),
+        )
+        if (
+            type(src) is str
+            and src
+            and type(dst) is str
+            and dst
+            and (typ is None or (type(typ) is str and typ))
+            and (au is None or (type(au) is str and au[:1] != "\x00"))
+            and (fi is None or (type(fi) is str and fi[:1] != "\x00"))
+            and (me is None or (type(me) is str and me[:1] != "\x00"))
+            and (li is None or (type(li) is str and li[:1] != "\x00"))
+            and (co is None or (type(co) is float and 0.0 <= co <= 1.0))
+        ):
+            mask = (
+                ("authority" in row)
+                | (("fidelity" in row) << 1)
+                | (("extraction_method" in row) << 2)
+                | (("extraction_confidence" in row) << 3)
+                | (("lifecycle" in row) << 4)
+            )
             return (src, dst, default_type if typ is None else typ, au, fi, me, co, li, mask)
     return _edge_tuple_checked(row, default_type)
 
@@ -395,9 +434,17 @@ def _edge_tuple_checked(row: Any, default_type: str) -> tuple[Any, ...]:
     for i, k in enumerate(ANNOTATION_AXES):
         if k in row:
             mask |= 1 << i
-    return (src, dst, typ, _opt_axis(row, "authority"), _opt_axis(row, "fidelity"),
-            _opt_axis(row, "extraction_method"), _confidence(row.get("extraction_confidence")),
-            _opt_axis(row, "lifecycle"), mask)
+    return (
+        src,
+        dst,
+        typ,
+        _opt_axis(row, "authority"),
+        _opt_axis(row, "fidelity"),
+        _opt_axis(row, "extraction_method"),
+        _confidence(row.get("extraction_confidence")),
+        _opt_axis(row, "lifecycle"),
+        mask,
+    )
 
 
 def alias_pair(row: Any) -> tuple[str, str]:
@@ -448,8 +495,9 @@ def _parse_scopes(s: Any, node_id: Any) -> list[str] | None:
     except (TypeError, ValueError, RecursionError):
         v = s
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise _Damaged(f"node {shown(node_id)} has scopes {shown(s)}, not a JSON list of strings "
-                       "(the store is damaged)")
+        raise _Damaged(
+            f"node {shown(node_id)} has scopes {shown(s)}, not a JSON list of strings (the store is damaged)"
+        )
     return v
 
 
@@ -470,8 +518,14 @@ def _meta_int(conn: sqlite3.Connection, key: str) -> int:
 
 
 def _node_dict(r: Sequence[Any]) -> dict[str, Any]:
-    return {"id": r[0], "type": r[1], "title": r[2], "body": r[3],
-            "scopes": _parse_scopes(r[4], r[0]), "lifecycle": r[5]}
+    return {
+        "id": r[0],
+        "type": r[1],
+        "title": r[2],
+        "body": r[3],
+        "scopes": _parse_scopes(r[4], r[0]),
+        "lifecycle": r[5],
+    }
 
 
 # ---------------------------------------------------------------------- opening a file
@@ -508,7 +562,8 @@ def _hot_journal_error(p: str) -> ConceptwalkError:
     return ConceptwalkError(
         f"{p!r} has a hot journal: a write to it was interrupted before it committed; open it once "
         "for writing (KnowledgeBase.open, or any SQLite client) so that it is rolled back: a "
-        "read-only open never reads the uncommitted pages")
+        "read-only open never reads the uncommitted pages"
+    )
 
 
 def _nonempty(path: str) -> bool:
@@ -536,8 +591,7 @@ def _inspect_file(p: str) -> bool:
     uri = Path(os.path.abspath(p)).as_uri() + "?mode=ro"
     for read_write in (False, True):
         try:
-            ro = sqlite3.connect(p if read_write else uri, uri=not read_write, isolation_level=None,
-                                 timeout=30.0)
+            ro = sqlite3.connect(p if read_write else uri, uri=not read_write, isolation_level=None, timeout=30.0)
         except sqlite3.Error as exc:
             raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc}") from None
         try:
@@ -563,11 +617,11 @@ def _check_store(conn: sqlite3.Connection, p: str) -> None:
     if have > SCHEMA_VERSION:
         raise ConceptwalkError(
             f"{p!r} has schema version {have}, newer than this conceptwalk supports "
-            f"({SCHEMA_VERSION}); upgrade conceptwalk")
+            f"({SCHEMA_VERSION}); upgrade conceptwalk"
+        )
     objects = dict(conn.execute("SELECT name, type FROM sqlite_master").fetchall())
     if have < 1:
-        raise _not_ours(p, f"a SQLite database of another program: user_version {have}, "
-                           f"{len(objects)} schema objects")
+        raise _not_ours(p, f"a SQLite database of another program: user_version {have}, {len(objects)} schema objects")
     for table, cols in _STORE_COLUMNS.items():
         if objects.get(table) != "table":
             raise _not_ours(p, f"user_version {have} but no {table!r} table")
@@ -581,11 +635,12 @@ def _check_store(conn: sqlite3.Connection, p: str) -> None:
         if key not in meta:
             raise ConceptwalkError(f"{p!r}: the meta row {key!r} is missing (the store is damaged)")
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ConceptwalkError(f"{p!r}: the meta row {key!r} holds {shown(v)}, not a count "
-                                   "(the store is damaged)")
+            raise ConceptwalkError(f"{p!r}: the meta row {key!r} holds {shown(v)}, not a count (the store is damaged)")
     if meta["schema_version"] != have:
-        raise ConceptwalkError(f"{p!r}: meta schema_version {meta['schema_version']} differs from "
-                               f"user_version {have} (the store is damaged)")
+        raise ConceptwalkError(
+            f"{p!r}: meta schema_version {meta['schema_version']} differs from "
+            f"user_version {have} (the store is damaged)"
+        )
 
 
 def _remove_stale_temporaries(path: str, age: float = 600.0) -> None:
@@ -640,8 +695,10 @@ class KnowledgeBase:
     def __init__(self, conn: sqlite3.Connection, path: str | None = None) -> None:
         if not isinstance(conn, sqlite3.Connection) or not isinstance(path, str):
             shown_arg = repr(os.fspath(conn)) if isinstance(conn, (str, os.PathLike)) else "path"
-            raise InputError(f"KnowledgeBase(...) takes an open connection; to open or create a store "
-                             f"file use KnowledgeBase.open({shown_arg}) (or KnowledgeBase.open_read_only)")
+            raise InputError(
+                f"KnowledgeBase(...) takes an open connection; to open or create a store "
+                f"file use KnowledgeBase.open({shown_arg}) (or KnowledgeBase.open_read_only)"
+            )
         self._conn = conn
         self.path = path
         self._lock = threading.RLock()
@@ -655,8 +712,10 @@ class KnowledgeBase:
         self.read_only = False
         self.immutable = False
         try:
-            self._changelog = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'changes'").fetchone() is not None
+            self._changelog = (
+                conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'changes'").fetchone()
+                is not None
+            )
             r = conn.execute("SELECT value FROM meta WHERE key = 'uuid'").fetchone()
             self._uuid: str | None = None if r is None else str(r[0])
         except sqlite3.DatabaseError:  # pragma: no cover - open() checked the file
@@ -670,8 +729,7 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, create: bool = True,
-             read_only: bool = False) -> KnowledgeBase:
+    def open(cls, path: str | os.PathLike[str], *, create: bool = True, read_only: bool = False) -> KnowledgeBase:
         """Open (and by default create) the knowledge base stored at ``path``.
 
         Parameters
@@ -741,8 +799,9 @@ class KnowledgeBase:
                 # One script, one transaction; every statement is idempotent, so two processes
                 # creating (or upgrading: a checked version-1 store) the same file at once are safe.
                 try:
-                    conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA
-                                       + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+                    conn.executescript(
+                        "BEGIN IMMEDIATE;" + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+                    )
                 except BaseException:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
@@ -820,8 +879,9 @@ class KnowledgeBase:
         last: Exception | None = None
         for query in attempts:
             try:
-                conn = sqlite3.connect(uri + query, uri=True, isolation_level=None, check_same_thread=False,
-                                       timeout=30.0)
+                conn = sqlite3.connect(
+                    uri + query, uri=True, isolation_level=None, check_same_thread=False, timeout=30.0
+                )
             except sqlite3.DatabaseError as exc:
                 last = exc
                 continue
@@ -839,7 +899,8 @@ class KnowledgeBase:
                 conn.close()
                 raise ConceptwalkError(
                     f"{p!r} has schema version {have}, newer than this conceptwalk supports "
-                    f"({SCHEMA_VERSION}); upgrade conceptwalk")
+                    f"({SCHEMA_VERSION}); upgrade conceptwalk"
+                )
             kb = cls(conn, p)
             kb.read_only = True
             kb.immutable = "immutable" in query
@@ -1025,21 +1086,28 @@ class KnowledgeBase:
             conn.execute("PRAGMA synchronous = NORMAL")
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":  # pragma: no cover - another process holds a lock for 30 s
-                raise ConceptwalkError(f"{self.path!r}: could not switch back to WAL mode after a bulk "
-                                       f"load (got {mode!r}); the next open switches it")
+                raise ConceptwalkError(
+                    f"{self.path!r}: could not switch back to WAL mode after a bulk "
+                    f"load (got {mode!r}); the next open switches it"
+                )
 
     @contextmanager
     def _bulk_transaction(self) -> Iterator[None]:
         with self.transaction():
             conn = self.conn
-            empty = (self._depth == 1 and self._changelog
-                     and conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is None)
+            empty = (
+                self._depth == 1 and self._changelog and conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is None
+            )
             if not empty:
                 yield
                 return
-            ddl = {name: sql for name, sql in conn.execute(
-                "SELECT name, sql FROM sqlite_master WHERE (type = 'trigger' AND tbl_name IN ('nodes', 'edges')) "
-                "OR (type = 'index' AND name = 'edges_dst')")}
+            ddl = {
+                name: sql
+                for name, sql in conn.execute(
+                    "SELECT name, sql FROM sqlite_master WHERE (type = 'trigger' AND tbl_name IN ('nodes', 'edges')) "
+                    "OR (type = 'index' AND name = 'edges_dst')"
+                )
+            }
             for name in ddl:
                 kind = "INDEX" if name == "edges_dst" else "TRIGGER"
                 conn.execute(f'DROP {kind} "{name}"')
@@ -1180,13 +1248,21 @@ class KnowledgeBase:
         >>> kb.aliases()
         {'PageRank': ['pagerank', 'ppr']}
         """
+
         def put(pairs: list[tuple[str, str]], start: int) -> None:
             self.put_aliases(pairs, [f"add_aliases: rows[{start + j}]" for j in range(len(pairs))])
 
         return self._write_rows(rows, alias_pair, put, "add_aliases", with_start=True)
 
-    def _write_rows(self, rows: Iterable[Any], check: Callable[[Any], Any],
-                    put: Callable[..., None], name: str, *, with_start: bool = False) -> int:
+    def _write_rows(
+        self,
+        rows: Iterable[Any],
+        check: Callable[[Any], Any],
+        put: Callable[..., None],
+        name: str,
+        *,
+        with_start: bool = False,
+    ) -> int:
         if isinstance(rows, (str, bytes, Mapping)):
             raise InputError(f"{name}: rows must be an iterable of rows, got {type(rows).__name__}")
         n = 0
@@ -1206,8 +1282,10 @@ class KnowledgeBase:
                 except UnicodeDecodeError as exc:
                     # The rows were checked as str above: this is SQLite's own message (e.g. a
                     # trigger naming a column of a damaged schema) that is not UTF-8.
-                    raise _Damaged(f"SQLite reported an error in bytes that are not UTF-8 ({exc.object[:60]!r}; "
-                                   "the store is damaged)") from None
+                    raise _Damaged(
+                        f"SQLite reported an error in bytes that are not UTF-8 ({exc.object[:60]!r}; "
+                        "the store is damaged)"
+                    ) from None
                 n += len(chunk)
         return n
 
@@ -1249,7 +1327,7 @@ class KnowledgeBase:
         with self.transaction():
             conn = self.conn
             for i in range(0, len(uniq), _IN_BATCH):
-                part = uniq[i:i + _IN_BATCH]
+                part = uniq[i : i + _IN_BATCH]
                 marks = ",".join("?" * len(part))
                 conn.execute(f"DELETE FROM edges WHERE src IN ({marks})", part)
                 conn.execute(f"DELETE FROM edges WHERE dst IN ({marks})", part)
@@ -1307,8 +1385,9 @@ class KnowledgeBase:
                 n += self.conn.execute("DELETE FROM edges WHERE src = ? AND dst = ? AND type = ?", key).rowcount
         return n
 
-    def put_nodes(self, params: list[tuple[Any, ...]], *,
-                  codes: Mapping[str, Sequence[str | None]] | None = None) -> None:
+    def put_nodes(
+        self, params: list[tuple[Any, ...]], *, codes: Mapping[str, Sequence[str | None]] | None = None
+    ) -> None:
         """Upsert validated node tuples (:func:`node_tuple`), inside :meth:`transaction`; the bulk
         path of the importers and the synthetic generator.
 
@@ -1334,8 +1413,13 @@ class KnowledgeBase:
         sql = _NODE_UPSERT if not codes else _coded_upsert("nodes", _coded_key(codes, _NODE_CODED))
         self.conn.executemany(sql, params)
 
-    def put_edges(self, params: list[tuple[Any, ...]], *, endpoints_exist: bool = False,
-                  codes: Mapping[str, Sequence[str | None]] | None = None) -> None:
+    def put_edges(
+        self,
+        params: list[tuple[Any, ...]],
+        *,
+        endpoints_exist: bool = False,
+        codes: Mapping[str, Sequence[str | None]] | None = None,
+    ) -> None:
         """Upsert validated edge tuples, creating bare endpoint nodes (inside a transaction).
 
         Parameters
@@ -1373,7 +1457,7 @@ class KnowledgeBase:
         found: set[str] = set()
         conn = self.conn
         for i in range(0, len(wanted), _IN_BATCH):
-            part = wanted[i:i + _IN_BATCH]
+            part = wanted[i : i + _IN_BATCH]
             q = f"SELECT id FROM nodes WHERE id IN ({','.join('?' * len(part))})"
             found.update(r[0] for r in conn.execute(q, part))
         return set(wanted) - found
@@ -1400,8 +1484,7 @@ class KnowledgeBase:
                     raise InputError(f"{where[j]}: canonical {c!r} of alias {a!r} is not a node")
         self.conn.executemany("INSERT OR IGNORE INTO aliases(alias, canonical) VALUES (?, ?)", pairs)
 
-    def set_embeddings(self, model: str, ids: Sequence[str], matrix: npt.ArrayLike, *,
-                       replace: bool = False) -> int:
+    def set_embeddings(self, model: str, ids: Sequence[str], matrix: npt.ArrayLike, *, replace: bool = False) -> int:
         """Store one embedding per node for ``model``, in one transaction.
 
         Parameters
@@ -1442,8 +1525,7 @@ class KnowledgeBase:
             raise InputError("set_embeddings: ids must be a sequence of ids, not a single string")
         ids = list(ids)
         arr = np.asarray(matrix)
-        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating)
-                                       or np.issubdtype(arr.dtype, np.integer)):
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
             raise InputError(f"set_embeddings: matrix must hold real numbers, got dtype {arr.dtype}")
         if arr.ndim != 2 or arr.shape[0] != len(ids) or arr.shape[1] < 1:
             raise InputError(f"set_embeddings: matrix must have shape ({len(ids)}, dim >= 1), got {arr.shape}")
@@ -1483,18 +1565,27 @@ class KnowledgeBase:
         r = self._vector_model(conn, model)
         if r is None:
             per_chunk, nxt = max(1, self.VECTOR_CHUNK_BYTES // (4 * dim)), 0
-            conn.execute("INSERT INTO vector_models(model, dim, per_chunk, next_slot) VALUES (?, ?, ?, 0)",
-                         (model, dim, per_chunk))
+            conn.execute(
+                "INSERT INTO vector_models(model, dim, per_chunk, next_slot) VALUES (?, ?, ?, 0)",
+                (model, dim, per_chunk),
+            )
         else:
             if int(r[0]) != dim:
-                raise InputError(f"set_embeddings: model {model!r} stores dim {r[0]}, got dim {dim} "
-                                 "(pass replace=True to replace its vectors)")
+                raise InputError(
+                    f"set_embeddings: model {model!r} stores dim {r[0]}, got dim {dim} "
+                    "(pass replace=True to replace its vectors)"
+                )
             per_chunk, nxt = int(r[1]), int(r[2])
         have: dict[str, int] = {}
         for i in range(0, len(ids), _IN_BATCH):
-            part = ids[i:i + _IN_BATCH]
-            have.update(conn.execute(f"SELECT node_id, slot FROM vector_slots WHERE model = ? "
-                                     f"AND node_id IN ({','.join('?' * len(part))})", [model, *part]))
+            part = ids[i : i + _IN_BATCH]
+            have.update(
+                conn.execute(
+                    f"SELECT node_id, slot FROM vector_slots WHERE model = ? "
+                    f"AND node_id IN ({','.join('?' * len(part))})",
+                    [model, *part],
+                )
+            )
         slots = np.empty(len(ids), dtype=np.int64)
         new: list[tuple[str, str, int]] = []
         for i, x in enumerate(ids):
@@ -1518,8 +1609,10 @@ class KnowledgeBase:
                 buf.reshape(-1)[: prev.shape[0]] = prev[: buf.size]
             buf[slots[grp] - c * per_chunk] = arr[grp]
             used = int(min(per_chunk, nxt - c * per_chunk))  # the last chunk holds only used slots
-            conn.execute("INSERT OR REPLACE INTO vector_chunks(model, chunk, data) VALUES (?, ?, ?)",
-                         (model, c, buf[:used].tobytes()))
+            conn.execute(
+                "INSERT OR REPLACE INTO vector_chunks(model, chunk, data) VALUES (?, ?, ?)",
+                (model, c, buf[:used].tobytes()),
+            )
 
     @staticmethod
     def _vector_model(conn: sqlite3.Connection, model: str) -> tuple[int, int, int] | None:
@@ -1528,22 +1621,33 @@ class KnowledgeBase:
         r = conn.execute("SELECT dim, per_chunk, next_slot FROM vector_models WHERE model = ?", (model,)).fetchone()
         if r is None:
             return None
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in r) or r[0] < 1 or r[1] < 1 or r[2] < 0 \
-                or r[0] * r[2] > _MAX_STORED_FLOATS or r[2] > r[1] * (1 + _max_chunk(conn, model)):
-            raise _Damaged(f"embedding model {shown(model)} has (dim, per_chunk, next_slot) = "
-                           f"({shown(r[0])}, {shown(r[1])}, {shown(r[2])}) (the store is damaged)")
+        if (
+            not all(isinstance(v, int) and not isinstance(v, bool) for v in r)
+            or r[0] < 1
+            or r[1] < 1
+            or r[2] < 0
+            or r[0] * r[2] > _MAX_STORED_FLOATS
+            or r[2] > r[1] * (1 + _max_chunk(conn, model))
+        ):
+            raise _Damaged(
+                f"embedding model {shown(model)} has (dim, per_chunk, next_slot) = "
+                f"({shown(r[0])}, {shown(r[1])}, {shown(r[2])}) (the store is damaged)"
+            )
         return int(r[0]), int(r[1]), int(r[2])
 
     @staticmethod
     def _slot(model: str, node_id: Any, slot: Any, nxt: int) -> int:
         """A stored slot, checked against the model's ``next_slot``."""
         if isinstance(slot, bool) or not isinstance(slot, int) or not 0 <= slot < nxt:
-            raise _Damaged(f"node {shown(node_id)} has slot {shown(slot)} of embedding model {shown(model)}, "
-                           f"outside [0, {nxt}) (the store is damaged)")
+            raise _Damaged(
+                f"node {shown(node_id)} has slot {shown(slot)} of embedding model {shown(model)}, "
+                f"outside [0, {nxt}) (the store is damaged)"
+            )
         return slot
 
-    def _vector_matrix(self, conn: sqlite3.Connection, model: str, chunks: Iterable[int] | None
-                       ) -> tuple[npt.NDArray[np.float32], int] | None:
+    def _vector_matrix(
+        self, conn: sqlite3.Connection, model: str, chunks: Iterable[int] | None
+    ) -> tuple[npt.NDArray[np.float32], int] | None:
         """The model's vectors as one matrix indexed by slot (only ``chunks`` filled when given),
         or None for an unknown model."""
         m = self._vector_model(conn, model)
@@ -1556,20 +1660,27 @@ class KnowledgeBase:
             rows = conn.execute("SELECT chunk, data FROM vector_chunks WHERE model = ?", (model,))
         else:
             want = sorted(set(chunks))
-            rows = (x for i in range(0, len(want), _IN_BATCH) for x in conn.execute(
-                f"SELECT chunk, data FROM vector_chunks WHERE model = ? AND chunk IN "
-                f"({','.join('?' * len(want[i:i + _IN_BATCH]))})", [model, *want[i:i + _IN_BATCH]]))
+            rows = (
+                x
+                for i in range(0, len(want), _IN_BATCH)
+                for x in conn.execute(
+                    f"SELECT chunk, data FROM vector_chunks WHERE model = ? AND chunk IN "
+                    f"({','.join('?' * len(want[i : i + _IN_BATCH]))})",
+                    [model, *want[i : i + _IN_BATCH]],
+                )
+            )
         flat = mat.reshape(-1)
         for c, data in rows:
-            if isinstance(c, bool) or not isinstance(c, int) or c < 0 or not isinstance(data, bytes) \
-                    or len(data) % 4:
-                raise _Damaged(f"embedding model {shown(model)} has a chunk ({shown(c)}, "
-                               f"{type(data).__name__} of {len(data) if isinstance(data, (bytes, str)) else '?'} "
-                               "bytes) no write leaves (the store is damaged)")
+            if isinstance(c, bool) or not isinstance(c, int) or c < 0 or not isinstance(data, bytes) or len(data) % 4:
+                raise _Damaged(
+                    f"embedding model {shown(model)} has a chunk ({shown(c)}, "
+                    f"{type(data).__name__} of {len(data) if isinstance(data, (bytes, str)) else '?'} "
+                    "bytes) no write leaves (the store is damaged)"
+                )
             v = np.frombuffer(data, dtype="<f4")
             start = min(int(c) * per_chunk * dim, flat.shape[0])
             n = max(0, min(v.shape[0], flat.shape[0] - start))
-            flat[start:start + n] = v[:n]
+            flat[start : start + n] = v[:n]
         return mat, per_chunk
 
     # ------------------------------------------------------------------ reads
@@ -1611,14 +1722,16 @@ class KnowledgeBase:
         with self._read() as conn:
             m = self._vector_model(conn, model)
             if ids is None:
-                pairs = conn.execute("SELECT node_id, slot FROM vector_slots WHERE model = ? ORDER BY node_id",
-                                     (model,)).fetchall()
+                pairs = conn.execute(
+                    "SELECT node_id, slot FROM vector_slots WHERE model = ? ORDER BY node_id", (model,)
+                ).fetchall()
                 out_ids = [p[0] for p in pairs]
                 if not pairs:
                     return out_ids, np.zeros((0, 0), dtype=np.float32)
                 if m is None:
-                    raise _Damaged(f"embedding model {shown(model)} has {len(pairs)} slots but no model row "
-                                   "(the store is damaged)")
+                    raise _Damaged(
+                        f"embedding model {shown(model)} has {len(pairs)} slots but no model row (the store is damaged)"
+                    )
                 slots = [self._slot(model, x, s_, m[2]) for x, s_ in pairs]
                 got = self._vector_matrix(conn, model, None)
             else:
@@ -1628,17 +1741,21 @@ class KnowledgeBase:
                 slot_of: dict[str, int] = {}
                 uniq = sorted({x for x in out_ids if isinstance(x, str)})
                 for i in range(0, len(uniq), _IN_BATCH):
-                    part = uniq[i:i + _IN_BATCH]
-                    slot_of.update(conn.execute(f"SELECT node_id, slot FROM vector_slots WHERE model = ? "
-                                                f"AND node_id IN ({','.join('?' * len(part))})", [model, *part]))
+                    part = uniq[i : i + _IN_BATCH]
+                    slot_of.update(
+                        conn.execute(
+                            f"SELECT node_id, slot FROM vector_slots WHERE model = ? "
+                            f"AND node_id IN ({','.join('?' * len(part))})",
+                            [model, *part],
+                        )
+                    )
                 for x in out_ids:
                     if x not in slot_of:
                         raise NotFoundError(x, "embedding")
                 if not out_ids:
                     return out_ids, np.zeros((0, 0), dtype=np.float32)
                 if m is None:
-                    raise _Damaged(f"embedding model {shown(model)} has slots but no model row "
-                                   "(the store is damaged)")
+                    raise _Damaged(f"embedding model {shown(model)} has slots but no model row (the store is damaged)")
                 slots = [self._slot(model, x, slot_of[x], m[2]) for x in out_ids]
                 got = self._vector_matrix(conn, model, (s_ // m[1] for s_ in slots))
             assert got is not None  # the model row was read in this transaction
@@ -1660,8 +1777,9 @@ class KnowledgeBase:
             no such node.
         """
         with self._locked() as conn:
-            r = conn.execute("SELECT id, type, title, body, scopes, lifecycle FROM nodes WHERE id = ?",
-                             (node_id,)).fetchone()
+            r = conn.execute(
+                "SELECT id, type, title, body, scopes, lifecycle FROM nodes WHERE id = ?", (node_id,)
+            ).fetchone()
             return None if r is None else _node_dict(r)
 
     def nodes(self, ids: Iterable[str]) -> list[dict[str, Any]]:
@@ -1685,9 +1803,11 @@ class KnowledgeBase:
         got: dict[str, dict[str, Any]] = {}
         with self._read() as conn:
             for i in range(0, len(uniq), _IN_BATCH):
-                part = uniq[i:i + _IN_BATCH]
-                q = (f"SELECT id, type, title, body, scopes, lifecycle FROM nodes "
-                     f"WHERE id IN ({','.join('?' * len(part))})")
+                part = uniq[i : i + _IN_BATCH]
+                q = (
+                    f"SELECT id, type, title, body, scopes, lifecycle FROM nodes "
+                    f"WHERE id IN ({','.join('?' * len(part))})"
+                )
                 for r in conn.execute(q, part):
                     got[r[0]] = _node_dict(r)
         return [dict(got[x]) for x in want if x in got]
@@ -1715,8 +1835,9 @@ class KnowledgeBase:
             :data:`ANNOTATION_AXES` -> the number of edges where that column is not null.
         """
         with self._locked():
-            r = self.conn.execute("SELECT " + ", ".join(f"count({k})" for k in ANNOTATION_AXES)
-                                  + " FROM edges").fetchone()
+            r = self.conn.execute(
+                "SELECT " + ", ".join(f"count({k})" for k in ANNOTATION_AXES) + " FROM edges"
+            ).fetchone()
         return {k: int(v) for k, v in zip(ANNOTATION_AXES, r)}
 
     def edge_presence(self) -> tuple[list[str], npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
@@ -1754,13 +1875,19 @@ class KnowledgeBase:
             src = intern_strings(list(cols[0]), table, names)
             dst = intern_strings(list(cols[1]), table, names)
         except (TypeError, ValueError):
-            raise ConceptwalkError(f"knowledge base {self.path!r}: an edge endpoint is not a string "
-                                   "(the store is damaged)") from None
+            raise ConceptwalkError(
+                f"knowledge base {self.path!r}: an edge endpoint is not a string (the store is damaged)"
+            ) from None
         if len(names) != len(ids):
-            raise ConceptwalkError(f"knowledge base {self.path!r}: an edge endpoint is not a node "
-                                   "(the store is damaged)")
-        return (ids, np.asarray(src, dtype=np.int32), np.asarray(dst, dtype=np.int32),
-                np.asarray(cols[2], dtype=np.uint8).reshape(-1))
+            raise ConceptwalkError(
+                f"knowledge base {self.path!r}: an edge endpoint is not a node (the store is damaged)"
+            )
+        return (
+            ids,
+            np.asarray(src, dtype=np.int32),
+            np.asarray(dst, dtype=np.int32),
+            np.asarray(cols[2], dtype=np.uint8).reshape(-1),
+        )
 
     def stats(self) -> dict[str, Any]:
         """Counts, read in one snapshot: ``nodes``, ``nodes_by_type`` (typed nodes only),
@@ -1778,9 +1905,12 @@ class KnowledgeBase:
         with self._read() as conn:
             by_type = dict(conn.execute("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY type").fetchall())
             untyped = int(by_type.pop(None, 0))
-            edges_by_type = dict(conn.execute("SELECT type, count(*) FROM edges GROUP BY type ORDER BY type").fetchall())
-            r = conn.execute("SELECT " + ", ".join(f"count({k})" for k in ANNOTATION_AXES)
-                             + ", count(*) FROM edges").fetchone()
+            edges_by_type = dict(
+                conn.execute("SELECT type, count(*) FROM edges GROUP BY type ORDER BY type").fetchall()
+            )
+            r = conn.execute(
+                "SELECT " + ", ".join(f"count({k})" for k in ANNOTATION_AXES) + ", count(*) FROM edges"
+            ).fetchone()
             out = {
                 "version": _meta_int(conn, "version"),
                 "schema_version": SCHEMA_VERSION,
@@ -1790,21 +1920,29 @@ class KnowledgeBase:
                 "edges": int(r[-1]),
                 "edges_by_type": {str(k): int(v) for k, v in edges_by_type.items()},
                 "aliases": int(conn.execute("SELECT count(*) FROM aliases").fetchone()[0]),
-                "embeddings": {str(m): int(c) for m, c in conn.execute(
-                    "SELECT model, count(*) FROM vector_slots GROUP BY model ORDER BY model")},
+                "embeddings": {
+                    str(m): int(c)
+                    for m, c in conn.execute("SELECT model, count(*) FROM vector_slots GROUP BY model ORDER BY model")
+                },
                 "annotations": {k: int(v) for k, v in zip(ANNOTATION_AXES, r[:-1])},
-                "public_nodes": int(conn.execute(
-                    "SELECT count(*) FROM nodes WHERE scopes IS NULL OR scopes = '[]'").fetchone()[0]),
+                "public_nodes": int(
+                    conn.execute("SELECT count(*) FROM nodes WHERE scopes IS NULL OR scopes = '[]'").fetchone()[0]
+                ),
                 # json_valid first: a damaged scopes value is reported by graph(), naming the node
-                "scopes": {str(sc): int(c) for sc, c in conn.execute(
-                    "SELECT j.value, count(DISTINCT n.id) FROM (SELECT id, scopes FROM nodes WHERE "
-                    "scopes IS NOT NULL AND json_valid(scopes) AND json_type(scopes) = 'array') AS n, "
-                    "json_each(n.scopes) AS j GROUP BY j.value ORDER BY j.value")},
+                "scopes": {
+                    str(sc): int(c)
+                    for sc, c in conn.execute(
+                        "SELECT j.value, count(DISTINCT n.id) FROM (SELECT id, scopes FROM nodes WHERE "
+                        "scopes IS NOT NULL AND json_valid(scopes) AND json_type(scopes) = 'array') AS n, "
+                        "json_each(n.scopes) AS j GROUP BY j.value ORDER BY j.value"
+                    )
+                },
             }
         return out
 
-    def search(self, text: str, k: int = 10, *, node_types: Iterable[str] | None = None,
-               caller: Caller | None = None) -> list[tuple[str, float]]:
+    def search(
+        self, text: str, k: int = 10, *, node_types: Iterable[str] | None = None, caller: Caller | None = None
+    ) -> list[tuple[str, float]]:
         """Full-text search over node titles and bodies, as ``caller`` sees the store: BM25 over
         the caller's visible nodes only (see :mod:`conceptwalk.graph.text`).
 
@@ -1973,8 +2111,13 @@ class KnowledgeBase:
             if full is None:
                 return None  # not this store's snapshot (any more)
             cached, snap = self._text, self._snap
-            if (cached is not None and cached[0] is full and snap is not None and snap.graph is full
-                    and cached[1] == snap.version):
+            if (
+                cached is not None
+                and cached[0] is full
+                and snap is not None
+                and snap.graph is full
+                and cached[1] == snap.version
+            ):
                 return cached[2]  # the index of the newest state read for this graph
             st = self.state()
             return st.text_index if st.graph is full else None
@@ -1982,12 +2125,13 @@ class KnowledgeBase:
     def _full_graph(self, graph: LinkGraph) -> LinkGraph | None:
         """The full graph of this store's snapshot ``graph`` (itself, or the graph whose
         annotations=False projection it is); None when it is not the last snapshot read."""
-        for full in (None if self._snap is None else self._snap.graph,
-                     None if self._state is None else self._state.graph):
+        for full in (
+            None if self._snap is None else self._snap.graph,
+            None if self._state is None else self._state.graph,
+        ):
             if full is None:
                 continue
-            if graph is full or (self._light is not None and self._light[0] is full
-                                 and self._light[1] is graph):
+            if graph is full or (self._light is not None and self._light[0] is full and self._light[1] is graph):
                 return full
         return None
 
@@ -2013,8 +2157,10 @@ class KnowledgeBase:
         if len(rows) != g.num_nodes or any(r[0] != i for r, i in zip(rows, g.ids)):
             if not strict:
                 return None
-            raise _Damaged(f"its graph snapshot ({g.num_nodes} nodes) does not hold the stored nodes "
-                           f"({len(rows)} rows) read in the same transaction (the store is damaged)")
+            raise _Damaged(
+                f"its graph snapshot ({g.num_nodes} nodes) does not hold the stored nodes "
+                f"({len(rows)} rows) read in the same transaction (the store is damaged)"
+            )
         return TextIndex.build([r[1] for r in rows], [r[2] for r in rows])
 
     def _advance_text_index(self, conn: sqlite3.Connection, g: LinkGraph, version: int) -> TextIndex | None:
@@ -2047,14 +2193,16 @@ class KnowledgeBase:
         text: dict[str, tuple[Any, Any]] = {}
         want = [x for _, x in changed]
         for i in range(0, len(want), 500):
-            part = want[i:i + 500]
+            part = want[i : i + 500]
             for nid, title, body in conn.execute(
-                    f"SELECT id, title, body FROM nodes WHERE id IN ({','.join('?' * len(part))})", part):
+                f"SELECT id, title, body FROM nodes WHERE id IN ({','.join('?' * len(part))})", part
+            ):
                 text[nid] = (title, body)
         if len(text) != len(want):
             return None  # pragma: no cover - the graph at this version holds these ids
-        return old_ix.with_changes(g.num_nodes, dropped, [p for p, _ in changed],
-                                   [text[x][0] for x in want], [text[x][1] for x in want])
+        return old_ix.with_changes(
+            g.num_nodes, dropped, [p for p, _ in changed], [text[x][0] for x in want], [text[x][1] for x in want]
+        )
 
     def fts_search(self, text: str, k: int = 10, *, node_types: Iterable[str] | None = None) -> list[tuple[str, float]]:
         """The operator's FTS5 search (bm25 over *every* node, titles weigh double; the query's
@@ -2089,8 +2237,10 @@ class KnowledgeBase:
         q = _fts_query(text)
         if q is None:
             return []
-        sql = ("SELECT n.id, bm25(nodes_fts, 2.0, 1.0) AS s FROM nodes_fts "
-               "JOIN nodes n ON n.rid = nodes_fts.rowid WHERE nodes_fts MATCH ?")
+        sql = (
+            "SELECT n.id, bm25(nodes_fts, 2.0, 1.0) AS s FROM nodes_fts "
+            "JOIN nodes n ON n.rid = nodes_fts.rowid WHERE nodes_fts MATCH ?"
+        )
         args: list[Any] = [q]
         if node_types is not None:
             if isinstance(node_types, str):
@@ -2200,21 +2350,21 @@ class KnowledgeBase:
             # the row when it is a node's scopes (the usual hand edit), else say what failed.
             for nid, sc in conn.execute("SELECT id, scopes FROM nodes WHERE scopes IS NOT NULL"):
                 _parse_scopes(sc, nid)
-            raise _Damaged(f"its graph cannot be built from the stored rows "
-                           f"({type(exc).__name__}: {exc}; the store is damaged)") from None
+            raise _Damaged(
+                f"its graph cannot be built from the stored rows ({type(exc).__name__}: {exc}; the store is damaged)"
+            ) from None
         if keep:
             self._snap = out
         return out
 
-    def _advance_or_build(self, conn: sqlite3.Connection, snap: GraphSnapshot | None,
-                          version: int) -> GraphSnapshot:
+    def _advance_or_build(self, conn: sqlite3.Connection, snap: GraphSnapshot | None, version: int) -> GraphSnapshot:
         out = None
         if snap is not None and self._changelog and 0 <= snap.version < version:
-            rows = conn.execute("SELECT kind, a, b, c FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq",
-                                (snap.version, version)).fetchall()
+            rows = conn.execute(
+                "SELECT kind, a, b, c FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq", (snap.version, version)
+            ).fetchall()
             limit = max(1000, (snap.graph.num_nodes + snap.graph.num_edges) // 8)
-            if (len(rows) == version - snap.version and len(rows) <= limit
-                    and all(r[0] != CHANGE_RESET for r in rows)):
+            if len(rows) == version - snap.version and len(rows) <= limit and all(r[0] != CHANGE_RESET for r in rows):
                 graph_rows = [r for r in rows if r[0] != CHANGE_TEXT]
                 if graph_rows:
                     try:
@@ -2253,9 +2403,14 @@ class KnowledgeBase:
             self._set_aside(path, f"{type(exc).__name__}: {exc}")
             return None
         v = meta.get("graph_version")
-        if (meta.get("kind") != "conceptwalk.graph" or meta.get("store_uuid") != self._uuid
-                or meta.get("schema_version") != SCHEMA_VERSION or isinstance(v, bool) or not isinstance(v, int)
-                or not 0 <= v <= version):
+        if (
+            meta.get("kind") != "conceptwalk.graph"
+            or meta.get("store_uuid") != self._uuid
+            or meta.get("schema_version") != SCHEMA_VERSION
+            or isinstance(v, bool)
+            or not isinstance(v, int)
+            or not 0 <= v <= version
+        ):
             return None
         last = self._change_at(conn, v)
         if last is None or meta.get("last_change") != last:
@@ -2288,8 +2443,12 @@ class KnowledgeBase:
             where = f"set aside as {bad!r}"
         except OSError:
             where = "left in place (it could not be renamed)"
-        warnings.warn(f"conceptwalk: the graph snapshot {path!r} failed verification ({why}); "
-                      f"it was {where} and the graph is rebuilt from the store", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"conceptwalk: the graph snapshot {path!r} failed verification ({why}); "
+            f"it was {where} and the graph is rebuilt from the store",
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
     def _distrust_file(self, why: str) -> None:
         """A snapshot brought forward failed: rebuild, and if it came from the file, set the
@@ -2309,8 +2468,11 @@ class KnowledgeBase:
         if seq == 0:
             return []
         try:
-            r = conn.execute("SELECT c.kind, c.a, c.b, c.c, hex(n.nonce) FROM changes c "
-                             "JOIN change_nonces n ON n.seq = c.seq WHERE c.seq = ?", (seq,)).fetchone()
+            r = conn.execute(
+                "SELECT c.kind, c.a, c.b, c.c, hex(n.nonce) FROM changes c "
+                "JOIN change_nonces n ON n.seq = c.seq WHERE c.seq = ?",
+                (seq,),
+            ).fetchone()
         except sqlite3.OperationalError:  # no change_nonces table (schema 2, read-only)
             return None
         return None if r is None else list(r)
@@ -2321,23 +2483,38 @@ class KnowledgeBase:
         built for it (the file of the same version is rewritten once to add it). A cache: a
         directory that cannot be written turns saving off for this object."""
         snap, path = self._snap, self.snapshot_path
-        if (snap is None or path is None or self.read_only or not self._changelog or self._uuid is None
-                or snap.version < 0):
+        if (
+            snap is None
+            or path is None
+            or self.read_only
+            or not self._changelog
+            or self._uuid is None
+            or snap.version < 0
+        ):
             return
         text = self._text
         with_text = text is not None and text[0] is snap.graph and text[1] == snap.version
         if self._file_version == snap.version and (self._file_text or not with_text):
             return
         every = max(self.SNAPSHOT_SAVE_EVERY, (snap.graph.num_nodes + snap.graph.num_edges) // 100)
-        if (not force and self._file_version is not None and self._file_version != snap.version
-                and snap.version - self._file_version < every):
+        if (
+            not force
+            and self._file_version is not None
+            and self._file_version != snap.version
+            and snap.version - self._file_version < every
+        ):
             return
         with self._locked() as conn:  # a damaged page here is named like any other read's
             last = self._change_at(conn, snap.version)
         if last is None:
             return
-        meta = {"kind": "conceptwalk.graph", "store_uuid": self._uuid, "schema_version": SCHEMA_VERSION,
-                "graph_version": snap.version, "last_change": last}
+        meta = {
+            "kind": "conceptwalk.graph",
+            "store_uuid": self._uuid,
+            "schema_version": SCHEMA_VERSION,
+            "graph_version": snap.version,
+            "last_change": last,
+        }
         arrays = snap.to_arrays()
         if with_text:
             assert text is not None

@@ -63,97 +63,437 @@ __all__ = [
 # Four disjoint word lists make every concept title unique and parseable:
 # [qualifier] domain object [facet [facet]].
 QUALIFIERS: tuple[str, ...] = (
-    "distributed", "incremental", "legacy", "async", "batch", "streaming", "cached", "sharded",
-    "replicated", "federated", "encrypted", "versioned", "tiered", "adaptive", "hybrid",
-    "realtime", "offline", "multitenant", "serverless", "embedded", "columnar", "elastic",
-    "durable", "ephemeral", "lazy", "parallel", "secure", "regional", "global", "internal",
-    "external", "primary", "secondary", "experimental", "managed", "portable", "compressed",
-    "hierarchical", "probabilistic", "approximate",
+    "distributed",
+    "incremental",
+    "legacy",
+    "async",
+    "batch",
+    "streaming",
+    "cached",
+    "sharded",
+    "replicated",
+    "federated",
+    "encrypted",
+    "versioned",
+    "tiered",
+    "adaptive",
+    "hybrid",
+    "realtime",
+    "offline",
+    "multitenant",
+    "serverless",
+    "embedded",
+    "columnar",
+    "elastic",
+    "durable",
+    "ephemeral",
+    "lazy",
+    "parallel",
+    "secure",
+    "regional",
+    "global",
+    "internal",
+    "external",
+    "primary",
+    "secondary",
+    "experimental",
+    "managed",
+    "portable",
+    "compressed",
+    "hierarchical",
+    "probabilistic",
+    "approximate",
 )
 DOMAINS: tuple[str, ...] = (
-    "vector", "graph", "query", "cache", "auth", "billing", "search", "storage", "network",
-    "memory", "schema", "event", "stream", "token", "session", "user", "model", "embedding",
-    "payment", "notification", "config", "deploy", "build", "release", "metrics", "logging",
-    "tracing", "alert", "audit", "permission", "tenant", "document", "media", "image", "text",
-    "chat", "agent", "prompt", "workflow", "job", "task", "queue", "message", "api", "webhook",
-    "plugin", "feature", "experiment", "ranking", "recommendation", "inventory", "order",
-    "catalog", "profile", "identity", "secret", "backup", "snapshot", "ingest", "export",
+    "vector",
+    "graph",
+    "query",
+    "cache",
+    "auth",
+    "billing",
+    "search",
+    "storage",
+    "network",
+    "memory",
+    "schema",
+    "event",
+    "stream",
+    "token",
+    "session",
+    "user",
+    "model",
+    "embedding",
+    "payment",
+    "notification",
+    "config",
+    "deploy",
+    "build",
+    "release",
+    "metrics",
+    "logging",
+    "tracing",
+    "alert",
+    "audit",
+    "permission",
+    "tenant",
+    "document",
+    "media",
+    "image",
+    "text",
+    "chat",
+    "agent",
+    "prompt",
+    "workflow",
+    "job",
+    "task",
+    "queue",
+    "message",
+    "api",
+    "webhook",
+    "plugin",
+    "feature",
+    "experiment",
+    "ranking",
+    "recommendation",
+    "inventory",
+    "order",
+    "catalog",
+    "profile",
+    "identity",
+    "secret",
+    "backup",
+    "snapshot",
+    "ingest",
+    "export",
 )
 OBJECTS: tuple[str, ...] = (
-    "index", "planner", "store", "pipeline", "router", "scheduler", "parser", "compiler",
-    "gateway", "registry", "resolver", "broker", "worker", "controller", "manager", "service",
-    "client", "server", "adapter", "bridge", "loader", "writer", "reader", "encoder", "decoder",
-    "tokenizer", "allocator", "executor", "optimizer", "validator", "serializer", "dispatcher",
-    "monitor", "tracker", "collector", "aggregator", "buffer", "pool", "ledger", "journal",
-    "directory", "table", "cluster", "engine", "runtime", "kernel", "daemon", "proxy",
-    "balancer", "limiter", "watcher", "emitter", "listener", "handler", "builder", "renderer",
-    "sampler", "classifier", "mapper", "ranker",
+    "index",
+    "planner",
+    "store",
+    "pipeline",
+    "router",
+    "scheduler",
+    "parser",
+    "compiler",
+    "gateway",
+    "registry",
+    "resolver",
+    "broker",
+    "worker",
+    "controller",
+    "manager",
+    "service",
+    "client",
+    "server",
+    "adapter",
+    "bridge",
+    "loader",
+    "writer",
+    "reader",
+    "encoder",
+    "decoder",
+    "tokenizer",
+    "allocator",
+    "executor",
+    "optimizer",
+    "validator",
+    "serializer",
+    "dispatcher",
+    "monitor",
+    "tracker",
+    "collector",
+    "aggregator",
+    "buffer",
+    "pool",
+    "ledger",
+    "journal",
+    "directory",
+    "table",
+    "cluster",
+    "engine",
+    "runtime",
+    "kernel",
+    "daemon",
+    "proxy",
+    "balancer",
+    "limiter",
+    "watcher",
+    "emitter",
+    "listener",
+    "handler",
+    "builder",
+    "renderer",
+    "sampler",
+    "classifier",
+    "mapper",
+    "ranker",
 )
 FACETS: tuple[str, ...] = (
-    "compaction", "sharding", "replication", "eviction", "rebalancing", "validation",
-    "migration", "retries", "backpressure", "throttling", "batching", "prefetching", "caching",
-    "invalidation", "checkpointing", "recovery", "failover", "consistency", "durability",
-    "latency", "throughput", "partitioning", "deduplication", "normalization", "serialization",
-    "compression", "encryption", "rotation", "expiration", "quotas", "pagination", "sorting",
-    "filtering", "scoring", "tuning", "warmup", "bootstrapping", "shutdown", "startup",
-    "healthchecks", "heartbeats", "leases", "locking", "fencing", "versioning", "rollback",
-    "rollout", "canary", "sampling", "aggregation", "indexing", "tokenization", "chunking",
-    "hashing", "routing", "discovery", "registration", "authorization", "provisioning",
-    "teardown", "cleanup", "scaling", "autoscaling", "monitoring", "alerting", "profiling",
-    "benchmarking", "testing", "fuzzing", "linting", "packaging", "bundling", "signing",
-    "verification", "auditing", "redaction", "masking", "anonymization", "retention",
-    "archival", "restore", "mirroring", "syncing", "merging", "splitting", "ordering",
-    "scheduling", "prioritization", "fairness", "isolation", "sandboxing", "limits", "budgets",
-    "accounting", "metering", "pricing", "invoicing", "refunds", "reconciliation", "settlement",
-    "onboarding", "offboarding", "permissions", "roles", "policies", "secrets", "certificates",
-    "handshake", "negotiation", "keepalive", "multiplexing", "pipelining", "readahead",
-    "buffering", "flushing", "spilling", "pruning", "quantization", "distillation", "finetuning",
-    "evaluation", "calibration", "drift", "feedback", "labeling", "annotation", "curation",
-    "enrichment", "linking", "resolution", "disambiguation", "summarization", "translation",
-    "rendering", "layout", "theming", "localization", "accessibility", "typeahead",
-    "autocomplete", "highlighting", "snippets", "facets", "suggestions", "signals",
-    "freshness", "recall", "precision",
+    "compaction",
+    "sharding",
+    "replication",
+    "eviction",
+    "rebalancing",
+    "validation",
+    "migration",
+    "retries",
+    "backpressure",
+    "throttling",
+    "batching",
+    "prefetching",
+    "caching",
+    "invalidation",
+    "checkpointing",
+    "recovery",
+    "failover",
+    "consistency",
+    "durability",
+    "latency",
+    "throughput",
+    "partitioning",
+    "deduplication",
+    "normalization",
+    "serialization",
+    "compression",
+    "encryption",
+    "rotation",
+    "expiration",
+    "quotas",
+    "pagination",
+    "sorting",
+    "filtering",
+    "scoring",
+    "tuning",
+    "warmup",
+    "bootstrapping",
+    "shutdown",
+    "startup",
+    "healthchecks",
+    "heartbeats",
+    "leases",
+    "locking",
+    "fencing",
+    "versioning",
+    "rollback",
+    "rollout",
+    "canary",
+    "sampling",
+    "aggregation",
+    "indexing",
+    "tokenization",
+    "chunking",
+    "hashing",
+    "routing",
+    "discovery",
+    "registration",
+    "authorization",
+    "provisioning",
+    "teardown",
+    "cleanup",
+    "scaling",
+    "autoscaling",
+    "monitoring",
+    "alerting",
+    "profiling",
+    "benchmarking",
+    "testing",
+    "fuzzing",
+    "linting",
+    "packaging",
+    "bundling",
+    "signing",
+    "verification",
+    "auditing",
+    "redaction",
+    "masking",
+    "anonymization",
+    "retention",
+    "archival",
+    "restore",
+    "mirroring",
+    "syncing",
+    "merging",
+    "splitting",
+    "ordering",
+    "scheduling",
+    "prioritization",
+    "fairness",
+    "isolation",
+    "sandboxing",
+    "limits",
+    "budgets",
+    "accounting",
+    "metering",
+    "pricing",
+    "invoicing",
+    "refunds",
+    "reconciliation",
+    "settlement",
+    "onboarding",
+    "offboarding",
+    "permissions",
+    "roles",
+    "policies",
+    "secrets",
+    "certificates",
+    "handshake",
+    "negotiation",
+    "keepalive",
+    "multiplexing",
+    "pipelining",
+    "readahead",
+    "buffering",
+    "flushing",
+    "spilling",
+    "pruning",
+    "quantization",
+    "distillation",
+    "finetuning",
+    "evaluation",
+    "calibration",
+    "drift",
+    "feedback",
+    "labeling",
+    "annotation",
+    "curation",
+    "enrichment",
+    "linking",
+    "resolution",
+    "disambiguation",
+    "summarization",
+    "translation",
+    "rendering",
+    "layout",
+    "theming",
+    "localization",
+    "accessibility",
+    "typeahead",
+    "autocomplete",
+    "highlighting",
+    "snippets",
+    "facets",
+    "suggestions",
+    "signals",
+    "freshness",
+    "recall",
+    "precision",
 )
 SYMPTOMS: tuple[str, ...] = (
-    "high tail latency", "steady memory growth", "stale reads", "duplicate writes",
-    "timeouts under load", "lock contention", "slow startup", "dropped messages",
-    "inconsistent results", "cpu spikes", "disk pressure", "connection leaks", "flaky tests",
-    "out of order events", "cold cache misses", "quota errors", "permission denials",
-    "schema drift", "retry storms", "partial failures",
+    "high tail latency",
+    "steady memory growth",
+    "stale reads",
+    "duplicate writes",
+    "timeouts under load",
+    "lock contention",
+    "slow startup",
+    "dropped messages",
+    "inconsistent results",
+    "cpu spikes",
+    "disk pressure",
+    "connection leaks",
+    "flaky tests",
+    "out of order events",
+    "cold cache misses",
+    "quota errors",
+    "permission denials",
+    "schema drift",
+    "retry storms",
+    "partial failures",
 )
 APPROACHES: tuple[str, ...] = (
-    "adopt a write-ahead log", "move to bounded queues", "add a circuit breaker",
-    "switch to copy-on-write snapshots", "use consistent hashing", "introduce idempotency keys",
-    "batch small writes", "precompute summaries", "split the hot partition",
-    "add a read-through cache", "pin dependency versions", "use exponential backoff",
-    "add structured logging", "enforce schema validation", "run compaction off-peak",
-    "shard by tenant", "keep a tombstone list", "stream results incrementally",
-    "gate it behind a feature flag", "deprecate the old endpoint",
+    "adopt a write-ahead log",
+    "move to bounded queues",
+    "add a circuit breaker",
+    "switch to copy-on-write snapshots",
+    "use consistent hashing",
+    "introduce idempotency keys",
+    "batch small writes",
+    "precompute summaries",
+    "split the hot partition",
+    "add a read-through cache",
+    "pin dependency versions",
+    "use exponential backoff",
+    "add structured logging",
+    "enforce schema validation",
+    "run compaction off-peak",
+    "shard by tenant",
+    "keep a tombstone list",
+    "stream results incrementally",
+    "gate it behind a feature flag",
+    "deprecate the old endpoint",
 )
 REASONS: tuple[str, ...] = (
-    "it bounds worst-case latency", "it keeps tenants isolated", "it is simpler to operate",
-    "it survives node restarts", "it halves storage cost", "it removes a single point of failure",
-    "it makes retries safe", "it keeps results reproducible", "the old path could not scale",
-    "audits require a full trail", "it reduces cross-region traffic", "on-call load was too high",
-    "it matches the upstream contract", "benchmarks showed a clear win", "it unblocks the migration",
+    "it bounds worst-case latency",
+    "it keeps tenants isolated",
+    "it is simpler to operate",
+    "it survives node restarts",
+    "it halves storage cost",
+    "it removes a single point of failure",
+    "it makes retries safe",
+    "it keeps results reproducible",
+    "the old path could not scale",
+    "audits require a full trail",
+    "it reduces cross-region traffic",
+    "on-call load was too high",
+    "it matches the upstream contract",
+    "benchmarks showed a clear win",
+    "it unblocks the migration",
 )
 MEMORY_TEMPLATES: tuple[str, ...] = (
-    "Note on {t}", "Incident: {t} with {s}", "Debugging {t}", "Question about {t}",
-    "Meeting notes: {t}", "How {t} works", "Runbook for {t}", "Lessons from {t}",
+    "Note on {t}",
+    "Incident: {t} with {s}",
+    "Debugging {t}",
+    "Question about {t}",
+    "Meeting notes: {t}",
+    "How {t} works",
+    "Runbook for {t}",
+    "Lessons from {t}",
 )
 FUNCTION_VERBS: tuple[str, ...] = (
-    "get", "build", "apply", "merge", "split", "flush", "load", "save", "check", "compute",
-    "update", "render", "parse", "emit", "schedule", "open", "close", "reset", "plan", "run",
+    "get",
+    "build",
+    "apply",
+    "merge",
+    "split",
+    "flush",
+    "load",
+    "save",
+    "check",
+    "compute",
+    "update",
+    "render",
+    "parse",
+    "emit",
+    "schedule",
+    "open",
+    "close",
+    "reset",
+    "plan",
+    "run",
 )
 FILE_SUFFIXES: tuple[str, ...] = (
-    "", "_test", "_utils", "_config", "_types", "_cli", "_metrics", "_errors", "_io", "_bench",
+    "",
+    "_test",
+    "_utils",
+    "_config",
+    "_types",
+    "_cli",
+    "_metrics",
+    "_errors",
+    "_io",
+    "_bench",
 )
 FILE_EXTENSIONS: tuple[str, ...] = ("py", "py", "py", "ts", "go", "rs", "md")
 
 NODE_TYPES: tuple[str, ...] = ("CONCEPT", "MEMORY", "DECISION", "FILE")
 EDGE_TYPES: tuple[str, ...] = (
-    "RELATED_TO", "PARENT_CONCEPT", "IMPLEMENTED_BY", "EXPLAINED_BY", "ATTACHED_TO",
-    "TAGGED_CONCEPT", "MENTIONS",
+    "RELATED_TO",
+    "PARENT_CONCEPT",
+    "IMPLEMENTED_BY",
+    "EXPLAINED_BY",
+    "ATTACHED_TO",
+    "TAGGED_CONCEPT",
+    "MENTIONS",
 )
 TENANTS: tuple[str, ...] = ("tenant-a", "tenant-b", "tenant-c", "tenant-d")
 AUTHORITY_VALUES: tuple[str, ...] = ("canonical", "reviewed", "community")
@@ -164,29 +504,57 @@ LIFECYCLE_VALUES: tuple[str, ...] = ("active", "deprecated", "draft")
 _REL, _PAR, _IMP, _EXP, _ATT, _TAG, _MEN = range(7)
 
 # Per edge type (rows in EDGE_TYPES order), the probability of each value when the axis is present.
-_AUTHORITY_P = np.array([
-    [0.20, 0.40, 0.40], [0.60, 0.30, 0.10], [0.50, 0.40, 0.10], [0.50, 0.40, 0.10],
-    [0.10, 0.30, 0.60], [0.10, 0.40, 0.50], [0.05, 0.25, 0.70]])
-_FIDELITY_P = np.array([
-    [0.10, 0.30, 0.60], [0.30, 0.50, 0.20], [0.70, 0.20, 0.10], [0.40, 0.50, 0.10],
-    [0.60, 0.30, 0.10], [0.50, 0.30, 0.20], [0.80, 0.15, 0.05]])
-_METHOD_P = np.array([
-    [0.00, 0.80, 0.20], [0.00, 0.30, 0.70], [0.00, 0.60, 0.40], [0.00, 0.50, 0.50],
-    [0.30, 0.30, 0.40], [0.90, 0.10, 0.00], [0.00, 0.90, 0.10]])
+_AUTHORITY_P = np.array(
+    [
+        [0.20, 0.40, 0.40],
+        [0.60, 0.30, 0.10],
+        [0.50, 0.40, 0.10],
+        [0.50, 0.40, 0.10],
+        [0.10, 0.30, 0.60],
+        [0.10, 0.40, 0.50],
+        [0.05, 0.25, 0.70],
+    ]
+)
+_FIDELITY_P = np.array(
+    [
+        [0.10, 0.30, 0.60],
+        [0.30, 0.50, 0.20],
+        [0.70, 0.20, 0.10],
+        [0.40, 0.50, 0.10],
+        [0.60, 0.30, 0.10],
+        [0.50, 0.30, 0.20],
+        [0.80, 0.15, 0.05],
+    ]
+)
+_METHOD_P = np.array(
+    [
+        [0.00, 0.80, 0.20],
+        [0.00, 0.30, 0.70],
+        [0.00, 0.60, 0.40],
+        [0.00, 0.50, 0.50],
+        [0.30, 0.30, 0.40],
+        [0.90, 0.10, 0.00],
+        [0.00, 0.90, 0.10],
+    ]
+)
 _LIFECYCLE_P = np.array([0.82, 0.10, 0.08])
 #: Fraction of edges on which each annotation axis is present (independently).
 ANNOTATION_PRESENCE: dict[str, float] = {
-    "authority": 0.70, "fidelity": 0.40, "extraction_method": 0.60, "lifecycle": 0.50}
+    "authority": 0.70,
+    "fidelity": 0.40,
+    "extraction_method": 0.60,
+    "lifecycle": 0.50,
+}
 
 # Size of the generator's knobs (per concept unless said otherwise).
-_COMMUNITY_SIZE = 50          # mean concepts per community
+_COMMUNITY_SIZE = 50  # mean concepts per community
 _MEMORIES = 0.8
 _DECISIONS = 0.3
 _FILES = 0.4
-_RELATED = 4.8                # RELATED_TO edges drawn per concept (before self-loop removal)
-_RELATED_LOCAL = 0.85         # fraction of RELATED_TO inside the community
-_LOCAL_ZIPF = 1.1             # within-community popularity exponent over local rank
-_ROOT_P = 0.08                # chance a non-root concept starts its own tree
+_RELATED = 4.8  # RELATED_TO edges drawn per concept (before self-loop removal)
+_RELATED_LOCAL = 0.85  # fraction of RELATED_TO inside the community
+_LOCAL_ZIPF = 1.1  # within-community popularity exponent over local rank
+_ROOT_P = 0.08  # chance a non-root concept starts its own tree
 _PUBLIC_P = 0.60
 _HOME_TENANT_P = 0.85
 _TWO_TENANTS_P = 0.06
@@ -271,8 +639,10 @@ class SyntheticKB:
         return {"nodes": nodes, "edges": {t: int(c) for t, c in zip(EDGE_TYPES, codes.tolist())}}
 
     def __repr__(self) -> str:
-        return (f"SyntheticKB(n_concepts={self.n_concepts}, seed={self.seed}, "
-                f"nodes={self.num_nodes}, edges={self.num_edges}, aliases={len(self.aliases)})")
+        return (
+            f"SyntheticKB(n_concepts={self.n_concepts}, seed={self.seed}, "
+            f"nodes={self.num_nodes}, edges={self.num_edges}, aliases={len(self.aliases)})"
+        )
 
     # ------------------------------------------------------------------ conversions
     def to_linkgraph(self) -> Any:
@@ -293,9 +663,16 @@ class SyntheticKB:
         from ..graph import LinkGraph
 
         return LinkGraph.from_arrays(
-            self.ids, self.src, self.dst, self.edge_types, node_types=self.node_types,
-            titles=self.titles, scopes=self.scopes, lifecycle=self.lifecycle,
-            edge_annotations=self.edge_annotations)
+            self.ids,
+            self.src,
+            self.dst,
+            self.edge_types,
+            node_types=self.node_types,
+            titles=self.titles,
+            scopes=self.scopes,
+            lifecycle=self.lifecycle,
+            edge_annotations=self.edge_annotations,
+        )
 
     def write_to(self, kb: Any, *, chunk: int = 50_000) -> None:
         """Write the KB into a :class:`~conceptwalk.kb.KnowledgeBase` in one bulk transaction
@@ -353,8 +730,9 @@ class SyntheticKB:
             ncols[name], ncodes[name] = _encode(ncol)
         sc_codes, sc_keys = _encode(scope_keys)
         ncols["scopes"], ncodes["scopes"] = sc_codes, [scope_text[k] for k in sc_keys]
-        node_codes = {k: v for k, v in ncodes.items()
-                      if len(v) <= _MAX_CODES and all(x is None or isinstance(x, str) for x in v)}
+        node_codes = {
+            k: v for k, v in ncodes.items() if len(v) <= _MAX_CODES and all(x is None or isinstance(x, str) for x in v)
+        }
         o = order.tolist()
 
         def node_col(name: str, col: Sequence[Any]) -> list[Any]:
@@ -365,10 +743,17 @@ class SyntheticKB:
                 return [scope_text[scope_keys[i]] for i in o]
             return [col[i] for i in o]
 
-        nodes = list(zip(ids_o[order].tolist(), node_col("type", self.node_types),
-                         [self.titles[i] for i in o], [self.bodies[i] for i in o],
-                         node_col("scopes", []), node_col("lifecycle", self.lifecycle),
-                         itertools.repeat(every, n)))
+        nodes = list(
+            zip(
+                ids_o[order].tolist(),
+                node_col("type", self.node_types),
+                [self.titles[i] for i in o],
+                [self.bodies[i] for i in o],
+                node_col("scopes", []),
+                node_col("lifecycle", self.lifecycle),
+                itertools.repeat(every, n),
+            )
+        )
         del o
         # Edges in key order (src, dst, type by the store's text order): every index grows at
         # its end. The type's rank among the type names breaks ties; stable, so repeats of one
@@ -400,15 +785,14 @@ class SyntheticKB:
         conf[:] = a["extraction_confidence"]
         with kb.bulk():
             for i in range(0, len(nodes), chunk):
-                kb.put_nodes(nodes[i:i + chunk], codes=node_codes)
+                kb.put_nodes(nodes[i : i + chunk], codes=node_codes)
             del nodes
             for i in range(0, len(eorder), chunk):
-                sel = eorder[i:i + chunk]
+                sel = eorder[i : i + chunk]
                 cols = [ids_o[self.src[sel]].tolist(), ids_o[self.dst[sel]].tolist(), ecols["type"][sel].tolist()]
                 cols += [ecols[k][sel].tolist() for k in ("authority", "fidelity", "extraction_method")]
                 cols += [conf[sel].tolist(), ecols["lifecycle"][sel].tolist()]
-                kb.put_edges(list(zip(*cols, itertools.repeat(every, len(sel)))), endpoints_exist=True,
-                             codes=ecodes)
+                kb.put_edges(list(zip(*cols, itertools.repeat(every, len(sel)))), endpoints_exist=True, codes=ecodes)
             kb.add_aliases(self.alias_rows())
 
     def node_rows(self) -> Iterator[dict[str, Any]]:
@@ -426,10 +810,15 @@ class SyntheticKB:
         >>> sorted(row)
         ['body', 'id', 'lifecycle', 'scopes', 'title', 'type']
         """
-        for i, t, ti, b, s, lc in zip(self.ids, self.node_types, self.titles, self.bodies,
-                                      self.scopes, self.lifecycle):
-            yield {"id": i, "type": t, "title": ti, "body": b,
-                   "scopes": None if s is None else list(s), "lifecycle": lc}
+        for i, t, ti, b, s, lc in zip(self.ids, self.node_types, self.titles, self.bodies, self.scopes, self.lifecycle):
+            yield {
+                "id": i,
+                "type": t,
+                "title": ti,
+                "body": b,
+                "scopes": None if s is None else list(s),
+                "lifecycle": lc,
+            }
 
     def edge_rows(self) -> Iterator[dict[str, Any]]:
         """Yield one dict per edge with exactly the keys ``src, dst, type, authority, fidelity,
@@ -449,10 +838,25 @@ class SyntheticKB:
         ids = self.ids
         a = self.edge_annotations
         for s, d, t, au, fi, em, ec, lc in zip(
-                self.src.tolist(), self.dst.tolist(), self.edge_types.tolist(), a["authority"],
-                a["fidelity"], a["extraction_method"], a["extraction_confidence"], a["lifecycle"]):
-            yield {"src": ids[s], "dst": ids[d], "type": t, "authority": au, "fidelity": fi,
-                   "extraction_method": em, "extraction_confidence": ec, "lifecycle": lc}
+            self.src.tolist(),
+            self.dst.tolist(),
+            self.edge_types.tolist(),
+            a["authority"],
+            a["fidelity"],
+            a["extraction_method"],
+            a["extraction_confidence"],
+            a["lifecycle"],
+        ):
+            yield {
+                "src": ids[s],
+                "dst": ids[d],
+                "type": t,
+                "authority": au,
+                "fidelity": fi,
+                "extraction_method": em,
+                "extraction_confidence": ec,
+                "lifecycle": lc,
+            }
 
     def alias_rows(self) -> Iterator[dict[str, str]]:
         """Yield ``{"alias": ..., "canonical": ...}`` per alias (canonical = a concept id).
@@ -544,8 +948,13 @@ class SyntheticKB:
 
 
 _PARAPHRASES: tuple[str, ...] = (
-    "how does {t} work", "what did we decide about {t}", "problems with {t}",
-    "where is {t} implemented", "explain {t}", "{t} design notes", "why {t}",
+    "how does {t} work",
+    "what did we decide about {t}",
+    "problems with {t}",
+    "where is {t} implemented",
+    "explain {t}",
+    "{t} design notes",
+    "why {t}",
 )
 
 
@@ -558,9 +967,9 @@ def _typo(title: str, rng: np.random.Generator) -> str:
         return title + "s"
     p = int(rng.integers(1, len(word) - 2))
     if rng.random() < 0.5 and word[p] != word[p + 1]:
-        word = word[:p] + word[p + 1] + word[p] + word[p + 2:]
+        word = word[:p] + word[p + 1] + word[p] + word[p + 2 :]
     else:
-        word = word[:p] + word[p + 1:]
+        word = word[:p] + word[p + 1 :]
     words[w] = word
     return " ".join(words)
 
@@ -594,8 +1003,9 @@ def _pick_codes(rng: np.random.Generator, probs: npt.NDArray[np.float64], k: int
     return np.minimum(np.searchsorted(cdf, rng.random(k), side="right"), len(probs) - 1)
 
 
-def _codes_by_type(rng: np.random.Generator, types: npt.NDArray[np.int8],
-                   table: npt.NDArray[np.float64]) -> npt.NDArray[np.int8]:
+def _codes_by_type(
+    rng: np.random.Generator, types: npt.NDArray[np.int8], table: npt.NDArray[np.float64]
+) -> npt.NDArray[np.int8]:
     """Per edge a value code drawn from its type's row of ``table``."""
     u = rng.random(int(types.shape[0]))
     out = np.zeros(types.shape[0], dtype=np.int8)
@@ -631,9 +1041,14 @@ class _Sampler:
     """Vectorised endpoint choice: Zipf-like popularity by local rank inside a community, and a
     global popularity that also prefers low-numbered communities."""
 
-    def __init__(self, rng: np.random.Generator, comm: npt.NDArray[np.int64],
-                 local: npt.NDArray[np.int64], starts: npt.NDArray[np.int64],
-                 sizes: npt.NDArray[np.int64]) -> None:
+    def __init__(
+        self,
+        rng: np.random.Generator,
+        comm: npt.NDArray[np.int64],
+        local: npt.NDArray[np.int64],
+        starts: npt.NDArray[np.int64],
+        sizes: npt.NDArray[np.int64],
+    ) -> None:
         self.rng = rng
         self.comm = comm
         self.starts = starts
@@ -777,10 +1192,8 @@ def _generate(N: int, seed: int, rng: np.random.Generator, bar: _Progress) -> Sy
     td, to = tdo // O, tdo % O
     qw = [w + " " for w in QUALIFIERS] + [""]
     qs = [w + "_" for w in QUALIFIERS] + [""]
-    topic_title = [qw[q] + DOMAINS[d] + " " + OBJECTS[o]
-                   for q, d, o in zip(tq.tolist(), td.tolist(), to.tolist())]
-    topic_slug = [qs[q] + DOMAINS[d] + "_" + OBJECTS[o]
-                  for q, d, o in zip(tq.tolist(), td.tolist(), to.tolist())]
+    topic_title = [qw[q] + DOMAINS[d] + " " + OBJECTS[o] for q, d, o in zip(tq.tolist(), td.tolist(), to.tolist())]
+    topic_slug = [qs[q] + DOMAINS[d] + "_" + OBJECTS[o] for q, d, o in zip(tq.tolist(), td.tolist(), to.tolist())]
     home = rng.integers(0, len(TENANTS), size=C)
     coprime = np.array([s for s in range(1, F) if math.gcd(s, F) == 1], dtype=np.int64)
     stride = coprime[rng.integers(0, coprime.shape[0], size=C)]
@@ -889,10 +1302,8 @@ def _generate(N: int, seed: int, rng: np.random.Generator, bar: _Progress) -> Sy
         fresh = _scope_codes(rng, home[comm[owner]])
         return np.where(rng.random(owner.shape[0]) < _INHERIT_SCOPE_P, c_scope[owner], fresh)
 
-    scope_code = np.concatenate([c_scope, item_scopes(mem_owner), item_scopes(dec_owner),
-                                 item_scopes(file_owner)])
-    node_life = np.concatenate([_lifecycle_codes(rng, N, 0.9),
-                                _lifecycle_codes(rng, n_nodes - N, 0.6)])
+    scope_code = np.concatenate([c_scope, item_scopes(mem_owner), item_scopes(dec_owner), item_scopes(file_owner)])
+    node_life = np.concatenate([_lifecycle_codes(rng, N, 0.9), _lifecycle_codes(rng, n_nodes - N, 0.6)])
     bar.step("scopes")
 
     # ---- edge annotations
@@ -955,9 +1366,11 @@ def _generate(N: int, seed: int, rng: np.random.Generator, bar: _Progress) -> Sy
         suffix = FILE_SUFFIXES[r] if r < len(FILE_SUFFIXES) else f"_{r}"
         f_paths.append(f"src/{topic_slug[cl[o]]}/{stem}{suffix}.{e}")
     f_ids = ["file/" + pth for pth in f_paths]
-    f_bodies = [f"Implements {c_titles[o]}. Functions: {FUNCTION_VERBS[a]}{fs[f1l[o]]}, "
-                f"{FUNCTION_VERBS[b]}_{OBJECTS[to[cl[o]]]}."
-                for o, a, b in zip(file_owner.tolist(), fn_a, fn_b)]
+    f_bodies = [
+        f"Implements {c_titles[o]}. Functions: {FUNCTION_VERBS[a]}{fs[f1l[o]]}, "
+        f"{FUNCTION_VERBS[b]}_{OBJECTS[to[cl[o]]]}."
+        for o, a, b in zip(file_owner.tolist(), fn_a, fn_b)
+    ]
 
     # Concepts
     parent_of = np.full(N, -1, dtype=np.int64)
@@ -966,47 +1379,53 @@ def _generate(N: int, seed: int, rng: np.random.Generator, bar: _Progress) -> Sy
         (f"{t} is part of the {topic_title[c]} area" if f >= 0 else f"{t} is an area of its own")
         + (f", under {c_titles[pa]}" if pa >= 0 else "")
         + f". It covers {FACETS[w1].replace('_', ' ')} and how to avoid {SYMPTOMS[w2]}."
-        for t, c, f, pa, w1, w2 in zip(c_titles, cl, f1l, parent_of.tolist(), c_w1, c_w2)]
+        for t, c, f, pa, w1, w2 in zip(c_titles, cl, f1l, parent_of.tolist(), c_w1, c_w2)
+    ]
 
     # Memories
     m_owner = mem_owner.tolist()
-    m_title_of = [hyphen_alias.get(o, c_titles[o]) if ua else c_titles[o]
-                  for o, ua in zip(m_owner, use_alias)]
-    m_titles = [MEMORY_TEMPLATES[tp].format(t=t, s=SYMPTOMS[s])
-                for tp, t, s in zip(tpl_m, m_title_of, sym_m)]
+    m_title_of = [hyphen_alias.get(o, c_titles[o]) if ua else c_titles[o] for o, ua in zip(m_owner, use_alias)]
+    m_titles = [MEMORY_TEMPLATES[tp].format(t=t, s=SYMPTOMS[s]) for tp, t, s in zip(tpl_m, m_title_of, sym_m)]
     mf = mem_file.tolist()
     m_bodies = [
         f"While working on {t} we saw {SYMPTOMS[s]}. We tried to {APPROACHES[a]}."
         + (f" See {f_paths[f]}." if f >= 0 else "")
         + (f" Related: {c_titles[g]}." if g >= 0 and g != o else "")
-        for t, s, a, f, g, o in zip(m_title_of, sym_m, app_m, mf, tag_first, m_owner)]
+        for t, s, a, f, g, o in zip(m_title_of, sym_m, app_m, mf, tag_first, m_owner)
+    ]
     m_ids = [f"memory/m{i:07d}" for i in range(n_mem)]
 
     # Decisions
     d_owner = dec_owner.tolist()
     df = dec_file.tolist()
     d_ids = [f"decision/adr-{i:06d}" for i in range(n_dec)]
-    d_titles = [f"ADR-{i:06d}: {APPROACHES[a[0]]} for {c_titles[o]}"
-                for i, (a, o) in enumerate(zip(app_d, d_owner))]
+    d_titles = [f"ADR-{i:06d}: {APPROACHES[a[0]]} for {c_titles[o]}" for i, (a, o) in enumerate(zip(app_d, d_owner))]
     d_bodies = [
         f"We decided to {APPROACHES[a[0]]} for {c_titles[o]} because {REASONS[r]}. "
-        f"Alternative considered: {APPROACHES[a[1]]}."
-        + (f" Affects {f_paths[f]}." if f >= 0 else "")
-        for a, o, r, f in zip(app_d, d_owner, rea_d, df)]
+        f"Alternative considered: {APPROACHES[a[1]]}." + (f" Affects {f_paths[f]}." if f >= 0 else "")
+        for a, o, r, f in zip(app_d, d_owner, rea_d, df)
+    ]
     bar.step("text")
 
     ids = c_ids + m_ids + d_ids + f_ids
-    node_types = (["CONCEPT"] * N + ["MEMORY"] * n_mem + ["DECISION"] * n_dec
-                  + ["FILE"] * n_file)
-    scopes = [None if s is None else list(s) for s in
-              (_SCOPE_SETS[c] for c in scope_code.tolist())]
+    node_types = ["CONCEPT"] * N + ["MEMORY"] * n_mem + ["DECISION"] * n_dec + ["FILE"] * n_file
+    scopes = [None if s is None else list(s) for s in (_SCOPE_SETS[c] for c in scope_code.tolist())]
     return SyntheticKB(
-        ids=ids, node_types=node_types, titles=c_titles + m_titles + d_titles + f_paths,
-        bodies=c_bodies + m_bodies + d_bodies + f_bodies, scopes=scopes,
+        ids=ids,
+        node_types=node_types,
+        titles=c_titles + m_titles + d_titles + f_paths,
+        bodies=c_bodies + m_bodies + d_bodies + f_bodies,
+        scopes=scopes,
         lifecycle=_column(LIFECYCLE_VALUES, node_life),
-        src=src, dst=dst, edge_types=np.array(EDGE_TYPES, dtype=object)[etype],
-        edge_annotations=annotations, aliases=aliases, seed=seed, n_concepts=N,
-        _type_codes=etype)
+        src=src,
+        dst=dst,
+        edge_types=np.array(EDGE_TYPES, dtype=object)[etype],
+        edge_annotations=annotations,
+        aliases=aliases,
+        seed=seed,
+        n_concepts=N,
+        _type_codes=etype,
+    )
 
 
 def _alias(title: str, slug: str, kind: int) -> str:
@@ -1019,7 +1438,8 @@ def _alias(title: str, slug: str, kind: int) -> str:
     if kind == 1:
         head = max(2, len(words) - 1)
         return "".join(w[0].upper() for w in words[:head]) + (
-            "" if head >= len(words) else " " + " ".join(words[head:]))
+            "" if head >= len(words) else " " + " ".join(words[head:])
+        )
     if kind == 2:
         return "".join(w.capitalize() for w in words)
     if kind == 3:

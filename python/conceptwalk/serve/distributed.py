@@ -66,8 +66,17 @@ from ..graph.checks import check_count, check_min_shared, check_ppr_params, quer
 from ..tools.common import check_caller, source_kind
 from ..tools.context import check_rank, parse_context_query
 
-__all__ = ["Shipped", "ship", "graph_to_arrays", "graph_from_arrays", "graph_context_batch",
-           "link_suggest_batch", "graph_path_batch", "query_batch", "worker_cache_info"]
+__all__ = [
+    "Shipped",
+    "ship",
+    "graph_to_arrays",
+    "graph_from_arrays",
+    "graph_context_batch",
+    "link_suggest_batch",
+    "graph_path_batch",
+    "query_batch",
+    "worker_cache_info",
+]
 
 
 # --------------------------------------------------------------------------- graph <-> arrays
@@ -152,7 +161,7 @@ def graph_from_arrays(a: Mapping[str, np.ndarray]) -> LinkGraph:
     ptr = a["scope_ptr"].tolist()
     scope_names = a["scope_names"].tolist()
     sc = a["scope_codes"].tolist()
-    scopes = [[scope_names[c] for c in sc[ptr[i]:ptr[i + 1]]] or None for i in range(len(ids))]
+    scopes = [[scope_names[c] for c in sc[ptr[i] : ptr[i + 1]]] or None for i in range(len(ids))]
     etn = a["edge_type_names"]
     edge_types = etn[a["edge_type_codes"]].tolist() if a["edge_src"].shape[0] else None
     ann: dict[str, list[Any]] = {}
@@ -165,12 +174,16 @@ def graph_from_arrays(a: Mapping[str, np.ndarray]) -> LinkGraph:
             else:
                 ann[key] = _decode(vals, a[f"ann:{key}:names"])
     return LinkGraph.from_arrays(
-        ids, a["edge_src"], a["edge_dst"], edge_types,
+        ids,
+        a["edge_src"],
+        a["edge_dst"],
+        edge_types,
         node_types=_decode(a["node_type_codes"], a["node_type_names"]),
         titles=_decode(a["title_codes"], a["title_names"]),
         scopes=scopes,
         lifecycle=_decode(a["lifecycle_codes"], a["lifecycle_names"]),
-        edge_annotations=ann)
+        edge_annotations=ann,
+    )
 
 
 def _kb_bytes(kb: Any) -> bytes:
@@ -260,8 +273,7 @@ def ship(client: Any, source: Any, *, with_kb: bool | None = None) -> Shipped:
     fut_g = client.scatter([arrays], broadcast=True, hash=False)[0]
     fut_kb = None
     if with_kb and kb is not None:
-        fut_kb = client.scatter([{"token": token, "sqlite": _kb_bytes(kb)}], broadcast=True,
-                                hash=False)[0]
+        fut_kb = client.scatter([{"token": token, "sqlite": _kb_bytes(kb)}], broadcast=True, hash=False)[0]
     return Shipped(token, fut_g, fut_kb, g.num_nodes, list(g.ids))
 
 
@@ -330,12 +342,19 @@ def worker_cache_info(dask_worker: Any = None) -> dict[str, Any]:
         ``{"graph_builds": int, "kb_builds": int, "tokens": sorted shipment tokens}``.
     """
     cache = _cache() if dask_worker is None else getattr(dask_worker, "conceptwalk_graph_cache", {})
-    return {"graph_builds": _BUILDS["graph"], "kb_builds": _BUILDS["kb"],
-            "tokens": sorted(k[1] for k in cache if isinstance(k, tuple) and k[0] == "graph")}
+    return {
+        "graph_builds": _BUILDS["graph"],
+        "kb_builds": _BUILDS["kb"],
+        "tokens": sorted(k[1] for k in cache if isinstance(k, tuple) and k[0] == "graph"),
+    }
 
 
-def _context_chunk(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any] | None,
-                   items: list[tuple[str | None, list[str]]], kw: dict[str, Any]) -> list[Any]:
+def _context_chunk(
+    arrays: Mapping[str, np.ndarray],
+    kbp: Mapping[str, Any] | None,
+    items: list[tuple[str | None, list[str]]],
+    kw: dict[str, Any],
+) -> list[Any]:
     from ..tools import graph_context_batch
 
     g = _worker_graph(arrays)
@@ -345,6 +364,7 @@ def _context_chunk(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any] | No
 
         def search(text: str, k: int) -> list[tuple[str, float]]:
             return kb.search(text, k, caller=who)  # type: ignore[no-any-return]
+
     return graph_context_batch(g, items, search=search, threads=1, **kw)
 
 
@@ -360,8 +380,14 @@ def _path_chunk(arrays: Mapping[str, np.ndarray], pairs: list[tuple[str, str]], 
     return graph_path_batch(_worker_graph(arrays), pairs, threads=1, **kw)
 
 
-def _wrap_chunk(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any], texts: list[str],
-                k: int, kw: dict[str, Any], retriever_kw: dict[str, Any]) -> list[Any]:
+def _wrap_chunk(
+    arrays: Mapping[str, np.ndarray],
+    kbp: Mapping[str, Any],
+    texts: list[str],
+    k: int,
+    kw: dict[str, Any],
+    retriever_kw: dict[str, Any],
+) -> list[Any]:
     from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
 
     _worker_graph(arrays)  # keeps the one-graph-per-worker accounting uniform
@@ -391,19 +417,29 @@ def _partitions(n: int, client: Any, partitions: int | None) -> list[tuple[int, 
     return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
-def _run(client: Any, fn: Any, items: list[Any], partitions: int | None, head: tuple[Any, ...],
-         *tail: Any) -> list[Any]:
+def _run(
+    client: Any, fn: Any, items: list[Any], partitions: int | None, head: tuple[Any, ...], *tail: Any
+) -> list[Any]:
     """One task per partition: ``fn(*head, items[a:b], *tail)``; results flattened in order."""
-    futs = [client.submit(fn, *head, items[a:b], *tail, pure=False)
-            for a, b in _partitions(len(items), client, partitions)]
+    futs = [
+        client.submit(fn, *head, items[a:b], *tail, pure=False) for a, b in _partitions(len(items), client, partitions)
+    ]
     out: list[Any] = []
     for chunk in client.gather(futs):
         out.extend(chunk)
     return out
 
 
-def graph_context_batch(client: Any, source: Any, queries: Iterable[Any], *, caller: Caller,
-                        k: int = 20, partitions: int | None = None, **kwargs: Any) -> list[Any]:
+def graph_context_batch(
+    client: Any,
+    source: Any,
+    queries: Iterable[Any],
+    *,
+    caller: Caller,
+    k: int = 20,
+    partitions: int | None = None,
+    **kwargs: Any,
+) -> list[Any]:
     """:func:`conceptwalk.tools.graph_context_batch` on the cluster.
 
     Parameters
@@ -447,20 +483,32 @@ def graph_context_batch(client: Any, source: Any, queries: Iterable[Any], *, cal
     if "rank" in kwargs or "max_hops" in kwargs:  # checked before any task is sent
         check_rank(kwargs.get("rank", "ppr"), kwargs.get("max_hops", 2))
     if "threads" in kwargs or "search" in kwargs:
-        raise InputError("graph_context_batch on a cluster takes no threads= or search= (workers run "
-                         "one thread each and search the shipped knowledge base)")
+        raise InputError(
+            "graph_context_batch on a cluster takes no threads= or search= (workers run "
+            "one thread each and search the shipped knowledge base)"
+        )
     items = [parse_context_query(q, i) for i, q in enumerate(query_list(queries, "queries"))]
     shipped = ship(client, source)
     if shipped.kb is None and any(q is not None and q.strip() for q, _ in items):
-        raise InputError("free-text questions need a knowledge base source (its full-text search "
-                         "picks the seeds); pass concepts= in each question to use a bare graph")
+        raise InputError(
+            "free-text questions need a knowledge base source (its full-text search "
+            "picks the seeds); pass concepts= in each question to use a bare graph"
+        )
     kw = dict(kwargs, caller=caller, k=k)
     return _run(client, _context_chunk, items, partitions, (shipped.graph, shipped.kb), kw)
 
 
-def link_suggest_batch(client: Any, source: Any, concepts: Iterable[str] | None = None, *, caller: Caller,
-                       node_types: Iterable[str] | None = ("CONCEPT",), k: int = 10, min_shared: int = 2,
-                       partitions: int | None = None) -> list[Any]:
+def link_suggest_batch(
+    client: Any,
+    source: Any,
+    concepts: Iterable[str] | None = None,
+    *,
+    caller: Caller,
+    node_types: Iterable[str] | None = ("CONCEPT",),
+    k: int = 10,
+    min_shared: int = 2,
+    partitions: int | None = None,
+) -> list[Any]:
     """:func:`conceptwalk.tools.link_suggest_batch` on the cluster.
 
     Parameters
@@ -518,8 +566,9 @@ def link_suggest_batch(client: Any, source: Any, concepts: Iterable[str] | None 
     return _run(client, _suggest_chunk, todo, partitions, (shipped.graph,), kw)
 
 
-def graph_path_batch(client: Any, source: Any, pairs: Iterable[Sequence[str]], *, caller: Caller,
-                     partitions: int | None = None) -> list[Any]:
+def graph_path_batch(
+    client: Any, source: Any, pairs: Iterable[Sequence[str]], *, caller: Caller, partitions: int | None = None
+) -> list[Any]:
     """:func:`conceptwalk.tools.graph_path_batch` on the cluster.
 
     Parameters
@@ -550,9 +599,17 @@ def graph_path_batch(client: Any, source: Any, pairs: Iterable[Sequence[str]], *
     return _run(client, _path_chunk, [tuple(p) for p in todo], partitions, (shipped.graph,), {"caller": caller})
 
 
-def query_batch(client: Any, source: Any, texts: Iterable[str], k: int, *, caller: Caller,
-                concept_walk: bool = True, partitions: int | None = None,
-                **retriever_kwargs: Any) -> list[list[dict[str, Any]]]:
+def query_batch(
+    client: Any,
+    source: Any,
+    texts: Iterable[str],
+    k: int,
+    *,
+    caller: Caller,
+    concept_walk: bool = True,
+    partitions: int | None = None,
+    **retriever_kwargs: Any,
+) -> list[list[dict[str, Any]]]:
     """The concept-anchored wrap (``ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
     .query(text, k, concept_walk=..., caller=...)``) for every text, on the cluster.
 
@@ -598,7 +655,8 @@ def query_batch(client: Any, source: Any, texts: Iterable[str], k: int, *, calle
         raise InputError("query_batch does not ship event sinks to workers")
     shipped = ship(client, source, with_kb=True) if not isinstance(source, Shipped) else source
     if shipped.kb is None:
-        raise InputError("query_batch needs a knowledge base source (the wrap reads aliases, "
-                         "search and embeddings from it)")
+        raise InputError(
+            "query_batch needs a knowledge base source (the wrap reads aliases, search and embeddings from it)"
+        )
     kw = {"concept_walk": concept_walk, "caller": caller}
     return _run(client, _wrap_chunk, todo, partitions, (shipped.graph, shipped.kb), k, kw, retriever_kwargs)

@@ -124,7 +124,7 @@ _GRAPH_CONTEXT = {
                 "items": {"type": "string", "minLength": 1},
                 "maxItems": 64,
                 "description": "Node ids to seed the walk with (e.g. ids from earlier results). "
-                               "An unknown id is an error.",
+                "An unknown id is an error.",
             },
             "k": {
                 "type": "integer",
@@ -137,7 +137,7 @@ _GRAPH_CONTEXT = {
                 "type": "array",
                 "items": {"type": "string", "minLength": 1},
                 "maxItems": 64,
-                "description": "Keep only results of these node types (e.g. [\"CONCEPT\", \"DOC\"]).",
+                "description": 'Keep only results of these node types (e.g. ["CONCEPT", "DOC"]).',
             },
             "hits": {
                 "type": "integer",
@@ -151,8 +151,8 @@ _GRAPH_CONTEXT = {
                 "enum": ["ppr", "coverage"],
                 "default": "ppr",
                 "description": "'ppr' (default): by personalized PageRank. 'coverage': when several "
-                               "seeds describe one target - by how many seeds reach a node within "
-                               "maxHops, then PageRank; each result lists the seeds that reach it.",
+                "seeds describe one target - by how many seeds reach a node within "
+                "maxHops, then PageRank; each result lists the seeds that reach it.",
             },
             "maxHops": {
                 "type": "integer",
@@ -164,8 +164,13 @@ _GRAPH_CONTEXT = {
         },
         "additionalProperties": False,
     },
-    "annotations": {"title": "Graph context around a question", "readOnlyHint": True,
-                    "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+    "annotations": {
+        "title": "Graph context around a question",
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    },
 }
 
 _LINK_SUGGEST = {
@@ -205,8 +210,13 @@ _LINK_SUGGEST = {
         "required": ["concept"],
         "additionalProperties": False,
     },
-    "annotations": {"title": "Suggest missing links for a concept", "readOnlyHint": True,
-                    "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+    "annotations": {
+        "title": "Suggest missing links for a concept",
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    },
 }
 
 _GRAPH_PATH = {
@@ -230,8 +240,13 @@ _GRAPH_PATH = {
         "required": ["source", "target"],
         "additionalProperties": False,
     },
-    "annotations": {"title": "Shortest chain between two nodes (advanced)", "readOnlyHint": True,
-                    "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+    "annotations": {
+        "title": "Shortest chain between two nodes (advanced)",
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    },
 }
 
 _QUERY = {
@@ -250,18 +265,35 @@ _QUERY = {
     "inputSchema": {
         "type": "object",
         "properties": {
-            "text": {"type": "string", "minLength": 1, "maxLength": 4000,
-                     "description": "The question or keywords to search for."},
-            "k": {"type": "integer", "minimum": 1, "maximum": _MAX_K, "default": 10,
-                  "description": "How many search results (the walk may append more)."},
-            "conceptWalk": {"type": "boolean", "default": False,
-                            "description": "Append concept-walk candidates after the search results."},
+            "text": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 4000,
+                "description": "The question or keywords to search for.",
+            },
+            "k": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": _MAX_K,
+                "default": 10,
+                "description": "How many search results (the walk may append more).",
+            },
+            "conceptWalk": {
+                "type": "boolean",
+                "default": False,
+                "description": "Append concept-walk candidates after the search results.",
+            },
         },
         "required": ["text"],
         "additionalProperties": False,
     },
-    "annotations": {"title": "Search the knowledge base", "readOnlyHint": True,
-                    "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+    "annotations": {
+        "title": "Search the knowledge base",
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    },
 }
 
 #: Default and hard cap of the neighbours ``read_node`` lists.
@@ -274,19 +306,30 @@ READ_NODE_BODY_CAP = 100_000
 #: Characters of the ``snippet`` that ``snippets=true`` adds to each result of graph_context and query.
 SNIPPET_CHARS = 200
 
-_SNIPPETS = {"type": "boolean", "default": False,
-             "description": f"Add to each result a 'snippet': the start of the node's body, at most "
-                            f"{SNIPPET_CHARS} characters (null when the node has no body)."}
+_SNIPPETS = {
+    "type": "boolean",
+    "default": False,
+    "description": f"Add to each result a 'snippet': the start of the node's body, at most "
+    f"{SNIPPET_CHARS} characters (null when the node has no body).",
+}
 _GRAPH_CONTEXT["inputSchema"]["properties"]["snippets"] = _SNIPPETS  # type: ignore[index]
 _QUERY["inputSchema"]["properties"]["snippets"] = _SNIPPETS  # type: ignore[index]
 _TYPE_LIST = {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "maxItems": 64}
-_QUERY["inputSchema"]["properties"].update({  # type: ignore[index]
-    "conceptTypes": dict(_TYPE_LIST, description="Node types the walk starts from (default: the server's)."),
-    "expandEdgeTypes": dict(_TYPE_LIST, description="Edge types the walk goes through (default: the server's)."),
-    "admitEdgeTypes": dict(_TYPE_LIST, description="Edge types whose far end may be appended (default: the server's)."),
-    "maxAdded": {"type": "integer", "minimum": 0, "maximum": 1000,
-                 "description": "At most this many items appended by the walk (never more than the server's cap)."},
-})
+_QUERY["inputSchema"]["properties"].update(  # type: ignore[index]
+    {
+        "conceptTypes": dict(_TYPE_LIST, description="Node types the walk starts from (default: the server's)."),
+        "expandEdgeTypes": dict(_TYPE_LIST, description="Edge types the walk goes through (default: the server's)."),
+        "admitEdgeTypes": dict(
+            _TYPE_LIST, description="Edge types whose far end may be appended (default: the server's)."
+        ),
+        "maxAdded": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 1000,
+            "description": "At most this many items appended by the walk (never more than the server's cap).",
+        },
+    }
+)
 
 _READ_NODE = {
     "name": "read_node",
@@ -304,16 +347,31 @@ _READ_NODE = {
         "type": "object",
         "properties": {
             "id": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "The node's id."},
-            "maxNeighbours": {"type": "integer", "minimum": 0, "maximum": READ_NODE_NEIGHBOURS_CAP,
-                              "default": READ_NODE_NEIGHBOURS, "description": "Neighbours listed at most."},
-            "maxBodyChars": {"type": "integer", "minimum": 0, "maximum": READ_NODE_BODY_CAP,
-                             "default": READ_NODE_BODY_CHARS, "description": "Characters of the body returned at most."},
+            "maxNeighbours": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": READ_NODE_NEIGHBOURS_CAP,
+                "default": READ_NODE_NEIGHBOURS,
+                "description": "Neighbours listed at most.",
+            },
+            "maxBodyChars": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": READ_NODE_BODY_CAP,
+                "default": READ_NODE_BODY_CHARS,
+                "description": "Characters of the body returned at most.",
+            },
         },
         "required": ["id"],
         "additionalProperties": False,
     },
-    "annotations": {"title": "Read a node's content", "readOnlyHint": True,
-                    "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+    "annotations": {
+        "title": "Read a node's content",
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    },
 }
 
 #: Every tool this module can serve, in listing order (``query`` only when the wrap is installed).
@@ -400,8 +458,7 @@ class TokenFile:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ConceptwalkError(f"token file {self.path} is not valid JSON: {exc}") from None
         if not isinstance(data, dict):
-            raise ConceptwalkError(f"token file {self.path} must hold a JSON object "
-                                   "{token: [scopes] or \"*\"}")
+            raise ConceptwalkError(f'token file {self.path} must hold a JSON object {{token: [scopes] or "*"}}')
         table: dict[bytes, Caller] = {}
         for i, (token, scopes) in enumerate(data.items(), 1):
             if not token:
@@ -411,8 +468,9 @@ class TokenFile:
             elif isinstance(scopes, list) and all(isinstance(s, str) and s for s in scopes):
                 table[self._digest(token)] = Caller.with_scopes(*scopes)
             else:
-                raise ConceptwalkError(f"token file {self.path}: entry {i} must map to a list of "
-                                       f"scope names or \"*\", got {shown(scopes)}")
+                raise ConceptwalkError(
+                    f'token file {self.path}: entry {i} must map to a list of scope names or "*", got {shown(scopes)}'
+                )
         return table
 
     def _refresh(self, *, log: bool = True) -> None:
@@ -557,10 +615,18 @@ class ToolServer:
         hold.
     """
 
-    def __init__(self, source: Any, *, caller: Caller | None = None, tokens: TokenFile | None = None,
-                 session_token: str | None = None, require_token: bool = False,
-                 query_fn: Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None = None,
-                 event_sink: Any = None, walk_config: Any = None) -> None:
+    def __init__(
+        self,
+        source: Any,
+        *,
+        caller: Caller | None = None,
+        tokens: TokenFile | None = None,
+        session_token: str | None = None,
+        require_token: bool = False,
+        query_fn: Callable[[str, int, bool, Caller], list[dict[str, Any]]] | None = None,
+        event_sink: Any = None,
+        walk_config: Any = None,
+    ) -> None:
         source_kind(source)  # the one graph-source protocol: a LinkGraph or a GraphSource
         self.source = source
         self.caller = Caller.public() if caller is None else caller
@@ -576,8 +642,9 @@ class ToolServer:
             try:
                 tokens.caller(session_token)  # fail at start on an unknown session token
             except ConceptwalkError as exc:
-                raise ConceptwalkError(f"{TOKEN_ENV}: {exc} (the session token this variable sets "
-                                       "is not in the token file)") from None
+                raise ConceptwalkError(
+                    f"{TOKEN_ENV}: {exc} (the session token this variable sets is not in the token file)"
+                ) from None
         self.session_token = session_token
         self.walk_config = walk_config
         self._walk_for: Callable[..., list[dict[str, Any]]] | None = None
@@ -633,8 +700,10 @@ class ToolServer:
             token = self.session_token
         if token is None:
             if self.require_token:
-                raise ConceptwalkError(f"this server requires a token (in _meta[{TOKEN_META_KEY!r}] "
-                                       f"or the {TOKEN_ENV} environment variable)")
+                raise ConceptwalkError(
+                    f"this server requires a token (in _meta[{TOKEN_META_KEY!r}] "
+                    f"or the {TOKEN_ENV} environment variable)"
+                )
             return self.caller
         if self.tokens is None:
             raise ConceptwalkError("this server accepts no tokens (it was started without --token-file)")
@@ -698,9 +767,17 @@ class ToolServer:
         concepts = a.get("concepts") or []
         if (question is None or not question.strip()) and not concepts:
             raise _ToolError("graph_context: give a non-empty 'question', 'concepts', or both")
-        res = graph_context(self.source, question, concepts=concepts, k=a.get("k", 20),
-                            caller=caller, node_types=a.get("nodeTypes"), n_hits=a.get("hits", 10),
-                            rank=a.get("rank", "ppr"), max_hops=a.get("maxHops", 2))
+        res = graph_context(
+            self.source,
+            question,
+            concepts=concepts,
+            k=a.get("k", 20),
+            caller=caller,
+            node_types=a.get("nodeTypes"),
+            n_hits=a.get("hits", 10),
+            rank=a.get("rank", "ppr"),
+            max_hops=a.get("maxHops", 2),
+        )
         out = res.to_dict()
         if a.get("snippets"):
             self._add_snippets(out["results"])
@@ -728,31 +805,46 @@ class ToolServer:
         nid, ntype, title = g.node_at(i)
         seen = None if vm is None else vm.mask
         ip, ind = g.core.indptr, g.core.indices
-        nbrs = [int(j) for j in ind[ip[i]:ip[i + 1]] if seen is None or seen[j]]
+        nbrs = [int(j) for j in ind[ip[i] : ip[i + 1]] if seen is None or seen[j]]
         cap = a.get("maxNeighbours", READ_NODE_NEIGHBOURS)
         listed: list[dict[str, Any]] = []
         for j in nbrs[:cap]:  # ascending index = ascending id
             jid, jtype, jtitle = g.node_at(j)
-            edges = [{"type": g.edge_type_names[int(g.edge_type_codes[e])],
-                      "direction": "out" if int(g.edge_src[e]) == i else "in"} for e in g.edges_between(i, j)]
+            edges = [
+                {
+                    "type": g.edge_type_names[int(g.edge_type_codes[e])],
+                    "direction": "out" if int(g.edge_src[e]) == i else "in",
+                }
+                for e in g.edges_between(i, j)
+            ]
             listed.append({"id": jid, "type": jtype, "title": jtitle, "edges": edges})
         body = self._bodies([nid]).get(nid)
         limit = a.get("maxBodyChars", READ_NODE_BODY_CHARS)
-        out = {"id": nid, "type": ntype, "title": title,
-               "body": None if body is None else body[:limit],
-               "bodyTruncated": body is not None and len(body) > limit,
-               "neighbours": listed, "neighbourCount": len(nbrs), "neighboursTruncated": len(nbrs) > cap}
-        lines = [f"{nid} [{ntype}]" + (f"  {title}" if title else ""), body[:limit] if body else "(no body)",
-                 f"neighbours ({len(nbrs)}" + (f", first {cap}" if len(nbrs) > cap else "") + "):"]
-        lines += [f"  {n['id']} [{n['type']}] " + ", ".join(f"{e['type']} {e['direction']}" for e in n["edges"])
-                  for n in listed]
+        out = {
+            "id": nid,
+            "type": ntype,
+            "title": title,
+            "body": None if body is None else body[:limit],
+            "bodyTruncated": body is not None and len(body) > limit,
+            "neighbours": listed,
+            "neighbourCount": len(nbrs),
+            "neighboursTruncated": len(nbrs) > cap,
+        }
+        lines = [
+            f"{nid} [{ntype}]" + (f"  {title}" if title else ""),
+            body[:limit] if body else "(no body)",
+            f"neighbours ({len(nbrs)}" + (f", first {cap}" if len(nbrs) > cap else "") + "):",
+        ]
+        lines += [
+            f"  {n['id']} [{n['type']}] " + ", ".join(f"{e['type']} {e['direction']}" for e in n["edges"])
+            for n in listed
+        ]
         return out, "\n".join(lines)
 
     def _link_suggest(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
         from ..tools import link_suggest
 
-        res = link_suggest(self.source, a["concept"], k=a.get("k", 10), caller=caller,
-                           min_shared=a.get("minShared", 2))
+        res = link_suggest(self.source, a["concept"], k=a.get("k", 10), caller=caller, min_shared=a.get("minShared", 2))
         return res.to_dict(), str(res)
 
     def _graph_path(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
@@ -764,11 +856,14 @@ class ToolServer:
     def _query(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
         assert self.query_fn is not None
         text, k, walk = a["text"], a.get("k", 10), bool(a.get("conceptWalk", False))
-        settings = {key: a[key] for key in ("conceptTypes", "expandEdgeTypes", "admitEdgeTypes", "maxAdded")
-                    if key in a}
+        settings = {
+            key: a[key] for key in ("conceptTypes", "expandEdgeTypes", "admitEdgeTypes", "maxAdded") if key in a
+        }
         if settings and self._walk_for is None:
-            raise _ToolError("query: this server's query tool takes no walk settings "
-                             "(conceptTypes, expandEdgeTypes, admitEdgeTypes, maxAdded)")
+            raise _ToolError(
+                "query: this server's query tool takes no walk settings "
+                "(conceptTypes, expandEdgeTypes, admitEdgeTypes, maxAdded)"
+            )
         # visibility always comes from the token: the settings choose what is walked, never who sees it
         if settings:
             assert self._walk_for is not None
@@ -790,13 +885,13 @@ def _query_text(text: str, results: list[dict[str, Any]]) -> str:
         via = r.get("via")
         score = r.get("score")
         s = f"{score:.4g}  " if isinstance(score, (int, float)) and not isinstance(score, bool) else ""
-        lines.append(f"  {i:>3}. {s}{rid}" + (f"  {title}" if title else "")
-                     + (f"  (via {via})" if via else ""))
+        lines.append(f"  {i:>3}. {s}{rid}" + (f"  {title}" if title else "") + (f"  (via {via})" if via else ""))
     return "\n".join(lines)
 
 
-def _default_query_fn(source: Any, event_sink: Any = None, walk_config: Any = None
-                      ) -> Callable[..., list[dict[str, Any]]] | None:
+def _default_query_fn(
+    source: Any, event_sink: Any = None, walk_config: Any = None
+) -> Callable[..., list[dict[str, Any]]] | None:
     """The ``query`` tool over :mod:`conceptwalk.wrap` (built-in FTS flat search wrapped by the
     concept walk, with the server's ``walk_config``), or None when the wrap is not installed or
     ``source`` is not a knowledge base. The function takes the per-call walk settings as keyword
@@ -820,8 +915,11 @@ def _default_query_fn(source: Any, event_sink: Any = None, walk_config: Any = No
         cfg = base
         if settings:
             changes: dict[str, Any] = {}
-            for key, field in (("conceptTypes", "concept_node_types"), ("expandEdgeTypes", "expand_edge_types"),
-                               ("admitEdgeTypes", "admit_edge_types")):
+            for key, field in (
+                ("conceptTypes", "concept_node_types"),
+                ("expandEdgeTypes", "expand_edge_types"),
+                ("admitEdgeTypes", "admit_edge_types"),
+            ):
                 if key in settings:
                     changes[field] = tuple(settings[key])
             if "maxAdded" in settings:
@@ -856,8 +954,7 @@ def require_mcp() -> Any:
         import mcp.server.lowlevel  # noqa: F401
         import mcp_types
     except ImportError as exc:
-        raise ConceptwalkError(f"the MCP server needs the MCP Python SDK: {INSTALL_HINT} "
-                               f"({exc})") from None
+        raise ConceptwalkError(f"the MCP server needs the MCP Python SDK: {INSTALL_HINT} ({exc})") from None
     return mcp_types
 
 
@@ -901,15 +998,19 @@ def build_server(tools: ToolServer) -> Any:
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
         token = _meta_token(ctx, params)
-        out = await anyio.to_thread.run_sync(
-            lambda: tools.call(params.name, params.arguments, token=token))
+        out = await anyio.to_thread.run_sync(lambda: tools.call(params.name, params.arguments, token=token))
         content = [types.TextContent(type="text", text=out.text)]
         if out.is_error:
             return types.CallToolResult(content=content, isError=True)
         return types.CallToolResult(content=content, structuredContent=out.structured)
 
-    return Server("conceptwalk", version=__version__, instructions=_SERVER_INSTRUCTIONS,
-                  on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    return Server(
+        "conceptwalk",
+        version=__version__,
+        instructions=_SERVER_INSTRUCTIONS,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
 
 
 def serve_stdio(tools: ToolServer) -> None:

@@ -24,8 +24,7 @@ from ..errors import InputError
 from ..graph import Caller, LinkGraph
 from ..graph.ppr import offsets
 
-__all__ = ["GraphSource", "SearchFn", "check_caller", "offsets", "source_graph", "source_kind",
-           "source_search"]
+__all__ = ["GraphSource", "SearchFn", "check_caller", "offsets", "source_graph", "source_kind", "source_search"]
 
 #: A flat search: ``fn(text, k)`` returns hits (ids, ``(id, score)`` pairs or dicts with ``id``).
 SearchFn = Callable[[str, int], Sequence[Any]]

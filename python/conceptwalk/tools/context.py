@@ -35,8 +35,16 @@ from ..graph.text import TextIndex
 from ..graph.checks import check_count, check_ppr_params, check_threads, query_list
 from .common import GraphSource, SearchFn, check_caller, offsets, source_graph, source_search
 
-__all__ = ["MAX_COVERAGE_HOPS", "ContextItem", "ContextResult", "ContextSeed", "check_rank", "graph_context",
-           "graph_context_batch", "parse_context_query"]
+__all__ = [
+    "MAX_COVERAGE_HOPS",
+    "ContextItem",
+    "ContextResult",
+    "ContextSeed",
+    "check_rank",
+    "graph_context",
+    "graph_context_batch",
+    "parse_context_query",
+]
 
 
 @dataclass(slots=True)
@@ -75,8 +83,13 @@ class ContextSeed:
         -------
         dict
         """
-        d: dict[str, Any] = {"id": self.id, "type": self.type, "title": self.title,
-                             "weight": self.weight, "source": self.source}
+        d: dict[str, Any] = {
+            "id": self.id,
+            "type": self.type,
+            "title": self.title,
+            "weight": self.weight,
+            "source": self.source,
+        }
         if self.rank is not None:
             d["rank"] = self.rank
         return d
@@ -125,8 +138,14 @@ class ContextItem:
         -------
         dict
         """
-        d: dict[str, Any] = {"id": self.id, "type": self.type, "title": self.title, "score": self.score,
-             "hops": self.hops, "via": self.via}
+        d: dict[str, Any] = {
+            "id": self.id,
+            "type": self.type,
+            "title": self.title,
+            "score": self.score,
+            "hops": self.hops,
+            "via": self.via,
+        }
         if self.coverage is not None:
             d["coverage"] = self.coverage
             d["coveredBy"] = list(self.covered_by or ())
@@ -180,14 +199,39 @@ class ContextResult:
     (1, ['b'], True)
     """
 
-    __slots__ = ("question", "restart", "eps", "k", "reason", "elapsed_ms", "_residual", "_pushes",
-                 "_seeds", "_results", "_build_seeds", "_build_results", "_stats", "rank", "max_hops",
-                 "eps_reached", "truncated")
+    __slots__ = (
+        "question",
+        "restart",
+        "eps",
+        "k",
+        "reason",
+        "elapsed_ms",
+        "_residual",
+        "_pushes",
+        "_seeds",
+        "_results",
+        "_build_seeds",
+        "_build_results",
+        "_stats",
+        "rank",
+        "max_hops",
+        "eps_reached",
+        "truncated",
+    )
 
-    def __init__(self, question: str | None, seeds: list[ContextSeed] | Callable[[], list[ContextSeed]],
-                 results: list[ContextItem] | Callable[[], list[ContextItem]], restart: float, eps: float,
-                 k: int, residual: float = 0.0, pushes: int = 0, reason: str | None = None,
-                 elapsed_ms: float = 0.0) -> None:
+    def __init__(
+        self,
+        question: str | None,
+        seeds: list[ContextSeed] | Callable[[], list[ContextSeed]],
+        results: list[ContextItem] | Callable[[], list[ContextItem]],
+        restart: float,
+        eps: float,
+        k: int,
+        residual: float = 0.0,
+        pushes: int = 0,
+        reason: str | None = None,
+        elapsed_ms: float = 0.0,
+    ) -> None:
         self.question = question
         self.restart = restart
         self.eps = eps
@@ -215,9 +259,17 @@ class ContextResult:
             self._results = list(results)
 
     @classmethod
-    def from_core(cls, question: str | None, seeds: Callable[[], list[ContextSeed]],
-                  results: Callable[[], list[ContextItem]], restart: float, eps: float, k: int, core: Any,
-                  elapsed_ms: float) -> ContextResult:
+    def from_core(
+        cls,
+        question: str | None,
+        seeds: Callable[[], list[ContextSeed]],
+        results: Callable[[], list[ContextItem]],
+        restart: float,
+        eps: float,
+        k: int,
+        core: Any,
+        elapsed_ms: float,
+    ) -> ContextResult:
         """A result whose ``residual`` and ``pushes`` are read from a core result on access.
 
         Parameters
@@ -238,7 +290,13 @@ class ContextResult:
         """
         self = cls.__new__(cls)  # every slot set here: the constructor's checks are not needed
         self.question, self.restart, self.eps, self.k, self.reason, self.elapsed_ms = (
-            question, restart, eps, k, None, elapsed_ms)
+            question,
+            restart,
+            eps,
+            k,
+            None,
+            elapsed_ms,
+        )
         self._residual, self._pushes, self._stats = 0.0, 0, core
         self.rank, self.max_hops, self.eps_reached, self.truncated = "ppr", 2, eps, False
         if core is not None:
@@ -303,12 +361,27 @@ class ContextResult:
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles by value: the lazy fields are realised (no graph or core result travels), so
         a result sent from a Dask process worker unpickles equal (``to_dict()``)."""
-        return (ContextResult, (self.question, self.seeds, self.results, self.restart, self.eps, self.k,
-                                self.residual, self.pushes, self.reason, self.elapsed_ms))
+        return (
+            ContextResult,
+            (
+                self.question,
+                self.seeds,
+                self.results,
+                self.restart,
+                self.eps,
+                self.k,
+                self.residual,
+                self.pushes,
+                self.reason,
+                self.elapsed_ms,
+            ),
+        )
 
     def __repr__(self) -> str:
-        return (f"ContextResult(question={self.question!r}, seeds={len(self.seeds)}, "
-                f"results={len(self.results)}, k={self.k})")
+        return (
+            f"ContextResult(question={self.question!r}, seeds={len(self.seeds)}, "
+            f"results={len(self.results)}, k={self.k})"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``question``, ``seeds``, ``results``, ``params``, ``residual``,
@@ -342,26 +415,35 @@ class ContextResult:
         if self.reason:
             lines.append(f"  (empty: {self.reason})")
         if self.seeds:
-            lines.append("  seeds: " + ", ".join(
-                f"{s.id} ({s.source}{'' if s.rank is None else ' #' + str(s.rank)}, w={s.weight:.3g})"
-                for s in self.seeds))
+            lines.append(
+                "  seeds: "
+                + ", ".join(
+                    f"{s.id} ({s.source}{'' if s.rank is None else ' #' + str(s.rank)}, w={s.weight:.3g})"
+                    for s in self.seeds
+                )
+            )
         for i, r in enumerate(self.results, 1):
             title = f"  {r.title}" if r.title else ""
-            cov = "" if r.coverage is None else \
-                f", reached from {r.coverage} of {len(self.seeds)} seeds: {', '.join(r.covered_by or ())}"
-            lines.append(f"  {i:>3}. {r.score:.5f}  {r.id} [{r.type}]{title}  "
-                         f"({r.hops} hop{'s' if r.hops != 1 else ''} via {r.via}{cov})")
+            cov = (
+                ""
+                if r.coverage is None
+                else f", reached from {r.coverage} of {len(self.seeds)} seeds: {', '.join(r.covered_by or ())}"
+            )
+            lines.append(
+                f"  {i:>3}. {r.score:.5f}  {r.id} [{r.type}]{title}  "
+                f"({r.hops} hop{'s' if r.hops != 1 else ''} via {r.via}{cov})"
+            )
         return "\n".join(lines)
 
 
-def _source_state(source: Any, questions: Iterable[str | None], search: SearchFn | None
-                  ) -> tuple[LinkGraph, Any, TextIndex | None]:
+def _source_state(
+    source: Any, questions: Iterable[str | None], search: SearchFn | None
+) -> tuple[LinkGraph, Any, TextIndex | None]:
     """``(graph, source or None, text index or None)`` of one query (or batch). Questions answered
     by a store's own search take the graph and its text index from one ``state()`` of the store
     (one committed state, read together: a write committed meanwhile by another process cannot
     make the two disagree); everything else reads only ``graph()``."""
-    if (search is None and not isinstance(source, LinkGraph)
-            and any(q is not None and q.strip() for q in questions)):
+    if search is None and not isinstance(source, LinkGraph) and any(q is not None and q.strip() for q in questions):
         state = getattr(source, "state", None)
         if callable(state):
             st = state()
@@ -370,8 +452,15 @@ def _source_state(source: Any, questions: Iterable[str | None], search: SearchFn
     return g, kb, None
 
 
-def _search_hits(kb: Any, search: SearchFn | None, question: str, n_hits: int,
-                 g: LinkGraph, vm: VisibilityMask | None, ix: TextIndex | None = None) -> list[int]:
+def _search_hits(
+    kb: Any,
+    search: SearchFn | None,
+    question: str,
+    n_hits: int,
+    g: LinkGraph,
+    vm: VisibilityMask | None,
+    ix: TextIndex | None = None,
+) -> list[int]:
     """Indices of the top ``n_hits`` visible hits, in rank order.
 
     With the knowledge base's own search (no ``search=``) the hits are BM25 over the caller's
@@ -385,8 +474,10 @@ def _search_hits(kb: Any, search: SearchFn | None, question: str, n_hits: int,
         return docs
     fn: SearchFn | None = search if search is not None else source_search(kb)
     if fn is None:
-        raise InputError("question: searching text needs a knowledge base or search=callable; "
-                         "pass concepts= to seed a LinkGraph directly")
+        raise InputError(
+            "question: searching text needs a knowledge base or search=callable; "
+            "pass concepts= to seed a LinkGraph directly"
+        )
     mask = None if vm is None else vm.mask
     want = n_hits
     got = -1
@@ -409,11 +500,21 @@ def _search_hits(kb: Any, search: SearchFn | None, question: str, n_hits: int,
         want *= 4
 
 
-def graph_context(source: LinkGraph | GraphSource, question: str | None = None, *,
-                  concepts: Iterable[str] = (), k: int = 20, caller: Caller,
-                  restart: float = 0.25, eps: float = 1e-4,
-                  node_types: Iterable[str] | None = None, n_hits: int = 10,
-                  search: SearchFn | None = None, rank: str = "ppr", max_hops: int = 2) -> ContextResult:
+def graph_context(
+    source: LinkGraph | GraphSource,
+    question: str | None = None,
+    *,
+    concepts: Iterable[str] = (),
+    k: int = 20,
+    caller: Caller,
+    restart: float = 0.25,
+    eps: float = 1e-4,
+    node_types: Iterable[str] | None = None,
+    n_hits: int = 10,
+    search: SearchFn | None = None,
+    rank: str = "ppr",
+    max_hops: int = 2,
+) -> ContextResult:
     """The nodes around a question, ranked by personalized PageRank over what ``caller`` sees.
 
     Seeds are the question's top ``n_hits`` full-text hits among visible nodes, weighted by
@@ -487,25 +588,72 @@ def graph_context(source: LinkGraph | GraphSource, question: str | None = None, 
     type_filter = _type_filter(g, node_types)
     spec, seed_nodes, seed_w, reason = _context_seeds(g, kb, search, question, concept_idx, n_hits, vm, ix)
     if seed_nodes is None or seed_w is None:
-        return _ranked(_context_result(g, question, spec, restart, eps, k, reason, 0, None, 0.0, 0, False,
-                                       (time.perf_counter() - t0) * 1e3), rank, max_hops)
+        return _ranked(
+            _context_result(
+                g, question, spec, restart, eps, k, reason, 0, None, 0.0, 0, False, (time.perf_counter() - t0) * 1e3
+            ),
+            rank,
+            max_hops,
+        )
     # One call does the whole query in C++ with the GIL released: PPR, drop the seeds, the type
     # filter, top k, then hop counts and reached-through seeds of those k.
     if rank_code:
-        r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k,
-                             None if type_filter is None else g.node_type_codes, type_filter, vm, 1, max_hops)
+        r = context_compiled(
+            g.core,
+            seed_nodes,
+            seed_w,
+            restart,
+            eps,
+            k,
+            None if type_filter is None else g.node_type_codes,
+            type_filter,
+            vm,
+            1,
+            max_hops,
+        )
     elif type_filter is None:
         r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k, None, None, vm)
     else:
         r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k, g.node_type_codes, type_filter, vm)
     if len(r):
-        build = partial(_items, g, r, None, None, None) if not rank_code else partial(
-            _cover_items, g, r.nodes.tolist(), r.scores.tolist(), r.hops.tolist(), r.via.tolist(),
-            r.coverage.tolist(), r.cover_ptr.tolist(), r.cover_seeds.tolist())
-        return _ranked(ContextResult.from_core(question, partial(_seed_objects, g, spec), build, restart, eps,
-                                               k, r, (time.perf_counter() - t0) * 1e3), rank, max_hops)
-    out = _context_result(g, question, spec, restart, eps, k, None, 0, None, r.residual, r.pushes,
-                          type_filter is not None, (time.perf_counter() - t0) * 1e3, r.fill_spent)
+        build = (
+            partial(_items, g, r, None, None, None)
+            if not rank_code
+            else partial(
+                _cover_items,
+                g,
+                r.nodes.tolist(),
+                r.scores.tolist(),
+                r.hops.tolist(),
+                r.via.tolist(),
+                r.coverage.tolist(),
+                r.cover_ptr.tolist(),
+                r.cover_seeds.tolist(),
+            )
+        )
+        return _ranked(
+            ContextResult.from_core(
+                question, partial(_seed_objects, g, spec), build, restart, eps, k, r, (time.perf_counter() - t0) * 1e3
+            ),
+            rank,
+            max_hops,
+        )
+    out = _context_result(
+        g,
+        question,
+        spec,
+        restart,
+        eps,
+        k,
+        None,
+        0,
+        None,
+        r.residual,
+        r.pushes,
+        type_filter is not None,
+        (time.perf_counter() - t0) * 1e3,
+        r.fill_spent,
+    )
     out.eps_reached, out.truncated = r.eps, r.truncated
     return _ranked(out, rank, max_hops)
 
@@ -550,14 +698,25 @@ def _ranked(res: ContextResult, rank: str, max_hops: int) -> ContextResult:
     return res
 
 
-def _cover_items(g: LinkGraph, top: list[int], scores: list[float], hops: list[int], via: list[int],
-                 cov: list[int], ptr: list[int], seeds: list[int]) -> list[ContextItem]:
+def _cover_items(
+    g: LinkGraph,
+    top: list[int],
+    scores: list[float],
+    hops: list[int],
+    via: list[int],
+    cov: list[int],
+    ptr: list[int],
+    seeds: list[int],
+) -> list[ContextItem]:
     """Context items of a coverage ranking (``ptr`` indexes ``seeds`` per item; ``ptr[0]`` may be
     a batch offset)."""
     ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes_list
-    return [ContextItem(ids[v], names[codes[v]], titles[v], s, h, ids[w], c,
-                        tuple(ids[x] for x in seeds[ptr[j]:ptr[j + 1]]))
-            for j, (v, s, h, w, c) in enumerate(zip(top, scores, hops, via, cov))]
+    return [
+        ContextItem(
+            ids[v], names[codes[v]], titles[v], s, h, ids[w], c, tuple(ids[x] for x in seeds[ptr[j] : ptr[j + 1]])
+        )
+        for j, (v, s, h, w, c) in enumerate(zip(top, scores, hops, via, cov))
+    ]
 
 
 def _concept_indices(g: LinkGraph, concepts: Iterable[str], vm: VisibilityMask | None) -> list[int]:
@@ -583,9 +742,16 @@ def _type_filter(g: LinkGraph, node_types: Iterable[str] | None) -> npt.NDArray[
     return np.array([t in wanted for t in g.node_type_names], dtype=bool)
 
 
-def _context_seeds(g: LinkGraph, kb: Any, search: SearchFn | None, question: str | None,
-                   concept_idx: list[int], n_hits: int, vm: VisibilityMask | None,
-                   ix: TextIndex | None = None) -> tuple[Any, np.ndarray[Any, Any] | None, np.ndarray[Any, Any] | None, str | None]:
+def _context_seeds(
+    g: LinkGraph,
+    kb: Any,
+    search: SearchFn | None,
+    question: str | None,
+    concept_idx: list[int],
+    n_hits: int,
+    vm: VisibilityMask | None,
+    ix: TextIndex | None = None,
+) -> tuple[Any, np.ndarray[Any, Any] | None, np.ndarray[Any, Any] | None, str | None]:
     """The seeds of one context query (hits weighted 1/rank, concepts 1): ``(seed spec, seed
     indices, weights, reason)``; the arrays are None when there is nothing to seed, and
     ``reason`` then says why."""
@@ -637,19 +803,44 @@ def _items(g: LinkGraph, top: Any, scores: Any, hops: Any, via: Any) -> list[Con
     return [ContextItem(ids[v], names[codes[v]], titles[v], s, h, ids[w]) for v, s, h, w in zip(top, scores, hops, via)]
 
 
-def _context_result(g: LinkGraph, question: str | None, spec: Any,
-                    restart: float, eps: float, k: int, reason: str | None, found: int,
-                    build: Callable[[], list[ContextItem]] | None, residual: float, pushes: int, typed: bool,
-                    elapsed_ms: float, spent: bool = False) -> ContextResult:
+def _context_result(
+    g: LinkGraph,
+    question: str | None,
+    spec: Any,
+    restart: float,
+    eps: float,
+    k: int,
+    reason: str | None,
+    found: int,
+    build: Callable[[], list[ContextItem]] | None,
+    residual: float,
+    pushes: int,
+    typed: bool,
+    elapsed_ms: float,
+    spent: bool = False,
+) -> ContextResult:
     """One query's result: its seeds and (``found`` results, built by ``build`` on access)."""
     if reason is None and not found:
         if spent:
             reason = "the push budget was spent before a node other than the seeds was scored"
         else:
-            reason = "no visible node of the requested types is reached from the seeds" if typed \
+            reason = (
+                "no visible node of the requested types is reached from the seeds"
+                if typed
                 else "no visible node other than the seeds is reached from them"
-    return ContextResult(question, partial(_seed_objects, g, spec), build if found and build is not None else [],
-                         restart, eps, k, residual, pushes, reason, elapsed_ms)
+            )
+    return ContextResult(
+        question,
+        partial(_seed_objects, g, spec),
+        build if found and build is not None else [],
+        restart,
+        eps,
+        k,
+        residual,
+        pushes,
+        reason,
+        elapsed_ms,
+    )
 
 
 def parse_context_query(q: Any, i: int) -> tuple[str | None, list[str]]:
@@ -684,8 +875,10 @@ def parse_context_query(q: Any, i: int) -> tuple[str | None, list[str]]:
     elif isinstance(q, tuple) and len(q) == 2:
         question, concepts = q
     else:
-        raise InputError(f"queries[{i}]: expected a question string, a dict with 'question'/'concepts' "
-                         f"or a (question, concepts) tuple, got {type(q).__name__}")
+        raise InputError(
+            f"queries[{i}]: expected a question string, a dict with 'question'/'concepts' "
+            f"or a (question, concepts) tuple, got {type(q).__name__}"
+        )
     if question is not None and not isinstance(question, str):
         raise InputError(f"queries[{i}]: question must be a string or None, got {type(question).__name__}")
     if isinstance(concepts, str):
@@ -693,11 +886,21 @@ def parse_context_query(q: Any, i: int) -> tuple[str | None, list[str]]:
     return question, list(concepts or ())
 
 
-def graph_context_batch(source: LinkGraph | GraphSource, queries: Iterable[Any], *, caller: Caller,
-                        k: int = 20, restart: float = 0.25, eps: float = 1e-4,
-                        node_types: Iterable[str] | None = None, n_hits: int = 10,
-                        search: SearchFn | None = None, threads: int | None = None, rank: str = "ppr",
-                        max_hops: int = 2) -> list[ContextResult]:
+def graph_context_batch(
+    source: LinkGraph | GraphSource,
+    queries: Iterable[Any],
+    *,
+    caller: Caller,
+    k: int = 20,
+    restart: float = 0.25,
+    eps: float = 1e-4,
+    node_types: Iterable[str] | None = None,
+    n_hits: int = 10,
+    search: SearchFn | None = None,
+    threads: int | None = None,
+    rank: str = "ppr",
+    max_hops: int = 2,
+) -> list[ContextResult]:
     """:func:`conceptwalk.graph_context` for many queries, in input order.
 
     Each query is a question string, a ``{"question": ..., "concepts": [...]}`` mapping or a
@@ -757,9 +960,20 @@ def graph_context_batch(source: LinkGraph | GraphSource, queries: Iterable[Any],
     done: dict[int, ContextResult] = {}
     if run:
         ptr = offsets([a.shape[0] for a in seed_parts])
-        b = context_batch(g, ptr, np.concatenate(seed_parts), np.concatenate(w_parts), restart=restart,
-                          eps=eps, k=k, keep_types=keep_arr, threads=nt, visible=vm, rank=rank_code,
-                          max_hops=max_hops)
+        b = context_batch(
+            g,
+            ptr,
+            np.concatenate(seed_parts),
+            np.concatenate(w_parts),
+            restart=restart,
+            eps=eps,
+            k=k,
+            keep_types=keep_arr,
+            threads=nt,
+            visible=vm,
+            rank=rank_code,
+            max_hops=max_hops,
+        )
         op = b.ptr.tolist()
         nl, sl, hl, vl = b.nodes.tolist(), b.scores.tolist(), b.hops.tolist(), b.via.tolist()
         res_l, pu_l = b.residual.tolist(), b.pushes.tolist()
@@ -768,14 +982,34 @@ def graph_context_batch(source: LinkGraph | GraphSource, queries: Iterable[Any],
         for j, i in enumerate(run):
             lo, hi = op[j], op[j + 1]
             question, spec, _ = prepared[i]
-            build = partial(_items, g, nl[lo:hi], sl[lo:hi], hl[lo:hi], vl[lo:hi]) if not rank_code else \
-                partial(_cover_items, g, nl[lo:hi], sl[lo:hi], hl[lo:hi], vl[lo:hi], cl[lo:hi], cp[lo:hi + 1], cs)
-            done[i] = _context_result(g, question, spec, restart, eps, k, None, hi - lo, build,
-                                      res_l[j], pu_l[j], keep_arr is not None, 0.0, bool(sp_l[j]))
+            build = (
+                partial(_items, g, nl[lo:hi], sl[lo:hi], hl[lo:hi], vl[lo:hi])
+                if not rank_code
+                else partial(
+                    _cover_items, g, nl[lo:hi], sl[lo:hi], hl[lo:hi], vl[lo:hi], cl[lo:hi], cp[lo : hi + 1], cs
+                )
+            )
+            done[i] = _context_result(
+                g,
+                question,
+                spec,
+                restart,
+                eps,
+                k,
+                None,
+                hi - lo,
+                build,
+                res_l[j],
+                pu_l[j],
+                keep_arr is not None,
+                0.0,
+                bool(sp_l[j]),
+            )
             done[i].eps_reached, done[i].truncated = eps_l[j], bool(tr_l[j])
-    results = [done[i] if i in done else _context_result(g, q, spec, restart, eps, k, reason, 0, None, 0.0, 0,
-                                                         False, 0.0)
-               for i, (q, spec, reason) in enumerate(prepared)]
+    results = [
+        done[i] if i in done else _context_result(g, q, spec, restart, eps, k, reason, 0, None, 0.0, 0, False, 0.0)
+        for i, (q, spec, reason) in enumerate(prepared)
+    ]
     per = (time.perf_counter() - t0) * 1e3 / max(len(results), 1)
     for r in results:
         r.elapsed_ms = per

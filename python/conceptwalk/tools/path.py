@@ -59,8 +59,11 @@ class PathStep:
         -------
         dict
         """
-        return {"source": self.source, "target": self.target,
-                "edges": [{"type": t, "direction": d} for t, d in self.edges]}
+        return {
+            "source": self.source,
+            "target": self.target,
+            "edges": [{"type": t, "direction": d} for t, d in self.edges],
+        }
 
 
 class PathResult:
@@ -95,9 +98,14 @@ class PathResult:
 
     __slots__ = ("source", "target", "elapsed_ms", "_nodes", "_steps", "_build")
 
-    def __init__(self, source: str, target: str,
-                 nodes: list[tuple[str, str, str | None]] | Callable[[], tuple[list[Any], list[PathStep]]],
-                 steps: list[PathStep] | None = None, elapsed_ms: float = 0.0) -> None:
+    def __init__(
+        self,
+        source: str,
+        target: str,
+        nodes: list[tuple[str, str, str | None]] | Callable[[], tuple[list[Any], list[PathStep]]],
+        steps: list[PathStep] | None = None,
+        elapsed_ms: float = 0.0,
+    ) -> None:
         self.source = source
         self.target = target
         self.elapsed_ms = elapsed_ms
@@ -175,10 +183,14 @@ class PathResult:
         -------
         dict
         """
-        return {"source": self.source, "target": self.target, "found": self.found,
-                "length": self.length,
-                "nodes": [{"id": i, "type": t, "title": ti} for i, t, ti in self.nodes],
-                "steps": [s.to_dict() for s in self.steps]}
+        return {
+            "source": self.source,
+            "target": self.target,
+            "found": self.found,
+            "length": self.length,
+            "nodes": [{"id": i, "type": t, "title": ti} for i, t, ti in self.nodes],
+            "steps": [s.to_dict() for s in self.steps],
+        }
 
     def __str__(self) -> str:
         if not self.found:
@@ -241,14 +253,17 @@ def _path_parts(g: LinkGraph, p: Any) -> tuple[list[tuple[str, str, str | None]]
         hi = pair_ptr[pairs + 1].tolist()
         tn = g.edge_type_names
         for x, y, a0, b0 in zip(p, p[1:], lo, hi):
-            edges = sorted((tn[c], "forward" if sx == x else "backward")
-                           for c, sx in zip(g.edge_type_codes[a0:b0].tolist(), g.edge_src[a0:b0].tolist()))
+            edges = sorted(
+                (tn[c], "forward" if sx == x else "backward")
+                for c, sx in zip(g.edge_type_codes[a0:b0].tolist(), g.edge_src[a0:b0].tolist())
+            )
             steps.append(PathStep(ids[x], ids[y], tuple(edges)))
     return nodes, steps
 
 
-def graph_path_batch(source: LinkGraph | GraphSource, pairs: Iterable[Sequence[str]], *, caller: Caller,
-                     threads: int | None = None) -> list[PathResult]:
+def graph_path_batch(
+    source: LinkGraph | GraphSource, pairs: Iterable[Sequence[str]], *, caller: Caller, threads: int | None = None
+) -> list[PathResult]:
     """:func:`conceptwalk.graph_path` for many ``(a, b)`` pairs, in input order, across C++
     threads.
 
@@ -291,5 +306,6 @@ def graph_path_batch(source: LinkGraph | GraphSource, pairs: Iterable[Sequence[s
     bt = shortest_path_batch_core(g, src, dst, threads=nt, visible=vm)
     op, pl = bt.ptr.tolist(), bt.nodes.tolist()
     per = (time.perf_counter() - t0) * 1e3 / len(plist)
-    return [PathResult(a, b, partial(_path_parts, g, pl[op[i]:op[i + 1]]), None, per)
-            for i, (a, b) in enumerate(plist)]
+    return [
+        PathResult(a, b, partial(_path_parts, g, pl[op[i] : op[i + 1]]), None, per) for i, (a, b) in enumerate(plist)
+    ]

@@ -69,8 +69,14 @@ class SuggestResult:
 
     __slots__ = ("concept", "min_shared", "elapsed_ms", "_suggestions", "_build", "_candidates")
 
-    def __init__(self, concept: str, suggestions: list[Suggestion] | Callable[[], list[Suggestion]],
-                 candidates: int | Callable[[], int], min_shared: int, elapsed_ms: float = 0.0) -> None:
+    def __init__(
+        self,
+        concept: str,
+        suggestions: list[Suggestion] | Callable[[], list[Suggestion]],
+        candidates: int | Callable[[], int],
+        min_shared: int,
+        elapsed_ms: float = 0.0,
+    ) -> None:
         self.concept = concept
         self._candidates = candidates
         self.min_shared = min_shared
@@ -83,8 +89,9 @@ class SuggestResult:
             self._suggestions = list(suggestions)
 
     @classmethod
-    def from_core(cls, concept: str, suggestions: Callable[[], list[Suggestion]], core: Any, min_shared: int,
-                  elapsed_ms: float) -> SuggestResult:
+    def from_core(
+        cls, concept: str, suggestions: Callable[[], list[Suggestion]], core: Any, min_shared: int, elapsed_ms: float
+    ) -> SuggestResult:
         """A result whose ``candidates`` is read from a core result on access.
 
         Parameters
@@ -153,12 +160,13 @@ class SuggestResult:
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles by value: the lazy fields are realised (no builder or core result travels)."""
-        return (SuggestResult, (self.concept, self.suggestions, self.candidates, self.min_shared,
-                                self.elapsed_ms))
+        return (SuggestResult, (self.concept, self.suggestions, self.candidates, self.min_shared, self.elapsed_ms))
 
     def __repr__(self) -> str:
-        return (f"SuggestResult(concept={self.concept!r}, suggestions={len(self.suggestions)}, "
-                f"candidates={self.candidates}, min_shared={self.min_shared})")
+        return (
+            f"SuggestResult(concept={self.concept!r}, suggestions={len(self.suggestions)}, "
+            f"candidates={self.candidates}, min_shared={self.min_shared})"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (keys ``concept``, ``suggestions``, ``candidates``, ``minShared``;
@@ -168,13 +176,19 @@ class SuggestResult:
         -------
         dict
         """
-        return {"concept": self.concept, "suggestions": [s.to_dict() for s in self.suggestions],
-                "candidates": self.candidates, "minShared": self.min_shared}
+        return {
+            "concept": self.concept,
+            "suggestions": [s.to_dict() for s in self.suggestions],
+            "candidates": self.candidates,
+            "minShared": self.min_shared,
+        }
 
     def __str__(self) -> str:
         c = self.candidates
-        lines = [f"link suggestions for {self.concept} ({c} candidate{'' if c == 1 else 's'} with "
-                 f">= {self.min_shared} shared neighbours)"]
+        lines = [
+            f"link suggestions for {self.concept} ({c} candidate{'' if c == 1 else 's'} with "
+            f">= {self.min_shared} shared neighbours)"
+        ]
         if not self.suggestions:
             lines.append("  (none)")
         for i, s in enumerate(self.suggestions, 1):
@@ -183,8 +197,9 @@ class SuggestResult:
         return "\n".join(lines)
 
 
-def link_suggest(source: LinkGraph | GraphSource, concept: str, *, k: int = 10, caller: Caller,
-                 min_shared: int = 2) -> SuggestResult:
+def link_suggest(
+    source: LinkGraph | GraphSource, concept: str, *, k: int = 10, caller: Caller, min_shared: int = 2
+) -> SuggestResult:
     """Missing links for ``concept`` by resource allocation over what ``caller`` sees.
 
     ``score = sum over shared neighbours z of 1/deg(z)`` (visible degrees); candidates need at
@@ -232,8 +247,15 @@ def link_suggest(source: LinkGraph | GraphSource, concept: str, *, k: int = 10, 
     return SuggestResult.from_core(concept, build, r, min_shared, (time.perf_counter() - t0) * 1e3)
 
 
-def link_suggest_batch(source: LinkGraph | GraphSource, concepts: Iterable[str], *, caller: Caller,
-                       k: int = 10, min_shared: int = 2, threads: int | None = None) -> list[SuggestResult]:
+def link_suggest_batch(
+    source: LinkGraph | GraphSource,
+    concepts: Iterable[str],
+    *,
+    caller: Caller,
+    k: int = 10,
+    min_shared: int = 2,
+    threads: int | None = None,
+) -> list[SuggestResult]:
     """:func:`conceptwalk.link_suggest` for many concepts, in input order, across C++ threads.
 
     Parameters
@@ -276,5 +298,7 @@ def link_suggest_batch(source: LinkGraph | GraphSource, concepts: Iterable[str],
     lists = (b.targets.tolist(), b.scores.tolist(), b.shared_ptr.tolist(), b.shared.tolist())
     ca = b.candidates.tolist()
     per = (time.perf_counter() - t0) * 1e3 / len(names_in)
-    return [SuggestResult(concept, partial(suggestions_from, g, *lists, op[i], op[i + 1]), ca[i], min_shared, per)
-            for i, concept in enumerate(names_in)]
+    return [
+        SuggestResult(concept, partial(suggestions_from, g, *lists, op[i], op[i + 1]), ca[i], min_shared, per)
+        for i, concept in enumerate(names_in)
+    ]

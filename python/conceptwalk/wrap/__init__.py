@@ -24,8 +24,16 @@ Examples
 from __future__ import annotations
 
 from .config import MAX_HOPS_CAP, WalkConfig
-from .events import (CallbackSink, EventSink, JsonlSink, LoggingSink, load_event_schema, make_sink,
-                     summarize_events, summarize_file)
+from .events import (
+    CallbackSink,
+    EventSink,
+    JsonlSink,
+    LoggingSink,
+    load_event_schema,
+    make_sink,
+    summarize_events,
+    summarize_file,
+)
 from .flat import BuiltinFlatSearch, builtin_flat_search
 from .probe import probe, format_probe, suggest_settings
 from .resolver import METHODS, ConceptResolver, ResolvedConcept, resolve

@@ -54,7 +54,7 @@ def phrases_in(text: str, index: dict[str, list[Any]], longest: int) -> list[tup
     found: dict[str, list[Any]] = {}
     for i in range(len(words)):
         for n in range(1, min(longest, len(words) - i) + 1):
-            key = " ".join(words[i:i + n])
+            key = " ".join(words[i : i + n])
             hit = index.get(key)
             if hit is not None and key not in found:
                 found[key] = hit
@@ -79,11 +79,12 @@ class ColumnMatrix:
 
     __slots__ = ("n", "dim", "ptr", "data", "bins")
 
-    def __init__(self, n: int, dim: int, ptr: list[int], data: npt.NDArray[np.float64],
-                 bins: npt.NDArray[np.int64]) -> None:
+    def __init__(
+        self, n: int, dim: int, ptr: list[int], data: npt.NDArray[np.float64], bins: npt.NDArray[np.int64]
+    ) -> None:
         self.n = n
         self.dim = dim
-        self.ptr = ptr    # column j's entries are [ptr[j], ptr[j + 1])
+        self.ptr = ptr  # column j's entries are [ptr[j], ptr[j + 1])
         self.data = data  # the entries as float64, by column, then row ascending
         self.bins = bins  # 4 * row + the core's lane of the entry's column
 
@@ -113,8 +114,8 @@ class ColumnMatrix:
         if not qnz:
             return np.zeros(n, dtype=np.float64)
         # the entries of the query's columns, columns ascending (so each lane ascends in j)
-        data = np.concatenate([self.data[ptr[j]:ptr[j + 1]] for j in qnz])
-        bins = np.concatenate([self.bins[ptr[j]:ptr[j + 1]] for j in qnz])
+        data = np.concatenate([self.data[ptr[j] : ptr[j + 1]] for j in qnz])
+        bins = np.concatenate([self.bins[ptr[j] : ptr[j + 1]] for j in qnz])
         weights = data * np.repeat(query[qnz].astype(np.float64), [ptr[j + 1] - ptr[j] for j in qnz])
         acc = np.bincount(bins, weights=weights, minlength=4 * n).reshape(n, 4)
         return (acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])
@@ -188,8 +189,11 @@ class Snapshot:
         owner = (source.is_store, id(source.kb) if source.kb is not None else 0)
         self._kind = owner + (self.store_version,)
         with _SHARED_LOCK:
-            for key in [k for k in cache if isinstance(k, tuple) and isinstance(k[0], tuple)
-                        and k[0][:2] == owner and k[0] != self._kind]:
+            for key in [
+                k
+                for k in cache
+                if isinstance(k, tuple) and isinstance(k[0], tuple) and k[0][:2] == owner and k[0] != self._kind
+            ]:
                 del cache[key]
 
     def _get(self, key: Any, build: Any) -> Any:
@@ -212,6 +216,7 @@ class Snapshot:
         def build() -> tuple[dict[str, list[str]], int]:
             pairs = [(a, c) for a, cs in self.aliases().items() for c in cs]
             return _phrase_index(pairs)
+
         return self._get("alias_index", build)  # type: ignore[no-any-return]
 
     def canonical(self, node_id: str) -> list[str]:
@@ -234,6 +239,7 @@ class Snapshot:
             if flags.size == 0:
                 return np.zeros(0, dtype=np.int64)
             return np.flatnonzero(flags[self.graph.node_type_codes]).astype(np.int64)
+
         return self._get(("concepts", config.concept_node_types), build)  # type: ignore[no-any-return]
 
     def is_concept(self, idx: int, config: WalkConfig) -> bool:
@@ -245,6 +251,7 @@ class Snapshot:
 
     def name_index(self, config: WalkConfig) -> tuple[dict[str, list[int]], int]:
         """normalised concept title / id / id tail -> concept indices (the fallback's index)."""
+
         def build() -> tuple[dict[str, list[int]], int]:
             g = self.graph
             pairs: list[tuple[str, Any]] = []
@@ -258,6 +265,7 @@ class Snapshot:
                     if sep in nid:
                         pairs.append((nid.rsplit(sep, 1)[1], i))
             return _phrase_index(pairs)
+
         return self._get(("names", config.concept_node_types), build)  # type: ignore[no-any-return]
 
     # -------------------------------------------------------------- provenance presence
@@ -311,18 +319,23 @@ class Snapshot:
             return False
         ids, src, dst, bits = got
         lut = np.fromiter((self.graph.id_index.get(x, -1) for x in ids), dtype=np.int64, count=len(ids))
-        return lut[src] if len(src) else np.zeros(0, np.int64), \
-            lut[dst] if len(dst) else np.zeros(0, np.int64), np.asarray(bits, dtype=np.uint8)
+        return (
+            lut[src] if len(src) else np.zeros(0, np.int64),
+            lut[dst] if len(dst) else np.zeros(0, np.int64),
+            np.asarray(bits, dtype=np.uint8),
+        )
 
     # -------------------------------------------------------------- embeddings
     def concept_embeddings(self, embedder: Any, config: WalkConfig) -> npt.NDArray[np.float32]:
         """Rows aligned with :meth:`concept_indices`: the stored vectors under ``embedder.name``
         (the store's own, written when it was written); concepts without one are embedded from
         ``config.concept_text`` once per snapshot and held in memory (never written)."""
+
         def build() -> npt.NDArray[np.float32]:
             idx = self.concept_indices(config).tolist()
             ids = [self.graph.ids[i] for i in idx]
             return self.source.embeddings_for(embedder, ids, self.graph, text=config.concept_text)
+
         key = ("emb", embedder.name, config.concept_node_types, config.concept_text)
         return self._get(key, build)  # type: ignore[no-any-return]
 
@@ -332,6 +345,7 @@ class Snapshot:
         nonzero, as the hashing embedder's are); None when they are dense. With the built-in
         hashing embedder and no stored vectors under its name, the rows are hashed straight
         into the index (:meth:`HashingEmbedder.embed_csr`): the dense matrix is never made."""
+
         def build() -> Any:
             if isinstance(embedder, HashingEmbedder) and not self.source.stores_embeddings(embedder):
                 idx = self.concept_indices(config).tolist()
@@ -346,10 +360,10 @@ class Snapshot:
                     return SparseVectors(len(idx), embedder.dim, indptr, indices, values)
             mat = self.concept_embeddings(embedder, config)
             n, dim = mat.shape
-            if n == 0 or dim == 0 or not np.all(np.isfinite(mat)) \
-                    or np.count_nonzero(mat) > SPARSE_DENSITY * n * dim:
+            if n == 0 or dim == 0 or not np.all(np.isfinite(mat)) or np.count_nonzero(mat) > SPARSE_DENSITY * n * dim:
                 return False
             return SparseVectors.from_dense(mat)
+
         key = ("embcols", embedder.name, config.concept_node_types, config.concept_text)
         got = self._get(key, build)
         return None if got is False else got
@@ -372,12 +386,14 @@ class Snapshot:
 
     def concept_flags(self, config: WalkConfig) -> npt.NDArray[np.bool_] | None:
         """Boolean mask over the nodes: True for the concept node types (None: every node)."""
+
         def build() -> Any:
             flags = self.type_mask(config.concept_node_types)
             if flags is None:
                 return False
             g = self.graph
             return flags[g.node_type_codes] if flags.size else np.zeros(g.num_nodes, dtype=bool)
+
         got = self._get(("concept_flags", config.concept_node_types), build)
         return None if got is False else got
 
@@ -400,6 +416,7 @@ class Snapshot:
     def text_index(self) -> Any:
         """The store's text index of this snapshot (:meth:`KnowledgeBase.text_index`), or None
         for a bare graph, a store object without one, or a snapshot the store has left."""
+
         def build() -> Any:
             if self._state is not None:  # read with the graph, in one transaction
                 return self._state.text_index
@@ -410,6 +427,7 @@ class Snapshot:
             if ix is None or getattr(ix, "num_docs", -1) != self.graph.num_nodes:
                 return False
             return ix
+
         got = self._get("text_index", build)
         return None if got is False else got
 
@@ -441,8 +459,11 @@ class Snapshot:
         kw: dict[str, Any] = {} if types is None else {"node_types": types}
         if _takes_caller(search):
             vis = None if visibility is None else visibility.mask
-            return [nid for nid, _s in search(text, k, caller=caller, **kw)
-                    if nid in g.id_index and (vis is None or vis[g.id_index[nid]])][:k]
+            return [
+                nid
+                for nid, _s in search(text, k, caller=caller, **kw)
+                if nid in g.id_index and (vis is None or vis[g.id_index[nid]])
+            ][:k]
         visible = None if visibility is None else visibility.mask
         fetch = k if visible is None else max(2 * k, 16)
         while True:
@@ -554,8 +575,9 @@ class Source:
         stored_ids, _mat = get(str(embedder.name))
         return len(stored_ids) > 0
 
-    def embeddings_for(self, embedder: Any, ids: list[str], graph: LinkGraph,
-                       text: str = "title+body") -> npt.NDArray[np.float32]:
+    def embeddings_for(
+        self, embedder: Any, ids: list[str], graph: LinkGraph, text: str = "title+body"
+    ) -> npt.NDArray[np.float32]:
         """Vectors of ``ids`` under ``embedder.name``: read from the store, the missing ones
         embedded (from ``text``: ``"title"`` or ``"title+body"``) and cached in memory for the
         life of this source. Never written to the store: a query changes nothing there."""
@@ -571,7 +593,8 @@ class Source:
             stored_ids, mat = get(name)
             if len(stored_ids) and mat.shape[1] != dim:
                 raise ConceptwalkError(
-                    f"the store holds {name!r} vectors of dim {mat.shape[1]}, the embedder makes dim {dim}")
+                    f"the store holds {name!r} vectors of dim {mat.shape[1]}, the embedder makes dim {dim}"
+                )
             have = {x: mat[i] for i, x in enumerate(stored_ids)}
         for nid in ids:
             v = self._mem_embeddings.get((name, text, nid))

@@ -191,8 +191,11 @@ class WalkConfig:
     event_sink: str | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.max_hops, bool) or not isinstance(self.max_hops, int) \
-                or not 1 <= self.max_hops <= MAX_HOPS_CAP:
+        if (
+            isinstance(self.max_hops, bool)
+            or not isinstance(self.max_hops, int)
+            or not 1 <= self.max_hops <= MAX_HOPS_CAP
+        ):
             raise InputError(f"max_hops must be 1 or 2 (hard cap {MAX_HOPS_CAP}), got {self.max_hops!r}")
         set_ = object.__setattr__
         set_(self, "expand_edge_types", _names(self.expand_edge_types, "expand_edge_types"))
@@ -219,15 +222,18 @@ class WalkConfig:
             set_(self, name, _unit(getattr(self, name), name, open_low=True))
         set_(self, "semantic_threshold", _unit(self.semantic_threshold, "semantic_threshold"))
         if self.embedder is not None and not isinstance(self.embedder, (str, Embedder)):
-            raise InputError(f"embedder must be an embedder spec string, an Embedder (name, dim, embed(texts)) "
-                             f"or None, got {type(self.embedder).__name__}")
+            raise InputError(
+                f"embedder must be an embedder spec string, an Embedder (name, dim, embed(texts)) "
+                f"or None, got {type(self.embedder).__name__}"
+            )
         if not isinstance(self.annotations, bool):
             raise InputError(f"annotations must be a bool, got {self.annotations!r}")
         if self.event_sink is not None and not isinstance(self.event_sink, str):
             raise InputError(f"event_sink must be a sink spec string or None, got {self.event_sink!r}")
 
-    def with_gates(self, *, expand_edge_types: Iterable[str] | None = None,
-                   admit_edge_types: Iterable[str] | None = None) -> WalkConfig:
+    def with_gates(
+        self, *, expand_edge_types: Iterable[str] | None = None, admit_edge_types: Iterable[str] | None = None
+    ) -> WalkConfig:
         """A copy with the given edge-type gates replaced.
 
         Parameters

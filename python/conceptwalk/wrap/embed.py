@@ -174,16 +174,11 @@ class Embedder(Protocol):
 
 def _text_list(texts: Sequence[str]) -> list[str]:
     if isinstance(texts, (str, bytes)):
-        raise TypeError(
-            f"texts must be a sequence of strings, not a single {type(texts).__name__}; "
-            "wrap it in a list"
-        )
+        raise TypeError(f"texts must be a sequence of strings, not a single {type(texts).__name__}; wrap it in a list")
     try:
         return list(texts)
     except TypeError:
-        raise TypeError(
-            f"texts must be a sequence of strings, got {type(texts).__name__}"
-        ) from None
+        raise TypeError(f"texts must be a sequence of strings, got {type(texts).__name__}") from None
 
 
 # --------------------------------------------------------------------------- hashing
@@ -280,15 +275,11 @@ class HashingEmbedder:
         try:
             lo_raw, hi_raw = ngram_range
         except (TypeError, ValueError):
-            raise InputError(
-                f"ngram_range must be a pair (lo, hi) of integers, got {ngram_range!r}"
-            ) from None
+            raise InputError(f"ngram_range must be a pair (lo, hi) of integers, got {ngram_range!r}") from None
         lo = _check_int(lo_raw, "ngram_range")
         hi = _check_int(hi_raw, "ngram_range")
         if not 1 <= lo <= hi <= _MAX_NGRAM:
-            raise InputError(
-                f"ngram_range must satisfy 1 <= lo <= hi <= {_MAX_NGRAM}, got {ngram_range!r}"
-            )
+            raise InputError(f"ngram_range must satisfy 1 <= lo <= hi <= {_MAX_NGRAM}, got {ngram_range!r}")
         ww = _check_weight(word_weight, "word_weight")
         cw = _check_weight(char_weight, "char_weight")
         if ww == 0 and cw == 0:
@@ -366,11 +357,8 @@ class HashingEmbedder:
         lo, hi = self._ngram_range
         # only the ratio of the weights matters; scaling the larger to 1 keeps sums finite
         top = max(self._word_weight, self._char_weight)
-        _hashembed.embed_into(
-            items, out, normalize_text, lo, hi, self._word_weight / top, self._char_weight / top
-        )
+        _hashembed.embed_into(items, out, normalize_text, lo, hi, self._word_weight / top, self._char_weight / top)
         return out
-
 
     def embed_csr(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The rows of :meth:`embed` in CSR form, without making the dense matrix.
@@ -583,9 +571,7 @@ class SentenceTransformerEmbedder(_LocalModelEmbedder):
         folder, label = _local_model_dir(path_or_name, "sentence-transformers")
         with _offline():
             self._model = st.SentenceTransformer(folder, device=device, local_files_only=True)
-        probe = np.asarray(
-            self._model.encode(["a"], convert_to_numpy=True, show_progress_bar=False)
-        )
+        probe = np.asarray(self._model.encode(["a"], convert_to_numpy=True, show_progress_bar=False))
         self.dim: int = int(probe.shape[1])
         self.name: str = f"st:{label}:d{self.dim}"
 
@@ -635,9 +621,7 @@ def get_embedder(spec: str | Embedder | None = None) -> Embedder:
     if not isinstance(spec, str):
         if isinstance(spec, Embedder):
             return spec
-        raise InputError(
-            f"spec must be a string, an Embedder or None, got {type(spec).__name__}"
-        )
+        raise InputError(f"spec must be a string, an Embedder or None, got {type(spec).__name__}")
     kind, sep, arg = spec.strip().partition(":")
     kind = kind.strip().lower()
     if kind == "hashing":
@@ -663,6 +647,5 @@ def get_embedder(spec: str | Embedder | None = None) -> Embedder:
             return Model2VecEmbedder(arg.strip())
         return SentenceTransformerEmbedder(arg.strip())
     raise InputError(
-        f"spec: unknown embedder {spec!r}; expected 'hashing', 'hashing:DIM', "
-        "'model2vec:PATH' or 'st:PATH'"
+        f"spec: unknown embedder {spec!r}; expected 'hashing', 'hashing:DIM', 'model2vec:PATH' or 'st:PATH'"
     )

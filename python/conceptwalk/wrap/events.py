@@ -147,8 +147,12 @@ class LoggingSink:
             The event to log.
         """
         if self.logger.isEnabledFor(self.level):
-            self.logger.log(self.level, "%s", json.dumps(event, ensure_ascii=False, separators=(",", ":")),
-                            extra={"conceptwalk_event": event})
+            self.logger.log(
+                self.level,
+                "%s",
+                json.dumps(event, ensure_ascii=False, separators=(",", ":")),
+                extra={"conceptwalk_event": event},
+            )
 
 
 class CallbackSink:
@@ -224,8 +228,9 @@ def make_sink(spec: Any) -> EventSink | None:
         return JsonlSink(spec)
     if callable(spec):
         return CallbackSink(spec)
-    raise InputError(f"event_sink must be a spec string, a path, a callable or an object with emit(), "
-                     f"got {type(spec).__name__}")
+    raise InputError(
+        f"event_sink must be a spec string, a path, a callable or an object with emit(), got {type(spec).__name__}"
+    )
 
 
 def emit_safely(sink: EventSink | None, event: dict[str, Any]) -> None:

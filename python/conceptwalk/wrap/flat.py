@@ -122,8 +122,9 @@ class BuiltinFlatSearch:
         out = []
         for nid, score in hits:
             i = g.id_index[nid]
-            out.append({"id": nid, "type": g.node_type_names[int(g.node_type_codes[i])],
-                        "title": g.titles[i], "score": score})
+            out.append(
+                {"id": nid, "type": g.node_type_names[int(g.node_type_codes[i])], "title": g.titles[i], "score": score}
+            )
         return out
 
     def _fts(self, text: str, k: int, g: Any, mask: Any, vm: Any, ix: Any) -> list[tuple[str, float]]:
@@ -135,8 +136,7 @@ class BuiltinFlatSearch:
         got = -1
         while True:  # a store of another kind: drop what the caller may not see, ask for more
             raw = self.kb.search(text, fetch)
-            hits = [(nid, float(s)) for nid, s in raw
-                    if nid in g.id_index and (mask is None or mask[g.id_index[nid]])]
+            hits = [(nid, float(s)) for nid, s in raw if nid in g.id_index and (mask is None or mask[g.id_index[nid]])]
             if len(hits) >= k or len(raw) < fetch or len(raw) <= got:
                 return hits[:k]
             got = len(raw)
@@ -156,8 +156,9 @@ class BuiltinFlatSearch:
         return [(ids[i], s) for i, s in zip(rows, scores)]
 
 
-def builtin_flat_search(kb: Any, *, mode: str = "fts", embedder: Any = None,
-                        caller: Caller | None = None) -> BuiltinFlatSearch:
+def builtin_flat_search(
+    kb: Any, *, mode: str = "fts", embedder: Any = None, caller: Caller | None = None
+) -> BuiltinFlatSearch:
     """The built-in flat path: a callable ``(text, k, *, caller=None) -> list[dict]``.
 
     Parameters

@@ -93,16 +93,41 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
     per_concept: list[int] = []
     for c in concepts.tolist():
         start = np.array([c], dtype=np.int32)
-        walked = typed_walk(g, start, 2, expand, admit, node_types, exp_nodes, adm_nodes,
-                            max_edges=big_edges, max_candidates=big_cands, visible=vm, max_paths=1)
+        walked = typed_walk(
+            g,
+            start,
+            2,
+            expand,
+            admit,
+            node_types,
+            exp_nodes,
+            adm_nodes,
+            max_edges=big_edges,
+            max_candidates=big_cands,
+            visible=vm,
+            max_paths=1,
+        )
         within1 = set(walked.candidates[walked.min_hops == 1].tolist())
         within2 = set(walked.candidates.tolist())
         reach1 += bool(within1)
         reach2 += bool(within2)
         per_concept.append(len(within1 if cfg.max_hops == 1 else within2))
-        truncated += bool(typed_walk(g, start, cfg.max_hops, expand, admit, node_types, exp_nodes, adm_nodes,
-                                      max_edges=cfg.max_edges, max_candidates=cfg.max_candidates,
-                                      visible=vm, max_paths=1).truncated)
+        truncated += bool(
+            typed_walk(
+                g,
+                start,
+                cfg.max_hops,
+                expand,
+                admit,
+                node_types,
+                exp_nodes,
+                adm_nodes,
+                max_edges=cfg.max_edges,
+                max_candidates=cfg.max_candidates,
+                visible=vm,
+                max_paths=1,
+            ).truncated
+        )
     n = len(per_concept)
 
     def share(x: int) -> float | None:
@@ -111,10 +136,12 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
     # Every count below is over what the caller sees: the canonical edges between visible nodes
     # (and, for the store's columns, the stored edges between visible nodes), so the report
     # equals the report on the store with the caller's hidden nodes deleted.
-    seen_edges = np.ones(g.num_edges, dtype=bool) if visible is None else \
-        (visible[g.edge_src] & visible[g.edge_dst])
-    type_counts = np.bincount(g.edge_type_codes[seen_edges], minlength=len(g.edge_type_names)) \
-        if g.num_edges else np.zeros(len(g.edge_type_names), dtype=np.int64)
+    seen_edges = np.ones(g.num_edges, dtype=bool) if visible is None else (visible[g.edge_src] & visible[g.edge_dst])
+    type_counts = (
+        np.bincount(g.edge_type_codes[seen_edges], minlength=len(g.edge_type_names))
+        if g.num_edges
+        else np.zeros(len(g.edge_type_names), dtype=np.int64)
+    )
     counts = {name: int(type_counts[i]) for i, name in enumerate(g.edge_type_names) if type_counts[i]}
     gates = {
         "expand": {t: counts.get(t, 0) for t in cfg.expand_edge_types},
@@ -167,23 +194,36 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
                 n_stored, total = stored.get(col, 0), stored["edges"]
             else:  # a bare LinkGraph is its own storage
                 n_stored, total = in_proj, int(seen_edges.sum())
-            per_col[col] = {"storage": n_stored,
-                            "storageShare": round(n_stored / total, 4) if total else None,
-                            "projection": "loaded" if loaded else "not-loaded",
-                            "projectionCount": in_proj}
-        provenance[axis] = per_col[cols[0]] if len(cols) == 1 else {
-            "method" if c == "extraction_method" else "confidence": v for c, v in per_col.items()}
+            per_col[col] = {
+                "storage": n_stored,
+                "storageShare": round(n_stored / total, 4) if total else None,
+                "projection": "loaded" if loaded else "not-loaded",
+                "projectionCount": in_proj,
+            }
+        provenance[axis] = (
+            per_col[cols[0]]
+            if len(cols) == 1
+            else {"method" if c == "extraction_method" else "confidence": v for c, v in per_col.items()}
+        )
     return {
         "nodes": g.num_nodes if visible is None else int(vm.visible_count),  # type: ignore[union-attr]
         "edges": int(seen_edges.sum()),
         "concepts": n,
-        "config": {"maxHops": cfg.max_hops, "expandEdgeTypes": list(cfg.expand_edge_types),
-                   "admitEdgeTypes": list(cfg.admit_edge_types),
-                   "conceptNodeTypes": None if cfg.concept_node_types is None else list(cfg.concept_node_types),
-                   "maxEdges": cfg.max_edges, "maxCandidates": cfg.max_candidates},
+        "config": {
+            "maxHops": cfg.max_hops,
+            "expandEdgeTypes": list(cfg.expand_edge_types),
+            "admitEdgeTypes": list(cfg.admit_edge_types),
+            "conceptNodeTypes": None if cfg.concept_node_types is None else list(cfg.concept_node_types),
+            "maxEdges": cfg.max_edges,
+            "maxCandidates": cfg.max_candidates,
+        },
         "gates": gates,
-        "reach": {"within1Hop": share(reach1), "within2Hops": share(reach2),
-                  "concepts1Hop": reach1, "concepts2Hops": reach2},
+        "reach": {
+            "within1Hop": share(reach1),
+            "within2Hops": share(reach2),
+            "concepts1Hop": reach1,
+            "concepts2Hops": reach2,
+        },
         "candidatesPerConcept": dict(_stats(per_concept), hops=cfg.max_hops),
         "budget": {"truncatedShare": share(truncated), "truncatedConcepts": truncated},
         "fragmentation": fragmentation,
@@ -233,13 +273,16 @@ def format_probe(rep: dict[str, Any]) -> str:
     for axis, info in rep["provenance"].items():
         cols = {axis: info} if "storage" in info else {f"{axis}.{k}": v for k, v in info.items()}
         for name, v in cols.items():
-            lines.append(f"    {name:<32} storage {v['storage']:>8,} ({_pct(v['storageShare'])})   "
-                         f"projection {v['projection']} ({v['projectionCount']:,})")
+            lines.append(
+                f"    {name:<32} storage {v['storage']:>8,} ({_pct(v['storageShare'])})   "
+                f"projection {v['projection']} ({v['projectionCount']:,})"
+            )
     return "\n".join(lines)
 
 
-def suggest_settings(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = None,
-                     kb_path: str = "KB") -> dict[str, Any] | None:
+def suggest_settings(
+    kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = None, kb_path: str = "KB"
+) -> dict[str, Any] | None:
     """Settings under which the walk finds something on ``kb``, when ``config``'s do not.
 
     Derived from the KB's node and edge types as the caller sees them and from what the walk can
@@ -287,24 +330,46 @@ def suggest_settings(kb: Any, config: WalkConfig | None = None, *, caller: Calle
     visible = np.ones(g.num_nodes, dtype=bool) if vm is None else vm.mask
     seen_edges = visible[g.edge_src] & visible[g.edge_dst]
     ecount = np.bincount(g.edge_type_codes[seen_edges], minlength=len(g.edge_type_names))
-    etypes = [g.edge_type_names[i] for i in sorted(range(len(ecount)), key=lambda i: (-ecount[i], g.edge_type_names[i]))
-              if ecount[i]]
+    etypes = [
+        g.edge_type_names[i]
+        for i in sorted(range(len(ecount)), key=lambda i: (-ecount[i], g.edge_type_names[i]))
+        if ecount[i]
+    ]
     if not etypes:
         return None
     ncount = np.bincount(g.node_type_codes[visible], minlength=len(g.node_type_names))
-    ntypes = [g.node_type_names[i] for i in sorted(range(len(ncount)), key=lambda i: (-ncount[i], g.node_type_names[i]))
-              if ncount[i]]
+    ntypes = [
+        g.node_type_names[i]
+        for i in sorted(range(len(ncount)), key=lambda i: (-ncount[i], g.node_type_names[i]))
+        if ncount[i]
+    ]
     flags = type_flags(tuple(etypes), g.edge_type_names)
     for t in ntypes[:5]:
-        trial = replace(cfg, concept_node_types=(t,), expand_edge_types=tuple(etypes), admit_edge_types=tuple(etypes),
-                        max_candidates=SUGGEST_MAX_ADDED)
+        trial = replace(
+            cfg,
+            concept_node_types=(t,),
+            expand_edge_types=tuple(etypes),
+            admit_edge_types=tuple(etypes),
+            max_candidates=SUGGEST_MAX_ADDED,
+        )
         rep = probe(kb, trial, caller=who)
         if not rep["reach"]["concepts2Hops"]:
             continue
         question = None
         for i in np.flatnonzero((g.node_type_codes == g.node_type_names.index(t)) & visible).tolist():
-            w = typed_walk(g, np.array([i], dtype=np.int32), cfg.max_hops, flags, flags, None, None, None,
-                           max_edges=cfg.max_edges, max_candidates=1, visible=vm)
+            w = typed_walk(
+                g,
+                np.array([i], dtype=np.int32),
+                cfg.max_hops,
+                flags,
+                flags,
+                None,
+                None,
+                None,
+                max_edges=cfg.max_edges,
+                max_candidates=1,
+                visible=vm,
+            )
             if len(w.candidates):
                 text = g.titles[i] or g.ids[i]
                 question = question or text
@@ -314,11 +379,30 @@ def suggest_settings(kb: Any, config: WalkConfig | None = None, *, caller: Calle
         if question is None:
             continue
         et = ",".join(etypes)
-        cmd = ["conceptwalk", "query", kb_path, question, "--concept-walk", "--concept-types", t,
-               "--expand-edge-types", et, "--admit-edge-types", et, "--max-added", str(SUGGEST_MAX_ADDED)]
+        cmd = [
+            "conceptwalk",
+            "query",
+            kb_path,
+            question,
+            "--concept-walk",
+            "--concept-types",
+            t,
+            "--expand-edge-types",
+            et,
+            "--admit-edge-types",
+            et,
+            "--max-added",
+            str(SUGGEST_MAX_ADDED),
+        ]
         if cfg.max_hops != 2:
             cmd += ["--max-hops", str(cfg.max_hops)]
-        return {"conceptNodeTypes": [t], "expandEdgeTypes": etypes, "admitEdgeTypes": etypes,
-                "maxAdded": SUGGEST_MAX_ADDED, "reach": rep["reach"], "question": question,
-                "command": " ".join(shlex.quote(x) for x in cmd)}
+        return {
+            "conceptNodeTypes": [t],
+            "expandEdgeTypes": etypes,
+            "admitEdgeTypes": etypes,
+            "maxAdded": SUGGEST_MAX_ADDED,
+            "reach": rep["reach"],
+            "question": question,
+            "command": " ".join(shlex.quote(x) for x in cmd),
+        }
     return None

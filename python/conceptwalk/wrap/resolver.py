@@ -34,7 +34,8 @@ _PRIORITY = {m: i for i, m in enumerate(METHODS)}
 #: Words left out when measuring how much of a query an alias covers.
 STOPWORDS = frozenset(
     "a an and are as at be by can do does for from how i in is it its of on or that the this to "
-    "was what when where which who why with work works".split())
+    "was what when where which who why with work works".split()
+)
 
 
 def coverage(alias: str, text: str) -> float:
@@ -162,8 +163,9 @@ class ConceptResolver:
     [('c:ppr', 'flat-hit')]
     """
 
-    def __init__(self, kb: Any, config: WalkConfig | None = None, *, embedder: Any = None,
-                 _source: Source | None = None) -> None:
+    def __init__(
+        self, kb: Any, config: WalkConfig | None = None, *, embedder: Any = None, _source: Source | None = None
+    ) -> None:
         self.config = config if config is not None else WalkConfig()
         if not isinstance(self.config, WalkConfig):
             raise InputError(f"config must be a WalkConfig, got {type(self.config).__name__}")
@@ -193,8 +195,14 @@ class ConceptResolver:
             if snap.concept_columns(self.embedder, self.config) is None:  # dense: the matrix
                 snap.concept_embeddings(self.embedder, self.config)
 
-    def resolve(self, text: str, *, caller: Caller, flat_results: Sequence[Mapping[str, Any]] | None = None,
-                snapshot: Snapshot | None = None) -> list[ResolvedConcept]:
+    def resolve(
+        self,
+        text: str,
+        *,
+        caller: Caller,
+        flat_results: Sequence[Mapping[str, Any]] | None = None,
+        snapshot: Snapshot | None = None,
+    ) -> list[ResolvedConcept]:
         """All concepts ``text`` resolves to for ``caller`` (uncut; the walk takes the first
         ``max_concepts``).
 
@@ -258,7 +266,7 @@ class ConceptResolver:
                     offer(c, p, "alias", phrase)
         # flat-hit
         if flat_results and cfg.flat_hit_k:
-            for rank, hit in enumerate(list(flat_results)[:cfg.flat_hit_k], start=1):
+            for rank, hit in enumerate(list(flat_results)[: cfg.flat_hit_k], start=1):
                 nid = hit.get("id") if isinstance(hit, Mapping) else None
                 if not isinstance(nid, str):
                     continue
@@ -316,8 +324,9 @@ class ConceptResolver:
         if cols is not None:  # sparse vectors: the same numbers, from the query's dimensions only
             rows, sims = cols.topk(qu, keep, visible=vis, min_score=cfg.semantic_threshold)
         else:
-            rows, sims = vector_topk_arrays(snap.concept_embeddings(self.embedder, cfg), qu, keep,
-                                            visible=vis, min_score=cfg.semantic_threshold)
+            rows, sims = vector_topk_arrays(
+                snap.concept_embeddings(self.embedder, cfg), qu, keep, visible=vis, min_score=cfg.semantic_threshold
+            )
         # by similarity descending, then row = node order (= id order in a store)
         g = snap.graph
         rl = rows.tolist()
@@ -336,8 +345,9 @@ class ConceptResolver:
         return out
 
 
-def topk_scores(scores: npt.NDArray[np.float64], k: int, *, visible: npt.NDArray[np.bool_] | None = None,
-                min_score: float = 0.0) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+def topk_scores(
+    scores: npt.NDArray[np.float64], k: int, *, visible: npt.NDArray[np.bool_] | None = None, min_score: float = 0.0
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """The top ``k`` rows of ``scores`` among the ``visible`` ones scoring at least
     ``min_score``, by score descending then row ascending (the order and the filter of
     :func:`conceptwalk.graph.vectors.vector_topk_arrays`).
@@ -375,8 +385,15 @@ def topk_scores(scores: npt.NDArray[np.float64], k: int, *, visible: npt.NDArray
     return cand[order], sc[order]
 
 
-def resolve(kb: Any, text: str, *, caller: Caller, flat_results: Sequence[Mapping[str, Any]] | None = None,
-            config: WalkConfig | None = None, embedder: Any = None) -> list[ResolvedConcept]:
+def resolve(
+    kb: Any,
+    text: str,
+    *,
+    caller: Caller,
+    flat_results: Sequence[Mapping[str, Any]] | None = None,
+    config: WalkConfig | None = None,
+    embedder: Any = None,
+) -> list[ResolvedConcept]:
     """Resolve ``text`` to concepts in one call (see :class:`ConceptResolver`; reuse a resolver
     object to keep its caches across queries).
 

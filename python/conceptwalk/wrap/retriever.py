@@ -47,8 +47,10 @@ def takes_caller(fn: Any) -> bool:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):  # a builtin without a signature: called as (text, k)
         return False
-    return any(p.kind is p.VAR_KEYWORD or (p.name == "caller" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
-               for p in params)
+    return any(
+        p.kind is p.VAR_KEYWORD or (p.name == "caller" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+        for p in params
+    )
 
 
 @dataclass
@@ -124,11 +126,21 @@ class ConceptAnchoredRetriever:
     ('IMPLEMENTED_BY', 'code', {'method': 'TAGGED_CONCEPT', 'confidence': 0.8}, {'fidelity': 'absent-in-storage', 'lifecycle': 'absent-in-storage'})
     """
 
-    def __init__(self, flat_search: FlatSearch, kb: Any, *, config: WalkConfig | None = None,
-                 event_sink: Any = None, expand_edge_types: Iterable[str] | None = None,
-                 admit_edge_types: Iterable[str] | None = None, embedder: Any = None) -> None:
+    def __init__(
+        self,
+        flat_search: FlatSearch,
+        kb: Any,
+        *,
+        config: WalkConfig | None = None,
+        event_sink: Any = None,
+        expand_edge_types: Iterable[str] | None = None,
+        admit_edge_types: Iterable[str] | None = None,
+        embedder: Any = None,
+    ) -> None:
         if not callable(flat_search):
-            raise InputError(f"flat_search must be a callable (text, k) -> list[dict], got {type(flat_search).__name__}")
+            raise InputError(
+                f"flat_search must be a callable (text, k) -> list[dict], got {type(flat_search).__name__}"
+            )
         cfg = config if config is not None else WalkConfig()
         if not isinstance(cfg, WalkConfig):
             raise InputError(f"config must be a WalkConfig, got {type(cfg).__name__}")
@@ -232,7 +244,7 @@ class ConceptAnchoredRetriever:
         resolved = self.resolver.resolve(text, caller=caller, flat_results=flat_list, snapshot=snap)
         g = snap.graph
         t2 = time.perf_counter()
-        concepts = resolved[:cfg.max_concepts]
+        concepts = resolved[: cfg.max_concepts]
         truncated_by = ["concepts"] if len(resolved) > cfg.max_concepts else []
         vm = caller.visibility(g)
         starts = [(g.id_index[c.id], c.id, c.confidence) for c in concepts]
@@ -249,7 +261,7 @@ class ConceptAnchoredRetriever:
         if rerank and ranked:
             ranked = self._rerank(text, snap, outcome, g, vm, concepts)
             if len(ranked) > cfg.max_candidates:
-                ranked = ranked[:cfg.max_candidates]
+                ranked = ranked[: cfg.max_candidates]
                 if "candidates" not in outcome.truncated_by:
                     outcome.truncated_by.append("candidates")
         truncated_by += outcome.truncated_by
@@ -287,8 +299,9 @@ class ConceptAnchoredRetriever:
             self._pool = got
         return got
 
-    def _rerank(self, text: str, snap: Any, outcome: WalkOutcome, g: Any, vm: Any,
-                concepts: list[ResolvedConcept]) -> list[int]:
+    def _rerank(
+        self, text: str, snap: Any, outcome: WalkOutcome, g: Any, vm: Any, concepts: list[ResolvedConcept]
+    ) -> list[int]:
         """The walk's candidates by ``config.rank_by`` (ties: the walk's order)."""
         cands = outcome.candidates
         if self.config.rank_by == "ppr":

@@ -72,7 +72,7 @@ class WalkOutcome:
         ``decode(candidate) -> list[WalkPath]``, used by :meth:`paths` (decoding is lazy).
     """
 
-    candidates: list[int] = field(default_factory=list)   # rank order (best first)
+    candidates: list[int] = field(default_factory=list)  # rank order (best first)
     scores: dict[int, float] = field(default_factory=dict)
     reach: dict[int, int] = field(default_factory=dict)
     path_count: dict[int, int] = field(default_factory=dict)
@@ -197,10 +197,12 @@ class _Prepared:
         if config.expand_node_types is not None or config.admit_node_types is not None:
             self.node_types = np.ascontiguousarray(g.node_type_codes, dtype=np.int32)
             ones = np.ones(len(g.node_type_names), dtype=bool)
-            self.exp_nodes = ones if config.expand_node_types is None else \
-                type_flags(config.expand_node_types, g.node_type_names)
-            self.adm_nodes = ones if config.admit_node_types is None else \
-                type_flags(config.admit_node_types, g.node_type_names)
+            self.exp_nodes = (
+                ones if config.expand_node_types is None else type_flags(config.expand_node_types, g.node_type_names)
+            )
+            self.adm_nodes = (
+                ones if config.admit_node_types is None else type_flags(config.admit_node_types, g.node_type_names)
+            )
         col = g.edge_annotations.get("extraction_confidence")
         self.edge_weights = None if col is None else np.ascontiguousarray(col[0], dtype=np.float64)
         self._typed: LinkGraph | None = None
@@ -215,8 +217,9 @@ class _Prepared:
             assert g is not None
             keep = (self.expand | self.admit)[g.edge_type_codes] if g.num_edges else np.zeros(0, dtype=bool)
             sel = np.flatnonzero(keep)
-            got = LinkGraph.from_arrays(g.ids, g.edge_src[sel], g.edge_dst[sel],
-                                        [g.edge_type_names[int(t)] for t in g.edge_type_codes[sel]])
+            got = LinkGraph.from_arrays(
+                g.ids, g.edge_src[sel], g.edge_dst[sel], [g.edge_type_names[int(t)] for t in g.edge_type_codes[sel]]
+            )
             self._typed = got
         return got
 
@@ -238,8 +241,13 @@ def prepared(g: LinkGraph, config: WalkConfig) -> _Prepared:
     return got
 
 
-def run_walk(graph: LinkGraph, starts: Sequence[tuple[int, str, float]], config: WalkConfig,
-             visible: VisibilityMask | None, provenance: Provenance) -> WalkOutcome:
+def run_walk(
+    graph: LinkGraph,
+    starts: Sequence[tuple[int, str, float]],
+    config: WalkConfig,
+    visible: VisibilityMask | None,
+    provenance: Provenance,
+) -> WalkOutcome:
     """Walk from ``starts`` (``(index, id, confidence)`` of visible concepts); the core keeps the
     best ``max_candidates`` (best-first, the budget shared across the concepts) and this decodes
     their paths on demand.
@@ -279,11 +287,24 @@ def run_walk(graph: LinkGraph, starts: Sequence[tuple[int, str, float]], config:
     start_idx = np.array([s[0] for s in starts], dtype=np.int32)
     weights = np.array([s[2] for s in starts], dtype=np.float64)
     t0 = time.perf_counter()
-    r = typed_walk(g, start_idx, config.max_hops, prep.expand, prep.admit, prep.node_types, prep.exp_nodes,
-                   prep.adm_nodes, max_edges=config.max_edges, max_candidates=config.max_candidates,
-                   visible=visible, start_weights=weights, edge_weights=prep.edge_weights,
-                   hop_decay=config.hop_decay, min_share=config.walk_min_share,
-                   max_paths=config.max_paths_per_candidate)
+    r = typed_walk(
+        g,
+        start_idx,
+        config.max_hops,
+        prep.expand,
+        prep.admit,
+        prep.node_types,
+        prep.exp_nodes,
+        prep.adm_nodes,
+        max_edges=config.max_edges,
+        max_candidates=config.max_candidates,
+        visible=visible,
+        start_weights=weights,
+        edge_weights=prep.edge_weights,
+        hop_decay=config.hop_decay,
+        min_share=config.walk_min_share,
+        max_paths=config.max_paths_per_candidate,
+    )
     out.core_ms = (time.perf_counter() - t0) * 1e3
     out.edges_visited = int(r.edges_visited)
     out.truncated = bool(r.truncated)
@@ -315,12 +336,16 @@ def run_walk(graph: LinkGraph, starts: Sequence[tuple[int, str, float]], config:
         paths = []
         for p in range(int(ptr[i]), int(ptr[i + 1])):
             h = int(phops[p])
-            row = pnodes[p, :h + 1].tolist()
+            row = pnodes[p, : h + 1].tolist()
             rendered = []
             for j, e in enumerate(pedges[p, :h].tolist()):
                 u, v = row[j], row[j + 1]
-                hop: dict[str, Any] = {"from": ids[u], "to": ids[v], "type": tnames[int(etype[e])],
-                                       "direction": "forward" if int(esrc[e]) == u else "backward"}
+                hop: dict[str, Any] = {
+                    "from": ids[u],
+                    "to": ids[v],
+                    "type": tnames[int(etype[e])],
+                    "direction": "forward" if int(esrc[e]) == u else "backward",
+                }
                 present, absent = provenance.edge(e)
                 hop.update({k: dict(x) if isinstance(x, dict) else x for k, x in present.items()})
                 if absent:
