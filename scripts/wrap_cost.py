@@ -4,7 +4,8 @@
 
 Rows (all-access caller; medians of interleaved rounds, ``conceptwalk.bench.harness.interleaved``):
 
-* ``graph_context(kb, question)`` / ``graph_context(kb, concepts=<its own search seeds>)``
+* ``graph_context(kb, question)`` / ``graph_context(kb, concepts=<its own search seeds>)``, the
+  one-call path (new) and the old two-call path (BM25 from Python, then the walk), checked equal
 * wrapped query (``ConceptAnchoredRetriever`` over ``builtin_flat_search``, ``concept_walk=True``)
   / the flat search alone, with the old numpy semantic step patched back in and with the
   compiled one (``benchmarks/bench_wrap_cost.py``)
@@ -24,24 +25,47 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
 import bench_wrap_cost as b  # noqa: E402
 
-from conceptwalk import graph_context  # noqa: E402
+from typing import Any  # noqa: E402
+
+from conceptwalk import Caller, graph_context  # noqa: E402
 from conceptwalk.bench import harness  # noqa: E402
 from conceptwalk.kb.store import KnowledgeBase  # noqa: E402
 
 
-def context_row(path: str, nq: int, rounds: int) -> tuple[float, float]:
+def old_question_context(kb: KnowledgeBase, question: str, caller: Caller) -> Any:
+    """``graph_context(kb, question)`` as it was before the one-call path (main at cf62986): the
+    state, then BM25 from Python (``TextIndex.search``), the 1/rank weights built in Python, then
+    the compiled walk: the same internals, called in the old order (two compiled calls)."""
+    from conceptwalk.tools import context as c
+
+    st = kb.state()
+    g, ix = st.graph, st.text_index
+    vm = caller.visibility(g)
+    spec, nodes, w, reason = c._context_seeds(g, kb, None, question, [], 10, vm, ix)
+    if nodes is None:
+        return reason
+    r = c.context_compiled(g.core, nodes, w, 0.25, 1e-4, 20, None, None, vm)
+    return c._from_core(g, question, spec, r, 0, 0.25, 1e-4, 20, None, 0.0)
+
+
+def context_row(path: str, nq: int, rounds: int, caller: Caller = b.ALL) -> dict[str, float]:
+    """Medians (ms) of the question-seeded call (new: one compiled call; old: two, Python between),
+    and of the concept-seeded call on the same query's own search seeds; results checked equal."""
     kb = KnowledgeBase.open(path, read_only=True)
     qs = b.queries(kb, nq)
-    seeds = [[s.id for s in graph_context(kb, q, caller=b.ALL).seeds] for q in qs]
+    seeds = [[s.id for s in graph_context(kb, q, caller=caller).seeds] for q in qs]
+    for q in qs:
+        assert graph_context(kb, q, caller=caller).to_dict() == old_question_context(kb, q, caller).to_dict()
     t = harness.interleaved(
         {
-            "question": lambda i: graph_context(kb, qs[i], caller=b.ALL),
-            "concepts": lambda i: graph_context(kb, concepts=seeds[i], caller=b.ALL),
+            "question": lambda i: graph_context(kb, qs[i], caller=caller),
+            "question_old": lambda i: old_question_context(kb, qs[i], caller),
+            "concepts": lambda i: graph_context(kb, concepts=seeds[i], caller=caller),
         },
         nq,
         rounds=rounds,
     )
-    return t["question"] * 1e3, t["concepts"] * 1e3
+    return {k: v * 1e3 for k, v in t.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,8 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     print("| --- | --- | ---: | ---: |")
     for path in args.kbs:
         name = os.path.basename(path)
-        q, c = context_row(path, args.queries, args.rounds)
-        print(f"| graph_context question / concepts | {name} | - | {q / c:.2f}x ({q:.3f} ms vs {c:.3f} ms) |")
+        for who, caller in (("all-access", b.ALL), ("public", Caller.public())):
+            t = context_row(path, args.queries, args.rounds, caller)
+            q, o, c = t["question"], t["question_old"], t["concepts"]
+            print(
+                f"| graph_context question / concepts ({who}) | {name} | {o / c:.2f}x ({o:.3f} ms vs {c:.3f} ms) "
+                f"| {q / c:.2f}x ({q:.3f} ms vs {c:.3f} ms) |"
+            )
         w = b.wrapped_rows(path, args.queries, args.rounds)
         print(
             f"| wrapped / flat | {name} | {w['old_ms'] / w['flat_ms']:.1f}x ({w['old_ms']:.2f} ms vs "

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "conceptwalk/csr_graph.hpp"
+#include "conceptwalk/text_index.hpp"
 
 namespace py = pybind11;
 using namespace pybind11::literals;
@@ -134,3 +135,11 @@ inline cw::Visibility resolve_visibility(const cw::CSRGraph& g, const Visibility
   if (vm->graph.get() != &g) throw py::value_error("visible: the VisibilityMask was built for a different graph");
   return vm->view();
 }
+
+using TextIndexPtr = std::shared_ptr<cw::TextIndex>;
+
+// BM25 statistics over one visible set, tied to the index they were computed for.
+struct TextStatsHolder {
+  TextIndexPtr index;
+  cw::TextStats stats;
+};

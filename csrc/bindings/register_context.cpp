@@ -45,6 +45,8 @@ void register_context(py::module_& m) {
       .def_property_readonly("cover_seeds", vector_property(&cw::ContextResult::cover_seeds))
       .def_readonly("truncated", &cw::ContextResult::truncated)
       .def_readonly("visits", &cw::ContextResult::visits)
+      .def_property_readonly("hits", vector_property(&cw::ContextResult::hits))
+      .def_readonly("seeded", &cw::ContextResult::seeded)
       .def("__len__", [](const cw::ContextResult& r) { return r.nodes.size(); });
 
   py::class_<cw::ContextBatch>(
@@ -91,6 +93,51 @@ void register_context(py::module_& m) {
       "One graph_context query (seeds strictly ascending): PPR (eps lowered for a hub seed), drop "
       "the seeds, keep the wanted node types, the top k by PPR (rank 0) or by coverage within "
       "max_hops, then PPR (rank 1), then hop counts and reached-through seeds; returns a ContextResult.");
+
+  m.def(
+      "graph_context_text",
+      [](const cw::CSRGraph& g, TextIndexPtr index, const carray<std::int32_t>& terms, std::int64_t n_hits,
+         py::handle concepts_in, double restart, double eps, std::int64_t k,
+         const std::optional<carray<std::int32_t>>& node_type, const std::optional<carray<bool>>& keep_types,
+         py::handle visible, const TextStatsHolder* stats, std::int32_t rank, std::int32_t max_hops,
+         std::int64_t max_visits, double k1, double b) {
+        check_1d(terms, "terms");
+        const carray<std::int32_t> concepts =
+            concepts_in.is_none() ? carray<std::int32_t>(0) : node_array(concepts_in, g, "concepts");
+        check_1d(concepts, "concepts");
+        const cw::NodeTypeFilter filter = type_filter(g, node_type, keep_types);
+        const VisibilityMask* vm = mask_arg(visible);
+        const cw::Visibility vis = resolve_visibility(g, vm);
+        if (stats != nullptr) {
+          if (stats->index.get() != index.get())
+            throw py::value_error("stats: computed for a different TextIndex");
+          const std::int64_t n_visible = vm ? vm->visible_count : g.num_nodes();
+          if (stats->stats.num_docs != n_visible)
+            throw py::value_error("stats: computed over " + std::to_string(stats->stats.num_docs) +
+                                  " documents, the visible set has " + std::to_string(n_visible));
+        }
+        cw::TextSeeds text;
+        text.index = index.get();
+        text.terms = terms.data();
+        text.num_terms = terms.shape(0);
+        text.n_hits = n_hits;
+        text.stats = stats == nullptr ? nullptr : &stats->stats;
+        text.bm25 = cw::BM25Params{k1, b};
+        const cw::PPRParams params{restart, eps, 0};
+        const cw::RankParams rp{static_cast<cw::Rank>(rank), max_hops, max_visits};
+        const std::int32_t* c = concepts.data();
+        const std::int64_t nc = concepts.shape(0);
+        py::gil_scoped_release nogil;
+        return cw::graph_context_text(g, vis, text, nc, c, params, k, filter, rp);
+      },
+      "graph"_a, "index"_a, "terms"_a, "n_hits"_a = 10, "concepts"_a = py::none(), "restart"_a = 0.25,
+      "eps"_a = 1e-4, "k"_a = 20, "node_type"_a = py::none(), "keep_types"_a = py::none(),
+      "visible"_a = py::none(), "stats"_a = py::none(), "rank"_a = 0, "max_hops"_a = 2,
+      "max_visits"_a = cw::kCoverageVisits, "k1"_a = 1.2, "b"_a = 0.75,
+      "graph_context from a question in one call: BM25 top n_hits over the visible documents (the graph's "
+      "nodes; stats over the same visible set, or None), hits seeded 1/rank and the given concepts 1, then "
+      "graph_context over those seeds; returns a ContextResult whose hits are the search seeds and whose "
+      "seeded is false when there was no seed.");
 
   m.def(
       "context_batch",

@@ -8,14 +8,6 @@
 
 namespace {
 
-using TextIndexPtr = std::shared_ptr<cw::TextIndex>;
-
-// BM25 statistics over one visible set, tied to the index they were computed for.
-struct TextStatsHolder {
-  TextIndexPtr index;
-  cw::TextStats stats;
-};
-
 template <class T>
 std::vector<T> to_vector(const carray<T>& a, const char* name) {
   check_1d(a, name);

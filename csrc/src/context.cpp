@@ -217,6 +217,72 @@ ContextResult graph_context(const CSRGraph& g, const Visibility& vis, std::int64
   return run_context(g, vis, nseeds, seeds, weights, params, k, filter, rank);
 }
 
+ContextResult graph_context_text(const CSRGraph& g, const Visibility& vis, const TextSeeds& text,
+                                 std::int64_t nconcepts, const node_t* concepts, const PPRParams& params,
+                                 std::int64_t k, const NodeTypeFilter& filter, const RankParams& rank) {
+  if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
+  validate_rank(rank);
+  if (text.index == nullptr) throw InvalidArgument("text: no index");
+  if (text.index->num_docs != g.num_nodes())
+    throw InvalidArgument("text: the index has " + std::to_string(text.index->num_docs) +
+                          " documents, the graph " + std::to_string(g.num_nodes()) + " nodes");
+  if (text.n_hits < 1) throw InvalidArgument("n_hits must be >= 1, got " + std::to_string(text.n_hits));
+  if (nconcepts < 0) throw InvalidArgument("concepts: negative count");
+  for (std::int64_t i = 0; i < nconcepts; ++i) {
+    const node_t c = concepts[i];
+    if (c < 0 || c >= g.num_nodes())
+      throw InvalidArgument("concepts[" + std::to_string(i) + "] = " + std::to_string(c) + " is outside [0, " +
+                            std::to_string(g.num_nodes()) + ")");
+    if (vis.mask && !vis.mask[c])
+      throw InvalidArgument("concepts[" + std::to_string(i) + "] = " + std::to_string(c) + " is not visible");
+  }
+  ContextResult out;
+  out.eps = params.eps;
+  if (text.num_terms > 0) {
+    TextHits h =
+        bm25_topk(*text.index, text.terms, text.num_terms, text.n_hits, vis.mask, nullptr, text.stats, text.bm25);
+    out.hits = std::move(h.docs);
+  }
+  // Seeds: the hits by rank (1/rank), then the concepts in the given order (1 each, repeats one
+  // seed). A stable sort by node keeps a node's hit before its concepts, so its weight is summed
+  // in the order the definition gives (1/rank, then + 1), bit for bit.
+  struct Entry {
+    node_t node;
+    double weight;
+    bool concept;
+  };
+  std::vector<Entry> seeds;
+  seeds.reserve(out.hits.size() + static_cast<std::size_t>(nconcepts));
+  for (std::size_t r = 0; r < out.hits.size(); ++r)
+    seeds.push_back({out.hits[r], 1.0 / static_cast<double>(r + 1), false});
+  for (std::int64_t i = 0; i < nconcepts; ++i) seeds.push_back({concepts[i], 1.0, true});
+  if (seeds.empty()) {
+    out.seeded = false;
+    return out;
+  }
+  std::stable_sort(seeds.begin(), seeds.end(), [](const Entry& a, const Entry& b) { return a.node < b.node; });
+  std::vector<node_t> qs;
+  std::vector<double> w;
+  qs.reserve(seeds.size());
+  w.reserve(seeds.size());
+  bool has_concept = false;  // the current node already has its concept weight
+  for (const Entry& e : seeds) {
+    if (!qs.empty() && qs.back() == e.node) {
+      if (e.concept && !has_concept) w.back() += e.weight;
+      has_concept = has_concept || e.concept;
+    } else {
+      qs.push_back(e.node);
+      w.push_back(e.weight);
+      has_concept = e.concept;
+    }
+  }
+  validate_context(g, vis, static_cast<std::int64_t>(qs.size()), qs.data(), w.data(), params, k);
+  ContextResult r =
+      run_context(g, vis, static_cast<std::int64_t>(qs.size()), qs.data(), w.data(), params, k, filter, rank);
+  r.hits = std::move(out.hits);
+  return r;
+}
+
 ContextBatch graph_context_batch(const CSRGraph& g, const Visibility& vis, std::int64_t ptr_size,
                                  const std::int64_t* seed_ptr, std::int64_t nseeds, const node_t* seeds,
                                  const double* weights, const PPRParams& params, std::int64_t k,

@@ -215,6 +215,10 @@ class ContextResult:
     def truncated(self) -> bool: ...
     @property
     def visits(self) -> int: ...
+    @property
+    def hits(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def seeded(self) -> bool: ...
     def __len__(self) -> int: ...
 
 class ContextBatch:
@@ -370,6 +374,25 @@ def graph_context(
     rank: _Int = 0,
     max_hops: _Int = 2,
     max_visits: _Int = 4000000,
+) -> ContextResult: ...
+def graph_context_text(
+    graph: CSRGraph,
+    index: TextIndex,
+    terms: npt.ArrayLike,
+    n_hits: _Int = 10,
+    concepts: npt.ArrayLike | None = None,
+    restart: _Float = 0.25,
+    eps: _Float = 0.0001,
+    k: _Int = 20,
+    node_type: npt.ArrayLike | None = None,
+    keep_types: npt.ArrayLike | None = None,
+    visible: VisibilityMask | None = None,
+    stats: TextStats | None = None,
+    rank: _Int = 0,
+    max_hops: _Int = 2,
+    max_visits: _Int = 4000000,
+    k1: _Float = 1.2,
+    b: _Float = 0.75,
 ) -> ContextResult: ...
 def context_batch(
     graph: CSRGraph,

@@ -8,6 +8,7 @@
 
 #include "conceptwalk/csr_graph.hpp"
 #include "conceptwalk/ppr.hpp"
+#include "conceptwalk/text_index.hpp"
 
 namespace cw {
 
@@ -53,6 +54,11 @@ struct ContextResult {
   std::vector<node_t> cover_seeds;
   bool truncated = false;   // coverage: the work budget stopped the pass
   std::int64_t visits = 0;  // coverage: adjacency entries the pass read
+  // graph_context_text only: the question's visible full-text hits in rank order (the search
+  // seeds, weight 1/rank), and whether there was any seed at all (false: no hit and no concept,
+  // nothing was walked and every other field is empty).
+  std::vector<node_t> hits;
+  bool seeded = true;
 };
 
 // Seeds: distinct, strictly ascending, visible node indices with weights as for PPR; k >= 1.
@@ -63,6 +69,29 @@ void validate_rank(const RankParams& rank);
 ContextResult graph_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
                             const double* weights, const PPRParams& params, std::int64_t k,
                             const NodeTypeFilter& filter, const RankParams& rank = RankParams{});
+
+// The full-text half of a question-seeded query: the question's term ids (any order, repeats
+// allowed; each in [0, index->num_terms)) and how many visible hits seed the walk. The index's
+// documents are the graph's nodes in node order (num_docs == the graph's num_nodes); stats, when
+// given, are text_stats over the same visible documents as `vis` (nullptr: counted per query).
+struct TextSeeds {
+  const TextIndex* index = nullptr;
+  const term_t* terms = nullptr;
+  std::int64_t num_terms = 0;
+  std::int64_t n_hits = 10;
+  const TextStats* stats = nullptr;
+  BM25Params bm25{};
+};
+
+// graph_context from a question, in one call: BM25 top n_hits over the visible documents, each
+// hit seeded with weight 1/rank, each distinct given concept with weight 1 (a concept that is also
+// a hit gets 1/rank + 1, added in that order), then graph_context over those seeds. `concepts`
+// are visible node indices in any order (repeats are one seed). The result's `hits` lists the
+// search seeds; `seeded` is false when there was no hit and no concept.
+ContextResult graph_context_text(const CSRGraph& g, const Visibility& vis, const TextSeeds& text,
+                                 std::int64_t nconcepts, const node_t* concepts, const PPRParams& params,
+                                 std::int64_t k, const NodeTypeFilter& filter,
+                                 const RankParams& rank = RankParams{});
 
 struct ContextBatch {
   std::vector<std::int64_t> ptr;  // q + 1 offsets into nodes / scores / hops / via

@@ -23,12 +23,18 @@ import numpy.typing as npt
 from .. import _core
 from .linkgraph import LinkGraph
 
-__all__ = ["context_batch", "context_compiled", "context_core"]
+__all__ = ["context_batch", "context_compiled", "context_core", "context_text_compiled"]
 
 #: The compiled call itself, ``(graph.core, seeds, weights, restart, eps, k, node_type,
 #: keep_types, visible) -> ContextResult`` (arguments checked by the caller): what
 #: :func:`context_core` runs, without its Python frame.
 context_compiled = _core.graph_context
+
+#: The question-seeded compiled call, ``(graph.core, index.core, terms, n_hits, concepts, restart,
+#: eps, k, node_type, keep_types, visible, stats, rank, max_hops) -> ContextResult``: BM25 over the
+#: visible documents, 1/rank seeds plus the concepts, then the walk, in one call (arguments
+#: checked by the caller; ``stats`` are the BM25 statistics of the same visible set).
+context_text_compiled = _core.graph_context_text
 
 
 def context_core(

@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from ..errors import InputError
 from ..graph import Caller, LinkGraph, VisibilityMask
-from ..graph.context import context_batch, context_compiled
+from ..graph.context import context_batch, context_compiled, context_text_compiled
 from ..graph.text import TextIndex
 from ..graph.checks import check_count, check_ppr_params, check_threads, query_list
 from .common import GraphSource, SearchFn, check_caller, offsets, source_graph, source_search
@@ -586,6 +586,49 @@ def graph_context(
     vm = caller.visibility(g)
     concept_idx = _concept_indices(g, concepts, vm)
     type_filter = _type_filter(g, node_types)
+    if ix is not None and question is not None and question.strip():
+        # The store's own search: BM25 over the visible documents, the 1/rank seeds, the walk, the
+        # top k and their hops in one compiled call (the question tokenised once, here).
+        r = context_text_compiled(
+            g.core,
+            ix.core,
+            ix.query_terms(question),
+            n_hits,
+            np.asarray(concept_idx, dtype=np.int32) if concept_idx else None,
+            restart,
+            eps,
+            k,
+            None if type_filter is None else g.node_type_codes,
+            type_filter,
+            vm,
+            ix.stats_for(vm),
+            rank_code,
+            max_hops,
+        )
+        text_spec = partial(_text_seed_spec, r, concept_idx)
+        if not r.seeded:
+            return _ranked(
+                _context_result(
+                    g,
+                    question,
+                    text_spec,
+                    restart,
+                    eps,
+                    k,
+                    "the question matched no visible node and no concepts were given",
+                    0,
+                    None,
+                    0.0,
+                    0,
+                    False,
+                    (time.perf_counter() - t0) * 1e3,
+                ),
+                rank,
+                max_hops,
+            )
+        return _ranked(
+            _from_core(g, question, text_spec, r, rank_code, restart, eps, k, type_filter, t0), rank, max_hops
+        )
     spec, seed_nodes, seed_w, reason = _context_seeds(g, kb, search, question, concept_idx, n_hits, vm, ix)
     if seed_nodes is None or seed_w is None:
         return _ranked(
@@ -615,6 +658,22 @@ def graph_context(
         r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k, None, None, vm)
     else:
         r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k, g.node_type_codes, type_filter, vm)
+    return _ranked(_from_core(g, question, spec, r, rank_code, restart, eps, k, type_filter, t0), rank, max_hops)
+
+
+def _from_core(
+    g: LinkGraph,
+    question: str | None,
+    spec: Any,
+    r: Any,
+    rank_code: int,
+    restart: float,
+    eps: float,
+    k: int,
+    type_filter: Any,
+    t0: float,
+) -> ContextResult:
+    """The result of one compiled query ``r`` (items built from its arrays on first access)."""
     if len(r):
         build = (
             partial(_items, g, r, None, None, None)
@@ -631,12 +690,8 @@ def graph_context(
                 r.cover_seeds.tolist(),
             )
         )
-        return _ranked(
-            ContextResult.from_core(
-                question, partial(_seed_objects, g, spec), build, restart, eps, k, r, (time.perf_counter() - t0) * 1e3
-            ),
-            rank,
-            max_hops,
+        return ContextResult.from_core(
+            question, partial(_seed_objects, g, spec), build, restart, eps, k, r, (time.perf_counter() - t0) * 1e3
         )
     out = _context_result(
         g,
@@ -655,7 +710,17 @@ def graph_context(
         r.fill_spent,
     )
     out.eps_reached, out.truncated = r.eps, r.truncated
-    return _ranked(out, rank, max_hops)
+    return out
+
+
+def _text_seed_spec(r: Any, concept_idx: list[int]) -> list[tuple[int, float, str, int | None]]:
+    """The seed spec of a question-seeded compiled query: its search hits by rank (1/rank), then
+    the distinct concepts (1 each)."""
+    spec: list[tuple[int, float, str, int | None]] = [
+        (h, 1.0 / rank, "search", rank) for rank, h in enumerate(r.hits.tolist(), 1)
+    ]
+    spec.extend((c, 1.0, "concept", None) for c in dict.fromkeys(concept_idx))
+    return spec
 
 
 #: The hard cap on ``max_hops`` of ``rank="coverage"`` (the core's kMaxCoverageHops).
@@ -785,9 +850,11 @@ _ONES_BASE.setflags(write=False)
 _ONES = [_ONES_BASE[:n] for n in range(257)]
 
 
-def _seed_objects(g: LinkGraph, spec: list[Any]) -> list[ContextSeed]:
+def _seed_objects(g: LinkGraph, spec: list[Any] | Callable[[], list[Any]]) -> list[ContextSeed]:
     """Seed objects of a seed spec: ``(node, weight, source, rank)`` tuples, or bare node indices
-    for concepts (weight 1)."""
+    for concepts (weight 1), or a callable returning one."""
+    if callable(spec):
+        spec = spec()
     node_at = g.node_at
     if spec and isinstance(spec[0], int):
         return [ContextSeed(*node_at(x), 1.0, "concept") for x in dict.fromkeys(spec)]

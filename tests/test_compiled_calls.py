@@ -1,0 +1,211 @@
+"""The shape of an answer: how many compiled calls one question makes (issue 18), and the
+question-seeded ``graph_context``'s one compiled call against the multi-call path it replaced.
+
+Counting: ``sys.setprofile`` sees a ``c_call`` event for every call from Python into a builtin;
+the compiled calls are those whose function belongs to ``conceptwalk._core`` (a module function or
+a method of a ``_core`` object). Property reads of core results are not calls and are not counted.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from typing import Any
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from conceptwalk import Caller, graph_context
+from conceptwalk import _core
+from conceptwalk.kb.store import KnowledgeBase
+
+from deletion_oracle import open_store
+
+_CORE_TYPES = tuple(v for v in vars(_core).values() if isinstance(v, type))
+
+
+def _is_core(fn: Any) -> str | None:
+    """The name of a compiled call (``name`` or ``CoreType.name``), or None for any other builtin."""
+    owner = getattr(fn, "__self__", None)
+    name = getattr(fn, "__name__", "?")
+    if isinstance(owner, _CORE_TYPES):
+        return f"{type(owner).__name__}.{name}"
+    if getattr(fn, "__module__", None) == "conceptwalk._core":
+        return name
+    return None
+
+
+def compiled_calls(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, Counter[str]]:
+    """``fn(*args, **kwargs)`` and the compiled calls it made, by name."""
+    calls: Counter[str] = Counter()
+
+    def prof(frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call":
+            name = _is_core(arg)
+            if name is not None:
+                calls[name] += 1
+
+    sys.setprofile(prof)
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        sys.setprofile(None)
+    return out, calls
+
+
+def _kb() -> KnowledgeBase:
+    kb = KnowledgeBase.open(":memory:")
+    kb.add_nodes(
+        [{"id": f"c{i}", "type": "CONCEPT", "title": f"concept {i} graph walk"} for i in range(30)]
+        + [
+            {"id": f"d{i}", "type": "DOC", "title": f"doc {i} about walks", "scopes": ["t1"] if i % 3 else []}
+            for i in range(40)
+        ]
+    )
+    kb.add_edges([{"src": f"d{i}", "dst": f"c{(i * 7) % 30}", "type": "MENTIONS"} for i in range(40)])
+    kb.add_edges([{"src": f"c{i}", "dst": f"c{(i + 1) % 30}", "type": "RELATED_TO"} for i in range(30)])
+    return kb
+
+
+@pytest.mark.parametrize("caller", [Caller.all_access(), Caller.public(), Caller.with_scopes("t1")], ids=str)
+@pytest.mark.parametrize("rank", ["ppr", "coverage"])
+def test_question_seeded_graph_context_is_one_compiled_call(caller: Caller, rank: str) -> None:
+    kb = _kb()
+    kwargs = {"k": 5, "caller": caller, "rank": rank, "concepts": ["c3"], "node_types": ["DOC"]}
+    warm = graph_context(kb, "graph walk", **kwargs)  # the state, the caller's mask, its BM25 statistics
+    res, calls = compiled_calls(graph_context, kb, "graph walk", **kwargs)
+    assert res == warm and len(res) > 0
+    assert sum(calls.values()) == 1, calls
+    assert calls == Counter({"graph_context_text": 1})
+
+
+def test_concept_seeded_graph_context_is_one_compiled_call() -> None:
+    kb = _kb()
+    graph_context(kb, concepts=["c3", "c4"], caller=Caller.public())
+    _, calls = compiled_calls(graph_context, kb, concepts=["c3", "c4"], caller=Caller.public())
+    assert calls == Counter({"graph_context": 1})
+
+
+def test_the_counter_sees_each_compiled_call() -> None:
+    """The counter is not blind: the path with a user's ``search=`` makes two compiled calls (the
+    BM25 behind that search, then the walk), and both are counted."""
+    kb = _kb()
+    st_ = kb.state()
+    vm = Caller.public().visibility(st_.graph)
+
+    def search(text: str, want: int) -> list[str]:
+        return [st_.graph.ids[d] for d in st_.text_index.search(text, want, visible=vm)[0]]
+
+    graph_context(kb, "graph walk", caller=Caller.public(), search=search)
+    _, calls = compiled_calls(graph_context, kb, "graph walk", caller=Caller.public(), search=search)
+    assert calls == Counter({"bm25_topk": 1, "graph_context": 1})
+
+
+# ----------------------------------------------------------------- one call == the many it replaced
+
+_WORDS = ["graph", "walk", "push", "rank", "seed", "token", "login", "alpha"]
+
+
+@st.composite
+def _store_rows(draw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    n = draw(st.integers(2, 25))
+    nodes = []
+    for i in range(n):
+        words = draw(st.lists(st.sampled_from(_WORDS), max_size=4))
+        body = draw(st.lists(st.sampled_from(_WORDS), max_size=6))
+        nodes.append(
+            {
+                "id": f"n{i}",
+                "type": draw(st.sampled_from(["CONCEPT", "DOC"])),
+                "title": " ".join(words) or None,
+                "body": " ".join(body) or None,
+                "scopes": draw(st.sampled_from([[], [], ["t1"], ["t2"], ["t1", "t2"]])),
+            }
+        )
+    pairs = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=3 * n))
+    edges = [{"src": f"n{a}", "dst": f"n{b}", "type": "REL"} for a, b in pairs if a != b]
+    return nodes, edges
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=_store_rows(),
+    question=st.lists(st.sampled_from(_WORDS + ["zzz"]), min_size=1, max_size=4).map(" ".join),
+    caller=st.sampled_from([Caller.all_access(), Caller.public(), Caller.with_scopes("t1"), Caller.with_scopes("t2")]),
+    n_hits=st.integers(1, 6),
+    rank=st.sampled_from(["ppr", "coverage"]),
+    typed=st.booleans(),
+    n_concepts=st.integers(0, 3),
+)
+def test_one_call_equals_search_then_walk(
+    rows: Any, question: str, caller: Caller, n_hits: int, rank: str, typed: bool, n_concepts: int
+) -> None:
+    """The one compiled call (BM25 -> 1/rank seeds -> walk) gives what the multi-call path gives:
+    the same BM25 hits through ``search=`` (Python between the calls), the same seeds, weights,
+    results, scores and reasons, bit for bit."""
+    nodes, edges = rows
+    kb = open_store(nodes, edges, [])
+    st_ = kb.state()
+    g, ix = st_.graph, st_.text_index
+    vm = caller.visibility(g)
+    visible = [nd["id"] for nd in nodes if vm is None or vm.mask[g.id_index[nd["id"]]]]
+    concepts = visible[:n_concepts] + visible[:1]  # a repeat, too
+    if n_concepts == 0:
+        concepts = []
+
+    def search(text: str, want: int) -> list[str]:
+        docs, _ = ix.search(text, want, visible=vm)
+        return [g.ids[d] for d in docs]
+
+    kwargs: dict[str, Any] = {
+        "concepts": concepts,
+        "k": 7,
+        "caller": caller,
+        "n_hits": n_hits,
+        "rank": rank,
+        "node_types": ["DOC"] if typed else None,
+    }
+    one = graph_context(kb, question, **kwargs)
+    many = graph_context(kb, question, search=search, **kwargs)
+    assert one.to_dict() == many.to_dict()
+    assert str(one) == str(many)
+
+
+def test_graph_context_text_refuses_bad_input_without_crashing() -> None:
+    """The binding and the core check everything Python can pass: out-of-range terms and concepts,
+    a hidden concept, statistics of another index or another visible set, an index of another
+    graph, n_hits < 1 -- each a clear error, never a crash or a read out of bounds."""
+    import numpy as np
+
+    kb = _kb()
+    st_ = kb.state()
+    g, ix = st_.graph, st_.text_index
+    vm = Caller.public().visibility(g)
+    hidden = next(i for i in range(g.num_nodes) if not vm.mask[i])
+    terms = ix.query_terms("graph walk")
+    good = dict(visible=vm, stats=ix.stats_for(vm))
+    ok = _core.graph_context_text(g.core, ix.core, terms, 5, None, **good)
+    assert ok.seeded and len(ok.hits) > 0
+    other = KnowledgeBase.open(":memory:")
+    other.add_nodes([{"id": "x", "title": "graph"}])
+    ost = other.state()
+    bad_calls = [
+        lambda: _core.graph_context_text(g.core, ix.core, np.array([ix.num_terms], np.int32), 5, None, **good),
+        lambda: _core.graph_context_text(g.core, ix.core, np.array([-1], np.int32), 5, None, **good),
+        lambda: _core.graph_context_text(g.core, ix.core, terms, 0, None, **good),
+        lambda: _core.graph_context_text(g.core, ix.core, terms, 5, np.array([g.num_nodes], np.int64), **good),
+        lambda: _core.graph_context_text(g.core, ix.core, terms, 5, np.array([-3], np.int32), **good),
+        lambda: _core.graph_context_text(g.core, ix.core, terms, 5, np.array([hidden], np.int32), **good),
+        lambda: _core.graph_context_text(g.core, ix.core, terms, 5, None, visible=vm, stats=ix.stats_for(None)),
+        lambda: _core.graph_context_text(
+            g.core, ix.core, terms, 5, None, visible=vm, stats=ost.text_index.stats_for(None)
+        ),
+        lambda: _core.graph_context_text(g.core, ost.text_index.core, terms[:0], 5, None),
+        lambda: _core.graph_context_text(g.core, ix.core, terms, 5, None, k=0),
+        lambda: _core.graph_context_text(g.core, ix.core, terms, 5, None, rank=7),
+        lambda: _core.graph_context_text(g.core, ix.core, np.zeros((2, 2), np.int32), 5, None),
+    ]
+    for i, call in enumerate(bad_calls):
+        with pytest.raises((ValueError, TypeError, IndexError)):
+            call()
