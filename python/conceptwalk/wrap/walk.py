@@ -321,37 +321,53 @@ def run_walk(
     out.path_count = dict(zip(cands, r.path_count.tolist()))
     slot = {c: i for i, c in enumerate(cands)}
     concept_of = {s[0]: s[1] for s in starts}
-    ptr = r.path_ptr
-    pnodes = r.path_nodes
-    pedges = r.path_edges
-    phops = r.path_hops
-    pscores = r.path_scores
     ids = g.ids
-    etype = g.edge_type_codes
-    esrc = g.edge_src
     tnames = g.edge_type_names
+    lists: list[Any] = []
+
+    def arrays() -> list[Any]:
+        # The walk's path arrays as Python lists, read once per walk on the first decode: the
+        # edge types and directions gathered for every path edge in one vectorised step (a
+        # per-hop numpy scalar read cost more than the rest of the decoding).
+        if not lists:
+            pedges = np.asarray(r.path_edges)
+            safe = np.where(pedges >= 0, pedges, 0)
+            lists.extend(
+                (
+                    r.path_ptr.tolist(),
+                    np.asarray(r.path_nodes).tolist(),
+                    pedges.tolist(),
+                    np.asarray(g.edge_type_codes)[safe].tolist(),
+                    np.asarray(g.edge_src)[safe].tolist(),
+                    r.path_hops.tolist(),
+                    r.path_scores.tolist(),
+                )
+            )
+        return lists
 
     def decode(c: int) -> list[WalkPath]:
+        ptr, pnodes, pedges, etypes, esrcs, phops, pscores = arrays()
         i = slot[c]
         paths = []
-        for p in range(int(ptr[i]), int(ptr[i + 1])):
-            h = int(phops[p])
-            row = pnodes[p, : h + 1].tolist()
+        for p in range(ptr[i], ptr[i + 1]):
+            h = phops[p]
+            row = pnodes[p][: h + 1]
             rendered = []
-            for j, e in enumerate(pedges[p, :h].tolist()):
-                u, v = row[j], row[j + 1]
+            for j in range(h):
+                e = pedges[p][j]
+                u = row[j]
                 hop: dict[str, Any] = {
                     "from": ids[u],
-                    "to": ids[v],
-                    "type": tnames[int(etype[e])],
-                    "direction": "forward" if int(esrc[e]) == u else "backward",
+                    "to": ids[row[j + 1]],
+                    "type": tnames[etypes[p][j]],
+                    "direction": "forward" if esrcs[p][j] == u else "backward",
                 }
                 present, absent = provenance.edge(e)
                 hop.update({k: dict(x) if isinstance(x, dict) else x for k, x in present.items()})
                 if absent:
                     hop["absent"] = dict(absent)
                 rendered.append(hop)
-            paths.append(WalkPath(c, concept_of[row[0]], float(pscores[p]), [ids[x] for x in row], rendered))
+            paths.append(WalkPath(c, concept_of[row[0]], pscores[p], [ids[x] for x in row], rendered))
         return paths
 
     out.decode = decode
