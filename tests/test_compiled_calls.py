@@ -63,7 +63,7 @@ def _kb() -> KnowledgeBase:
             for i in range(40)
         ]
     )
-    kb.add_edges([{"src": f"d{i}", "dst": f"c{(i * 7) % 30}", "type": "MENTIONS"} for i in range(40)])
+    kb.add_edges([{"src": f"d{i}", "dst": f"c{(i * 7) % 30}", "type": "TAGGED_CONCEPT"} for i in range(40)])
     kb.add_edges([{"src": f"c{i}", "dst": f"c{(i + 1) % 30}", "type": "RELATED_TO"} for i in range(30)])
     return kb
 
@@ -209,3 +209,24 @@ def test_graph_context_text_refuses_bad_input_without_crashing() -> None:
     for i, call in enumerate(bad_calls):
         with pytest.raises((ValueError, TypeError, IndexError)):
             call()
+
+
+def test_wrapped_query_makes_at_most_three_compiled_calls_of_its_own() -> None:
+    """The wrap's own work on one query -- the resolver's lexical step (BM25 over the concepts),
+    its semantic step (the compiled sparse top-k) and the typed walk -- is three compiled calls; a
+    flat search that is itself compiled (the built-in one: BM25) adds its own one."""
+    from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
+
+    kb = _kb()
+    who = Caller.with_scopes("t1")
+
+    def user_flat(text: str, k: int) -> list[dict[str, Any]]:  # a backend of the user's: no compiled call
+        return [{"id": "d1", "score": 1.0}]
+
+    for flat, extra in ((user_flat, 0), (builtin_flat_search(kb, caller=who), 1)):
+        ret = ConceptAnchoredRetriever(flat, kb)
+        warm = ret.query("concept graph walk", 5, concept_walk=True, caller=who)
+        out, calls = compiled_calls(ret.query, "concept graph walk", 5, concept_walk=True, caller=who)
+        assert out == warm and any(r.get("via") == "concept-walk" for r in out)
+        assert sum(calls.values()) <= 3 + extra, calls
+        assert calls["typed_walk"] == 1, calls

@@ -87,10 +87,10 @@ def test_mask_cache_is_a_bounded_lru(monkeypatch: pytest.MonkeyPatch) -> None:
     g = LinkGraph.from_edges([(f"n{i}", f"n{i + 1}") for i in range(19)], nodes=nodes)
     monkeypatch.setattr(LinkGraph, "MASK_CACHE_ENTRIES", 3)
     masks = [g.visibility_for_scopes([f"s{i}"]) for i in range(5)]
-    assert len(g._mask_cache) == 3
+    assert len(g._views) == 3
     assert g.visibility_for_scopes(["s4"]) is masks[4]  # recent ones are kept
     assert g.visibility_for_scopes(["s0"]) is not masks[0]  # the oldest was dropped, rebuilt equal
     assert np.array_equal(g.visibility_for_scopes(["s0"]).mask, masks[0].mask)
     monkeypatch.setattr(LinkGraph, "MASK_CACHE_BYTES", 1)
     g.visibility_for_scopes(["s1"])
-    assert len(g._mask_cache) == 1
+    assert len(g._views) == 1

@@ -32,6 +32,8 @@ from ._intern import (
     unpack_strings,
 )
 from ..errors import InputError, NotFoundError, shown
+from .view import View
+from .visibility import Caller
 from .checks import (
     check_count,
     check_min_shared,
@@ -886,8 +888,10 @@ class LinkGraph:
             *(self._edge_cols or ()),
         ):
             arr.setflags(write=False)
-        self._mask_cache: OrderedDict[Any, _core.VisibilityMask] = OrderedDict()
-        self._mask_lock = threading.Lock()
+        # One View per caller (its mask and everything else that depends on the caller), in a
+        # bounded LRU keyed by the scope set (None: all access).
+        self._views: OrderedDict[Any, View] = OrderedDict()
+        self._view_lock = threading.Lock()
 
     @property
     def node_type_codes_list(self) -> list[int]:
@@ -1930,18 +1934,74 @@ class LinkGraph:
         visible: npt.NDArray[np.bool_] = (counts == 0) | (hits > 0)
         return visible
 
-    #: How many prepared masks a graph keeps (least recently used dropped first), and the bytes
+    #: How many callers' views (with their prepared masks) a graph keeps (least recently used
+    #: dropped first), and the bytes
     #: they may hold together. A mask holds, per node, a byte and a visible degree, and the rows
     #: of the visible subgraph (4 bytes per visible adjacency entry) that let a masked push read
     #: only visible entries — about 17 bytes per node-and-neighbour of the graph in the worst case.
     MASK_CACHE_ENTRIES = 64
     MASK_CACHE_BYTES = 1 << 30
 
-    def visibility_for_scopes(self, scopes: Iterable[str] | None) -> _core.VisibilityMask | None:
-        """A cached prepared mask for a scope set (None = all access, no mask).
+    def view(self, caller: Caller | None) -> View:
+        """The caller's :class:`~conceptwalk.graph.view.View` of this graph: its prepared mask
+        and everything else a query reads that depends on the caller, made once per caller.
 
-        The cache is a thread-safe LRU bounded by :attr:`MASK_CACHE_ENTRIES` masks and
-        :attr:`MASK_CACHE_BYTES` bytes (at least the most recent mask is always kept).
+        Views are kept in a thread-safe LRU bounded by :attr:`MASK_CACHE_ENTRIES` views and
+        :attr:`MASK_CACHE_BYTES` bytes of masks (at least the most recent view is always kept).
+
+        Parameters
+        ----------
+        caller : Caller
+            Who asks (None is refused: there is no implicit all-access).
+
+        Returns
+        -------
+        View
+
+        Examples
+        --------
+        >>> from conceptwalk import Caller
+        >>> g = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "b", "scopes": ["t"]}])
+        >>> v = g.view(Caller.with_scopes("t"))
+        >>> v is g.view(Caller.with_scopes(["t"])), v.mask.visible_count
+        (True, 2)
+        """
+        if not isinstance(caller, Caller):
+            raise InputError(f"caller must be a Caller, got {type(caller).__name__}")
+        return self.view_for_scopes(caller.scopes)
+
+    def view_for_scopes(self, scopes: Iterable[str] | None) -> View:
+        """The :class:`~conceptwalk.graph.view.View` of a scope set (None: all access); see
+        :meth:`view`.
+
+        Parameters
+        ----------
+        scopes : iterable of str or None
+
+        Returns
+        -------
+        View
+        """
+        key = None if scopes is None else frozenset(scopes)
+        with self._view_lock:
+            v = self._views.get(key)
+            if v is not None:
+                self._views.move_to_end(key)
+                return v
+        vm = None if key is None else _core.VisibilityMask(self._core, self.scope_mask(key))
+        v = View(self, key, vm)
+        per_mask = 13 * self.num_nodes + 4 * int(self._core.num_entries)
+        limit = max(1, min(self.MASK_CACHE_ENTRIES, self.MASK_CACHE_BYTES // max(per_mask, 1)))
+        with self._view_lock:
+            v = self._views.setdefault(key, v)
+            self._views.move_to_end(key)
+            while len(self._views) > limit:
+                self._views.popitem(last=False)
+        return v
+
+    def visibility_for_scopes(self, scopes: Iterable[str] | None) -> _core.VisibilityMask | None:
+        """The prepared mask of a scope set (None = all access, no mask): its view's mask
+        (:meth:`view_for_scopes`).
 
         Parameters
         ----------
@@ -1959,21 +2019,7 @@ class LinkGraph:
         """
         if scopes is None:
             return None
-        key = frozenset(scopes)
-        with self._mask_lock:
-            vm = self._mask_cache.get(key)
-            if vm is not None:
-                self._mask_cache.move_to_end(key)
-                return vm
-        vm = _core.VisibilityMask(self._core, self.scope_mask(key))
-        per_mask = 13 * self.num_nodes + 4 * int(self._core.num_entries)
-        limit = max(1, min(self.MASK_CACHE_ENTRIES, self.MASK_CACHE_BYTES // max(per_mask, 1)))
-        with self._mask_lock:
-            vm = self._mask_cache.setdefault(key, vm)
-            self._mask_cache.move_to_end(key)
-            while len(self._mask_cache) > limit:
-                self._mask_cache.popitem(last=False)
-        return vm
+        return self.view_for_scopes(scopes).mask
 
     # ------------------------------------------------------------------ algorithms
     def seed_arrays(

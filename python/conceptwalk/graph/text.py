@@ -42,7 +42,6 @@ import bisect
 import re
 import threading
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -52,6 +51,7 @@ import numpy.typing as npt
 from .. import _core
 from ..errors import ConceptwalkError, InputError
 from ._intern import intern_strings
+from .view import View
 
 __all__ = ["TITLE_WEIGHT", "TOKENIZER_VERSION", "TextIndex", "text_search", "tokenize"]
 
@@ -164,16 +164,14 @@ class TextIndex:
         the sorted vocabulary).
     """
 
-    #: Prepared-mask statistics kept per index (least recently used dropped first).
-    STATS_CACHE_ENTRIES = 64
-
     def __init__(self, core: _core.TextIndex, vocabulary: list[str], *, term_ids: dict[str, int] | None = None) -> None:
         if len(vocabulary) != core.num_terms:
             raise InputError(f"vocabulary has {len(vocabulary)} terms, the postings {core.num_terms}")
         self._core = core
         self.vocabulary = vocabulary
         self._term_ids: dict[str, int] | None = term_ids
-        self._stats: OrderedDict[int, tuple[Any, _core.TextStats]] = OrderedDict()
+        # The all-documents statistics (not per caller: a caller's are kept in its View).
+        self._all_stats: _core.TextStats | None = None
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ construction
@@ -546,34 +544,48 @@ class TextIndex:
         return np.asarray(found, dtype=np.int32)
 
     def stats_for(self, visibility: Any) -> _core.TextStats:
-        """BM25 statistics over a prepared :class:`~conceptwalk.graph.VisibilityMask` (None: all
-        documents): N, the total length, and per term its visible document frequency and its
-        largest contribution (MaxScore's exact upper bound). Computed once per mask (one pass
-        over the postings) and kept in this index's LRU while the mask is alive.
+        """BM25 statistics over the documents a caller sees: N, the total length, and per term
+        its visible document frequency and its largest contribution (MaxScore's exact upper
+        bound).
 
         Parameters
         ----------
-        visibility : VisibilityMask or None
-            A prepared mask over this index's documents (None: all of them).
+        visibility : View, VisibilityMask or None
+            A caller's :class:`~conceptwalk.graph.view.View` of this index's graph (the
+            statistics are kept in the view, computed once per caller); None: all documents
+            (kept in this index); a bare prepared mask: computed for this call (one pass over
+            the postings; pass the view to keep them).
 
         Returns
         -------
         conceptwalk._core.TextStats
         """
-        key = id(visibility)
-        with self._lock:
-            got = self._stats.get(key)
-            if got is not None and got[0] is visibility:
-                self._stats.move_to_end(key)
-                return got[1]
-        mask = None if visibility is None else _mask_u8(visibility.mask, self.num_docs, "visible")
-        st = self._core.stats(mask, K1, B)
-        with self._lock:
-            self._stats[key] = (visibility, st)
-            self._stats.move_to_end(key)
-            while len(self._stats) > self.STATS_CACHE_ENTRIES:
-                self._stats.popitem(last=False)
-        return st
+        if visibility is None:
+            st = self._all_stats
+            if st is None:
+                with self._lock:
+                    st = self._all_stats
+                    if st is None:
+                        st = self._all_stats = self._core.stats(None, K1, B)
+            return st
+        if isinstance(visibility, View):
+            return visibility.text_stats(self)
+        return self.stats_over(visibility)
+
+    def stats_over(self, mask: _core.VisibilityMask) -> _core.TextStats:
+        """BM25 statistics over the documents ``mask`` admits, computed now (not kept: see
+        :meth:`stats_for`).
+
+        Parameters
+        ----------
+        mask : VisibilityMask
+            A prepared mask over this index's documents.
+
+        Returns
+        -------
+        conceptwalk._core.TextStats
+        """
+        return self._core.stats(_mask_u8(mask.mask, self.num_docs, "visible"), K1, B)
 
     def search_indices(
         self, text: str, k: int, *, visible: Any = None, eligible: npt.NDArray[np.bool_] | None = None
@@ -586,10 +598,10 @@ class TextIndex:
             Any text (every word is a term).
         k : int
             The most documents.
-        visible : None, boolean mask or VisibilityMask
-            None: all documents; a boolean mask over the documents (statistics counted for this
-            query); a prepared :class:`~conceptwalk.graph.VisibilityMask` (statistics cached per
-            mask).
+        visible : None, View, boolean mask or VisibilityMask
+            None: all documents; a caller's :class:`~conceptwalk.graph.view.View` of the graph
+            (statistics kept in the view); a boolean mask over the documents or a prepared
+            :class:`~conceptwalk.graph.VisibilityMask` (statistics counted for this query).
         eligible : boolean mask, optional
             The documents that may be returned (a filter such as node types; implies visible);
             the statistics stay those of ``visible``.
@@ -609,9 +621,12 @@ class TextIndex:
         if visible is None:
             vis = None
             stats = self.stats_for(None)
+        elif isinstance(visible, View):
+            vm = visible.mask
+            vis = None if vm is None else _mask_u8(vm.mask, n, "visible")
+            stats = visible.text_stats(self)
         elif isinstance(visible, _core.VisibilityMask):
-            vis = _mask_u8(visible.mask, n, "visible")
-            stats = self.stats_for(visible)
+            vis = _mask_u8(visible.mask, n, "visible")  # statistics counted by the core, per query
         else:
             vis = _mask_u8(visible, n, "visible")
         elig = _mask_u8(eligible, n, "eligible")
@@ -633,7 +648,7 @@ class TextIndex:
             Any text.
         k : int
             The most documents.
-        visible : None, boolean mask or VisibilityMask
+        visible : None, View, boolean mask or VisibilityMask
             What the caller sees (see :meth:`search_indices`).
         eligible : boolean mask, optional
             The documents that may be returned.
@@ -682,8 +697,8 @@ def text_search(
     n = graph.num_nodes
     if index.num_docs != n:
         raise ConceptwalkError(f"the text index has {index.num_docs} documents, the graph {n} nodes")
-    if visible is None or isinstance(visible, _core.VisibilityMask):
-        vis: Any = visible  # a prepared mask: its statistics are cached
+    if visible is None or isinstance(visible, (View, _core.VisibilityMask)):
+        vis: Any = visible  # a caller's view: its statistics are kept in it
     elif isinstance(visible, np.ndarray) and visible.dtype == np.bool_:
         vis = visible
     else:

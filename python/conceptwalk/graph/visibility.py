@@ -163,7 +163,8 @@ class Caller:
         return self.scopes is None
 
     def visibility(self, graph: LinkGraph) -> _core.VisibilityMask | None:
-        """The prepared mask for ``graph`` (None when everything is visible). Cached per graph.
+        """The prepared mask for ``graph`` (None when everything is visible): the mask of this
+        caller's :meth:`~conceptwalk.graph.LinkGraph.view` of it, made once per graph.
 
         Parameters
         ----------
@@ -181,7 +182,7 @@ class Caller:
         """
         if self.scopes is None:
             return None
-        return graph.visibility_for_scopes(self.scopes)
+        return graph.view_for_scopes(self.scopes).mask
 
     def __str__(self) -> str:
         if self.scopes is None:

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..graph import LinkGraph
+from ..graph import Caller, LinkGraph
 from ..graph.text import TextIndex
+from ..graph.view import View
 
 __all__ = ["StoreState"]
 
@@ -56,6 +57,32 @@ class StoreState:
     graph_version: int
     graph: LinkGraph
     text_index: TextIndex
+
+    def view(self, caller: Caller) -> View:
+        """The caller's view of this state: its prepared mask, its BM25 statistics of
+        :attr:`text_index` and whatever the layers above keep per caller
+        (:class:`~conceptwalk.graph.view.View`), made once per caller and shared.
+
+        Parameters
+        ----------
+        caller : Caller
+
+        Returns
+        -------
+        View
+
+        Examples
+        --------
+        >>> from conceptwalk import Caller
+        >>> from conceptwalk.kb import KnowledgeBase
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a", "title": "walks"}, {"id": "b", "title": "walks", "scopes": ["t"]}])
+        >>> st = kb.state()
+        >>> v = st.view(Caller.public())
+        >>> v.mask.visible_count, st.text_index.search("walks", 5, visible=v)[0], st.view(Caller.public()) is v
+        (1, [0], True)
+        """
+        return self.graph.view(caller)
 
     def __repr__(self) -> str:
         return (

@@ -1996,9 +1996,8 @@ class KnowledgeBase:
             st = self.state()  # the graph and its text index of one committed state
         except InputError:  # no nodes: nothing to find
             return []
-        g = st.graph
-        vm = (Caller.public() if caller is None else caller).visibility(g)  # fail closed
-        return text_search(st.text_index, g, text, k, visible=vm, node_types=node_types)
+        view = st.view(Caller.public() if caller is None else caller)  # fail closed
+        return text_search(st.text_index, st.graph, text, k, visible=view, node_types=node_types)
 
     def state(self, *, annotations: bool = True) -> StoreState:
         """The store's current committed state: its graph snapshot, the text index of that graph

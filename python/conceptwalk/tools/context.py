@@ -583,7 +583,8 @@ def graph_context(
     if isinstance(concepts, str):
         raise InputError("concepts must be a list of ids, not a single string")
     g, kb, ix = _source_state(source, (question,), search)
-    vm = caller.visibility(g)
+    view = g.view(caller)  # the caller's mask and statistics, made once per (graph, caller)
+    vm = view.mask
     concept_idx = _concept_indices(g, concepts, vm)
     type_filter = _type_filter(g, node_types)
     if ix is not None and question is not None and question.strip():
@@ -601,7 +602,7 @@ def graph_context(
             None if type_filter is None else g.node_type_codes,
             type_filter,
             vm,
-            ix.stats_for(vm),
+            view.text_stats(ix),
             rank_code,
             max_hops,
         )

@@ -18,6 +18,7 @@ from .embed import HashingEmbedder, normalize_text
 from ..errors import ConceptwalkError, InputError
 from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph, VisibilityMask
 from ..graph.vectors import SparseVectors
+from ..graph.view import View
 from ..tools.common import source_kind
 from .config import WalkConfig
 
@@ -269,23 +270,26 @@ class Snapshot:
         return self._get(("names", config.concept_node_types), build)  # type: ignore[no-any-return]
 
     # -------------------------------------------------------------- provenance presence
-    def presence(self, visible: VisibilityMask | None = None) -> Mapping[str, int] | None:
+    def presence(self, visible: View | VisibilityMask | None = None) -> Mapping[str, int] | None:
         """Per annotation column, stored edges with a value (None for a bare graph).
 
-        With ``visible`` (a caller's mask), only the stored edges whose two endpoints the caller
-        sees are counted -- what the store with the hidden nodes deleted would count. That
-        needs one pass over the store's edges (cached per snapshot and mask), so the mapping is
-        lazy: it is computed on the first lookup."""
+        With ``visible`` (a caller's :class:`~conceptwalk.graph.view.View` of this snapshot's
+        graph, or its bare mask), only the stored edges whose two endpoints the caller sees are
+        counted -- what the store with the hidden nodes deleted would count. That needs one
+        pass over the store's edges (kept in the caller's view; with a bare mask, made for this
+        mapping), so the mapping is lazy: it is computed on the first lookup."""
         whole = self._get("presence", self.source.read_presence)
-        if whole is None or visible is None:
+        if whole is None or visible is None or (isinstance(visible, View) and visible.mask is None):
             return whole  # type: ignore[no-any-return]
         return _LazyCounts(lambda: self.visible_counts(visible))
 
-    def visible_counts(self, visible: VisibilityMask | None) -> dict[str, int] | None:
+    def visible_counts(self, visible: View | VisibilityMask | None) -> dict[str, int] | None:
         """Stored edges between nodes the caller sees (``"edges"``) and, per annotation column,
         how many of them hold a value; None for a bare graph or a KB-like object that cannot
-        list its edges."""
-        if visible is None:
+        list its edges. ``visible`` is the caller's view of this snapshot's graph (None or an
+        all-access view: every stored edge; the counts are kept in the view) or its bare mask
+        (counted for this call)."""
+        if visible is None or (isinstance(visible, View) and visible.mask is None):
             whole = self.presence()
             if whole is None:
                 return None
@@ -295,21 +299,23 @@ class Snapshot:
         rows = self._get("edge_presence", self._edge_presence_rows)
         if rows is False:
             return None
-        cache_key = (self._kind, "visible_counts", visible)
-        with _SHARED_LOCK:
-            counts = self._cache.get(cache_key)
-            if counts is None:
-                src, dst, bits = rows
-                mask = np.asarray(visible.mask, dtype=bool)
-                ok = (src >= 0) & (dst >= 0)
-                ok[ok] = mask[src[ok]] & mask[dst[ok]]
-                seen = bits[ok]
-                counts = {"edges": int(ok.sum())}
-                for i, key in enumerate(EDGE_ANNOTATION_KEYS):
-                    counts[key] = int(np.count_nonzero(seen & (1 << i)))
-                if len(self._cache) < 256:
-                    self._cache[cache_key] = counts
-        return counts
+        vm = visible.mask if isinstance(visible, View) else visible
+        assert vm is not None  # an all-access view returned above
+
+        def count() -> dict[str, int]:
+            src, dst, bits = rows
+            mask = np.asarray(vm.mask, dtype=bool)
+            ok = (src >= 0) & (dst >= 0)
+            ok[ok] = mask[src[ok]] & mask[dst[ok]]
+            seen = bits[ok]
+            counts = {"edges": int(ok.sum())}
+            for i, key in enumerate(EDGE_ANNOTATION_KEYS):
+                counts[key] = int(np.count_nonzero(seen & (1 << i)))
+            return counts
+
+        if isinstance(visible, View):
+            return visible.memo(("wrap.visible_counts", self._kind), count)
+        return count()
 
     def _edge_presence_rows(self) -> Any:
         """The store's edges as graph positions (-1 for an endpoint this snapshot lacks) and
@@ -446,10 +452,11 @@ class Snapshot:
         if k <= 0:
             return []
         g = self.graph
-        visibility = caller.visibility(g)
+        view = g.view(caller)
+        visibility = view.mask
         ix = self.text_index()
         if ix is not None:
-            docs, _scores = ix.search_indices(text, k, visible=visibility, eligible=self.concept_flags(config))
+            docs, _scores = ix.search_indices(text, k, visible=view, eligible=self.concept_flags(config))
             ids = g.ids
             return [ids[d] for d in docs.tolist()]
         search = getattr(self.source.kb, "search", None)

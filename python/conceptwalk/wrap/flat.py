@@ -116,9 +116,10 @@ class BuiltinFlatSearch:
             g, ix = st.graph, st.text_index
         else:
             g = self.source.graph()
-        vm = who.visibility(g)
+        view = g.view(who)
+        vm = view.mask
         mask = None if vm is None else vm.mask
-        hits = self._fts(text, k, g, mask, vm, ix) if self.mode == "fts" else self._embedding(text, k, g, mask)
+        hits = self._fts(text, k, g, mask, view, ix) if self.mode == "fts" else self._embedding(text, k, g, mask)
         out = []
         for nid, score in hits:
             i = g.id_index[nid]
@@ -127,9 +128,9 @@ class BuiltinFlatSearch:
             )
         return out
 
-    def _fts(self, text: str, k: int, g: Any, mask: Any, vm: Any, ix: Any) -> list[tuple[str, float]]:
-        if ix is not None:  # the text index of g's state
-            docs, scores = ix.search(text, k, visible=vm)
+    def _fts(self, text: str, k: int, g: Any, mask: Any, view: Any, ix: Any) -> list[tuple[str, float]]:
+        if ix is not None:  # the text index of g's state, with the caller's statistics from its view
+            docs, scores = ix.search(text, k, visible=view)
             ids = g.ids
             return [(ids[d], s) for d, s in zip(docs, scores)]
         fetch = k if mask is None else max(2 * k, 16)

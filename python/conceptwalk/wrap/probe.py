@@ -74,7 +74,8 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
     source = Source(kb, annotations=cfg.annotations)
     snap = source.snapshot()
     g = snap.graph
-    vm = who.visibility(g)
+    view = g.view(who)
+    vm = view.mask
     visible = None if vm is None else vm.mask
     concepts = snap.concept_indices(cfg)
     if visible is not None:
@@ -176,7 +177,7 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
         "ambiguousAliases": ambiguous,
     }
     # provenance
-    stored = snap.visible_counts(vm) if source.is_store else None
+    stored = snap.visible_counts(view) if source.is_store else None
     provenance: dict[str, Any] = {}
     for axis, cols in AXES.items():
         per_col = {}

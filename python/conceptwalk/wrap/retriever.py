@@ -151,7 +151,6 @@ class ConceptAnchoredRetriever:
         self.resolver = ConceptResolver(kb, self.config, embedder=embedder, _source=self.source)
         self.sink = make_sink(event_sink if event_sink is not None else self.config.event_sink)
         self._pool: WalkConfig | None = None
-        self._prov: tuple[Any, Any, Provenance] | None = None
         self.warm()
 
     def warm(self) -> None:
@@ -246,16 +245,16 @@ class ConceptAnchoredRetriever:
         t2 = time.perf_counter()
         concepts = resolved[: cfg.max_concepts]
         truncated_by = ["concepts"] if len(resolved) > cfg.max_concepts else []
-        vm = caller.visibility(g)
+        view = g.view(caller)
+        vm = view.mask
         starts = [(g.id_index[c.id], c.id, c.confidence) for c in concepts]
         rerank = cfg.rank_by == "ppr" or (cfg.rank_by != "path" and self.resolver.embedder is not None)
         walk_cfg = cfg if not rerank else self._pool_config()
-        prov = self._prov
-        if prov is None or prov[0] is not g or prov[1] is not vm:
-            # one per snapshot and visibility: its per-edge cache outlives a query
-            prov = (g, vm, Provenance(g, snap.presence(vm)))
-            self._prov = prov
-        outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, prov[2])
+        # the caller's provenance renderer, kept in its view (its per-edge cache outlives a query)
+        prov = view.memo(("wrap.provenance", id(snap)), lambda: (snap, Provenance(g, snap.presence(view))))
+        if prov[0] is not snap:  # another snapshot object over the same graph: not kept
+            prov = (snap, Provenance(g, snap.presence(view)))
+        outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, prov[1])
         ids = g.ids
         ranked = outcome.candidates
         if rerank and ranked:
