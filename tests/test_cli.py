@@ -131,3 +131,35 @@ def test_dataset_cwe(tmp_path: Path) -> None:
     assert out["nodes"] > 1000
     path = json.loads(run("path", str(db), "CWE-89", "CWE-74", "--json").stdout)
     assert path["found"]
+
+
+def test_n_hits_is_the_apis_n_hits(kb_file: Path) -> None:
+    """``--n-hits`` (and its old name ``--hits``) sets graph_context's n_hits: the search seeds."""
+    argv = ("context", str(kb_file), "login tokens", "--json", "--scopes", "*")
+    one = json.loads(run(*argv, "--n-hits", "1").stdout)
+    assert json.loads(run(*argv, "--hits", "1").stdout) == one
+    with KnowledgeBase.open(str(kb_file)) as kb:
+        api = graph_context(kb, "login tokens", caller=Caller.all_access(), n_hits=1).to_dict()
+    assert one == json.loads(json.dumps(api))
+    assert len(one["seeds"]) == 1 < len(json.loads(run(*argv).stdout)["seeds"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["context", "{kb}", "login"],
+        ["suggest", "{kb}", "auth"],
+        ["path", "{kb}", "auth", "login"],
+        ["query", "{kb}", "login"],
+        ["probe", "{kb}"],
+    ],
+    ids=lambda a: a[0],
+)
+def test_every_answering_command_warns_about_an_unknown_scope(kb_file: Path, argv: list[str]) -> None:
+    argv = [str(kb_file) if a == "{kb}" else a for a in argv]
+    p = run(*argv, "--scopes", "team-a,team-zz")
+    assert p.stderr == (
+        "conceptwalk: warning: no node carries scope 'team-zz' (a typo?); it grants nothing: "
+        "see `conceptwalk stats` for the scopes\n"
+    )
+    assert run(*argv, "--scopes", "team-a").stderr == "" == run(*argv).stderr

@@ -256,3 +256,27 @@ def test_probe_suggestions_without_a_caller_are_public(kb):
     cfg = WalkConfig(concept_node_types=("NO_SUCH_TYPE",))
     assert suggest_settings(kb, cfg) == suggest_settings(kb, cfg, caller=Caller.public())
     assert suggest_settings(kb, cfg) != suggest_settings(kb, cfg, caller=ALL)
+
+
+@pytest.mark.parametrize(
+    "module, name",
+    [
+        ("conceptwalk.integrations.langchain", "ConceptwalkRetriever"),
+        ("conceptwalk.integrations.langchain", "ConceptWalkWrapRetriever"),
+        ("conceptwalk.integrations.llama_index", "ConceptwalkRetriever"),
+        ("conceptwalk.integrations.llama_index", "ConceptWalkPostprocessor"),
+    ],
+)
+def test_the_framework_adapters_require_a_caller(kb, module, name):
+    """The LangChain and LlamaIndex adapters: no caller (omitted or None) is an error, never all
+    access."""
+    pytest.importorskip("langchain_core" if "langchain" in module else "llama_index.core")
+    import importlib
+
+    cls = getattr(importlib.import_module(module), name)
+    extra = {}
+    if name == "ConceptWalkWrapRetriever":  # wraps a real retriever (the package's own, public)
+        extra["retriever"] = importlib.import_module(module).ConceptwalkRetriever(kb=kb, caller=Caller.public())
+    for kwargs in ({}, {"caller": None}):
+        with pytest.raises(Exception, match="caller"):
+            cls(kb=kb, **extra, **kwargs)

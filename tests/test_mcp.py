@@ -537,6 +537,24 @@ def test_token_file_unknown_scopes(kb: KnowledgeBase, tmp_path: Path, capsys: py
     assert capsys.readouterr().err == ""
 
 
+def test_serve_warns_at_start_up_about_an_unknown_scopes_name(
+    kb_path: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``serve --scopes`` names no node carries are warned about before serving (the SDK and the
+    stdio loop are replaced: the start-up is what is tested)."""
+    from conceptwalk.cli import main
+    from conceptwalk.cli import serve as serve_cli
+
+    monkeypatch.setattr(serve_cli, "require_mcp", lambda: None)
+    monkeypatch.setattr(serve_cli, "serve_stdio", lambda tools: None)
+    assert main(["serve", kb_path, "--scopes", "tenant-a,tenant-zzz"]) == 0
+    err = capsys.readouterr().err
+    assert "conceptwalk: warning: no node carries scope 'tenant-zzz' (a typo?)" in err
+    assert "tenant-a'" not in err.split("caller without token")[0]
+    assert main(["serve", kb_path, "--scopes", "tenant-a"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_serve_warns_at_start_up_about_unknown_token_scopes(kb_path: str, tmp_path: Path) -> None:
     pytest.importorskip("mcp")
     path = tmp_path / "tokens.json"
