@@ -58,10 +58,14 @@ def test_stats(kb_file: Path) -> None:
 
 
 def test_context_matches_api(kb_file: Path) -> None:
-    out = json.loads(run("context", str(kb_file), "login", "--concept", "auth", "-k", "5", "--json").stdout)
+    argv = ("context", str(kb_file), "login", "--concept", "auth", "-k", "5", "--json")
+    everything = json.loads(run(*argv, "--scopes", "*").stdout)
+    public = json.loads(run(*argv).stdout)  # no --scopes: public nodes only
     with KnowledgeBase.open(str(kb_file)) as kb:
         api = graph_context(kb, "login", concepts=["auth"], k=5, caller=Caller.all_access()).to_dict()
-    assert out == json.loads(json.dumps(api))
+        api_public = graph_context(kb, "login", concepts=["auth"], k=5, caller=Caller.public()).to_dict()
+    assert everything == json.loads(json.dumps(api))
+    assert public == json.loads(json.dumps(api_public)) != everything
     text = run("context", str(kb_file), "login", "--concept", "auth").stdout
     assert "seeds:" in text and "hop" in text
 
@@ -79,15 +83,15 @@ def test_scopes_hide_nodes(kb_file: Path) -> None:
 
 
 def test_suggest_and_path(kb_file: Path) -> None:
-    out = json.loads(run("suggest", str(kb_file), "auth", "--min-shared", "1", "--json").stdout)
+    out = json.loads(run("suggest", str(kb_file), "auth", "--min-shared", "1", "--json", "--scopes", "*").stdout)
     with KnowledgeBase.open(str(kb_file)) as kb:
         api = link_suggest(kb, "auth", min_shared=1, caller=Caller.all_access()).to_dict()
     assert out == json.loads(json.dumps(api))
-    path = json.loads(run("path", str(kb_file), "auth", "jwt.py", "--json").stdout)
+    path = json.loads(run("path", str(kb_file), "auth", "jwt.py", "--json", "--scopes", "team-a").stdout)
     assert path["found"] and path["length"] == 2
     assert [n["id"] for n in path["nodes"]] == ["auth", "login", "jwt.py"]
     assert path["steps"][0]["edges"] == [{"type": "RELATED_TO", "direction": "forward"}]
-    assert "path of length 2" in run("path", str(kb_file), "auth", "jwt.py").stdout
+    assert "path of length 2" in run("path", str(kb_file), "auth", "jwt.py", "--scopes", "team-a").stdout
 
 
 def test_bad_input_exits_cleanly(tmp_path: Path) -> None:
@@ -127,3 +131,35 @@ def test_dataset_cwe(tmp_path: Path) -> None:
     assert out["nodes"] > 1000
     path = json.loads(run("path", str(db), "CWE-89", "CWE-74", "--json").stdout)
     assert path["found"]
+
+
+def test_n_hits_is_the_apis_n_hits(kb_file: Path) -> None:
+    """``--n-hits`` (and its old name ``--hits``) sets graph_context's n_hits: the search seeds."""
+    argv = ("context", str(kb_file), "login tokens", "--json", "--scopes", "*")
+    one = json.loads(run(*argv, "--n-hits", "1").stdout)
+    assert json.loads(run(*argv, "--hits", "1").stdout) == one
+    with KnowledgeBase.open(str(kb_file)) as kb:
+        api = graph_context(kb, "login tokens", caller=Caller.all_access(), n_hits=1).to_dict()
+    assert one == json.loads(json.dumps(api))
+    assert len(one["seeds"]) == 1 < len(json.loads(run(*argv).stdout)["seeds"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["context", "{kb}", "login"],
+        ["suggest", "{kb}", "auth"],
+        ["path", "{kb}", "auth", "login"],
+        ["query", "{kb}", "login"],
+        ["probe", "{kb}"],
+    ],
+    ids=lambda a: a[0],
+)
+def test_every_answering_command_warns_about_an_unknown_scope(kb_file: Path, argv: list[str]) -> None:
+    argv = [str(kb_file) if a == "{kb}" else a for a in argv]
+    p = run(*argv, "--scopes", "team-a,team-zz")
+    assert p.stderr == (
+        "conceptwalk: warning: no node carries scope 'team-zz' (a typo?); it grants nothing: "
+        "see `conceptwalk stats` for the scopes\n"
+    )
+    assert run(*argv, "--scopes", "team-a").stderr == "" == run(*argv).stderr

@@ -192,7 +192,8 @@ def test_fixture_holds_the_public_contract() -> None:
     tools = {t["name"]: t for t in json.loads(FIXTURE.read_text(encoding="utf-8"))["tools"]}
     assert list(tools) == ["graph_context", "link_suggest", "graph_path", "query", "read_node"]
     props = {n: t["inputSchema"]["properties"] for n, t in tools.items()}
-    assert {"question", "concepts", "k", "nodeTypes"} <= set(props["graph_context"])
+    assert {"question", "concepts", "k", "nodeTypes", "nHits", "maxHops"} <= set(props["graph_context"])
+    assert "hits" not in props["graph_context"]  # renamed to nHits (one name per concept)
     assert props["graph_context"]["concepts"]["type"] == "array"
     assert {"concept", "k"} <= set(props["link_suggest"])
     assert tools["link_suggest"]["inputSchema"]["required"] == ["concept"]
@@ -230,8 +231,11 @@ def test_tools_match_the_python_api(kb: KnowledgeBase, syn: Any, p: dict[str, An
         ref = graph_context(kb, q, k=15, caller=caller)
         assert not out.is_error and out.structured == jsonable(ref.to_dict()) and out.text == str(ref)
         assert_no_hidden(out.structured, out.text, g, caller)
-    out = ts.call("graph_context", {"concepts": [c], "k": 10, "nodeTypes": ["CONCEPT", "FILE"], "hits": 3})
-    ref = graph_context(kb, concepts=[c], k=10, caller=caller, node_types=["CONCEPT", "FILE"], n_hits=3)
+    q = p["questions"][0]
+    out = ts.call(
+        "graph_context", {"question": q, "concepts": [c], "k": 10, "nodeTypes": ["CONCEPT", "FILE"], "nHits": 3}
+    )
+    ref = graph_context(kb, q, concepts=[c], k=10, caller=caller, node_types=["CONCEPT", "FILE"], n_hits=3)
     assert out.structured == jsonable(ref.to_dict())
     assert {r["type"] for r in out.structured["results"]} <= {"CONCEPT", "FILE"}
     out = ts.call("link_suggest", {"concept": c, "k": 7, "minShared": 2})
@@ -309,6 +313,12 @@ def bad_calls(p: dict[str, Any]) -> list[tuple[str, Any, str]]:
         ("graph_context", {"question": "x", "k": "5"}, "k: '5' is not of type 'integer'"),
         ("graph_context", {"question": "x", "k": True}, "is not of type 'integer'"),
         ("graph_context", {"question": "x", "bogus": 1}, "Additional properties are not allowed"),
+        (
+            "graph_context",
+            {"question": "x", "hits": 3},
+            "graph_context: invalid arguments: 'hits' was renamed to 'nHits' (send 'nHits' instead)",
+        ),
+        ("graph_context", {"question": "x", "hits": 3, "nHits": 3}, "'hits' was renamed to 'nHits'"),
         ("graph_context", {"concepts": p["visible"][0]}, "is not of type 'array'"),
         ("graph_context", {"concepts": [hidden]}, f"concept not found: {hidden!r}"),
         ("graph_context", {"concepts": [missing]}, f"concept not found: {missing!r}"),
@@ -332,6 +342,17 @@ def test_bad_calls_are_tool_errors_and_do_not_break_the_server(kb: KnowledgeBase
         assert fragment in out.text, (name, args, out.text)
         assert "\n" not in out.text
         assert ts.call("link_suggest", {"concept": p["suggest"]}) == good
+
+
+def test_n_hits_sets_the_search_seeds(kb: KnowledgeBase, p: dict[str, Any]) -> None:
+    """``nHits`` (formerly ``hits``) is the API's ``n_hits``: it changes the seeds it should."""
+    ts = ToolServer(kb, caller=TENANT)
+    q = p["questions"][0]
+    seeds = {
+        n: [x["id"] for x in ts.call("graph_context", {"question": q, "nHits": n}).structured["seeds"]] for n in (1, 5)
+    }
+    assert len(seeds[1]) == 1 and len(seeds[5]) > 1 and seeds[5][:1] == seeds[1]
+    assert ts.call("graph_context", {"question": q}) == ts.call("graph_context", {"question": q, "nHits": 10})
 
 
 def test_hidden_and_missing_give_the_same_text(kb: KnowledgeBase, syn: Any, p: dict[str, Any]) -> None:
@@ -491,6 +512,67 @@ def test_token_file_reload_and_fail_closed(tmp_path: Path) -> None:
             TokenFile(str(path))
     with pytest.raises(ConceptwalkError, match="not found"):
         TokenFile(str(tmp_path / "absent.json"))
+
+
+def test_token_file_unknown_scopes(kb: KnowledgeBase, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each token-file entry granting a scope no node carries is reported by entry number (never
+    by token), as ``--scopes`` names are; known scopes, ``[]`` and ``"*"`` are not."""
+    from conceptwalk.cli._common import warn_unknown_token_scopes
+
+    path = tmp_path / "tokens.json"
+    entries = {"s3cret-a": ["tenant-a"], "s3cret-z": ["tenant-zzz", "tenant-b", "tenant-yy"], "p": [], "r": "*"}
+    path.write_text(json.dumps(entries))
+    tf = TokenFile(str(path))
+    assert tf.unknown_scopes(kb.graph()) == [(2, ["tenant-yy", "tenant-zzz"])]
+    assert warn_unknown_token_scopes(kb, tf) == [(2, ["tenant-yy", "tenant-zzz"])]
+    err = capsys.readouterr().err
+    assert err == (
+        f"conceptwalk: warning: token file {path}, entry 2: no node carries scopes 'tenant-yy', 'tenant-zzz' "
+        "(a typo?); it grants nothing: see `conceptwalk stats` for the scopes\n"
+    )
+    assert "s3cret" not in err
+    path.write_text(json.dumps({"s3cret-a": ["tenant-a"], "r": "*"}))  # a reload sees the new entries
+    tf.caller("r")
+    assert tf.unknown_scopes(kb.graph()) == [] and warn_unknown_token_scopes(kb, tf) == []
+    assert capsys.readouterr().err == ""
+
+
+def test_serve_warns_at_start_up_about_an_unknown_scopes_name(
+    kb_path: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``serve --scopes`` names no node carries are warned about before serving (the SDK and the
+    stdio loop are replaced: the start-up is what is tested)."""
+    from conceptwalk.cli import main
+    from conceptwalk.cli import serve as serve_cli
+
+    monkeypatch.setattr(serve_cli, "require_mcp", lambda: None)
+    monkeypatch.setattr(serve_cli, "serve_stdio", lambda tools: None)
+    assert main(["serve", kb_path, "--scopes", "tenant-a,tenant-zzz"]) == 0
+    err = capsys.readouterr().err
+    assert "conceptwalk: warning: no node carries scope 'tenant-zzz' (a typo?)" in err
+    assert "tenant-a'" not in err.split("caller without token")[0]
+    assert main(["serve", kb_path, "--scopes", "tenant-a"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_serve_warns_at_start_up_about_unknown_token_scopes(kb_path: str, tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    path = tmp_path / "tokens.json"
+    path.write_text(json.dumps({"tok-a": ["tenant-a"], "tok-typo": ["tenant-aa"]}))
+    proc = subprocess.run(
+        [sys.executable, *_serve_args(kb_path, "--token-file", str(path))],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
+    assert warnings == [
+        f"conceptwalk: warning: token file {path}, entry 2: no node carries scope 'tenant-aa' (a typo?); "
+        "it grants nothing: see `conceptwalk stats` for the scopes"
+    ]
+    assert "tok-typo" not in proc.stderr
 
 
 # --------------------------------------------------------------------------- CLI without the SDK

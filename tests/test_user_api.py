@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import networkx as nx
 import pytest
@@ -289,3 +291,84 @@ def test_no_none_or_bad_plurals_in_outputs(small_db):
     outs = [run("probe", db).stdout, run("suggest", db, "c:b").stdout, run("stats", db).stdout]
     for out in outs:
         assert "None" not in out and "1 candidates" not in out and " a edge" not in out, out
+
+
+# ---------------------------------------------------------------------- the project's habits (item 6)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.repository
+def test_license_is_mit_as_the_package_declares():
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License") and "Permission is hereby granted, free of charge" in text
+    assert 'license = { text = "MIT" }' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+
+
+@pytest.mark.repository
+def test_contributing_covers_every_topic_and_names_real_files():
+    """CONTRIBUTING.md: where a capability goes on each layer, build, test, benchmark, fuzz, the
+    sanitizers; every repository path it names in backticks exists (so it cannot go stale)."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", text, flags=re.M)
+    for topic in ("layer", "Build", "Test", "Benchmark", "Fuzz", "sanitizers"):
+        assert any(topic in h for h in headings), (topic, headings)
+    for layer in ("csrc/", "graph/", "tools/", "kb/", "wrap/", "serve/", "cli/"):
+        assert layer in text, layer
+    named = set(re.findall(r"(?<![\w/.-])((?:\.ci|scripts|fuzz|tests|benchmarks|docs)/[\w./<>*-]+)", text))
+    placeholders = {"tests/test_x.py"}  # "one file while working"
+    named = {n.rstrip(".") for n in named if "<" not in n and "*" not in n} - placeholders
+    assert len(named) >= 8, named
+    missing = sorted(n for n in named if not (ROOT / n).exists())
+    assert not missing, missing
+
+
+@pytest.mark.repository
+def test_changelog_lists_this_round_first_with_its_renames():
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## (.+)$", text, flags=re.M)
+    assert releases and releases[0].startswith("Unreleased (issue 21")
+    this_round = text.split("\n## ", 2)[1]
+    assert "### Renamed" in this_round and "### Safety (fail closed)" in this_round
+    assert "`--n-hits`" in this_round and "`nHits`" in this_round
+
+
+@pytest.mark.repository
+def test_formatters_are_configured_and_pinned_alike_in_ci_and_pre_commit():
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert "[tool.ruff]" in pyproject and "[tool.ruff.lint]" in pyproject and "[tool.ruff.format]" in pyproject
+    assert "BasedOnStyle:" in (ROOT / ".clang-format").read_text(encoding="utf-8")
+    extra = (ROOT / ".ci" / "extra").read_text(encoding="utf-8")
+    pre = (ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8")
+    ruff = re.search(r'"ruff==([\d.]+)"', extra)
+    clang = re.search(r'"clang-format==([\d.]+)"', extra)
+    assert ruff and clang, "ruff and clang-format are pinned in .ci/extra"
+    for cmd in ("ruff check python tests", "ruff format --check python tests", "clang-format --dry-run -Werror"):
+        assert cmd in extra, cmd
+    assert f"ruff-pre-commit\n    rev: v{ruff.group(1)}" in pre and f"rev: v{clang.group(1)}" in pre
+    for hook in ("id: ruff\n", "id: ruff-format", "id: clang-format"):
+        assert hook in pre, hook
+
+
+@pytest.mark.repository
+def test_ci_workflow_runs_ci_run_on_every_push_and_pull_request():
+    wf = (ROOT / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8")
+    trigger = wf[wf.index("\non:") : wf.index("\njobs:")]
+    assert re.search(r"^  push:\s*$", trigger, flags=re.M) and re.search(r"^  pull_request:\s*$", trigger, flags=re.M)
+    assert "paths" not in trigger and "branches" not in trigger  # every push and pull request
+    assert re.search(r"run: bash \.ci/run\s*$", wf, flags=re.M)
+    assert (ROOT / ".github" / "workflows" / "wheels.yml").exists()
+
+
+@pytest.mark.repository
+def test_the_tree_is_ruff_clean():
+    """The lint and format check of .ci/extra, here when the pinned ruff is installed (with the
+    docs extra or the pre-commit set-up; .ci/extra installs it and runs the same check)."""
+    extra = (ROOT / ".ci" / "extra").read_text(encoding="utf-8")
+    pinned = re.search(r'"ruff==([\d.]+)"', extra).group(1)  # type: ignore[union-attr]
+    p = subprocess.run([sys.executable, "-m", "ruff", "--version"], capture_output=True, text=True)
+    if p.returncode != 0 or p.stdout.split()[-1] != pinned:
+        pytest.skip(f"ruff {pinned} is not installed")
+    dirs = ["python", "tests", "benchmarks", "scripts", "fuzz"]
+    for args in (["check", *dirs], ["format", "--check", *dirs]):
+        p = subprocess.run([sys.executable, "-m", "ruff", *args], capture_output=True, text=True, cwd=ROOT)
+        assert p.returncode == 0, p.stdout + p.stderr

@@ -35,12 +35,14 @@ def db(tmp_path_factory):
 def test_query_json_flat_is_the_builtin_search_byte_for_byte(db):
     from conceptwalk.kb.store import KnowledgeBase
 
-    p = run("query", db, "session tokens", "-k", "3", "--json")
+    p = run("query", db, "session tokens", "-k", "3", "--json", "--scopes", "*")
     with KnowledgeBase.open(db) as kb:
         want = json.dumps(builtin_flat_search(kb, caller=Caller.all_access())("session tokens", 3), ensure_ascii=False)
+        public = json.dumps(builtin_flat_search(kb, caller=Caller.public())("session tokens", 3), ensure_ascii=False)
     assert p.stdout == want + "\n"
     p = run("query", db, "session tokens", "-k", "3", "--json", "--scopes", "")
     assert all(h["id"] not in ("f:hidden", "c:secret") for h in json.loads(p.stdout))
+    assert p.stdout == run("query", db, "session tokens", "-k", "3", "--json").stdout == public + "\n"
 
 
 def test_query_with_concept_walk_and_events(db, tmp_path):
@@ -58,8 +60,10 @@ def test_query_with_concept_walk_and_events(db, tmp_path):
 
 
 def test_probe_cli(db):
+    rep = json.loads(run("probe", db, "--json", "--scopes", "*").stdout)
+    assert rep == probe(db_kb(db), caller=Caller.all_access())
     rep = json.loads(run("probe", db, "--json").stdout)
-    assert rep == probe(db_kb(db), caller=Caller.all_access())  # the CLI's default --scopes '*'
+    assert rep == probe(db_kb(db), caller=Caller.public())  # the CLI's default: public nodes only
     assert "concepts with admissible neighbours" in run("probe", db).stdout
 
 

@@ -1,8 +1,9 @@
 """The ``conceptwalk`` command line.
 
 Every command that answers a question takes ``--json`` for machine-readable output and
-``--scopes`` for the caller (``*`` = all access, the default for the KB's operator; ``""`` =
-public nodes only; ``a,b`` = public nodes plus scopes a and b).
+``--scopes`` for the caller (``""`` = public nodes only, the default: fail closed, as ``serve``;
+``a,b`` = public nodes plus scopes a and b; ``*`` = all access, the KB operator's view, given
+explicitly).
 
 One module per command group, registered statically in :func:`build_parser`: :mod:`.demo`,
 :mod:`.kb` (import, stats, synth, dataset), :mod:`.graph` (context, suggest, path), :mod:`.wrap`

@@ -19,8 +19,11 @@ __all__ = [
     "open_kb",
     "caller_from_spec",
     "warn_unknown_scopes",
+    "warn_unknown_token_scopes",
     "median_ms",
     "add_common",
+    "add_scopes",
+    "SCOPES_HELP",
     "int_in",
     "float_in",
 ]
@@ -90,9 +93,11 @@ def open_kb(path: str, *, must_exist: bool = True, read_only: bool = False) -> A
 
 
 def caller_from_spec(spec: str | None) -> Any:
+    """The caller of a ``--scopes`` value: ``''`` or None public nodes only (fail closed: a
+    missing value never means all access), ``'a,b'`` public plus a and b, ``'*'`` all access."""
     from ..graph import Caller
 
-    return Caller.from_spec(spec)
+    return Caller.public() if spec is None else Caller.from_spec(spec)
 
 
 def warn_unknown_scopes(kb: Any, caller: Any) -> list[str]:
@@ -113,13 +118,39 @@ def warn_unknown_scopes(kb: Any, caller: Any) -> list[str]:
         unknown: list[str] = caller.unknown_scopes(graph)
     except ConceptwalkError:  # an empty store has no graph: every named scope is unknown
         unknown = sorted(caller.scopes or ())
+    _say_unknown(unknown)
+    return unknown
+
+
+def warn_unknown_token_scopes(kb: Any, tokens: Any) -> list[tuple[int, list[str]]]:
+    """Warn on stderr, once per entry, about the scopes an MCP token file grants that no node of
+    ``kb`` carries (as :func:`warn_unknown_scopes` does for ``--scopes``). Entries are named by
+    their position in the file, never by their token. Returns ``(entry, scopes)`` pairs.
+
+    Parameters
+    ----------
+    kb : KnowledgeBase or LinkGraph
+    tokens : conceptwalk.serve.mcp.TokenFile
+
+    Returns
+    -------
+    list of (int, list of str)
+    """
+    graph = kb.graph() if callable(getattr(kb, "graph", None)) else kb
+    found: list[tuple[int, list[str]]] = tokens.unknown_scopes(graph)
+    for entry, unknown in found:
+        _say_unknown(unknown, where=f"token file {tokens.path}, entry {entry}")
+    return found
+
+
+def _say_unknown(unknown: list[str], *, where: str | None = None) -> None:
     if unknown:
         names = ", ".join(repr(s) for s in unknown)
         sys.stderr.write(
-            f"conceptwalk: warning: no node carries scope{'s' if len(unknown) > 1 else ''} {names} "
+            f"conceptwalk: warning: {where + ': ' if where else ''}no node carries "
+            f"scope{'s' if len(unknown) > 1 else ''} {names} "
             f"(a typo?); it grants nothing: see `conceptwalk stats` for the scopes\n"
         )
-    return unknown
 
 
 def median_ms(fn: Callable[[], Any], repeat: int) -> float:
@@ -131,9 +162,20 @@ def median_ms(fn: Callable[[], Any], repeat: int) -> float:
     return statistics.median(times)
 
 
+#: The help of every answering command's ``--scopes``: the default is public nodes only (fail
+#: closed, as ``conceptwalk serve``); all access is the operator's explicit ``--scopes '*'``.
+SCOPES_HELP = (
+    "the caller: '' public nodes only (the default), 'a,b' public nodes plus scopes a and b, "
+    "'*' all access (the KB operator's view; give it explicitly)"
+)
+
+
+def add_scopes(p: argparse.ArgumentParser) -> None:
+    """Add ``--scopes`` (default ``''``: public nodes only, never all access)."""
+    p.add_argument("--scopes", default="", metavar="SCOPES", help=SCOPES_HELP)
+
+
 def add_common(p: argparse.ArgumentParser, *, scopes: bool = True) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     if scopes:
-        p.add_argument(
-            "--scopes", default="*", help="caller scopes: '*' all access (default), '' public only, 'a,b' public + a, b"
-        )
+        add_scopes(p)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import time
 from typing import Any
 
@@ -41,6 +42,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"mean degree {2 * g.num_neighbour_pairs / g.num_nodes:.2f}, built in {build_ms:.0f} ms"
         )
         out["graph"] = {"nodes": g.num_nodes, "edges": g.num_edges, "build_ms": round(build_ms, 2)}
+        # The operator's own view, asked for explicitly (every entry point defaults to public).
         everyone = Caller.all_access()
         q = syn.queries(1, seed=args.seed)[0]
         concept = q["concept"]
@@ -58,13 +60,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
         pth = graph_path(kb, concept, target, caller=everyone)
         pth_ms = median_ms(lambda: graph_path(kb, concept, target, caller=everyone), repeat)
         say("")
-        say(f"$ graph_context({question!r}, k=10)   median {ctx_ms * 1e3:.0f} µs over {repeat} warm calls")
+        say(
+            f"$ graph_context({question!r}, k=10, caller={everyone})   median {ctx_ms * 1e3:.0f} µs over {repeat} warm calls"
+        )
         say(str(ctx))
         say("")
-        say(f"$ link_suggest({concept!r}, k=5)   median {sug_ms * 1e3:.0f} µs")
+        say(f"$ link_suggest({concept!r}, k=5, caller={everyone})   median {sug_ms * 1e3:.0f} µs")
         say(str(sug))
         say("")
-        say(f"$ graph_path({concept!r}, {target!r})   median {pth_ms * 1e3:.0f} µs")
+        say(f"$ graph_path({concept!r}, {target!r}, caller={everyone})   median {pth_ms * 1e3:.0f} µs")
         say(str(pth))
         # The same question for a tenant that sees public nodes plus tenant-a only.
         tenant = Caller.with_scopes("tenant-a")
@@ -90,7 +94,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         walk_items = [r for r in wrapped if r.get("via") == "concept-walk"]
         say("")
         say(
-            f"$ query({question!r}, k=5, concept_walk=True)   median {wrap_ms * 1e3:.0f} µs; "
+            f"$ query({question!r}, k=5, concept_walk=True, caller={everyone})   median {wrap_ms * 1e3:.0f} µs; "
             f"{len(flat)} flat results kept first, {len(walk_items)} added by the walk"
         )
         for r in wrapped[:5]:
@@ -98,11 +102,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
         for r in walk_items[:6]:
             hop = r["paths"][0]["hops"][-1]
             say(
-                f"  walk  {r['id']} [{r['type']}]  score {r['walkScore']:.3f}  "
+                f"  walk  {r['id']} [{r['type']}]  walkScore {r['walkScore']:.3f}  "
                 f"{' -> '.join(r['paths'][0]['nodes'])}  ({hop['type']})"
             )
         if len(walk_items) > 6:
             say(f"  ... and {len(walk_items) - 6} more")
+        cmd = f"conceptwalk context {shlex.quote(path)} {shlex.quote(question)} -k 10"
+        say("")
+        say("On the command line every command answers for public nodes only unless --scopes says otherwise:")
+        say(f"  {cmd}                    # public nodes only")
+        say(f"  {cmd} --scopes tenant-a  # public + tenant-a, as above")
+        say(f"  {cmd} --scopes '*'       # all access (the operator's view), as above")
         out.update(
             {
                 "query": {"flat": flat, "wrapped": wrapped, "median_us": round(wrap_ms * 1e3, 1)},

@@ -12,7 +12,7 @@ from ..errors import ConceptwalkError
 from ..graph import Caller
 from ._common import int_in, type_names
 from ..serve.mcp import INSTALL_HINT, TOKEN_ENV, TOKEN_META_KEY, TokenFile, ToolServer, require_mcp, serve_stdio
-from ._common import warn_unknown_scopes
+from ._common import warn_unknown_scopes, warn_unknown_token_scopes
 
 __all__ = ["register"]
 
@@ -48,6 +48,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
         kb.graph()  # build the snapshot before the first call
         warn_unknown_scopes(kb, caller)  # an unknown --scopes name: a typo that grants nothing
+        if tokens is not None:  # and the same for each entry of the token file
+            warn_unknown_token_scopes(kb, tokens)
         print(
             f"conceptwalk serve: {args.kb}, tools: {', '.join(t['name'] for t in tools.list_tools())}; "
             f"caller without token: {caller}" + (f"; tokens from {args.token_file}" if tokens else ""),
@@ -97,7 +99,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--scopes",
         default=None,
-        help="caller: public nodes plus these scopes ('a,b'); '*' = all access; default: public nodes only",
+        help="the caller without a token: '' public nodes only (the default), 'a,b' public nodes plus "
+        "scopes a and b, '*' all access (give it explicitly)",
     )
     p.add_argument(
         "--token-file",

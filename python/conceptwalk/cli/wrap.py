@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from typing import Any
 
 from ..errors import ConceptwalkError
-from ._common import MAX_K, emit, int_in, open_kb, type_names, warn_unknown_scopes
+from ._common import MAX_K, add_scopes, caller_from_spec, emit, int_in, open_kb, type_names, warn_unknown_scopes
 
 __all__ = ["register", "format_results"]
 
@@ -107,10 +108,9 @@ def _add_walk_flags(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from ..graph import Caller
     from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
 
-    caller = Caller.from_spec(args.scopes)
+    caller = caller_from_spec(args.scopes)
     cfg = _walk_config(args, embedder=args.embedder)
     with open_kb(args.kb, read_only=args.read_only) as kb:
         warn_unknown_scopes(kb, caller)
@@ -134,16 +134,17 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from ..graph import Caller
     from ..wrap import format_probe, probe, suggest_settings
 
-    caller, cfg = Caller.from_spec(args.scopes), _walk_config(args)
+    caller, cfg = caller_from_spec(args.scopes), _walk_config(args)
     with open_kb(args.kb, read_only=args.read_only) as kb:
         warn_unknown_scopes(kb, caller)
         rep = probe(kb, cfg, caller=caller)
         suggested = (
             suggest_settings(kb, cfg, caller=caller, kb_path=args.kb) if not rep["reach"]["concepts2Hops"] else None
         )
+    if suggested is not None and args.scopes.strip():  # the line runs for the caller it was found for
+        suggested["command"] += f" --scopes {shlex.quote(args.scopes.strip())}"
     if args.json:
         emit(rep if suggested is None else dict(rep, suggested=suggested), True)
     else:
@@ -189,8 +190,6 @@ def register(subparsers: Any) -> None:
     subparsers : argparse._SubParsersAction
         The ``conceptwalk`` parser's sub-command set (from :func:`conceptwalk.cli.build_parser`).
     """
-    scopes_help = "caller scopes: '*' all access (default), '' public only, 'a,b' public + a, b"
-
     p = subparsers.add_parser(
         "query",
         help="flat search (BM25 over what the caller sees, or embedding), optionally wrapped by the concept walk",
@@ -203,7 +202,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--embedder", default="hashing", help="embedder spec (default: %(default)s)")
     p.add_argument("--max-hops", type=int, default=2, choices=[1, 2], help="walk hops (default: %(default)s)")
     p.add_argument("--events", default=None, help="retrieval event sink: jsonl:PATH, logging")
-    p.add_argument("--scopes", default="*", help=scopes_help)
+    add_scopes(p)
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     _add_walk_flags(p)
     p.set_defaults(func=cmd_query)
@@ -211,7 +210,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("probe", help="how much could the concept walk add on this KB?")
     p.add_argument("kb", help="the knowledge base file")
     p.add_argument("--max-hops", type=int, default=2, choices=[1, 2], help="walk hops (default: %(default)s)")
-    p.add_argument("--scopes", default="*", help=scopes_help)
+    add_scopes(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     _add_walk_flags(p)
     p.set_defaults(func=cmd_probe)

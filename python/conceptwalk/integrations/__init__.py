@@ -72,9 +72,10 @@ def result_text(result: Mapping[str, Any], body: str | None) -> str:
 
 
 def result_metadata(result: Mapping[str, Any]) -> dict[str, Any]:
-    """A result's metadata: ``id``, ``type``, ``score`` (the flat score, or the walk score of an
-    appended item), ``via`` (``"flat"`` or ``"concept-walk"``), ``paths`` (the walk's paths, [] for
-    a flat hit) and ``provenance`` (per path, per hop, the provenance axes it carries).
+    """A result's metadata: ``id``, ``type``, ``score`` (the flat search's ``score``, or the
+    ``walkScore`` of an appended item: two scales, never to be compared - ``via`` says which),
+    ``via`` (``"flat"`` or ``"concept-walk"``), ``paths`` (the walk's paths, [] for a flat hit)
+    and ``provenance`` (per path, per hop, the provenance axes it carries).
 
     Parameters
     ----------

@@ -3,8 +3,9 @@
 Four tools, whose names and argument names are a public contract (pinned by
 ``tests/fixtures/mcp_tools.json``):
 
-- ``graph_context`` ``{question?, concepts?, k?, nodeTypes?, hits?}``: the nodes around a
-  question, ranked by personalized PageRank;
+- ``graph_context`` ``{question?, concepts?, k?, nodeTypes?, nHits?}``: the nodes around a
+  question, ranked by personalized PageRank (``nHits`` was ``hits``: a call that still sends
+  ``hits`` is a tool error naming ``nHits``);
 - ``link_suggest`` ``{concept, k?, minShared?}``: missing links for a concept;
 - ``graph_path`` ``{source, target}``: the shortest chain between two nodes (advanced);
 - ``query`` ``{text, k?, conceptWalk?}``: the knowledge base's search, optionally wrapped by the
@@ -107,9 +108,11 @@ _GRAPH_CONTEXT = {
         "ids (weight 1); the result ranks the other nodes by personalized PageRank from those "
         "seeds. Give a question, concepts, or both. Output: 'seeds' (what the walk started from, "
         "with source 'search' or 'concept'), 'results' (ranked nodes, each with id, type, title, "
-        "score - a probability mass, higher is closer -, hops from the nearest seed and 'via', "
-        "the seed it is reached through), 'params', and 'reason' when the result is empty. Only "
-        "nodes visible to this connection are ever used or returned."
+        "score - the node's personalized PageRank mass from the seeds, in [0, 1], higher is "
+        "closer; comparable within one call only, and not the 'score' of the query tool's "
+        "search results -, hops from the nearest seed and 'via', the seed it is reached "
+        "through), 'params', and 'reason' when the result is empty. Only nodes visible to this "
+        "connection are ever used or returned."
     ),
     "inputSchema": {
         "type": "object",
@@ -139,7 +142,7 @@ _GRAPH_CONTEXT = {
                 "maxItems": 64,
                 "description": 'Keep only results of these node types (e.g. ["CONCEPT", "DOC"]).',
             },
-            "hits": {
+            "nHits": {
                 "type": "integer",
                 "minimum": 1,
                 "maximum": 50,
@@ -260,7 +263,12 @@ _QUERY = {
         "appends extra candidates after the unchanged search results; each appended item "
         "carries via='concept-walk', the path it was reached by and per hop its provenance "
         "(authority, fidelity, extraction provenance, lifecycle). Output: 'text', 'k', "
-        "'conceptWalk' and 'results' (list of result objects, best first)."
+        "'conceptWalk' and 'results' (list of result objects, best first). Two scores on two "
+        "scales, never compared with each other: a search result's 'score' is the search's own "
+        "relevance (BM25 for this server's full-text search: unbounded, higher is better); an "
+        "appended item has no 'score' but 'walkScore', its best path's score in [0, 1] (the "
+        "concept's resolution confidence x 0.5 per hop after the first x the extraction "
+        "confidences of the path's edges). The list's order is the answer's order."
     ),
     "inputSchema": {
         "type": "object",
@@ -440,6 +448,7 @@ class TokenFile:
         self._lock = threading.Lock()
         self._stamp: tuple[int, int] | None = None
         self._table: dict[bytes, Caller] | None = None
+        self._entries: list[Caller] = []
         self._error: str | None = None
         self._refresh(log=False)  # a start-up error is raised (and printed once by the caller)
         if self._error is not None:
@@ -449,7 +458,7 @@ class TokenFile:
     def _digest(token: str) -> bytes:
         return hashlib.sha256(token.encode("utf-8")).digest()
 
-    def _load(self) -> dict[bytes, Caller]:
+    def _load(self) -> tuple[dict[bytes, Caller], list[Caller]]:
         try:
             with open(self.path, encoding="utf-8") as f:
                 data = json.load(f)
@@ -460,18 +469,20 @@ class TokenFile:
         if not isinstance(data, dict):
             raise ConceptwalkError(f'token file {self.path} must hold a JSON object {{token: [scopes] or "*"}}')
         table: dict[bytes, Caller] = {}
+        entries: list[Caller] = []
         for i, (token, scopes) in enumerate(data.items(), 1):
             if not token:
                 raise ConceptwalkError(f"token file {self.path}: entry {i} has an empty token")
             if scopes == "*":
-                table[self._digest(token)] = Caller.all_access()
+                entries.append(Caller.all_access())
             elif isinstance(scopes, list) and all(isinstance(s, str) and s for s in scopes):
-                table[self._digest(token)] = Caller.with_scopes(*scopes)
+                entries.append(Caller.with_scopes(*scopes))
             else:
                 raise ConceptwalkError(
                     f'token file {self.path}: entry {i} must map to a list of scope names or "*", got {shown(scopes)}'
                 )
-        return table
+            table[self._digest(token)] = entries[-1]
+        return table, entries
 
     def _refresh(self, *, log: bool = True) -> None:
         try:
@@ -483,13 +494,49 @@ class TokenFile:
             return
         self._stamp = stamp
         try:
-            self._table = self._load()
+            self._table, self._entries = self._load()
             self._error = None
         except ConceptwalkError as exc:
-            self._table = None
+            self._table, self._entries = None, []
             self._error = str(exc)
             if log:  # a reload that failed while serving: the operator sees it in the log
                 logger.error("%s", exc)
+
+    def unknown_scopes(self, graph: Any) -> list[tuple[int, list[str]]]:
+        """The scopes each entry of the file grants that no node of ``graph`` carries (probably a
+        typo: such a scope grants nothing), as of the file's last successful read.
+
+        Entries are named by their position in the file (1-based), never by their token.
+
+        Parameters
+        ----------
+        graph : LinkGraph
+            The graph the server answers over.
+
+        Returns
+        -------
+        list of (int, list of str)
+            ``(entry number, its unknown scopes sorted)`` for each entry with any, in file order.
+
+        Examples
+        --------
+        >>> import json, os, tempfile
+        >>> from conceptwalk import LinkGraph
+        >>> p = os.path.join(tempfile.mkdtemp(), "tokens.json")
+        >>> with open(p, "w") as f:
+        ...     json.dump({"t1": ["tenant-a"], "t2": ["tenant-a", "tenant-zz"], "root": "*"}, f)
+        >>> g = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "scopes": ["tenant-a"]}])
+        >>> TokenFile(p).unknown_scopes(g)
+        [(2, ['tenant-zz'])]
+        """
+        with self._lock:
+            entries = list(self._entries)
+        found = []
+        for i, caller in enumerate(entries, 1):
+            unknown = caller.unknown_scopes(graph)
+            if unknown:
+                found.append((i, unknown))
+        return found
 
     def caller(self, token: str) -> Caller:
         """The caller a token stands for.
@@ -566,6 +613,20 @@ def _schema_error(name: str, schema: Mapping[str, Any], args: Mapping[str, Any])
 def _clip(text: str, limit: int = 300) -> str:
     """A validator message (which may quote the whole bad value) cut to ``limit`` characters."""
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} chars)"
+
+
+#: Arguments renamed for one name per concept across the API, the CLI and the tools: a call that
+#: sends the old name is a tool error naming the new one (never silently ignored or aliased).
+RENAMED_ARGUMENTS: dict[str, dict[str, str]] = {"graph_context": {"hits": "nHits"}}
+
+
+def _renamed_error(name: str, args: Mapping[str, Any]) -> str | None:
+    renamed = RENAMED_ARGUMENTS.get(name, {})
+    old = [key for key in args if key in renamed]
+    if not old:
+        return None
+    said = "; ".join(f"'{key}' was renamed to '{renamed[key]}'" for key in old)
+    return f"{name}: invalid arguments: {said} (send '{renamed[old[0]]}' instead)"
 
 
 def _integral_floats_to_int(schema: Mapping[str, Any], args: dict[str, Any]) -> dict[str, Any]:
@@ -744,7 +805,7 @@ class ToolServer:
             if not isinstance(args, Mapping):
                 raise _ToolError(f"{name}: arguments must be an object")
             args = dict(args)
-            problem = _schema_error(name, spec["inputSchema"], args)
+            problem = _renamed_error(name, args) or _schema_error(name, spec["inputSchema"], args)
             if problem is None:
                 args = _integral_floats_to_int(spec["inputSchema"], args)
             if problem is not None:
@@ -774,7 +835,7 @@ class ToolServer:
             k=a.get("k", 20),
             caller=caller,
             node_types=a.get("nodeTypes"),
-            n_hits=a.get("hits", 10),
+            n_hits=a.get("nHits", 10),
             rank=a.get("rank", "ppr"),
             max_hops=a.get("maxHops", 2),
         )

@@ -299,7 +299,7 @@ def suggest_settings(
     config : WalkConfig, optional
         The settings in use (default: the defaults); their hops and budgets are kept.
     caller : Caller, optional
-        Whose view (default: all access).
+        Whose view (default: :meth:`Caller.public`, as :func:`probe`; never all access).
     kb_path : str, default "KB"
         The KB's path as the command line should show it.
 
@@ -322,7 +322,7 @@ def suggest_settings(
     conceptwalk query kb.db 'weakness w1' --concept-walk --concept-types WEAKNESS --expand-edge-types ChildOf,PeerOf --admit-edge-types ChildOf,PeerOf --max-added 10
     """
     cfg = config if config is not None else WalkConfig()
-    who = caller if caller is not None else Caller.all_access()
+    who = caller if caller is not None else Caller.public()
     base = probe(kb, cfg, caller=who)
     if base["concepts"] and base["reach"]["concepts2Hops"]:
         return None
