@@ -256,7 +256,8 @@ def test_fused_semantic_score_is_the_weighted_mean_of_title_body_and_ngram_simil
     bodies = ["\n".join(p for p in (n["title"], n["body"]) if p) for n in concepts]
     for q in FUSED_QUERIES:
         qv, qc = emb.embed([q])[0], char.embed([q])[0]
-        want = (emb.embed(titles) @ qv + emb.embed(bodies) @ qv + 0.4 * np.maximum(char.embed(titles) @ qc, 0)) / 2.4
+        mean = (emb.embed(titles) @ qv + emb.embed(bodies) @ qv) / 2
+        want = (mean + 0.4 * np.maximum(char.embed(titles) @ qc, 0)) / 1.4
         res = r.resolve(q, caller=EVERYONE)
         assert res and all(c.method == "semantic" for c in res)
         byid = {c.id: c.confidence for c in res}

@@ -476,7 +476,8 @@ class FusionWeights:
     lexical and flat-hit evidence.
 
     The semantic score of a concept is
-    ``(sim(title) + body * sim(title+body) + char * max(0, ngram(title))) / (1 + body + char)``:
+    ``(m + char * max(0, ngram(title))) / (1 + char)`` with
+    ``m = (sim(title) + body * sim(title+body)) / (1 + body)``:
     ``sim`` the embedder's cosine similarity (``title+body`` only when ``concept_text`` is
     ``"title"``, else the one matrix counts for both), ``ngram`` the built-in
     ``hashing:512:2-4`` embedder's over the titles (it matches spellings and transliterations

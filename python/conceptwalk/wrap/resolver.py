@@ -125,9 +125,9 @@ class ConceptResolver:
         similarity; ties by node order.
 
         Per embedder kind (:func:`conceptwalk.wrap.embed.fusion_weights`): with a model
-        embedder (sentence-transformers, model2vec) the similarity is the weighted mean of the
-        query's similarity to the concept's title, to its title and body, and (the built-in
-        ``hashing:512:2-4``) to its title's character n-grams, and the lexical and flat-hit
+        embedder (sentence-transformers, model2vec) the similarity is a weighted mean of the
+        query's similarity to the concept's title and to its title and body, averaged in turn
+        with (the built-in ``hashing:512:2-4``) its title's character n-grams, and the lexical and flat-hit
         evidence above is scaled down (:class:`~conceptwalk.wrap.embed.FusionWeights`; chosen
         on a tuning split in ``benchmarks/bench_embedder.py --fusion``). The built-in embedder's
         weights are neutral: the title similarity, the evidence as configured. Every part is
@@ -362,12 +362,11 @@ class ConceptResolver:
             fw = self.fusion
             n = int(idx.size)
             total = self._row_scores(self.embedder, qu, snap, cfg, vis, n)
-            wsum = 1.0 + fw.body
-            if fw.body > 0:
-                if cfg.concept_text == "title":
-                    total += fw.body * self._row_scores(self.embedder, qu, snap, self._body_cfg, vis, n)
-                else:  # the one matrix is the title+body one: it counts for both
-                    total *= wsum
+            if fw.body > 0 and cfg.concept_text == "title":  # the mean of title and title+body
+                body = self._row_scores(self.embedder, qu, snap, self._body_cfg, vis, n)
+                total = (total + fw.body * body) / (1.0 + fw.body)
+            # (with concept_text="title+body" the one matrix counts for both: the mean is itself)
+            wsum = 1.0
             if self._char is not None:
                 wsum += fw.char
                 qc = np.asarray(self._char.embed([text]), dtype=np.float32)[0]
