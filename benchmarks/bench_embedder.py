@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--datasets", default="cwe,edam,umls,geonames")
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--json", metavar="PATH")
+    p.add_argument("--part", choices=("held", "tune"), default="held", help="query split (with --fusion)")
     p.add_argument(
         "--fusion",
         metavar="SPECS",
@@ -106,9 +107,13 @@ def main(argv: list[str] | None = None) -> int:
             if not avail.get(name):
                 continue
             for spec in a.fusion.split(","):
-                res = measure_fusion(name, spec, a.queries)
+                res = measure_fusion(name, spec, a.queries, part=a.part)
                 out.append(res)
-                print(f"{name}: {res['queries']} queries, {res['concepts']} concepts, {res['embedder']}", flush=True)
+                print(
+                    f"{name} ({res['part']}): {res['queries']} queries, {res['concepts']} concepts, {res['embedder']}"
+                    f", {res['weights']}",
+                    flush=True,
+                )
                 for label, r in res["rows"].items():
                     print(
                         f"  {label:<18}top1 {r['top1']:.3f}  top5 {r['top5']:.3f}  build {r['buildS']:.1f} s"
@@ -136,26 +141,57 @@ def main(argv: list[str] | None = None) -> int:
 # ---------------------------------------------------------------------------------------------
 # The resolver with each embedder, with and without fusion (issue 19, item 3)
 
-#: Fusion settings compared per embedder: WalkConfig overrides (the fused resolver's).
-FUSION_GRID: dict[str, dict[str, Any]] = {
-    "default": {},
-    "lex0.3": {"lexical_confidence": 0.3},
-    "lex0.9": {"lexical_confidence": 0.9},
-    "flat0.5": {"flat_hit_confidence": 0.5},
-    "lex0.3 flat0.5": {"lexical_confidence": 0.3, "flat_hit_confidence": 0.5},
-    "lex0.9 flat0.5": {"lexical_confidence": 0.9, "flat_hit_confidence": 0.5},
-    "thr0.4": {"semantic_threshold": 0.4},
+#: Fusion settings compared per embedder: WalkConfig overrides and whether the embedder's own
+#: FusionWeights apply (False: the neutral weights, the resolver before issue 19's re-tuning).
+FUSION_GRID: dict[str, tuple[dict[str, Any], bool]] = {
+    "fused before": ({}, False),
+    "fused after": ({}, True),
 }
 
 
+class Neutral:
+    """``embedder`` with the neutral :class:`~conceptwalk.wrap.embed.FusionWeights` (the
+    semantic score = the title similarity; lexical and flat-hit evidence as configured)."""
+
+    def __init__(self, embedder: Any) -> None:
+        from conceptwalk.wrap.embed import NEUTRAL
+
+        self.inner = embedder
+        self.name = embedder.name
+        self.dim = embedder.dim
+        self.fusion = NEUTRAL
+
+    def embed(self, texts: Any) -> Any:
+        return self.inner.embed(texts)
+
+
+def queries_of(ds: realdata.AliasSet, part: str, max_queries: int, seed: int = 0) -> list[tuple[str, str]]:
+    """The queries of split ``part``: ``held`` = half A's aliases (bench_resolve.py's queries,
+    the ones every table reports), ``tune`` = half B's (other concepts; seeded shuffle, the
+    first ``max_queries``), on which the per-embedder FusionWeights were chosen."""
+    import random
+
+    held, others = split(ds, max_queries, seed)
+    if part == "held":
+        return held
+    others = list(others)
+    random.Random(seed + 7).shuffle(others)
+    return others[:max_queries]
+
+
 def measure_fusion(
-    name: str, spec: str, max_queries: int, seed: int = 0, grid: dict[str, dict[str, Any]] | None = None
+    name: str,
+    spec: str,
+    max_queries: int,
+    seed: int = 0,
+    grid: dict[str, tuple[dict[str, Any], bool]] | None = None,
+    part: str = "held",
 ) -> dict[str, Any]:
     """Top-1 / top-5 of the right concept on dataset ``name`` for the embedder ``spec``:
-    ``alone`` = the resolver with the semantic method only (no lexical, no flat hits, no
-    threshold: the embedder's nearest concepts by title), then the fused resolver (aliases none,
-    the FTS flat hits given, as bench_resolve.py's ``resolver`` row) for each setting of
-    ``grid``. Seconds to embed the concepts and median ms per query are reported too."""
+    ``alone`` = the resolver with the semantic method only and neutral weights (no lexical, no
+    flat hits, no threshold: the embedder's nearest concepts by title), then the fused resolver
+    (aliases none, the FTS flat hits given, as bench_resolve.py's ``resolver`` row) for each
+    setting of ``grid``. Seconds to embed the concepts and median ms per query are reported too."""
     import tempfile
     import time
 
@@ -163,25 +199,33 @@ def measure_fusion(
 
     from conceptwalk import Caller
     from conceptwalk.wrap import ConceptResolver, builtin_flat_search
-    from conceptwalk.wrap.embed import get_embedder
+    from conceptwalk.wrap.embed import fusion_weights, get_embedder
 
     ds = realdata.load(name)
-    queries, _ = split(ds, max_queries, seed)
+    queries = queries_of(ds, part, max_queries, seed)
     caller = Caller.all_access()
     kb = _kb(ds, [], os.path.join(tempfile.mkdtemp(prefix="cw-fusion-"), "plain.db"))
     emb = get_embedder(spec)
     flat = builtin_flat_search(kb)
     flats = {q: flat(q, 10) for q, _ in queries}
     ncon = sum(n["type"] in set(ds.concept_types) for n in ds.nodes)
-    out: dict[str, Any] = {"dataset": name, "embedder": emb.name, "queries": len(queries), "concepts": ncon, "rows": {}}
-    settings: dict[str, tuple[dict[str, Any], bool]] = {
-        "alone": ({"lexical_k": 0, "flat_hit_k": 0, "semantic_threshold": 0.0, "semantic_k": 5}, False)
+    out: dict[str, Any] = {
+        "dataset": name,
+        "part": part,
+        "embedder": emb.name,
+        "weights": repr(fusion_weights(emb)),
+        "queries": len(queries),
+        "concepts": ncon,
+        "rows": {},
     }
-    for k, v in (grid or FUSION_GRID).items():
-        settings[k] = (v, True)
-    for label, (over, fused) in settings.items():
+    settings: dict[str, tuple[dict[str, Any], bool, bool]] = {
+        "alone": ({"lexical_k": 0, "flat_hit_k": 0, "semantic_threshold": 0.0, "semantic_k": 5}, False, False)
+    }
+    for k, (v, own) in (grid or FUSION_GRID).items():
+        settings[k] = (v, own, True)
+    for label, (over, own, fused) in settings.items():
         t0 = time.perf_counter()
-        r = ConceptResolver(kb, _config(ds, **over), embedder=emb)
+        r = ConceptResolver(kb, _config(ds, **over), embedder=emb if own else Neutral(emb))
         build = time.perf_counter() - t0
         ranks, ms = [], []
         for q, c in queries:

@@ -166,3 +166,59 @@ def test_deletion_oracle_with_the_real_model(st_embedder: Any, scopes: tuple[str
         want = [(g.id, g.confidence, g.method) for g in ro.resolve(q, caller=Caller.all_access())]
         assert got == want, q
         assert not {i for i, _, _ in got} & hidden
+
+
+class _Neutral:
+    """The real model with the neutral fusion weights (the resolver before issue 19)."""
+
+    def __init__(self, inner: Any) -> None:
+        from conceptwalk.wrap.embed import NEUTRAL
+
+        self.inner, self.name, self.dim, self.fusion = inner, inner.name, inner.dim, NEUTRAL
+
+    def embed(self, texts: Any) -> Any:
+        return self.inner.embed(texts)
+
+
+def test_model_weights_keep_a_wrong_flat_hit_from_outvoting_the_model(st_embedder: Any) -> None:
+    from conceptwalk.wrap.embed import SENTENCE_TRANSFORMER_FUSION, fusion_weights
+
+    assert fusion_weights(st_embedder) == SENTENCE_TRANSFORMER_FUSION
+    nodes, edges = _rows()
+    kb = open_store(nodes, edges, [])
+    everyone = Caller.all_access()
+    tuned = ConceptResolver(kb, _config(), embedder=st_embedder)
+    neutral = ConceptResolver(kb, _config(), embedder=_Neutral(st_embedder))
+    assert tuned.fusion == SENTENCE_TRANSFORMER_FUSION and neutral.fusion.neutral
+    right = {"tuned": 0, "neutral": 0}
+    for q, want in QUERIES:
+        wrong = [{"id": next(c for c, _, _ in CONCEPTS if c != want)}]  # the flat search's first hit
+        right["tuned"] += tuned.resolve(q, caller=everyone, flat_results=wrong)[0].id == want
+        right["neutral"] += neutral.resolve(q, caller=everyone, flat_results=wrong)[0].id == want
+    # a flat hit at rank 1 is evidence 0.9 with the neutral weights (it outvotes the model's
+    # similarity), 0.05 with the model's: the model's nearest concept stays first
+    assert right["tuned"] >= len(QUERIES) - 1, right
+    assert right["neutral"] < right["tuned"], right
+
+
+def test_model_reads_the_body_and_the_spelling(st_embedder: Any) -> None:
+    """A concept found through its body (the title+body similarity) and a transliteration
+    found through the character n-grams, with the model's weights."""
+    nodes = [
+        {"id": "c:dos", "type": "CONCEPT", "title": "CWE-400", "body": "Uncontrolled resource consumption"},
+        {"id": "c:mi", "type": "CONCEPT", "title": "Myocardial infarction", "body": None},
+        {"id": "c:msk", "type": "CONCEPT", "title": "Moskva", "body": None},
+        {"id": "c:spb", "type": "CONCEPT", "title": "Sankt-Peterburg", "body": None},
+    ]
+    kb = open_store(nodes, [], [])
+    cfg = WalkConfig(concept_node_types=("CONCEPT",), embedder=None, lexical_k=0)
+    r = ConceptResolver(kb, cfg, embedder=st_embedder)
+    everyone = Caller.all_access()
+    assert r.resolve("resource exhaustion", caller=everyone)[0].id == "c:dos"
+    assert r.resolve("Moscow", caller=everyone)[0].id == "c:msk"
+    assert r.resolve("Sankt Petersburg", caller=everyone)[0].id == "c:spb"
+    # the title similarity alone misses both: the title shares nothing with the query, and
+    # the model puts "Moscow" nearer "Sankt-Peterburg" than "Moskva"
+    plain = ConceptResolver(kb, cfg, embedder=_Neutral(st_embedder))
+    assert [c.id for c in plain.resolve("resource exhaustion", caller=everyone)][:1] != ["c:dos"]
+    assert plain.resolve("Moscow", caller=everyone)[0].id != "c:msk"

@@ -196,3 +196,113 @@ def test_resolver_rejects_bad_input():
         r.resolve("x", caller="everyone")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="text"):
         r.resolve(None, caller=EVERYONE)  # type: ignore[arg-type]
+
+
+# ---- per-embedder fusion weights (issue 19) ---------------------------------------------------
+
+from conceptwalk.wrap.embed import NEUTRAL, FusionWeights, fusion_weights  # noqa: E402
+from deletion_oracle import deleted_store, open_store  # noqa: E402
+
+
+class DenseToy:
+    """A dense embedder of its own (word-level hashing made dense by a constant offset column),
+    carrying FusionWeights as a model embedder does."""
+
+    def __init__(self, fusion: FusionWeights) -> None:
+        self._h = HashingEmbedder(dim=64, char_weight=0.0)
+        self.name = "toy-dense-d65"
+        self.dim = 65
+        self.fusion = fusion
+
+    def embed(self, texts):
+        import numpy as np
+
+        x = np.concatenate([self._h.embed(texts), np.full((len(texts), 1), 0.5, np.float32)], axis=1)
+        return np.ascontiguousarray(x / np.linalg.norm(x, axis=1, keepdims=True), dtype=np.float32)
+
+
+FUSED_NODES = [
+    {"id": "c:mi", "type": "CONCEPT", "title": "Myocardial infarction", "body": "a heart attack", "scopes": []},
+    {"id": "c:htn", "type": "CONCEPT", "title": "Hypertension", "body": "high blood pressure", "scopes": ["t1"]},
+    {"id": "c:moscow", "type": "CONCEPT", "title": "Moscow", "body": None, "scopes": []},
+    {"id": "c:moskva", "type": "CONCEPT", "title": "Moskva river", "body": "a river", "scopes": ["t2"]},
+    {"id": "c:heart", "type": "CONCEPT", "title": "Heart", "body": "the organ", "scopes": ["t1"]},
+    {"id": "d:note", "type": "DOC", "title": "A note on heart attack and pressure", "scopes": []},
+]
+FUSED_QUERIES = ["heart attack", "high blood pressure", "Moskva", "moscow river", "heart", "pressure"]
+
+
+def test_fusion_weights_by_embedder_kind():
+    assert fusion_weights(None) is NEUTRAL and fusion_weights(HashingEmbedder()).neutral
+    w = FusionWeights(body=1.0, char=0.4, lexical=0.5, flat_hit=0.25)
+    assert fusion_weights(DenseToy(w)) == w and not w.neutral
+    with pytest.raises(ValueError, match="lexical must be a finite number >= 0"):
+        FusionWeights(lexical=float("nan"))
+    r = ConceptResolver(make_kb(), WalkConfig(embedder="hashing:128"))
+    assert r.fusion.neutral and r._char is None  # the built-in embedder: the resolver as it was
+
+
+def test_fused_semantic_score_is_the_weighted_mean_of_title_body_and_ngram_similarities():
+    import numpy as np
+
+    w = FusionWeights(body=1.0, char=0.4, lexical=0.0, flat_hit=0.0)
+    emb = DenseToy(w)
+    kb = open_store(FUSED_NODES, [], [])
+    cfg = WalkConfig(concept_node_types=("CONCEPT",), semantic_threshold=0.0, semantic_k=10, lexical_k=0)
+    r = ConceptResolver(kb, cfg, embedder=emb)
+    char = HashingEmbedder(dim=512, ngram_range=(2, 4))
+    concepts = [n for n in FUSED_NODES if n["type"] == "CONCEPT"]
+    titles = [n["title"] for n in concepts]
+    bodies = ["\n".join(p for p in (n["title"], n["body"]) if p) for n in concepts]
+    for q in FUSED_QUERIES:
+        qv, qc = emb.embed([q])[0], char.embed([q])[0]
+        mean = (emb.embed(titles) @ qv + emb.embed(bodies) @ qv) / 2
+        want = (mean + 0.4 * np.maximum(char.embed(titles) @ qc, 0)) / 1.4
+        res = r.resolve(q, caller=EVERYONE)
+        assert res and all(c.method == "semantic" for c in res)
+        byid = {c.id: c.confidence for c in res}
+        for n, s in zip(concepts, want.tolist()):
+            if n["id"] in byid:
+                assert byid[n["id"]] == pytest.approx(s, abs=1e-5), (q, n["id"])
+        assert res[0].id == concepts[int(np.argmax(want))]["id"]
+    # the same embedder with the neutral weights: the title similarity alone
+    emb.fusion = NEUTRAL
+    plain = ConceptResolver(kb, cfg, embedder=emb).resolve("heart attack", caller=EVERYONE)
+    qv = emb.embed(["heart attack"])[0]
+    assert plain[0].confidence == pytest.approx(float(np.max(emb.embed(titles) @ qv)), abs=1e-5)
+
+
+def test_fusion_weights_scale_lexical_and_flat_hit_evidence():
+    kb = open_store(FUSED_NODES, [], [])
+    cfg = WalkConfig(concept_node_types=("CONCEPT",), semantic_k=0, flat_hit_k=3)  # no semantic evidence
+    flat = [{"id": "d:note"}, {"id": "c:heart"}]
+    base = got(
+        ConceptResolver(kb, cfg, embedder=DenseToy(NEUTRAL)).resolve("heart", caller=EVERYONE, flat_results=flat)
+    )
+    scaled = got(
+        ConceptResolver(kb, cfg, embedder=DenseToy(FusionWeights(lexical=0.5, flat_hit=0.25))).resolve(
+            "heart", caller=EVERYONE, flat_results=flat
+        )
+    )
+    # c:heart: flat hit at rank 2 (0.9/2 -> 0.25 * 0.45) and lexical rank 1 (0.6 -> 0.5 * 0.6)
+    assert dict((i, c) for i, c, _ in base)["c:heart"] == round(1 - (1 - 0.45) * (1 - 0.6), 4)
+    assert dict((i, c) for i, c, _ in scaled)["c:heart"] == round(1 - (1 - 0.1125) * (1 - 0.3), 4)
+
+
+@pytest.mark.parametrize("scopes", [(), ("t1",), ("t2",), ("t1", "t2")])
+def test_fused_semantic_score_exact_to_the_deletion_oracle(scopes):
+    caller = Caller.with_scopes(*scopes) if scopes else Caller.public()
+    oracle = deleted_store(FUSED_NODES, [], [], caller)
+    kb = open_store(FUSED_NODES, [], [])
+    hidden = {n["id"] for n in FUSED_NODES if n["scopes"] and not set(n["scopes"]) & set(scopes)}
+    for w in (FusionWeights(body=1.0, char=0.4, lexical=1 / 12, flat_hit=1 / 18), FusionWeights(char=1.0)):
+        cfg = WalkConfig(concept_node_types=("CONCEPT",), semantic_threshold=0.0, semantic_k=3)
+        r = ConceptResolver(kb, cfg, embedder=DenseToy(w))
+        ro = ConceptResolver(oracle, cfg, embedder=DenseToy(w))
+        for q in FUSED_QUERIES:
+            # the caller's flat search ranks what it sees (a hidden hit would be dropped anyway)
+            flat = [{"id": n["id"]} for n in FUSED_NODES[::-1] if n["id"] not in hidden]
+            mine = [(c.id, c.confidence, c.method) for c in r.resolve(q, caller=caller, flat_results=flat)]
+            want = [(c.id, c.confidence, c.method) for c in ro.resolve(q, caller=EVERYONE, flat_results=flat)]
+            assert mine == want, (q, w)
+            assert not {i for i, _, _ in mine} & hidden

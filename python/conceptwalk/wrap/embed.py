@@ -34,6 +34,8 @@ __all__ = [
     "HashingEmbedder",
     "Model2VecEmbedder",
     "SentenceTransformerEmbedder",
+    "FusionWeights",
+    "fusion_weights",
     "get_embedder",
     "normalize_text",
     "WRAP_DEFAULT",
@@ -460,6 +462,120 @@ def _finish(texts: list[str], matrix: Any, dim: int) -> np.ndarray:
     return out
 
 
+# --------------------------------------------------------------------------- fusion weights
+
+
+class FusionWeights:
+    """How the resolver weighs its evidence for one kind of embedder (issue 19).
+
+    A model's similarities are better evidence than the hashing embedder's, and the lexical and
+    flat-hit ranks that help the hashing embedder outvote a model's (measured in
+    ``benchmarks/bench_embedder.py --fusion``). So each embedder kind carries its own weights:
+    the built-in embedder :data:`NEUTRAL` (the resolver as it was), a model embedder a
+    semantic score that also reads the concept's body and its character n-grams, and smaller
+    lexical and flat-hit evidence.
+
+    The semantic score of a concept is
+    ``(m + char * max(0, ngram(title))) / (1 + char)`` with
+    ``m = (sim(title) + body * sim(title+body)) / (1 + body)``:
+    ``sim`` the embedder's cosine similarity (``title+body`` only when ``concept_text`` is
+    ``"title"``, else the one matrix counts for both), ``ngram`` the built-in
+    ``hashing:512:2-4`` embedder's over the titles (it matches spellings and transliterations
+    a sentence model does not). Lexical evidence is ``lexical_confidence * lexical / r`` and
+    flat-hit evidence ``flat_hit_confidence * flat_hit / r``.
+
+    Parameters
+    ----------
+    body : float, default 0.0
+        Weight of the ``title+body`` similarity, ``>= 0``.
+    char : float, default 0.0
+        Weight of the character n-gram similarity, ``>= 0``.
+    lexical : float, default 1.0
+        Multiplier of ``WalkConfig.lexical_confidence``, ``>= 0`` (evidence is capped at 1).
+    flat_hit : float, default 1.0
+        Multiplier of ``WalkConfig.flat_hit_confidence``, ``>= 0`` (evidence is capped at 1).
+
+    Examples
+    --------
+    >>> FusionWeights()
+    FusionWeights(body=0.0, char=0.0, lexical=1.0, flat_hit=1.0)
+    >>> FusionWeights(char=-1)
+    Traceback (most recent call last):
+    conceptwalk.errors.InputError: char must be a finite number >= 0, got -1
+    """
+
+    __slots__ = ("body", "char", "flat_hit", "lexical")
+
+    def __init__(self, body: float = 0.0, char: float = 0.0, lexical: float = 1.0, flat_hit: float = 1.0) -> None:
+        self.body = _check_weight(body, "body")
+        self.char = _check_weight(char, "char")
+        self.lexical = _check_weight(lexical, "lexical")
+        self.flat_hit = _check_weight(flat_hit, "flat_hit")
+
+    @property
+    def neutral(self) -> bool:
+        """True for the weights of the resolver without per-embedder fusion (semantic score =
+        the title similarity, lexical and flat-hit evidence as configured)."""
+        return self.body == 0.0 and self.char == 0.0 and self.lexical == 1.0 and self.flat_hit == 1.0
+
+    def __repr__(self) -> str:
+        return f"FusionWeights(body={self.body!r}, char={self.char!r}, lexical={self.lexical!r}, flat_hit={self.flat_hit!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FusionWeights):
+            return NotImplemented
+        return (self.body, self.char, self.lexical, self.flat_hit) == (
+            other.body,
+            other.char,
+            other.lexical,
+            other.flat_hit,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.body, self.char, self.lexical, self.flat_hit))
+
+
+#: The weights of the resolver without per-embedder fusion: the built-in hashing embedder's
+#: (measured: no other setting did better on CWE, EDAM and GeoNames with it).
+NEUTRAL = FusionWeights()
+
+#: all-MiniLM-L6-v2 (sentence-transformers), chosen on the tuning split of
+#: benchmarks/bench_embedder.py --fusion (CWE, EDAM, GeoNames; one setting for all three):
+#: lexical and flat-hit evidence 0.05 at rank 1 (0.6 / 12, 0.9 / 18).
+SENTENCE_TRANSFORMER_FUSION = FusionWeights(body=1.0, char=0.4, lexical=1 / 12, flat_hit=1 / 18)
+
+#: model2vec (a static model distilled from all-MiniLM-L6-v2), chosen the same way: lexical
+#: evidence 0.1, flat-hit evidence 0.2 at rank 1.
+MODEL2VEC_FUSION = FusionWeights(body=1.0, char=0.6, lexical=1 / 6, flat_hit=2 / 9)
+
+#: The character n-gram embedder a model's :class:`FusionWeights` ``char`` term reads.
+CHAR_EMBEDDER_SPEC = WRAP_DEFAULT
+
+
+def fusion_weights(embedder: Any) -> FusionWeights:
+    """The resolver's :class:`FusionWeights` for ``embedder``: its ``fusion`` attribute when
+    that is a :class:`FusionWeights` (the model embedders set one; set it on an embedder of
+    your own to choose), else :data:`NEUTRAL` (also for None and the built-in embedder).
+
+    Parameters
+    ----------
+    embedder : Embedder or None
+
+    Returns
+    -------
+    FusionWeights
+
+    Examples
+    --------
+    >>> fusion_weights(HashingEmbedder()).neutral, fusion_weights(None).neutral
+    (True, True)
+    >>> fusion_weights(SentenceTransformerEmbedder.__new__(SentenceTransformerEmbedder)).char
+    0.4
+    """
+    w = getattr(embedder, "fusion", None)
+    return w if isinstance(w, FusionWeights) else NEUTRAL
+
+
 class _LocalModelEmbedder:
     """What the model-backed embedders share: input checks and the output contract around the
     library's own ``encode`` (subclasses set ``dim``, ``name`` and ``_encode``)."""
@@ -526,6 +642,9 @@ class Model2VecEmbedder(_LocalModelEmbedder):
         self.dim: int = int(probe.shape[1])
         self.name: str = f"model2vec:{label}:d{self.dim}"
 
+    #: The resolver's weights for this embedder (:func:`fusion_weights`).
+    fusion = MODEL2VEC_FUSION
+
     def _encode(self, items: list[str]) -> Any:
         return self._model.encode(items, show_progress_bar=False)
 
@@ -574,6 +693,9 @@ class SentenceTransformerEmbedder(_LocalModelEmbedder):
         probe = np.asarray(self._model.encode(["a"], convert_to_numpy=True, show_progress_bar=False))
         self.dim: int = int(probe.shape[1])
         self.name: str = f"st:{label}:d{self.dim}"
+
+    #: The resolver's weights for this embedder (:func:`fusion_weights`).
+    fusion = SENTENCE_TRANSFORMER_FUSION
 
     def _encode(self, items: list[str]) -> Any:
         return self._model.encode(items, convert_to_numpy=True, show_progress_bar=False)

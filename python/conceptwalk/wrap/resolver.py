@@ -10,7 +10,7 @@ never used and never counted.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import math
@@ -18,7 +18,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from .embed import get_embedder, normalize_text
+from .embed import CHAR_EMBEDDER_SPEC, NEUTRAL, FusionWeights, fusion_weights, get_embedder, normalize_text
 from ..errors import InputError
 from ..graph import Caller
 from ..graph.vectors import vector_topk_arrays
@@ -124,6 +124,15 @@ class ConceptResolver:
         up to ``semantic_max_k`` while within ``semantic_margin`` of the best; evidence =
         similarity; ties by node order.
 
+        Per embedder kind (:func:`conceptwalk.wrap.embed.fusion_weights`): with a model
+        embedder (sentence-transformers, model2vec) the similarity is a weighted mean of the
+        query's similarity to the concept's title and to its title and body, averaged in turn
+        with (the built-in ``hashing:512:2-4``) its title's character n-grams, and the lexical and flat-hit
+        evidence above is scaled down (:class:`~conceptwalk.wrap.embed.FusionWeights`; chosen
+        on a tuning split in ``benchmarks/bench_embedder.py --fusion``). The built-in embedder's
+        weights are neutral: the title similarity, the evidence as configured. Every part is
+        an exact per-row number, so the weighted mean is too.
+
     So every confidence equals, bit for bit, the confidence on the store with the caller's
     hidden nodes deleted.
     ``normalized``
@@ -176,6 +185,13 @@ class ConceptResolver:
             self.embedder = get_embedder(self.config.embedder)
         else:
             self.embedder = None
+        #: How the evidence is weighed for this embedder (:func:`conceptwalk.wrap.embed.fusion_weights`).
+        self.fusion: FusionWeights = fusion_weights(self.embedder) if self.embedder is not None else NEUTRAL
+        self._char: Any = (
+            get_embedder(CHAR_EMBEDDER_SPEC) if self.embedder is not None and self.fusion.char > 0 else None
+        )
+        self._body_cfg = replace(self.config, concept_text="title+body")
+        self._title_cfg = replace(self.config, concept_text="title")
         self.warm()
 
     def warm(self) -> None:
@@ -192,8 +208,21 @@ class ConceptResolver:
                 ix.stats_for(None)  # the all-access statistics (a caller's are cached per mask)
             snap.concept_flags(self.config)
         if self.embedder is not None and self.config.semantic_k > 0:
-            if snap.concept_columns(self.embedder, self.config) is None:  # dense: the matrix
-                snap.concept_embeddings(self.embedder, self.config)
+            for emb, cfg in self._semantic_parts():
+                if snap.concept_columns(emb, cfg) is None:  # dense: the matrix
+                    snap.concept_embeddings(emb, cfg)
+
+    def _semantic_parts(self) -> list[tuple[Any, WalkConfig]]:
+        """(embedder, config) of each similarity the semantic score reads: the embedder over
+        ``concept_text``, then (per :attr:`fusion`) over ``title+body`` and the character
+        n-gram embedder over the titles."""
+        cfg = self.config
+        parts = [(self.embedder, cfg)]
+        if self.fusion.body > 0 and cfg.concept_text == "title":
+            parts.append((self.embedder, self._body_cfg))
+        if self._char is not None:
+            parts.append((self._char, self._title_cfg))
+        return parts
 
     def resolve(
         self,
@@ -264,6 +293,7 @@ class ConceptResolver:
                 p = cfg.alias_confidence * math.sqrt(coverage(phrase, text)) / len(vis)
                 for c in vis:
                     offer(c, p, "alias", phrase)
+        fw = self.fusion
         # flat-hit
         if flat_results and cfg.flat_hit_k:
             for rank, hit in enumerate(list(flat_results)[: cfg.flat_hit_k], start=1):
@@ -274,12 +304,12 @@ class ConceptResolver:
                 if i is None or (visible is not None and not visible[i]):
                     continue
                 for c in canonical_concepts(nid):
-                    offer(c, cfg.flat_hit_confidence / rank, "flat-hit", nid)
+                    offer(c, cfg.flat_hit_confidence * fw.flat_hit / rank, "flat-hit", nid)
         # lexical
         if cfg.lexical_k:
             for rank, nid in enumerate(snap.lexical(text, cfg.lexical_k, cfg, caller), start=1):
                 for c in canonical_concepts(nid):
-                    offer(c, cfg.lexical_confidence / rank, "lexical", nid)
+                    offer(c, cfg.lexical_confidence * fw.lexical / rank, "lexical", nid)
         # semantic
         if self.embedder is not None and cfg.semantic_k > 0:
             for c, sim in self._semantic(text, snap, vm):
@@ -319,14 +349,31 @@ class ConceptResolver:
         keep = max(cfg.semantic_k, cfg.semantic_max_k)
         qu = np.ascontiguousarray(q / qn, dtype=np.float32)
         vis = snap.concept_visible(cfg, vm)
-        cols = snap.concept_columns(self.embedder, cfg)
         rows: npt.NDArray[np.integer[Any]]
-        if cols is not None:  # sparse vectors: the same numbers, from the query's dimensions only
-            rows, sims = cols.topk(qu, keep, visible=vis, min_score=cfg.semantic_threshold)
-        else:
-            rows, sims = vector_topk_arrays(
-                snap.concept_embeddings(self.embedder, cfg), qu, keep, visible=vis, min_score=cfg.semantic_threshold
-            )
+        if self.fusion.body == 0 and self._char is None:
+            cols = snap.concept_columns(self.embedder, cfg)
+            if cols is not None:  # sparse vectors: the same numbers, from the query's dimensions only
+                rows, sims = cols.topk(qu, keep, visible=vis, min_score=cfg.semantic_threshold)
+            else:
+                rows, sims = vector_topk_arrays(
+                    snap.concept_embeddings(self.embedder, cfg), qu, keep, visible=vis, min_score=cfg.semantic_threshold
+                )
+        else:  # the weighted mean of the similarities (FusionWeights), row by row
+            fw = self.fusion
+            n = int(idx.size)
+            total = self._row_scores(self.embedder, qu, snap, cfg, vis, n)
+            if fw.body > 0 and cfg.concept_text == "title":  # the mean of title and title+body
+                body = self._row_scores(self.embedder, qu, snap, self._body_cfg, vis, n)
+                total = (total + fw.body * body) / (1.0 + fw.body)
+            # (with concept_text="title+body" the one matrix counts for both: the mean is itself)
+            wsum = 1.0
+            if self._char is not None:
+                wsum += fw.char
+                qc = np.asarray(self._char.embed([text]), dtype=np.float32)[0]
+                if np.any(qc):
+                    chars = self._row_scores(self._char, qc, snap, self._title_cfg, vis, n)
+                    total += fw.char * np.maximum(chars, 0.0)
+            rows, sims = topk_scores(total / wsum, keep, visible=vis, min_score=cfg.semantic_threshold)
         # by similarity descending, then row = node order (= id order in a store)
         g = snap.graph
         rl = rows.tolist()
@@ -342,6 +389,22 @@ class ConceptResolver:
                 out.append((g.ids[int(idx[j])], min(1.0, s)))
             else:
                 break
+        return out
+
+    @staticmethod
+    def _row_scores(
+        embedder: Any, query: npt.NDArray[np.float32], snap: Snapshot, cfg: WalkConfig, vis: Any, n: int
+    ) -> npt.NDArray[np.float64]:
+        """The similarity of every visible concept row to ``query`` (0 for the hidden rows and
+        for the rows a sparse query shares no dimension with), exact in the core as in
+        :meth:`_semantic`: each row's number depends only on that row and the query."""
+        out = np.zeros(n, dtype=np.float64)
+        cols = snap.concept_columns(embedder, cfg)
+        if cols is not None:
+            rows, sims = cols.topk(query, n, visible=vis)
+        else:
+            rows, sims = vector_topk_arrays(snap.concept_embeddings(embedder, cfg), query, n, visible=vis)
+        out[rows] = sims
         return out
 
 
