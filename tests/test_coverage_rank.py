@@ -32,12 +32,18 @@ def _reference(nodes, edges, visible, seeds, max_hops, node_types, k, ppr_scores
     h.add_edges_from((a, b) for a, b, _ in edges if a in visible and b in visible and a != b)
     types = {n["id"]: n["type"] for n in nodes}
     cover: dict[str, list[str]] = {}
+    near: dict[str, list[int]] = {}  # seeds at 1 hop, at 2 hops
     for s in sorted(set(seeds)):
-        for v in nx.single_source_shortest_path_length(h, s, cutoff=max_hops):
+        for v, d in nx.single_source_shortest_path_length(h, s, cutoff=max_hops).items():
             if v not in seeds:
                 cover.setdefault(v, []).append(s)
+                near.setdefault(v, [0, 0])
+                if d <= 2:
+                    near[v][d - 1] += 1
     cand = [v for v in cover if node_types is None or types[v] in node_types]
-    cand.sort(key=lambda v: (-len(cover[v]), -ppr_scores.get(v, 0.0), v))
+    # ties of coverage: closer seeds first, then PPR score per visible degree (the specific node
+    # before the hub), then id
+    cand.sort(key=lambda v: (-len(cover[v]), [-c for c in near[v]], -(ppr_scores.get(v, 0.0) / h.degree(v)), v))
     return [(v, len(cover[v]), tuple(cover[v])) for v in cand[:k]]
 
 
@@ -116,6 +122,30 @@ def test_coverage_hand_checked_and_explained() -> None:
     # leaves at 3 hops from s1 are not candidates at max_hops=2
     many = graph_context(g, concepts=["s1"], k=100, caller=ALL, rank="coverage", max_hops=1)
     assert sorted(r.id for r in many.results) == ["h", "t"]
+
+
+def test_coverage_ties_go_to_closer_seeds_then_the_specific_node() -> None:
+    # "small" and "big" are both linked to the three seeds; big also to 20 other nodes. PPR
+    # scores big higher (mass grows with degree), yet small is what the seeds have in common:
+    # a tie of coverage goes to the higher PPR score per visible degree.
+    edges = [(s, c) for s in ("s1", "s2", "s3") for c in ("small", "big")]
+    edges += [("big", f"o{i:02d}") for i in range(20)]
+    g = LinkGraph.from_edges(edges)
+    seeds = ["s1", "s2", "s3"]
+    ppr = {r.id: r.score for r in graph_context(g, concepts=seeds, k=30, caller=ALL).results}
+    assert ppr["big"] > ppr["small"]
+    for hops in (1, 2):
+        res = graph_context(g, concepts=seeds, k=2, caller=ALL, rank="coverage", max_hops=hops)
+        assert [(r.id, r.coverage) for r in res.results] == [("small", 3), ("big", 3)]
+    # closer seeds first: "a" has s1, s2 at 1 hop and s3 at 2; "b" has s3 at 1 hop and s1, s2 at 2.
+    # a also has 20 leaves, so b has the higher PPR per degree: the hop profile decides
+    e2 = [("s1", "a"), ("s2", "a"), ("s3", "b"), ("a", "b")] + [("a", f"o{i:02d}") for i in range(20)]
+    g2 = LinkGraph.from_edges(e2)
+    deg = dict(zip(g2.ids, g2.degrees.tolist()))
+    p2 = {r.id: r.score for r in graph_context(g2, concepts=seeds, k=30, caller=ALL).results}
+    assert p2["b"] / deg["b"] > p2["a"] / deg["a"]
+    res = graph_context(g2, concepts=seeds, k=2, caller=ALL, rank="coverage", max_hops=2)
+    assert [(r.id, r.coverage) for r in res.results] == [("a", 3), ("b", 3)]
 
 
 def test_coverage_deterministic_and_batch_equal() -> None:

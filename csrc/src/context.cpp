@@ -1,6 +1,7 @@
 #include "conceptwalk/context.hpp"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "conceptwalk/batch.hpp"
@@ -20,13 +21,17 @@ inline bool kept(const NodeTypeFilter& f, node_t v) {
 
 // Coverage pass: a depth-bounded BFS (max_hops layers over the visible graph) from each seed in
 // ascending order. Per candidate (a visible non-seed node within max_hops of some seed) its count
-// of seeds goes into ws.ia (clean -1) and each (candidate, seed) pair into `pairs`, in seed order.
-// ws.ib (clean -1) holds the current seed's distances. Every entry touched is reset at the end:
-// no O(n) clearing. Stops once `max_visits` visible adjacency entries have been read (truncated).
+// of seeds goes into ws.ia (clean -1) and each (candidate, seed) pair into `pairs`, in seed order,
+// with the seed's distance in `pdist`; `near` counts each candidate's seeds at 1 and at 2 hops.
+// ws.ib (clean -1) holds the current seed's distances, then the candidates' positions. Every
+// entry touched is reset at the end: no O(n) clearing. Stops once `max_visits` visible adjacency
+// entries have been read (truncated).
 struct CoverPass {
-  std::vector<node_t> cand;                      // ascending
-  std::vector<std::int32_t> cov;                 // aligned with cand
-  std::vector<std::pair<node_t, node_t>> pairs;  // (candidate, seed), seeds ascending
+  std::vector<node_t> cand;                       // ascending
+  std::vector<std::int32_t> cov;                  // aligned with cand
+  std::vector<std::pair<node_t, node_t>> pairs;   // (candidate, seed), seeds ascending
+  std::vector<std::int32_t> pdist;                // aligned with pairs: hops from the seed
+  std::vector<std::array<std::int32_t, 2>> near;  // aligned with cand: seeds at 1 hop, at 2 hops
   bool truncated = false;
   std::int64_t visits = 0;
 };
@@ -72,6 +77,7 @@ CoverPass coverage_pass(const CSRGraph& g, const Visibility& vis, std::int64_t n
       frontier.swap(next);
     }
     for (const node_t v : seen) {
+      const std::int32_t dv = dist[v];
       dist[v] = -1;
       if (std::binary_search(qs, qs + ns, v)) continue;
       if (cnt[v] < 0) {
@@ -80,6 +86,7 @@ CoverPass coverage_pass(const CSRGraph& g, const Visibility& vis, std::int64_t n
       }
       ++cnt[v];
       out.pairs.emplace_back(v, s);
+      out.pdist.push_back(dv);
     }
   }
   std::sort(out.cand.begin(), out.cand.end());
@@ -87,7 +94,13 @@ CoverPass coverage_pass(const CSRGraph& g, const Visibility& vis, std::int64_t n
   for (std::size_t j = 0; j < out.cand.size(); ++j) {
     out.cov[j] = cnt[out.cand[j]];
     cnt[out.cand[j]] = -1;
+    dist[out.cand[j]] = static_cast<std::int32_t>(j);
   }
+  out.near.assign(out.cand.size(), {0, 0});
+  for (std::size_t i = 0; i < out.pairs.size(); ++i) {
+    if (out.pdist[i] <= 2) ++out.near[static_cast<std::size_t>(dist[out.pairs[i].first])][out.pdist[i] - 1];
+  }
+  for (const node_t v : out.cand) dist[v] = -1;
   seen.clear();
   frontier.clear();
   next.clear();
@@ -118,8 +131,15 @@ ContextResult run_coverage(const CSRGraph& g, const Visibility& vis, std::int64_
   std::vector<std::pair<node_t, double>> ps(r.nodes.size());
   for (std::size_t j = 0; j < r.nodes.size(); ++j) ps[j] = {r.nodes[j], r.scores[j]};
   std::sort(ps.begin(), ps.end());
+  // Ties of coverage go to the candidate with more seeds at 1 hop, then at 2 hops (closer seeds
+  // first), then to the higher PPR score per visible degree: on an undirected graph
+  // p_s(v) / deg(v) = p_v(s) / deg(s), the mass a walk from v itself returns to the seeds, so a
+  // specific node (a small category all of whose members are seeds) beats a hub that the same
+  // seeds reach among many others. A candidate is reached over a visible edge: deg >= 1.
   struct Item {
     std::int32_t cov;
+    std::array<std::int32_t, 2> near;  // seeds at 1 hop, at 2 hops
+    double q;                          // p / deg(v)
     double p;
     node_t v;
   };
@@ -130,11 +150,13 @@ ContextResult run_coverage(const CSRGraph& g, const Visibility& vis, std::int64_
     const node_t v = cp.cand[j];
     while (a < ps.size() && ps[a].first < v) ++a;
     const double p = (a < ps.size() && ps[a].first == v) ? ps[a].second : 0.0;
-    if (kept(filter, v)) items.push_back(Item{cp.cov[j], p, v});
+    if (kept(filter, v))
+      items.push_back(Item{cp.cov[j], cp.near[j], p / static_cast<double>(g.degree(v, vis)), p, v});
   }
   auto better = [](const Item& x, const Item& y) {
     if (x.cov != y.cov) return x.cov > y.cov;
-    if (x.p != y.p) return x.p > y.p;
+    if (x.near != y.near) return x.near > y.near;
+    if (x.q != y.q) return x.q > y.q;
     return x.v < y.v;
   };
   const std::size_t m = std::min(items.size(), static_cast<std::size_t>(k));

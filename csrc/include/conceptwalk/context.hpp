@@ -23,7 +23,9 @@ struct NodeTypeFilter {
 
 // The ranking. kPPR: by PPR score descending, then index. kCoverage: candidates are every
 // visible non-seed node within max_hops of a seed; by coverage (the number of distinct seeds
-// within max_hops over the visible graph) descending, then PPR score descending, then index.
+// within max_hops over the visible graph) descending, then the seeds at 1 hop, then at 2 hops
+// (closer first), then PPR score per visible degree descending (the specific node before the
+// hub), then index.
 enum class Rank : std::int32_t { kPPR = 0, kCoverage = 1 };
 
 // The hard cap on max_hops for rank = kCoverage.
