@@ -545,7 +545,8 @@ def graph_context(
     rank : {"ppr", "coverage"}
         ``"ppr"`` (default): by PPR score. ``"coverage"``: every visible node within
         ``max_hops`` of a seed, by how many distinct seeds reach it within ``max_hops`` (over the
-        visible graph), then PPR score, then id; each result carries ``coverage`` and
+        visible graph), then closer seeds (more of them at 1 hop, then at 2), then PPR score
+        per visible degree, then id; each result carries ``coverage`` and
         ``covered_by``. Best when several seeds describe one target.
     max_hops : int
         ``rank="coverage"`` only: 1 to :data:`MAX_COVERAGE_HOPS`.
