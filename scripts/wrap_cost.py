@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
 import bench_wrap_cost as b  # noqa: E402
@@ -33,19 +34,28 @@ from conceptwalk.kb.store import KnowledgeBase  # noqa: E402
 
 
 def old_question_context(kb: KnowledgeBase, question: str, caller: Caller) -> Any:
-    """``graph_context(kb, question)`` as it was before the one-call path (main at cf62986): the
-    state, then BM25 from Python (``TextIndex.search``), the 1/rank weights built in Python, then
-    the compiled walk: the same internals, called in the old order (two compiled calls)."""
+    """``graph_context(kb, question, caller=caller)`` as main at cf62986 ran it, step for step
+    with the same internals: the argument checks, the state, the caller's mask, BM25 from Python
+    (``TextIndex.search``; the caller's statistics kept, as its per-mask cache kept them), the
+    1/rank weights built in Python, then the compiled walk (two compiled calls)."""
     from conceptwalk.tools import context as c
 
-    st = kb.state()
-    g, ix = st.graph, st.text_index
-    vm = caller.visibility(g)
-    spec, nodes, w, reason = c._context_seeds(g, kb, None, question, [], 10, vm, ix)
+    t0 = time.perf_counter()
+    caller = c.check_caller(caller)
+    rank_code, max_hops = c.check_rank("ppr", 2)
+    k = c.check_count(20)
+    n_hits = c.check_count(10, "n_hits")
+    restart, eps = c.check_ppr_params(0.25, 1e-4)
+    g, kb_, ix = c._source_state(kb, (question,), None)
+    view = g.view(caller)
+    vm = view.mask
+    concept_idx = c._concept_indices(g, [], vm)
+    type_filter = c._type_filter(g, None)
+    spec, nodes, w, reason = c._context_seeds(g, kb_, None, question, concept_idx, n_hits, view, ix)
     if nodes is None:
         return reason
-    r = c.context_compiled(g.core, nodes, w, 0.25, 1e-4, 20, None, None, vm)
-    return c._from_core(g, question, spec, r, 0, 0.25, 1e-4, 20, None, 0.0)
+    r = c.context_compiled(g.core, nodes, w, restart, eps, k, None, type_filter, vm)
+    return c._ranked(c._from_core(g, question, spec, r, rank_code, restart, eps, k, type_filter, t0), "ppr", max_hops)
 
 
 def context_row(path: str, nq: int, rounds: int, caller: Caller = b.ALL) -> dict[str, float]:
