@@ -357,7 +357,9 @@ class Snapshot:
                 idx = self.concept_indices(config).tolist()
                 g = self.graph
                 if config.concept_text == "title":  # what node_texts gives, by index
-                    titles, gids = g.titles, g.ids
+                    # all titles decoded in one pass (a mapped snapshot's strings cost ~1.5 us
+                    # each when read one by one)
+                    titles, gids = list(g.titles), g.ids
                     texts = [titles[i] or gids[i] for i in idx]
                 else:
                     texts = self.source.node_texts([g.ids[i] for i in idx], g, config.concept_text)
