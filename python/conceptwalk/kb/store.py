@@ -643,6 +643,10 @@ def _check_store(conn: sqlite3.Connection, p: str) -> None:
         )
 
 
+_DERIVED_NAME = re.compile(r"[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*")
+_DERIVED_PART = re.compile(r"[A-Za-z0-9_]+")
+
+
 def _remove_stale_temporaries(path: str, age: float = 600.0) -> None:
     """Remove temporary snapshot files a killed writer left (older than ``age`` seconds, so a
     save in progress in another process is never touched)."""
@@ -707,6 +711,13 @@ class KnowledgeBase:
         self._light: tuple[LinkGraph, LinkGraph] | None = None  # a graph and its annotations=False projection
         self._file_version: int | None = None  # the change-log position of the snapshot file on disk
         self._file_text = False  # whether that file holds the text index too
+        # Arrays derived from the graph at one change-log position (by this store or a layer
+        # above: derived_arrays / keep_derived_arrays), by name: those read from the snapshot
+        # file and those kept since, with the position they belong to, and the names the file
+        # on disk holds.
+        self._derived: dict[str, dict[str, Any]] = {}
+        self._derived_version: int | None = None
+        self._file_derived: frozenset[str] = frozenset()
         self._persist = not (path == ":memory:" or path.startswith("file::memory:"))
         #: Opened with ``read_only=True``; ``immutable``: with SQLite's ``immutable=1``.
         self.read_only = False
@@ -1829,16 +1840,110 @@ class KnowledgeBase:
     def annotation_presence(self) -> dict[str, int]:
         """Per annotation axis, how many stored edges have a value.
 
+        Counted in the read transaction that reads the graph's change-log position, and kept
+        with the snapshot (:meth:`keep_derived_arrays`): a fresh process reads the counts of that
+        position instead of scanning every edge.
+
         Returns
         -------
         dict of str to int
             :data:`ANNOTATION_AXES` -> the number of edges where that column is not null.
         """
-        with self._locked():
-            r = self.conn.execute(
-                "SELECT " + ", ".join(f"count({k})" for k in ANNOTATION_AXES) + " FROM edges"
-            ).fetchone()
-        return {k: int(v) for k, v in zip(ANNOTATION_AXES, r)}
+        with self._lock:
+            with self._read() as conn:
+                gv = self._graph_version(conn)
+                kept = None if self._depth else self.derived_arrays("kb.presence", gv)
+                counts = kept.get("counts") if kept is not None else None
+                if counts is not None and counts.shape == (len(ANNOTATION_AXES),):
+                    return {k: int(v) for k, v in zip(ANNOTATION_AXES, counts.tolist())}
+                r = conn.execute(
+                    "SELECT " + ", ".join(f"count({k})" for k in ANNOTATION_AXES) + " FROM edges"
+                ).fetchone()
+            out = {k: int(v) for k, v in zip(ANNOTATION_AXES, r)}
+            if not self._depth:
+                self.keep_derived_arrays("kb.presence", gv, {"counts": np.array(r, dtype=np.int64)})
+        return out
+
+    def derived_arrays(self, name: str, graph_version: int) -> dict[str, npt.NDArray[Any]] | None:
+        """Arrays derived from the graph at change-log position ``graph_version`` and kept under
+        ``name`` (:meth:`keep_derived_arrays`), read from the verified snapshot file (with the
+        state: call :meth:`state` first) or kept in this object; None when there are none for
+        that position.
+
+        Parameters
+        ----------
+        name : str
+            The name they were kept under.
+        graph_version : int
+            The position they must belong to (:attr:`StoreState.graph_version
+            <conceptwalk.kb.state.StoreState.graph_version>`).
+
+        Returns
+        -------
+        dict of str to numpy.ndarray, or None
+            Read-only (mapped from the file when they came from it).
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a"}])
+        >>> gv = kb.state().graph_version
+        >>> kb.keep_derived_arrays("demo.squares", gv, {"v": np.arange(3) ** 2})
+        >>> kb.derived_arrays("demo.squares", gv)["v"].tolist(), kb.derived_arrays("demo.squares", gv + 1)
+        ([0, 1, 4], None)
+        """
+        with self._lock:
+            if self._derived_version != graph_version:
+                return None
+            got = self._derived.get(name)
+            return None if got is None else dict(got)
+
+    def keep_derived_arrays(self, name: str, graph_version: int, arrays: Mapping[str, npt.ArrayLike]) -> None:
+        """Keep arrays a reader derived from the graph at change-log position ``graph_version``
+        and nothing else of the store (the vectors of the concepts' titles, counts over the
+        edges), so that the next reader -- in this process or, through the snapshot file, in a
+        fresh one -- reads them instead of deriving them again. They belong to that position
+        only, and one position is kept at a time: keeping arrays for a later position drops
+        those of the earlier one, and the snapshot saved for a later position does not hold
+        them. A writable open saves them with the snapshot of that
+        position (rewriting the file once, as it does to add the text index); a read-only open
+        cannot save and keeps nothing (the reader keeps what it derived for itself).
+
+        Parameters
+        ----------
+        name : str
+            ``[A-Za-z0-9_:-]`` parts joined by dots, named after the layer that derives them
+            (``"wrap.vectors.hashing"``).
+        graph_version : int
+            The position they were derived at.
+        arrays : mapping of str to array
+            Part name (``[A-Za-z0-9_]+``) -> a numeric array.
+
+        Raises
+        ------
+        InputError
+            A malformed name or part, or an array that is not numeric.
+        """
+        if not isinstance(name, str) or not _DERIVED_NAME.fullmatch(name):
+            raise InputError(f"keep_derived_arrays: name must be dot-separated [A-Za-z0-9_:-] parts, got {name!r}")
+        parts: dict[str, npt.NDArray[Any]] = {}
+        for k, a in arrays.items():
+            if not isinstance(k, str) or not _DERIVED_PART.fullmatch(k):
+                raise InputError(f"keep_derived_arrays: part names must be [A-Za-z0-9_]+, got {k!r}")
+            arr = np.ascontiguousarray(a)
+            if arr.dtype.kind not in "biuf":
+                raise InputError(f"keep_derived_arrays: part {k!r} must be numeric, got dtype {arr.dtype}")
+            arr.setflags(write=False)
+            parts[k] = arr
+        if self.read_only:
+            return
+        with self._lock:
+            if self._derived_version != graph_version:
+                self._derived, self._derived_version = {}, graph_version
+            self._derived[name] = parts
+            snap = self._snap
+            if snap is not None and snap.version == graph_version and not self._depth:
+                self._save_snapshot(force=True)
 
     def edge_presence(self) -> tuple[list[str], npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
         """Every stored edge's endpoints and which annotation axes it has a value for, read in one
@@ -2421,6 +2526,14 @@ class KnowledgeBase:
         except Exception as exc:  # noqa: BLE001 - whatever the contents make a loader raise
             self._set_aside(path, f"{type(exc).__name__}: {exc}")
             return None
+        derived: dict[str, dict[str, Any]] = {}
+        for key, a in arrays.items():
+            if key.startswith("derived."):
+                name, _, part = key[8:].rpartition(".")
+                if name and part:
+                    derived.setdefault(name, {})[part] = a
+        self._derived, self._derived_version = derived, v
+        self._file_derived = frozenset(derived)
         self._file_version = v
         self._file_text = False
         if ix is not None and ix.num_docs == snap.graph.num_nodes:  # searches need no rebuild
@@ -2458,6 +2571,7 @@ class KnowledgeBase:
         self._file_version = None
         self._file_text = False
         self._text = None
+        self._derived, self._derived_version, self._file_derived = {}, None, frozenset()
 
     @staticmethod
     def _change_at(conn: sqlite3.Connection, seq: int) -> list[Any] | None:
@@ -2493,7 +2607,12 @@ class KnowledgeBase:
             return
         text = self._text
         with_text = text is not None and text[0] is snap.graph and text[1] == snap.version
-        if self._file_version == snap.version and (self._file_text or not with_text):
+        derived = self._derived if self._derived_version == snap.version else {}
+        if (
+            self._file_version == snap.version
+            and (self._file_text or not with_text)
+            and self._file_derived >= frozenset(derived)
+        ):
             return
         every = max(self.SNAPSHOT_SAVE_EVERY, (snap.graph.num_nodes + snap.graph.num_edges) // 100)
         if (
@@ -2518,6 +2637,8 @@ class KnowledgeBase:
         if with_text:
             assert text is not None
             arrays.update({"text." + k: v for k, v in text[2].to_arrays().items()})
+        for name, parts in derived.items():
+            arrays.update({f"derived.{name}.{k}": v for k, v in parts.items()})
         try:
             mode = os.stat(self.path).st_mode & 0o666  # the store's permission bits
         except OSError:
@@ -2529,4 +2650,5 @@ class KnowledgeBase:
             return
         self._file_version = snap.version
         self._file_text = with_text
+        self._file_derived = frozenset(derived)
         _remove_stale_temporaries(path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping
@@ -16,7 +17,7 @@ import numpy.typing as npt
 
 from .embed import HashingEmbedder, normalize_text
 from ..errors import ConceptwalkError, InputError
-from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph, VisibilityMask
+from ..graph import CORE_VERSION, EDGE_ANNOTATION_KEYS, LinkGraph, VisibilityMask
 from ..graph.vectors import SparseVectors
 from ..graph.view import View
 from ..tools.common import source_kind
@@ -187,6 +188,9 @@ class Snapshot:
         # graph object, so what is read from the store is keyed by its write counter too; the
         # entries of an older counter for the same source are dropped.
         self.store_version = source.store_version() if state is None else state.version
+        #: The graph's change-log position (None without a store state): what derived arrays
+        #: kept by the store are keyed by.
+        self.graph_version: int | None = None if state is None else state.graph_version
         owner = (source.is_store, id(source.kb) if source.kb is not None else 0)
         self._kind = owner + (self.store_version,)
         with _SHARED_LOCK:
@@ -345,6 +349,40 @@ class Snapshot:
         key = ("emb", embedder.name, config.concept_node_types, config.concept_text)
         return self._get(key, build)  # type: ignore[no-any-return]
 
+    def _vectors_name(self, embedder: Any, config: WalkConfig) -> str:
+        """The name the built-in vectors of the concepts' titles are kept under in the store."""
+        types = "all" if config.concept_node_types is None else "+".join(config.concept_node_types)
+        # the package version too: a later release may hash differently under the same name
+        return "wrap.vectors." + re.sub(r"[^A-Za-z0-9_:-]", "_", f"{embedder.name}.{types}.{CORE_VERSION}")
+
+    def _kept_vectors(self, embedder: Any, config: WalkConfig, rows: int) -> SparseVectors | None:
+        """The hashed title vectors of this snapshot's concepts as the store keeps them with its
+        snapshot (:meth:`KnowledgeBase.derived_arrays`), or None. Only the title text is kept:
+        titles are part of the graph, so the vectors depend on the graph's position alone."""
+        fn = getattr(self.source.kb, "derived_arrays", None)
+        if config.concept_text != "title" or self.graph_version is None or not callable(fn):
+            return None
+        got = fn(self._vectors_name(embedder, config), self.graph_version)
+        if got is None or set(got) != {"indptr", "indices", "values"}:
+            return None
+        indptr = got["indptr"]
+        if indptr.shape != (rows + 1,):
+            return None
+        try:  # every entry checked by the core again (the file is verified, not trusted blindly)
+            return SparseVectors(rows, int(embedder.dim), indptr, got["indices"], got["values"])
+        except InputError:
+            return None
+
+    def _keep_vectors(self, embedder: Any, config: WalkConfig, indptr: Any, indices: Any, values: Any) -> None:
+        fn = getattr(self.source.kb, "keep_derived_arrays", None)
+        if self.graph_version is None or not callable(fn):
+            return
+        fn(
+            self._vectors_name(embedder, config),
+            self.graph_version,
+            {"indptr": indptr, "indices": indices, "values": values},
+        )
+
     def concept_columns(self, embedder: Any, config: WalkConfig) -> SparseVectors | None:
         """:meth:`concept_embeddings` indexed by dimension (compiled; bit for bit the dense
         scores), when the vectors are sparse (at most :data:`SPARSE_DENSITY` of the entries
@@ -356,6 +394,9 @@ class Snapshot:
             if isinstance(embedder, HashingEmbedder) and not self.source.stores_embeddings(embedder):
                 idx = self.concept_indices(config).tolist()
                 g = self.graph
+                kept = self._kept_vectors(embedder, config, len(idx))
+                if kept is not None:
+                    return kept
                 if config.concept_text == "title":  # what node_texts gives, by index
                     # all titles decoded in one pass (a mapped snapshot's strings cost ~1.5 us
                     # each when read one by one)
@@ -365,6 +406,8 @@ class Snapshot:
                     texts = self.source.node_texts([g.ids[i] for i in idx], g, config.concept_text)
                 indptr, indices, values = embedder.embed_csr(texts)
                 if len(values) <= SPARSE_DENSITY * len(idx) * embedder.dim:
+                    if config.concept_text == "title":  # derived from the graph alone: kept
+                        self._keep_vectors(embedder, config, indptr, indices, values)
                     return SparseVectors(len(idx), embedder.dim, indptr, indices, values)
             mat = self.concept_embeddings(embedder, config)
             n, dim = mat.shape
