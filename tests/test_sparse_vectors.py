@@ -100,3 +100,40 @@ def test_bad_rows_are_refused() -> None:
         sv.topk(np.ones(4, np.float32), 0)
     with pytest.raises(InputError, match="visible"):
         sv.topk(np.ones(4, np.float32), 1, visible=np.ones(2, bool))
+
+
+def test_from_columns_round_trips_and_refuses_malformed_arrays():
+    """The saved form (a snapshot's derived arrays) scores bit for bit as the index it came from,
+    and every malformed array is a clear error, never a read out of bounds."""
+    rng = np.random.default_rng(7)
+    m = (rng.random((40, 16)) < 0.3) * rng.standard_normal((40, 16))
+    sv = SparseVectors.from_dense(m.astype(np.float32))
+    colptr, rows, values = sv.columns()
+    again = SparseVectors.from_columns(sv.n, sv.dim, colptr, rows, values)
+    for _ in range(5):
+        q = rng.standard_normal(16).astype(np.float32)
+        a, b = sv.topk(q, 7), again.topk(q, 7)
+        assert a[0].tolist() == b[0].tolist() and a[1].tolist() == b[1].tolist()
+    bad_rows = rows.copy()
+    bad_rows[0] = 40
+    unsorted = rows.copy()
+    j = int(np.argmax(np.diff(colptr) >= 2))
+    unsorted[colptr[j]], unsorted[colptr[j] + 1] = unsorted[colptr[j] + 1], unsorted[colptr[j]]
+    zero, nan = values.copy(), values.copy()
+    zero[0], nan[0] = 0.0, np.nan
+    back = colptr.copy()
+    back[3], back[4] = back[4], back[3] - 1
+    cases = [
+        (sv.n, sv.dim, colptr[:-1], rows, values),
+        (sv.n, sv.dim, back, rows, values),
+        (sv.n, sv.dim, colptr, bad_rows, values),
+        (sv.n, sv.dim, colptr, unsorted, values),
+        (sv.n, sv.dim, colptr, rows, zero),
+        (sv.n, sv.dim, colptr, rows, nan),
+        (sv.n, sv.dim, colptr, rows, values[:-1]),
+        (-1, sv.dim, colptr, rows, values),
+        (sv.n, sv.dim, colptr + 1, rows, values),
+    ]
+    for case in cases:
+        with pytest.raises(InputError):
+            SparseVectors.from_columns(*case)

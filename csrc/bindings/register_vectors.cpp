@@ -33,6 +33,44 @@ void register_vectors(py::module_& m) {
              return std::make_shared<cw::SparseVectors>(n, dim, ip, ix, vp, nnz);
            }),
            "n"_a, "dim"_a, "indptr"_a, "indices"_a, "values"_a)
+      .def_static(
+          "from_columns",
+          [](std::int64_t n, std::int64_t dim, const carray<std::int64_t>& colptr,
+             const carray<std::int32_t>& rows, const carray<float>& values) {
+            if (dim < 0) throw py::value_error("dim must be non-negative, got " + std::to_string(dim));
+            check_1d(colptr, "colptr", static_cast<py::ssize_t>(dim + 1));
+            check_1d(rows, "rows");
+            check_1d(values, "values", rows.shape(0));
+            const std::int64_t* cp = colptr.data();
+            const std::int32_t* rp = rows.data();
+            const float* vp = values.data();
+            const std::int64_t nnz = rows.shape(0);
+            py::gil_scoped_release nogil;
+            return std::make_shared<cw::SparseVectors>(cw::SparseVectors::from_columns(n, dim, cp, rp, vp, nnz));
+          },
+          "n"_a, "dim"_a, "colptr"_a, "rows"_a, "values"_a,
+          "The index from its own arrays (colptr, col_rows, col_values of an index): checked entry by entry.")
+      .def_property_readonly(
+          "colptr",
+          [](py::object self) {
+            const auto& v = self.cast<const cw::SparseVectors&>().colptr();
+            return readonly_view(v.data(), static_cast<std::int64_t>(v.size()), self);
+          },
+          "Per dimension j, its entries are [colptr[j], colptr[j + 1]) (read-only view).")
+      .def_property_readonly(
+          "col_rows",
+          [](py::object self) {
+            const auto& v = self.cast<const cw::SparseVectors&>().col_rows();
+            return readonly_view(v.data(), static_cast<std::int64_t>(v.size()), self);
+          },
+          "The entries' rows, by dimension then row (read-only view).")
+      .def_property_readonly(
+          "col_values",
+          [](py::object self) {
+            const auto& v = self.cast<const cw::SparseVectors&>().col_values();
+            return readonly_view(v.data(), static_cast<std::int64_t>(v.size()), self);
+          },
+          "The entries' values, aligned with col_rows (read-only view).")
       .def_property_readonly("rows", &cw::SparseVectors::rows)
       .def_property_readonly("dim", &cw::SparseVectors::dim)
       .def_property_readonly("nnz", &cw::SparseVectors::nnz)

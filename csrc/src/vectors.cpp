@@ -85,6 +85,34 @@ SparseVectors::SparseVectors(std::int64_t n, std::int64_t dim, const std::int64_
     }
 }
 
+SparseVectors SparseVectors::from_columns(std::int64_t n, std::int64_t dim, const std::int64_t* colptr,
+                                          const std::int32_t* rows, const float* values, std::int64_t nnz) {
+  if (n < 0 || n > INT32_MAX) throw InvalidArgument("rows must be in [0, 2**31 - 1], got " + std::to_string(n));
+  if (dim < 0 || dim > INT32_MAX)
+    throw InvalidArgument("dim must be in [0, 2**31 - 1], got " + std::to_string(dim));
+  if (nnz < 0 || colptr[0] != 0 || colptr[dim] != nnz)
+    throw InvalidArgument("colptr must start at 0 and end at the number of entries");
+  for (std::int64_t j = 0; j < dim; ++j) {
+    const std::int64_t a = colptr[j], b = colptr[j + 1];
+    if (b < a || b > nnz) throw InvalidArgument("colptr must be non-decreasing");
+    for (std::int64_t e = a; e < b; ++e) {
+      const std::int32_t r = rows[e];
+      if (r < 0 || r >= n)
+        throw InvalidArgument("rows: row " + std::to_string(r) + " out of range [0, " + std::to_string(n) + ")");
+      if (e > a && r <= rows[e - 1]) throw InvalidArgument("rows must be strictly ascending within a column");
+      if (!std::isfinite(values[e]) || values[e] == 0.0f)
+        throw InvalidArgument("values must be finite and nonzero");
+    }
+  }
+  SparseVectors out;
+  out.n_ = n;
+  out.dim_ = dim;
+  out.colptr_.assign(colptr, colptr + dim + 1);
+  out.rows_.assign(rows, rows + nnz);
+  out.vals_.assign(values, values + nnz);
+  return out;
+}
+
 SparseHits SparseVectors::topk(const float* query, std::int64_t k, const std::uint8_t* visible,
                                double min_score) const {
   if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));

@@ -29,6 +29,17 @@ class SparseVectors {
   SparseVectors(std::int64_t n, std::int64_t dim, const std::int64_t* indptr, const std::int32_t* indices,
                 const float* values, std::int64_t nnz);
 
+  // From the index itself, as colptr() / col_rows() / col_values() give it (a saved copy): the
+  // same rows scored the same way, bit for bit. Checked entry by entry (column pointers
+  // non-decreasing from 0 to nnz, rows in [0, n) strictly ascending within a column, values
+  // finite and nonzero); throws InvalidArgument otherwise.
+  static SparseVectors from_columns(std::int64_t n, std::int64_t dim, const std::int64_t* colptr,
+                                    const std::int32_t* rows, const float* values, std::int64_t nnz);
+
+  const std::vector<std::int64_t>& colptr() const { return colptr_; }
+  const std::vector<std::int32_t>& col_rows() const { return rows_; }
+  const std::vector<float>& col_values() const { return vals_; }
+
   std::int64_t rows() const { return n_; }
   std::int64_t dim() const { return dim_; }
   std::int64_t nnz() const { return static_cast<std::int64_t>(rows_.size()); }
@@ -39,7 +50,8 @@ class SparseVectors {
   SparseHits topk(const float* query, std::int64_t k, const std::uint8_t* visible, double min_score) const;
 
  private:
-  std::int64_t n_, dim_;
+  SparseVectors() = default;
+  std::int64_t n_ = 0, dim_ = 0;
   std::vector<std::int64_t> colptr_;  // dimension j's entries are [colptr_[j], colptr_[j + 1])
   std::vector<std::int32_t> rows_;    // by dimension, then row ascending
   std::vector<float> vals_;

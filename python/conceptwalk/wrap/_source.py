@@ -363,25 +363,19 @@ class Snapshot:
         if config.concept_text != "title" or self.graph_version is None or not callable(fn):
             return None
         got = fn(self._vectors_name(embedder, config), self.graph_version)
-        if got is None or set(got) != {"indptr", "indices", "values"}:
-            return None
-        indptr = got["indptr"]
-        if indptr.shape != (rows + 1,):
+        if got is None or set(got) != {"colptr", "rows", "values"}:
             return None
         try:  # every entry checked by the core again (the file is verified, not trusted blindly)
-            return SparseVectors(rows, int(embedder.dim), indptr, got["indices"], got["values"])
+            return SparseVectors.from_columns(rows, int(embedder.dim), got["colptr"], got["rows"], got["values"])
         except InputError:
             return None
 
-    def _keep_vectors(self, embedder: Any, config: WalkConfig, indptr: Any, indices: Any, values: Any) -> None:
+    def _keep_vectors(self, embedder: Any, config: WalkConfig, vectors: SparseVectors) -> None:
         fn = getattr(self.source.kb, "keep_derived_arrays", None)
         if self.graph_version is None or not callable(fn):
             return
-        fn(
-            self._vectors_name(embedder, config),
-            self.graph_version,
-            {"indptr": indptr, "indices": indices, "values": values},
-        )
+        colptr, rows, values = vectors.columns()
+        fn(self._vectors_name(embedder, config), self.graph_version, {"colptr": colptr, "rows": rows, "values": values})
 
     def concept_columns(self, embedder: Any, config: WalkConfig) -> SparseVectors | None:
         """:meth:`concept_embeddings` indexed by dimension (compiled; bit for bit the dense
@@ -406,9 +400,10 @@ class Snapshot:
                     texts = self.source.node_texts([g.ids[i] for i in idx], g, config.concept_text)
                 indptr, indices, values = embedder.embed_csr(texts)
                 if len(values) <= SPARSE_DENSITY * len(idx) * embedder.dim:
+                    vectors = SparseVectors(len(idx), embedder.dim, indptr, indices, values)
                     if config.concept_text == "title":  # derived from the graph alone: kept
-                        self._keep_vectors(embedder, config, indptr, indices, values)
-                    return SparseVectors(len(idx), embedder.dim, indptr, indices, values)
+                        self._keep_vectors(embedder, config, vectors)
+                    return vectors
             mat = self.concept_embeddings(embedder, config)
             n, dim = mat.shape
             if n == 0 or dim == 0 or not np.all(np.isfinite(mat)) or np.count_nonzero(mat) > SPARSE_DENSITY * n * dim:
