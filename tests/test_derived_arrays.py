@@ -120,3 +120,20 @@ def test_keep_derived_arrays_checks_its_input_and_a_read_only_open_keeps_nothing
         assert ro.derived_arrays("t.x", gv)["v"].tolist() == [0, 1, 2, 3]  # from the file
         ro.keep_derived_arrays("t.y", gv, {"v": np.arange(2)})
         assert ro.derived_arrays("t.y", gv) is None
+
+
+def test_arrays_kept_again_under_a_name_the_file_holds_are_saved_again(tmp_path):
+    """Keeping new arrays under a name the snapshot file already holds (for the same position)
+    rewrites the file: the next process reads the new ones, not the file's old ones."""
+    path = tmp_path / "kb.db"
+    with KnowledgeBase.open(path) as kb:
+        _fill(kb)
+        gv = kb.state().graph_version
+        kb.keep_derived_arrays("t.x", gv, {"v": np.arange(3)})
+    with KnowledgeBase.open(path) as kb:
+        assert kb.state().graph_version == gv
+        assert kb.derived_arrays("t.x", gv)["v"].tolist() == [0, 1, 2]  # read from the file
+        kb.keep_derived_arrays("t.x", gv, {"v": np.arange(5)})
+    with KnowledgeBase.open(path, read_only=True) as ro:
+        ro.state()
+        assert ro.derived_arrays("t.x", gv)["v"].tolist() == [0, 1, 2, 3, 4]

@@ -717,7 +717,9 @@ class KnowledgeBase:
         # on disk holds.
         self._derived: dict[str, dict[str, Any]] = {}
         self._derived_version: int | None = None
-        self._file_derived: frozenset[str] = frozenset()
+        self._derived_serial: dict[str, int] = {}  # name -> the serial of its parts (one per keep)
+        self._file_derived: dict[str, int] = {}  # name -> the serial of the parts the file holds
+        self._serials = 0
         self._persist = not (path == ":memory:" or path.startswith("file::memory:"))
         #: Opened with ``read_only=True``; ``immutable``: with SQLite's ``immutable=1``.
         self.read_only = False
@@ -1941,6 +1943,8 @@ class KnowledgeBase:
             if self._derived_version != graph_version:
                 self._derived, self._derived_version = {}, graph_version
             self._derived[name] = parts
+            self._serials += 1
+            self._derived_serial[name] = self._serials
             snap = self._snap
             if snap is not None and snap.version == graph_version and not self._depth:
                 self._save_snapshot(force=True)
@@ -2533,7 +2537,8 @@ class KnowledgeBase:
                 if name and part:
                     derived.setdefault(name, {})[part] = a
         self._derived, self._derived_version = derived, v
-        self._file_derived = frozenset(derived)
+        self._derived_serial = {name: 0 for name in derived}  # serial 0: as read from the file
+        self._file_derived = dict(self._derived_serial)
         self._file_version = v
         self._file_text = False
         if ix is not None and ix.num_docs == snap.graph.num_nodes:  # searches need no rebuild
@@ -2571,7 +2576,8 @@ class KnowledgeBase:
         self._file_version = None
         self._file_text = False
         self._text = None
-        self._derived, self._derived_version, self._file_derived = {}, None, frozenset()
+        self._derived, self._derived_version, self._file_derived = {}, None, {}
+        self._derived_serial = {}
 
     @staticmethod
     def _change_at(conn: sqlite3.Connection, seq: int) -> list[Any] | None:
@@ -2611,7 +2617,7 @@ class KnowledgeBase:
         if (
             self._file_version == snap.version
             and (self._file_text or not with_text)
-            and self._file_derived >= frozenset(derived)
+            and all(self._file_derived.get(name) == self._derived_serial.get(name) for name in derived)
         ):
             return
         every = max(self.SNAPSHOT_SAVE_EVERY, (snap.graph.num_nodes + snap.graph.num_edges) // 100)
@@ -2650,5 +2656,5 @@ class KnowledgeBase:
             return
         self._file_version = snap.version
         self._file_text = with_text
-        self._file_derived = frozenset(derived)
+        self._file_derived = {name: self._derived_serial.get(name, -1) for name in derived}
         _remove_stale_temporaries(path)
