@@ -304,6 +304,60 @@ def op_api(fdp, g: LinkGraph, mask) -> None:
             graph_path(g, some_id(), some_id(), caller=caller)
 
 
+WORDS = ["graph", "walk", "push", "rank", "token", "alpha", "beta", ""]
+
+
+def op_text(fdp, g: LinkGraph, vm, mask) -> None:
+    """The question-seeded graph_context in one call (``_core.graph_context_text``) and the
+    saved form of the sparse vectors (``SparseVectors.from_columns``), on arbitrary arguments.
+    Run with the bytes the loop left over, so the corpus's earlier inputs decode as before."""
+    from conceptwalk.graph.text import TextIndex
+    from conceptwalk.graph.vectors import SparseVectors
+
+    n = g.num_nodes
+    if fdp.ConsumeBool():
+        titles = [
+            " ".join(WORDS[fdp.ConsumeIntInRange(0, 7)] for _ in range(fdp.ConsumeIntInRange(0, 3))) for _ in range(n)
+        ]
+        ix = TextIndex.build(titles if fdp.ConsumeIntInRange(0, 9) else titles + ["extra"])
+        terms = i32_array(fdp, n, -2, ix.num_terms + 1)
+        concepts = i32_array(fdp, n, -2, n + 1) if fdp.ConsumeBool() else None
+        stats = None
+        if fdp.ConsumeBool():
+            stats = ix.core.stats(None if vm is None or fdp.ConsumeIntInRange(0, 5) == 0 else vm.mask.view(np.uint8))
+        kwargs = {}
+        if fdp.ConsumeBool():
+            kwargs["node_type"] = np.array([fdp.ConsumeIntInRange(-2, 4) for _ in range(n)], dtype=np.int32)
+            kwargs["keep_types"] = np.array([fdp.ConsumeBool() for _ in range(fdp.ConsumeIntInRange(0, 4))], dtype=bool)
+        res = _core.graph_context_text(
+            g.core,
+            ix.core,
+            terms,
+            fdp.ConsumeIntInRange(-1, n + 2),
+            concepts,
+            f64(fdp) if fdp.ConsumeIntInRange(0, 3) == 0 else 0.25,
+            f64(fdp) if fdp.ConsumeIntInRange(0, 3) == 0 else 1e-3,
+            fdp.ConsumeIntInRange(-1, n + 2),
+            visible=vm,
+            stats=stats,
+            rank=fdp.ConsumeIntInRange(-1, 2),
+            max_hops=fdp.ConsumeIntInRange(0, 4),
+            **kwargs,
+        )
+        check_visible(np.asarray(res.nodes), n, mask)
+        check_visible(np.asarray(res.hits), n, mask)
+        assert res.seeded or len(res) == 0
+    else:
+        rows_n, dim = fdp.ConsumeIntInRange(-1, 6), fdp.ConsumeIntInRange(-1, 6)
+        colptr = np.array([fdp.ConsumeIntInRange(-1, 8) for _ in range(fdp.ConsumeIntInRange(0, 8))], dtype=np.int64)
+        rows = np.array([fdp.ConsumeIntInRange(-1, 7) for _ in range(fdp.ConsumeIntInRange(0, 8))], dtype=np.int32)
+        values = np.array([f64(fdp) for _ in range(rows.size if fdp.ConsumeIntInRange(0, 5) else rows.size + 1)])
+        sv = SparseVectors.from_columns(rows_n, dim, colptr, rows, values)
+        q = np.array([f64(fdp) for _ in range(max(dim, 0))], dtype=np.float32)
+        got, scores = sv.topk(q, fdp.ConsumeIntInRange(1, 8))
+        assert np.all((got >= 0) & (got < sv.n)) and np.all(np.isfinite(scores))
+
+
 def target(data: bytes) -> None:
     import atheris
 
@@ -320,6 +374,12 @@ def target(data: bytes) -> None:
                 op_raw(fdp, g, vm, vmask)
             else:
                 op_api(fdp, g, mask)
+        except ALLOWED:
+            pass
+    if fdp.remaining_bytes():
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):  # huge floats cast to float32
+                op_text(fdp, g, vm, vmask)
         except ALLOWED:
             pass
 
