@@ -252,13 +252,17 @@ class SparseVectors:
         for name, val in (("n", n), ("dim", dim)):
             if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
                 raise InputError(f"{name} must be a non-negative integer, got {val!r}")
+        ptr_in, rows_in = np.asarray(colptr), np.asarray(rows)
+        for name, a, hi in (("colptr", ptr_in, np.iinfo(np.int64).max), ("rows", rows_in, np.iinfo(np.int32).max)):
+            if a.size and (a.dtype.kind not in "iu" or int(a.min()) < 0 or int(a.max()) > hi):
+                raise InputError(f"SparseVectors: {name} must hold integers in [0, {hi}], got dtype {a.dtype}")
         self = cls.__new__(cls)
         try:
             self._core = _core.SparseVectors.from_columns(
                 int(n),
                 int(dim),
-                np.ascontiguousarray(colptr, dtype=np.int64),
-                np.ascontiguousarray(rows, dtype=np.int32),
+                np.ascontiguousarray(ptr_in, dtype=np.int64),
+                np.ascontiguousarray(rows_in, dtype=np.int32),
                 np.ascontiguousarray(values, dtype=np.float32),
             )
         except ValueError as e:

@@ -30,6 +30,7 @@ True
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -66,7 +67,7 @@ class View:
     mask : VisibilityMask or None
     """
 
-    #: Most memo entries a view keeps (past it, a memo entry is made for each call and not kept).
+    #: Most memo entries a view keeps (the least recently used is dropped first).
     MEMO_ENTRIES = 256
 
     __slots__ = ("graph", "scopes", "mask", "_lock", "_memo", "_text")
@@ -76,7 +77,7 @@ class View:
         self.scopes = scopes
         self.mask = mask
         self._lock = threading.RLock()  # memo builders may nest (text stats inside a search memo)
-        self._memo: dict[Any, Any] = {}
+        self._memo: OrderedDict[Any, Any] = OrderedDict()
         self._text: tuple[TextIndex, _core.TextStats] | None = None
 
     @property
@@ -105,15 +106,15 @@ class View:
         object
             What ``make()`` returned, the same object on every later call.
         """
-        got = self._memo.get(key, _MISSING)
-        if got is not _MISSING:
-            return got  # type: ignore[no-any-return]
         with self._lock:
             got = self._memo.get(key, _MISSING)
             if got is _MISSING:
                 got = make()
-                if len(self._memo) < self.MEMO_ENTRIES:
-                    self._memo[key] = got
+                self._memo[key] = got
+                while len(self._memo) > self.MEMO_ENTRIES:  # least recently used first
+                    self._memo.popitem(last=False)
+            else:
+                self._memo.move_to_end(key)
         return got  # type: ignore[no-any-return]
 
     def text_stats(self, index: TextIndex) -> _core.TextStats:

@@ -643,6 +643,20 @@ def _check_store(conn: sqlite3.Connection, p: str) -> None:
         )
 
 
+def _presence_from(kept: Mapping[str, Any] | None) -> dict[str, int] | None:
+    """Annotation counts kept with the snapshot, when they are well formed: one non-negative
+    integer per axis, the axes exactly :data:`ANNOTATION_AXES` (None otherwise: counted again)."""
+    if kept is None or set(kept) != set(ANNOTATION_AXES):
+        return None
+    out: dict[str, int] = {}
+    for k in ANNOTATION_AXES:
+        a = kept[k]
+        if a.shape != (1,) or a.dtype.kind not in "iu" or int(a[0]) < 0:
+            return None
+        out[k] = int(a[0])
+    return out
+
+
 _DERIVED_NAME = re.compile(r"[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*")
 _DERIVED_PART = re.compile(r"[A-Za-z0-9_]+")
 
@@ -1855,15 +1869,15 @@ class KnowledgeBase:
             with self._read() as conn:
                 gv = self._graph_version(conn)
                 kept = None if self._depth else self.derived_arrays("kb.presence", gv)
-                counts = kept.get("counts") if kept is not None else None
-                if counts is not None and counts.shape == (len(ANNOTATION_AXES),):
-                    return {k: int(v) for k, v in zip(ANNOTATION_AXES, counts.tolist())}
+                got = _presence_from(kept)
+                if got is not None:
+                    return got
                 r = conn.execute(
                     "SELECT " + ", ".join(f"count({k})" for k in ANNOTATION_AXES) + " FROM edges"
                 ).fetchone()
             out = {k: int(v) for k, v in zip(ANNOTATION_AXES, r)}
-            if not self._depth:
-                self.keep_derived_arrays("kb.presence", gv, {"counts": np.array(r, dtype=np.int64)})
+            if not self._depth:  # one part per axis, named by it: a changed axis set reads nothing
+                self.keep_derived_arrays("kb.presence", gv, {k: np.array([v], dtype=np.int64) for k, v in out.items()})
         return out
 
     def derived_arrays(self, name: str, graph_version: int) -> dict[str, npt.NDArray[Any]] | None:
@@ -1895,8 +1909,8 @@ class KnowledgeBase:
         ([0, 1, 4], None)
         """
         with self._lock:
-            if self._derived_version != graph_version:
-                return None
+            if self._depth or self._derived_version != graph_version:
+                return None  # inside a write transaction: its uncommitted position has none
             got = self._derived.get(name)
             return None if got is None else dict(got)
 
@@ -1907,9 +1921,12 @@ class KnowledgeBase:
         fresh one -- reads them instead of deriving them again. They belong to that position
         only, and one position is kept at a time: keeping arrays for a later position drops
         those of the earlier one, and the snapshot saved for a later position does not hold
-        them. A writable open saves them with the snapshot of that
-        position (rewriting the file once, as it does to add the text index); a read-only open
-        cannot save and keeps nothing (the reader keeps what it derived for itself).
+        them. Only a committed position this object has read is kept: inside its own write
+        transaction nothing is (a rollback and another write reach the same position with other
+        rows). A writable open whose snapshot file is at that position rewrites it once to add
+        them (as it does to add the text index); otherwise they go with the next regular save. A
+        read-only open cannot save and keeps nothing (the reader keeps what it derived for
+        itself).
 
         Parameters
         ----------
@@ -1940,14 +1957,20 @@ class KnowledgeBase:
         if self.read_only:
             return
         with self._lock:
+            snap = self._snap
+            # Only a committed position this object has read: inside its own write transaction
+            # the position is not committed (a rollback and another write reach it again with
+            # other rows), and a position it has not read as committed is not known to be one.
+            if self._depth or snap is None or snap.version != graph_version:
+                return
             if self._derived_version != graph_version:
                 self._derived, self._derived_version = {}, graph_version
             self._derived[name] = parts
             self._serials += 1
             self._derived_serial[name] = self._serials
-            snap = self._snap
-            if snap is not None and snap.version == graph_version and not self._depth:
-                self._save_snapshot(force=True)
+            # saved as the snapshot is: the file of this position is rewritten once to add them,
+            # a file of an older position waits for the usual save (every SNAPSHOT_SAVE_EVERY)
+            self._save_snapshot(force=self._file_version is None)
 
     def edge_presence(self) -> tuple[list[str], npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
         """Every stored edge's endpoints and which annotation axes it has a value for, read in one

@@ -5,6 +5,8 @@ annotation presence, concept embeddings)."""
 from __future__ import annotations
 
 import inspect
+import hashlib
+import json
 import logging
 import re
 import threading
@@ -201,6 +203,13 @@ class Snapshot:
             ]:
                 del cache[key]
 
+    @property
+    def identity(self) -> tuple[Any, ...]:
+        """What this snapshot's cached reads are keyed by: the source (a store or a bare graph)
+        and the store's write counter. Two snapshots over the same graph and the same store
+        state have the same identity (a per-caller memo keyed by it is shared by them)."""
+        return self._kind
+
     def _get(self, key: Any, build: Any) -> Any:
         full = (self._kind, key)
         got = self._cache.get(full)
@@ -351,9 +360,12 @@ class Snapshot:
 
     def _vectors_name(self, embedder: Any, config: WalkConfig) -> str:
         """The name the built-in vectors of the concepts' titles are kept under in the store."""
-        types = "all" if config.concept_node_types is None else "+".join(config.concept_node_types)
-        # the package version too: a later release may hash differently under the same name
-        return "wrap.vectors." + re.sub(r"[^A-Za-z0-9_:-]", "_", f"{embedder.name}.{types}.{CORE_VERSION}")
+        # Everything the vectors depend on, digested so the name is injective (a readable name with
+        # characters replaced could give two concept-type sets one name), the package version
+        # too: a later release may hash differently under the same embedder name.
+        key = json.dumps([str(embedder.name), config.concept_node_types, config.concept_text, CORE_VERSION])
+        readable = re.sub(r"[^A-Za-z0-9_:-]", "_", str(embedder.name))
+        return f"wrap.vectors.{readable}.{hashlib.sha256(key.encode()).hexdigest()[:24]}"
 
     def _kept_vectors(self, embedder: Any, config: WalkConfig, rows: int) -> SparseVectors | None:
         """The hashed title vectors of this snapshot's concepts as the store keeps them with its
@@ -363,7 +375,10 @@ class Snapshot:
         if config.concept_text != "title" or self.graph_version is None or not callable(fn):
             return None
         got = fn(self._vectors_name(embedder, config), self.graph_version)
-        if got is None or set(got) != {"colptr", "rows", "values"}:
+        if got is None or set(got) != {"colptr", "rows", "values", "shape"}:
+            return None
+        shape = got["shape"]
+        if shape.shape != (2,) or shape.dtype.kind not in "iu" or shape.tolist() != [rows, int(embedder.dim)]:
             return None
         try:  # every entry checked by the core again (the file is verified, not trusted blindly)
             return SparseVectors.from_columns(rows, int(embedder.dim), got["colptr"], got["rows"], got["values"])
@@ -375,7 +390,12 @@ class Snapshot:
         if self.graph_version is None or not callable(fn):
             return
         colptr, rows, values = vectors.columns()
-        fn(self._vectors_name(embedder, config), self.graph_version, {"colptr": colptr, "rows": rows, "values": values})
+        shape = np.array([vectors.n, vectors.dim], dtype=np.int64)
+        fn(
+            self._vectors_name(embedder, config),
+            self.graph_version,
+            {"colptr": colptr, "rows": rows, "values": values, "shape": shape},
+        )
 
     def concept_columns(self, embedder: Any, config: WalkConfig) -> SparseVectors | None:
         """:meth:`concept_embeddings` indexed by dimension (compiled; bit for bit the dense

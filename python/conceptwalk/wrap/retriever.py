@@ -251,10 +251,9 @@ class ConceptAnchoredRetriever:
         rerank = cfg.rank_by == "ppr" or (cfg.rank_by != "path" and self.resolver.embedder is not None)
         walk_cfg = cfg if not rerank else self._pool_config()
         # the caller's provenance renderer, kept in its view (its per-edge cache outlives a query)
-        prov = view.memo(("wrap.provenance", id(snap)), lambda: (snap, Provenance(g, snap.presence(view))))
-        if prov[0] is not snap:  # another snapshot object over the same graph: not kept
-            prov = (snap, Provenance(g, snap.presence(view)))
-        outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, prov[1])
+        # (keyed by the snapshot's identity: retrievers made per request over one store share it)
+        prov = view.memo(("wrap.provenance", snap.identity), lambda: Provenance(g, snap.presence(view)))
+        outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, prov)
         ids = g.ids
         ranked = outcome.candidates
         if rerank and ranked:
