@@ -137,3 +137,13 @@ def test_arrays_kept_again_under_a_name_the_file_holds_are_saved_again(tmp_path)
     with KnowledgeBase.open(path, read_only=True) as ro:
         ro.state()
         assert ro.derived_arrays("t.x", gv)["v"].tolist() == [0, 1, 2, 3, 4]
+
+
+def test_keeping_arrays_leaves_the_callers_arrays_writable():
+    kb = KnowledgeBase.open(":memory:")
+    _fill(kb)
+    gv = kb.state().graph_version
+    mine = np.arange(4)
+    kb.keep_derived_arrays("t.mine", gv, {"v": mine})
+    mine[0] = 99  # still the caller's, writable; what was kept is a copy
+    assert kb.derived_arrays("t.mine", gv)["v"].tolist() == [0, 1, 2, 3]

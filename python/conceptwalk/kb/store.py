@@ -1952,7 +1952,9 @@ class KnowledgeBase:
             arr = np.ascontiguousarray(a)
             if arr.dtype.kind not in "biuf":
                 raise InputError(f"keep_derived_arrays: part {k!r} must be numeric, got dtype {arr.dtype}")
-            arr.setflags(write=False)
+            if arr.flags.writeable:  # our own read-only copy: the caller's array stays as it was
+                arr = arr.copy()
+                arr.setflags(write=False)
             parts[k] = arr
         if self.read_only:
             return
