@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "conceptwalk/topk.hpp"
+
 namespace cw {
 
 namespace {
@@ -562,16 +564,6 @@ struct PostingList {
   std::size_t slot;  // position of the term in ascending term order (the summation order)
 };
 
-struct Hit {
-  double score;
-  node_t doc;
-};
-
-// a ranks before b: higher score, then lower document.
-inline bool better(const Hit& a, const Hit& b) {
-  return a.score > b.score || (a.score == b.score && a.doc < b.doc);
-}
-
 }  // namespace
 
 TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_terms, std::int64_t k,
@@ -639,8 +631,7 @@ TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_t
   constexpr double slack = 1.0 + 1e-10;  // covers rounding differences between summation orders
   std::size_t e = 0;
   const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, ix.num_docs));
-  std::vector<Hit> heap;
-  heap.reserve(kk + 1);
+  TopK top(kk);
   bool full = false;
   double theta = 0.0;
   const std::int32_t* dl = ix.doc_len.data();
@@ -716,31 +707,20 @@ TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_t
       std::sort(touched.begin(), touched.end());
       for (std::size_t slot : touched) s += contrib[slot];
       ++out.scored;
-      const Hit h{s, d};
-      if (!full) {
-        heap.push_back(h);
-        std::push_heap(heap.begin(), heap.end(), better);
-        if (heap.size() == kk) {
-          full = true;
-          theta = heap.front().score;
-        }
-      } else if (better(h, heap.front())) {
-        std::pop_heap(heap.begin(), heap.end(), better);
-        heap.back() = h;
-        std::push_heap(heap.begin(), heap.end(), better);
-        theta = heap.front().score;
-      }
+      top.offer(ScoredIndex{s, d});
+      full = top.full();
+      if (full) theta = top.worst();
       if (full)
         while (e < m && pre[e + 1] * slack <= theta) ++e;
     }
     for (std::size_t slot : touched) contrib[slot] = 0.0;
     touched.clear();
   }
-  std::sort(heap.begin(), heap.end(), better);
-  out.docs.reserve(heap.size());
-  out.scores.reserve(heap.size());
-  for (const Hit& h : heap) {
-    out.docs.push_back(h.doc);
+  const std::vector<ScoredIndex> best = std::move(top).sorted();
+  out.docs.reserve(best.size());
+  out.scores.reserve(best.size());
+  for (const ScoredIndex& h : best) {
+    out.docs.push_back(h.index);
     out.scores.push_back(h.score);
   }
   return out;
@@ -764,27 +744,17 @@ VectorHits vector_topk(const float* matrix, std::int64_t n, std::int64_t dim, co
   if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
   if (n < 0 || dim < 0) throw InvalidArgument("matrix shape must be non-negative");
   const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, std::max<std::int64_t>(n, 0)));
-  std::vector<Hit> heap;
-  heap.reserve(kk + 1);
   VectorHits out;
   if (kk == 0) return out;
+  TopK top(kk);
   for (std::int64_t r = 0; r < n; ++r) {
     if (visible != nullptr && !visible[r]) continue;
     const double s = dot_fixed(matrix + r * dim, query, dim);
     if (std::isnan(s) || !(s >= min_score)) continue;
-    const Hit h{s, static_cast<node_t>(r)};
-    if (heap.size() < kk) {
-      heap.push_back(h);
-      std::push_heap(heap.begin(), heap.end(), better);
-    } else if (better(h, heap.front())) {
-      std::pop_heap(heap.begin(), heap.end(), better);
-      heap.back() = h;
-      std::push_heap(heap.begin(), heap.end(), better);
-    }
+    top.offer(ScoredIndex{s, static_cast<node_t>(r)});
   }
-  std::sort(heap.begin(), heap.end(), better);
-  for (const Hit& h : heap) {
-    out.rows.push_back(h.doc);
+  for (const ScoredIndex& h : std::move(top).sorted()) {
+    out.rows.push_back(h.index);
     out.scores.push_back(h.score);
   }
   return out;

@@ -6,31 +6,11 @@
 #include <string>
 
 #include "conceptwalk/common.hpp"
+#include "conceptwalk/topk.hpp"
 
 namespace cw {
 
 namespace {
-
-struct Hit {
-  double score;
-  std::int32_t row;
-};
-
-// a ranks before b: higher score, then lower row.
-inline bool better(const Hit& a, const Hit& b) {
-  return a.score > b.score || (a.score == b.score && a.row < b.row);
-}
-
-inline void offer(std::vector<Hit>& heap, std::size_t kk, const Hit& h) {
-  if (heap.size() < kk) {
-    heap.push_back(h);
-    std::push_heap(heap.begin(), heap.end(), better);
-  } else if (better(h, heap.front())) {
-    std::pop_heap(heap.begin(), heap.end(), better);
-    heap.back() = h;
-    std::push_heap(heap.begin(), heap.end(), better);
-  }
-}
 
 // Per-thread scratch: four lane sums per row, all zero between calls.
 struct Scratch {
@@ -137,23 +117,21 @@ SparseHits SparseVectors::topk(const float* query, std::int64_t k, const std::ui
     for (std::int64_t e = colptr_[j], end = colptr_[j + 1]; e < end; ++e)
       lane[4 * static_cast<std::int64_t>(rp[e])] += static_cast<double>(vp[e]) * q;
   }
-  std::vector<Hit> heap;
-  heap.reserve(kk + 1);
+  TopK top(kk);
   // a row sharing no dimension with the query scores (0 + 0) + (0 + 0) = 0.0, as the dense scan
   for (std::int64_t r = 0; r < n_; ++r) {
     double* a = acc + 4 * r;
     if (visible == nullptr || visible[r]) {
-      const double sc = (a[0] + a[1]) + (a[2] + a[3]);
-      if (sc >= min_score && (heap.size() < kk || better(Hit{sc, static_cast<std::int32_t>(r)}, heap.front())))
-        offer(heap, kk, Hit{sc, static_cast<std::int32_t>(r)});
+      const ScoredIndex h{(a[0] + a[1]) + (a[2] + a[3]), static_cast<std::int32_t>(r)};
+      if (h.score >= min_score && top.admits(h)) top.offer(h);
     }
     a[0] = a[1] = a[2] = a[3] = 0.0;
   }
-  std::sort(heap.begin(), heap.end(), better);
-  out.rows.reserve(heap.size());
-  out.scores.reserve(heap.size());
-  for (const Hit& h : heap) {
-    out.rows.push_back(h.row);
+  const std::vector<ScoredIndex> best = std::move(top).sorted();
+  out.rows.reserve(best.size());
+  out.scores.reserve(best.size());
+  for (const ScoredIndex& h : best) {
+    out.rows.push_back(h.index);
     out.scores.push_back(h.score);
   }
   return out;
