@@ -46,6 +46,15 @@ auto vector_property(std::vector<T> S::*member) {
   };
 }
 
+// The same for a class whose vector is read through a const accessor.
+template <class S, class T>
+auto vector_property(const std::vector<T>& (S::*getter)() const) {
+  return [getter](py::object self) {
+    const std::vector<T>& v = (self.cast<const S&>().*getter)();
+    return readonly_view(v.data(), static_cast<std::int64_t>(v.size()), self);
+  };
+}
+
 // A vector<uint8_t> of 0/1 flags as a read-only bool view.
 template <class S>
 auto flag_property(std::vector<std::uint8_t> S::*member) {

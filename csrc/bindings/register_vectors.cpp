@@ -50,27 +50,12 @@ void register_vectors(py::module_& m) {
           },
           "n"_a, "dim"_a, "colptr"_a, "rows"_a, "values"_a,
           "The index from its own arrays (colptr, col_rows, col_values of an index): checked entry by entry.")
-      .def_property_readonly(
-          "colptr",
-          [](py::object self) {
-            const auto& v = self.cast<const cw::SparseVectors&>().colptr();
-            return readonly_view(v.data(), static_cast<std::int64_t>(v.size()), self);
-          },
-          "Per dimension j, its entries are [colptr[j], colptr[j + 1]) (read-only view).")
-      .def_property_readonly(
-          "col_rows",
-          [](py::object self) {
-            const auto& v = self.cast<const cw::SparseVectors&>().col_rows();
-            return readonly_view(v.data(), static_cast<std::int64_t>(v.size()), self);
-          },
-          "The entries' rows, by dimension then row (read-only view).")
-      .def_property_readonly(
-          "col_values",
-          [](py::object self) {
-            const auto& v = self.cast<const cw::SparseVectors&>().col_values();
-            return readonly_view(v.data(), static_cast<std::int64_t>(v.size()), self);
-          },
-          "The entries' values, aligned with col_rows (read-only view).")
+      .def_property_readonly("colptr", vector_property(&cw::SparseVectors::colptr),
+                             "Per dimension j, its entries are [colptr[j], colptr[j + 1]) (read-only view).")
+      .def_property_readonly("col_rows", vector_property(&cw::SparseVectors::col_rows),
+                             "The entries' rows, by dimension then row (read-only view).")
+      .def_property_readonly("col_values", vector_property(&cw::SparseVectors::col_values),
+                             "The entries' values, aligned with col_rows (read-only view).")
       .def_property_readonly("rows", &cw::SparseVectors::rows)
       .def_property_readonly("dim", &cw::SparseVectors::dim)
       .def_property_readonly("nnz", &cw::SparseVectors::nnz)

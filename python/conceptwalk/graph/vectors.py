@@ -142,6 +142,13 @@ def vector_topk(
     return rows.tolist(), scores.tolist()
 
 
+def _check_shape(n: Any, dim: Any) -> None:
+    """``n`` and ``dim`` are non-negative integers (a clear error before the core sees them)."""
+    for name, val in (("n", n), ("dim", dim)):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
+            raise InputError(f"{name} must be a non-negative integer, got {val!r}")
+
+
 class SparseVectors:
     """Sparse rows indexed by dimension (an inverted index: dimension -> rows with a nonzero
     entry there), for the exact top-k of :func:`vector_topk_arrays` reading only the query's
@@ -179,9 +186,7 @@ class SparseVectors:
     __slots__ = ("_core",)
 
     def __init__(self, n: int, dim: int, indptr: npt.ArrayLike, indices: npt.ArrayLike, values: npt.ArrayLike) -> None:
-        for name, val in (("n", n), ("dim", dim)):
-            if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
-                raise InputError(f"{name} must be a non-negative integer, got {val!r}")
+        _check_shape(n, dim)
         try:
             self._core = _core.SparseVectors(
                 int(n),
@@ -249,9 +254,7 @@ class SparseVectors:
         >>> [a.tolist() for a in again.topk(q, 2)] == [a.tolist() for a in sv.topk(q, 2)]
         True
         """
-        for name, val in (("n", n), ("dim", dim)):
-            if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
-                raise InputError(f"{name} must be a non-negative integer, got {val!r}")
+        _check_shape(n, dim)
         ptr_in, rows_in = np.asarray(colptr), np.asarray(rows)
         for name, a, hi in (("colptr", ptr_in, np.iinfo(np.int64).max), ("rows", rows_in, np.iinfo(np.int32).max)):
             if a.size and (a.dtype.kind not in "iu" or int(a.min()) < 0 or int(a.max()) > hi):
