@@ -1,6 +1,8 @@
 #include "prelude.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "conceptwalk/walk.hpp"
 
@@ -9,7 +11,143 @@ namespace {
 // The walk's outcome, owned; its arrays are read-only views into it.
 struct WalkOutcome {
   cw::WalkResult r;
+  std::int64_t num_nodes = 0;  // of the graph walked: render_paths refuses another graph's sizes
+  std::int64_t num_edges = 0;
+  py::object rendered = py::none();  // with typed_walk(render=...): per candidate its paths, or None
 };
+
+// A new reference from the CPython API, or the Python error it raised as a C++ exception.
+py::object owned(PyObject* o) {
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(o);
+}
+
+PyObject* interned(const char* s) {
+  PyObject* o = PyUnicode_InternFromString(s);  // kept for the process (the module's key strings)
+  if (!o) throw py::error_already_set();
+  return o;
+}
+
+void set_item(PyObject* d, PyObject* key, PyObject* value) {
+  if (PyDict_SetItem(d, key, value) != 0) throw py::error_already_set();
+}
+
+// The paths of the candidates at `slots` (positions in o.r.candidates), each a list of
+// {"concept", "score", "nodes", "hops"} dicts; a hop is {"from", "to", "type", "direction"} plus
+// its edge's provenance: (present, absent) = provenance_cache[e] (or provenance_miss(e), which is
+// expected to fill the cache), present's values copied (a dict value is copied one level) and
+// absent, when non-empty, copied under "absent". What the wrap's Python decoding built per hop,
+// in one call per walk. Every index read is checked against the graph and the result's arrays.
+py::list render_paths(const WalkOutcome& o, const cw::CSRGraph& g, const std::vector<std::int64_t>& slots,
+                      const py::list& ids, const py::sequence& type_names, const py::dict& provenance_cache,
+                      const py::object& provenance_miss) {
+  static PyObject* const k_concept = interned("concept");
+  static PyObject* const k_score = interned("score");
+  static PyObject* const k_nodes = interned("nodes");
+  static PyObject* const k_hops = interned("hops");
+  static PyObject* const k_from = interned("from");
+  static PyObject* const k_to = interned("to");
+  static PyObject* const k_type = interned("type");
+  static PyObject* const k_direction = interned("direction");
+  static PyObject* const k_absent = interned("absent");
+  static PyObject* const v_forward = interned("forward");
+  static PyObject* const v_backward = interned("backward");
+  const cw::WalkResult& r = o.r;
+  const std::int64_t n = g.num_nodes(), m = g.num_edges();
+  if (n != o.num_nodes || m != o.num_edges)
+    throw cw::InvalidArgument("render_paths: the graph is not the one this walk ran on (" + std::to_string(n) +
+                              " nodes, " + std::to_string(m) + " edges; the walk's graph had " +
+                              std::to_string(o.num_nodes) + " and " + std::to_string(o.num_edges) + ")");
+  if (static_cast<std::int64_t>(PyList_GET_SIZE(ids.ptr())) != n)
+    throw cw::InvalidArgument("render_paths: ids must hold one id per node (" + std::to_string(n) + "), got " +
+                              std::to_string(PyList_GET_SIZE(ids.ptr())));
+  std::vector<py::object> names;
+  for (py::handle t : type_names) names.push_back(py::reinterpret_borrow<py::object>(t));
+  const std::int64_t ncand = static_cast<std::int64_t>(r.candidates.size());
+  const std::int64_t npaths = static_cast<std::int64_t>(r.path_hops.size());
+  const std::int64_t width = r.width;
+  if (static_cast<std::int64_t>(r.path_ptr.size()) != ncand + 1 && ncand > 0)
+    throw cw::InvalidArgument("render_paths: the walk result has no path offsets");
+  const std::int32_t* typedir = g.edge_typedir();
+  PyObject* id_items = ids.ptr();
+  py::list out(slots.size());
+  for (std::size_t si = 0; si < slots.size(); ++si) {
+    const std::int64_t s = slots[si];
+    if (s < 0 || s >= ncand)
+      throw cw::InvalidArgument("render_paths: slot " + std::to_string(s) + " is not a candidate position (0.." +
+                                std::to_string(ncand - 1) + ")");
+    const std::int64_t p0 = r.path_ptr[s], p1 = r.path_ptr[s + 1];
+    if (p0 < 0 || p1 < p0 || p1 > npaths) throw cw::InvalidArgument("render_paths: path offsets out of range");
+    py::list paths(static_cast<std::size_t>(p1 - p0));
+    for (std::int64_t p = p0; p < p1; ++p) {
+      const std::int64_t h = r.path_hops[p];
+      if (h < 0 || h + 1 > width) throw cw::InvalidArgument("render_paths: path length out of range");
+      const std::int32_t* row = r.path_nodes.data() + p * width;
+      const std::int64_t* edges = r.path_edges.data() + p * (width - 1);
+      for (std::int64_t j = 0; j <= h; ++j)
+        if (row[j] < 0 || row[j] >= n) throw cw::InvalidArgument("render_paths: path node out of range");
+      py::object nodes = owned(PyList_New(h + 1));
+      for (std::int64_t j = 0; j <= h; ++j) {
+        PyObject* id = PyList_GET_ITEM(id_items, row[j]);
+        Py_INCREF(id);
+        PyList_SET_ITEM(nodes.ptr(), j, id);
+      }
+      py::object hops = owned(PyList_New(h));
+      for (std::int64_t j = 0; j < h; ++j) {
+        const std::int64_t e = edges[j];
+        if (e < 0 || e >= m) throw cw::InvalidArgument("render_paths: path edge out of range");
+        const std::int32_t td = typedir[e];
+        const std::size_t type = static_cast<std::size_t>(td >> 1);
+        if (type >= names.size()) throw cw::InvalidArgument("render_paths: edge type code out of range");
+        const std::int32_t u = row[j], v = row[j + 1];
+        const std::int32_t src = (td & 1) == 0 ? std::min(u, v) : std::max(u, v);
+        py::object key = owned(PyLong_FromLongLong(e));
+        PyObject* got = PyDict_GetItemWithError(provenance_cache.ptr(), key.ptr());  // borrowed
+        py::object prov;
+        if (got) {
+          prov = py::reinterpret_borrow<py::object>(got);
+        } else {
+          if (PyErr_Occurred()) throw py::error_already_set();
+          prov = provenance_miss(key);
+        }
+        if (!PyTuple_Check(prov.ptr()) || PyTuple_GET_SIZE(prov.ptr()) != 2 ||
+            !PyDict_Check(PyTuple_GET_ITEM(prov.ptr(), 0)) || !PyDict_Check(PyTuple_GET_ITEM(prov.ptr(), 1)))
+          throw py::type_error("render_paths: a provenance entry must be a (dict, dict) tuple");
+        PyObject* present = PyTuple_GET_ITEM(prov.ptr(), 0);
+        PyObject* absent = PyTuple_GET_ITEM(prov.ptr(), 1);
+        py::object hop = owned(PyDict_New());
+        set_item(hop.ptr(), k_from, PyList_GET_ITEM(id_items, u));
+        set_item(hop.ptr(), k_to, PyList_GET_ITEM(id_items, v));
+        set_item(hop.ptr(), k_type, names[type].ptr());
+        set_item(hop.ptr(), k_direction, src == u ? v_forward : v_backward);
+        Py_ssize_t pos = 0;
+        PyObject *pk, *pv;
+        while (PyDict_Next(present, &pos, &pk, &pv)) {
+          if (PyDict_Check(pv)) {
+            py::object copy = owned(PyDict_Copy(pv));
+            set_item(hop.ptr(), pk, copy.ptr());
+          } else {
+            set_item(hop.ptr(), pk, pv);
+          }
+        }
+        if (PyDict_GET_SIZE(absent) > 0) {
+          py::object copy = owned(PyDict_Copy(absent));
+          set_item(hop.ptr(), k_absent, copy.ptr());
+        }
+        PyList_SET_ITEM(hops.ptr(), j, hop.release().ptr());
+      }
+      py::object path = owned(PyDict_New());
+      set_item(path.ptr(), k_concept, PyList_GET_ITEM(id_items, row[0]));
+      py::object score = owned(PyFloat_FromDouble(r.path_scores[p]));
+      set_item(path.ptr(), k_score, score.ptr());
+      set_item(path.ptr(), k_nodes, nodes.ptr());
+      set_item(path.ptr(), k_hops, hops.ptr());
+      paths[static_cast<std::size_t>(p - p0)] = std::move(path);
+    }
+    out[si] = std::move(paths);
+  }
+  return out;
+}
 
 template <class T>
 py::array_t<T> view2d(const std::vector<T>& v, std::int64_t rows, std::int64_t cols, py::handle base) {
@@ -65,6 +203,16 @@ void register_walk(py::module_& m) {
       .def_property_readonly("cut_by_candidates", [](const WalkOutcome& o) { return o.r.cut_by_candidates; })
       .def_property_readonly("truncated",
                              [](const WalkOutcome& o) { return o.r.cut_by_edges || o.r.cut_by_candidates; })
+      .def_property_readonly(
+          "rendered", [](const WalkOutcome& o) { return o.rendered; },
+          "With typed_walk(render=...): per kept candidate its rendered paths (as render_paths "
+          "gives them), None for a candidate in except_nodes; else None.")
+      .def("render_paths", &render_paths, "graph"_a, "slots"_a, "ids"_a, "type_names"_a, "provenance_cache"_a,
+           "provenance_miss"_a,
+           "The paths of the candidates at `slots` (positions in `candidates`) as JSON-ready dicts: per "
+           "candidate a list of {concept, score, nodes, hops}, each hop {from, to, type, direction} plus its "
+           "edge's provenance (provenance_cache[e] = (present, absent), or provenance_miss(e) on a miss). "
+           "`graph` must be the graph walked, `ids` its node ids, `type_names` its edge type names.")
       .def("__repr__", [](const WalkOutcome& o) {
         return "WalkResult(candidates=" + std::to_string(o.r.candidates.size()) +
                ", paths=" + std::to_string(o.r.path_hops.size()) +
@@ -79,8 +227,17 @@ void register_walk(py::module_& m) {
          const std::optional<carray<bool>>& expand_node_types, const std::optional<carray<bool>>& admit_node_types,
          std::int64_t max_edges, std::int64_t max_candidates, const VisibilityMask* visible,
          const std::optional<carray<double>>& start_weights, const std::optional<carray<double>>& edge_weights,
-         double hop_decay, double min_share, std::int64_t max_paths) {
+         double hop_decay, double min_share, std::int64_t max_paths, const std::optional<py::tuple>& render) {
         check_1d(starts, "starts");
+        std::optional<carray<std::int32_t>> render_except;
+        if (render) {
+          if (render->size() != 5)
+            throw py::type_error(
+                "render must be (ids, type_names, provenance_cache, provenance_miss, except_nodes), got " +
+                std::to_string(render->size()) + " items");
+          render_except = (*render)[4].cast<carray<std::int32_t>>();
+          check_1d(*render_except, "render except_nodes");
+        }
         check_1d(expand_types, "expand_types");
         check_1d(admit_types, "admit_types", expand_types.shape(0));
         const cw::Visibility vis = resolve_visibility(g, visible);
@@ -125,11 +282,31 @@ void register_walk(py::module_& m) {
         wp.min_share = min_share;
         wp.max_paths = max_paths;
         auto out = std::make_shared<WalkOutcome>();
+        out->num_nodes = g.num_nodes();
+        out->num_edges = g.num_edges();
         {
           const std::int32_t* s = starts.data();
           const std::int64_t ns = starts.shape(0);
           py::gil_scoped_release nogil;
           out->r = cw::typed_walk(g, vis, ns, s, wp);
+        }
+        if (render) {
+          // The paths of every kept candidate outside except_nodes, rendered in this same call
+          // (the wrap's default path: the walk's order is final, the flat hits are left out).
+          std::vector<std::int32_t> skip(render_except->data(), render_except->data() + render_except->shape(0));
+          std::sort(skip.begin(), skip.end());
+          std::vector<std::int64_t> slots;
+          const auto& cands = out->r.candidates;
+          for (std::size_t i = 0; i < cands.size(); ++i)
+            if (!std::binary_search(skip.begin(), skip.end(), cands[i]))
+              slots.push_back(static_cast<std::int64_t>(i));
+          py::list got =
+              render_paths(*out, g, slots, (*render)[0].cast<py::list>(), (*render)[1].cast<py::sequence>(),
+                           (*render)[2].cast<py::dict>(), (*render)[3]);
+          py::list per(cands.size());
+          for (std::size_t i = 0; i < cands.size(); ++i) per[i] = py::none();
+          for (std::size_t j = 0; j < slots.size(); ++j) per[static_cast<std::size_t>(slots[j])] = got[j];
+          out->rendered = std::move(per);
         }
         return out;
       },
@@ -137,5 +314,5 @@ void register_walk(py::module_& m) {
       "expand_node_types"_a = py::none(), "admit_node_types"_a = py::none(), "max_edges"_a = 10000,
       "max_candidates"_a = 50, "visible"_a = py::none(), "start_weights"_a = py::none(),
       "edge_weights"_a = py::none(), "hop_decay"_a = 1.0, "min_share"_a = 0.5, "max_paths"_a = 0,
-      "Best-first, budget-fair bounded typed walk; returns a WalkResult.");
+      "render"_a = py::none(), "Best-first, budget-fair bounded typed walk; returns a WalkResult.");
 }

@@ -5,7 +5,8 @@
 # "no constructor defined" placeholder; build graphs with CSRGraph.from_edges).
 # Keep argument names, defaults and result classes in sync with the bindings.
 
-from typing import SupportsFloat, SupportsIndex, SupportsInt
+from collections.abc import Callable, Sequence
+from typing import Any, SupportsFloat, SupportsIndex, SupportsInt
 
 import numpy as np
 import numpy.typing as npt
@@ -331,6 +332,17 @@ class WalkResult:
     """Outcome of typed_walk (read-only views into memory it owns)."""
 
     @property
+    def rendered(self) -> list[list[dict[str, Any]] | None] | None: ...
+    def render_paths(
+        self,
+        graph: CSRGraph,
+        slots: Sequence[_Int],
+        ids: list[str],
+        type_names: Sequence[str],
+        provenance_cache: dict[int, Any],
+        provenance_miss: Callable[[int], Any],
+    ) -> list[list[dict[str, Any]]]: ...
+    @property
     def candidates(self) -> npt.NDArray[np.int32]: ...
     @property
     def scores(self) -> npt.NDArray[np.float64]: ...
@@ -427,6 +439,7 @@ def typed_walk(
     hop_decay: _Float = 1.0,
     min_share: _Float = 0.5,
     max_paths: _Int = 0,
+    render: tuple[Any, ...] | None = None,
 ) -> WalkResult: ...
 
 # ---------------------------------------------------------------- text index (register_text.cpp)

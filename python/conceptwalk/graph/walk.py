@@ -3,6 +3,9 @@ candidate budget shared across the start nodes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -33,6 +36,7 @@ def typed_walk(
     hop_decay: float = 1.0,
     min_share: float = 0.5,
     max_paths: int = 0,
+    render: tuple[list[str], Sequence[str], dict[int, Any], Callable[[int], Any], npt.NDArray[np.int32]] | None = None,
 ) -> _core.WalkResult:
     """Walk 1..``max_hops`` hops from ``starts`` over edges of the flagged types; keep the best
     ``max_candidates`` candidates, the budget shared across the starts.
@@ -73,6 +77,10 @@ def typed_walk(
         In [0, 1].
     max_paths : int
         Paths returned per candidate, best first (0 = all); ``path_count`` counts all of them.
+    render : tuple, optional
+        ``(ids, type_names, provenance_cache, provenance_miss, except_nodes)``: also render, in
+        this call, the paths of every kept candidate not in ``except_nodes`` (int32 node
+        indices) as :meth:`WalkResult.render_paths` does; read them from ``result.rendered``.
 
     Returns
     -------
@@ -108,4 +116,5 @@ def typed_walk(
         hop_decay,
         min_share,
         max_paths,
+        render,
     )

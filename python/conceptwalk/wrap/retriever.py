@@ -253,7 +253,10 @@ class ConceptAnchoredRetriever:
         # the caller's provenance renderer, kept in its view (its per-edge cache outlives a query)
         # (keyed by the snapshot's identity: retrievers made per request over one store share it)
         prov = view.memo(("wrap.provenance", snap.identity), lambda: Provenance(g, snap.presence(view)))
-        outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, prov)
+        # without a rerank the walk's order is final: its own call renders the candidates the
+        # flat results do not hold (one compiled call for the walk and its paths)
+        skip = None if rerank else [i for i in (g.id_index.get(x) for x in present) if i is not None]
+        outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, prov, render_except=skip)
         ids = g.ids
         ranked = outcome.candidates
         if rerank and ranked:
@@ -265,7 +268,7 @@ class ConceptAnchoredRetriever:
         truncated_by += outcome.truncated_by
         new = [c for c in ranked if ids[c] not in present]  # ranked by the walk (or reranked)
         filtered = len(ranked) - len(new)
-        added = [self._render(g, c, outcome) for c in new]
+        added = [self._render(g, c, outcome, paths) for c, paths in zip(new, outcome.rendered(new))]
         t3 = time.perf_counter()
         event = {
             "schemaVersion": EVENT_SCHEMA_VERSION,
@@ -320,20 +323,19 @@ class ConceptAnchoredRetriever:
         return [cands[i] for i in order]
 
     # ------------------------------------------------------------------ rendering
-    def _render(self, g: Any, c: int, outcome: WalkOutcome) -> dict[str, Any]:
-        paths = outcome.paths(c)
+    def _render(self, g: Any, c: int, outcome: WalkOutcome, paths: list[dict[str, Any]]) -> dict[str, Any]:
         best = paths[0]
         return {
             "id": g.ids[c],
             "type": g.node_type_names[int(g.node_type_codes[c])],
             "title": g.titles[c],
             "via": VIA,
-            "walkScore": best.score,
-            "concept": best.concept,
+            "walkScore": best["score"],
+            "concept": best["concept"],
             "conceptsReaching": outcome.reach[c],
-            "hops": len(best.hops),
+            "hops": len(best["hops"]),
             "pathCount": outcome.path_count[c],
-            "paths": [p.to_dict() for p in paths],
+            "paths": paths,
         }
 
 

@@ -68,8 +68,9 @@ class WalkOutcome:
         Which budgets did: ``"edges"``, ``"candidates"``.
     core_ms : float
         Time spent in the compiled walk, in milliseconds.
-    decode : callable or None
-        ``decode(candidate) -> list[WalkPath]``, used by :meth:`paths` (decoding is lazy).
+    render : callable or None
+        ``render(candidates) -> list of list of dict``: the JSON-ready paths of each candidate
+        (one compiled call for them all), used by :meth:`rendered` and :meth:`paths`.
     """
 
     candidates: list[int] = field(default_factory=list)  # rank order (best first)
@@ -80,8 +81,8 @@ class WalkOutcome:
     truncated: bool = False
     truncated_by: list[str] = field(default_factory=list)
     core_ms: float = 0.0
-    decode: Any = None  # candidate -> list[WalkPath]
-    _paths: dict[int, list[WalkPath]] = field(default_factory=dict)
+    render: Any = None  # candidates -> per candidate, its paths as dicts
+    prerendered: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # handed out once
 
     def score(self, candidate: int) -> float:
         """The best path score of one candidate.
@@ -109,12 +110,32 @@ class WalkOutcome:
         Returns
         -------
         list of WalkPath
-            Decoded on first use and cached.
+            Decoded anew on each call (:meth:`rendered` decodes many candidates at once).
         """
-        got = self._paths.get(candidate)
-        if got is None:
-            got = self.decode(candidate) if self.decode is not None else []
-            self._paths[candidate] = got
+        return [
+            WalkPath(candidate, d["concept"], d["score"], d["nodes"], d["hops"]) for d in self.rendered([candidate])[0]
+        ]
+
+    def rendered(self, candidates: Sequence[int]) -> list[list[dict[str, Any]]]:
+        """The returned paths of several candidates, JSON-ready, in one compiled call.
+
+        Parameters
+        ----------
+        candidates : sequence of int
+            Node indices from :attr:`candidates`.
+
+        Returns
+        -------
+        list of list of dict
+            Per candidate, its paths best first, each ``{"concept", "score", "nodes", "hops"}``
+            (what :meth:`WalkPath.to_dict` gives); new objects on every call.
+        """
+        if self.render is None or not candidates:
+            return [[] for _ in candidates]
+        pre = self.prerendered
+        if pre and all(c in pre for c in candidates):  # rendered by the walk's own call
+            return [pre.pop(c) for c in candidates]
+        got: list[list[dict[str, Any]]] = self.render(candidates)
         return got
 
 
@@ -135,7 +156,9 @@ class Provenance:
     def __init__(self, graph: LinkGraph, presence: Mapping[str, int] | None) -> None:
         self.graph = graph
         self.presence = presence
-        self._cache: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}
+        #: Canonical edge id -> its rendered ``(present, absent)`` axes, filled by :meth:`edge`
+        #: (read by the compiled path rendering, which calls :meth:`edge` on a miss).
+        self.cache: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}
 
     def absence(self, column: str) -> str:
         """Why a column has no value on an edge whose value in this projection is missing."""
@@ -149,7 +172,7 @@ class Provenance:
         return ABSENT_IN_STORAGE if count == 0 else ABSENT_IN_PROJECTION
 
     def edge(self, e: int) -> tuple[dict[str, Any], dict[str, str]]:
-        got = self._cache.get(e)
+        got = self.cache.get(e)
         if got is not None:
             return got
         present: dict[str, Any] = {}
@@ -181,7 +204,7 @@ class Provenance:
                 for k, kind in missing.items():
                     absent[f"{axis}.{k}"] = kind
         got = (present, absent)
-        self._cache[e] = got
+        self.cache[e] = got
         return got
 
 
@@ -247,6 +270,8 @@ def run_walk(
     config: WalkConfig,
     visible: VisibilityMask | None,
     provenance: Provenance,
+    *,
+    render_except: Sequence[int] | None = None,
 ) -> WalkOutcome:
     """Walk from ``starts`` (``(index, id, confidence)`` of visible concepts); the core keeps the
     best ``max_candidates`` (best-first, the budget shared across the concepts) and this decodes
@@ -273,6 +298,10 @@ def run_walk(
         The caller's prepared mask (None = everything visible).
     provenance : Provenance
         Renders the provenance axes of each hop.
+    render_except : sequence of int, optional
+        Render, in the walk's own compiled call, the paths of every kept candidate except these
+        node indices (what :meth:`WalkOutcome.rendered` then hands out once); without it paths
+        are rendered on demand.
 
     Returns
     -------
@@ -304,6 +333,9 @@ def run_walk(
         hop_decay=config.hop_decay,
         min_share=config.walk_min_share,
         max_paths=config.max_paths_per_candidate,
+        render=None
+        if render_except is None
+        else (g.ids, g.edge_type_names, provenance.cache, provenance.edge, np.asarray(render_except, dtype=np.int32)),
     )
     out.core_ms = (time.perf_counter() - t0) * 1e3
     out.edges_visited = int(r.edges_visited)
@@ -320,55 +352,16 @@ def run_walk(
     out.reach = dict(zip(cands, r.reach.tolist()))
     out.path_count = dict(zip(cands, r.path_count.tolist()))
     slot = {c: i for i, c in enumerate(cands)}
-    concept_of = {s[0]: s[1] for s in starts}
     ids = g.ids
     tnames = g.edge_type_names
-    lists: list[Any] = []
+    core = g.core
 
-    def arrays() -> list[Any]:
-        # The walk's path arrays as Python lists, read once per walk on the first decode: the
-        # edge types and directions gathered for every path edge in one vectorised step (a
-        # per-hop numpy scalar read cost more than the rest of the decoding).
-        if not lists:
-            pedges = np.asarray(r.path_edges)
-            safe = np.where(pedges >= 0, pedges, 0)
-            lists.extend(
-                (
-                    r.path_ptr.tolist(),
-                    np.asarray(r.path_nodes).tolist(),
-                    pedges.tolist(),
-                    np.asarray(g.edge_type_codes)[safe].tolist(),
-                    np.asarray(g.edge_src)[safe].tolist(),
-                    r.path_hops.tolist(),
-                    r.path_scores.tolist(),
-                )
-            )
-        return lists
+    def render(chosen: Sequence[int]) -> list[list[dict[str, Any]]]:
+        # One compiled call renders every chosen candidate's paths: nodes, hops (type, direction)
+        # and each hop's provenance from the caller's renderer (its cache, filled on a miss).
+        return r.render_paths(core, [slot[c] for c in chosen], ids, tnames, provenance.cache, provenance.edge)
 
-    def decode(c: int) -> list[WalkPath]:
-        ptr, pnodes, pedges, etypes, esrcs, phops, pscores = arrays()
-        i = slot[c]
-        paths = []
-        for p in range(ptr[i], ptr[i + 1]):
-            h = phops[p]
-            row = pnodes[p][: h + 1]
-            rendered = []
-            for j in range(h):
-                e = pedges[p][j]
-                u = row[j]
-                hop: dict[str, Any] = {
-                    "from": ids[u],
-                    "to": ids[row[j + 1]],
-                    "type": tnames[etypes[p][j]],
-                    "direction": "forward" if esrcs[p][j] == u else "backward",
-                }
-                present, absent = provenance.edge(e)
-                hop.update({k: dict(x) if isinstance(x, dict) else x for k, x in present.items()})
-                if absent:
-                    hop["absent"] = dict(absent)
-                rendered.append(hop)
-            paths.append(WalkPath(c, concept_of[row[0]], pscores[p], [ids[x] for x in row], rendered))
-        return paths
-
-    out.decode = decode
+    out.render = render
+    if r.rendered is not None:
+        out.prerendered = {c: got for c, got in zip(cands, r.rendered) if got is not None}
     return out
