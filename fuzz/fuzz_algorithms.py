@@ -227,6 +227,20 @@ def op_raw(fdp, g: LinkGraph, vm, mask) -> None:
         pnodes = np.asarray(res.path_nodes)
         valid = pnodes[pnodes >= 0]
         check_visible(valid, n, mask)
+        # the compiled path rendering: slots, ids, type names, provenance entries and the graph
+        # itself fuzzed (a wrong one must be refused, never read out of bounds)
+        nc = len(res.candidates)
+        slots = [fdp.ConsumeIntInRange(-1, nc) for _ in range(fdp.ConsumeIntInRange(0, 4))]
+        ids = list(g.ids) if fdp.ConsumeIntInRange(0, 9) else list(g.ids)[:-1]
+        names = list(g.edge_type_names)[: fdp.ConsumeIntInRange(0, len(g.edge_type_names))]
+        entry = ({"authority": "x", "sub": {"a": 1}}, {"lifecycle": "absent"}) if fdp.ConsumeBool() else ({}, None)
+        other = g if fdp.ConsumeIntInRange(0, 9) else LinkGraph.from_edges([("x", "y")])
+        try:
+            got = res.render_paths(other.core, slots, ids, names, {}, lambda e: entry)
+        except (ValueError, TypeError):
+            pass
+        else:
+            assert len(got) == len(slots)
 
 
 def op_api(fdp, g: LinkGraph, mask) -> None:
