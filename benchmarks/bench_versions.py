@@ -65,8 +65,13 @@ def measure(kbs: list[str], nq: int, rounds: int) -> dict[str, Any]:
     out: dict[str, Any] = {"version": conceptwalk.__file__}
     every = Caller.all_access()
     for path in kbs:
-        name = os.path.basename(path)
         kb = KnowledgeBase.open(path, read_only=True)
+        g = kb.graph()
+        names = list(g.node_type_names)
+        concepts = (
+            int(np.count_nonzero(np.asarray(g.node_type_codes) == names.index("CONCEPT"))) if "CONCEPT" in names else 0
+        )
+        name = f"{concepts // 1000}k concepts" if concepts else os.path.basename(path)  # the same across builds
         qs = _queries(kb, nq)
         for who, caller in (("all-access", every), ("public", Caller.public())):
             seeds = [[s.id for s in graph_context(kb, q, caller=caller).seeds] for q in qs]
@@ -137,7 +142,13 @@ def measure(kbs: list[str], nq: int, rounds: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kb", action="append", default=[], help="a store to measure on (repeatable)")
-    ap.add_argument("--python", action="append", default=[], help="an interpreter with a build (repeatable)")
+    ap.add_argument(
+        "--python",
+        action="append",
+        default=[],
+        help="an interpreter with a build (repeatable); PY::KB1,KB2 gives that build its own stores "
+        "(an older build cannot open a newer schema: make them with its own `conceptwalk synth`)",
+    )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--rounds", type=int, default=5)
@@ -147,7 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.measure:
         print(json.dumps(measure(args.kb, args.queries, args.rounds)))
         return 0
-    pythons = args.python or [sys.executable]
+    pythons, stores = [], {}
+    for spec in args.python or [sys.executable]:
+        py, _, kbs = spec.partition("::")
+        pythons.append(py)
+        stores[py] = kbs.split(",") if kbs else args.kb
     runs: dict[str, list[dict[str, Any]]] = {p: [] for p in pythons}
     for r in range(args.repeats):
         for p in pythons:
@@ -160,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                 "--rounds",
                 str(args.rounds),
             ]
-            for kb in args.kb:
+            for kb in stores[p]:
                 cmd += ["--kb", kb]
             done = subprocess.run(cmd, capture_output=True, text=True, cwd="/", check=False)
             if done.returncode != 0:
@@ -168,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             runs[p].append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(f"repeat {r + 1}/{args.repeats}: {p} done", file=sys.stderr)
-    rows = [k for k in runs[pythons[0]][0] if k != "version"]
+    rows = [k for k in runs[pythons[-1]][0] if k != "version"]
     table: dict[str, dict[str, Any]] = {}
     label = {p: os.path.basename(p.split("/bin/")[0]) or p for p in pythons}
     print("| row | " + " | ".join(label[p] for p in pythons) + " |")

@@ -32,7 +32,7 @@ import stat
 import struct
 import tempfile
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +54,7 @@ __all__ = [
     "SnapshotError",
     "read_arrays",
     "read_graph",
+    "release_pages",
     "write_arrays",
 ]
 
@@ -109,6 +110,55 @@ def _crc_mapped(mm: mmap.mmap, start: int, nbytes: int) -> int:
                 release = None
     mv.release()
     return crc
+
+
+def release_pages(arrays: Iterable[np.ndarray[Any, Any]]) -> int:
+    """Hand the pages of arrays mapped by :func:`read_arrays` back to the kernel once they have
+    been read through (checked, validated, copied): this process stops holding them resident,
+    and a later read faults in from the page cache only what it touches. Arrays that are not
+    views of a read-only file mapping are skipped. Nothing is lost: the mapping is read-only and
+    shared, so the pages' contents are the file's.
+
+    Parameters
+    ----------
+    arrays : iterable of numpy.ndarray
+        Arrays as :func:`read_arrays` returned them (others are ignored).
+
+    Returns
+    -------
+    int
+        Bytes of mapping released (page-rounded).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.snap")
+    >>> write_arrays(p, {"a": np.arange(5000, dtype=np.int64)}, {})
+    >>> _, arrs = read_arrays(p)
+    >>> release_pages(arrs.values()) >= 40000, int(arrs["a"].sum())  # still readable
+    (True, 12497500)
+    >>> release_pages([np.zeros(3)])  # not a mapped array
+    0
+    """
+    if not hasattr(mmap, "MADV_DONTNEED"):  # pragma: no cover - not Linux/BSD
+        return 0
+    page = mmap.PAGESIZE
+    done = 0
+    for a in arrays:
+        base: Any = a
+        while isinstance(base, (np.ndarray, memoryview)):
+            base = base.base if isinstance(base, np.ndarray) else base.obj
+        if not isinstance(base, mmap.mmap) or base.closed or a.nbytes == 0:
+            continue
+        start = a.__array_interface__["data"][0] - np.frombuffer(base, np.uint8, count=1).__array_interface__["data"][0]
+        lo = start - start % page
+        hi = min(len(base), -(-(start + a.nbytes) // page) * page)
+        try:
+            base.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+        except (OSError, ValueError):  # pragma: no cover
+            continue
+        done += hi - lo
+    return done
 
 
 def write_arrays(
@@ -917,6 +967,9 @@ class GraphSnapshot:
             names = g.edge_annotations[k][1] if k in g.edge_annotations else ()
             if m and (loops[k].min() < -1 or loops[k].max() >= len(names)):
                 raise InputError(f"saved snapshot: loops {k} codes out of range")
+        # everything above read the mapped arrays through (the core validated every one of them):
+        # their pages need not stay resident in this process for queries that touch a few
+        release_pages(v for k, v in arrays.items() if k.startswith(("graph.", "loops.")))
         return cls(g, version, loops)
 
     # -------------------------------------------------------------- advance
