@@ -150,10 +150,11 @@ K_ENTRY_POINTS = {
 #: Public functions taking ``k`` that are not entry points: the graph layer's building blocks
 #: for the tools, documented as taking already-checked arguments (the tools check ``k`` first).
 K_BUILDING_BLOCKS = {
-    "graph.context.context_core",
+    "graph.context.context",
     "graph.context.context_batch",
-    "graph.linkpred.resource_allocation_core",
-    "graph.linkpred.resource_allocation_batch_core",
+    "graph.context.context_text",
+    "graph.suggest.suggest",
+    "graph.suggest.suggest_batch",
     "tools.GraphSource.search",
 }  # a protocol's method, implemented by the source
 
@@ -195,7 +196,7 @@ def test_k_entry_point_list_is_complete():
                     found.add(f"{prefix}{attr}")
 
     scan("graph.", graph_pkg)
-    for mod in ("ppr", "context", "linkpred", "paths"):
+    for mod in ("ppr", "context", "suggest", "path"):
         scan(f"graph.{mod}.", importlib.import_module(f"conceptwalk.graph.{mod}"))
     scan("tools.", tools)
     scan("serve.distributed.", cwd)

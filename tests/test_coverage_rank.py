@@ -164,13 +164,9 @@ def test_coverage_work_budget_truncates() -> None:
     import numpy as np
 
     g = LinkGraph.from_edges([("s", f"m{i}") for i in range(50)] + [(f"m{i}", "t") for i in range(50)])
-    r = gctx.context_compiled(
-        g.core, np.array([g.index("s")], np.int32), np.ones(1), 0.25, 1e-4, 5, None, None, None, 1, 2, 10
-    )
+    r = gctx.context(g, np.array([g.index("s")], np.int32), np.ones(1), 0.25, 1e-4, 5, None, None, 1, 2, 10)
     assert r.truncated and r.visits == 10
-    full = gctx.context_compiled(
-        g.core, np.array([g.index("s")], np.int32), np.ones(1), 0.25, 1e-4, 5, None, None, None, 1, 2
-    )
+    full = gctx.context(g, np.array([g.index("s")], np.int32), np.ones(1), 0.25, 1e-4, 5, None, None, 1, 2)
     assert not full.truncated and full.visits == 150
 
 

@@ -2,8 +2,8 @@
 
 void register_graph(py::module_& m);
 void register_ppr(py::module_& m);
-void register_linkpred(py::module_& m);
-void register_paths(py::module_& m);
+void register_suggest(py::module_& m);
+void register_path(py::module_& m);
 void register_walk(py::module_& m);
 void register_text(py::module_& m);
 void register_context(py::module_& m);
@@ -31,8 +31,8 @@ PYBIND11_MODULE(_core, m) {
   });
   register_graph(m);
   register_ppr(m);
-  register_linkpred(m);
-  register_paths(m);
+  register_suggest(m);
+  register_path(m);
   register_walk(m);
   register_text(m);
   register_context(m);

@@ -6,7 +6,7 @@
 
 #include "conceptwalk/batch.hpp"
 #include "conceptwalk/check.hpp"
-#include "conceptwalk/paths.hpp"
+#include "conceptwalk/path.hpp"
 #include "conceptwalk/workspace.hpp"
 
 namespace cw {

@@ -132,7 +132,7 @@ class PPRBatch:
     def truncated(self) -> npt.NDArray[np.bool_]: ...
 
 class RAResult:
-    """Resource allocation for one node (csrc/include/conceptwalk/linkpred.hpp)."""
+    """Resource allocation for one node (csrc/include/conceptwalk/suggest.hpp)."""
 
     @property
     def targets(self) -> npt.NDArray[np.int32]: ...
@@ -163,7 +163,7 @@ class RABatch:
     def candidates(self) -> npt.NDArray[np.int64]: ...
 
 class PathResult:
-    """A shortest path (csrc/include/conceptwalk/paths.hpp); empty path: none."""
+    """A shortest path (csrc/include/conceptwalk/path.hpp); empty path: none."""
 
     @property
     def path(self) -> npt.NDArray[np.int32]: ...

@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "conceptwalk/linkpred.hpp"
-#include "conceptwalk/paths.hpp"
+#include "conceptwalk/suggest.hpp"
+#include "conceptwalk/path.hpp"
 #include "conceptwalk/ppr.hpp"
 
 namespace cw {

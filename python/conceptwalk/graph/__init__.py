@@ -27,10 +27,10 @@ from .linkgraph import (
     EDGE_ANNOTATION_KEYS,
     LinkGraph,
     Ranking,
-    Suggestion,
     Visible,
 )
 from .ppr import personalized_pagerank_batch
+from .suggest import Suggestion
 from .visibility import Caller
 
 #: A caller's prepared node mask over one graph (what ``Caller.visibility`` returns).

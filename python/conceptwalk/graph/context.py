@@ -1,16 +1,17 @@
 """The graph_context pipeline in the core (``csrc/src/context.cpp``): PPR from each query's seeds,
 the seeds dropped, an optional node-type filter, the top ``k``, then hop counts and the
-reached-through seed of those ``k`` -- for one query or many (across C++ threads).
-
-Used by :mod:`conceptwalk.tools.context`, which builds the seeds and the result objects.
+reached-through seed of those ``k`` -- from seeds (:func:`context`), from a question's terms with
+BM25 over the caller's visible documents first (:func:`context_text`), or for many queries across
+C++ threads (:func:`context_batch`). The one implementation of the pipeline's Python side: the
+type filter turned into the core's arguments, the question tokenised, the caller's view's BM25
+statistics passed on. :mod:`conceptwalk.tools.context` builds the seeds and the result objects.
 
 Examples
 --------
 >>> import numpy as np
 >>> from conceptwalk.graph import LinkGraph
 >>> g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
->>> r = context_core(g, np.array([0], np.int32), np.ones(1), restart=0.25, eps=1e-4, k=5,
-...                  keep_types=None, visible=None)
+>>> r = context(g, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 5, None, None)
 >>> [g.ids[i] for i in r.nodes.tolist()], r.hops.tolist()
 (['b', 'c'], [1, 2])
 """
@@ -20,24 +21,22 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from typing import TYPE_CHECKING
+
 from .. import _core
 from .linkgraph import LinkGraph
 
-__all__ = ["context_batch", "context_compiled", "context_core", "context_text_compiled"]
+if TYPE_CHECKING:
+    from .text import TextIndex
+    from .view import View
 
-#: The compiled call itself, ``(graph.core, seeds, weights, restart, eps, k, node_type,
-#: keep_types, visible) -> ContextResult`` (arguments checked by the caller): what
-#: :func:`context_core` runs, without its Python frame.
-context_compiled = _core.graph_context
+__all__ = ["context", "context_batch", "context_text"]
 
-#: The question-seeded compiled call, ``(graph.core, index.core, terms, n_hits, concepts, restart,
-#: eps, k, node_type, keep_types, visible, stats, rank, max_hops) -> ContextResult``: BM25 over the
-#: visible documents, 1/rank seeds plus the concepts, then the walk, in one call (arguments
-#: checked by the caller; ``stats`` are the BM25 statistics of the same visible set).
-context_text_compiled = _core.graph_context_text
+_graph_context = _core.graph_context
+_graph_context_text = _core.graph_context_text
 
 
-def context_core(
+def context(
     graph: LinkGraph,
     seeds: npt.NDArray[np.int32],
     weights: npt.NDArray[np.float64],
@@ -46,8 +45,11 @@ def context_core(
     k: int,
     keep_types: npt.NDArray[np.bool_] | None,
     visible: _core.VisibilityMask | None,
+    rank: int = 0,
+    max_hops: int = 2,
+    max_visits: int | None = None,
 ) -> _core.ContextResult:
-    """Run the pipeline for one query.
+    """Run the pipeline for one query from its seeds (arguments checked by the caller).
 
     Parameters
     ----------
@@ -63,22 +65,93 @@ def context_core(
     keep_types : bool array over node-type codes, optional
         Keep only results whose node type is flagged.
     visible : VisibilityMask, optional
+    rank : int
+        0: by PPR; 1: by coverage within ``max_hops``, then PPR.
+    max_hops : int
+    max_visits : int, optional
+        The coverage pass's work budget (default: the core's).
 
     Returns
     -------
     conceptwalk._core.ContextResult
-        ``nodes``, ``scores``, ``hops``, ``via`` (arrays), ``residual``, ``pushes``.
+        ``nodes``, ``scores``, ``hops``, ``via`` (arrays), ``residual``, ``pushes``, ...
 
     Examples
     --------
     >>> g = LinkGraph.from_edges([("a", "b")])
-    >>> context_core(g, np.array([1], np.int32), np.ones(1), restart=0.25, eps=1e-4, k=1,
-    ...              keep_types=None, visible=None).via.tolist()
+    >>> context(g, np.array([1], np.int32), np.ones(1), 0.25, 1e-4, 1, None, None).via.tolist()
     [1]
     """
-    if keep_types is None:
-        return _core.graph_context(graph.core, seeds, weights, restart, eps, k, None, None, visible)
-    return _core.graph_context(graph.core, seeds, weights, restart, eps, k, graph.node_type_codes, keep_types, visible)
+    codes = None if keep_types is None else graph.node_type_codes
+    if max_visits is not None:
+        return _graph_context(
+            graph.core, seeds, weights, restart, eps, k, codes, keep_types, visible, rank, max_hops, max_visits
+        )
+    if rank:
+        return _graph_context(graph.core, seeds, weights, restart, eps, k, codes, keep_types, visible, rank, max_hops)
+    return _graph_context(graph.core, seeds, weights, restart, eps, k, codes, keep_types, visible)
+
+
+def context_text(
+    view: View,
+    index: TextIndex,
+    question: str,
+    n_hits: int,
+    concepts: list[int],
+    restart: float,
+    eps: float,
+    k: int,
+    keep_types: npt.NDArray[np.bool_] | None,
+    rank: int,
+    max_hops: int,
+) -> _core.ContextResult:
+    """Run the pipeline for one question in one compiled call: BM25 over the documents the view's
+    caller sees (the question tokenised once, here; the view's statistics of ``index``), the
+    top ``n_hits`` hits as seeds weighted 1/rank plus the ``concepts`` (weight 1), then the walk.
+
+    Parameters
+    ----------
+    view : View
+        The caller's view of the graph ``index`` belongs to.
+    index : TextIndex
+        The text index of the same state as the graph.
+    question : str
+    n_hits : int
+    concepts : list of int
+        Concept node indices (visible).
+    restart, eps, k, keep_types, rank, max_hops
+        As for :func:`context` (checked).
+
+    Returns
+    -------
+    conceptwalk._core.ContextResult
+        Also ``hits`` (the seeds from the search, by rank) and ``seeded``.
+
+    Examples
+    --------
+    >>> from conceptwalk.graph.text import TextIndex
+    >>> g = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "title": "graph walks"}])
+    >>> r = context_text(g.view_for_scopes(None), TextIndex.build(g.titles), "walks", 5, [], 0.25, 1e-4, 5, None, 0, 2)
+    >>> r.hits.tolist(), [g.ids[i] for i in r.nodes.tolist()]
+    ([0], ['b'])
+    """
+    graph = view.graph
+    return _graph_context_text(
+        graph.core,
+        index.core,
+        index.query_terms(question),
+        n_hits,
+        np.asarray(concepts, dtype=np.int32) if concepts else None,
+        restart,
+        eps,
+        k,
+        None if keep_types is None else graph.node_type_codes,
+        keep_types,
+        view.mask,
+        view.text_stats(index),
+        rank,
+        max_hops,
+    )
 
 
 def context_batch(
@@ -120,7 +193,7 @@ def context_batch(
     conceptwalk._core.ContextBatch
         Query ``i``'s results at ``ptr[i]:ptr[i+1]`` of ``nodes``, ``scores``, ``hops`` and
         ``via``, and its ``residual[i]`` and ``pushes[i]``; each query's slice equals
-        :func:`context_core`'s result.
+        :func:`context`'s result.
 
     Examples
     --------

@@ -1,4 +1,6 @@
-"""The immutable link-graph snapshot and the three core algorithms over it."""
+"""The immutable link-graph snapshot and its id-level algorithm faces (PPR, resource allocation,
+shortest path, hops); resource allocation and the shortest path are implemented once, in
+:mod:`conceptwalk.graph.suggest` and :mod:`conceptwalk.graph.path`, for these methods and the tools."""
 
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ import threading
 from numbers import Integral, Real
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Optional, Union, overload
 
 import numpy as np
@@ -33,6 +34,9 @@ from ._intern import (
 )
 from ..errors import InputError, NotFoundError, shown
 from .view import View
+from .path import shortest_path as _path_of
+from .result import Result
+from .suggest import Suggestion, suggest, suggestions
 from .visibility import Caller
 from .checks import (
     check_count,
@@ -48,9 +52,7 @@ from .checks import (
 __all__ = [
     "LinkGraph",
     "Ranking",
-    "Suggestion",
     "Visible",
-    "suggestions_from",
     "DEFAULT_EDGE_TYPE",
     "DEFAULT_NODE_TYPE",
     "EDGE_ANNOTATION_KEYS",
@@ -475,114 +477,7 @@ def _saved_codes(
     return np.asarray(arr)
 
 
-@dataclass(slots=True)
-class Suggestion:
-    """One suggested missing link, to the node ``id``, scored by resource allocation, with the
-    visible neighbours it shares with the query node. The one suggestion type of the package:
-    :meth:`LinkGraph.resource_allocation` and :func:`conceptwalk.link_suggest` both return it.
-
-    Parameters
-    ----------
-    id : str
-        The suggested node.
-    type : str
-        Its node type.
-    title : str or None
-        Its title.
-    score : float
-        ``sum over shared neighbours z of 1 / deg(z)`` (visible degrees).
-    shared : tuple of str
-        The shared neighbours' ids, ascending.
-    shared_titles : tuple of (str or None)
-        Their titles, aligned with ``shared``.
-
-    Examples
-    --------
-    >>> s = Suggestion("b", "NODE", None, 0.5, ("x",), ("Ex",))
-    >>> s.to_dict()
-    {'id': 'b', 'type': 'NODE', 'title': None, 'score': 0.5, 'shared': [{'id': 'x', 'title': 'Ex'}]}
-    """
-
-    id: str
-    type: str
-    title: str | None
-    score: float
-    shared: tuple[str, ...]
-    shared_titles: tuple[str | None, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: ``id``, ``type``, ``title``, ``score`` and ``shared`` as
-        ``[{id, title}]``.
-
-        Returns
-        -------
-        dict
-
-        Examples
-        --------
-        >>> Suggestion("b", "NODE", "B", 1.0, (), ()).to_dict()["title"]
-        'B'
-        """
-        return {
-            "id": self.id,
-            "type": self.type,
-            "title": self.title,
-            "score": self.score,
-            "shared": [{"id": i, "title": t} for i, t in zip(self.shared, self.shared_titles)],
-        }
-
-
-def suggestions_from(
-    graph: LinkGraph,
-    targets: list[int],
-    scores: list[float],
-    shared_ptr: list[int],
-    shared: list[int],
-    lo: int,
-    hi: int,
-) -> list[Suggestion]:
-    """Suggestions ``lo..hi`` of a core resource-allocation result (node indices, scores and the
-    shared-neighbour CSR, as lists) as :class:`Suggestion` objects.
-
-    Parameters
-    ----------
-    graph : LinkGraph
-    targets, scores, shared_ptr, shared : list
-        The core result's arrays (``RAResult`` or ``RABatch``) as lists.
-    lo, hi : int
-        The slice of ``targets`` to convert.
-
-    Returns
-    -------
-    list of Suggestion
-
-    Examples
-    --------
-    >>> g = LinkGraph.from_edges([("a", "x"), ("b", "x")])
-    >>> suggestions_from(g, [1], [1.0], [0, 1], [2], 0, 1)[0].shared
-    ('x',)
-    """
-    if hi <= lo:
-        return []
-    ids, titles, names, codes = graph.ids, graph.titles, graph.node_type_names, graph.node_type_codes_list
-    base, end = shared_ptr[lo], shared_ptr[hi]
-    seg = shared[base:end]
-    sh_ids = [ids[z] for z in seg]  # every shared neighbour once, then sliced per suggestion
-    sh_titles = [titles[z] for z in seg]
-    return [
-        Suggestion(
-            ids[t],
-            names[codes[t]],
-            titles[t],
-            scores[j],
-            tuple(sh_ids[shared_ptr[j] - base : shared_ptr[j + 1] - base]),
-            tuple(sh_titles[shared_ptr[j] - base : shared_ptr[j + 1] - base]),
-        )
-        for j, t in zip(range(lo, hi), targets[lo:hi])
-    ]
-
-
-class Ranking:
+class Ranking(Result):
     """A personalized PageRank result: nodes with a positive score, by score descending then id
     ascending.
 
@@ -630,6 +525,20 @@ class Ranking:
         "certified",
         "_degrees",
     )
+    # Pickled with its graph (which pickles as its arrays); sized by its indices.
+    _fields = (
+        "_graph",
+        "indices",
+        "scores",
+        "residual",
+        "eps",
+        "pushes",
+        "edge_visits",
+        "truncated",
+        "certified",
+        "_degrees",
+    )
+    _sequence = "indices"
 
     def __init__(
         self,
@@ -684,27 +593,6 @@ class Ranking:
             graph, r.nodes, r.scores, r.residual, r.eps, r.pushes, r.edge_visits, r.truncated, r.certified, degrees
         )
 
-    def __len__(self) -> int:
-        return int(self.indices.shape[0])
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickles with its graph (which pickles as its arrays)."""
-        return (
-            Ranking,
-            (
-                self._graph,
-                self.indices,
-                self.scores,
-                self.residual,
-                self.eps,
-                self.pushes,
-                self.edge_visits,
-                self.truncated,
-                self.certified,
-                self._degrees,
-            ),
-        )
-
     @property
     def ids(self) -> list[str]:
         """Node ids in rank order.
@@ -732,6 +620,7 @@ class Ranking:
         return zip((ids[i] for i in self.indices.tolist()), self.scores.tolist())
 
     def __iter__(self) -> Iterator[tuple[str, float]]:
+        """``(id, score)`` pairs (:meth:`items`)."""
         return self.items()
 
     def to_dict(self) -> dict[str, float]:
@@ -2229,12 +2118,7 @@ class LinkGraph:
         min_shared = check_min_shared(min_shared)
         k_ = check_optional_count(k, "k")
         vm = None if visible is None else self.visibility(visible)
-        a = self.index(node, visible=vm)
-        r = _core.resource_allocation(self._core, a, min_shared, k_, vm)
-        targets = r.targets.tolist()
-        return suggestions_from(
-            self, targets, r.scores.tolist(), r.shared_ptr.tolist(), r.shared.tolist(), 0, len(targets)
-        )
+        return suggestions(self, suggest(self, node, min_shared, k_, vm))
 
     def shortest_path(self, source: str, target: str, *, visible: Visible = None) -> list[str] | None:
         """The shortest chain from ``source`` to ``target`` (ids, both inclusive) over visible
@@ -2261,9 +2145,7 @@ class LinkGraph:
         ['a', 'c', 'd']
         """
         vm = None if visible is None else self.visibility(visible)
-        s = self.index(source, visible=vm, argument="source")
-        t = self.index(target, visible=vm, argument="target")
-        path = _core.shortest_path(self._core, s, t, vm).path.tolist()
+        path = _path_of(self, source, target, vm)
         if not path:
             return None
         ids = self.ids

@@ -20,7 +20,7 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -30,7 +30,8 @@ import numpy.typing as npt
 
 from ..errors import InputError
 from ..graph import Caller, LinkGraph, VisibilityMask
-from ..graph.context import context_batch, context_compiled, context_text_compiled
+from ..graph.context import context, context_batch, context_text
+from ..graph.result import Later, Record, lazy
 from ..graph.text import TextIndex
 from ..graph.checks import check_count, check_ppr_params, check_threads, query_list
 from .common import GraphSource, SearchFn, check_caller, offsets, source_graph, source_search
@@ -152,7 +153,7 @@ class ContextItem:
         return d
 
 
-class ContextResult:
+class ContextResult(Record):
     """What :func:`graph_context` returns. ``reason`` explains an empty result; equality
     compares ``to_dict()``.
 
@@ -204,20 +205,23 @@ class ContextResult:
         "restart",
         "eps",
         "k",
+        "residual",
+        "pushes",
         "reason",
         "elapsed_ms",
-        "_residual",
-        "_pushes",
-        "_seeds",
-        "_results",
-        "_build_seeds",
-        "_build_results",
-        "_stats",
         "rank",
         "max_hops",
         "eps_reached",
         "truncated",
+        "_seeds",
+        "_results",
     )
+    _fields = ("question", "seeds", "results", "restart", "eps", "k", "residual", "pushes", "reason", "elapsed_ms")
+    _state = ("rank", "max_hops", "eps_reached", "truncated")
+    _sequence = "results"
+
+    seeds = lazy("What the walk started from.")
+    results = lazy("The ranked nodes (no seed among them).")
 
     def __init__(
         self,
@@ -236,27 +240,16 @@ class ContextResult:
         self.restart = restart
         self.eps = eps
         self.k = k
-        self._residual = residual
-        self._pushes = pushes
-        self._stats: Any = None
+        self.residual = residual
+        self.pushes = pushes
         self.reason = reason
         self.elapsed_ms = elapsed_ms
         self.rank = "ppr"
         self.max_hops = 2
         self.eps_reached = eps
         self.truncated = False
-        self._seeds: list[ContextSeed] | None = None
-        self._results: list[ContextItem] | None = None
-        self._build_seeds: Callable[[], list[ContextSeed]] | None = None
-        self._build_results: Callable[[], list[ContextItem]] | None = None
-        if callable(seeds):
-            self._build_seeds = seeds
-        else:
-            self._seeds = list(seeds)
-        if callable(results):
-            self._build_results = results
-        else:
-            self._results = list(results)
+        self._seeds = Later(seeds) if callable(seeds) else list(seeds)
+        self._results = Later(results) if callable(results) else list(results)
 
     @classmethod
     def from_core(
@@ -270,14 +263,15 @@ class ContextResult:
         core: Any,
         elapsed_ms: float,
     ) -> ContextResult:
-        """A result whose ``residual`` and ``pushes`` are read from a core result on access.
+        """The result of a core result (its ``residual``, ``pushes``, ``eps`` reached and
+        ``truncated`` read from it).
 
         Parameters
         ----------
         question, seeds, results, restart, eps, k, elapsed_ms
             As for the constructor.
-        core : conceptwalk._core.ContextResult
-            The core result (with ``residual`` and ``pushes``).
+        core : conceptwalk._core.ContextResult or None
+            The core result (with ``residual``, ``pushes``, ``eps`` and ``truncated``).
 
         Returns
         -------
@@ -288,94 +282,11 @@ class ContextResult:
         >>> ContextResult.from_core(None, list, list, 0.25, 1e-4, 5, None, 0.0).results
         []
         """
-        self = cls.__new__(cls)  # every slot set here: the constructor's checks are not needed
-        self.question, self.restart, self.eps, self.k, self.reason, self.elapsed_ms = (
-            question,
-            restart,
-            eps,
-            k,
-            None,
-            elapsed_ms,
-        )
-        self._residual, self._pushes, self._stats = 0.0, 0, core
-        self.rank, self.max_hops, self.eps_reached, self.truncated = "ppr", 2, eps, False
-        if core is not None:
-            self.eps_reached, self.truncated = core.eps, core.truncated
-        self._seeds = self._results = None
-        self._build_seeds, self._build_results = seeds, results
+        if core is None:
+            return cls(question, seeds, results, restart, eps, k, 0.0, 0, None, elapsed_ms)
+        self = cls(question, seeds, results, restart, eps, k, core.residual, core.pushes, None, elapsed_ms)
+        self.eps_reached, self.truncated = core.eps, core.truncated
         return self
-
-    @property
-    def residual(self) -> float:
-        """The PPR's unpushed mass."""
-        if self._stats is not None:
-            self._residual, self._pushes, self._stats = self._stats.residual, self._stats.pushes, None
-        return self._residual
-
-    @property
-    def pushes(self) -> int:
-        """Pushes done."""
-        if self._stats is not None:
-            self._residual, self._pushes, self._stats = self._stats.residual, self._stats.pushes, None
-        return self._pushes
-
-    @property
-    def seeds(self) -> list[ContextSeed]:
-        """What the walk started from."""
-        got = self._seeds
-        if got is None:
-            assert self._build_seeds is not None
-            got = self._seeds = self._build_seeds()
-            self._build_seeds = None
-        return got
-
-    @property
-    def results(self) -> list[ContextItem]:
-        """The ranked nodes (no seed among them)."""
-        got = self._results
-        if got is None:
-            assert self._build_results is not None
-            got = self._results = self._build_results()
-            self._build_results = None
-        return got
-
-    def __len__(self) -> int:
-        """The number of ranked items: ``len(self.results)``."""
-        return len(self.results)
-
-    def __iter__(self) -> Iterator[ContextItem]:
-        """The ranked items, best first (``self.results``)."""
-        return iter(self.results)
-
-    def __bool__(self) -> bool:
-        """Always true: a result object (an empty one says why in ``reason``)."""
-        return True
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ContextResult):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickles by value: the lazy fields are realised (no graph or core result travels), so
-        a result sent from a Dask process worker unpickles equal (``to_dict()``)."""
-        return (
-            ContextResult,
-            (
-                self.question,
-                self.seeds,
-                self.results,
-                self.restart,
-                self.eps,
-                self.k,
-                self.residual,
-                self.pushes,
-                self.reason,
-                self.elapsed_ms,
-            ),
-        )
 
     def __repr__(self) -> str:
         return (
@@ -591,22 +502,7 @@ def graph_context(
     if ix is not None and question is not None and question.strip():
         # The store's own search: BM25 over the visible documents, the 1/rank seeds, the walk, the
         # top k and their hops in one compiled call (the question tokenised once, here).
-        r = context_text_compiled(
-            g.core,
-            ix.core,
-            ix.query_terms(question),
-            n_hits,
-            np.asarray(concept_idx, dtype=np.int32) if concept_idx else None,
-            restart,
-            eps,
-            k,
-            None if type_filter is None else g.node_type_codes,
-            type_filter,
-            vm,
-            view.text_stats(ix),
-            rank_code,
-            max_hops,
-        )
+        r = context_text(view, ix, question, n_hits, concept_idx, restart, eps, k, type_filter, rank_code, max_hops)
         text_spec = partial(_text_seed_spec, r, concept_idx)
         if not r.seeded:
             return _ranked(
@@ -642,24 +538,7 @@ def graph_context(
         )
     # One call does the whole query in C++ with the GIL released: PPR, drop the seeds, the type
     # filter, top k, then hop counts and reached-through seeds of those k.
-    if rank_code:
-        r = context_compiled(
-            g.core,
-            seed_nodes,
-            seed_w,
-            restart,
-            eps,
-            k,
-            None if type_filter is None else g.node_type_codes,
-            type_filter,
-            vm,
-            1,
-            max_hops,
-        )
-    elif type_filter is None:
-        r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k, None, None, vm)
-    else:
-        r = context_compiled(g.core, seed_nodes, seed_w, restart, eps, k, g.node_type_codes, type_filter, vm)
+    r = context(g, seed_nodes, seed_w, restart, eps, k, type_filter, vm, rank_code, max_hops)
     return _ranked(_from_core(g, question, spec, r, rank_code, restart, eps, k, type_filter, t0), rank, max_hops)
 
 

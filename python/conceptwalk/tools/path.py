@@ -14,17 +14,15 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import numpy as np
-
-from ..errors import InputError
 from ..graph import Caller, LinkGraph
-from ..graph.paths import shortest_path_batch_core, shortest_path_compiled
 from ..graph.checks import check_threads, query_list
+from ..graph.path import path_edges, shortest_path, shortest_path_batch
+from ..graph.result import Later, Record, lazy
 from .common import GraphSource, check_caller, source_graph
 
 __all__ = ["PathResult", "PathStep", "graph_path", "graph_path_batch"]
@@ -66,7 +64,7 @@ class PathStep:
         }
 
 
-class PathResult:
+class PathResult(Record):
     """What :func:`graph_path` returns: the chain's nodes and steps, empty when no visible chain
     exists. The node and step objects are built on first access; equality compares ``to_dict()``.
 
@@ -96,7 +94,11 @@ class PathResult:
     (2, ['a', 'b'])
     """
 
-    __slots__ = ("source", "target", "elapsed_ms", "_nodes", "_steps", "_build")
+    __slots__ = ("source", "target", "elapsed_ms", "_parts")
+    _fields = ("source", "target", "nodes", "steps", "elapsed_ms")
+    _sequence = "_chain"
+
+    _built = lazy("``(nodes, steps)``, built from the path's node indices on first read.", slot="_parts")
 
     def __init__(
         self,
@@ -109,30 +111,25 @@ class PathResult:
         self.source = source
         self.target = target
         self.elapsed_ms = elapsed_ms
-        self._nodes: list[tuple[str, str, str | None]] | None = None
-        self._steps: list[PathStep] | None = None
-        self._build: Callable[[], tuple[list[Any], list[PathStep]]] | None = None
-        if callable(nodes):
-            self._build = nodes
-        else:
-            self._nodes, self._steps = list(nodes), list(steps or [])
-
-    def _built(self) -> tuple[list[tuple[str, str, str | None]], list[PathStep]]:
-        if self._nodes is None or self._steps is None:
-            assert self._build is not None
-            self._nodes, self._steps = self._build()
-            self._build = None
-        return self._nodes, self._steps
+        self._parts = Later(nodes) if callable(nodes) else (list(nodes), list(steps or []))
 
     @property
     def nodes(self) -> list[tuple[str, str, str | None]]:
         """``(id, type, title)`` per chain node, source to target; empty when not found."""
-        return self._built()[0]
+        nodes: list[tuple[str, str, str | None]] = self._built[0]
+        return nodes
 
     @property
     def steps(self) -> list[PathStep]:
         """One :class:`PathStep` per hop."""
-        return self._built()[1]
+        steps: list[PathStep] = self._built[1]
+        return steps
+
+    @property
+    def _chain(self) -> list[str]:
+        """The chain's ids, source to target (empty when not found): what ``len`` and ``iter``
+        count."""
+        return [n[0] for n in self.nodes]
 
     @property
     def found(self) -> bool:
@@ -148,30 +145,6 @@ class PathResult:
     def length(self) -> int | None:
         """Number of hops, or None when not found."""
         return len(self.nodes) - 1 if self.nodes else None
-
-    def __len__(self) -> int:
-        """The number of nodes on the chain (``length + 1``), 0 when no path was found."""
-        return len(self.nodes)
-
-    def __iter__(self) -> Iterator[str]:
-        """The chain's node ids, source to target (nothing when no path was found)."""
-        return iter([n[0] for n in self.nodes])
-
-    def __bool__(self) -> bool:
-        """Always true: a result object (``found`` says whether a path exists)."""
-        return True
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PathResult):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickles by value: the lazy fields are realised (no builder or graph travels)."""
-        nodes, steps = self._built()
-        return (PathResult, (self.source, self.target, nodes, steps, self.elapsed_ms))
 
     def __repr__(self) -> str:
         return f"PathResult(source={self.source!r}, target={self.target!r}, length={self.length})"
@@ -230,34 +203,15 @@ def graph_path(source: LinkGraph | GraphSource, a: str, b: str, *, caller: Calle
     t0 = time.perf_counter()
     caller = check_caller(caller)
     g, _ = source_graph(source)
-    vm = caller.visibility(g)
-    s = g.index(a, visible=vm, argument="source")
-    t = g.index(b, visible=vm, argument="target")
-    r = shortest_path_compiled(g.core, s, t, vm)
-    return PathResult(a, b, partial(_path_parts, g, r), None, (time.perf_counter() - t0) * 1e3)
+    p = shortest_path(g, a, b, caller.visibility(g))
+    return PathResult(a, b, partial(_path_parts, g, p), None, (time.perf_counter() - t0) * 1e3)
 
 
-def _path_parts(g: LinkGraph, p: Any) -> tuple[list[tuple[str, str, str | None]], list[PathStep]]:
-    """The nodes and steps (each with its typed edges) of a path of node indices (a list, or a
-    core ``PathResult``)."""
-    if not isinstance(p, list):
-        p = p.path.tolist()
+def _path_parts(g: LinkGraph, p: list[int]) -> tuple[list[tuple[str, str, str | None]], list[PathStep]]:
+    """The nodes and steps (each with its typed edges) of a path of node indices."""
     ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes_list
     nodes = [(ids[i], names[codes[i]], titles[i]) for i in p]
-    steps: list[PathStep] = []
-    if len(p) > 1:
-        core = g.core
-        pair_ptr = g.pair_ptr
-        pairs = np.array([core.pair_of(x, y) for x, y in zip(p, p[1:])], dtype=np.int64)
-        lo = pair_ptr[pairs].tolist()
-        hi = pair_ptr[pairs + 1].tolist()
-        tn = g.edge_type_names
-        for x, y, a0, b0 in zip(p, p[1:], lo, hi):
-            edges = sorted(
-                (tn[c], "forward" if sx == x else "backward")
-                for c, sx in zip(g.edge_type_codes[a0:b0].tolist(), g.edge_src[a0:b0].tolist())
-            )
-            steps.append(PathStep(ids[x], ids[y], tuple(edges)))
+    steps = [PathStep(ids[x], ids[y], e) for x, y, e in zip(p, p[1:], path_edges(g, p))]
     return nodes, steps
 
 
@@ -293,17 +247,9 @@ def graph_path_batch(
     nt = check_threads(threads)
     plist = query_list(pairs, "pairs")
     g, _ = source_graph(source)
-    vm = caller.visibility(g)
-    src = np.empty(len(plist), dtype=np.int32)
-    dst = np.empty(len(plist), dtype=np.int32)
-    for i, p in enumerate(plist):
-        if isinstance(p, str) or not isinstance(p, Sequence) or len(p) != 2:
-            raise InputError(f"pairs[{i}]: expected an (a, b) pair of ids, got {p!r}")
-        src[i] = g.index(p[0], visible=vm, argument="source")
-        dst[i] = g.index(p[1], visible=vm, argument="target")
+    bt = shortest_path_batch(g, plist, threads=nt, visible=caller.visibility(g))
     if not plist:
         return []
-    bt = shortest_path_batch_core(g, src, dst, threads=nt, visible=vm)
     op, pl = bt.ptr.tolist(), bt.nodes.tolist()
     per = (time.perf_counter() - t0) * 1e3 / len(plist)
     return [

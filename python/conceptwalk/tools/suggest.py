@@ -16,22 +16,20 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
-import numpy as np
-
 from ..graph import Caller, LinkGraph, Suggestion
 from ..graph.checks import check_count, check_min_shared, check_threads, query_list
-from ..graph.linkgraph import suggestions_from
-from ..graph.linkpred import resource_allocation_batch_core, resource_allocation_compiled
+from ..graph.result import Later, Record, lazy
+from ..graph.suggest import suggest, suggest_batch, suggestions, suggestions_from
 from .common import GraphSource, check_caller, source_graph
 
 __all__ = ["SuggestResult", "link_suggest", "link_suggest_batch"]
 
 
-class SuggestResult:
+class SuggestResult(Record):
     """What :func:`link_suggest` returns for one concept.
 
     The suggestions are built from the core's arrays on first access (a call that only needs
@@ -43,7 +41,7 @@ class SuggestResult:
         The concept the links are suggested for.
     suggestions : list of Suggestion, or a callable returning it
         By score descending, then id ascending. A callable is called once, on first access.
-    candidates : int, or a callable returning it
+    candidates : int
         Nodes that met ``min_shared`` (before the top-``k`` cut).
     min_shared : int
         The least number of shared neighbours a suggestion needed.
@@ -67,32 +65,34 @@ class SuggestResult:
     (1, ['b'])
     """
 
-    __slots__ = ("concept", "min_shared", "elapsed_ms", "_suggestions", "_build", "_candidates")
+    __slots__ = ("concept", "candidates", "min_shared", "elapsed_ms", "_suggestions")
+    _fields = ("concept", "suggestions", "candidates", "min_shared", "elapsed_ms")
+    _sequence = "suggestions"
+
+    suggestions = lazy(
+        "The suggestions, by score descending, then id ascending (built on first access when the "
+        "result was made with a builder)."
+    )
 
     def __init__(
         self,
         concept: str,
         suggestions: list[Suggestion] | Callable[[], list[Suggestion]],
-        candidates: int | Callable[[], int],
+        candidates: int,
         min_shared: int,
         elapsed_ms: float = 0.0,
     ) -> None:
         self.concept = concept
-        self._candidates = candidates
+        self._suggestions = Later(suggestions) if callable(suggestions) else list(suggestions)
+        self.candidates = candidates
         self.min_shared = min_shared
         self.elapsed_ms = elapsed_ms
-        self._suggestions: list[Suggestion] | None = None
-        self._build: Callable[[], list[Suggestion]] | None = None
-        if callable(suggestions):
-            self._build = suggestions
-        else:
-            self._suggestions = list(suggestions)
 
     @classmethod
     def from_core(
         cls, concept: str, suggestions: Callable[[], list[Suggestion]], core: Any, min_shared: int, elapsed_ms: float
     ) -> SuggestResult:
-        """A result whose ``candidates`` is read from a core result on access.
+        """The result of a core result (its ``candidates`` read from it).
 
         Parameters
         ----------
@@ -109,58 +109,12 @@ class SuggestResult:
         Examples
         --------
         >>> from conceptwalk.graph import LinkGraph
-        >>> from conceptwalk.graph.linkpred import resource_allocation_core
+        >>> from conceptwalk.graph.suggest import suggest
         >>> g = LinkGraph.from_edges([("a", "x"), ("b", "x")])
-        >>> SuggestResult.from_core("a", list, resource_allocation_core(g, 0, 1, 5, None), 1, 0.0).candidates
+        >>> SuggestResult.from_core("a", list, suggest(g, "a", 1, 5, None), 1, 0.0).candidates
         1
         """
-        self = cls.__new__(cls)  # every slot set here: the constructor's checks are not needed
-        self.concept, self.min_shared, self.elapsed_ms = concept, min_shared, elapsed_ms
-        self._suggestions, self._build = None, suggestions
-        self._candidates = partial(getattr, core, "candidates")
-        return self
-
-    @property
-    def candidates(self) -> int:
-        """Nodes that met ``min_shared`` (before the top-``k`` cut)."""
-        c = self._candidates
-        if not isinstance(c, int):
-            c = self._candidates = c()
-        return c
-
-    @property
-    def suggestions(self) -> list[Suggestion]:
-        """The suggestions, by score descending, then id ascending (built on first access when
-        the result was made with a builder)."""
-        got = self._suggestions
-        if got is None:
-            assert self._build is not None
-            got = self._suggestions = self._build()
-            self._build = None
-        return got
-
-    def __len__(self) -> int:
-        """The number of suggestions: ``len(self.suggestions)``."""
-        return len(self.suggestions)
-
-    def __iter__(self) -> Iterator[Suggestion]:
-        """The suggestions, best first (``self.suggestions``)."""
-        return iter(self.suggestions)
-
-    def __bool__(self) -> bool:
-        """Always true: a result object, even with no suggestions."""
-        return True
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SuggestResult):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickles by value: the lazy fields are realised (no builder or core result travels)."""
-        return (SuggestResult, (self.concept, self.suggestions, self.candidates, self.min_shared, self.elapsed_ms))
+        return cls(concept, suggestions, core.candidates, min_shared, elapsed_ms)
 
     def __repr__(self) -> str:
         return (
@@ -236,15 +190,10 @@ def link_suggest(
     k = check_count(k)
     min_shared = check_min_shared(min_shared)
     g, _ = source_graph(source)
-    vm = caller.visibility(g)
-    a = g.index(concept, visible=vm, argument="concept")
-    r = resource_allocation_compiled(g.core, a, min_shared, k, vm)
-
-    def build() -> list[Suggestion]:
-        t = r.targets.tolist()
-        return suggestions_from(g, t, r.scores.tolist(), r.shared_ptr.tolist(), r.shared.tolist(), 0, len(t))
-
-    return SuggestResult.from_core(concept, build, r, min_shared, (time.perf_counter() - t0) * 1e3)
+    r = suggest(g, concept, min_shared, k, caller.visibility(g), "concept")
+    return SuggestResult(
+        concept, partial(suggestions, g, r), r.candidates, min_shared, (time.perf_counter() - t0) * 1e3
+    )
 
 
 def link_suggest_batch(
@@ -289,11 +238,11 @@ def link_suggest_batch(
     nt = check_threads(threads)
     names_in = query_list(concepts, "concepts")
     g, _ = source_graph(source)
-    vm = caller.visibility(g)
-    idx = np.array([g.index(c, visible=vm, argument="concept") for c in names_in], dtype=np.int32)
+    b = suggest_batch(
+        g, names_in, min_shared=min_shared, k=k, threads=nt, visible=caller.visibility(g), argument="concept"
+    )
     if not names_in:
         return []
-    b = resource_allocation_batch_core(g, idx, min_shared=min_shared, k=k, threads=nt, visible=vm)
     op = b.ptr.tolist()
     lists = (b.targets.tolist(), b.scores.tolist(), b.shared_ptr.tolist(), b.shared.tolist())
     ca = b.candidates.tolist()

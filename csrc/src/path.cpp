@@ -1,4 +1,4 @@
-#include "conceptwalk/paths.hpp"
+#include "conceptwalk/path.hpp"
 
 #include <algorithm>
 #include <string>

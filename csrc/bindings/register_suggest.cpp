@@ -2,9 +2,9 @@
 #include "prelude.hpp"
 
 #include "conceptwalk/batch.hpp"
-#include "conceptwalk/linkpred.hpp"
+#include "conceptwalk/suggest.hpp"
 
-void register_linkpred(py::module_& m) {
+void register_suggest(py::module_& m) {
   py::class_<cw::RAResult>(
       m, "RAResult",
       "Resource-allocation suggestions for one node: targets by score descending then index, "

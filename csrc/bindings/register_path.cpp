@@ -2,9 +2,9 @@
 #include "prelude.hpp"
 
 #include "conceptwalk/batch.hpp"
-#include "conceptwalk/paths.hpp"
+#include "conceptwalk/path.hpp"
 
-void register_paths(py::module_& m) {
+void register_path(py::module_& m) {
   py::class_<cw::PathResult>(
       m, "PathResult",
       "A shortest path: node indices from source to target inclusive (empty: no visible path) "

@@ -1,4 +1,4 @@
-#include "conceptwalk/linkpred.hpp"
+#include "conceptwalk/suggest.hpp"
 
 #include <algorithm>
 #include <string>
