@@ -54,7 +54,7 @@ def old_question_context(kb: KnowledgeBase, question: str, caller: Caller) -> An
     spec, nodes, w, reason = c._context_seeds(g, kb_, None, question, concept_idx, n_hits, view, ix)
     if nodes is None:
         return reason
-    r = c.context_compiled(g.core, nodes, w, restart, eps, k, None, type_filter, vm)
+    r = c.context(g, nodes, w, restart, eps, k, type_filter, vm)
     return c._ranked(c._from_core(g, question, spec, r, rank_code, restart, eps, k, type_filter, t0), "ppr", max_hops)
 
 

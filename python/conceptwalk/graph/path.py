@@ -55,8 +55,12 @@ def shortest_path(graph: LinkGraph, source: str, target: str, vm: _core.Visibili
     >>> shortest_path(g, "a", "b", None), shortest_path(g, "a", "d", None)
     ([0, 1], [])
     """
-    s = graph.index(source, visible=vm, argument="source")
-    t = graph.index(target, visible=vm, argument="target")
+    get = graph.id_index.get
+    s = get(source) if type(source) is str else None
+    t = get(target) if type(target) is str else None
+    if s is None or t is None or (vm is not None and not (vm.mask[s] and vm.mask[t])):  # the errors
+        s = graph.index(source, visible=vm, argument="source")
+        t = graph.index(target, visible=vm, argument="target")
     path: list[int] = _shortest_path(graph.core, s, t, vm).path.tolist()
     return path
 

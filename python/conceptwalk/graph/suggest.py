@@ -183,20 +183,14 @@ def suggestions_from(
     if hi <= lo:
         return []
     ids, titles, names, codes = graph.ids, graph.titles, graph.node_type_names, graph.node_type_codes_list
-    base, end = shared_ptr[lo], shared_ptr[hi]
-    seg = shared[base:end]
-    sh_ids = [ids[z] for z in seg]  # every shared neighbour once, then sliced per suggestion
-    sh_titles = [titles[z] for z in seg]
+    base = shared_ptr[lo]
+    seg = shared[base : shared_ptr[hi]]
+    sh_ids = tuple(map(ids.__getitem__, seg))  # every shared neighbour once, then sliced per suggestion
+    sh_titles = tuple(map(titles.__getitem__, seg))
+    sp = shared_ptr[lo : hi + 1]
     return [
-        Suggestion(
-            ids[t],
-            names[codes[t]],
-            titles[t],
-            scores[j],
-            tuple(sh_ids[shared_ptr[j] - base : shared_ptr[j + 1] - base]),
-            tuple(sh_titles[shared_ptr[j] - base : shared_ptr[j + 1] - base]),
-        )
-        for j, t in zip(range(lo, hi), targets[lo:hi])
+        Suggestion(ids[t], names[codes[t]], titles[t], s, sh_ids[a - base : b - base], sh_titles[a - base : b - base])
+        for t, s, a, b in zip(targets[lo:hi], scores[lo:hi], sp, sp[1:])
     ]
 
 
