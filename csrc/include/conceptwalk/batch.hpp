@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "conceptwalk/suggest.hpp"
 #include "conceptwalk/path.hpp"
 #include "conceptwalk/ppr.hpp"
+#include "conceptwalk/suggest.hpp"
 
 namespace cw {
 
