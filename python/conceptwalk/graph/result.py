@@ -52,9 +52,9 @@ class Later:
         self.fn = fn
 
 
-class lazy:
-    """A read-only field stored in the slot ``_<name>`` (or ``slot``); a :class:`Later` there is
-    replaced by its value on the first read.
+class lazy(property):
+    """A read-only field (a property) stored in the slot ``_<name>`` (or ``slot``); a
+    :class:`Later` there is replaced by its value on the first read.
 
     Parameters
     ----------
@@ -74,16 +74,24 @@ class lazy:
     """
 
     def __init__(self, doc: str, slot: str = "") -> None:
-        self.__doc__ = doc
+        super().__init__(self.read, None, None, doc)
         self.slot = slot
 
     def __set_name__(self, owner: type, name: str) -> None:
         if not self.slot:
             self.slot = "_" + name
 
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
+    def read(self, obj: Any) -> Any:
+        """The field's value on ``obj`` (computed and kept on the first read).
+
+        Parameters
+        ----------
+        obj : object
+
+        Returns
+        -------
+        object
+        """
         v = getattr(obj, self.slot)
         if type(v) is Later:
             v = v.fn()
