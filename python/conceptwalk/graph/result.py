@@ -75,6 +75,7 @@ class lazy(property):
 
     def __init__(self, doc: str, slot: str = "") -> None:
         super().__init__(self.read, None, None, doc)
+        self.__doc__ = doc  # a property subclass's instances would show the class docstring
         self.slot = slot
 
     def __set_name__(self, owner: type, name: str) -> None:
