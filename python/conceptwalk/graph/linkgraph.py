@@ -2145,7 +2145,7 @@ class LinkGraph:
         ['a', 'c', 'd']
         """
         vm = None if visible is None else self.visibility(visible)
-        path = _path_of(self, source, target, vm)
+        path = _path_of(self, source, target, vm).path.tolist()
         if not path:
             return None
         ids = self.ids

@@ -8,7 +8,7 @@ Examples
 --------
 >>> from conceptwalk.graph import LinkGraph
 >>> g = LinkGraph.from_edges([("a", "b", "USES"), ("c", "b", "PART_OF")])
->>> p = shortest_path(g, "a", "c", None)
+>>> p = shortest_path(g, "a", "c", None).path.tolist()
 >>> p, [g.ids[i] for i in p], path_edges(g, p)
 ([0, 1, 2], ['a', 'b', 'c'], [(('USES', 'forward'),), (('PART_OF', 'backward'),)])
 """
@@ -31,9 +31,9 @@ __all__ = ["path_edges", "shortest_path", "shortest_path_batch"]
 _shortest_path = _core.shortest_path
 
 
-def shortest_path(graph: LinkGraph, source: str, target: str, vm: _core.VisibilityMask | None) -> list[int]:
-    """The lexicographically smallest shortest path between two node ids, as node indices
-    (empty when no visible path exists).
+def shortest_path(graph: LinkGraph, source: str, target: str, vm: _core.VisibilityMask | None) -> _core.PathResult:
+    """The lexicographically smallest shortest path between two node ids, as the core's result:
+    its ``path`` holds the node indices (empty when no visible path exists).
 
     Parameters
     ----------
@@ -46,13 +46,14 @@ def shortest_path(graph: LinkGraph, source: str, target: str, vm: _core.Visibili
 
     Returns
     -------
-    list of int
+    conceptwalk._core.PathResult
+        ``path`` (int32 node indices) and ``visited``.
 
     Examples
     --------
     >>> from conceptwalk.graph import LinkGraph
     >>> g = LinkGraph.from_edges([("a", "b"), ("c", "d")])
-    >>> shortest_path(g, "a", "b", None), shortest_path(g, "a", "d", None)
+    >>> shortest_path(g, "a", "b", None).path.tolist(), shortest_path(g, "a", "d", None).path.tolist()
     ([0, 1], [])
     """
     get = graph.id_index.get
@@ -61,8 +62,7 @@ def shortest_path(graph: LinkGraph, source: str, target: str, vm: _core.Visibili
     if s is None or t is None or (vm is not None and not (vm.mask[s] and vm.mask[t])):  # the errors
         s = graph.index(source, visible=vm, argument="source")
         t = graph.index(target, visible=vm, argument="target")
-    path: list[int] = _shortest_path(graph.core, s, t, vm).path.tolist()
-    return path
+    return _shortest_path(graph.core, s, t, vm)
 
 
 def path_edges(graph: LinkGraph, path: Sequence[int]) -> list[tuple[tuple[str, str], ...]]:
