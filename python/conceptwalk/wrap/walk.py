@@ -71,6 +71,9 @@ class WalkOutcome:
     render : callable or None
         ``render(candidates) -> list of list of dict``: the JSON-ready paths of each candidate
         (one compiled call for them all), used by :meth:`rendered` and :meth:`paths`.
+    prerendered : dict of int to list of dict
+        Paths the walk's own compiled call rendered (``run_walk(..., render_except=...)``), per
+        candidate, handed out once by :meth:`rendered`.
     """
 
     candidates: list[int] = field(default_factory=list)  # rank order (best first)
