@@ -379,8 +379,8 @@ def test_sigkill_during_a_bulk_load_then_reopen(tmp_path):
             assert "has a hot journal" in first_ro[1] and journal, (point, first_ro)
             # What was refused was an uncommitted transaction: the load (none of it is seen) or,
             # after the load committed, the switch back to WAL mode, which writes the file's header
-            # through the rollback journal too (all of it is seen; seen once under load in CI).
-            assert (n, m) in ((0, 0), (BULK_NODES, BULK_EDGES))
+            # through the rollback journal too (all of it is seen; seen once under load). Either
+            # way the normal open above saw none or all of the load.
         else:
             assert first_ro[:4] == normal[:4], (point, first_ro, normal)
         assert second_ro[:4] == normal[:4], (point, second_ro, normal)
