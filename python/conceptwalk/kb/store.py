@@ -1,6 +1,12 @@
 """The embedded knowledge-base store: one SQLite file (WAL) holding nodes, annotated edges,
-aliases, embeddings and an FTS5 index, with a cached :class:`~conceptwalk.graph.LinkGraph`
-snapshot revalidated in O(1) by a version counter.
+aliases, embeddings, an FTS5 index and the change log; writes, transactions and bulk loads.
+
+What a read sees -- the store's committed state, its graph snapshot, text index and derived
+arrays, and the snapshot file beside the store -- is built, loaded, saved and advanced by the
+store's :class:`~conceptwalk.kb.state.StateKeeper` (``kb/state.py``), to which
+:meth:`KnowledgeBase.state`, :meth:`~KnowledgeBase.graph`, :meth:`~KnowledgeBase.text_index`,
+:meth:`~KnowledgeBase.derived_arrays` and :meth:`~KnowledgeBase.keep_derived_arrays` delegate;
+while the store is unchanged a read costs one check of the version counters.
 
 Schema (``PRAGMA user_version`` and ``meta.schema_version`` = :data:`SCHEMA_VERSION`)::
 
@@ -641,7 +647,7 @@ class KnowledgeBase:
 
     Open with :meth:`open`; use as a context manager or call :meth:`close`. Every write method
     is one transaction (all or nothing) and bumps the version counter; :meth:`transaction`
-    groups several writes into one. Readers in other processes see committed snapshots (WAL).
+    groups several writes into one. Readers in other processes see committed states (WAL).
     One object may be shared by threads (calls are serialised by a lock).
 
     Parameters
@@ -916,7 +922,7 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ transactions
     def backup(self, target: sqlite3.Connection) -> None:
-        """Copy a consistent snapshot of the store into the SQLite connection ``target`` (the
+        """Copy one committed state of the store into the SQLite connection ``target`` (the
         online backup API; one reader of this store's connection at a time).
 
         Parameters
@@ -1111,7 +1117,7 @@ class KnowledgeBase:
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: every SELECT inside sees one committed snapshot."""
+        """A read transaction: every SELECT inside sees one committed state."""
         with self._locked() as conn:
             if self._depth:  # inside our own write transaction: see our writes
                 yield conn
@@ -1768,7 +1774,7 @@ class KnowledgeBase:
             return None if r is None else _node_dict(r)
 
     def nodes(self, ids: Iterable[str]) -> list[dict[str, Any]]:
-        """The stored fields of several nodes, read in one snapshot.
+        """The stored fields of several nodes, read in one read transaction.
 
         Parameters
         ----------
@@ -1901,7 +1907,7 @@ class KnowledgeBase:
 
     def edge_presence(self) -> tuple[list[str], npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
         """Every stored edge's endpoints and which annotation axes it has a value for, read in one
-        snapshot: ``(ids, src, dst, bits)`` with ``ids`` the node ids ascending, ``src``/``dst``
+        read transaction: ``(ids, src, dst, bits)`` with ``ids`` the node ids ascending, ``src``/``dst``
         positions into ``ids`` and bit ``i`` of ``bits`` set when axis ``ANNOTATION_AXES[i]`` holds
         a value. What counts over the edges a caller sees are computed from (self-loops
         included, as in :meth:`annotation_presence`).
@@ -1949,7 +1955,7 @@ class KnowledgeBase:
         )
 
     def stats(self) -> dict[str, Any]:
-        """Counts, read in one snapshot: ``nodes``, ``nodes_by_type`` (typed nodes only),
+        """Counts, read in one read transaction: ``nodes``, ``nodes_by_type`` (typed nodes only),
         ``untyped_nodes`` (bare nodes), ``edges``, ``edges_by_type``, ``aliases`` (pairs),
         ``embeddings`` (per model), ``annotations`` (per axis, edges with a value),
         ``public_nodes`` (nodes without scopes), ``scopes`` (each scope with the number of nodes
