@@ -207,3 +207,28 @@ def test_reads_after_close_say_it_is_closed():
         with pytest.raises(ConceptwalkError, match="closed"):
             read()
     assert g.num_nodes == 2
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        ("DELETE FROM meta WHERE key = 'version'", "meta row 'version' is missing"),
+        ("UPDATE meta SET value = 'x' WHERE key = 'version'", "meta row 'version' holds 'x', not a count"),
+        ("UPDATE meta SET value = NULL WHERE key = 'version'", "meta row 'version' holds None, not a count"),
+        ("UPDATE meta SET value = 2.5 WHERE key = 'version'", "meta row 'version' holds 2.5, not a count"),
+    ],
+)
+def test_the_version_check_of_a_read_names_a_damaged_counter(tmp_path, edit, message):
+    """A read of an unchanged store checks both counters in one statement; a counter that is not
+    a count is read again the long way, which names it (as before the check was one statement)."""
+    p = str(tmp_path / "kb.db")
+    with KnowledgeBase.open(p) as kb:
+        kb.add_edges([("a", "b")])
+        st = kb.state()
+        assert kb.state() is st
+        c = sqlite3.connect(p)
+        c.execute(edit)
+        c.commit()
+        c.close()
+        with pytest.raises(ConceptwalkError, match=message.replace("(", r"\(")):
+            kb.state()

@@ -157,6 +157,10 @@ def parse_scopes(s: Any, node_id: Any) -> list[str] | None:
     return v
 
 
+#: The change-log position and the write counter, read together.
+_VERSIONS = (
+    "SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'changes'), (SELECT value FROM meta WHERE key = 'version')"
+)
 _DERIVED_NAME = re.compile(r"[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*")
 _DERIVED_PART = re.compile(r"[A-Za-z0-9_]+")
 
@@ -327,6 +331,17 @@ class StateKeeper:
         r = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").fetchone()
         return 0 if r is None else int(r[0])
 
+    def _versions(self, conn: sqlite3.Connection) -> tuple[int, int]:
+        """``(graph_version(conn), meta_int(conn, "version"))`` in one statement (the check a read
+        of an unchanged store makes; an unusual value is read again the long way, which names it)."""
+        if not self._changelog:
+            return self.graph_version(conn), meta_int(conn, "version")
+        seq, wv = conn.execute(_VERSIONS).fetchone()
+        gv = self.graph_version(conn) if seq is None else int(seq)
+        if isinstance(wv, bool) or not isinstance(wv, int):
+            wv = meta_int(conn, "version")  # raises: missing, or not a count
+        return gv, wv
+
     def state(self, *, annotations: bool = True) -> StoreState:
         """The store's current committed state (see :meth:`KnowledgeBase.state
         <conceptwalk.kb.store.KnowledgeBase.state>`).
@@ -352,8 +367,7 @@ class StateKeeper:
                 return StoreState(wv, gv, g, ix)
             st = self._state
             with self._read() as conn:
-                gv = self.graph_version(conn)
-                wv = meta_int(conn, "version")
+                gv, wv = self._versions(conn)
                 if st is None or st.graph_version != gv or st.version != wv:
                     snap = self._snapshot_at(conn, gv)
                     st = StoreState(wv, gv, snap.graph, self._text_at(conn, snap.graph, gv))

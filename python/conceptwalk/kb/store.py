@@ -626,18 +626,12 @@ def _presence_from(kept: Mapping[str, Any] | None) -> dict[str, int] | None:
     return out
 
 
-def _weakly(method: Callable[..., Any]) -> Callable[..., Any]:
-    """The bound ``method`` called through a weak reference to its object (the state keeper's
-    calls back into the store that owns it, which would otherwise keep each other alive)."""
-    ref = weakref.WeakMethod(method)
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        m = ref()
-        if m is None:  # pragma: no cover - the store owns the keeper: it outlives every call
-            raise ConceptwalkError("the knowledge base is closed")
-        return m(*args, **kwargs)
-
-    return call
+def _weakly(method: Callable[[], Any]) -> Callable[[], Any]:
+    """The bound, argument-less ``method`` called through a weak reference to its object: the
+    state keeper's calls back into the store that owns it, which would otherwise keep each other
+    alive (a ``weakref.WeakMethod`` costs a microsecond per call; this a plain call)."""
+    ref, func = weakref.ref(method.__self__), method.__func__
+    return lambda: func(ref())
 
 
 # ---------------------------------------------------------------------- the store
