@@ -688,12 +688,12 @@ class KnowledgeBase:
                 is not None
             )
             r = conn.execute("SELECT value FROM meta WHERE key = 'uuid'").fetchone()
-            self._uuid: str | None = None if r is None else str(r[0])
+            uuid = None if r is None else str(r[0])
         except sqlite3.DatabaseError:  # pragma: no cover - open() checked the file
-            self._changelog, self._uuid = False, None
+            self._changelog, uuid = False, None
         # The read side (kb/state.py): the state, graph snapshot, text index and derived arrays,
         # their caches and the snapshot file. It holds this store weakly (no reference cycle: a
-        # store dropped unclosed is freed, and its connection closed, at once) and shares its lock.
+        # store dropped unclosed is freed at once, with what its keeper holds) and shares its lock.
         self._keeper = StateKeeper(
             weakref.proxy(self),
             path=path,
@@ -701,7 +701,7 @@ class KnowledgeBase:
             read=_weakly(self._read),
             writing=_weakly(self._writing),
             changelog=self._changelog,
-            uuid=self._uuid,
+            uuid=uuid,
             schema_version=SCHEMA_VERSION,
         )
 
