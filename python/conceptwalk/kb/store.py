@@ -48,6 +48,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import MethodType
 from numbers import Real
 from typing import Any
 
@@ -630,6 +631,7 @@ def _weakly(method: Callable[[], Any]) -> Callable[[], Any]:
     """The bound, argument-less ``method`` called through a weak reference to its object: the
     state keeper's calls back into the store that owns it, which would otherwise keep each other
     alive (a ``weakref.WeakMethod`` costs a microsecond per call; this a plain call)."""
+    assert isinstance(method, MethodType)
     ref, func = weakref.ref(method.__self__), method.__func__
     return lambda: func(ref())
 
