@@ -393,7 +393,7 @@ def test_concurrent_writer_never_gives_a_reader_vectors_of_another_position(tmp_
                 st = ro.state()
                 ret = ConceptAnchoredRetriever(builtin_flat_search(ro, caller=WHO), ro)
                 emb = ret.resolver.embedder
-                names = [n for n in ro._derived if n.startswith("wrap.vectors.")]
+                names = [n for n in ro._keeper.derived_names if n.startswith("wrap.vectors.")]  # noqa: SLF001
                 for name in names:
                     got = ro.derived_arrays(name, st.graph_version)
                     if got is None:
@@ -500,15 +500,15 @@ def test_queries_after_each_write_do_not_rewrite_the_whole_snapshot_every_time(t
     wrap's vectors and the presence counts forces a save (force=True) at every new position, so
     a writer that answers a query after each write rewrites (and fsyncs) the whole file twice per
     write: 20 one-node writes on a 40k-node store wrote ~700 MB here."""
-    import conceptwalk.kb.store as store_mod
+    import conceptwalk.kb.state as state_mod  # the snapshot file is saved by the state keeper
 
     nodes, edges = _rows(300)
     kb = KnowledgeBase.open(tmp_path / "kb.db")
     _fill(kb, nodes, edges)
     _answers(kb, ALL)
     saves: list[int] = []
-    real = store_mod.write_arrays
-    monkeypatch.setattr(store_mod, "write_arrays", lambda *a, **k: (saves.append(1), real(*a, **k))[1])
+    real = state_mod.write_arrays
+    monkeypatch.setattr(state_mod, "write_arrays", lambda *a, **k: (saves.append(1), real(*a, **k))[1])
     for k in range(20):
         kb.add_nodes([{"id": f"c{k}", "type": "CONCEPT", "title": f"zebra {k} stripes"}])
         _answers(kb, ALL)

@@ -107,7 +107,7 @@ def test_a_matching_snapshot_is_still_used(tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             kb.graph()
-        assert kb._file_version is not None  # noqa: SLF001 - mapped from the file, not rebuilt
+        assert kb._keeper.file_version is not None  # noqa: SLF001 - mapped from the file, not rebuilt
         _same_as_rebuild(kb)
 
 
@@ -283,7 +283,7 @@ def test_an_old_schema_store_opens_and_never_trusts_a_snapshot_without_a_nonce(t
     kb = KnowledgeBase.open_read_only(p)
     try:
         assert kb.graph().num_nodes == 30
-        assert kb._file_version is None  # noqa: SLF001 - rebuilt, not mapped
+        assert kb._keeper.file_version is None  # noqa: SLF001 - rebuilt, not mapped
         _same_as_rebuild(kb)
     finally:
         kb.close()

@@ -1,4 +1,10 @@
-"""One committed state of a knowledge base: what a read needs, read together.
+"""One committed state of a knowledge base, and the keeper that builds, loads, saves and
+advances it.
+
+Two words, one meaning each across the package: a *snapshot* is the graph's arrays at one
+change-log position (:class:`~conceptwalk.kb.snapshot.GraphSnapshot`) and the file they are
+persisted in beside the store (``<store>.snapshot``); a *state* is the committed version of the
+store that one read sees (:class:`StoreState`: the graph, its text index and the two counters).
 
 :meth:`KnowledgeBase.state() <conceptwalk.kb.store.KnowledgeBase.state>` returns a
 :class:`StoreState`: the graph snapshot, the text index of that graph's documents and the two
@@ -9,6 +15,14 @@ store moved under it (``graph()`` followed by ``text_index(graph)`` could see tw
 
 It is immutable and shared: the same object is returned while the store is unchanged, and a
 new one after any committed write (from any process).
+
+:class:`StateKeeper` is what makes them: one per :class:`~conceptwalk.kb.store.KnowledgeBase`,
+holding the last state read, the graph snapshot and text index it is brought forward from, the
+arrays derived from them (:meth:`StateKeeper.derived_arrays`), and the snapshot file's bookkeeping
+(which position it holds, whether it is trusted, when it is saved again). The store owns it and
+delegates its read side to it (``state``, ``graph``, ``text_index``, ``derived_arrays``,
+``keep_derived_arrays``, ``snapshot_path``); the store keeps the writes, transactions, the change
+log and bulk loads.
 
 Examples
 --------
@@ -25,13 +39,34 @@ Examples
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import ConceptwalkError, InputError, shown
 from ..graph import Caller, LinkGraph
 from ..graph.text import TextIndex
 from ..graph.view import View
+from .snapshot import (
+    CHANGE_NODE,
+    CHANGE_RESET,
+    CHANGE_TEXT,
+    GraphSnapshot,
+    SnapshotError,
+    read_arrays,
+    write_arrays,
+)
 
-__all__ = ["StoreState"]
+__all__ = ["StoreState", "StateKeeper"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,3 +124,715 @@ class StoreState:
             f"StoreState(version={self.version}, graph_version={self.graph_version}, "
             f"nodes={self.graph.num_nodes}, edges={self.graph.num_edges})"
         )
+
+
+class StoreDamaged(Exception):
+    """A stored value this version cannot read (a damaged file, or rows written around the API);
+    the store's lock-holding reads turn it into a :class:`ConceptwalkError` naming the file."""
+
+
+def meta_int(conn: sqlite3.Connection, key: str) -> int:
+    """The integer ``meta`` row ``key`` (the write counter, the schema version), read through
+    ``conn``; :class:`StoreDamaged` when it is missing or not an integer."""
+    r = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    if r is None:
+        raise StoreDamaged(f"the meta row {key!r} is missing (the store is damaged)")
+    if isinstance(r[0], bool) or not isinstance(r[0], int):
+        raise StoreDamaged(f"the meta row {key!r} holds {shown(r[0])}, not a count (the store is damaged)")
+    return r[0]
+
+
+def parse_scopes(s: Any, node_id: Any) -> list[str] | None:
+    """A stored ``scopes`` value (JSON list text) as a list; :class:`StoreDamaged` when it is not."""
+    if s is None:
+        return None
+    try:
+        v = json.loads(s)
+    except (TypeError, ValueError, RecursionError):
+        v = s
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise StoreDamaged(
+            f"node {shown(node_id)} has scopes {shown(s)}, not a JSON list of strings (the store is damaged)"
+        )
+    return v
+
+
+#: The change-log position and the write counter, read together.
+_VERSIONS = (
+    "SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'changes'), (SELECT value FROM meta WHERE key = 'version')"
+)
+_DERIVED_NAME = re.compile(r"[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*")
+_DERIVED_PART = re.compile(r"[A-Za-z0-9_]+")
+
+
+def _remove_stale_temporaries(path: str, age: float = 600.0) -> None:
+    """Remove temporary snapshot files a killed writer left (older than ``age`` seconds, so a
+    save in progress in another process is never touched)."""
+    import glob
+    import time
+
+    now = time.time()
+    for tmp in glob.glob(glob.escape(path) + ".*.tmp"):
+        try:
+            if now - os.stat(tmp).st_mtime > age:
+                os.unlink(tmp)
+        except OSError:
+            pass
+
+
+class Store(Protocol):
+    """What a :class:`StateKeeper` reads of its store: public attributes only (the
+    :class:`~conceptwalk.kb.store.KnowledgeBase` that owns it)."""
+
+    read_only: bool
+    SNAPSHOT_SAVE_EVERY: int
+
+    @property
+    def conn(self) -> sqlite3.Connection: ...
+
+
+class StateKeeper:
+    """The read side of one store: builds, loads, saves and advances its :class:`StoreState`.
+
+    It keeps the last committed state read (and its ``annotations=False`` form), the graph
+    snapshot and text index the next one is brought forward from along the change log, the
+    arrays derived from the graph at one position, and the bookkeeping of the snapshot file
+    beside the store: which position it holds, whether it holds the text index and which derived
+    arrays, when it is saved again, and setting aside a file that fails verification. Nothing
+    read inside the store's own write transaction is kept.
+
+    A :class:`~conceptwalk.kb.store.KnowledgeBase` makes one when it is opened and delegates
+    :meth:`~conceptwalk.kb.store.KnowledgeBase.state`, ``graph``, ``text_index``,
+    ``derived_arrays``, ``keep_derived_arrays`` and ``snapshot_path`` to it. Every method takes
+    the store's lock (one lock for both: a read takes it once and checks the version once).
+
+    Parameters
+    ----------
+    store : Store
+        The store, held weakly by the caller's choice (the knowledge base passes a
+        ``weakref.proxy`` of itself, so the two make no reference cycle): its ``conn`` (raises
+        once closed), ``read_only`` and ``SNAPSHOT_SAVE_EVERY`` are read when needed.
+    path : str
+        The store's file (``":memory:"`` or a ``file::memory:`` URI: no snapshot file).
+    lock : threading.RLock
+        The store's lock.
+    read : callable
+        ``read()`` is a context manager holding the lock and a read transaction of the store
+        (inside the store's own write transaction: that transaction), yielding the connection;
+        SQLite errors and :class:`StoreDamaged` raised inside become errors naming the store.
+    writing : callable
+        ``writing()`` is True inside the store's own write transaction.
+    changelog : bool
+        The store has a change log (not a version-1 file opened read-only).
+    uuid : str or None
+        The store's ``meta.uuid`` (None: a snapshot file is never trusted nor written).
+    schema_version : int
+        The store's schema version, recorded in and required of the snapshot file.
+
+    Examples
+    --------
+    >>> import threading
+    >>> from contextlib import contextmanager
+    >>> from conceptwalk.kb import KnowledgeBase
+    >>> kb = KnowledgeBase.open(":memory:")
+    >>> _ = kb.add_edges([("a", "b")])
+    >>> lock = threading.RLock()
+    >>> @contextmanager
+    ... def read():
+    ...     with lock:
+    ...         kb.conn.execute("BEGIN")
+    ...         try:
+    ...             yield kb.conn
+    ...         finally:
+    ...             kb.conn.execute("COMMIT")
+    >>> keeper = StateKeeper(kb, path=":memory:", lock=lock, read=read, writing=lambda: False,
+    ...                      changelog=True, uuid=None, schema_version=3)
+    >>> st = keeper.state()
+    >>> st.graph.ids, keeper.state() is st, keeper.graph() is st.graph
+    (['a', 'b'], True, True)
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        path: str,
+        lock: threading.RLock,
+        read: Callable[[], AbstractContextManager[sqlite3.Connection]],
+        writing: Callable[[], bool],
+        changelog: bool,
+        uuid: str | None,
+        schema_version: int,
+    ) -> None:
+        self._store = store
+        self._path = path
+        self._lock = lock
+        self._read = read
+        self._writing = writing
+        self._changelog = changelog
+        self._uuid = uuid
+        self._schema_version = schema_version
+        self._persist = not (path == ":memory:" or path.startswith("file::memory:"))
+        self._snap: GraphSnapshot | None = None  # the graph at a change-log position
+        self._light: tuple[LinkGraph, LinkGraph] | None = None  # a graph and its annotations=False projection
+        self._file_version: int | None = None  # the change-log position of the snapshot file on disk
+        self._file_text = False  # whether that file holds the text index too
+        # Arrays derived from the graph at one change-log position (by the store or a layer
+        # above: derived_arrays / keep_derived_arrays), by name: those read from the snapshot
+        # file and those kept since, with the position they belong to, and the names the file
+        # on disk holds.
+        self._derived: dict[str, dict[str, Any]] = {}
+        self._derived_version: int | None = None
+        self._derived_serial: dict[str, int] = {}  # name -> the serial of its parts (one per keep)
+        self._file_derived: dict[str, int] = {}  # name -> the serial of the parts the file holds
+        self._serials = 0
+        #: The text index of a snapshot (graph, change-log position, index): the last committed
+        #: one, built, advanced or loaded from the snapshot file; the next one is advanced from it.
+        self._text: tuple[LinkGraph, int, TextIndex] | None = None
+        #: The last committed state read (:meth:`state`), and its annotations=False form.
+        self._state: StoreState | None = None
+        self._state_light: tuple[StoreState, StoreState] | None = None
+
+    @property
+    def snapshot_path(self) -> str | None:
+        """Where the graph snapshot is saved (``<store>.snapshot``), or None: an in-memory store,
+        or a directory a save could not write (saving is then off for this object)."""
+        return None if not self._persist else self._path + ".snapshot"
+
+    @property
+    def file_version(self) -> int | None:
+        """The change-log position of the snapshot file this object read or wrote (None: no
+        trusted file: none, rebuilt, set aside, or never saved)."""
+        return self._file_version
+
+    @property
+    def derived_names(self) -> list[str]:
+        """The names of the derived arrays kept (read from the file or kept since), ascending."""
+        with self._lock:
+            return sorted(self._derived)
+
+    # ------------------------------------------------------------------ the state
+    def graph_version(self, conn: sqlite3.Connection) -> int:
+        """The change-log position read through ``conn`` (or, in a version-1 file opened read-only,
+        which has no change log, ``-1 - version``: every write then rebuilds).
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The store's connection (inside a read transaction for a position that the reads
+            after it share).
+
+        Returns
+        -------
+        int
+        """
+        if not self._changelog:
+            return -1 - int(conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
+        r = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").fetchone()
+        return 0 if r is None else int(r[0])
+
+    def _versions(self, conn: sqlite3.Connection) -> tuple[int, int]:
+        """``(graph_version(conn), meta_int(conn, "version"))`` in one statement (the check a read
+        of an unchanged store makes; an unusual value is read again the long way, which names it)."""
+        if not self._changelog:
+            return self.graph_version(conn), meta_int(conn, "version")
+        seq, wv = conn.execute(_VERSIONS).fetchone()
+        gv = self.graph_version(conn) if seq is None else int(seq)
+        if isinstance(wv, bool) or not isinstance(wv, int):
+            wv = meta_int(conn, "version")  # raises: missing, or not a count
+        return gv, wv
+
+    def state(self, *, annotations: bool = True) -> StoreState:
+        """The store's current committed state (see :meth:`KnowledgeBase.state
+        <conceptwalk.kb.store.KnowledgeBase.state>`).
+
+        Parameters
+        ----------
+        annotations : bool
+            ``False`` gives the state whose graph is the projection without the edge annotations.
+
+        Returns
+        -------
+        StoreState
+        """
+        with self._lock:
+            if self._writing():  # inside the store's own write transaction: its rows, never cached
+                with self._read() as conn:
+                    gv = self.graph_version(conn)
+                    snap = self._snapshot_at(conn, gv, keep=False)
+                    ix = self._text_from_rows(conn, snap.graph)
+                    wv = meta_int(conn, "version")
+                assert ix is not None  # strict: raised otherwise
+                g = snap.graph if annotations else snap.graph.without_annotations()
+                return StoreState(wv, gv, g, ix)
+            st = self._state
+            with self._read() as conn:
+                gv, wv = self._versions(conn)
+                if st is None or st.graph_version != gv or st.version != wv:
+                    snap = self._snapshot_at(conn, gv)
+                    st = StoreState(wv, gv, snap.graph, self._text_at(conn, snap.graph, gv))
+                    self._state = st
+            # as graph() and text_index() do: a full build is saved, and the saved file of this
+            # version gets the text index added once
+            self.save_snapshot(force=self._file_version is None or self._file_version == gv)
+            if annotations:
+                return st
+            light = self._state_light
+            if light is None or light[0] is not st:
+                if self._light is None or self._light[0] is not st.graph:
+                    self._light = (st.graph, st.graph.without_annotations())
+                light = (st, StoreState(st.version, st.graph_version, self._light[1], st.text_index))
+                self._state_light = light
+            return light[1]
+
+    def graph(self, *, annotations: bool = True) -> LinkGraph:
+        """The store's graph snapshot (see :meth:`KnowledgeBase.graph
+        <conceptwalk.kb.store.KnowledgeBase.graph>`): one read of the change-log position while
+        it is unchanged.
+
+        Parameters
+        ----------
+        annotations : bool
+            ``False`` gives the projection without the edge annotations.
+
+        Returns
+        -------
+        LinkGraph
+        """
+        key = bool(annotations)
+        with self._lock:
+            conn = self._store.conn
+            if self._writing():  # inside the store's own transaction: uncommitted state is never cached
+                snap = self._snapshot_at(conn, self.graph_version(conn), keep=False)
+                return snap.graph if key else snap.graph.without_annotations()
+            cur = self._snap
+            if cur is not None and cur.version == self.graph_version(conn):
+                snap = cur
+            else:
+                with self._read() as conn:
+                    snap = self._snapshot_at(conn, self.graph_version(conn))
+                self.save_snapshot(force=self._file_version is None)
+            if key:
+                return snap.graph
+            if self._light is None or self._light[0] is not snap.graph:
+                self._light = (snap.graph, snap.graph.without_annotations())
+            return self._light[1]
+
+    def text_index(self, graph: LinkGraph | None = None) -> TextIndex | None:
+        """The text index of ``graph`` (default: the current state's; see
+        :meth:`KnowledgeBase.text_index <conceptwalk.kb.store.KnowledgeBase.text_index>`).
+
+        Parameters
+        ----------
+        graph : LinkGraph, optional
+            A graph this keeper returned.
+
+        Returns
+        -------
+        TextIndex or None
+            None when ``graph`` is not (any more) the store's.
+        """
+        with self._lock:
+            if graph is None:
+                return self.state().text_index
+            if self._writing():  # inside the store's own write transaction: the current rows, never cached
+                with self._read() as conn:
+                    ix = self._text_from_rows(conn, graph, strict=False)
+                return ix
+            full = self._full_graph(graph)
+            if full is None:
+                return None  # not this store's snapshot (any more)
+            cached, snap = self._text, self._snap
+            if (
+                cached is not None
+                and cached[0] is full
+                and snap is not None
+                and snap.graph is full
+                and cached[1] == snap.version
+            ):
+                return cached[2]  # the index of the newest state read for this graph
+            st = self.state()
+            return st.text_index if st.graph is full else None
+
+    # ------------------------------------------------------------------ arrays derived from the graph
+    def derived_arrays(self, name: str, graph_version: int) -> dict[str, npt.NDArray[Any]] | None:
+        """The arrays kept under ``name`` for the graph at ``graph_version`` (see
+        :meth:`KnowledgeBase.derived_arrays <conceptwalk.kb.store.KnowledgeBase.derived_arrays>`).
+
+        Parameters
+        ----------
+        name : str
+            The name they were kept under.
+        graph_version : int
+            The change-log position they must belong to.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray, or None
+        """
+        with self._lock:
+            if self._writing() or self._derived_version != graph_version:
+                return None  # inside a write transaction: its uncommitted position has none
+            got = self._derived.get(name)
+            return None if got is None else dict(got)
+
+    def keep_derived_arrays(self, name: str, graph_version: int, arrays: Mapping[str, npt.ArrayLike]) -> None:
+        """Keep arrays derived from the graph at ``graph_version`` (see
+        :meth:`KnowledgeBase.keep_derived_arrays
+        <conceptwalk.kb.store.KnowledgeBase.keep_derived_arrays>`).
+
+        Parameters
+        ----------
+        name : str
+            Dot-separated ``[A-Za-z0-9_:-]`` parts.
+        graph_version : int
+            The position they were derived at.
+        arrays : mapping of str to array
+            Part name (``[A-Za-z0-9_]+``) -> a numeric array.
+
+        Raises
+        ------
+        InputError
+            A malformed name or part, or an array that is not numeric.
+        """
+        if not isinstance(name, str) or not _DERIVED_NAME.fullmatch(name):
+            raise InputError(f"keep_derived_arrays: name must be dot-separated [A-Za-z0-9_:-] parts, got {name!r}")
+        parts: dict[str, npt.NDArray[Any]] = {}
+        for k, a in arrays.items():
+            if not isinstance(k, str) or not _DERIVED_PART.fullmatch(k):
+                raise InputError(f"keep_derived_arrays: part names must be [A-Za-z0-9_]+, got {k!r}")
+            arr = np.ascontiguousarray(a)
+            if arr.dtype.kind not in "biuf":
+                raise InputError(f"keep_derived_arrays: part {k!r} must be numeric, got dtype {arr.dtype}")
+            if arr.flags.writeable:  # our own read-only copy: the caller's array stays as it was
+                arr = arr.copy()
+                arr.setflags(write=False)
+            parts[k] = arr
+        if self._store.read_only:
+            return
+        with self._lock:
+            snap = self._snap
+            # Only a committed position this object has read: inside its own write transaction
+            # the position is not committed (a rollback and another write reach it again with
+            # other rows), and a position it has not read as committed is not known to be one.
+            if self._writing() or snap is None or snap.version != graph_version:
+                return
+            if self._derived_version != graph_version:
+                self._derived, self._derived_version = {}, graph_version
+            self._derived[name] = parts
+            self._serials += 1
+            self._derived_serial[name] = self._serials
+            # saved as the snapshot is: the file of this position is rewritten once to add them,
+            # a file of an older position waits for the usual save (every SNAPSHOT_SAVE_EVERY)
+            self.save_snapshot(force=self._file_version is None)
+
+    # ------------------------------------------------------------------ building and advancing
+    def _full_graph(self, graph: LinkGraph) -> LinkGraph | None:
+        """The full graph of this store's snapshot ``graph`` (itself, or the graph whose
+        annotations=False projection it is); None when it is not the last snapshot read."""
+        for full in (
+            None if self._snap is None else self._snap.graph,
+            None if self._state is None else self._state.graph,
+        ):
+            if full is None:
+                continue
+            if graph is full or (self._light is not None and self._light[0] is full and self._light[1] is graph):
+                return full
+        return None
+
+    def _text_at(self, conn: sqlite3.Connection, g: LinkGraph, version: int) -> TextIndex:
+        """The text index of ``g``, the graph at change-log position ``version``, inside the read
+        transaction at ``version``: the cached one, else advanced from it
+        (:meth:`_advance_text_index`), else built from every row; kept as the cached one."""
+        cached = self._text
+        if cached is not None and cached[0] is g and cached[1] == version:
+            return cached[2]
+        ix = self._advance_text_index(conn, g, version)
+        if ix is None:
+            ix = self._text_from_rows(conn, g)
+        assert ix is not None  # strict: raised otherwise
+        self._text = (g, version, ix)
+        return ix
+
+    def _text_from_rows(self, conn: sqlite3.Connection, g: LinkGraph, *, strict: bool = True) -> TextIndex | None:
+        """The text index of ``g`` built from every node row read through ``conn`` (in the same
+        read transaction as ``g``). The rows must be ``g``'s nodes: otherwise the store is
+        damaged (``strict``) or ``g`` is not its graph (None)."""
+        rows = conn.execute("SELECT id, title, body FROM nodes ORDER BY id").fetchall()
+        if len(rows) != g.num_nodes or any(r[0] != i for r, i in zip(rows, g.ids)):
+            if not strict:
+                return None
+            raise StoreDamaged(
+                f"its graph snapshot ({g.num_nodes} nodes) does not hold the stored nodes "
+                f"({len(rows)} rows) read in the same transaction (the store is damaged)"
+            )
+        return TextIndex.build([r[1] for r in rows], [r[2] for r in rows])
+
+    def _advance_text_index(self, conn: sqlite3.Connection, g: LinkGraph, version: int) -> TextIndex | None:
+        """The cached text index (``self._text``: built, advanced or loaded from the snapshot
+        file) brought to ``version`` by the change log (inside the read transaction at
+        ``version``), or None when it cannot be (no cached index, a ``reset``, a gap in the log,
+        more changes than a rebuild costs): the documents of the node and text changes since
+        its position are the only ones read back and tokenised; every other document keeps its
+        postings, renumbered from the old node order to ``g``'s."""
+        base = self._text
+        if base is None or not self._changelog:
+            return None
+        old_g, old_v, old_ix = base
+        if not 0 <= old_v <= version or old_ix.num_docs != old_g.num_nodes:
+            return None
+        limit = max(1000, (g.num_nodes + g.num_edges) // 8)  # as the graph's: past it, a build is cheaper
+        if version - old_v > limit:
+            return None
+        rows = conn.execute("SELECT kind, a FROM changes WHERE seq > ? AND seq <= ?", (old_v, version)).fetchall()
+        if len(rows) != version - old_v or any(k == CHANGE_RESET for k, _ in rows):
+            return None
+        ids = sorted({a for k, a in rows if (k == CHANGE_NODE or k == CHANGE_TEXT) and a is not None})
+        old_index, new_index = old_g.id_index, g.id_index
+        dropped = sorted(old_index[x] for x in ids if x in old_index)
+        changed = sorted((new_index[x], x) for x in ids if x in new_index)
+        if old_g.num_nodes - len(dropped) != g.num_nodes - len(changed):
+            return None  # the graphs do not differ by these changes only: rebuild
+        if not dropped and not changed:
+            return old_ix  # only edges (or nothing the text reads) changed: the same documents
+        text: dict[str, tuple[Any, Any]] = {}
+        want = [x for _, x in changed]
+        for i in range(0, len(want), 500):
+            part = want[i : i + 500]
+            for nid, title, body in conn.execute(
+                f"SELECT id, title, body FROM nodes WHERE id IN ({','.join('?' * len(part))})", part
+            ):
+                text[nid] = (title, body)
+        if len(text) != len(want):
+            return None  # pragma: no cover - the graph at this version holds these ids
+        return old_ix.with_changes(
+            g.num_nodes, dropped, [p for p, _ in changed], [text[x][0] for x in want], [text[x][1] for x in want]
+        )
+
+    def _snapshot_at(self, conn: sqlite3.Connection, version: int, *, keep: bool = True) -> GraphSnapshot:
+        """The snapshot at ``version`` (inside a read transaction): the cached or saved one
+        brought forward by the change log, or a fresh build."""
+        snap = self._snap
+        if snap is None and keep and self._changelog:
+            snap = self._load_snapshot(conn, version)
+            if snap is not None:
+                self._snap = snap  # mapped from the file: keep it (and bring it forward below)
+        if snap is not None and snap.version == version:
+            return snap
+        try:
+            out = self._advance_or_build(conn, snap, version)
+        except (ConceptwalkError, sqlite3.DatabaseError):
+            raise
+        except (TypeError, ValueError, KeyError, OverflowError, UnicodeDecodeError, RecursionError) as exc:
+            # Only values read from the file reach here: a damaged or hand-edited store. Name
+            # the row when it is a node's scopes (the usual hand edit), else say what failed.
+            for nid, sc in conn.execute("SELECT id, scopes FROM nodes WHERE scopes IS NOT NULL"):
+                parse_scopes(sc, nid)
+            raise StoreDamaged(
+                f"its graph cannot be built from the stored rows ({type(exc).__name__}: {exc}; the store is damaged)"
+            ) from None
+        if keep:
+            self._snap = out
+        return out
+
+    def _advance_or_build(self, conn: sqlite3.Connection, snap: GraphSnapshot | None, version: int) -> GraphSnapshot:
+        out = None
+        if snap is not None and self._changelog and 0 <= snap.version < version:
+            rows = conn.execute(
+                "SELECT kind, a, b, c FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq", (snap.version, version)
+            ).fetchall()
+            limit = max(1000, (snap.graph.num_nodes + snap.graph.num_edges) // 8)
+            if len(rows) == version - snap.version and len(rows) <= limit and all(r[0] != CHANGE_RESET for r in rows):
+                graph_rows = [r for r in rows if r[0] != CHANGE_TEXT]
+                if graph_rows:
+                    try:
+                        out = snap.advance(conn, graph_rows, version)
+                    except sqlite3.DatabaseError:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - any failure of an advance: build afresh
+                        if isinstance(exc, InputError) and "has no nodes" in str(exc):
+                            raise
+                        out = None
+                        self._distrust_file(f"advancing it failed ({type(exc).__name__}: {exc})")
+                else:  # only bodies changed: the same graph, at the new position
+                    out = GraphSnapshot(snap.graph, version, snap.loops)
+        if out is None:
+            out = GraphSnapshot.build(conn, version)
+        return out
+
+    def _load_snapshot(self, conn: sqlite3.Connection, version: int) -> GraphSnapshot | None:
+        """The saved snapshot when it is provably this store's at a position it has passed: the
+        file is a regular file whose every array matches its checksum and passes the loaders'
+        structural checks, and its uuid, schema, position and the nonce of the change-log row
+        at that position are the store's. None otherwise: a file that is damaged or not a
+        snapshot is set aside (:meth:`_set_aside`); one of another history or store is left to
+        be replaced by the next save. Never raises for the file's contents."""
+        path = self.snapshot_path
+        if path is None or self._uuid is None:
+            return None
+        try:
+            meta, arrays = read_arrays(path)
+        except FileNotFoundError:
+            return None
+        except SnapshotError as exc:
+            self._set_aside(path, str(exc))
+            return None
+        except (OSError, ValueError, MemoryError, OverflowError) as exc:  # unreadable: not ours to judge
+            self._set_aside(path, f"{type(exc).__name__}: {exc}")
+            return None
+        v = meta.get("graph_version")
+        if (
+            meta.get("kind") != "conceptwalk.graph"
+            or meta.get("store_uuid") != self._uuid
+            or meta.get("schema_version") != self._schema_version
+            or isinstance(v, bool)
+            or not isinstance(v, int)
+            or not 0 <= v <= version
+        ):
+            return None
+        last = self._change_at(conn, v)
+        if last is None or meta.get("last_change") != last:
+            return None  # another history (a restored backup, a diverged copy) or no nonce
+        try:
+            snap = GraphSnapshot.from_arrays(arrays, v)
+            text_arrays = {k[5:]: a for k, a in arrays.items() if k.startswith("text.")}
+            ix = TextIndex.from_arrays(text_arrays) if text_arrays else None
+        except Exception as exc:  # noqa: BLE001 - whatever the contents make a loader raise
+            self._set_aside(path, f"{type(exc).__name__}: {exc}")
+            return None
+        derived: dict[str, dict[str, Any]] = {}
+        for key, a in arrays.items():
+            if key.startswith("derived."):
+                name, _, part = key[8:].rpartition(".")
+                if name and part:
+                    derived.setdefault(name, {})[part] = a
+        self._derived, self._derived_version = derived, v
+        self._derived_serial = {name: 0 for name in derived}  # serial 0: as read from the file
+        self._file_derived = dict(self._derived_serial)
+        self._file_version = v
+        self._file_text = False
+        if ix is not None and ix.num_docs == snap.graph.num_nodes:  # searches need no rebuild
+            self._text = (snap.graph, v, ix)
+            self._file_text = True
+        return snap
+
+    def _set_aside(self, path: str, why: str) -> None:
+        """Rename a snapshot file that failed a check to ``<path>.bad-<time>`` (kept for
+        inspection; the next save writes a fresh one) and warn, naming both."""
+        import time
+        import warnings
+
+        bad = f"{path}.bad-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+        try:
+            if self._store.read_only:
+                raise OSError("read-only open")
+            os.replace(path, bad)
+            where = f"set aside as {bad!r}"
+        except OSError:
+            where = "left in place (it could not be renamed)"
+        warnings.warn(
+            f"conceptwalk: the graph snapshot {path!r} failed verification ({why}); "
+            f"it was {where} and the graph is rebuilt from the store",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+    def _distrust_file(self, why: str) -> None:
+        """A snapshot brought forward failed: rebuild, and if it came from the file, set the
+        file aside."""
+        path = self.snapshot_path
+        if path is not None and self._file_version is not None and os.path.lexists(path):
+            self._set_aside(path, why)
+        self._file_version = None
+        self._file_text = False
+        self._text = None
+        self._derived, self._derived_version, self._file_derived = {}, None, {}
+        self._derived_serial = {}
+
+    @staticmethod
+    def _change_at(conn: sqlite3.Connection, seq: int) -> list[Any] | None:
+        """The change-log row at ``seq`` with its nonce (hex), or None (no such row, or a store
+        without nonces: an older schema opened read-only, whose snapshots are never trusted).
+        Position 0 (before any change) has no row: ``[]``."""
+        if seq == 0:
+            return []
+        try:
+            r = conn.execute(
+                "SELECT c.kind, c.a, c.b, c.c, hex(n.nonce) FROM changes c "
+                "JOIN change_nonces n ON n.seq = c.seq WHERE c.seq = ?",
+                (seq,),
+            ).fetchone()
+        except sqlite3.OperationalError:  # no change_nonces table (schema 2, read-only)
+            return None
+        return None if r is None else list(r)
+
+    def save_snapshot(self, *, force: bool = False) -> None:
+        """Save the snapshot beside the store when it is newer than the saved one (by at least
+        the store's ``SNAPSHOT_SAVE_EVERY`` changes unless ``force``), with the text index when
+        one is built for it and the derived arrays kept for its position (the file of the same
+        version is rewritten once to add them). A cache: a directory that cannot be written turns
+        saving off for this object. Never saves for a read-only store.
+
+        Parameters
+        ----------
+        force : bool
+            Save whenever the file is not at the snapshot's position (or lacks its text index or
+            derived arrays), however few changes it is behind.
+        """
+        snap, path = self._snap, self.snapshot_path
+        if (
+            snap is None
+            or path is None
+            or self._store.read_only
+            or not self._changelog
+            or self._uuid is None
+            or snap.version < 0
+        ):
+            return
+        text = self._text
+        with_text = text is not None and text[0] is snap.graph and text[1] == snap.version
+        derived = self._derived if self._derived_version == snap.version else {}
+        if (
+            self._file_version == snap.version
+            and (self._file_text or not with_text)
+            and all(self._file_derived.get(name) == self._derived_serial.get(name) for name in derived)
+        ):
+            return
+        every = max(self._store.SNAPSHOT_SAVE_EVERY, (snap.graph.num_nodes + snap.graph.num_edges) // 100)
+        if (
+            not force
+            and self._file_version is not None
+            and self._file_version != snap.version
+            and snap.version - self._file_version < every
+        ):
+            return
+        with self._read() as conn:  # a damaged page here is named like any other read's
+            last = self._change_at(conn, snap.version)
+        if last is None:
+            return
+        meta = {
+            "kind": "conceptwalk.graph",
+            "store_uuid": self._uuid,
+            "schema_version": self._schema_version,
+            "graph_version": snap.version,
+            "last_change": last,
+        }
+        arrays = snap.to_arrays()
+        if with_text:
+            assert text is not None
+            arrays.update({"text." + k: v for k, v in text[2].to_arrays().items()})
+        for name, parts in derived.items():
+            arrays.update({f"derived.{name}.{k}": v for k, v in parts.items()})
+        try:
+            mode = os.stat(self._path).st_mode & 0o666  # the store's permission bits
+        except OSError:
+            mode = None
+        try:
+            write_arrays(path, arrays, meta, mode=mode)
+        except OSError:
+            self._persist = False
+            return
+        self._file_version = snap.version
+        self._file_text = with_text
+        self._file_derived = {name: self._derived_serial.get(name, -1) for name in derived}
+        _remove_stale_temporaries(path)

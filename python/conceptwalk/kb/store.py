@@ -1,6 +1,12 @@
 """The embedded knowledge-base store: one SQLite file (WAL) holding nodes, annotated edges,
-aliases, embeddings and an FTS5 index, with a cached :class:`~conceptwalk.graph.LinkGraph`
-snapshot revalidated in O(1) by a version counter.
+aliases, embeddings, an FTS5 index and the change log; writes, transactions and bulk loads.
+
+What a read sees -- the store's committed state, its graph snapshot, text index and derived
+arrays, and the snapshot file beside the store -- is built, loaded, saved and advanced by the
+store's :class:`~conceptwalk.kb.state.StateKeeper` (``kb/state.py``), to which
+:meth:`KnowledgeBase.state`, :meth:`~KnowledgeBase.graph`, :meth:`~KnowledgeBase.text_index`,
+:meth:`~KnowledgeBase.derived_arrays` and :meth:`~KnowledgeBase.keep_derived_arrays` delegate;
+while the store is unchanged a read costs one check of the version counters.
 
 Schema (``PRAGMA user_version`` and ``meta.schema_version`` = :data:`SCHEMA_VERSION`)::
 
@@ -38,9 +44,11 @@ import os
 import re
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import MethodType
 from numbers import Real
 from typing import Any
 
@@ -52,17 +60,8 @@ from ..errors import ConceptwalkError, InputError, NotFoundError, StoreNotFoundE
 from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, Caller, LinkGraph
 from ..graph.linkgraph import JSON_VALUE_MARK, annotation_name
 from ..graph.text import TextIndex, text_search
-from .state import StoreState
-from .snapshot import (
-    CHANGELOG_SCHEMA,
-    CHANGE_NODE,
-    CHANGE_RESET,
-    CHANGE_TEXT,
-    GraphSnapshot,
-    SnapshotError,
-    read_arrays,
-    write_arrays,
-)
+from .snapshot import CHANGELOG_SCHEMA, CHANGE_RESET
+from .state import StateKeeper, StoreDamaged, StoreState, meta_int, parse_scopes
 
 __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
 
@@ -481,40 +480,11 @@ def _fts_query(text: str) -> str | None:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in seen)
 
 
-class _Damaged(Exception):
-    """A stored value this version cannot read (a damaged file, or rows written around the API);
-    :meth:`KnowledgeBase._locked` turns it into a :class:`ConceptwalkError` naming the file."""
-
-
-def _parse_scopes(s: Any, node_id: Any) -> list[str] | None:
-    """A stored ``scopes`` value (JSON list text) as a list; :class:`_Damaged` when it is not."""
-    if s is None:
-        return None
-    try:
-        v = json.loads(s)
-    except (TypeError, ValueError, RecursionError):
-        v = s
-    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise _Damaged(
-            f"node {shown(node_id)} has scopes {shown(s)}, not a JSON list of strings (the store is damaged)"
-        )
-    return v
-
-
 def _max_chunk(conn: sqlite3.Connection, model: str) -> int:
     """The highest stored chunk number of an embedding model (-1 without chunks); every slot
     below ``next_slot`` lies in a chunk at or below it, as each write stores its slot's chunk."""
     r = conn.execute("SELECT max(chunk) FROM vector_chunks WHERE model = ?", (model,)).fetchone()
     return r[0] if r is not None and isinstance(r[0], int) and not isinstance(r[0], bool) else -1
-
-
-def _meta_int(conn: sqlite3.Connection, key: str) -> int:
-    r = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    if r is None:
-        raise _Damaged(f"the meta row {key!r} is missing (the store is damaged)")
-    if isinstance(r[0], bool) or not isinstance(r[0], int):
-        raise _Damaged(f"the meta row {key!r} holds {shown(r[0])}, not a count (the store is damaged)")
-    return r[0]
 
 
 def _node_dict(r: Sequence[Any]) -> dict[str, Any]:
@@ -523,7 +493,7 @@ def _node_dict(r: Sequence[Any]) -> dict[str, Any]:
         "type": r[1],
         "title": r[2],
         "body": r[3],
-        "scopes": _parse_scopes(r[4], r[0]),
+        "scopes": parse_scopes(r[4], r[0]),
         "lifecycle": r[5],
     }
 
@@ -657,23 +627,13 @@ def _presence_from(kept: Mapping[str, Any] | None) -> dict[str, int] | None:
     return out
 
 
-_DERIVED_NAME = re.compile(r"[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*")
-_DERIVED_PART = re.compile(r"[A-Za-z0-9_]+")
-
-
-def _remove_stale_temporaries(path: str, age: float = 600.0) -> None:
-    """Remove temporary snapshot files a killed writer left (older than ``age`` seconds, so a
-    save in progress in another process is never touched)."""
-    import glob
-    import time
-
-    now = time.time()
-    for tmp in glob.glob(glob.escape(path) + ".*.tmp"):
-        try:
-            if now - os.stat(tmp).st_mtime > age:
-                os.unlink(tmp)
-        except OSError:
-            pass
+def _weakly(method: Callable[[], Any]) -> Callable[[], Any]:
+    """The bound, argument-less ``method`` called through a weak reference to its object: the
+    state keeper's calls back into the store that owns it, which would otherwise keep each other
+    alive (a ``weakref.WeakMethod`` costs a microsecond per call; this a plain call)."""
+    assert isinstance(method, MethodType)
+    ref, func = weakref.ref(method.__self__), method.__func__
+    return lambda: func(ref())
 
 
 # ---------------------------------------------------------------------- the store
@@ -683,7 +643,7 @@ class KnowledgeBase:
 
     Open with :meth:`open`; use as a context manager or call :meth:`close`. Every write method
     is one transaction (all or nothing) and bumps the version counter; :meth:`transaction`
-    groups several writes into one. Readers in other processes see committed snapshots (WAL).
+    groups several writes into one. Readers in other processes see committed states (WAL).
     One object may be shared by threads (calls are serialised by a lock).
 
     Parameters
@@ -721,20 +681,6 @@ class KnowledgeBase:
         self.path = path
         self._lock = threading.RLock()
         self._depth = 0  # nesting of transaction()
-        self._snap: GraphSnapshot | None = None  # the graph at a change-log position
-        self._light: tuple[LinkGraph, LinkGraph] | None = None  # a graph and its annotations=False projection
-        self._file_version: int | None = None  # the change-log position of the snapshot file on disk
-        self._file_text = False  # whether that file holds the text index too
-        # Arrays derived from the graph at one change-log position (by this store or a layer
-        # above: derived_arrays / keep_derived_arrays), by name: those read from the snapshot
-        # file and those kept since, with the position they belong to, and the names the file
-        # on disk holds.
-        self._derived: dict[str, dict[str, Any]] = {}
-        self._derived_version: int | None = None
-        self._derived_serial: dict[str, int] = {}  # name -> the serial of its parts (one per keep)
-        self._file_derived: dict[str, int] = {}  # name -> the serial of the parts the file holds
-        self._serials = 0
-        self._persist = not (path == ":memory:" or path.startswith("file::memory:"))
         #: Opened with ``read_only=True``; ``immutable``: with SQLite's ``immutable=1``.
         self.read_only = False
         self.immutable = False
@@ -744,15 +690,22 @@ class KnowledgeBase:
                 is not None
             )
             r = conn.execute("SELECT value FROM meta WHERE key = 'uuid'").fetchone()
-            self._uuid: str | None = None if r is None else str(r[0])
+            uuid = None if r is None else str(r[0])
         except sqlite3.DatabaseError:  # pragma: no cover - open() checked the file
-            self._changelog, self._uuid = False, None
-        #: The text index of a snapshot (graph, change-log position, index): the last committed
-        #: one, built, advanced or loaded from the snapshot file; the next one is advanced from it.
-        self._text: tuple[LinkGraph, int, TextIndex] | None = None
-        #: The last committed state read (:meth:`state`), and its annotations=False form.
-        self._state: StoreState | None = None
-        self._state_light: tuple[StoreState, StoreState] | None = None
+            self._changelog, uuid = False, None
+        # The read side (kb/state.py): the state, graph snapshot, text index and derived arrays,
+        # their caches and the snapshot file. It holds this store weakly (no reference cycle: a
+        # store dropped unclosed is freed at once, with what its keeper holds) and shares its lock.
+        self._keeper = StateKeeper(
+            weakref.proxy(self),
+            path=path,
+            lock=self._lock,
+            read=_weakly(self._read),
+            writing=_weakly(self._writing),
+            changelog=self._changelog,
+            uuid=uuid,
+            schema_version=SCHEMA_VERSION,
+        )
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -940,7 +893,7 @@ class KnowledgeBase:
         with self._lock:
             if self._conn is not None:
                 try:
-                    self._save_snapshot(force=True)
+                    self._keeper.save_snapshot(force=True)
                 except Exception:  # pragma: no cover - a cache: never fail close() for it
                     pass
                 self._conn.close()
@@ -965,7 +918,7 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ transactions
     def backup(self, target: sqlite3.Connection) -> None:
-        """Copy a consistent snapshot of the store into the SQLite connection ``target`` (the
+        """Copy one committed state of the store into the SQLite connection ``target`` (the
         online backup API; one reader of this store's connection at a time).
 
         Parameters
@@ -1028,7 +981,7 @@ class KnowledgeBase:
         :class:`ConceptwalkError` naming the file; so does a stored text that is not UTF-8 when
         ``reading`` (a write transaction's caller, e.g. an importer, decodes its own input and
         reports that error itself)."""
-        errors: tuple[type[BaseException], ...] = (sqlite3.DatabaseError, _Damaged)
+        errors: tuple[type[BaseException], ...] = (sqlite3.DatabaseError, StoreDamaged)
         if reading:
             errors += (UnicodeDecodeError,)
         with self._lock:
@@ -1085,7 +1038,8 @@ class KnowledgeBase:
     def _rollback_journal_on(self) -> bool:
         """Switch an empty, unshared store file to the rollback journal for a bulk load (True
         when switched; False leaves it in WAL mode: not a file, not empty, shared, refused)."""
-        if not (self.BULK_ROLLBACK_JOURNAL and self._persist and self._changelog and not self.read_only):
+        persists = self._keeper.snapshot_path is not None  # a file store whose directory took a save
+        if not (self.BULK_ROLLBACK_JOURNAL and persists and self._changelog and not self.read_only):
             return False
         with self._locked(reading=False) as conn:
             if conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None:
@@ -1159,7 +1113,7 @@ class KnowledgeBase:
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: every SELECT inside sees one committed snapshot."""
+        """A read transaction: every SELECT inside sees one committed state."""
         with self._locked() as conn:
             if self._depth:  # inside our own write transaction: see our writes
                 yield conn
@@ -1170,6 +1124,10 @@ class KnowledgeBase:
             finally:
                 if conn.in_transaction:
                     conn.execute("COMMIT")
+
+    def _writing(self) -> bool:
+        """Inside this object's own write transaction (:meth:`transaction`)."""
+        return self._depth > 0
 
     # ------------------------------------------------------------------ writes
     def add_nodes(self, rows: Iterable[Mapping[str, Any]]) -> int:
@@ -1309,7 +1267,7 @@ class KnowledgeBase:
                 except UnicodeDecodeError as exc:
                     # The rows were checked as str above: this is SQLite's own message (e.g. a
                     # trigger naming a column of a damaged schema) that is not UTF-8.
-                    raise _Damaged(
+                    raise StoreDamaged(
                         f"SQLite reported an error in bytes that are not UTF-8 ({exc.object[:60]!r}; "
                         "the store is damaged)"
                     ) from None
@@ -1644,7 +1602,7 @@ class KnowledgeBase:
     @staticmethod
     def _vector_model(conn: sqlite3.Connection, model: str) -> tuple[int, int, int] | None:
         """``(dim, per_chunk, next_slot)`` of a stored model, or None for an unknown one;
-        :class:`_Damaged` when the row holds values no write of this version leaves."""
+        :class:`StoreDamaged` when the row holds values no write of this version leaves."""
         r = conn.execute("SELECT dim, per_chunk, next_slot FROM vector_models WHERE model = ?", (model,)).fetchone()
         if r is None:
             return None
@@ -1656,7 +1614,7 @@ class KnowledgeBase:
             or r[0] * r[2] > _MAX_STORED_FLOATS
             or r[2] > r[1] * (1 + _max_chunk(conn, model))
         ):
-            raise _Damaged(
+            raise StoreDamaged(
                 f"embedding model {shown(model)} has (dim, per_chunk, next_slot) = "
                 f"({shown(r[0])}, {shown(r[1])}, {shown(r[2])}) (the store is damaged)"
             )
@@ -1666,7 +1624,7 @@ class KnowledgeBase:
     def _slot(model: str, node_id: Any, slot: Any, nxt: int) -> int:
         """A stored slot, checked against the model's ``next_slot``."""
         if isinstance(slot, bool) or not isinstance(slot, int) or not 0 <= slot < nxt:
-            raise _Damaged(
+            raise StoreDamaged(
                 f"node {shown(node_id)} has slot {shown(slot)} of embedding model {shown(model)}, "
                 f"outside [0, {nxt}) (the store is damaged)"
             )
@@ -1699,7 +1657,7 @@ class KnowledgeBase:
         flat = mat.reshape(-1)
         for c, data in rows:
             if isinstance(c, bool) or not isinstance(c, int) or c < 0 or not isinstance(data, bytes) or len(data) % 4:
-                raise _Damaged(
+                raise StoreDamaged(
                     f"embedding model {shown(model)} has a chunk ({shown(c)}, "
                     f"{type(data).__name__} of {len(data) if isinstance(data, (bytes, str)) else '?'} "
                     "bytes) no write leaves (the store is damaged)"
@@ -1715,13 +1673,13 @@ class KnowledgeBase:
     def version(self) -> int:
         """The write counter: bumped by every committed write transaction (any process)."""
         with self._locked() as conn:
-            return _meta_int(conn, "version")
+            return meta_int(conn, "version")
 
     @property
     def schema_version(self) -> int:
         """The on-disk schema version of this file (:data:`SCHEMA_VERSION` once opened)."""
         with self._locked() as conn:
-            return _meta_int(conn, "schema_version")
+            return meta_int(conn, "schema_version")
 
     def get_embeddings(self, model: str, ids: Sequence[str] | None = None) -> tuple[list[str], npt.NDArray[np.float32]]:
         """The stored vectors of ``model``.
@@ -1756,7 +1714,7 @@ class KnowledgeBase:
                 if not pairs:
                     return out_ids, np.zeros((0, 0), dtype=np.float32)
                 if m is None:
-                    raise _Damaged(
+                    raise StoreDamaged(
                         f"embedding model {shown(model)} has {len(pairs)} slots but no model row (the store is damaged)"
                     )
                 slots = [self._slot(model, x, s_, m[2]) for x, s_ in pairs]
@@ -1782,7 +1740,9 @@ class KnowledgeBase:
                 if not out_ids:
                     return out_ids, np.zeros((0, 0), dtype=np.float32)
                 if m is None:
-                    raise _Damaged(f"embedding model {shown(model)} has slots but no model row (the store is damaged)")
+                    raise StoreDamaged(
+                        f"embedding model {shown(model)} has slots but no model row (the store is damaged)"
+                    )
                 slots = [self._slot(model, x, slot_of[x], m[2]) for x in out_ids]
                 got = self._vector_matrix(conn, model, (s_ // m[1] for s_ in slots))
             assert got is not None  # the model row was read in this transaction
@@ -1810,7 +1770,7 @@ class KnowledgeBase:
             return None if r is None else _node_dict(r)
 
     def nodes(self, ids: Iterable[str]) -> list[dict[str, Any]]:
-        """The stored fields of several nodes, read in one snapshot.
+        """The stored fields of several nodes, read in one read transaction.
 
         Parameters
         ----------
@@ -1867,7 +1827,7 @@ class KnowledgeBase:
         """
         with self._lock:
             with self._read() as conn:
-                gv = self._graph_version(conn)
+                gv = self._keeper.graph_version(conn)
                 kept = None if self._depth else self.derived_arrays("kb.presence", gv)
                 got = _presence_from(kept)
                 if got is not None:
@@ -1908,11 +1868,7 @@ class KnowledgeBase:
         >>> kb.derived_arrays("demo.squares", gv)["v"].tolist(), kb.derived_arrays("demo.squares", gv + 1)
         ([0, 1, 4], None)
         """
-        with self._lock:
-            if self._depth or self._derived_version != graph_version:
-                return None  # inside a write transaction: its uncommitted position has none
-            got = self._derived.get(name)
-            return None if got is None else dict(got)
+        return self._keeper.derived_arrays(name, graph_version)
 
     def keep_derived_arrays(self, name: str, graph_version: int, arrays: Mapping[str, npt.ArrayLike]) -> None:
         """Keep arrays a reader derived from the graph at change-log position ``graph_version``
@@ -1943,40 +1899,11 @@ class KnowledgeBase:
         InputError
             A malformed name or part, or an array that is not numeric.
         """
-        if not isinstance(name, str) or not _DERIVED_NAME.fullmatch(name):
-            raise InputError(f"keep_derived_arrays: name must be dot-separated [A-Za-z0-9_:-] parts, got {name!r}")
-        parts: dict[str, npt.NDArray[Any]] = {}
-        for k, a in arrays.items():
-            if not isinstance(k, str) or not _DERIVED_PART.fullmatch(k):
-                raise InputError(f"keep_derived_arrays: part names must be [A-Za-z0-9_]+, got {k!r}")
-            arr = np.ascontiguousarray(a)
-            if arr.dtype.kind not in "biuf":
-                raise InputError(f"keep_derived_arrays: part {k!r} must be numeric, got dtype {arr.dtype}")
-            if arr.flags.writeable:  # our own read-only copy: the caller's array stays as it was
-                arr = arr.copy()
-                arr.setflags(write=False)
-            parts[k] = arr
-        if self.read_only:
-            return
-        with self._lock:
-            snap = self._snap
-            # Only a committed position this object has read: inside its own write transaction
-            # the position is not committed (a rollback and another write reach it again with
-            # other rows), and a position it has not read as committed is not known to be one.
-            if self._depth or snap is None or snap.version != graph_version:
-                return
-            if self._derived_version != graph_version:
-                self._derived, self._derived_version = {}, graph_version
-            self._derived[name] = parts
-            self._serials += 1
-            self._derived_serial[name] = self._serials
-            # saved as the snapshot is: the file of this position is rewritten once to add them,
-            # a file of an older position waits for the usual save (every SNAPSHOT_SAVE_EVERY)
-            self._save_snapshot(force=self._file_version is None)
+        self._keeper.keep_derived_arrays(name, graph_version, arrays)
 
     def edge_presence(self) -> tuple[list[str], npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
         """Every stored edge's endpoints and which annotation axes it has a value for, read in one
-        snapshot: ``(ids, src, dst, bits)`` with ``ids`` the node ids ascending, ``src``/``dst``
+        read transaction: ``(ids, src, dst, bits)`` with ``ids`` the node ids ascending, ``src``/``dst``
         positions into ``ids`` and bit ``i`` of ``bits`` set when axis ``ANNOTATION_AXES[i]`` holds
         a value. What counts over the edges a caller sees are computed from (self-loops
         included, as in :meth:`annotation_presence`).
@@ -2024,7 +1951,7 @@ class KnowledgeBase:
         )
 
     def stats(self) -> dict[str, Any]:
-        """Counts, read in one snapshot: ``nodes``, ``nodes_by_type`` (typed nodes only),
+        """Counts, read in one read transaction: ``nodes``, ``nodes_by_type`` (typed nodes only),
         ``untyped_nodes`` (bare nodes), ``edges``, ``edges_by_type``, ``aliases`` (pairs),
         ``embeddings`` (per model), ``annotations`` (per axis, edges with a value),
         ``public_nodes`` (nodes without scopes), ``scopes`` (each scope with the number of nodes
@@ -2046,7 +1973,7 @@ class KnowledgeBase:
                 "SELECT " + ", ".join(f"count({k})" for k in ANNOTATION_AXES) + ", count(*) FROM edges"
             ).fetchone()
             out = {
-                "version": _meta_int(conn, "version"),
+                "version": meta_int(conn, "version"),
                 "schema_version": SCHEMA_VERSION,
                 "nodes": untyped + sum(by_type.values()),
                 "nodes_by_type": {str(k): int(v) for k, v in by_type.items()},
@@ -2170,36 +2097,7 @@ class KnowledgeBase:
         >>> kb.state(annotations=False).graph is kb.graph(annotations=False)
         True
         """
-        with self._lock:
-            if self._depth:  # inside our own write transaction: its rows, never cached
-                with self._read() as conn:
-                    gv = self._graph_version(conn)
-                    snap = self._snapshot_at(conn, gv, keep=False)
-                    ix = self._text_from_rows(conn, snap.graph)
-                    wv = _meta_int(conn, "version")
-                assert ix is not None  # strict: raised otherwise
-                g = snap.graph if annotations else snap.graph.without_annotations()
-                return StoreState(wv, gv, g, ix)
-            st = self._state
-            with self._read() as conn:
-                gv = self._graph_version(conn)
-                wv = _meta_int(conn, "version")
-                if st is None or st.graph_version != gv or st.version != wv:
-                    snap = self._snapshot_at(conn, gv)
-                    st = StoreState(wv, gv, snap.graph, self._text_at(conn, snap.graph, gv))
-                    self._state = st
-            # as graph() and text_index() do: a full build is saved, and the saved file of this
-            # version gets the text index added once
-            self._save_snapshot(force=self._file_version is None or self._file_version == gv)
-            if annotations:
-                return st
-            light = self._state_light
-            if light is None or light[0] is not st:
-                if self._light is None or self._light[0] is not st.graph:
-                    self._light = (st.graph, st.graph.without_annotations())
-                light = (st, StoreState(st.version, st.graph_version, self._light[1], st.text_index))
-                self._state_light = light
-            return light[1]
+        return self._keeper.state(annotations=annotations)
 
     def text_index(self, graph: LinkGraph | None = None) -> TextIndex | None:
         """The text index of the graph snapshot ``graph`` (default: the current one), documents
@@ -2232,110 +2130,7 @@ class KnowledgeBase:
         >>> ix.num_docs, ix.vocabulary, kb.text_index() is ix
         (1, ['graph', 'walk'], True)
         """
-        with self._lock:
-            if graph is None:
-                return self.state().text_index
-            if self._depth:  # inside our own write transaction: the current rows, never cached
-                g = graph
-                with self._read() as conn:
-                    ix = self._text_from_rows(conn, g, strict=False)
-                return ix
-            full = self._full_graph(graph)
-            if full is None:
-                return None  # not this store's snapshot (any more)
-            cached, snap = self._text, self._snap
-            if (
-                cached is not None
-                and cached[0] is full
-                and snap is not None
-                and snap.graph is full
-                and cached[1] == snap.version
-            ):
-                return cached[2]  # the index of the newest state read for this graph
-            st = self.state()
-            return st.text_index if st.graph is full else None
-
-    def _full_graph(self, graph: LinkGraph) -> LinkGraph | None:
-        """The full graph of this store's snapshot ``graph`` (itself, or the graph whose
-        annotations=False projection it is); None when it is not the last snapshot read."""
-        for full in (
-            None if self._snap is None else self._snap.graph,
-            None if self._state is None else self._state.graph,
-        ):
-            if full is None:
-                continue
-            if graph is full or (self._light is not None and self._light[0] is full and self._light[1] is graph):
-                return full
-        return None
-
-    def _text_at(self, conn: sqlite3.Connection, g: LinkGraph, version: int) -> TextIndex:
-        """The text index of ``g``, the graph at change-log position ``version``, inside the read
-        transaction at ``version``: the cached one, else advanced from it
-        (:meth:`_advance_text_index`), else built from every row; kept as the cached one."""
-        cached = self._text
-        if cached is not None and cached[0] is g and cached[1] == version:
-            return cached[2]
-        ix = self._advance_text_index(conn, g, version)
-        if ix is None:
-            ix = self._text_from_rows(conn, g)
-        assert ix is not None  # strict: raised otherwise
-        self._text = (g, version, ix)
-        return ix
-
-    def _text_from_rows(self, conn: sqlite3.Connection, g: LinkGraph, *, strict: bool = True) -> TextIndex | None:
-        """The text index of ``g`` built from every node row read through ``conn`` (in the same
-        read transaction as ``g``). The rows must be ``g``'s nodes: otherwise the store is
-        damaged (``strict``) or ``g`` is not its graph (None)."""
-        rows = conn.execute("SELECT id, title, body FROM nodes ORDER BY id").fetchall()
-        if len(rows) != g.num_nodes or any(r[0] != i for r, i in zip(rows, g.ids)):
-            if not strict:
-                return None
-            raise _Damaged(
-                f"its graph snapshot ({g.num_nodes} nodes) does not hold the stored nodes "
-                f"({len(rows)} rows) read in the same transaction (the store is damaged)"
-            )
-        return TextIndex.build([r[1] for r in rows], [r[2] for r in rows])
-
-    def _advance_text_index(self, conn: sqlite3.Connection, g: LinkGraph, version: int) -> TextIndex | None:
-        """The cached text index (``self._text``: built, advanced or loaded from the snapshot
-        file) brought to ``version`` by the change log (inside the read transaction at
-        ``version``), or None when it cannot be (no cached index, a ``reset``, a gap in the log,
-        more changes than a rebuild costs): the documents of the node and text changes since
-        its position are the only ones read back and tokenised; every other document keeps its
-        postings, renumbered from the old node order to ``g``'s."""
-        base = self._text
-        if base is None or not self._changelog:
-            return None
-        old_g, old_v, old_ix = base
-        if not 0 <= old_v <= version or old_ix.num_docs != old_g.num_nodes:
-            return None
-        limit = max(1000, (g.num_nodes + g.num_edges) // 8)  # as the graph's: past it, a build is cheaper
-        if version - old_v > limit:
-            return None
-        rows = conn.execute("SELECT kind, a FROM changes WHERE seq > ? AND seq <= ?", (old_v, version)).fetchall()
-        if len(rows) != version - old_v or any(k == CHANGE_RESET for k, _ in rows):
-            return None
-        ids = sorted({a for k, a in rows if (k == CHANGE_NODE or k == CHANGE_TEXT) and a is not None})
-        old_index, new_index = old_g.id_index, g.id_index
-        dropped = sorted(old_index[x] for x in ids if x in old_index)
-        changed = sorted((new_index[x], x) for x in ids if x in new_index)
-        if old_g.num_nodes - len(dropped) != g.num_nodes - len(changed):
-            return None  # the graphs do not differ by these changes only: rebuild
-        if not dropped and not changed:
-            return old_ix  # only edges (or nothing the text reads) changed: the same documents
-        text: dict[str, tuple[Any, Any]] = {}
-        want = [x for _, x in changed]
-        for i in range(0, len(want), 500):
-            part = want[i : i + 500]
-            for nid, title, body in conn.execute(
-                f"SELECT id, title, body FROM nodes WHERE id IN ({','.join('?' * len(part))})", part
-            ):
-                text[nid] = (title, body)
-        if len(text) != len(want):
-            return None  # pragma: no cover - the graph at this version holds these ids
-        return old_ix.with_changes(
-            g.num_nodes, dropped, [p for p, _ in changed], [text[x][0] for x in want], [text[x][1] for x in want]
-        )
+        return self._keeper.text_index(graph)
 
     def fts_search(self, text: str, k: int = 10, *, node_types: Iterable[str] | None = None) -> list[tuple[str, float]]:
         """The operator's FTS5 search (bm25 over *every* node, titles weigh double; the query's
@@ -2399,7 +2194,7 @@ class KnowledgeBase:
     def snapshot_path(self) -> str | None:
         """Where the graph snapshot of a file store is saved (``<store>.snapshot``), or None for
         an in-memory store."""
-        return None if not self._persist else self.path + ".snapshot"
+        return self._keeper.snapshot_path
 
     def graph(self, *, annotations: bool = True) -> LinkGraph:
         """The :class:`LinkGraph` snapshot of the store (one consistent read).
@@ -2438,248 +2233,4 @@ class KnowledgeBase:
         >>> kb.graph() is g, kb.graph().num_nodes
         (False, 3)
         """
-        key = bool(annotations)
-        with self._lock:
-            if self._depth:  # inside our own transaction: uncommitted state is never cached
-                snap = self._snapshot_at(self.conn, self._graph_version(self.conn), keep=False)
-                return snap.graph if key else snap.graph.without_annotations()
-            cur = self._snap
-            if cur is not None and cur.version == self._graph_version(self.conn):
-                snap = cur
-            else:
-                with self._read() as conn:
-                    snap = self._snapshot_at(conn, self._graph_version(conn))
-                self._save_snapshot(force=self._file_version is None)
-            if key:
-                return snap.graph
-            if self._light is None or self._light[0] is not snap.graph:
-                self._light = (snap.graph, snap.graph.without_annotations())
-            return self._light[1]
-
-    def _graph_version(self, conn: sqlite3.Connection) -> int:
-        """The change-log position (or, in a version-1 file opened read-only, which has no change
-        log, ``-1 - version``: every write then rebuilds)."""
-        if not self._changelog:
-            return -1 - int(conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
-        r = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").fetchone()
-        return 0 if r is None else int(r[0])
-
-    def _snapshot_at(self, conn: sqlite3.Connection, version: int, *, keep: bool = True) -> GraphSnapshot:
-        """The snapshot at ``version`` (inside a read transaction): the cached or saved one
-        brought forward by the change log, or a fresh build."""
-        snap = self._snap
-        if snap is None and keep and self._changelog:
-            snap = self._load_snapshot(conn, version)
-            if snap is not None:
-                self._snap = snap  # mapped from the file: keep it (and bring it forward below)
-        if snap is not None and snap.version == version:
-            return snap
-        try:
-            out = self._advance_or_build(conn, snap, version)
-        except (ConceptwalkError, sqlite3.DatabaseError):
-            raise
-        except (TypeError, ValueError, KeyError, OverflowError, UnicodeDecodeError, RecursionError) as exc:
-            # Only values read from the file reach here: a damaged or hand-edited store. Name
-            # the row when it is a node's scopes (the usual hand edit), else say what failed.
-            for nid, sc in conn.execute("SELECT id, scopes FROM nodes WHERE scopes IS NOT NULL"):
-                _parse_scopes(sc, nid)
-            raise _Damaged(
-                f"its graph cannot be built from the stored rows ({type(exc).__name__}: {exc}; the store is damaged)"
-            ) from None
-        if keep:
-            self._snap = out
-        return out
-
-    def _advance_or_build(self, conn: sqlite3.Connection, snap: GraphSnapshot | None, version: int) -> GraphSnapshot:
-        out = None
-        if snap is not None and self._changelog and 0 <= snap.version < version:
-            rows = conn.execute(
-                "SELECT kind, a, b, c FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq", (snap.version, version)
-            ).fetchall()
-            limit = max(1000, (snap.graph.num_nodes + snap.graph.num_edges) // 8)
-            if len(rows) == version - snap.version and len(rows) <= limit and all(r[0] != CHANGE_RESET for r in rows):
-                graph_rows = [r for r in rows if r[0] != CHANGE_TEXT]
-                if graph_rows:
-                    try:
-                        out = snap.advance(conn, graph_rows, version)
-                    except sqlite3.DatabaseError:
-                        raise
-                    except Exception as exc:  # noqa: BLE001 - any failure of an advance: build afresh
-                        if isinstance(exc, InputError) and "has no nodes" in str(exc):
-                            raise
-                        out = None
-                        self._distrust_file(f"advancing it failed ({type(exc).__name__}: {exc})")
-                else:  # only bodies changed: the same graph, at the new position
-                    out = GraphSnapshot(snap.graph, version, snap.loops)
-        if out is None:
-            out = GraphSnapshot.build(conn, version)
-        return out
-
-    def _load_snapshot(self, conn: sqlite3.Connection, version: int) -> GraphSnapshot | None:
-        """The saved snapshot when it is provably this store's at a position it has passed: the
-        file is a regular file whose every array matches its checksum and passes the loaders'
-        structural checks, and its uuid, schema, position and the nonce of the change-log row
-        at that position are the store's. None otherwise: a file that is damaged or not a
-        snapshot is set aside (:meth:`_set_aside`); one of another history or store is left to
-        be replaced by the next save. Never raises for the file's contents."""
-        path = self.snapshot_path
-        if path is None or self._uuid is None:
-            return None
-        try:
-            meta, arrays = read_arrays(path)
-        except FileNotFoundError:
-            return None
-        except SnapshotError as exc:
-            self._set_aside(path, str(exc))
-            return None
-        except (OSError, ValueError, MemoryError, OverflowError) as exc:  # unreadable: not ours to judge
-            self._set_aside(path, f"{type(exc).__name__}: {exc}")
-            return None
-        v = meta.get("graph_version")
-        if (
-            meta.get("kind") != "conceptwalk.graph"
-            or meta.get("store_uuid") != self._uuid
-            or meta.get("schema_version") != SCHEMA_VERSION
-            or isinstance(v, bool)
-            or not isinstance(v, int)
-            or not 0 <= v <= version
-        ):
-            return None
-        last = self._change_at(conn, v)
-        if last is None or meta.get("last_change") != last:
-            return None  # another history (a restored backup, a diverged copy) or no nonce
-        try:
-            snap = GraphSnapshot.from_arrays(arrays, v)
-            text_arrays = {k[5:]: a for k, a in arrays.items() if k.startswith("text.")}
-            ix = TextIndex.from_arrays(text_arrays) if text_arrays else None
-        except Exception as exc:  # noqa: BLE001 - whatever the contents make a loader raise
-            self._set_aside(path, f"{type(exc).__name__}: {exc}")
-            return None
-        derived: dict[str, dict[str, Any]] = {}
-        for key, a in arrays.items():
-            if key.startswith("derived."):
-                name, _, part = key[8:].rpartition(".")
-                if name and part:
-                    derived.setdefault(name, {})[part] = a
-        self._derived, self._derived_version = derived, v
-        self._derived_serial = {name: 0 for name in derived}  # serial 0: as read from the file
-        self._file_derived = dict(self._derived_serial)
-        self._file_version = v
-        self._file_text = False
-        if ix is not None and ix.num_docs == snap.graph.num_nodes:  # searches need no rebuild
-            self._text = (snap.graph, v, ix)
-            self._file_text = True
-        return snap
-
-    def _set_aside(self, path: str, why: str) -> None:
-        """Rename a snapshot file that failed a check to ``<path>.bad-<time>`` (kept for
-        inspection; the next save writes a fresh one) and warn, naming both."""
-        import time
-        import warnings
-
-        bad = f"{path}.bad-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
-        try:
-            if self.read_only:
-                raise OSError("read-only open")
-            os.replace(path, bad)
-            where = f"set aside as {bad!r}"
-        except OSError:
-            where = "left in place (it could not be renamed)"
-        warnings.warn(
-            f"conceptwalk: the graph snapshot {path!r} failed verification ({why}); "
-            f"it was {where} and the graph is rebuilt from the store",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-
-    def _distrust_file(self, why: str) -> None:
-        """A snapshot brought forward failed: rebuild, and if it came from the file, set the
-        file aside."""
-        path = self.snapshot_path
-        if path is not None and self._file_version is not None and os.path.lexists(path):
-            self._set_aside(path, why)
-        self._file_version = None
-        self._file_text = False
-        self._text = None
-        self._derived, self._derived_version, self._file_derived = {}, None, {}
-        self._derived_serial = {}
-
-    @staticmethod
-    def _change_at(conn: sqlite3.Connection, seq: int) -> list[Any] | None:
-        """The change-log row at ``seq`` with its nonce (hex), or None (no such row, or a store
-        without nonces: an older schema opened read-only, whose snapshots are never trusted).
-        Position 0 (before any change) has no row: ``[]``."""
-        if seq == 0:
-            return []
-        try:
-            r = conn.execute(
-                "SELECT c.kind, c.a, c.b, c.c, hex(n.nonce) FROM changes c "
-                "JOIN change_nonces n ON n.seq = c.seq WHERE c.seq = ?",
-                (seq,),
-            ).fetchone()
-        except sqlite3.OperationalError:  # no change_nonces table (schema 2, read-only)
-            return None
-        return None if r is None else list(r)
-
-    def _save_snapshot(self, *, force: bool = False) -> None:
-        """Save the snapshot beside the store when it is newer than the saved one (by at least
-        :attr:`SNAPSHOT_SAVE_EVERY` changes unless ``force``), with the text index when one is
-        built for it (the file of the same version is rewritten once to add it). A cache: a
-        directory that cannot be written turns saving off for this object."""
-        snap, path = self._snap, self.snapshot_path
-        if (
-            snap is None
-            or path is None
-            or self.read_only
-            or not self._changelog
-            or self._uuid is None
-            or snap.version < 0
-        ):
-            return
-        text = self._text
-        with_text = text is not None and text[0] is snap.graph and text[1] == snap.version
-        derived = self._derived if self._derived_version == snap.version else {}
-        if (
-            self._file_version == snap.version
-            and (self._file_text or not with_text)
-            and all(self._file_derived.get(name) == self._derived_serial.get(name) for name in derived)
-        ):
-            return
-        every = max(self.SNAPSHOT_SAVE_EVERY, (snap.graph.num_nodes + snap.graph.num_edges) // 100)
-        if (
-            not force
-            and self._file_version is not None
-            and self._file_version != snap.version
-            and snap.version - self._file_version < every
-        ):
-            return
-        with self._locked() as conn:  # a damaged page here is named like any other read's
-            last = self._change_at(conn, snap.version)
-        if last is None:
-            return
-        meta = {
-            "kind": "conceptwalk.graph",
-            "store_uuid": self._uuid,
-            "schema_version": SCHEMA_VERSION,
-            "graph_version": snap.version,
-            "last_change": last,
-        }
-        arrays = snap.to_arrays()
-        if with_text:
-            assert text is not None
-            arrays.update({"text." + k: v for k, v in text[2].to_arrays().items()})
-        for name, parts in derived.items():
-            arrays.update({f"derived.{name}.{k}": v for k, v in parts.items()})
-        try:
-            mode = os.stat(self.path).st_mode & 0o666  # the store's permission bits
-        except OSError:
-            mode = None
-        try:
-            write_arrays(path, arrays, meta, mode=mode)
-        except OSError:
-            self._persist = False
-            return
-        self._file_version = snap.version
-        self._file_text = with_text
-        self._file_derived = {name: self._derived_serial.get(name, -1) for name in derived}
-        _remove_stale_temporaries(path)
+        return self._keeper.graph(annotations=annotations)
