@@ -63,6 +63,7 @@ from .snapshot import (
     GraphSnapshot,
     SnapshotError,
     read_arrays,
+    release_pages,
     write_arrays,
 )
 
@@ -697,6 +698,8 @@ class StateKeeper:
             snap = GraphSnapshot.from_arrays(arrays, v)
             text_arrays = {k[5:]: a for k, a in arrays.items() if k.startswith("text.")}
             ix = TextIndex.from_arrays(text_arrays) if text_arrays else None
+            # validated through by the core: the pages need not stay resident in this process
+            release_pages(text_arrays.values())
         except Exception as exc:  # noqa: BLE001 - whatever the contents make a loader raise
             self._set_aside(path, f"{type(exc).__name__}: {exc}")
             return None
