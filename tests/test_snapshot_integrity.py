@@ -5,6 +5,7 @@ fresh build, and the file takes the store's permission bits."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -321,3 +322,36 @@ def test_checking_a_file_does_not_leave_its_pages_resident(tmp_path):
     for name, a in arrays.items():  # the arrays still read what was written (faulted in again)
         assert np.array_equal(got[name], a)
     assert _rss_file_kib() - before > 64 * 1024  # reading them does map them: the probe sees pages
+
+
+_FRESH_READER = textwrap.dedent("""
+    import json, sys
+    def rss_file():
+        for line in open("/proc/self/status"):
+            if line.startswith("RssFile:"):
+                return int(line.split()[1]) * 1024
+    from conceptwalk.kb import KnowledgeBase
+    kb = KnowledgeBase.open(sys.argv[1], read_only=True)
+    before = rss_file()
+    st = kb.state()
+    assert st.graph.num_nodes > 0 and st.text_index is not None
+    print(json.dumps({"grown": rss_file() - before, "nodes": st.graph.num_nodes}))
+""")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc/self/status (Linux)")
+def test_a_fresh_reader_does_not_keep_the_snapshot_file_resident(tmp_path):
+    # Loading a state checks every array's checksum and validates the graph and the text index
+    # through; none of that leaves the file's pages held by the reader (only what queries touch).
+    from conceptwalk.kb.synthetic import generate
+
+    db = str(tmp_path / "kb.db")
+    with KnowledgeBase.open(db) as kb:
+        generate(8000, seed=1).write_to(kb)
+        kb.state()
+    size = os.path.getsize(db + ".snapshot")
+    assert size > 4 << 20
+    r = subprocess.run([sys.executable, "-c", _FRESH_READER, db], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["grown"] < size // 4, (got, size)
