@@ -547,9 +547,6 @@ class FusionWeights:
             raise InputError(f"ngrams must be a built-in embedder spec 'hashing[:DIM[:LO-HI]]', got {ngrams!r}")
         self.ngrams = ngrams  # (the numbers are checked by get_embedder when a resolver is built)
 
-    def _key(self) -> tuple[float, float, float, float, float, str]:
-        return (self.body, self.char, self.lexical, self.flat_hit, self.temperature, self.ngrams)
-
     @property
     def neutral(self) -> bool:
         """True for the weights of the resolver without per-embedder fusion (semantic score =
@@ -571,10 +568,14 @@ class FusionWeights:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FusionWeights):
             return NotImplemented
-        return self._key() == other._key()
+        return _fusion_key(self) == _fusion_key(other)
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        return hash(_fusion_key(self))
+
+
+def _fusion_key(w: FusionWeights) -> tuple[float, float, float, float, float, str]:
+    return (w.body, w.char, w.lexical, w.flat_hit, w.temperature, w.ngrams)
 
 
 #: The weights of the resolver without per-embedder fusion: the built-in hashing embedder's
