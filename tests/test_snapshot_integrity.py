@@ -355,3 +355,22 @@ def test_a_fresh_reader_does_not_keep_the_snapshot_file_resident(tmp_path):
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     assert got["grown"] < size // 4, (got, size)
+
+
+def test_the_checksums_are_zlibs_whichever_crc_implementation_runs(tmp_path, monkeypatch):
+    # The file's CRC-32s are zlib's values (ISA-L's crc32, used where installed, gives the same):
+    # a file written with one implementation is read by the other.
+    import zlib
+
+    from conceptwalk.kb import snapshot
+
+    p = str(tmp_path / "x.snap")
+    a = np.arange(100_000, dtype=np.int64)
+    write_arrays(p, {"a": a}, {"m": 1})
+    raw = open(p, "rb").read()
+    assert zlib.crc32(a.tobytes()) == snapshot._crc32(a.tobytes())
+    head = snapshot._HEAD.unpack(raw[: snapshot._HEAD.size])
+    assert head[2] == zlib.crc32(raw[snapshot._HEAD.size : snapshot._HEAD.size + head[3]])
+    monkeypatch.setattr(snapshot, "_crc32", zlib.crc32)
+    meta, got = read_arrays(p)
+    assert meta == {"m": 1} and np.array_equal(got["a"], a)

@@ -43,6 +43,12 @@ from ..errors import ConceptwalkError, InputError
 from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph
 from ..graph.linkgraph import IdIndex, codes_of, csr_patched, with_default_node_type
 
+try:  # ISA-L's CRC-32 (the same polynomial and values as zlib's, ~20x faster: a 1.8 GB file's check
+    # took 2.2 s with zlib); zlib's where the wheel is not installed (see pyproject's marker)
+    from isal.isal_zlib import crc32 as _crc32
+except ImportError:  # pragma: no cover - platforms without an isal wheel
+    _crc32 = zlib.crc32
+
 __all__ = [
     "CHANGELOG_SCHEMA",
     "CHANGE_EDGE",
@@ -82,7 +88,7 @@ def _crc(buf: Any) -> int:
     mv = memoryview(buf).cast("B")
     crc = 0
     for i in range(0, len(mv), 1 << 26):
-        crc = zlib.crc32(mv[i : i + (1 << 26)], crc)
+        crc = _crc32(mv[i : i + (1 << 26)], crc)
     return crc
 
 
@@ -101,7 +107,7 @@ def _crc_mapped(mm: mmap.mmap, start: int, nbytes: int) -> int:
     end = start + nbytes
     for i in range(start, end, _SLICE):
         j = min(i + _SLICE, end)
-        crc = zlib.crc32(mv[i:j], crc)
+        crc = _crc32(mv[i:j], crc)
         if release is not None:
             lo = i - i % page
             try:
@@ -227,7 +233,7 @@ def write_arrays(
             except (OSError, AttributeError):  # pragma: no cover - e.g. Windows
                 pass
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_HEAD.pack(_MAGIC, FILE_FORMAT, zlib.crc32(directory), len(directory), total))
+            fh.write(_HEAD.pack(_MAGIC, FILE_FORMAT, _crc32(directory), len(directory), total))
             fh.write(directory)
             pos = _HEAD.size + len(directory)
             for off, a in prepared:
@@ -341,7 +347,7 @@ def read_arrays(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray[Any, An
         if size != total or dlen > total:
             raise SnapshotError(f"{path!r} is truncated or damaged ({size} bytes, header says {total})")
         directory = fh.read(dlen)
-        if len(directory) != dlen or zlib.crc32(directory) != crc:
+        if len(directory) != dlen or _crc32(directory) != crc:
             raise SnapshotError(f"{path!r}: the directory is damaged")
         try:
             doc = json.loads(directory)
