@@ -14,6 +14,10 @@ A script, not a pytest-benchmark suite (one process, the cases interleaved per q
   structure: the hardest case for the bounds) and on clustered rows with queries near a row (how
   a sentence model's vectors look).
 
+* wrapped query (``ConceptAnchoredRetriever`` over ``builtin_flat_search``, ``concept_walk=True``)
+  against the flat search alone, with the semantic step's sparse top-k run the old way
+  (``method="scan"``) and the new one, the three cases interleaved, each on its own query.
+
 Every case is checked equal (rows and score bits) before it is timed. Medians in ms; nothing
 is asserted on wall time.
 """
@@ -32,8 +36,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_wrap_cost as b  # noqa: E402
 
 from conceptwalk.bench import harness  # noqa: E402
-from conceptwalk.graph.vectors import DenseVectors, vector_topk_arrays  # noqa: E402
+from conceptwalk.graph.vectors import DenseVectors, SparseVectors, vector_topk_arrays  # noqa: E402
 from conceptwalk.kb.store import KnowledgeBase  # noqa: E402
+from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search  # noqa: E402
 from conceptwalk.wrap import _source  # noqa: E402
 from conceptwalk.wrap.config import WalkConfig  # noqa: E402
 from conceptwalk.wrap.embed import get_embedder  # noqa: E402
@@ -72,6 +77,49 @@ def sparse_rows(path: str, nq: int, rounds: int) -> dict[str, float]:
         rounds=rounds,
     )
     return {"concepts": sv.n, "nnz": sv.nnz, "old_ms": t["scan"] * 1e3, "new_ms": t["blocked"] * 1e3}
+
+
+_MODE = ["auto"]  # the sparse top-k method the wrapped query's semantic step uses
+
+
+def _patch_sparse_method() -> None:
+    """Route every SparseVectors.topk through _MODE (the same wrapper for the old and new case)."""
+    orig = SparseVectors.topk
+    if getattr(orig, "_bench_patched", False):
+        return
+
+    def topk(self: SparseVectors, *args: Any, **kw: Any) -> Any:
+        kw.setdefault("method", _MODE[0])
+        return orig(self, *args, **kw)
+
+    topk._bench_patched = True  # type: ignore[attr-defined]
+    SparseVectors.topk = topk  # type: ignore[method-assign]
+
+
+def wrapped_rows(path: str, nq: int, rounds: int) -> dict[str, float]:
+    """Medians (ms): the flat search, and the wrapped query with the old and new sparse top-k."""
+    _patch_sparse_method()
+    kb = KnowledgeBase.open(path, read_only=True)
+    qs = b.queries(kb, nq)
+    flat = builtin_flat_search(kb)
+    wrapped = ConceptAnchoredRetriever(flat, kb)
+
+    def run(mode: str, q: str) -> Any:
+        _MODE[0] = mode
+        return wrapped.query(q, 10, concept_walk=True, caller=b.ALL)
+
+    for q in qs[:20]:  # same answers
+        assert repr(run("scan", q)) == repr(run("auto", q)), q
+    t = harness.interleaved(
+        {
+            "flat": lambda i: flat(qs[i], 10, caller=b.ALL),
+            "old": lambda i: run("scan", qs[(i + 1) % nq]),
+            "new": lambda i: run("auto", qs[(i + 2) % nq]),
+        },
+        nq,
+        rounds=rounds,
+    )
+    return {k: v * 1e3 for k, v in t.items()}
 
 
 def dense_data(n: int, nq: int, dim: int, clustered: bool, seed: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -130,6 +178,14 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"| sparse hashing:512:2-4, top-10 | {s['concepts']} concepts, {s['nnz']} entries "
             f"| {s['old_ms']:.3f} ms | {s['new_ms']:.3f} ms | {s['old_ms'] / s['new_ms']:.2f}x |"
+        )
+    for path in args.kbs:
+        w = wrapped_rows(path, args.queries, args.rounds)
+        f = w["flat"]
+        print(
+            f"| wrapped / flat ({os.path.basename(path)}) | flat {f:.3f} ms "
+            f"| {w['old'] / f:.1f}x ({w['old']:.3f} ms) | {w['new'] / f:.1f}x ({w['new']:.3f} ms) "
+            f"| {w['old'] / w['new']:.2f}x |"
         )
     for n in args.dense:
         for clustered in (False, True):

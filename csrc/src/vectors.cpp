@@ -203,6 +203,19 @@ SparseHits SparseVectors::topk_scan(const float* query, std::int64_t k, const st
 SparseHits SparseVectors::topk(const float* query, std::int64_t k, const std::uint8_t* visible,
                                double min_score) const {
   check_k_query(k, query, dim_);
+  // the entries the query's columns hold: when they reach half the rows, nearly every block is
+  // touched and the scan's one pass over all rows costs no more than summing them (and is the
+  // faster loop); below that, the blocks the query misses are skipped
+  std::int64_t entries = 0;
+  for (std::int64_t j = 0; j < dim_; ++j)
+    if (query[j] != 0.0f) entries += colptr_[j + 1] - colptr_[j];
+  if (2 * entries >= n_) return topk_scan(query, k, visible, min_score);
+  return topk_blocked(query, k, visible, min_score);
+}
+
+SparseHits SparseVectors::topk_blocked(const float* query, std::int64_t k, const std::uint8_t* visible,
+                                       double min_score) const {
+  check_k_query(k, query, dim_);
   const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, n_));
   if (kk == 0) return SparseHits{};
   TopK top(kk);

@@ -14,8 +14,8 @@
 // scored exactly in the fixed order above. A row's bound depends on that row and the query
 // only, so a hidden row never changes which visible row is returned, nor its score or rank; the
 // result is the full scan's, order and bits included (ties: lower row first, cw::TopK). The
-// sparse top-k sums the exact lanes row block by row block (no bound prunes the built-in
-// 512-bucket hashing vectors: see docs/performance.md).
+// sparse top-k sums the exact lanes (row block by row block for a narrow query; no bound
+// prunes the built-in char n-gram hashing vectors: see docs/performance.md).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -62,19 +62,23 @@ class SparseVectors {
 
   // Top k rows by dot product with `query` (dim float32, finite) among the rows with
   // visible[r] != 0 (nullable: all) scoring >= min_score (rows with no common dimension score
-  // 0.0); by score descending, then row ascending. Row block by row block (kRowBlock rows):
-  // the block's slices of the query's columns are summed into one block of lanes (32 KiB, held
-  // in the first-level cache, instead of 32 bytes per row of the whole index), ranked and
-  // cleared as they are read; a block the query's columns miss scores 0.0 throughout and is
-  // read only while a 0.0 can still enter (no per-query work or clearing over such rows).
+  // 0.0); by score descending, then row ascending. The work is the query's column entries: a
+  // query whose columns hold at least n / 2 entries takes topk_scan (its one pass over all rows
+  // costs no more than those entries), a narrower one topk_blocked (no work over the row
+  // blocks it misses). Never an O(n) clear beyond the entries summed.
   SparseHits topk(const float* query, std::int64_t k, const std::uint8_t* visible, double min_score) const;
 
-  // The same result with the lanes of all n rows summed at once, then ranked and cleared (the
-  // unblocked reference: tests and benchmarks).
-  SparseHits topk_scan(const float* query, std::int64_t k, const std::uint8_t* visible, double min_score) const;
+  // Row block by row block (kRowBlock rows): the block's slices of the query's columns are
+  // summed into one block of lanes (32 KiB), ranked and cleared as they are read; a block the
+  // query's columns miss scores 0.0 throughout and is read only while a 0.0 can still enter.
+  SparseHits topk_blocked(const float* query, std::int64_t k, const std::uint8_t* visible, double min_score) const;
   SparseHits topk_pruned(const float* query, std::int64_t k, const std::uint8_t* visible, double min_score) const {
-    return topk(query, k, visible, min_score);
+    return topk_blocked(query, k, visible, min_score);
   }
+
+  // The lanes of all n rows summed at once over the query's columns, then every row ranked and
+  // its lanes cleared (what topk did before the blocks; its path for wide queries).
+  SparseHits topk_scan(const float* query, std::int64_t k, const std::uint8_t* visible, double min_score) const;
 
   static constexpr std::int64_t kRowBlock = 1024;
 

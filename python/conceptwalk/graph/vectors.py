@@ -169,11 +169,14 @@ class SparseVectors:
     dense :func:`vector_topk_arrays` score of that row, and depends only on that row and the
     query (a hidden row is never ranked). Ties break by row ascending.
 
-    The search runs block by block of 1,024 rows: the block's slices of the query's columns are
-    summed into one block of lanes that stays in the first-level cache, ranked and cleared as
-    read; a block the query misses costs nothing (its rows score 0.0 and are read only while a
-    0.0 can still enter the top k). ``method="scan"`` sums the lanes of every row at once (the
-    unblocked reference, kept for tests and benchmarks); both give the same result.
+    The work is the entries of the query's columns. A query whose columns hold at least half as
+    many entries as there are rows (the built-in hashing vectors' queries hold ~18 per row: every
+    row is touched) sums every row's lanes at once, then ranks and clears them in one pass
+    (``method="scan"``); a narrower one runs block by block of 1,024 rows (``method="pruned"``):
+    the block's slices of the query's columns are summed into one block of lanes that stays in
+    the first-level cache, ranked and cleared as read, and a block the query misses costs
+    nothing (its rows score 0.0 and are read only while a 0.0 can still enter the top k). So no
+    query clears more than it summed. Both give the same result, bit for bit.
 
     Parameters
     ----------
@@ -336,8 +339,9 @@ class SparseVectors:
         min_score : float, optional
             Keep only rows scoring at least this.
         method : {"auto", "pruned", "scan"}
-            "auto" and "pruned": block by block; "scan": every row's lanes at once (the
-            reference). The same result, bit for bit.
+            "pruned": block by block; "scan": every row's lanes at once; "auto": "scan" when
+            the query's columns hold at least ``n / 2`` entries, else "pruned". The same
+            result, bit for bit.
 
         Returns
         -------
