@@ -411,7 +411,7 @@ class DenseVectors:
     @property
     def matrix(self) -> npt.NDArray[np.float32]:
         """The float rows read (read-only)."""
-        return self._core.matrix  # type: ignore[no-any-return]
+        return self._core.matrix
 
     def topk(
         self,
