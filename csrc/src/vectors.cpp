@@ -205,11 +205,12 @@ SparseHits SparseVectors::topk(const float* query, std::int64_t k, const std::ui
   check_k_query(k, query, dim_);
   // the entries the query's columns hold: when they reach half the rows, nearly every block is
   // touched and the scan's one pass over all rows costs no more than summing them (and is the
-  // faster loop); below that, the blocks the query misses are skipped
+  // faster loop while its lanes, 32 bytes a row, stay in the last-level cache); below that, or
+  // past kScanMaxRows rows, block by block (the blocks the query misses are skipped)
   std::int64_t entries = 0;
   for (std::int64_t j = 0; j < dim_; ++j)
     if (query[j] != 0.0f) entries += colptr_[j + 1] - colptr_[j];
-  if (2 * entries >= n_) return topk_scan(query, k, visible, min_score);
+  if (2 * entries >= n_ && n_ <= kScanMaxRows) return topk_scan(query, k, visible, min_score);
   return topk_blocked(query, k, visible, min_score);
 }
 

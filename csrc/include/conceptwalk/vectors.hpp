@@ -63,9 +63,12 @@ class SparseVectors {
   // Top k rows by dot product with `query` (dim float32, finite) among the rows with
   // visible[r] != 0 (nullable: all) scoring >= min_score (rows with no common dimension score
   // 0.0); by score descending, then row ascending. The work is the query's column entries: a
-  // query whose columns hold at least n / 2 entries takes topk_scan (its one pass over all rows
-  // costs no more than those entries), a narrower one topk_blocked (no work over the row
-  // blocks it misses). Never an O(n) clear beyond the entries summed.
+  // query whose columns hold at least n / 2 entries takes topk_scan when n <= kScanMaxRows
+  // (its one pass over all rows costs no more than those entries, and its lanes, 32 bytes a
+  // row, stay in the last-level cache), else topk_blocked (no work over the row blocks the
+  // query misses; lanes in the first-level cache). Never an O(n) clear beyond the entries
+  // summed. Measured on the hashing vectors' queries (~18 entries per row): the scan 0.31 ms
+  // vs blocked 0.36 ms at 20k rows, 3.3 vs 5.2 ms at 200k, 86 vs 33 ms at 1M.
   SparseHits topk(const float* query, std::int64_t k, const std::uint8_t* visible, double min_score) const;
 
   // Row block by row block (kRowBlock rows): the block's slices of the query's columns are
@@ -81,6 +84,7 @@ class SparseVectors {
   SparseHits topk_scan(const float* query, std::int64_t k, const std::uint8_t* visible, double min_score) const;
 
   static constexpr std::int64_t kRowBlock = 1024;
+  static constexpr std::int64_t kScanMaxRows = std::int64_t{1} << 19;  // 524,288 rows: 16 MiB of lanes
 
  private:
   SparseVectors() = default;

@@ -171,8 +171,10 @@ class SparseVectors:
 
     The work is the entries of the query's columns. A query whose columns hold at least half as
     many entries as there are rows (the built-in hashing vectors' queries hold ~18 per row: every
-    row is touched) sums every row's lanes at once, then ranks and clears them in one pass
-    (``method="scan"``); a narrower one runs block by block of 1,024 rows (``method="pruned"``):
+    row is touched) over at most 524,288 rows sums every row's lanes at once, then ranks and
+    clears them in one pass (``method="scan"``: its lanes, 32 bytes a row, stay in the
+    last-level cache); a narrower query, or a larger index, runs block by block of 1,024 rows
+    (``method="pruned"``; measured 2.6x faster than the scan at 1M rows):
     the block's slices of the query's columns are summed into one block of lanes that stays in
     the first-level cache, ranked and cleared as read, and a block the query misses costs
     nothing (its rows score 0.0 and are read only while a 0.0 can still enter the top k). So no
@@ -340,8 +342,8 @@ class SparseVectors:
             Keep only rows scoring at least this.
         method : {"auto", "pruned", "scan"}
             "pruned": block by block; "scan": every row's lanes at once; "auto": "scan" when
-            the query's columns hold at least ``n / 2`` entries, else "pruned". The same
-            result, bit for bit.
+            the query's columns hold at least ``n / 2`` entries and ``n <= 524288``, else
+            "pruned". The same result, bit for bit.
 
         Returns
         -------
