@@ -136,7 +136,7 @@ def test_large_sparse_index_over_many_blocks() -> None:
     """Rows spread over many row blocks, most of them missed by a narrow query (the blocks the
     query's columns miss score 0.0 and enter only while a 0.0 can)."""
     rng = np.random.default_rng(5)
-    n, d = 20000, 64
+    n, d = 90000, 64  # six row blocks of 16,384, the last one partial
     m = np.zeros((n, d), dtype=np.float32)
     m[rng.integers(0, n, 300), rng.integers(0, d, 300)] = rng.standard_normal(300).astype(np.float32)
     sv = SparseVectors.from_dense(m)
@@ -146,8 +146,9 @@ def test_large_sparse_index_over_many_blocks() -> None:
         q[q_dims] = 1.0
         for k in (1, 10, 400):
             want = reference(m, q, k, vis, lo)
-            rows, scores = sv.topk(q, k, visible=vis, min_score=lo)
-            assert rows.tolist() == want[0] and _bits(scores) == _bits(want[1])
+            for method in ("auto", "pruned"):
+                rows, scores = sv.topk(q, k, visible=vis, min_score=lo, method=method)
+                assert rows.tolist() == want[0] and _bits(scores) == _bits(want[1])
 
 
 def test_dense_index_reads_a_read_only_matrix_in_place_and_copies_a_writable_one() -> None:

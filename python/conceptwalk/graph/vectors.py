@@ -173,10 +173,10 @@ class SparseVectors:
     many entries as there are rows (the built-in hashing vectors' queries hold ~18 per row: every
     row is touched) over at most 524,288 rows sums every row's lanes at once, then ranks and
     clears them in one pass (``method="scan"``: its lanes, 32 bytes a row, stay in the
-    last-level cache); a narrower query, or a larger index, runs block by block of 1,024 rows
-    (``method="pruned"``; measured 2.6x faster than the scan at 1M rows):
+    last-level cache); a narrower query, or a larger index, runs block by block of 16,384 rows
+    (``method="pruned"``; measured 3.2x faster than the scan at 1M rows):
     the block's slices of the query's columns are summed into one block of lanes that stays in
-    the first-level cache, ranked and cleared as read, and a block the query misses costs
+    the second-level cache, ranked and cleared as read, and a block the query misses costs
     nothing (its rows score 0.0 and are read only while a 0.0 can still enter the top k). So no
     query clears more than it summed. Both give the same result, bit for bit.
 
