@@ -323,7 +323,9 @@ WORDS = ["graph", "walk", "push", "rank", "token", "alpha", "beta", ""]
 
 def op_text(fdp, g: LinkGraph, vm, mask) -> None:
     """The question-seeded graph_context in one call (``_core.graph_context_text``) and the
-    saved form of the sparse vectors (``SparseVectors.from_columns``), on arbitrary arguments.
+    saved form of the sparse vectors (``SparseVectors.from_columns``), its blocked top-k against
+    its scan and the int8-coded ``DenseVectors`` top-k against ``vector_topk``, on arbitrary
+    arguments.
     Run with the bytes the loop left over, so the corpus's earlier inputs decode as before."""
     from conceptwalk.graph.text import TextIndex
     from conceptwalk.graph.vectors import SparseVectors
@@ -370,6 +372,21 @@ def op_text(fdp, g: LinkGraph, vm, mask) -> None:
         q = np.array([f64(fdp) for _ in range(max(dim, 0))], dtype=np.float32)
         got, scores = sv.topk(q, fdp.ConsumeIntInRange(1, 8))
         assert np.all((got >= 0) & (got < sv.n)) and np.all(np.isfinite(scores))
+        # the blocked and the scan top-k agree (rows and score bits), over a mask and a threshold
+        vis = np.array([fdp.ConsumeBool() for _ in range(sv.n)], dtype=bool)
+        lo = f64(fdp) if fdp.ConsumeBool() else None
+        k = fdp.ConsumeIntInRange(1, 9)
+        a = sv.topk(q, k, visible=vis, min_score=lo, method=("auto", "pruned")[fdp.ConsumeIntInRange(0, 1)])
+        b = sv.topk(q, k, visible=vis, min_score=lo, method="scan")
+        assert a[0].tolist() == b[0].tolist() and a[1].view(np.uint64).tolist() == b[1].view(np.uint64).tolist()
+        # the int8-coded dense top-k against the full scan, on rows made of the same numbers
+        from conceptwalk.graph.vectors import DenseVectors, vector_topk_arrays
+
+        mat = np.array([f64(fdp) for _ in range(sv.n * sv.dim)], dtype=np.float32).reshape(sv.n, sv.dim)
+        dv = DenseVectors(mat)
+        a = dv.topk(q, k, visible=vis, min_score=lo, method=("auto", "pruned")[fdp.ConsumeIntInRange(0, 1)])
+        b = vector_topk_arrays(mat, q, k, visible=vis, min_score=lo)
+        assert a[0].tolist() == b[0].tolist() and a[1].view(np.uint64).tolist() == b[1].view(np.uint64).tolist()
 
 
 def target(data: bytes) -> None:

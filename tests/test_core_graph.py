@@ -177,6 +177,7 @@ conceptwalk._core.ContextResult.__init__
 conceptwalk._core.ContextBatch
 conceptwalk._core.ContextBatch.__init__
 conceptwalk._core.SparseVectors
+conceptwalk._core.DenseVectors
 """
 
 

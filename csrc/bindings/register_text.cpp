@@ -211,27 +211,4 @@ void register_text(py::module_& m) {
       "index"_a, "terms"_a, "k"_a, "visible"_a = py::none(), "eligible"_a = py::none(), "stats"_a = py::none(),
       "k1"_a = 1.2, "b"_a = 0.75,
       "BM25 top-k over the visible documents (MaxScore); returns (docs, scores, scored, postings_read).");
-
-  m.def(
-      "vector_topk",
-      [](const carray<float>& matrix, const carray<float>& query, std::int64_t k,
-         const std::optional<carray<std::uint8_t>>& visible, std::optional<double> min_score_opt) {
-        const double min_score = min_score_opt ? *min_score_opt : -std::numeric_limits<double>::infinity();
-        if (matrix.ndim() != 2)
-          throw py::value_error("matrix must be 2-dimensional, got " + std::to_string(matrix.ndim()) +
-                                " dimensions");
-        const std::int64_t n = matrix.shape(0), dim = matrix.shape(1);
-        check_1d(query, "query", static_cast<py::ssize_t>(dim));
-        const std::uint8_t* vis = opt_mask(visible, n, "visible");
-        const float* mp = matrix.data();
-        const float* qp = query.data();
-        cw::VectorHits r;
-        {
-          py::gil_scoped_release nogil;
-          r = cw::vector_topk(mp, n, dim, qp, k, vis, min_score);
-        }
-        return py::make_tuple(vector_to_array(std::move(r.rows)), vector_to_array(std::move(r.scores)));
-      },
-      "matrix"_a, "query"_a, "k"_a, "visible"_a = py::none(), "min_score"_a = py::none(),
-      "Exact top-k rows by dot product over the visible rows; returns (rows, scores).");
 }

@@ -14,9 +14,95 @@ const std::uint8_t* row_mask(const std::optional<carray<std::uint8_t>>& visible,
   return visible->data();
 }
 
+// 0: auto (pruned, or the scan for a large k), 1: always pruned, 2: the scan
+int method_code(const std::string& method) {
+  if (method == "auto") return 0;
+  if (method == "pruned") return 1;
+  if (method == "scan") return 2;
+  throw py::value_error("method must be 'auto', 'pruned' or 'scan', got '" + method + "'");
+}
+
+template <class Index>
+cw::VectorHits run_topk(const Index& ix, int method, const float* q, std::int64_t k, const std::uint8_t* vis,
+                        double min_score) {
+  if (method == 1) return ix.topk_pruned(q, k, vis, min_score);
+  if (method == 2) return ix.topk_scan(q, k, vis, min_score);
+  return ix.topk(q, k, vis, min_score);
+}
+
+// Dense rows and their codes; holds the rows' array so the index never outlives them.
+struct DenseIndex {
+  carray<float> matrix;
+  std::unique_ptr<cw::DenseVectors> ix;
+};
+
 }  // namespace
 
 void register_vectors(py::module_& m) {
+  m.def(
+      "vector_topk",
+      [](const carray<float>& matrix, const carray<float>& query, std::int64_t k,
+         const std::optional<carray<std::uint8_t>>& visible, std::optional<double> min_score_opt) {
+        const double min_score = min_score_opt ? *min_score_opt : -std::numeric_limits<double>::infinity();
+        if (matrix.ndim() != 2)
+          throw py::value_error("matrix must be 2-dimensional, got " + std::to_string(matrix.ndim()) +
+                                " dimensions");
+        const std::int64_t n = matrix.shape(0), dim = matrix.shape(1);
+        check_1d(query, "query", static_cast<py::ssize_t>(dim));
+        const std::uint8_t* vis = row_mask(visible, n);
+        const float* mp = matrix.data();
+        const float* qp = query.data();
+        cw::VectorHits r;
+        {
+          py::gil_scoped_release nogil;
+          r = cw::vector_topk(mp, n, dim, qp, k, vis, min_score);
+        }
+        return py::make_tuple(vector_to_array(std::move(r.rows)), vector_to_array(std::move(r.scores)));
+      },
+      "matrix"_a, "query"_a, "k"_a, "visible"_a = py::none(), "min_score"_a = py::none(),
+      "Exact top-k rows by dot product over the visible rows; returns (rows, scores).");
+
+  py::class_<DenseIndex, std::shared_ptr<DenseIndex>>(
+      m, "DenseVectors", "Dense rows with per-row int8 codes, for a pruned exact dot-product top-k.")
+      .def(py::init([](const carray<float>& matrix) {
+             if (matrix.ndim() != 2)
+               throw py::value_error("matrix must be 2-dimensional, got " + std::to_string(matrix.ndim()) +
+                                     " dimensions");
+             const std::int64_t n = matrix.shape(0), dim = matrix.shape(1);
+             auto h = std::make_shared<DenseIndex>();
+             h->matrix = matrix;
+             const float* mp = h->matrix.data();
+             {
+               py::gil_scoped_release nogil;
+               h->ix = std::make_unique<cw::DenseVectors>(mp, n, dim);
+             }
+             return h;
+           }),
+           "matrix"_a)
+      .def_property_readonly("rows", [](const DenseIndex& h) { return h.ix->rows(); })
+      .def_property_readonly("dim", [](const DenseIndex& h) { return h.ix->dim(); })
+      .def_property_readonly(
+          "matrix", [](const DenseIndex& h) { return h.matrix; }, "The rows (the array held).")
+      .def(
+          "topk",
+          [](const DenseIndex& h, const carray<float>& query, std::int64_t k,
+             const std::optional<carray<std::uint8_t>>& visible, std::optional<double> min_score_opt,
+             const std::string& method) {
+            const int code = method_code(method);
+            const double min_score = min_score_opt ? *min_score_opt : -std::numeric_limits<double>::infinity();
+            check_1d(query, "query", static_cast<py::ssize_t>(h.ix->dim()));
+            const std::uint8_t* vis = row_mask(visible, h.ix->rows());
+            const float* qp = query.data();
+            cw::VectorHits r;
+            {
+              py::gil_scoped_release nogil;
+              r = run_topk(*h.ix, code, qp, k, vis, min_score);
+            }
+            return py::make_tuple(vector_to_array(std::move(r.rows)), vector_to_array(std::move(r.scores)));
+          },
+          "query"_a, "k"_a, "visible"_a = py::none(), "min_score"_a = py::none(), "method"_a = "auto",
+          "Exact top-k rows by dot product over the visible rows (vector_topk's result); returns (rows, scores).");
+
   py::class_<cw::SparseVectors, std::shared_ptr<cw::SparseVectors>>(
       m, "SparseVectors", "Sparse rows indexed by dimension, for exact dot-product top-k.")
       .def(py::init([](std::int64_t n, std::int64_t dim, const carray<std::int64_t>& indptr,
@@ -62,7 +148,9 @@ void register_vectors(py::module_& m) {
       .def(
           "topk",
           [](const cw::SparseVectors& sv, const carray<float>& query, std::int64_t k,
-             const std::optional<carray<std::uint8_t>>& visible, std::optional<double> min_score_opt) {
+             const std::optional<carray<std::uint8_t>>& visible, std::optional<double> min_score_opt,
+             const std::string& method) {
+            const int code = method_code(method);
             const double min_score = min_score_opt ? *min_score_opt : -std::numeric_limits<double>::infinity();
             check_1d(query, "query", static_cast<py::ssize_t>(sv.dim()));
             const std::uint8_t* vis = row_mask(visible, sv.rows());
@@ -70,10 +158,10 @@ void register_vectors(py::module_& m) {
             cw::SparseHits r;
             {
               py::gil_scoped_release nogil;
-              r = sv.topk(qp, k, vis, min_score);
+              r = run_topk(sv, code, qp, k, vis, min_score);
             }
             return py::make_tuple(vector_to_array(std::move(r.rows)), vector_to_array(std::move(r.scores)));
           },
-          "query"_a, "k"_a, "visible"_a = py::none(), "min_score"_a = py::none(),
+          "query"_a, "k"_a, "visible"_a = py::none(), "min_score"_a = py::none(), "method"_a = "auto",
           "Exact top-k rows by dot product over the visible rows; returns (rows, scores).");
 }

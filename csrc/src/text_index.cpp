@@ -726,38 +726,4 @@ TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_t
   return out;
 }
 
-double dot_fixed(const float* a, const float* b, std::int64_t dim) {
-  double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
-  std::int64_t j = 0;
-  for (; j + 4 <= dim; j += 4) {
-    a0 += static_cast<double>(a[j]) * static_cast<double>(b[j]);
-    a1 += static_cast<double>(a[j + 1]) * static_cast<double>(b[j + 1]);
-    a2 += static_cast<double>(a[j + 2]) * static_cast<double>(b[j + 2]);
-    a3 += static_cast<double>(a[j + 3]) * static_cast<double>(b[j + 3]);
-  }
-  for (; j < dim; ++j) a0 += static_cast<double>(a[j]) * static_cast<double>(b[j]);
-  return (a0 + a1) + (a2 + a3);
-}
-
-VectorHits vector_topk(const float* matrix, std::int64_t n, std::int64_t dim, const float* query, std::int64_t k,
-                       const std::uint8_t* visible, double min_score) {
-  if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
-  if (n < 0 || dim < 0) throw InvalidArgument("matrix shape must be non-negative");
-  const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, std::max<std::int64_t>(n, 0)));
-  VectorHits out;
-  if (kk == 0) return out;
-  TopK top(kk);
-  for (std::int64_t r = 0; r < n; ++r) {
-    if (visible != nullptr && !visible[r]) continue;
-    const double s = dot_fixed(matrix + r * dim, query, dim);
-    if (std::isnan(s) || !(s >= min_score)) continue;
-    top.offer(ScoredIndex{s, static_cast<node_t>(r)});
-  }
-  for (const ScoredIndex& h : std::move(top).sorted()) {
-    out.rows.push_back(h.index);
-    out.scores.push_back(h.score);
-  }
-  return out;
-}
-
 }  // namespace cw

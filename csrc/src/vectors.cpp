@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <string>
 
 #include "conceptwalk/common.hpp"
@@ -12,19 +14,71 @@ namespace cw {
 
 namespace {
 
-// Per-thread scratch: four lane sums per row, all zero between calls.
+// Per-thread scratch of the sparse top-k. Clean between calls: lanes all zero. A call that
+// throws half-way leaves `dirty` set, and the next call clears them once.
 struct Scratch {
-  std::vector<double> acc;
+  std::vector<double> lanes;  // four lane sums per row: n rows (topk_scan), one row block (topk)
+  std::vector<std::int32_t> qdims;
+  bool dirty = false;
 };
 
-Scratch& scratch(std::int64_t n) {
+Scratch& scratch() {
   thread_local Scratch s;
-  const std::size_t need = static_cast<std::size_t>(n);
-  if (s.acc.size() < 4 * need) s.acc.resize(4 * need, 0.0);
+  if (s.dirty) {
+    std::fill(s.lanes.begin(), s.lanes.end(), 0.0);
+    s.dirty = false;
+  }
   return s;
 }
 
+void check_k_query(std::int64_t k, const float* query, std::int64_t dim) {
+  if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
+  for (std::int64_t j = 0; j < dim; ++j)
+    if (!std::isfinite(query[j])) throw InvalidArgument("query must be finite");
+}
+
+VectorHits unpack(TopK&& top) {
+  VectorHits out;
+  const std::vector<ScoredIndex> best = std::move(top).sorted();
+  out.rows.reserve(best.size());
+  out.scores.reserve(best.size());
+  for (const ScoredIndex& h : best) {
+    out.rows.push_back(h.index);
+    out.scores.push_back(h.score);
+  }
+  return out;
+}
+
 }  // namespace
+
+double dot_fixed(const float* a, const float* b, std::int64_t dim) {
+  double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+  std::int64_t j = 0;
+  for (; j + 4 <= dim; j += 4) {
+    a0 += static_cast<double>(a[j]) * static_cast<double>(b[j]);
+    a1 += static_cast<double>(a[j + 1]) * static_cast<double>(b[j + 1]);
+    a2 += static_cast<double>(a[j + 2]) * static_cast<double>(b[j + 2]);
+    a3 += static_cast<double>(a[j + 3]) * static_cast<double>(b[j + 3]);
+  }
+  for (; j < dim; ++j) a0 += static_cast<double>(a[j]) * static_cast<double>(b[j]);
+  return (a0 + a1) + (a2 + a3);
+}
+
+VectorHits vector_topk(const float* matrix, std::int64_t n, std::int64_t dim, const float* query, std::int64_t k,
+                       const std::uint8_t* visible, double min_score) {
+  if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
+  if (n < 0 || dim < 0) throw InvalidArgument("matrix shape must be non-negative");
+  const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, std::max<std::int64_t>(n, 0)));
+  if (kk == 0) return VectorHits{};
+  TopK top(kk);
+  for (std::int64_t r = 0; r < n; ++r) {
+    if (visible != nullptr && !visible[r]) continue;
+    const double s = dot_fixed(matrix + r * dim, query, dim);
+    if (std::isnan(s) || !(s >= min_score)) continue;
+    top.offer(ScoredIndex{s, static_cast<node_t>(r)});
+  }
+  return unpack(std::move(top));
+}
 
 SparseVectors::SparseVectors(std::int64_t n, std::int64_t dim, const std::int64_t* indptr,
                              const std::int32_t* indices, const float* values, std::int64_t nnz)
@@ -63,6 +117,7 @@ SparseVectors::SparseVectors(std::int64_t n, std::int64_t dim, const std::int64_
       rows_[p] = static_cast<std::int32_t>(r);
       vals_[p] = values[e];
     }
+  index_blocks();
 }
 
 SparseVectors SparseVectors::from_columns(std::int64_t n, std::int64_t dim, const std::int64_t* colptr,
@@ -90,23 +145,38 @@ SparseVectors SparseVectors::from_columns(std::int64_t n, std::int64_t dim, cons
   out.colptr_.assign(colptr, colptr + dim + 1);
   out.rows_.assign(rows, rows + nnz);
   out.vals_.assign(values, values + nnz);
+  out.index_blocks();
   return out;
 }
 
-SparseHits SparseVectors::topk(const float* query, std::int64_t k, const std::uint8_t* visible,
-                               double min_score) const {
-  if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
-  for (std::int64_t j = 0; j < dim_; ++j)
-    if (!std::isfinite(query[j])) throw InvalidArgument("query must be finite");
-  SparseHits out;
+void SparseVectors::index_blocks() {
+  const std::int64_t nblk = (n_ + kRowBlock - 1) / kRowBlock;
+  blockptr_.assign(static_cast<std::size_t>((nblk + 1) * dim_), 0);
+  for (std::int64_t j = 0; j < dim_; ++j) {
+    std::int64_t e = colptr_[j];
+    for (std::int64_t b = 0; b <= nblk; ++b) {
+      const std::int64_t lo = b * kRowBlock;
+      while (e < colptr_[j + 1] && rows_[e] < lo) ++e;
+      blockptr_[b * dim_ + j] = e;
+    }
+  }
+}
+
+SparseHits SparseVectors::topk_scan(const float* query, std::int64_t k, const std::uint8_t* visible,
+                                    double min_score) const {
+  check_k_query(k, query, dim_);
   const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, n_));
-  if (kk == 0) return out;
-  Scratch& s = scratch(n_);
-  double* acc = s.acc.data();
+  if (kk == 0) return SparseHits{};
+  TopK top(kk);
+  Scratch& s = scratch();
+  const std::size_t need = 4 * static_cast<std::size_t>(n_);
+  if (s.lanes.size() < need) s.lanes.resize(need, 0.0);
+  double* acc = s.lanes.data();
   const std::int64_t main = dim_ - dim_ % 4;
+  s.dirty = true;
   // columns ascending: each lane sums in ascending j. Every row's lanes are accumulated (a
   // hidden row's sums are never read: its score is neither kept nor compared), which keeps the
-  // loop free of branches; the visible rows are picked in the scan below.
+  // loop free of branches; the visible rows are picked in the scan below, which also clears.
   for (std::int64_t j = 0; j < dim_; ++j) {
     const float qf = query[j];
     if (qf == 0.0f) continue;
@@ -117,7 +187,6 @@ SparseHits SparseVectors::topk(const float* query, std::int64_t k, const std::ui
     for (std::int64_t e = colptr_[j], end = colptr_[j + 1]; e < end; ++e)
       lane[4 * static_cast<std::int64_t>(rp[e])] += static_cast<double>(vp[e]) * q;
   }
-  TopK top(kk);
   // a row sharing no dimension with the query scores (0 + 0) + (0 + 0) = 0.0, as the dense scan
   for (std::int64_t r = 0; r < n_; ++r) {
     double* a = acc + 4 * r;
@@ -127,14 +196,218 @@ SparseHits SparseVectors::topk(const float* query, std::int64_t k, const std::ui
     }
     a[0] = a[1] = a[2] = a[3] = 0.0;
   }
-  const std::vector<ScoredIndex> best = std::move(top).sorted();
-  out.rows.reserve(best.size());
-  out.scores.reserve(best.size());
-  for (const ScoredIndex& h : best) {
-    out.rows.push_back(h.index);
-    out.scores.push_back(h.score);
+  s.dirty = false;
+  return unpack(std::move(top));
+}
+
+SparseHits SparseVectors::topk(const float* query, std::int64_t k, const std::uint8_t* visible,
+                               double min_score) const {
+  check_k_query(k, query, dim_);
+  // the entries the query's columns hold: when they reach half the rows, nearly every block is
+  // touched and the scan's one pass over all rows costs no more than summing them (and is the
+  // faster loop while its lanes, 32 bytes a row, stay in the last-level cache); below that, or
+  // past kScanMaxRows rows, block by block (the blocks the query misses are skipped)
+  std::int64_t entries = 0;
+  for (std::int64_t j = 0; j < dim_; ++j)
+    if (query[j] != 0.0f) entries += colptr_[j + 1] - colptr_[j];
+  if (2 * entries >= n_ && n_ <= kScanMaxRows) return topk_scan(query, k, visible, min_score);
+  return topk_blocked(query, k, visible, min_score);
+}
+
+SparseHits SparseVectors::topk_blocked(const float* query, std::int64_t k, const std::uint8_t* visible,
+                                       double min_score) const {
+  check_k_query(k, query, dim_);
+  const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, n_));
+  if (kk == 0) return SparseHits{};
+  TopK top(kk);
+  Scratch& s = scratch();
+  s.qdims.clear();
+  for (std::int64_t j = 0; j < dim_; ++j)
+    if (query[j] != 0.0f && colptr_[j + 1] > colptr_[j]) s.qdims.push_back(static_cast<std::int32_t>(j));
+  const std::size_t need = 4 * static_cast<std::size_t>(kRowBlock);
+  if (s.lanes.size() < need) s.lanes.resize(need, 0.0);
+  double* lanes = s.lanes.data();
+  const std::int64_t main = dim_ - dim_ % 4;
+  const std::int32_t* rp = rows_.data();
+  const float* vp = vals_.data();
+  const std::int64_t nblk = (n_ + kRowBlock - 1) / kRowBlock;
+  s.dirty = true;
+  for (std::int64_t b = 0; b < nblk; ++b) {
+    const std::int64_t r0 = b * kRowBlock, r1 = std::min<std::int64_t>(r0 + kRowBlock, n_);
+    const std::int64_t* from = blockptr_.data() + b * dim_;
+    const std::int64_t* to = from + dim_;
+    bool touched = false;
+    // the block's lanes over the query's columns, ascending: each lane sums in ascending j
+    for (const std::int32_t j : s.qdims) {
+      const std::int64_t e0 = from[j], e1 = to[j];
+      if (e0 == e1) continue;
+      touched = true;
+      const double q = static_cast<double>(query[j]);
+      double* lane = lanes + (j < main ? (j & 3) : 0);
+      const std::int32_t base = static_cast<std::int32_t>(r0);
+      for (std::int64_t e = e0; e < e1; ++e)
+        lane[4 * static_cast<std::uint32_t>(rp[e] - base)] += static_cast<double>(vp[e]) * q;
+    }
+    if (!touched) {
+      // every row of the block scores 0.0: rows enter by row ascending while 0.0 is admitted
+      if (!(0.0 >= min_score) || !top.admits(ScoredIndex{0.0, static_cast<std::int32_t>(r0)})) continue;
+      for (std::int64_t r = r0; r < r1; ++r) {
+        if (visible != nullptr && !visible[r]) continue;
+        const ScoredIndex h{0.0, static_cast<std::int32_t>(r)};
+        if (!top.admits(h)) break;
+        top.offer(h);
+      }
+      continue;
+    }
+    // a row sharing no dimension with the query scores (0 + 0) + (0 + 0) = 0.0, as the dense scan
+    for (std::int64_t r = r0; r < r1; ++r) {
+      double* a = lanes + 4 * (r - r0);
+      if (visible == nullptr || visible[r]) {
+        const ScoredIndex h{(a[0] + a[1]) + (a[2] + a[3]), static_cast<std::int32_t>(r)};
+        if (h.score >= min_score && top.admits(h)) top.offer(h);
+      }
+      a[0] = a[1] = a[2] = a[3] = 0.0;
+    }
   }
-  return out;
+  s.dirty = false;
+  return unpack(std::move(top));
+}
+
+namespace {
+
+constexpr std::int64_t kMaxCodedDim = 131072;  // dim * 127 * 127 < 2**31: the integer dot is exact
+
+std::int32_t dot_i8(const std::int8_t* a, const std::int8_t* b, std::int64_t dim) {
+  std::int32_t s = 0;
+  for (std::int64_t j = 0; j < dim; ++j) s += static_cast<std::int16_t>(a[j]) * static_cast<std::int16_t>(b[j]);
+  return s;
+}
+
+struct DenseCand {
+  double ub;
+  std::int32_t row;
+};
+
+struct DenseScratch {
+  std::vector<std::int8_t> qcode;
+  std::vector<double> heap;  // the k largest lower bounds so far (a min-heap)
+  std::vector<DenseCand> cand;
+};
+
+DenseScratch& dense_scratch() {
+  thread_local DenseScratch s;
+  return s;
+}
+
+}  // namespace
+
+DenseVectors::DenseVectors(const float* matrix, std::int64_t n, std::int64_t dim) : m_(matrix), n_(n), dim_(dim) {
+  if (n < 0 || n > INT32_MAX) throw InvalidArgument("rows must be in [0, 2**31 - 1], got " + std::to_string(n));
+  if (dim < 0) throw InvalidArgument("dim must be non-negative, got " + std::to_string(dim));
+  for (std::int64_t i = 0, size = n * dim; i < size; ++i)
+    if (!std::isfinite(matrix[i])) throw InvalidArgument("matrix must be finite");
+  if (dim > kMaxCodedDim) return;  // no codes: topk scans
+  code_.resize(static_cast<std::size_t>(n * dim));
+  scale_.resize(static_cast<std::size_t>(n));
+  err_.resize(static_cast<std::size_t>(n));
+  l1_.resize(static_cast<std::size_t>(n));
+  for (std::int64_t r = 0; r < n; ++r) {
+    const float* v = matrix + r * dim;
+    std::int8_t* c = code_.data() + r * dim;
+    float mx = 0.0f;
+    double l1 = 0.0;
+    for (std::int64_t j = 0; j < dim; ++j) {
+      mx = std::max(mx, std::fabs(v[j]));
+      l1 += std::fabs(static_cast<double>(v[j]));
+    }
+    const float sc = mx / 127.0f;
+    double err = 0.0;
+    for (std::int64_t j = 0; j < dim; ++j) {
+      double q = sc > 0.0f ? std::nearbyint(static_cast<double>(v[j]) / static_cast<double>(sc)) : 0.0;
+      q = std::min(127.0, std::max(-127.0, q));
+      c[j] = static_cast<std::int8_t>(q);
+      err = std::max(err, std::fabs(static_cast<double>(v[j]) - static_cast<double>(sc) * q));
+    }
+    scale_[r] = sc;
+    // rounded up: the differences and the sum above are within a few ulps
+    err_[r] = err * (1.0 + 0x1p-40) + static_cast<double>(mx) * 0x1p-45;
+    l1_[r] = l1 * (1.0 + static_cast<double>(dim + 2) * 0x1p-52);
+  }
+}
+
+VectorHits DenseVectors::topk(const float* query, std::int64_t k, const std::uint8_t* visible,
+                              double min_score) const {
+  check_k_query(k, query, dim_);
+  if (8 * std::min<std::int64_t>(k, n_) >= n_) return vector_topk(m_, n_, dim_, query, k, visible, min_score);
+  return topk_pruned(query, k, visible, min_score);
+}
+
+VectorHits DenseVectors::topk_pruned(const float* query, std::int64_t k, const std::uint8_t* visible,
+                                     double min_score) const {
+  check_k_query(k, query, dim_);
+  const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, n_));
+  if (kk == 0) return VectorHits{};
+  float qmx = 0.0f;
+  for (std::int64_t j = 0; j < dim_; ++j) qmx = std::max(qmx, std::fabs(query[j]));
+  // nothing to prune: no codes, or a zero query (every score is 0.0)
+  if (code_.empty() || qmx == 0.0f) return vector_topk(m_, n_, dim_, query, k, visible, min_score);
+  DenseScratch& s = dense_scratch();
+  s.qcode.resize(static_cast<std::size_t>(dim_));
+  const double tq = static_cast<double>(qmx) / 127.0;
+  double errq = 0.0;
+  std::int64_t q1 = 0;
+  for (std::int64_t j = 0; j < dim_; ++j) {
+    double q = std::nearbyint(static_cast<double>(query[j]) / tq);
+    q = std::min(127.0, std::max(-127.0, q));
+    s.qcode[j] = static_cast<std::int8_t>(q);
+    q1 += static_cast<std::int64_t>(std::fabs(q));
+    errq = std::max(errq, std::fabs(static_cast<double>(query[j]) - tq * q));
+  }
+  errq = errq * (1.0 + 0x1p-40) + static_cast<double>(qmx) * 0x1p-45;
+  const double eq1 = tq * static_cast<double>(q1) * (1.0 + 0x1p-50);
+  // the exact double lanes differ from the real dot product by at most gamma_dim * qmx * l1
+  const double round_rel = static_cast<double>(dim_ + 8) * 0x1p-52;
+  s.heap.clear();
+  s.heap.reserve(kk);
+  s.cand.clear();
+  TopK top(kk);
+  double lb_k = -std::numeric_limits<double>::infinity();
+  const std::size_t compact_at = 4 * kk + 4096;
+  const std::int8_t* qc = s.qcode.data();
+  for (std::int64_t r = 0; r < n_; ++r) {
+    if (visible != nullptr && !visible[r]) continue;
+    const std::int32_t dot = dot_i8(code_.data() + r * dim_, qc, dim_);
+    const double a = tq * static_cast<double>(scale_[r]) * static_cast<double>(dot);
+    const double sl =
+        (err_[r] * eq1 + errq * l1_[r] + round_rel * (static_cast<double>(qmx) * l1_[r] + std::fabs(a))) *
+        (1.0 + 0x1p-30);
+    const double lb = a - sl, ub = a + sl;
+    if (s.heap.size() < kk) {
+      s.heap.push_back(lb);
+      std::push_heap(s.heap.begin(), s.heap.end(), std::greater<double>());
+      if (s.heap.size() == kk) lb_k = s.heap.front();
+    } else if (lb > s.heap.front()) {
+      std::pop_heap(s.heap.begin(), s.heap.end(), std::greater<double>());
+      s.heap.back() = lb;
+      std::push_heap(s.heap.begin(), s.heap.end(), std::greater<double>());
+      lb_k = s.heap.front();
+    }
+    if (ub >= lb_k && ub >= min_score) {
+      s.cand.push_back(DenseCand{ub, static_cast<std::int32_t>(r)});
+      if (s.cand.size() >= compact_at) {
+        std::size_t w = 0;
+        for (const DenseCand& c : s.cand)
+          if (c.ub >= lb_k) s.cand[w++] = c;
+        s.cand.resize(w);
+      }
+    }
+  }
+  for (const DenseCand& c : s.cand) {
+    if (c.ub < lb_k) continue;
+    const ScoredIndex h{dot_fixed(m_ + static_cast<std::int64_t>(c.row) * dim_, query, dim_), c.row};
+    if (h.score >= min_score && top.admits(h)) top.offer(h);
+  }
+  return unpack(std::move(top));
 }
 
 }  // namespace cw

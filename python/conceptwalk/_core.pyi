@@ -545,6 +545,26 @@ class SparseVectors:
         k: _Int,
         visible: npt.ArrayLike | None = None,
         min_score: _Float | None = None,
+        method: str = "auto",
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]: ...
+
+class DenseVectors:
+    """Dense rows with per-row int8 codes, for a pruned exact dot-product top-k."""
+
+    def __init__(self, matrix: npt.ArrayLike) -> None: ...
+    @property
+    def rows(self) -> int: ...
+    @property
+    def dim(self) -> int: ...
+    @property
+    def matrix(self) -> npt.NDArray[np.float32]: ...
+    def topk(
+        self,
+        query: npt.ArrayLike,
+        k: _Int,
+        visible: npt.ArrayLike | None = None,
+        min_score: _Float | None = None,
+        method: str = "auto",
     ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]: ...
 
 # (docs, scores, scored, postings_read)

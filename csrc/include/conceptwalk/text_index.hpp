@@ -140,19 +140,4 @@ inline double bm25_term(double idf, std::int32_t tf, std::int32_t dl, double avg
 // Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)); positive for every 1 <= df <= N.
 double bm25_idf(std::int64_t n_docs, std::int64_t df);
 
-struct VectorHits {
-  std::vector<std::int32_t> rows;
-  std::vector<double> scores;
-};
-
-// Exact top-k rows of `matrix` (n x dim, row-major float32) by dot product with `query`, over the
-// rows with visible[r] != 0 (nullable: all), keeping only scores >= min_score; by score
-// descending, then row ascending. Each dot product is accumulated in double in a fixed order that
-// depends only on that row and the query (never on other rows or threads).
-VectorHits vector_topk(const float* matrix, std::int64_t n, std::int64_t dim, const float* query, std::int64_t k,
-                       const std::uint8_t* visible, double min_score);
-
-// The dot product vector_topk uses (fixed summation order).
-double dot_fixed(const float* a, const float* b, std::int64_t dim);
-
 }  // namespace cw

@@ -38,7 +38,16 @@ import numpy.typing as npt
 from .. import _core
 from ..errors import InputError
 
-__all__ = ["EXACT_MAX_ROWS", "SparseVectors", "vector_topk", "vector_topk_arrays"]
+__all__ = ["EXACT_MAX_ROWS", "DenseVectors", "SparseVectors", "vector_topk", "vector_topk_arrays"]
+
+_METHODS = ("auto", "pruned", "scan")
+
+
+def _check_method(method: Any) -> str:
+    if method not in _METHODS:
+        raise InputError(f"method must be one of {', '.join(map(repr, _METHODS))}, got {method!r}")
+    return str(method)
+
 
 #: The documented size up to which brute force is the search (rows; beyond it plug in an ANN
 #: index with filtered search as described above). Not enforced: brute force stays exact.
@@ -158,7 +167,18 @@ class SparseVectors:
     ``j`` in lane ``j % 4``, the ``dim % 4`` trailing ones in lane 0, each lane in ascending
     ``j``) without its zero products, which never change a lane: so it equals, bit for bit, the
     dense :func:`vector_topk_arrays` score of that row, and depends only on that row and the
-    query (a hidden row is never read). Ties break by row ascending.
+    query (a hidden row is never ranked). Ties break by row ascending.
+
+    The work is the entries of the query's columns. A query whose columns hold at least half as
+    many entries as there are rows (the built-in hashing vectors' queries hold ~18 per row: every
+    row is touched) over at most 524,288 rows sums every row's lanes at once, then ranks and
+    clears them in one pass (``method="scan"``: its lanes, 32 bytes a row, stay in the
+    last-level cache); a narrower query, or a larger index, runs block by block of 16,384 rows
+    (``method="pruned"``; measured 3.2x faster than the scan at 1M rows):
+    the block's slices of the query's columns are summed into one block of lanes that stays in
+    the second-level cache, ranked and cleared as read, and a block the query misses costs
+    nothing (its rows score 0.0 and are read only while a 0.0 can still enter the top k). So no
+    query clears more than it summed. Both give the same result, bit for bit.
 
     Parameters
     ----------
@@ -305,6 +325,7 @@ class SparseVectors:
         *,
         visible: npt.NDArray[np.bool_] | None = None,
         min_score: float | None = None,
+        method: str = "auto",
     ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
         """Top ``k`` rows by dot product with ``query`` over the visible rows scoring at least
         ``min_score``, as :func:`vector_topk_arrays` gives them on the dense rows.
@@ -319,12 +340,112 @@ class SparseVectors:
             Only these rows are read and ranked.
         min_score : float, optional
             Keep only rows scoring at least this.
+        method : {"auto", "pruned", "scan"}
+            "pruned": block by block; "scan": every row's lanes at once; "auto": "scan" when
+            the query's columns hold at least ``n / 2`` entries and ``n <= 524288``, else
+            "pruned". The same result, bit for bit.
 
         Returns
         -------
         (rows int32, scores float64)
             By score descending, then row ascending.
         """
+        meth = _check_method(method)
         q, vis, lo = _topk_args(k, query, self.dim, self.n, visible, min_score)
-        rows, scores = self._core.topk(q, int(k), vis, lo)
+        rows, scores = self._core.topk(q, int(k), vis, lo, meth)
+        return rows, scores
+
+
+class DenseVectors:
+    """Dense rows with per-row int8 codes, for the exact top-k of :func:`vector_topk_arrays`
+    with far fewer float operations.
+
+    Row ``r`` is coded as ``scale[r] * code[r]`` (``scale = max|v| / 127``, codes rounded to
+    nearest), with its largest coding error and its L1 norm; the query is coded the same way.
+    The integer dot product is exact, so each row gets an approximate score with a proven error
+    bound that depends on that row and the query only. The rows whose upper bound reaches the
+    k-th best lower bound among the visible rows are re-scored exactly from the float rows, in
+    :func:`vector_topk_arrays`' fixed order: the result (rows, order and score bits) is the full
+    scan's, and deleting hidden rows cannot change a visible row's code, bound, score or rank.
+    A ``k`` of at least an eighth of the rows scans (nothing to prune).
+
+    Parameters
+    ----------
+    matrix : (n, dim) array
+        float32 rows (finite). The index reads them in place when they are a read-only float32
+        C-contiguous array, and holds a read-only copy otherwise.
+
+    Examples
+    --------
+    >>> m = np.array([[1, 0], [0.6, 0.8], [0, 1]], dtype=np.float32)
+    >>> dv = DenseVectors(m)
+    >>> rows, scores = dv.topk(np.array([1, 0], dtype=np.float32), 2, method="pruned")
+    >>> rows.tolist(), scores.tolist()
+    ([0, 1], [1.0, 0.6000000238418579])
+    >>> [a.tolist() for a in dv.topk(np.array([1, 0], dtype=np.float32), 2)] == [rows.tolist(), scores.tolist()]
+    True
+    """
+
+    __slots__ = ("_core",)
+
+    def __init__(self, matrix: npt.ArrayLike) -> None:
+        mat = np.asarray(matrix)
+        if mat.ndim != 2:
+            raise InputError(f"matrix must be 2-dimensional, got shape {mat.shape}")
+        if mat.dtype != np.float32 or not mat.flags.c_contiguous or mat.flags.writeable:
+            mat = np.array(mat, dtype=np.float32, order="C", copy=True)
+            mat.setflags(write=False)
+        try:
+            self._core = _core.DenseVectors(mat)
+        except ValueError as e:
+            raise InputError(f"DenseVectors: {e}") from None
+
+    @property
+    def n(self) -> int:
+        """Rows."""
+        return int(self._core.rows)
+
+    @property
+    def dim(self) -> int:
+        """Dimensions."""
+        return int(self._core.dim)
+
+    @property
+    def matrix(self) -> npt.NDArray[np.float32]:
+        """The float rows read (read-only)."""
+        return self._core.matrix
+
+    def topk(
+        self,
+        query: npt.ArrayLike,
+        k: int,
+        *,
+        visible: npt.NDArray[np.bool_] | Any = None,
+        min_score: float | None = None,
+        method: str = "auto",
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+        """:func:`vector_topk_arrays` over the rows, pruned by the codes' bounds.
+
+        Parameters
+        ----------
+        query : (dim,) array
+            The query vector (finite).
+        k : int
+            The most rows.
+        visible : boolean mask of shape (n,), or a prepared VisibilityMask, optional
+            Only these rows are read and ranked.
+        min_score : float, optional
+            Keep only rows scoring at least this.
+        method : {"auto", "pruned", "scan"}
+            "auto": pruned unless ``k`` is at least an eighth of the rows; "pruned": always;
+            "scan": :func:`vector_topk_arrays`. The same result, bit for bit.
+
+        Returns
+        -------
+        (rows int32, scores float64)
+            By score descending, then row ascending.
+        """
+        meth = _check_method(method)
+        q, vis, lo = _topk_args(k, query, self.dim, self.n, visible, min_score)
+        rows, scores = self._core.topk(q, int(k), vis, lo, meth)
         return rows, scores

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from .embed import HashingEmbedder, normalize_text
 from ..errors import ConceptwalkError, InputError
 from ..graph import CORE_VERSION, EDGE_ANNOTATION_KEYS, LinkGraph, VisibilityMask
-from ..graph.vectors import SparseVectors
+from ..graph.vectors import DenseVectors, SparseVectors
 from ..graph.view import View
 from ..tools.common import source_kind
 from .config import WalkConfig
@@ -397,12 +397,15 @@ class Snapshot:
             {"colptr": colptr, "rows": rows, "values": values, "shape": shape},
         )
 
-    def concept_columns(self, embedder: Any, config: WalkConfig) -> SparseVectors | None:
-        """:meth:`concept_embeddings` indexed by dimension (compiled; bit for bit the dense
-        scores), when the vectors are sparse (at most :data:`SPARSE_DENSITY` of the entries
-        nonzero, as the hashing embedder's are); None when they are dense. With the built-in
-        hashing embedder and no stored vectors under its name, the rows are hashed straight
-        into the index (:meth:`HashingEmbedder.embed_csr`): the dense matrix is never made."""
+    def concept_columns(self, embedder: Any, config: WalkConfig) -> SparseVectors | DenseVectors | None:
+        """:meth:`concept_embeddings` as a compiled exact top-k index (bit for bit the dense
+        scan's scores and order): indexed by dimension (:class:`SparseVectors`) when the
+        vectors are sparse (at most :data:`SPARSE_DENSITY` of the entries nonzero, as the
+        hashing embedder's are), else int8-coded rows (:class:`DenseVectors`, e.g. a sentence
+        model's); None when the matrix is empty or not finite (the plain scan then reads it).
+        With the built-in hashing embedder and no stored vectors under its name, the rows are
+        hashed straight into the index (:meth:`HashingEmbedder.embed_csr`): the dense matrix is
+        never made."""
 
         def build() -> Any:
             if isinstance(embedder, HashingEmbedder) and not self.source.stores_embeddings(embedder):
@@ -426,8 +429,13 @@ class Snapshot:
                     return vectors
             mat = self.concept_embeddings(embedder, config)
             n, dim = mat.shape
-            if n == 0 or dim == 0 or not np.all(np.isfinite(mat)) or np.count_nonzero(mat) > SPARSE_DENSITY * n * dim:
+            if n == 0 or dim == 0 or not np.all(np.isfinite(mat)):
                 return False
+            if np.count_nonzero(mat) > SPARSE_DENSITY * n * dim:
+                # read in place: a read-only view of the snapshot's matrix (never written)
+                rows = np.ascontiguousarray(mat, dtype=np.float32).view()
+                rows.setflags(write=False)
+                return DenseVectors(rows)
             return SparseVectors.from_dense(mat)
 
         key = ("embcols", embedder.name, config.concept_node_types, config.concept_text)

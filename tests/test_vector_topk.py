@@ -1,0 +1,178 @@
+"""The exact vector top-k searches (``graph.vectors``: the blocked sparse index and the int8-coded
+dense index) against a plain numpy scorer and against each other.
+
+The numpy reference computes every row's score in the core's fixed order (four float64 lanes,
+dimension ``j`` in lane ``j % 4``, the ``dim % 4`` trailing dimensions in lane 0, each lane in
+ascending ``j``; then ``(l0 + l1) + (l2 + l3)``), keeps the visible rows scoring at least
+``min_score`` and sorts by score descending then row ascending. Every search must give exactly
+that: the same rows in the same order and the same score bits, under random masks, many ties,
+``k`` larger than the visible rows, empty and zero queries and thresholds that cut everything.
+Deletion: a visible row's score and rank equal those on the matrix with the hidden rows deleted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conceptwalk.errors import InputError
+from conceptwalk.graph.vectors import DenseVectors, SparseVectors, vector_topk_arrays
+
+
+def reference(m: np.ndarray, q: np.ndarray, k: int, vis: np.ndarray | None, lo: float | None) -> tuple[list, list]:
+    """Plain numpy: the fixed-order dot products of every row, filtered and sorted."""
+    n, d = m.shape
+    prod = m.astype(np.float64) * q.astype(np.float64)[None, :]
+    main = d - d % 4
+    lanes = np.zeros((n, 4))
+    for j in range(d):  # ascending j per lane, as the core sums
+        lanes[:, (j & 3) if j < main else 0] += prod[:, j]
+    scores = (lanes[:, 0] + lanes[:, 1]) + (lanes[:, 2] + lanes[:, 3])
+    rows = [r for r in range(n) if (vis is None or vis[r]) and (lo is None or scores[r] >= lo)]
+    rows.sort(key=lambda r: (-scores[r], r))
+    rows = rows[:k]
+    return rows, [float(scores[r]) for r in rows]
+
+
+def _bits(xs: list[float] | np.ndarray) -> list[int]:
+    return np.asarray(xs, dtype=np.float64).view(np.uint64).tolist()
+
+
+def _case(seed: int, dense: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, float | None]:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000 if seed % 4 == 0 else 300))
+    d = int(rng.integers(1, 70))
+    m = rng.standard_normal((n, d)).astype(np.float32)
+    if not dense:
+        m[rng.random((n, d)) < rng.uniform(0.3, 0.97)] = 0
+    kind = seed % 5
+    if kind == 0:
+        m = (np.round(m * 2) / 2).astype(np.float32)  # many exact ties
+    elif kind == 1 and n > 4:
+        m[rng.integers(0, n, n // 3)] = m[0]  # duplicate rows: equal scores
+    q = rng.standard_normal(d).astype(np.float32)
+    if seed % 7 == 0:
+        q[:] = 0  # empty query: every row scores 0.0
+    elif not dense:
+        q[rng.random(d) < 0.5] = 0
+    if kind == 0:
+        q = np.round(q).astype(np.float32)
+    vis = None if seed % 6 == 0 else rng.random(n) < rng.uniform(0.05, 1.0)
+    k = int(rng.integers(1, 40)) if seed % 3 else int(rng.integers(1, n + 20))  # k beyond the visible rows too
+    lo = [None, 0.0, 0.5, -0.5, 1e9, -1e9][seed % 6]
+    return m, q, vis, k, lo
+
+
+@settings(max_examples=250, deadline=None)
+@given(st.integers(0, 2**31))
+def test_sparse_equals_numpy_reference(seed: int) -> None:
+    m, q, vis, k, lo = _case(seed, dense=False)
+    want_rows, want_scores = reference(m, q, k, vis, lo)
+    sv = SparseVectors.from_dense(m)
+    for method in ("auto", "pruned", "scan"):
+        rows, scores = sv.topk(q, k, visible=vis, min_score=lo, method=method)
+        assert rows.tolist() == want_rows, method
+        assert _bits(scores) == _bits(want_scores), method
+
+
+@settings(max_examples=250, deadline=None)
+@given(st.integers(0, 2**31))
+def test_dense_equals_numpy_reference(seed: int) -> None:
+    m, q, vis, k, lo = _case(seed, dense=True)
+    want_rows, want_scores = reference(m, q, k, vis, lo)
+    dv = DenseVectors(m)
+    for method in ("auto", "pruned", "scan"):
+        rows, scores = dv.topk(q, k, visible=vis, min_score=lo, method=method)
+        assert rows.tolist() == want_rows, method
+        assert _bits(scores) == _bits(want_scores), method
+    rows, scores = vector_topk_arrays(m, q, k, visible=vis, min_score=lo)
+    assert rows.tolist() == want_rows and _bits(scores) == _bits(want_scores)
+
+
+def _close_rows(seed: int, dense: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Rows that differ from each other (and from the query's best) by a few ulps: the bounds
+    must never drop a row that the exact order keeps."""
+    rng = np.random.default_rng(seed)
+    n, d = 2000, 48
+    base = rng.standard_normal(d).astype(np.float32)
+    m = np.repeat(base[None, :], n, axis=0)
+    cols = rng.integers(0, d, n)
+    m[np.arange(n), cols] = np.nextafter(m[np.arange(n), cols], np.float32(np.inf) * rng.choice([-1, 1], n))
+    if not dense:
+        m[:, rng.random(d) < 0.6] = 0
+    return m.astype(np.float32), base
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("dense", [False, True])
+def test_near_ties_are_ranked_exactly(seed: int, dense: bool) -> None:
+    m, q = _close_rows(seed, dense)
+    vis = np.random.default_rng(seed + 1).random(m.shape[0]) < 0.7
+    index = DenseVectors(m) if dense else SparseVectors.from_dense(m)
+    for k in (1, 7, 50):
+        want_rows, want_scores = reference(m, q, k, vis, None)
+        rows, scores = index.topk(q, k, visible=vis, method="pruned")
+        assert rows.tolist() == want_rows and _bits(scores) == _bits(want_scores)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 2**31), st.booleans())
+def test_deleting_hidden_rows_changes_no_visible_result(seed: int, dense: bool) -> None:
+    m, q, vis, k, lo = _case(seed, dense)
+    if vis is None or not vis.any():
+        return
+    kept = np.flatnonzero(vis)
+    full = DenseVectors(m) if dense else SparseVectors.from_dense(m)
+    part = DenseVectors(m[kept]) if dense else SparseVectors.from_dense(m[kept])
+    rows, scores = full.topk(q, k, visible=vis, min_score=lo, method="pruned")
+    p_rows, p_scores = part.topk(q, k, min_score=lo, method="pruned")
+    assert rows.tolist() == kept[p_rows].tolist()
+    assert _bits(scores) == _bits(p_scores)
+
+
+def test_large_sparse_index_over_many_blocks() -> None:
+    """Rows spread over many row blocks, most of them missed by a narrow query (the blocks the
+    query's columns miss score 0.0 and enter only while a 0.0 can)."""
+    rng = np.random.default_rng(5)
+    n, d = 90000, 64  # six row blocks of 16,384, the last one partial
+    m = np.zeros((n, d), dtype=np.float32)
+    m[rng.integers(0, n, 300), rng.integers(0, d, 300)] = rng.standard_normal(300).astype(np.float32)
+    sv = SparseVectors.from_dense(m)
+    vis = rng.random(n) < 0.9
+    for q_dims, lo in (([3], None), ([3, 9], 0.0), ([], None), ([5], -1.0)):
+        q = np.zeros(d, dtype=np.float32)
+        q[q_dims] = 1.0
+        for k in (1, 10, 400):
+            want = reference(m, q, k, vis, lo)
+            for method in ("auto", "pruned"):
+                rows, scores = sv.topk(q, k, visible=vis, min_score=lo, method=method)
+                assert rows.tolist() == want[0] and _bits(scores) == _bits(want[1])
+
+
+def test_dense_index_reads_a_read_only_matrix_in_place_and_copies_a_writable_one() -> None:
+    m = np.random.default_rng(0).standard_normal((50, 8)).astype(np.float32)
+    own = DenseVectors(m)
+    assert not np.shares_memory(own.matrix, m) and not own.matrix.flags.writeable
+    ro = m.copy()
+    ro.setflags(write=False)
+    assert np.shares_memory(DenseVectors(ro).matrix, ro)
+
+
+def test_bad_arguments_are_refused() -> None:
+    m = np.eye(3, dtype=np.float32)
+    for index in (DenseVectors(m), SparseVectors.from_dense(m)):
+        with pytest.raises(InputError, match="method"):
+            index.topk(np.ones(3, dtype=np.float32), 1, method="fast")
+        with pytest.raises(InputError, match="k must"):
+            index.topk(np.ones(3, dtype=np.float32), 0)
+        with pytest.raises(InputError, match="finite"):
+            index.topk(np.array([1, np.nan, 0], dtype=np.float32), 1)
+        with pytest.raises(InputError, match="shape"):
+            index.topk(np.ones(4, dtype=np.float32), 1)
+    with pytest.raises(InputError, match="finite"):
+        DenseVectors(np.array([[1.0, np.inf]], dtype=np.float32))
+    with pytest.raises(InputError, match="2-dimensional"):
+        DenseVectors(np.ones(3, dtype=np.float32))
+    assert DenseVectors(np.zeros((0, 4), dtype=np.float32)).topk(np.ones(4, dtype=np.float32), 3)[0].tolist() == []
