@@ -137,3 +137,25 @@ def test_from_columns_round_trips_and_refuses_malformed_arrays():
     for case in cases:
         with pytest.raises(InputError):
             SparseVectors.from_columns(*case)
+
+
+def test_from_columns_keeps_read_only_arrays_without_a_copy_and_scores_the_same():
+    import gc
+
+    rng = np.random.default_rng(3)
+    dense = (rng.random((300, 40)) < 0.2) * rng.standard_normal((300, 40))
+    sv = SparseVectors.from_dense(dense.astype(np.float32))
+    colptr, rows, values = (np.array(a) for a in sv.columns())  # writable copies
+    copied = SparseVectors.from_columns(sv.n, sv.dim, colptr, rows, values)
+    for a in (rows, values):
+        a.setflags(write=False)
+    kept = SparseVectors.from_columns(sv.n, sv.dim, colptr, rows, values)
+    assert not copied._core.borrowed and kept._core.borrowed
+    assert np.shares_memory(kept._core.col_rows, rows) and not np.shares_memory(copied._core.col_rows, rows)
+    del rows, values, colptr
+    gc.collect()  # the index keeps what it borrowed alive
+    for _ in range(20):
+        q = rng.standard_normal(40).astype(np.float32)
+        want = sv.topk(q, 7)
+        for got in (kept.topk(q, 7), copied.topk(q, 7)):
+            assert got[0].tolist() == want[0].tolist() and got[1].tobytes() == want[1].tobytes()

@@ -122,7 +122,7 @@ void register_vectors(py::module_& m) {
       .def_static(
           "from_columns",
           [](std::int64_t n, std::int64_t dim, const carray<std::int64_t>& colptr,
-             const carray<std::int32_t>& rows, const carray<float>& values) {
+             const carray<std::int32_t>& rows, const carray<float>& values, const py::tuple& borrow) {
             if (dim < 0) throw py::value_error("dim must be non-negative, got " + std::to_string(dim));
             check_1d(colptr, "colptr", static_cast<py::ssize_t>(dim + 1));
             check_1d(rows, "rows");
@@ -131,17 +131,43 @@ void register_vectors(py::module_& m) {
             const std::int32_t* rp = rows.data();
             const float* vp = values.data();
             const std::int64_t nnz = rows.shape(0);
+            // Borrow rows and values instead of copying when both are the caller's own read-only
+            // arrays (not converted temporaries: then they are these very objects).
+            std::shared_ptr<const void> keep;
+            if (borrow.size() == 2 && borrow[0].ptr() == rows.ptr() && borrow[1].ptr() == values.ptr() &&
+                !rows.writeable() && !values.writeable()) {
+              auto* held = new py::tuple(borrow);
+              keep = std::shared_ptr<const void>(held, [](const void* p) {
+                py::gil_scoped_acquire gil;
+                delete static_cast<const py::tuple*>(p);
+              });
+            }
             py::gil_scoped_release nogil;
-            return std::make_shared<cw::SparseVectors>(cw::SparseVectors::from_columns(n, dim, cp, rp, vp, nnz));
+            return std::make_shared<cw::SparseVectors>(
+                cw::SparseVectors::from_columns(n, dim, cp, rp, vp, nnz, std::move(keep)));
           },
-          "n"_a, "dim"_a, "colptr"_a, "rows"_a, "values"_a,
-          "The index from its own arrays (colptr, col_rows, col_values of an index): checked entry by entry.")
+          "n"_a, "dim"_a, "colptr"_a, "rows"_a, "values"_a, "borrow"_a = py::tuple(),
+          "The index from its own arrays (colptr, col_rows, col_values of an index): checked entry by entry. "
+          "Copied, unless `borrow` is the tuple (rows, values) of the arrays given and both are read-only, "
+          "C-contiguous and of the right dtype: then the index keeps them (no copy).")
       .def_property_readonly("colptr", vector_property(&cw::SparseVectors::colptr),
                              "Per dimension j, its entries are [colptr[j], colptr[j + 1]) (read-only view).")
-      .def_property_readonly("col_rows", vector_property(&cw::SparseVectors::col_rows),
-                             "The entries' rows, by dimension then row (read-only view).")
-      .def_property_readonly("col_values", vector_property(&cw::SparseVectors::col_values),
-                             "The entries' values, aligned with col_rows (read-only view).")
+      .def_property_readonly(
+          "col_rows",
+          [](py::object self) {
+            const auto& b = self.cast<const cw::SparseVectors&>().col_rows();
+            return readonly_view(b.data(), static_cast<std::int64_t>(b.size()), self);
+          },
+          "The entries' rows, by dimension then row (read-only view).")
+      .def_property_readonly(
+          "col_values",
+          [](py::object self) {
+            const auto& b = self.cast<const cw::SparseVectors&>().col_values();
+            return readonly_view(b.data(), static_cast<std::int64_t>(b.size()), self);
+          },
+          "The entries' values, aligned with col_rows (read-only view).")
+      .def_property_readonly("borrowed", &cw::SparseVectors::borrowed,
+                             "Whether the entries are borrowed from the arrays given to from_columns.")
       .def_property_readonly("rows", &cw::SparseVectors::rows)
       .def_property_readonly("dim", &cw::SparseVectors::dim)
       .def_property_readonly("nnz", &cw::SparseVectors::nnz)

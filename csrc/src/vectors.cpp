@@ -121,7 +121,8 @@ SparseVectors::SparseVectors(std::int64_t n, std::int64_t dim, const std::int64_
 }
 
 SparseVectors SparseVectors::from_columns(std::int64_t n, std::int64_t dim, const std::int64_t* colptr,
-                                          const std::int32_t* rows, const float* values, std::int64_t nnz) {
+                                          const std::int32_t* rows, const float* values, std::int64_t nnz,
+                                          std::shared_ptr<const void> keep) {
   if (n < 0 || n > INT32_MAX) throw InvalidArgument("rows must be in [0, 2**31 - 1], got " + std::to_string(n));
   if (dim < 0 || dim > INT32_MAX)
     throw InvalidArgument("dim must be in [0, 2**31 - 1], got " + std::to_string(dim));
@@ -143,8 +144,13 @@ SparseVectors SparseVectors::from_columns(std::int64_t n, std::int64_t dim, cons
   out.n_ = n;
   out.dim_ = dim;
   out.colptr_.assign(colptr, colptr + dim + 1);
-  out.rows_.assign(rows, rows + nnz);
-  out.vals_.assign(values, values + nnz);
+  if (keep) {  // checked above entry by entry; the caller keeps them unchanged
+    out.rows_.borrow(rows, static_cast<std::size_t>(nnz), keep);
+    out.vals_.borrow(values, static_cast<std::size_t>(nnz), std::move(keep));
+  } else {
+    out.rows_.assign(rows, rows + nnz);
+    out.vals_.assign(values, values + nnz);
+  }
   out.index_blocks();
   return out;
 }
@@ -152,11 +158,12 @@ SparseVectors SparseVectors::from_columns(std::int64_t n, std::int64_t dim, cons
 void SparseVectors::index_blocks() {
   const std::int64_t nblk = (n_ + kRowBlock - 1) / kRowBlock;
   blockptr_.assign(static_cast<std::size_t>((nblk + 1) * dim_), 0);
+  const std::int32_t* rows = static_cast<const Buffer<std::int32_t>&>(rows_).data();  // owned or borrowed
   for (std::int64_t j = 0; j < dim_; ++j) {
     std::int64_t e = colptr_[j];
     for (std::int64_t b = 0; b <= nblk; ++b) {
       const std::int64_t lo = b * kRowBlock;
-      while (e < colptr_[j + 1] && rows_[e] < lo) ++e;
+      while (e < colptr_[j + 1] && rows[e] < lo) ++e;
       blockptr_[b * dim_ + j] = e;
     }
   }

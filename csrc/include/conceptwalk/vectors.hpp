@@ -18,7 +18,10 @@
 // prunes the built-in char n-gram hashing vectors: see docs/performance.md).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
+
+#include "conceptwalk/csr_graph.hpp"
 
 namespace cw {
 
@@ -49,12 +52,17 @@ class SparseVectors {
   // same rows scored the same way, bit for bit. Checked entry by entry (column pointers
   // non-decreasing from 0 to nnz, rows in [0, n) strictly ascending within a column, values
   // finite and nonzero); throws InvalidArgument otherwise.
+  // With `keep`, `rows` and `values` are borrowed instead (no copy: `keep` must keep them alive
+  // and unchanged for the index's lifetime, e.g. a memory-mapped snapshot file's pages).
   static SparseVectors from_columns(std::int64_t n, std::int64_t dim, const std::int64_t* colptr,
-                                    const std::int32_t* rows, const float* values, std::int64_t nnz);
+                                    const std::int32_t* rows, const float* values, std::int64_t nnz,
+                                    std::shared_ptr<const void> keep = nullptr);
 
   const std::vector<std::int64_t>& colptr() const { return colptr_; }
-  const std::vector<std::int32_t>& col_rows() const { return rows_; }
-  const std::vector<float>& col_values() const { return vals_; }
+  const Buffer<std::int32_t>& col_rows() const { return rows_; }
+  const Buffer<float>& col_values() const { return vals_; }
+  // True when the entries are borrowed (from_columns with `keep`), not owned.
+  bool borrowed() const { return rows_.borrowed(); }
 
   std::int64_t rows() const { return n_; }
   std::int64_t dim() const { return dim_; }
@@ -91,8 +99,8 @@ class SparseVectors {
   SparseVectors() = default;
   std::int64_t n_ = 0, dim_ = 0;
   std::vector<std::int64_t> colptr_;  // dimension j's entries are [colptr_[j], colptr_[j + 1])
-  std::vector<std::int32_t> rows_;    // by dimension, then row ascending
-  std::vector<float> vals_;
+  Buffer<std::int32_t> rows_;         // by dimension, then row ascending (owned, or borrowed from_columns)
+  Buffer<float> vals_;
   // per row block b (kRowBlock rows) and dimension j, the first entry of column j whose row is
   // in block b or later: [blockptr_[b * dim + j], blockptr_[(b + 1) * dim + j]) is the block's
   // slice of the column ((n / kRowBlock + 2) * dim entries).

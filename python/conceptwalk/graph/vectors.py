@@ -249,7 +249,9 @@ class SparseVectors:
         cls, n: int, dim: int, colptr: npt.ArrayLike, rows: npt.ArrayLike, values: npt.ArrayLike
     ) -> SparseVectors:
         """The index from its own arrays (what :meth:`columns` gives: a saved copy), checked
-        entry by entry; it scores exactly as the index they came from.
+        entry by entry; it scores exactly as the index they came from. Read-only ``rows`` and
+        ``values`` of the right dtype (e.g. views of a memory-mapped snapshot file) are kept as
+        they are, not copied: they must not change while the index lives.
 
         Parameters
         ----------
@@ -280,13 +282,13 @@ class SparseVectors:
             if a.size and (a.dtype.kind not in "iu" or int(a.min()) < 0 or int(a.max()) > hi):
                 raise InputError(f"SparseVectors: {name} must hold integers in [0, {hi}], got dtype {a.dtype}")
         self = cls.__new__(cls)
+        r32 = np.ascontiguousarray(rows_in, dtype=np.int32)
+        v32 = np.ascontiguousarray(values, dtype=np.float32)
+        # read-only arrays (a mapped snapshot file's, which nothing writes) are kept, not copied
+        borrow = (r32, v32) if not (r32.flags.writeable or v32.flags.writeable) else ()
         try:
             self._core = _core.SparseVectors.from_columns(
-                int(n),
-                int(dim),
-                np.ascontiguousarray(ptr_in, dtype=np.int64),
-                np.ascontiguousarray(rows_in, dtype=np.int32),
-                np.ascontiguousarray(values, dtype=np.float32),
+                int(n), int(dim), np.ascontiguousarray(ptr_in, dtype=np.int64), r32, v32, borrow
             )
         except ValueError as e:
             raise InputError(f"SparseVectors: {e}") from None
