@@ -372,6 +372,15 @@ def op_text(fdp, g: LinkGraph, vm, mask) -> None:
         q = np.array([f64(fdp) for _ in range(max(dim, 0))], dtype=np.float32)
         got, scores = sv.topk(q, fdp.ConsumeIntInRange(1, 8))
         assert np.all((got >= 0) & (got < sv.n)) and np.all(np.isfinite(scores))
+        # the same arrays read-only: kept without a copy (no bytes consumed: older inputs decode alike)
+        r_ro, v_ro = rows.copy(), values.astype(np.float32)
+        r_ro.setflags(write=False)
+        v_ro.setflags(write=False)
+        kept = SparseVectors.from_columns(rows_n, dim, colptr, r_ro, v_ro)
+        assert kept._core.borrowed
+        kg, ks = kept.topk(q, 3)
+        sg, ss = sv.topk(q, 3)
+        assert kg.tolist() == sg.tolist() and ks.tobytes() == ss.tobytes()
         # the blocked and the scan top-k agree (rows and score bits), over a mask and a threshold
         vis = np.array([fdp.ConsumeBool() for _ in range(sv.n)], dtype=bool)
         lo = f64(fdp) if fdp.ConsumeBool() else None
