@@ -230,3 +230,26 @@ def test_wrapped_query_makes_at_most_three_compiled_calls_of_its_own() -> None:
         assert out == warm and any(r.get("via") == "concept-walk" for r in out)
         assert sum(calls.values()) <= 3 + extra, calls
         assert calls["typed_walk"] == 1, calls
+
+
+def test_a_wrapped_querys_text_is_tokenised_once_for_the_flat_search_and_the_lexical_step(monkeypatch) -> None:
+    """The built-in flat search and the resolver's lexical step both run BM25 over the store's text
+    index for the same text: its terms are found once (the index keeps the last texts' terms)."""
+    from conceptwalk.graph import text as text_module
+    from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
+
+    kb = _kb()
+    who = Caller.with_scopes("t1")
+    ret = ConceptAnchoredRetriever(builtin_flat_search(kb, caller=who), kb)
+    ret.query("warm up with another text", 5, concept_walk=True, caller=who)
+    seen: list[str] = []
+    real = text_module.tokenize
+
+    def counting(text: str) -> list[str]:
+        seen.append(text)
+        return real(text)
+
+    monkeypatch.setattr(text_module, "tokenize", counting)
+    out = ret.query("concept graph walk", 5, concept_walk=True, caller=who)
+    assert any(r.get("via") == "concept-walk" for r in out)
+    assert seen == ["concept graph walk"], seen

@@ -57,6 +57,9 @@ __all__ = ["TITLE_WEIGHT", "TOKENIZER_VERSION", "TextIndex", "text_search", "tok
 
 #: A title token counts this many times in its document's term frequency and length.
 TITLE_WEIGHT = 2
+#: How many texts' query terms a :class:`TextIndex` keeps (:meth:`TextIndex.query_terms`).
+QUERY_TERMS_MEMO = 64
+
 #: Bumped whenever :func:`tokenize` can give different tokens; a persisted index records it.
 TOKENIZER_VERSION = 1
 #: Most distinct query terms used (the first ones, in query order; independent of the store).
@@ -173,6 +176,10 @@ class TextIndex:
         # The all-documents statistics (not per caller: a caller's are kept in its View).
         self._all_stats: _core.TextStats | None = None
         self._lock = threading.Lock()
+        # The term ids of the last texts asked (query_terms): a wrapped query's flat search and its
+        # resolver's lexical step search one text, tokenised once (not per caller: the terms of a
+        # text do not depend on who asks; bounded, oldest out).
+        self._terms_memo: dict[str, npt.NDArray[np.int32]] = {}
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -530,7 +537,24 @@ class TextIndex:
         Returns
         -------
         numpy.ndarray of int32
+            Read-only; the same array for the same text while it is among the last
+            :data:`QUERY_TERMS_MEMO` texts asked of this index (tokenised once).
         """
+        memo = self._terms_memo
+        got = memo.get(text)
+        if got is not None:
+            return got
+        got = self._query_terms(text)
+        got.setflags(write=False)
+        if len(memo) >= QUERY_TERMS_MEMO:
+            try:
+                del memo[next(iter(memo))]
+            except (StopIteration, KeyError, RuntimeError):  # another thread emptied or changed it
+                pass
+        memo[text] = got
+        return got
+
+    def _query_terms(self, text: str) -> npt.NDArray[np.int32]:
         ids = self._term_ids
         distinct = list(dict.fromkeys(tokenize(text)))[:MAX_QUERY_TERMS]
         if ids is not None:
