@@ -282,3 +282,48 @@ def test_without_isal_the_zlib_fallback_reads_and_writes_the_same_files(tmp_path
     assert r.returncode == 0, r.stderr
     _, a = read_arrays(p + ".2")
     assert a["a"].tolist() == list(range(7))
+
+
+def test_rendered_with_a_repeated_candidate_after_the_walk_rendered_it():
+    # the walk's own rendering is handed out once (popped): a repeated candidate must still get
+    # its paths (as it does without the walk's rendering), each a new object
+    from test_walk_render import _render
+
+    from conceptwalk.wrap.walk import run_walk
+
+    for seed in range(60):
+        g, vm, cfg, starts = _case(seed, False, 2)
+        if not starts:
+            continue
+        out = run_walk(g, starts, cfg, vm, Provenance(g, None), render_except=[])
+        if not out.candidates:
+            continue
+        c = out.candidates[0]
+        plain = _core_walk(g, vm, cfg, starts)
+        want = _render(plain, g, [0], Provenance(g, None))[0]
+        got = out.rendered([c, c])
+        assert got == [want, want]
+        assert got[0] is not got[1]
+        return
+    raise AssertionError("no case with candidates")
+
+
+def test_a_provenance_key_whose_hash_empties_its_dict_does_not_crash():
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from test_hostile_session import _walk_with_paths\n"
+        "g, r = _walk_with_paths()\n"
+        "class K:\n"
+        "    def __init__(self, d): self.d = d\n"
+        "    def __hash__(self):\n"
+        "        self.d.clear(); [bytearray(64) for _ in range(100)]; return 1\n"
+        "    def __eq__(self, o): return self is o\n"
+        "def miss(e):\n"
+        "    present = {}\n"
+        "    present[K(present)] = [object() for _ in range(3)]\n"
+        "    return (present, {})\n"
+        "for _ in range(300):\n"
+        "    r.render_paths(g.core, list(range(len(r.candidates))), g.ids, g.edge_type_names, {}, miss)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code, os.path.dirname(__file__)], capture_output=True, timeout=300)
+    assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
