@@ -308,27 +308,6 @@ def test_rendered_with_a_repeated_candidate_after_the_walk_rendered_it():
     raise AssertionError("no case with candidates")
 
 
-def test_a_provenance_key_whose_hash_empties_its_dict_does_not_crash():
-    code = (
-        "import sys; sys.path.insert(0, sys.argv[1])\n"
-        "from test_hostile_session import _walk_with_paths\n"
-        "g, r = _walk_with_paths()\n"
-        "class K:\n"
-        "    def __init__(self, d): self.d = d\n"
-        "    def __hash__(self):\n"
-        "        self.d.clear(); [bytearray(64) for _ in range(100)]; return 1\n"
-        "    def __eq__(self, o): return self is o\n"
-        "def miss(e):\n"
-        "    present = {}\n"
-        "    present[K(present)] = [object() for _ in range(3)]\n"
-        "    return (present, {})\n"
-        "for _ in range(300):\n"
-        "    r.render_paths(g.core, list(range(len(r.candidates))), g.ids, g.edge_type_names, {}, miss)\n"
-    )
-    p = subprocess.run([sys.executable, "-c", code, os.path.dirname(__file__)], capture_output=True, timeout=300)
-    assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
-
-
 def test_released_arrays_keep_the_old_contents_when_the_file_is_replaced(tmp_path):
     # the store replaces a snapshot file by rename: a reader that released its pages faults them
     # back in from its own (old) inode, never the new file's bytes
