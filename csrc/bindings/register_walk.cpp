@@ -70,6 +70,13 @@ py::list render_paths(const WalkOutcome& o, const cw::CSRGraph& g, const std::ve
     throw cw::InvalidArgument("render_paths: the walk result has no path offsets");
   const std::int32_t* typedir = g.edge_typedir();
   PyObject* id_items = ids.ptr();
+  // provenance_miss (and a provenance key's __hash__/__eq__) run Python code mid-rendering that
+  // can shrink `ids`: every read of it is checked against its size at that moment.
+  auto id_at = [id_items](std::int32_t i) -> PyObject* {
+    if (i >= PyList_GET_SIZE(id_items))
+      throw cw::InvalidArgument("render_paths: ids changed size during the rendering");
+    return PyList_GET_ITEM(id_items, i);
+  };
   py::list out(slots.size());
   for (std::size_t si = 0; si < slots.size(); ++si) {
     const std::int64_t s = slots[si];
@@ -88,7 +95,7 @@ py::list render_paths(const WalkOutcome& o, const cw::CSRGraph& g, const std::ve
         if (row[j] < 0 || row[j] >= n) throw cw::InvalidArgument("render_paths: path node out of range");
       py::object nodes = owned(PyList_New(h + 1));
       for (std::int64_t j = 0; j <= h; ++j) {
-        PyObject* id = PyList_GET_ITEM(id_items, row[j]);
+        PyObject* id = id_at(row[j]);
         Py_INCREF(id);
         PyList_SET_ITEM(nodes.ptr(), j, id);
       }
@@ -116,18 +123,21 @@ py::list render_paths(const WalkOutcome& o, const cw::CSRGraph& g, const std::ve
         PyObject* present = PyTuple_GET_ITEM(prov.ptr(), 0);
         PyObject* absent = PyTuple_GET_ITEM(prov.ptr(), 1);
         py::object hop = owned(PyDict_New());
-        set_item(hop.ptr(), k_from, PyList_GET_ITEM(id_items, u));
-        set_item(hop.ptr(), k_to, PyList_GET_ITEM(id_items, v));
+        set_item(hop.ptr(), k_from, id_at(u));
+        set_item(hop.ptr(), k_to, id_at(v));
         set_item(hop.ptr(), k_type, names[type].ptr());
         set_item(hop.ptr(), k_direction, src == u ? v_forward : v_backward);
         Py_ssize_t pos = 0;
         PyObject *pk, *pv;
         while (PyDict_Next(present, &pos, &pk, &pv)) {
+          // owned while in use: hashing a key may run code that removes it from `present`
+          const py::object key_ref = py::reinterpret_borrow<py::object>(pk);
+          const py::object value_ref = py::reinterpret_borrow<py::object>(pv);
           if (PyDict_Check(pv)) {
             py::object copy = owned(PyDict_Copy(pv));
-            set_item(hop.ptr(), pk, copy.ptr());
+            set_item(hop.ptr(), key_ref.ptr(), copy.ptr());
           } else {
-            set_item(hop.ptr(), pk, pv);
+            set_item(hop.ptr(), key_ref.ptr(), value_ref.ptr());
           }
         }
         if (PyDict_GET_SIZE(absent) > 0) {
@@ -137,7 +147,7 @@ py::list render_paths(const WalkOutcome& o, const cw::CSRGraph& g, const std::ve
         PyList_SET_ITEM(hops.ptr(), j, hop.release().ptr());
       }
       py::object path = owned(PyDict_New());
-      set_item(path.ptr(), k_concept, PyList_GET_ITEM(id_items, row[0]));
+      set_item(path.ptr(), k_concept, id_at(row[0]));
       py::object score = owned(PyFloat_FromDouble(r.path_scores[p]));
       set_item(path.ptr(), k_score, score.ptr());
       set_item(path.ptr(), k_nodes, nodes.ptr());

@@ -103,7 +103,7 @@ def _crc_mapped(mm: mmap.mmap, start: int, nbytes: int) -> int:
     mv = memoryview(mm)
     crc = 0
     page = mmap.PAGESIZE
-    release = getattr(mm, "madvise", None) if hasattr(mmap, "MADV_DONTNEED") else None
+    release = getattr(mm, "madvise", None) if hasattr(mmap, "MADV_DONTNEED") and mv.readonly else None
     end = start + nbytes
     for i in range(start, end, _SLICE):
         j = min(i + _SLICE, end)
@@ -122,7 +122,8 @@ def release_pages(arrays: Iterable[np.ndarray[Any, Any]]) -> int:
     """Hand the pages of arrays mapped by :func:`read_arrays` back to the kernel once they have
     been read through (checked, validated, copied): this process stops holding them resident,
     and a later read faults in from the page cache only what it touches. Arrays that are not
-    views of a read-only file mapping are skipped. Nothing is lost: the mapping is read-only and
+    views of a read-only mapping are skipped (a writable one, e.g. ``np.memmap(mode="c")``, may
+    be private: its written pages would be lost). Nothing is lost: the mapping is read-only and
     shared, so the pages' contents are the file's.
 
     Parameters
@@ -156,6 +157,9 @@ def release_pages(arrays: Iterable[np.ndarray[Any, Any]]) -> int:
             base = base.base if isinstance(base, np.ndarray) else base.obj
         if not isinstance(base, mmap.mmap) or base.closed or a.nbytes == 0:
             continue
+        with memoryview(base) as view:
+            if not view.readonly:  # a writable map may be private (copy-on-write, anonymous):
+                continue  # dropping its pages would lose what was written to them
         start = a.__array_interface__["data"][0] - np.frombuffer(base, np.uint8, count=1).__array_interface__["data"][0]
         lo = start - start % page
         hi = min(len(base), -(-(start + a.nbytes) // page) * page)

@@ -136,7 +136,8 @@ class WalkOutcome:
         if self.render is None or not candidates:
             return [[] for _ in candidates]
         pre = self.prerendered
-        if pre and all(c in pre for c in candidates):  # rendered by the walk's own call
+        if pre and all(c in pre for c in candidates) and len(set(candidates)) == len(candidates):
+            # rendered by the walk's own call (each handed out once: a repeated candidate renders anew)
             return [pre.pop(c) for c in candidates]
         got: list[list[dict[str, Any]]] = self.render(candidates)
         return got
