@@ -525,19 +525,8 @@ class Ranking(Result):
         "certified",
         "_degrees",
     )
-    # Pickled with its graph (which pickles as its arrays); sized by its indices.
-    _fields = (
-        "_graph",
-        "indices",
-        "scores",
-        "residual",
-        "eps",
-        "pushes",
-        "edge_visits",
-        "truncated",
-        "certified",
-        "_degrees",
-    )
+    # Pickled with its graph (which pickles as its arrays): every slot; sized by its indices.
+    _fields = __slots__
     _sequence = "indices"
 
     def __init__(

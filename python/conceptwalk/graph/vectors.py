@@ -158,7 +158,32 @@ def _check_shape(n: Any, dim: Any) -> None:
             raise InputError(f"{name} must be a non-negative integer, got {val!r}")
 
 
-class SparseVectors:
+class _VectorIndex:
+    """What both vector indexes share: the compiled index in ``_core``, its shape, and the
+    checked call of its top-k (each subclass documents its own ``topk``)."""
+
+    _core: Any
+
+    @property
+    def n(self) -> int:
+        """Rows."""
+        return int(self._core.rows)
+
+    @property
+    def dim(self) -> int:
+        """Dimensions."""
+        return int(self._core.dim)
+
+    def _ranked(
+        self, query: npt.ArrayLike, k: int, visible: Any, min_score: float | None, method: str
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+        meth = _check_method(method)
+        q, vis, lo = _topk_args(k, query, self.dim, self.n, visible, min_score)
+        rows, scores = self._core.topk(q, int(k), vis, lo, meth)
+        return rows, scores
+
+
+class SparseVectors(_VectorIndex):
     """Sparse rows indexed by dimension (an inverted index: dimension -> rows with a nonzero
     entry there), for the exact top-k of :func:`vector_topk_arrays` reading only the query's
     nonzero dimensions.
@@ -306,16 +331,6 @@ class SparseVectors:
         return c.colptr, c.col_rows, c.col_values
 
     @property
-    def n(self) -> int:
-        """Rows."""
-        return int(self._core.rows)
-
-    @property
-    def dim(self) -> int:
-        """Dimensions."""
-        return int(self._core.dim)
-
-    @property
     def nnz(self) -> int:
         """Nonzero entries held."""
         return int(self._core.nnz)
@@ -352,13 +367,10 @@ class SparseVectors:
         (rows int32, scores float64)
             By score descending, then row ascending.
         """
-        meth = _check_method(method)
-        q, vis, lo = _topk_args(k, query, self.dim, self.n, visible, min_score)
-        rows, scores = self._core.topk(q, int(k), vis, lo, meth)
-        return rows, scores
+        return self._ranked(query, k, visible, min_score, method)
 
 
-class DenseVectors:
+class DenseVectors(_VectorIndex):
     """Dense rows with per-row int8 codes, for the exact top-k of :func:`vector_topk_arrays`
     with far fewer float operations.
 
@@ -403,19 +415,10 @@ class DenseVectors:
             raise InputError(f"DenseVectors: {e}") from None
 
     @property
-    def n(self) -> int:
-        """Rows."""
-        return int(self._core.rows)
-
-    @property
-    def dim(self) -> int:
-        """Dimensions."""
-        return int(self._core.dim)
-
-    @property
     def matrix(self) -> npt.NDArray[np.float32]:
         """The float rows read (read-only)."""
-        return self._core.matrix
+        m: npt.NDArray[np.float32] = self._core.matrix
+        return m
 
     def topk(
         self,
@@ -447,7 +450,4 @@ class DenseVectors:
         (rows int32, scores float64)
             By score descending, then row ascending.
         """
-        meth = _check_method(method)
-        q, vis, lo = _topk_args(k, query, self.dim, self.n, visible, min_score)
-        rows, scores = self._core.topk(q, int(k), vis, lo, meth)
-        return rows, scores
+        return self._ranked(query, k, visible, min_score, method)
