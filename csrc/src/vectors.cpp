@@ -169,6 +169,25 @@ void SparseVectors::index_blocks() {
   }
 }
 
+namespace {
+
+// Rows r0 .. r1 - 1 from their four lanes each (lanes[4 * (r - r0) ..]): each visible row's score
+// (a + b) + (c + d) offered to `top` when it reaches min_score, and every row's lanes cleared. A
+// row sharing no dimension with the query scores (0 + 0) + (0 + 0) = 0.0, as the dense scan.
+void rank_lanes(double* lanes, std::int64_t r0, std::int64_t r1, const std::uint8_t* visible, double min_score,
+                TopK& top) {
+  for (std::int64_t r = r0; r < r1; ++r) {
+    double* a = lanes + 4 * (r - r0);
+    if (visible == nullptr || visible[r]) {
+      const ScoredIndex h{(a[0] + a[1]) + (a[2] + a[3]), static_cast<std::int32_t>(r)};
+      if (h.score >= min_score && top.admits(h)) top.offer(h);
+    }
+    a[0] = a[1] = a[2] = a[3] = 0.0;
+  }
+}
+
+}  // namespace
+
 SparseHits SparseVectors::topk_scan(const float* query, std::int64_t k, const std::uint8_t* visible,
                                     double min_score) const {
   check_k_query(k, query, dim_);
@@ -194,15 +213,7 @@ SparseHits SparseVectors::topk_scan(const float* query, std::int64_t k, const st
     for (std::int64_t e = colptr_[j], end = colptr_[j + 1]; e < end; ++e)
       lane[4 * static_cast<std::int64_t>(rp[e])] += static_cast<double>(vp[e]) * q;
   }
-  // a row sharing no dimension with the query scores (0 + 0) + (0 + 0) = 0.0, as the dense scan
-  for (std::int64_t r = 0; r < n_; ++r) {
-    double* a = acc + 4 * r;
-    if (visible == nullptr || visible[r]) {
-      const ScoredIndex h{(a[0] + a[1]) + (a[2] + a[3]), static_cast<std::int32_t>(r)};
-      if (h.score >= min_score && top.admits(h)) top.offer(h);
-    }
-    a[0] = a[1] = a[2] = a[3] = 0.0;
-  }
+  rank_lanes(acc, 0, n_, visible, min_score, top);
   s.dirty = false;
   return unpack(std::move(top));
 }
@@ -266,15 +277,7 @@ SparseHits SparseVectors::topk_blocked(const float* query, std::int64_t k, const
       }
       continue;
     }
-    // a row sharing no dimension with the query scores (0 + 0) + (0 + 0) = 0.0, as the dense scan
-    for (std::int64_t r = r0; r < r1; ++r) {
-      double* a = lanes + 4 * (r - r0);
-      if (visible == nullptr || visible[r]) {
-        const ScoredIndex h{(a[0] + a[1]) + (a[2] + a[3]), static_cast<std::int32_t>(r)};
-        if (h.score >= min_score && top.admits(h)) top.offer(h);
-      }
-      a[0] = a[1] = a[2] = a[3] = 0.0;
-    }
+    rank_lanes(lanes, r0, r1, visible, min_score, top);
   }
   s.dirty = false;
   return unpack(std::move(top));
