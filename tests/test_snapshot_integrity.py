@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conceptwalk.graph import Caller
-from conceptwalk.kb import KnowledgeBase
+from conceptwalk.kb import SCHEMA_VERSION, KnowledgeBase
 from conceptwalk.kb.snapshot import GraphSnapshot, read_arrays, read_graph, write_arrays
 
 
@@ -289,7 +289,7 @@ def test_an_old_schema_store_opens_and_never_trusts_a_snapshot_without_a_nonce(t
     finally:
         kb.close()
     with KnowledgeBase.open(p) as kb:  # the writable open migrates: every old row gets a nonce
-        assert kb.schema_version == 3
+        assert kb.schema_version == SCHEMA_VERSION
         assert (
             kb.conn.execute(
                 "SELECT count(*) FROM changes c LEFT JOIN change_nonces n ON n.seq = c.seq WHERE n.nonce IS NULL"

@@ -61,6 +61,7 @@ def test_one_call_resolve_shares_the_snapshot_caches_with_a_reused_resolver():
         assert resolve(kb, "session tokens", caller=EVERYONE, embedder=emb) == first
     assert emb.texts == n_concepts + 1 + 3  # only the queries were embedded again
     kb.add_nodes([{"id": "c:new", "type": "CONCEPT", "title": "New concept"}])
-    resolve(kb, "session tokens", caller=EVERYONE, embedder=emb)  # a new snapshot: embedded anew
-    assert emb.texts == n_concepts + 1 + 3 + 6 + 1
+    # a new snapshot: the new concept is embedded, the others are brought forward (and the query)
+    resolve(kb, "session tokens", caller=EVERYONE, embedder=emb)
+    assert emb.texts == n_concepts + 1 + 3 + 1 + 1
     assert np.isfinite(first[0].confidence)

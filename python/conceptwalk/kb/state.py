@@ -87,12 +87,17 @@ class StoreState:
     text_index : TextIndex
         The text index of ``graph``'s nodes (titles and bodies at this state), documents in
         ``graph``'s node order.
+    committed : bool
+        False for the state read inside the store's own write transaction: its rows are not
+        committed (a rollback and another write reach the same positions with other rows), so
+        nothing derived from it may be kept for a later read.
     """
 
     version: int
     graph_version: int
     graph: LinkGraph
     text_index: TextIndex
+    committed: bool = True
 
     def view(self, caller: Caller) -> View:
         """The caller's view of this state: its prepared mask, its BM25 statistics of
@@ -284,6 +289,7 @@ class StateKeeper:
         # on disk holds.
         self._derived: dict[str, dict[str, Any]] = {}
         self._derived_version: int | None = None
+        self._derived_graph: LinkGraph | None = None  # the graph at _derived_version, when known
         self._derived_serial: dict[str, int] = {}  # name -> the serial of its parts (one per keep)
         self._file_derived: dict[str, int] = {}  # name -> the serial of the parts the file holds
         self._serials = 0
@@ -365,7 +371,7 @@ class StateKeeper:
                     wv = meta_int(conn, "version")
                 assert ix is not None  # strict: raised otherwise
                 g = snap.graph if annotations else snap.graph.without_annotations()
-                return StoreState(wv, gv, g, ix)
+                return StoreState(wv, gv, g, ix, committed=False)
             st = self._state
             with self._read() as conn:
                 gv, wv = self._versions(conn)
@@ -477,6 +483,76 @@ class StateKeeper:
             got = self._derived.get(name)
             return None if got is None else dict(got)
 
+    def derived_arrays_before(
+        self, name: str, graph_version: int
+    ) -> tuple[LinkGraph, int, dict[str, npt.NDArray[Any]]] | None:
+        """The arrays kept under ``name`` for the latest position at or before ``graph_version``
+        that this keeper still holds, with the graph of that position (see
+        :meth:`KnowledgeBase.derived_arrays_before
+        <conceptwalk.kb.store.KnowledgeBase.derived_arrays_before>`).
+
+        Parameters
+        ----------
+        name : str
+            The name they were kept under.
+        graph_version : int
+            The position a reader wants to bring them to.
+
+        Returns
+        -------
+        (LinkGraph, int, dict of str to numpy.ndarray) or None
+        """
+        with self._lock:
+            v, g = self._derived_version, self._derived_graph
+            if self._writing() or v is None or g is None or not 0 <= v <= graph_version:
+                return None
+            got = self._derived.get(name)
+            return None if got is None else (g, v, dict(got))
+
+    def changed_nodes(
+        self, since: int, until: int, *, text: bool = False, limit: int | None = None
+    ) -> list[str] | None:
+        """The ids of the nodes whose row changed (inserted, deleted, or any column the graph
+        reads; with ``text`` also a body) between two committed change-log positions (see
+        :meth:`KnowledgeBase.changed_nodes <conceptwalk.kb.store.KnowledgeBase.changed_nodes>`).
+
+        Parameters
+        ----------
+        since, until : int
+            Positions with ``0 <= since <= until``.
+        text : bool
+            Also the nodes whose body alone changed.
+        limit : int, optional
+            None when more than this many changes lie between them.
+
+        Returns
+        -------
+        list of str or None
+            Ascending; None when the log cannot tell: no change log, a ``reset`` (a bulk load)
+            or a gap between them, more than ``limit`` changes, or positions out of order.
+        """
+        if (
+            isinstance(since, bool)
+            or isinstance(until, bool)
+            or not isinstance(since, int)
+            or not isinstance(until, int)
+            or not 0 <= since <= until
+        ):
+            return None
+        if not self._changelog:
+            return None
+        if limit is not None and until - since > limit:
+            return None
+        kinds = (CHANGE_NODE, CHANGE_TEXT) if text else (CHANGE_NODE,)
+        with self._lock:
+            if self._writing():  # uncommitted positions are not a history to follow
+                return None
+            with self._read() as conn:
+                rows = conn.execute("SELECT kind, a FROM changes WHERE seq > ? AND seq <= ?", (since, until)).fetchall()
+        if len(rows) != until - since or any(k == CHANGE_RESET for k, _ in rows):
+            return None
+        return sorted({a for k, a in rows if k in kinds and isinstance(a, str)})
+
     def keep_derived_arrays(self, name: str, graph_version: int, arrays: Mapping[str, npt.ArrayLike]) -> None:
         """Keep arrays derived from the graph at ``graph_version`` (see
         :meth:`KnowledgeBase.keep_derived_arrays
@@ -520,6 +596,7 @@ class StateKeeper:
                 return
             if self._derived_version != graph_version:
                 self._derived, self._derived_version = {}, graph_version
+                self._derived_graph = snap.graph
             self._derived[name] = parts
             self._serials += 1
             self._derived_serial[name] = self._serials
@@ -709,7 +786,7 @@ class StateKeeper:
                 name, _, part = key[8:].rpartition(".")
                 if name and part:
                     derived.setdefault(name, {})[part] = a
-        self._derived, self._derived_version = derived, v
+        self._derived, self._derived_version, self._derived_graph = derived, v, snap.graph
         self._derived_serial = {name: 0 for name in derived}  # serial 0: as read from the file
         self._file_derived = dict(self._derived_serial)
         self._file_version = v
@@ -750,6 +827,7 @@ class StateKeeper:
         self._file_text = False
         self._text = None
         self._derived, self._derived_version, self._file_derived = {}, None, {}
+        self._derived_graph = None
         self._derived_serial = {}
 
     @staticmethod

@@ -68,14 +68,78 @@ __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTAT
 #: Version of the on-disk schema written by this module. 2 added the change log (``changes``,
 #: filled by triggers), ``meta.uuid`` and the ``edges(dst)`` index; a version-1 file is
 #: upgraded in place when opened for writing. 3 added ``change_nonces`` (a random nonce per
-#: change-log row, which a saved snapshot must match).
-SCHEMA_VERSION = 3
+#: change-log row, which a saved snapshot must match). 4 added ``tallies``: counts kept by
+#: triggers in the transaction of every write (per annotation axis, the stored edges with a value;
+#: the writes to ``aliases``), so a read after a write counts nothing again.
+SCHEMA_VERSION = 4
 #: Keys a node row may have.
 NODE_KEYS: tuple[str, ...] = ("id", "type", "title", "body", "scopes", "lifecycle")
 #: Keys an edge row may have.
 EDGE_KEYS: tuple[str, ...] = ("src", "dst", "type") + tuple(EDGE_ANNOTATION_KEYS)
 #: The edge annotation axes (nullable columns of ``edges``).
 ANNOTATION_AXES: tuple[str, ...] = tuple(EDGE_ANNOTATION_KEYS)
+
+#: The tallies (schema 4) and the triggers that keep them, in the transaction of each write:
+#: ``edges.<axis>`` = the stored edges whose ``<axis>`` is not null; ``aliases`` = a count of the
+#: alias rows written (inserted, deleted or changed), which only grows, so an unchanged count
+#: means unchanged aliases; ``embeddings`` likewise for the rows of the three vector tables. A bulk load into an empty store drops the edge triggers with the
+#: others and counts afresh at its end (:meth:`KnowledgeBase.bulk`). Created (and counted once)
+#: by the upgrade of an older store, in the upgrade's one transaction.
+_TALLY_EDGE_COUNTS = " UNION ALL ".join(f"SELECT 'edges.{k}', count({k}) FROM edges" for k in ANNOTATION_AXES)
+
+
+def _tally_statements(op: str) -> str:
+    """The trigger body keeping the edge tallies for one written row (``op``: INSERT, DELETE or
+    UPDATE): one primary-key UPDATE per axis whose nullness the write changed."""
+    out = []
+    for k in ANNOTATION_AXES:
+        if op == "INSERT":
+            out.append(f"UPDATE tallies SET n = n + 1 WHERE new.{k} IS NOT NULL AND name = 'edges.{k}';")
+        elif op == "DELETE":
+            out.append(f"UPDATE tallies SET n = n - 1 WHERE old.{k} IS NOT NULL AND name = 'edges.{k}';")
+        else:
+            out.append(
+                f"UPDATE tallies SET n = n + (new.{k} IS NOT NULL) - (old.{k} IS NOT NULL) "
+                f"WHERE (new.{k} IS NULL) != (old.{k} IS NULL) AND name = 'edges.{k}';"
+            )
+    return "\n    ".join(out)
+
+
+_ANY_NEW = " OR ".join(f"new.{k} IS NOT NULL" for k in ANNOTATION_AXES)
+_ANY_OLD = " OR ".join(f"old.{k} IS NOT NULL" for k in ANNOTATION_AXES)
+_ANY_FLIP = " OR ".join(f"(new.{k} IS NULL) != (old.{k} IS NULL)" for k in ANNOTATION_AXES)
+
+TALLIES_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS tallies(name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO tallies(name, n) {_TALLY_EDGE_COUNTS};
+INSERT OR IGNORE INTO tallies(name, n) VALUES ('aliases', 0);
+CREATE TRIGGER IF NOT EXISTS tallies_edges_ai AFTER INSERT ON edges WHEN {_ANY_NEW} BEGIN
+    {_tally_statements("INSERT")}
+END;
+CREATE TRIGGER IF NOT EXISTS tallies_edges_ad AFTER DELETE ON edges WHEN {_ANY_OLD} BEGIN
+    {_tally_statements("DELETE")}
+END;
+CREATE TRIGGER IF NOT EXISTS tallies_edges_au AFTER UPDATE ON edges WHEN {_ANY_FLIP} BEGIN
+    {_tally_statements("UPDATE")}
+END;
+CREATE TRIGGER IF NOT EXISTS tallies_aliases_ai AFTER INSERT ON aliases BEGIN
+    UPDATE tallies SET n = n + 1 WHERE name = 'aliases';
+END;
+CREATE TRIGGER IF NOT EXISTS tallies_aliases_ad AFTER DELETE ON aliases BEGIN
+    UPDATE tallies SET n = n + 1 WHERE name = 'aliases';
+END;
+CREATE TRIGGER IF NOT EXISTS tallies_aliases_au AFTER UPDATE ON aliases BEGIN
+    UPDATE tallies SET n = n + 1 WHERE name = 'aliases';
+END;
+INSERT OR IGNORE INTO tallies(name, n) VALUES ('embeddings', 0);
+""" + "".join(
+    f"""CREATE TRIGGER IF NOT EXISTS tallies_{t}_{op[0].lower()} AFTER {op} ON {t} BEGIN
+    UPDATE tallies SET n = n + 1 WHERE name = 'embeddings';
+END;
+"""
+    for t in ("vector_models", "vector_slots", "vector_chunks")
+    for op in ("INSERT", "DELETE", "UPDATE")
+)
 
 _CHUNK = 4096
 _IN_BATCH = 500  # ids per "IN (...)" lookup, well under SQLite's variable limit
@@ -180,8 +244,7 @@ UPDATE meta SET value = {SCHEMA_VERSION} WHERE key = 'schema_version';
 INSERT OR IGNORE INTO meta(key, value) VALUES ('uuid', lower(hex(randomblob(16))));
 """
     + CHANGELOG_SCHEMA
-    + """
-"""
+    + TALLIES_SCHEMA
 )
 
 # Upserts: bit i of the last parameter says whether optional key i was given. A given key
@@ -1107,6 +1170,9 @@ class KnowledgeBase:
                 conn.execute("DELETE FROM nodes_fts_config WHERE k = 'hashsize'")
                 for sql in ddl.values():
                     conn.execute(sql)
+                # the edge tallies' triggers were dropped with the others: counted in one pass
+                conn.execute("DELETE FROM tallies WHERE name LIKE 'edges.%'")
+                conn.execute(f"INSERT INTO tallies(name, n) {_TALLY_EDGE_COUNTS}")
             finally:
                 conn.execute(f"PRAGMA cache_size = {int(cache)}")
             conn.execute("INSERT INTO changes(kind) VALUES (?)", (CHANGE_RESET,))
@@ -1813,12 +1879,102 @@ class KnowledgeBase:
                 out.setdefault(a, []).append(c)
         return out
 
+    def _tallies(self, conn: sqlite3.Connection) -> dict[str, int] | None:
+        """The ``tallies`` rows (schema 4), or None for an older store opened read-only (which
+        has none) or rows that are not counts (a damaged store: counted the long way)."""
+        try:
+            rows = conn.execute("SELECT name, n FROM tallies").fetchall()
+        except sqlite3.OperationalError:
+            return None
+        out = {str(k): v for k, v in rows}
+        want = [f"edges.{k}" for k in ANNOTATION_AXES] + ["aliases", "embeddings"]
+        if any(isinstance(out.get(k), bool) or not isinstance(out.get(k), int) or out[k] < 0 for k in want):
+            return None
+        return out
+
+    def aliases_version(self) -> int | None:
+        """A count of the alias rows ever written to this store (inserted, deleted or changed,
+        kept by a trigger in each write's transaction): while it is unchanged the aliases are,
+        so a reader keeps what it derived from them across writes of anything else.
+
+        Returns
+        -------
+        int or None
+            None for a store older than schema 4 opened read-only (it keeps no count).
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a"}])
+        >>> v = kb.aliases_version()
+        >>> _ = kb.add_aliases([("alpha", "a")])
+        >>> _ = kb.add_nodes([{"id": "b"}])
+        >>> kb.aliases_version() - v
+        1
+        """
+        with self._read() as conn:
+            got = self._tallies(conn)
+        return None if got is None else got["aliases"]
+
+    def embeddings_version(self) -> int | None:
+        """A count of the rows ever written to the stored embeddings (any model; kept by
+        triggers in each write's transaction): while it is unchanged every stored vector is, so
+        a reader keeps the vectors it read across writes of anything else (see
+        :meth:`aliases_version`).
+
+        Returns
+        -------
+        int or None
+            None for a store older than schema 4 opened read-only.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a"}, {"id": "b"}])
+        >>> v = kb.embeddings_version()
+        >>> _ = kb.add_nodes([{"id": "c"}])
+        >>> kb.embeddings_version() == v
+        True
+        >>> _ = kb.set_embeddings("toy", ["a", "b"], [[1, 0], [0, 1]])
+        >>> kb.embeddings_version() > v
+        True
+        """
+        with self._read() as conn:
+            got = self._tallies(conn)
+        return None if got is None else got["embeddings"]
+
+    def has_embeddings(self, model: str) -> bool:
+        """Whether any node has a stored vector of ``model`` (one indexed lookup; no vector is read).
+
+        Parameters
+        ----------
+        model : str
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a"}])
+        >>> _ = kb.set_embeddings("toy", ["a"], [[1.0, 0.0]])
+        >>> kb.has_embeddings("toy"), kb.has_embeddings("other")
+        (True, False)
+        """
+        with self._read() as conn:
+            return (
+                conn.execute("SELECT 1 FROM vector_slots WHERE model = ? LIMIT 1", (str(model),)).fetchone() is not None
+            )
+
     def annotation_presence(self) -> dict[str, int]:
         """Per annotation axis, how many stored edges have a value.
 
-        Counted in the read transaction that reads the graph's change-log position, and kept
-        with the snapshot (:meth:`keep_derived_arrays`): a fresh process reads the counts of that
-        position instead of scanning every edge.
+        Read from the store's tallies, which triggers keep in the transaction of every write
+        (schema 4), so a read after a write counts nothing. A store older than that opened
+        read-only has no tallies: there the edges are counted in the read transaction that reads
+        the graph's change-log position, and the counts kept with the snapshot
+        (:meth:`keep_derived_arrays`).
 
         Returns
         -------
@@ -1827,6 +1983,9 @@ class KnowledgeBase:
         """
         with self._lock:
             with self._read() as conn:
+                tallied = self._tallies(conn)
+                if tallied is not None:
+                    return {k: tallied[f"edges.{k}"] for k in ANNOTATION_AXES}
                 gv = self._keeper.graph_version(conn)
                 kept = None if self._depth else self.derived_arrays("kb.presence", gv)
                 got = _presence_from(kept)
@@ -1869,6 +2028,68 @@ class KnowledgeBase:
         ([0, 1, 4], None)
         """
         return self._keeper.derived_arrays(name, graph_version)
+
+    def derived_arrays_before(
+        self, name: str, graph_version: int
+    ) -> tuple[LinkGraph, int, dict[str, npt.NDArray[Any]]] | None:
+        """The arrays kept under ``name`` for an earlier position (or this one), with the graph
+        of that position, so a reader can bring them forward to ``graph_version`` through
+        :meth:`changed_nodes` instead of deriving them again (the concepts' title vectors after
+        a write re-embed only the changed titles).
+
+        Parameters
+        ----------
+        name : str
+            The name they were kept under (:meth:`keep_derived_arrays`).
+        graph_version : int
+            The position wanted.
+
+        Returns
+        -------
+        (LinkGraph, int, dict of str to numpy.ndarray) or None
+            The graph and position they belong to (``<= graph_version``) and the arrays
+            (read-only); None when none are held (a position this object no longer holds, or
+            inside its own write transaction).
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a"}])
+        >>> gv = kb.state().graph_version
+        >>> kb.keep_derived_arrays("demo.count", gv, {"n": np.array([1])})
+        >>> _ = kb.add_nodes([{"id": "b"}])
+        >>> g, v, arrays = kb.derived_arrays_before("demo.count", kb.state().graph_version)
+        >>> g.ids, v == gv, arrays["n"].tolist(), kb.changed_nodes(v, kb.state().graph_version)
+        (['a'], True, [1], ['b'])
+        """
+        return self._keeper.derived_arrays_before(name, graph_version)
+
+    def changed_nodes(
+        self, since: int, until: int, *, text: bool = False, limit: int | None = None
+    ) -> list[str] | None:
+        """The ids of the nodes inserted, deleted or changed in a column the graph reads (id,
+        type, title, scopes, lifecycle) between two committed change-log positions, read from
+        the change log (what brings the graph, the text index and derived arrays forward).
+
+        Parameters
+        ----------
+        since, until : int
+            Positions (:attr:`StoreState.graph_version
+            <conceptwalk.kb.state.StoreState.graph_version>`) with ``0 <= since <= until``.
+        text : bool
+            Also the nodes whose body alone changed.
+        limit : int, optional
+            Give None when more than this many changes lie between them.
+
+        Returns
+        -------
+        list of str or None
+            Ascending (an id deleted since is included). None when the log cannot tell: a
+            store without a change log, a bulk load's ``reset`` or a gap between them, more
+            than ``limit`` changes, positions out of order, or inside this object's own write
+            transaction.
+        """
+        return self._keeper.changed_nodes(since, until, text=text, limit=limit)
 
     def keep_derived_arrays(self, name: str, graph_version: int, arrays: Mapping[str, npt.ArrayLike]) -> None:
         """Keep arrays a reader derived from the graph at change-log position ``graph_version``

@@ -125,6 +125,112 @@ class ColumnMatrix:
         return (acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])
 
 
+#: Per store object, the last concept title vectors built or brought forward for each
+#: (embedder, concept types) key: ``(graph, graph_version, concept indices, vectors)``; the next
+#: position's vectors are brought forward from them through the change log (only the changed
+#: titles embedded again). A read-only open keeps nothing in the store, so this is what carries
+#: them there; the entry holds the graph it belongs to (the newest, which the store holds too).
+#: Also, per store object, what is derived from its aliases alone (:meth:`Snapshot._by_aliases`).
+_CARRY: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
+
+
+def advance_vectors(
+    old_graph: LinkGraph,
+    old_rows: npt.NDArray[np.int64],
+    old: SparseVectors,
+    graph: LinkGraph,
+    rows: npt.NDArray[np.int64],
+    changed: list[str],
+    embed_csr: Callable[[list[int]], tuple[Any, Any, Any]],
+) -> SparseVectors | None:
+    """Row vectors of ``graph``'s nodes ``rows`` brought forward from ``old`` (the vectors of
+    ``old_graph``'s nodes ``old_rows``), given the ids of every node that changed between the two
+    graphs (``changed``): an unchanged node's row is moved, a changed or new one's is made by
+    ``embed_csr(row numbers)`` (CSR arrays of those rows, in the order asked). Entry for entry
+    what building every row afresh gives, when each row's vector depends on its node alone (the
+    hashing embedder's do) and the two graphs differ by ``changed`` only; None when they do not
+    (the node counts disagree), so the caller builds afresh. Nodes keep their relative order in
+    both graphs (ascending id), so the unchanged nodes correspond in order."""
+    n_old, n_new = old_graph.num_nodes, graph.num_nodes
+    dropped = np.fromiter((old_graph.id_index[x] for x in changed if x in old_graph.id_index), dtype=np.int64)
+    added = np.fromiter((graph.id_index[x] for x in changed if x in graph.id_index), dtype=np.int64)
+    if n_old - len(dropped) != n_new - len(added) or old.n != len(old_rows) or old.dim <= 0:
+        return None
+    if not _meets(old_rows, dropped) and not _meets(rows, added):
+        # no changed node is a row on either side (an agent's memories written, its concepts
+        # untouched): the same rows in the same order, so the same vectors
+        return old if len(rows) == len(old_rows) else None
+    keep_old = np.ones(n_old, dtype=bool)
+    keep_old[dropped] = False
+    keep_new = np.ones(n_new, dtype=bool)
+    keep_new[added] = False
+    node_map = np.full(n_old, -1, dtype=np.int64)
+    node_map[keep_old] = np.flatnonzero(keep_new)
+    row_of = np.full(n_new, -1, dtype=np.int64)
+    row_of[rows] = np.arange(len(rows), dtype=np.int64)
+    moved = node_map[old_rows]
+    old_to_new = np.where(moved >= 0, row_of[np.maximum(moved, 0)], -1)
+    filled = np.zeros(len(rows), dtype=bool)
+    filled[old_to_new[old_to_new >= 0]] = True
+    missing = np.flatnonzero(~filled)
+    dim = old.dim
+    colptr, col_rows, col_values = old.columns()
+    cols = np.repeat(np.arange(dim, dtype=np.int64), np.diff(colptr))
+    new_row = old_to_new[col_rows] if len(col_rows) else np.zeros(0, dtype=np.int64)
+    keep = new_row >= 0
+    n = len(rows)
+    key = cols[keep] * max(n, 1) + new_row[keep]  # ascending: columns ascend, rows map in order
+    vals = col_values[keep]
+    if len(missing):
+        indptr, indices, values = embed_csr(missing.tolist())
+        fresh = SparseVectors(len(missing), dim, indptr, indices, values)  # the core's own entries
+        f_ptr, f_rows, f_vals = fresh.columns()
+        f_cols = np.repeat(np.arange(dim, dtype=np.int64), np.diff(f_ptr))
+        f_key = f_cols * max(n, 1) + missing[f_rows]  # ascending: missing ascends
+        at = np.searchsorted(key, f_key)
+        key = np.insert(key, at, f_key)
+        vals = np.insert(vals, at, f_vals)
+    if len(key) > 1 and not bool(np.all(key[1:] > key[:-1])):
+        return None  # pragma: no cover - two entries for one (row, dimension): not the same nodes
+    out_cols, out_rows = np.divmod(key, max(n, 1))
+    ptr = np.zeros(dim + 1, dtype=np.int64)
+    np.cumsum(np.bincount(out_cols, minlength=dim), out=ptr[1:])
+    return SparseVectors.from_columns(n, dim, ptr, out_rows.astype(np.int32), vals.astype(np.float32))
+
+
+def _meets(sorted_rows: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> bool:
+    """Whether any of ``nodes`` is among ``sorted_rows`` (ascending)."""
+    if not len(nodes) or not len(sorted_rows):
+        return False
+    at = np.minimum(np.searchsorted(sorted_rows, nodes), len(sorted_rows) - 1)
+    return bool(np.any(sorted_rows[at] == nodes))
+
+
+def _concept_rows(graph: LinkGraph, names: tuple[str, ...] | None) -> npt.NDArray[np.int64]:
+    """The node indices of ``graph``'s concepts (nodes of the types ``names``; None = all)."""
+    if names is None:
+        return np.arange(graph.num_nodes, dtype=np.int64)
+    flags = np.array([t in names for t in graph.node_type_names], dtype=bool)
+    if flags.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(flags[graph.node_type_codes]).astype(np.int64)
+
+
+def _vectors_from_parts(parts: Mapping[str, Any], rows: int, dim: int) -> SparseVectors | None:
+    """Kept title vectors (``colptr``, ``rows``, ``values``, ``shape``) as an index of ``rows``
+    rows of ``dim`` dimensions, every entry checked by the core again (the file is verified, not
+    trusted blindly); None when they are not that."""
+    if set(parts) != {"colptr", "rows", "values", "shape"}:
+        return None
+    shape = parts["shape"]
+    if shape.shape != (2,) or shape.dtype.kind not in "iu" or shape.tolist() != [rows, dim]:
+        return None
+    try:
+        return SparseVectors.from_columns(rows, dim, parts["colptr"], parts["rows"], parts["values"])
+    except InputError:
+        return None
+
+
 #: Per graph snapshot, the caches every Source over it shares (alias index, concept indices and
 #: vectors, ...): plain data that never refers back to the graph, so the entry goes with the graph.
 #: A store's graph object is rebuilt on every write, so a snapshot's caches never go stale.
@@ -193,6 +299,11 @@ class Snapshot:
         #: The graph's change-log position (None without a store state): what derived arrays
         #: kept by the store are keyed by.
         self.graph_version: int | None = None if state is None else state.graph_version
+        # whether the state is committed (not read inside the store's own write transaction):
+        # only then is what is derived from it carried to a later position
+        self._committed = (
+            state is not None and self.graph_version is not None and bool(getattr(state, "committed", True))
+        )
         owner = (source.is_store, id(source.kb) if source.kb is not None else 0)
         self._kind = owner + (self.store_version,)
         with _SHARED_LOCK:
@@ -222,16 +333,44 @@ class Snapshot:
         return got
 
     # -------------------------------------------------------------- aliases
+    def _by_aliases(self, key: str, build: Callable[[], Any]) -> Any:
+        """What is derived from the store's aliases alone, kept per store object across writes of
+        anything else while its alias count (:meth:`KnowledgeBase.aliases_version`) is unchanged
+        (an agent writing memories every turn does not rebuild the alias index every turn);
+        per snapshot when the store keeps no count, or inside its own write transaction."""
+        kb = self.source.kb
+
+        def carried() -> Any:
+            fn = getattr(kb, "aliases_version", None)
+            version = fn() if self._committed and callable(fn) else None
+            if not isinstance(version, int) or isinstance(version, bool):
+                return build()
+            with _SHARED_LOCK:
+                try:
+                    slot = _CARRY.setdefault(kb, {})
+                except TypeError:  # a KB-like object that cannot be weakly referenced
+                    return build()
+                got = slot.get(("aliases", key))
+                if got is not None and got[0] == version:
+                    return got[1]
+                # read after the count, so what is built is at least as new as the count says:
+                # an alias write in between raises the count, and the next read builds again
+                value = build()
+                slot[("aliases", key)] = (version, value)
+                return value
+
+        return self._get(key, carried)  # once per snapshot: the count is read once per state
+
     def aliases(self) -> dict[str, list[str]]:
         """alias -> canonical ids (the store's alias map; {} for a bare graph)."""
-        return self._get("aliases", self.source.read_aliases)  # type: ignore[no-any-return]
+        return self._by_aliases("aliases", self.source.read_aliases)  # type: ignore[no-any-return]
 
     def alias_index(self) -> tuple[dict[str, list[str]], int]:
         def build() -> tuple[dict[str, list[str]], int]:
             pairs = [(a, c) for a, cs in self.aliases().items() for c in cs]
             return _phrase_index(pairs)
 
-        return self._get("alias_index", build)  # type: ignore[no-any-return]
+        return self._by_aliases("alias_index", build)  # type: ignore[no-any-return]
 
     def canonical(self, node_id: str) -> list[str]:
         """The canonical ids of ``node_id`` when it is an alias (a fragmented id), else itself."""
@@ -247,12 +386,7 @@ class Snapshot:
 
     def concept_indices(self, config: WalkConfig) -> npt.NDArray[np.int64]:
         def build() -> npt.NDArray[np.int64]:
-            flags = self.type_mask(config.concept_node_types)
-            if flags is None:
-                return np.arange(self.graph.num_nodes, dtype=np.int64)
-            if flags.size == 0:
-                return np.zeros(0, dtype=np.int64)
-            return np.flatnonzero(flags[self.graph.node_type_codes]).astype(np.int64)
+            return _concept_rows(self.graph, config.concept_node_types)
 
         return self._get(("concepts", config.concept_node_types), build)  # type: ignore[no-any-return]
 
@@ -348,15 +482,61 @@ class Snapshot:
     def concept_embeddings(self, embedder: Any, config: WalkConfig) -> npt.NDArray[np.float32]:
         """Rows aligned with :meth:`concept_indices`: the stored vectors under ``embedder.name``
         (the store's own, written when it was written); concepts without one are embedded from
-        ``config.concept_text`` once per snapshot and held in memory (never written)."""
+        ``config.concept_text`` once and held in memory (never written). Kept across writes that
+        change neither a stored vector nor a concept (:meth:`_by_embeddings`)."""
 
         def build() -> npt.NDArray[np.float32]:
             idx = self.concept_indices(config).tolist()
             ids = [self.graph.ids[i] for i in idx]
-            return self.source.embeddings_for(embedder, ids, self.graph, text=config.concept_text)
+            at = self.graph_version if self._committed else None
+            return self.source.embeddings_for(embedder, ids, self.graph, text=config.concept_text, graph_version=at)
 
         key = ("emb", embedder.name, config.concept_node_types, config.concept_text)
-        return self._get(key, build)  # type: ignore[no-any-return]
+        return self._get(key, lambda: self._by_embeddings(key, config, build))  # type: ignore[no-any-return]
+
+    def _by_embeddings(self, key: Any, config: WalkConfig, build: Callable[[], Any]) -> Any:
+        """What is derived from the concepts' stored (or model-made) vectors, kept per store
+        object across writes that touch no stored vector (:meth:`KnowledgeBase.embeddings_version`)
+        and no concept's node or text (the change log): an agent writing memories every turn
+        does not read every concept vector back from the store, or re-code it, every turn.
+        Built afresh otherwise, and when the store keeps no count or the state is not committed."""
+        kb = self.source.kb
+        ev_fn, changed_fn = getattr(kb, "embeddings_version", None), getattr(kb, "changed_nodes", None)
+        gv = self.graph_version
+        if not (self._committed and callable(ev_fn) and callable(changed_fn)):
+            return build()
+        ev = ev_fn()
+        if gv is None or not isinstance(ev, int) or isinstance(ev, bool):
+            return build()
+        idx = self.concept_indices(config)
+        with _SHARED_LOCK:
+            try:
+                slot = _CARRY.setdefault(kb, {})
+            except TypeError:
+                return build()
+            got = slot.get(("embeddings", key))
+        if got is not None:
+            old_ev, old_g, old_v, old_idx, value = got
+            if old_ev == ev and 0 <= old_v <= gv:
+                if old_v == gv:
+                    if old_g is self.graph:
+                        return value
+                else:
+                    changed = changed_fn(old_v, gv, text=config.concept_text != "title", limit=max(1000, len(idx) // 8))
+                    if changed is not None:
+                        g = self.graph
+                        dropped = np.fromiter(
+                            (old_g.id_index[x] for x in changed if x in old_g.id_index), dtype=np.int64
+                        )
+                        added = np.fromiter((g.id_index[x] for x in changed if x in g.id_index), dtype=np.int64)
+                        if len(old_idx) == len(idx) and not _meets(old_idx, dropped) and not _meets(idx, added):
+                            with _SHARED_LOCK:
+                                slot[("embeddings", key)] = (ev, g, gv, idx, value)
+                            return value
+        value = build()
+        with _SHARED_LOCK:
+            slot[("embeddings", key)] = (ev, self.graph, gv, idx, value)
+        return value
 
     def _vectors_name(self, embedder: Any, config: WalkConfig) -> str:
         """The name the built-in vectors of the concepts' titles are kept under in the store."""
@@ -375,14 +555,76 @@ class Snapshot:
         if config.concept_text != "title" or self.graph_version is None or not callable(fn):
             return None
         got = fn(self._vectors_name(embedder, config), self.graph_version)
-        if got is None or set(got) != {"colptr", "rows", "values", "shape"}:
+        return None if got is None else _vectors_from_parts(got, rows, int(embedder.dim))
+
+    def _carry_key(self, embedder: Any, config: WalkConfig) -> Any:
+        return (self._vectors_name(embedder, config), self.source.annotations)
+
+    def _carry_put(self, embedder: Any, config: WalkConfig, idx: Any, vectors: SparseVectors) -> None:
+        """Remember this position's title vectors for the next one (:data:`_CARRY`)."""
+        kb = self.source.kb
+        if kb is None or not self._committed or config.concept_text != "title":
+            return
+        with _SHARED_LOCK:
+            try:
+                slot = _CARRY.setdefault(kb, {})
+            except TypeError:  # a KB-like object that cannot be weakly referenced: nothing carried
+                return
+            slot[self._carry_key(embedder, config)] = (self.graph, self.graph_version, idx, vectors)
+
+    def _carried_vectors(self, embedder: Any, config: WalkConfig, idx: npt.NDArray[np.int64]) -> SparseVectors | None:
+        """The title vectors of this position brought forward from an earlier one -- this
+        process's last (:data:`_CARRY`) or the store's (:meth:`KnowledgeBase.derived_arrays_before`,
+        e.g. read from the snapshot file) -- through the change log: only the concepts whose node
+        changed are embedded again. None when there is no earlier position to start from or the
+        log cannot tell what changed (a bulk load, more changes than a rebuild costs)."""
+        kb = self.source.kb
+        gv = self.graph_version
+        changed_fn = getattr(kb, "changed_nodes", None)
+        if (
+            kb is None
+            or gv is None
+            or not self._committed
+            or config.concept_text != "title"
+            or not callable(changed_fn)
+        ):
             return None
-        shape = got["shape"]
-        if shape.shape != (2,) or shape.dtype.kind not in "iu" or shape.tolist() != [rows, int(embedder.dim)]:
+        start: tuple[LinkGraph, int, Any, SparseVectors] | None = None
+        with _SHARED_LOCK:
+            try:
+                mine = _CARRY.get(kb, {}).get(self._carry_key(embedder, config))
+            except TypeError:
+                mine = None
+        if mine is not None and 0 <= mine[1] <= gv:
+            start = mine
+        if start is None:
+            fn = getattr(kb, "derived_arrays_before", None)
+            got = fn(self._vectors_name(embedder, config), gv) if callable(fn) else None
+            if got is not None:
+                old_g, old_v, arrays = got
+                old_idx = _concept_rows(old_g, config.concept_node_types)
+                old_vec = _vectors_from_parts(arrays, len(old_idx), int(embedder.dim))
+                if old_vec is not None:
+                    start = (old_g, old_v, old_idx, old_vec)
+        if start is None:
             return None
-        try:  # every entry checked by the core again (the file is verified, not trusted blindly)
-            return SparseVectors.from_columns(rows, int(embedder.dim), got["colptr"], got["rows"], got["values"])
-        except InputError:
+        old_g, old_v, old_idx, old_vec = start
+        if old_v == gv:  # the same position: the same graph, or one this object cannot vouch for
+            return old_vec if old_g is self.graph else None
+        g = self.graph
+        limit = max(1000, len(idx) // 8)  # past it, embedding every title is about as cheap
+        changed = changed_fn(old_v, gv, limit=limit)
+        if changed is None:
+            return None
+        titles, gids = g.titles, g.ids
+
+        def embed(rows: list[int]) -> tuple[Any, Any, Any]:
+            picked = [int(idx[r]) for r in rows]
+            return embedder.embed_csr([titles[i] or gids[i] for i in picked])  # type: ignore[no-any-return]
+
+        try:
+            return advance_vectors(old_g, np.asarray(old_idx, dtype=np.int64), old_vec, g, idx, changed, embed)
+        except InputError:  # pragma: no cover - entries the core refuses: build afresh
             return None
 
     def _keep_vectors(self, embedder: Any, config: WalkConfig, vectors: SparseVectors) -> None:
@@ -409,11 +651,18 @@ class Snapshot:
 
         def build() -> Any:
             if isinstance(embedder, HashingEmbedder) and not self.source.stores_embeddings(embedder):
-                idx = self.concept_indices(config).tolist()
+                idx_arr = self.concept_indices(config)
+                idx = idx_arr.tolist()
                 g = self.graph
                 kept = self._kept_vectors(embedder, config, len(idx))
                 if kept is not None:
+                    self._carry_put(embedder, config, idx_arr, kept)
                     return kept
+                carried = self._carried_vectors(embedder, config, idx_arr)
+                if carried is not None:
+                    self._keep_vectors(embedder, config, carried)
+                    self._carry_put(embedder, config, idx_arr, carried)
+                    return carried
                 if config.concept_text == "title":  # what node_texts gives, by index
                     # all titles decoded in one pass (a mapped snapshot's strings cost ~1.5 us
                     # each when read one by one)
@@ -426,7 +675,11 @@ class Snapshot:
                     vectors = SparseVectors(len(idx), embedder.dim, indptr, indices, values)
                     if config.concept_text == "title":  # derived from the graph alone: kept
                         self._keep_vectors(embedder, config, vectors)
+                        self._carry_put(embedder, config, idx_arr, vectors)
                     return vectors
+            return self._by_embeddings(("embcols",) + key[1:], config, from_matrix)
+
+        def from_matrix() -> Any:
             mat = self.concept_embeddings(embedder, config)
             n, dim = mat.shape
             if n == 0 or dim == 0 or not np.all(np.isfinite(mat)):
@@ -642,8 +895,42 @@ class Source:
             out.append("\n".join(parts) if parts else nid)
         return out
 
+    def _follow_model_vectors(self, graph: LinkGraph, graph_version: int | None) -> None:
+        """Point :attr:`_mem_embeddings` at the vectors embedded for ``graph``: the store
+        object's own, brought forward to ``graph_version`` (entries of changed nodes dropped),
+        or this source's for one graph and store version."""
+        kb = self.kb
+        changed_fn = getattr(kb, "changed_nodes", None)
+        if graph_version is not None and kb is not None and callable(changed_fn):
+            with _SHARED_LOCK:
+                try:
+                    slot = _CARRY.setdefault(kb, {})
+                except TypeError:
+                    slot = None
+                if slot is not None:
+                    got = slot.get(("model_vectors",))
+                    if got is not None and got[0] == graph_version:
+                        self._mem_embeddings, self._mem_version = got[1], None
+                        return
+                    mem: dict[tuple[str, str, str], npt.NDArray[np.float32]] = {}
+                    if got is not None and 0 <= got[0] < graph_version:
+                        changed = changed_fn(got[0], graph_version, text=True)
+                        if changed is not None:
+                            gone = set(changed)
+                            mem = {k: v for k, v in got[1].items() if k[2] not in gone}
+                    slot[("model_vectors",)] = (graph_version, mem)
+                    self._mem_embeddings, self._mem_version = mem, None
+                    return
+        version = (id(graph), self.store_version())
+        if self._mem_version != version:  # a body edit keeps the graph but changes the text
+            self._mem_embeddings = {}
+            self._mem_version = version
+
     def stores_embeddings(self, embedder: Any) -> bool:
         """Whether the store holds any vector under ``embedder.name``."""
+        has = getattr(self.kb, "has_embeddings", None)
+        if callable(has):  # one indexed lookup, no vector read
+            return bool(has(str(embedder.name)))
         get = getattr(self.kb, "get_embeddings", None)
         if get is None:
             return False
@@ -651,17 +938,24 @@ class Source:
         return len(stored_ids) > 0
 
     def embeddings_for(
-        self, embedder: Any, ids: list[str], graph: LinkGraph, text: str = "title+body"
+        self,
+        embedder: Any,
+        ids: list[str],
+        graph: LinkGraph,
+        text: str = "title+body",
+        *,
+        graph_version: int | None = None,
     ) -> npt.NDArray[np.float32]:
         """Vectors of ``ids`` under ``embedder.name``: read from the store, the missing ones
-        embedded (from ``text``: ``"title"`` or ``"title+body"``) and cached in memory for the
-        life of this source. Never written to the store: a query changes nothing there."""
+        embedded (from ``text``: ``"title"`` or ``"title+body"``) and cached in memory. Never
+        written to the store: a query changes nothing there. With ``graph_version`` (the
+        committed change-log position of ``graph``) the vectors embedded here are kept per store
+        object and brought to the next position by the change log: only the nodes whose row or
+        body changed are embedded again (a model is slow; an agent's store changes every turn).
+        Without it they live as long as this source reads the same graph and store version."""
         name = str(embedder.name)
         dim = int(embedder.dim)
-        version = (id(graph), self.store_version())
-        if self._mem_version != version:  # a body edit keeps the graph but changes the text
-            self._mem_embeddings.clear()
-            self._mem_version = version
+        self._follow_model_vectors(graph, graph_version)
         have: dict[str, npt.NDArray[np.float32]] = {}
         get = getattr(self.kb, "get_embeddings", None)
         if get is not None:
