@@ -39,7 +39,7 @@ from conceptwalk.bench import harness  # noqa: E402
 from conceptwalk.graph.vectors import DenseVectors, SparseVectors, vector_topk_arrays  # noqa: E402
 from conceptwalk.kb.store import KnowledgeBase  # noqa: E402
 from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search  # noqa: E402
-from conceptwalk.wrap import _source  # noqa: E402
+from conceptwalk.wrap import _reader  # noqa: E402
 from conceptwalk.wrap.config import WalkConfig  # noqa: E402
 from conceptwalk.wrap.embed import get_embedder  # noqa: E402
 
@@ -54,7 +54,7 @@ def sparse_rows(path: str, nq: int, rounds: int) -> dict[str, float]:
     kb = KnowledgeBase.open(path, read_only=True)
     cfg = WalkConfig()
     emb = get_embedder(cfg.embedder)
-    snap = _source.Source(kb).snapshot()
+    snap = _reader.StoreReader(kb).read_cache()
     sv = snap.concept_columns(emb, cfg)
     assert sv is not None
     vecs = emb.embed(b.queries(kb, nq))

@@ -7,7 +7,7 @@ On a store (``conceptwalk synth --concepts N KB.db``), all-access caller, querie
 with a word of another title (seeded):
 
 * ``semantic``: the resolver's semantic step scoring, the old reference
-  (``wrap._source.ColumnMatrix.scores`` + ``resolver.topk_scores``, numpy) vs the compiled
+  (``wrap._reader.ColumnMatrix.scores`` + ``resolver.topk_scores``, numpy) vs the compiled
   inverted index (``graph.vectors.SparseVectors.topk``), on the same query vectors and mask;
   results checked equal.
 * ``wrapped / flat``: ``ConceptAnchoredRetriever(builtin_flat_search(kb), kb).query(text, 10,
@@ -36,7 +36,7 @@ from conceptwalk.bench import harness
 from conceptwalk.graph.vectors import vector_topk_arrays
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
-from conceptwalk.wrap import _source
+from conceptwalk.wrap import _reader
 from conceptwalk.wrap.embed import get_embedder
 from conceptwalk.wrap.resolver import topk_scores
 
@@ -49,7 +49,7 @@ class NumpyColumns:
 
     def __init__(self, mat: np.ndarray | None, csr: Any = None, dim: int = 0) -> None:
         if mat is not None:
-            self.cols = _source.ColumnMatrix.build(mat)
+            self.cols = _reader.ColumnMatrix.build(mat)
             return
         # the same ColumnMatrix from CSR rows (no dense matrix: what a 1M-concept run can hold)
         indptr, indices, values = csr
@@ -60,7 +60,7 @@ class NumpyColumns:
         main = dim - dim % 4
         ptr = np.zeros(dim + 1, dtype=np.int64)
         np.cumsum(np.bincount(cols, minlength=dim), out=ptr[1:])
-        self.cols = _source.ColumnMatrix(
+        self.cols = _reader.ColumnMatrix(
             n, dim, ptr.tolist(), values[order].astype(np.float64), rows[order] * 4 + np.where(cols < main, cols & 3, 0)
         )
 
@@ -80,7 +80,7 @@ def use_old_semantic_step() -> None:
         got = self._get(("embcols-old", embedder.name, config.concept_node_types, config.concept_text), build)
         return None if got is False else got
 
-    _source.Snapshot.concept_columns = concept_columns  # type: ignore[method-assign]
+    _reader.ReadCache.concept_columns = concept_columns  # type: ignore[method-assign]
 
 
 def queries(kb: KnowledgeBase, n: int, seed: int = 0) -> list[str]:
@@ -104,8 +104,8 @@ def semantic_rows(path: str, nq: int, rounds: int, old_from_csr: bool = False) -
     kb = KnowledgeBase.open(path, read_only=True)
     cfg = WalkConfig()
     emb = get_embedder(cfg.embedder)
-    src = _source.Source(kb)
-    snap = src.snapshot()
+    src = _reader.StoreReader(kb)
+    snap = src.read_cache()
     t0 = time.perf_counter()
     new = snap.concept_columns(emb, cfg)
     t_new = time.perf_counter() - t0
@@ -166,7 +166,7 @@ def wrapped_rows(path: str, nq: int, rounds: int) -> dict[str, float]:
     qs = queries(kb, nq)
     flat = builtin_flat_search(kb)
     new = ConceptAnchoredRetriever(flat, kb)
-    saved = _source.Snapshot.concept_columns
+    saved = _reader.ReadCache.concept_columns
     use_old_semantic_step()
     old = ConceptAnchoredRetriever(flat, kb)
     for q in qs[:20]:  # same answers
@@ -181,7 +181,7 @@ def wrapped_rows(path: str, nq: int, rounds: int) -> dict[str, float]:
         nq,
         rounds=rounds,
     )
-    _source.Snapshot.concept_columns = saved  # type: ignore[method-assign]
+    _reader.ReadCache.concept_columns = saved  # type: ignore[method-assign]
     t_new = harness.interleaved(
         {
             "flat": lambda i: flat(qs[i], 10, caller=ALL),

@@ -642,7 +642,7 @@ def test_threads_writing_and_querying_one_writable_store(tmp_path):
 def test_per_request_retrievers_do_not_fill_the_callers_view_memo():
     """The brief's per-request pattern (a new retriever per query) leaves one
     ("wrap.provenance", id(snap)) entry per retriever in the caller's view: after 256 the memo is
-    full and nothing else is kept in it (each entry also holds its Snapshot and Provenance)."""
+    full and nothing else is kept in it (each entry also holds its ReadCache and Provenance)."""
     kb = KnowledgeBase.open(":memory:")
     _fill(kb, *_rows())
     for _ in range(300):

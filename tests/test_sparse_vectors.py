@@ -2,7 +2,7 @@
 
 Differential: on random sparse matrices, queries, masks and thresholds the inverted-index top-k
 equals, bit for bit, the dense compiled scan (``vector_topk_arrays``) and the old numpy scoring
-(``wrap._source.ColumnMatrix.scores`` + ``resolver.topk_scores``): scores to 1e-6 (in fact
+(``wrap._reader.ColumnMatrix.scores`` + ``resolver.topk_scores``): scores to 1e-6 (in fact
 exactly) and ranks exactly with the row tie-break. Deletion: a row's score and rank among the
 visible rows equal those on the matrix with the hidden rows deleted. And the hashing embedder's
 CSR rows equal its dense rows bit for bit. (The wrapped query's own deletion oracle is
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from conceptwalk.errors import InputError
 from conceptwalk.graph.vectors import SparseVectors, vector_topk_arrays
-from conceptwalk.wrap._source import ColumnMatrix
+from conceptwalk.wrap._reader import ColumnMatrix
 from conceptwalk.wrap.embed import HashingEmbedder
 from conceptwalk.wrap.resolver import topk_scores
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from conceptwalk import Caller
 from conceptwalk.graph.vectors import SparseVectors
 from conceptwalk.kb.store import ANNOTATION_AXES, KnowledgeBase
-from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, _source, builtin_flat_search
+from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, _reader, builtin_flat_search
 from conceptwalk.wrap.embed import HashingEmbedder
 
 ALL = Caller.all_access()
@@ -50,7 +50,7 @@ def _fill(kb: KnowledgeBase, n: int = 30) -> None:
 
 def _columns(kb: KnowledgeBase) -> tuple[np.ndarray, ...]:
     """The concept vectors the wrap reads for the store's current state, as arrays."""
-    snap = _source.Source(kb).snapshot()
+    snap = _reader.StoreReader(kb).read_cache()
     vec = snap.concept_columns(HashingEmbedder(), WalkConfig())
     assert isinstance(vec, SparseVectors)
     return (np.array([vec.n, vec.dim]), *(np.array(a) for a in vec.columns()))
@@ -296,13 +296,13 @@ def test_the_alias_index_is_rebuilt_only_when_the_aliases_change(tmp_path, monke
     ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
     ret.query("pagerank", 5, concept_walk=True, caller=ALL)
     built = []
-    real = _source._phrase_index
+    real = _reader._phrase_index
 
     def counting(pairs):
         built.append(len(pairs))
         return real(pairs)
 
-    monkeypatch.setattr(_source, "_phrase_index", counting)
+    monkeypatch.setattr(_reader, "_phrase_index", counting)
     kb.add_nodes([{"id": "turn", "type": "MEMORY", "title": "a turn"}])  # not an alias write
     ret.query("pagerank", 5, concept_walk=True, caller=ALL)
     assert built == []
@@ -328,11 +328,11 @@ def test_nothing_read_inside_a_write_transaction_is_carried(tmp_path, inside):
         with kb.transaction():
             kb.add_aliases([("zebra", "c04")])
             if inside:
-                assert _source.Source(kb).snapshot().aliases() == {"zebra": ["c04"]}
+                assert _reader.StoreReader(kb).read_cache().aliases() == {"zebra": ["c04"]}
             raise RuntimeError("roll back")
     except RuntimeError:
         pass
-    assert _source.Source(kb).snapshot().aliases() == {}
+    assert _reader.StoreReader(kb).read_cache().aliases() == {}
     kb.close()
 
 

@@ -20,7 +20,7 @@ from conceptwalk.wrap import (
     builtin_flat_search,
     probe,
 )
-from conceptwalk.wrap._source import Source
+from conceptwalk.wrap._reader import StoreReader
 from conceptwalk.wrap.walk import Provenance
 
 EDGE_TYPES = ["RELATED_TO", "PARENT_CONCEPT", "IMPLEMENTED_BY", "EXPLAINED_BY", "TAGGED_CONCEPT", "MENTIONS"]
@@ -119,11 +119,11 @@ def test_absence_reasons_equal_those_of_the_store_without_hidden_nodes(case, ann
     nodes, edges, aliases, caller = case
     kept = _deleted(nodes, edges, aliases, caller)
     assume(kept[0])
-    snap = Source(_store(nodes, edges, aliases), annotations=annotations).snapshot()
+    snap = StoreReader(_store(nodes, edges, aliases), annotations=annotations).read_cache()
     g = snap.graph
     vm = caller.visibility(g)
     prov = Provenance(g, snap.presence(vm))
-    snap2 = Source(_store(*kept), annotations=annotations).snapshot()
+    snap2 = StoreReader(_store(*kept), annotations=annotations).read_cache()
     g2 = snap2.graph
     prov2 = Provenance(g2, snap2.presence())
     for e in range(g.num_edges):

@@ -221,7 +221,7 @@ def test_column_scores_equal_the_core_vector_topk_bit_for_bit(case):
     import numpy as np
 
     from conceptwalk.graph.vectors import vector_topk_arrays
-    from conceptwalk.wrap._source import SPARSE_DENSITY, ColumnMatrix
+    from conceptwalk.wrap._reader import SPARSE_DENSITY, ColumnMatrix
     from conceptwalk.wrap.resolver import topk_scores
 
     mat, q, visible, k, lo = case

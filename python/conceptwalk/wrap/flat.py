@@ -12,7 +12,7 @@ from .embed import get_embedder
 from ..errors import InputError
 from ..graph import Caller
 from ..graph.vectors import vector_topk
-from ._source import Source
+from ._reader import StoreReader
 
 __all__ = ["BuiltinFlatSearch", "builtin_flat_search"]
 
@@ -68,7 +68,7 @@ class BuiltinFlatSearch:
             raise InputError(f"mode must be one of {_MODES}, got {mode!r}")
         if caller is not None and not isinstance(caller, Caller):
             raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
-        self.source = Source(kb, annotations=True)  # share the KB's cached projection
+        self.source = StoreReader(kb, annotations=True)  # share the KB's cached projection
         if mode == "fts" and not callable(getattr(kb, "search", None)):
             raise InputError("mode='fts' needs a knowledge base with search(); use mode='embedding'")
         self.kb = kb

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..graph.walk import typed_walk
 from ..graph import Caller
-from ._source import Source
+from ._reader import StoreReader
 from .config import WalkConfig
 from .walk import AXES, type_flags
 
@@ -71,8 +71,8 @@ def probe(kb: Any, config: WalkConfig | None = None, *, caller: Caller | None = 
     """
     cfg = config if config is not None else WalkConfig()
     who = caller if caller is not None else Caller.public()  # fail closed
-    source = Source(kb, annotations=cfg.annotations)
-    snap = source.snapshot()
+    source = StoreReader(kb, annotations=cfg.annotations)
+    snap = source.read_cache()
     g = snap.graph
     view = g.view(who)
     vm = view.mask
@@ -326,7 +326,7 @@ def suggest_settings(
     base = probe(kb, cfg, caller=who)
     if base["concepts"] and base["reach"]["concepts2Hops"]:
         return None
-    g = Source(kb, annotations=False).snapshot().graph
+    g = StoreReader(kb, annotations=False).read_cache().graph
     vm = who.visibility(g)
     visible = np.ones(g.num_nodes, dtype=bool) if vm is None else vm.mask
     seen_edges = visible[g.edge_src] & visible[g.edge_dst]

@@ -22,7 +22,7 @@ from .embed import NEUTRAL, FusionWeights, fusion_weights, get_embedder, normali
 from ..errors import InputError
 from ..graph import Caller
 from ..graph.vectors import vector_topk_arrays
-from ._source import Snapshot, Source, phrases_in
+from ._reader import ReadCache, StoreReader, phrases_in
 from .config import WalkConfig
 
 __all__ = ["ConceptResolver", "ResolvedConcept", "resolve", "topk_scores", "METHODS"]
@@ -110,7 +110,7 @@ class ConceptResolver:
         :mod:`conceptwalk.graph.text`; statistics over the visible nodes only), concept nodes
         returned: rank ``r`` gives ``lexical_confidence / r``, for the first ``lexical_k``. A
         store object without a text index falls back to its own ``search`` (see
-        ``Snapshot.lexical``); a bare graph has no lexical evidence.
+        ``ReadCache.lexical``); a bare graph has no lexical evidence.
     ``semantic``
         Cosine similarity (dot product of unit vectors) between the query's embedding and the
         concept nodes' embeddings (the store's vectors under the embedder's name, else embedded
@@ -173,12 +173,12 @@ class ConceptResolver:
     """
 
     def __init__(
-        self, kb: Any, config: WalkConfig | None = None, *, embedder: Any = None, _source: Source | None = None
+        self, kb: Any, config: WalkConfig | None = None, *, embedder: Any = None, _reader: StoreReader | None = None
     ) -> None:
         self.config = config if config is not None else WalkConfig()
         if not isinstance(self.config, WalkConfig):
             raise InputError(f"config must be a WalkConfig, got {type(self.config).__name__}")
-        self.source = _source if _source is not None else Source(kb, annotations=self.config.annotations)
+        self.source = _reader if _reader is not None else StoreReader(kb, annotations=self.config.annotations)
         if embedder is not None:
             self.embedder: Any = get_embedder(embedder)
         elif self.config.embedder is not None and self.config.semantic_k > 0:
@@ -199,7 +199,7 @@ class ConceptResolver:
         vectors),
         so that the first query costs what the next one does. Called on construction; the caches
         are shared by every resolver over the same snapshot and rebuilt when the store changes."""
-        snap = self.source.snapshot()
+        snap = self.source.read_cache()
         snap.alias_index()
         snap.concept_indices(self.config)
         if self.config.lexical_k > 0:
@@ -230,7 +230,7 @@ class ConceptResolver:
         *,
         caller: Caller,
         flat_results: Sequence[Mapping[str, Any]] | None = None,
-        snapshot: Snapshot | None = None,
+        read_cache: ReadCache | None = None,
     ) -> list[ResolvedConcept]:
         """All concepts ``text`` resolves to for ``caller`` (uncut; the walk takes the first
         ``max_concepts``).
@@ -243,8 +243,8 @@ class ConceptResolver:
             Only concepts this caller may see resolve.
         flat_results : sequence of dict, optional
             The flat search's results (for the ``flat-hit`` method).
-        snapshot : Snapshot, optional
-            The graph snapshot to resolve against (the retriever passes the one its walk uses,
+        read_cache : ReadCache, optional
+            The caches of the store state to resolve against (the retriever passes the one its walk uses,
             so both read one version of the store); None = the source's current one.
 
         Returns
@@ -256,7 +256,7 @@ class ConceptResolver:
             raise InputError(f"text must be a string, got {type(text).__name__}")
         if not isinstance(caller, Caller):
             raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
-        snap = snapshot if snapshot is not None else self.source.snapshot()
+        snap = read_cache if read_cache is not None else self.source.read_cache()
         g = snap.graph
         cfg = self.config
         vm = caller.visibility(g)
@@ -334,7 +334,7 @@ class ConceptResolver:
                             best[c] = ResolvedConcept(c, cfg.normalized_confidence, "normalized", phrase)
         return sorted(best.values(), key=lambda r: (-r.confidence, r.id))
 
-    def _semantic(self, text: str, snap: Snapshot, vm: Any) -> list[tuple[str, float]]:
+    def _semantic(self, text: str, snap: ReadCache, vm: Any) -> list[tuple[str, float]]:
         """The semantic top-k over the visible concept rows: exact dot products in the core,
         each in an order that depends only on its row and the query (no BLAS, no threads), so
         the similarities equal those on the store with the hidden concepts deleted."""
@@ -394,7 +394,7 @@ class ConceptResolver:
         return out
 
     def _posterior_topk(
-        self, text: str, qu: npt.NDArray[np.float32], snap: Snapshot, cfg: WalkConfig, vis: Any, n: int, keep: int
+        self, text: str, qu: npt.NDArray[np.float32], snap: ReadCache, cfg: WalkConfig, vis: Any, n: int, keep: int
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """The top ``keep`` rows by the weighted mean of the posteriors of the title, title+body
         and character n-gram similarities (:class:`~conceptwalk.wrap.embed.FusionWeights` with
@@ -431,7 +431,7 @@ class ConceptResolver:
 
     @staticmethod
     def _row_scores(
-        embedder: Any, query: npt.NDArray[np.float32], snap: Snapshot, cfg: WalkConfig, vis: Any, n: int
+        embedder: Any, query: npt.NDArray[np.float32], snap: ReadCache, cfg: WalkConfig, vis: Any, n: int
     ) -> npt.NDArray[np.float64]:
         """The similarity of every visible concept row to ``query`` (0 for the hidden rows and
         for the rows a sparse query shares no dimension with), exact in the core as in

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..graph import Caller
-from ._source import Source
+from ._reader import StoreReader
 from .config import WalkConfig
 from .events import EVENT_SCHEMA_VERSION, emit_safely, make_sink
 from .flat import BuiltinFlatSearch
@@ -147,8 +147,8 @@ class ConceptAnchoredRetriever:
         self.config = cfg.with_gates(expand_edge_types=expand_edge_types, admit_edge_types=admit_edge_types)
         self.flat_search = flat_search
         self._flat_takes_caller = takes_caller(flat_search)
-        self.source = Source(kb, annotations=self.config.annotations)
-        self.resolver = ConceptResolver(kb, self.config, embedder=embedder, _source=self.source)
+        self.source = StoreReader(kb, annotations=self.config.annotations)
+        self.resolver = ConceptResolver(kb, self.config, embedder=embedder, _reader=self.source)
         self.sink = make_sink(event_sink if event_sink is not None else self.config.event_sink)
         self._pool: WalkConfig | None = None
         self.warm()
@@ -157,7 +157,7 @@ class ConceptAnchoredRetriever:
         """Build what a walk reads on the current snapshot (the resolver's caches, the store's
         annotation presence, the walk's gate arrays), so the first query costs what the next
         one does. Called on construction; rebuilt lazily when the store changes."""
-        snap = self.source.snapshot()
+        snap = self.source.read_cache()
         snap.presence()
         prepared(snap.graph, self.config)
         if self.config.rank_by != "path":
@@ -238,9 +238,9 @@ class ConceptAnchoredRetriever:
                 raise InputError(f"flat_search result [{i}] must be a dict with an 'id', got {hit!r:.80}")
             present.add(hit["id"])
         cfg = self.config
-        snap = self.source.snapshot()
+        snap = self.source.read_cache()
         # one snapshot for the resolution and the walk (nothing here writes to the store)
-        resolved = self.resolver.resolve(text, caller=caller, flat_results=flat_list, snapshot=snap)
+        resolved = self.resolver.resolve(text, caller=caller, flat_results=flat_list, read_cache=snap)
         g = snap.graph
         t2 = time.perf_counter()
         concepts = resolved[: cfg.max_concepts]

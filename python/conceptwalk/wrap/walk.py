@@ -153,7 +153,7 @@ class Provenance:
     the store has no value for it or the loaded projection left it out.
 
     ``presence`` is, per annotation column, how many stored edges hold a value -- counted over
-    the edges the caller sees (:meth:`~conceptwalk.wrap._source.Snapshot.presence` with the
+    the edges the caller sees (:meth:`~conceptwalk.wrap._reader.ReadCache.presence` with the
     caller's mask), so an absence reason never depends on hidden edges; a column missing from it
     is unknown. None for a bare :class:`LinkGraph` (its own storage)."""
 

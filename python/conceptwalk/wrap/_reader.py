@@ -1,6 +1,16 @@
-"""A knowledge base (or bare LinkGraph) seen through one graph snapshot, with the per-snapshot
-caches the resolver, the walk and the probe share (alias index, concept index, title index,
-annotation presence, concept embeddings)."""
+"""What the wrap reads, and what it derives from it.
+
+:class:`StoreReader` is what the wrap reads from: a knowledge base (any
+:class:`~conceptwalk.tools.GraphSource`) or a bare LinkGraph. :meth:`StoreReader.read_cache`
+gives the :class:`ReadCache` of the store's current state (:class:`~conceptwalk.kb.state.StoreState`:
+one committed version): the caches the resolver, the walk and the probe share over it (alias
+index, concept indices, title index, annotation presence, concept vectors). What depends on a
+caller lives in the caller's :class:`~conceptwalk.graph.view.View`, not here. What a later state
+can reuse -- the concept vectors, the alias index -- is brought forward to it through the change
+log and the store's tallies (:data:`_CARRY`) rather than derived again.
+
+Words: a *snapshot* is only the graph's arrays at one change-log position and the file they are
+saved in (``kb/snapshot.py``); a *source* is only a :class:`~conceptwalk.tools.GraphSource`."""
 
 from __future__ import annotations
 
@@ -130,7 +140,7 @@ class ColumnMatrix:
 #: position's vectors are brought forward from them through the change log (only the changed
 #: titles embedded again). A read-only open keeps nothing in the store, so this is what carries
 #: them there; the entry holds the graph it belongs to (the newest, which the store holds too).
-#: Also, per store object, what is derived from its aliases alone (:meth:`Snapshot._by_aliases`).
+#: Also, per store object, what is derived from its aliases alone (:meth:`ReadCache._by_aliases`).
 _CARRY: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
 
@@ -231,9 +241,9 @@ def _vectors_from_parts(parts: Mapping[str, Any], rows: int, dim: int) -> Sparse
         return None
 
 
-#: Per graph snapshot, the caches every Source over it shares (alias index, concept indices and
+#: Per graph, the caches every StoreReader over it shares (alias index, concept indices and
 #: vectors, ...): plain data that never refers back to the graph, so the entry goes with the graph.
-#: A store's graph object is rebuilt on every write, so a snapshot's caches never go stale.
+#: A store's graph object is rebuilt on every write, so a graph's caches never go stale.
 _SHARED: weakref.WeakKeyDictionary[LinkGraph, dict[Any, Any]] = weakref.WeakKeyDictionary()
 _SHARED_LOCK = threading.RLock()  # builders nest (alias_index -> aliases)
 
@@ -277,12 +287,12 @@ def _takes_caller(fn: Any) -> bool:
     return "caller" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
-class Snapshot:
-    """Caches over one immutable graph snapshot; built lazily, thread-safe, shared by every
-    resolver, retriever and probe reading the same snapshot (so a one-call ``resolve`` costs
-    what a reused resolver costs). Nothing here writes to the store."""
+class ReadCache:
+    """The caches over one store state (its graph and version); built lazily, thread-safe,
+    shared by every resolver, retriever and probe reading the same state (so a one-call
+    ``resolve`` costs what a reused resolver costs). Nothing here writes to the store."""
 
-    def __init__(self, source: Source, graph: LinkGraph, state: Any = None) -> None:
+    def __init__(self, source: StoreReader, graph: LinkGraph, state: Any = None) -> None:
         self.source = source
         self.graph = graph
         self._state = state  # the store's StoreState this graph was read in (None: graph() only)
@@ -316,8 +326,8 @@ class Snapshot:
 
     @property
     def identity(self) -> tuple[Any, ...]:
-        """What this snapshot's cached reads are keyed by: the source (a store or a bare graph)
-        and the store's write counter. Two snapshots over the same graph and the same store
+        """What this cache's reads are keyed by: the source (a store or a bare graph)
+        and the store's write counter. Two caches over the same graph and the same store
         state have the same identity (a per-caller memo keyed by it is shared by them)."""
         return self._kind
 
@@ -337,7 +347,7 @@ class Snapshot:
         """What is derived from the store's aliases alone, kept per store object across writes of
         anything else while its alias count (:meth:`KnowledgeBase.aliases_version`) is unchanged
         (an agent writing memories every turn does not rebuild the alias index every turn);
-        per snapshot when the store keeps no count, or inside its own write transaction."""
+        per state when the store keeps no count, or inside its own write transaction."""
         kb = self.source.kb
 
         def carried() -> Any:
@@ -359,7 +369,7 @@ class Snapshot:
                 slot[("aliases", key)] = (version, value)
                 return value
 
-        return self._get(key, carried)  # once per snapshot: the count is read once per state
+        return self._get(key, carried)  # the count is read once per state
 
     def aliases(self) -> dict[str, list[str]]:
         """alias -> canonical ids (the store's alias map; {} for a bare graph)."""
@@ -420,7 +430,7 @@ class Snapshot:
     def presence(self, visible: View | VisibilityMask | None = None) -> Mapping[str, int] | None:
         """Per annotation column, stored edges with a value (None for a bare graph).
 
-        With ``visible`` (a caller's :class:`~conceptwalk.graph.view.View` of this snapshot's
+        With ``visible`` (a caller's :class:`~conceptwalk.graph.view.View` of this state's
         graph, or its bare mask), only the stored edges whose two endpoints the caller sees are
         counted -- what the store with the hidden nodes deleted would count. That needs one
         pass over the store's edges (kept in the caller's view; with a bare mask, made for this
@@ -433,7 +443,7 @@ class Snapshot:
     def visible_counts(self, visible: View | VisibilityMask | None) -> dict[str, int] | None:
         """Stored edges between nodes the caller sees (``"edges"``) and, per annotation column,
         how many of them hold a value; None for a bare graph or a KB-like object that cannot
-        list its edges. ``visible`` is the caller's view of this snapshot's graph (None or an
+        list its edges. ``visible`` is the caller's view of this state's graph (None or an
         all-access view: every stored edge; the counts are kept in the view) or its bare mask
         (counted for this call)."""
         if visible is None or (isinstance(visible, View) and visible.mask is None):
@@ -465,7 +475,7 @@ class Snapshot:
         return count()
 
     def _edge_presence_rows(self) -> Any:
-        """The store's edges as graph positions (-1 for an endpoint this snapshot lacks) and
+        """The store's edges as graph positions (-1 for an endpoint this graph lacks) and
         their presence bits; False when the source cannot list them."""
         got = self.source.read_edge_presence()
         if got is None:
@@ -548,8 +558,8 @@ class Snapshot:
         return f"wrap.vectors.{readable}.{hashlib.sha256(key.encode()).hexdigest()[:24]}"
 
     def _kept_vectors(self, embedder: Any, config: WalkConfig, rows: int) -> SparseVectors | None:
-        """The hashed title vectors of this snapshot's concepts as the store keeps them with its
-        snapshot (:meth:`KnowledgeBase.derived_arrays`), or None. Only the title text is kept:
+        """The hashed title vectors of this state's concepts as the store keeps them with its
+        snapshot file (:meth:`KnowledgeBase.derived_arrays`), or None. Only the title text is kept:
         titles are part of the graph, so the vectors depend on the graph's position alone."""
         fn = getattr(self.source.kb, "derived_arrays", None)
         if config.concept_text != "title" or self.graph_version is None or not callable(fn):
@@ -697,7 +707,7 @@ class Snapshot:
 
     def node_vectors(self, embedder: Any, indices: list[int]) -> npt.NDArray[np.float32]:
         """Title vectors of the nodes at ``indices`` (any type), embedded on first use and held
-        in memory with the snapshot (for reranking walk candidates); never written."""
+        in memory with this state (for reranking walk candidates); never written."""
         cache: dict[int, npt.NDArray[np.float32]] = self._get(("nodevec", embedder.name), dict)
         missing = [i for i in indices if i not in cache]
         if missing:
@@ -726,7 +736,7 @@ class Snapshot:
 
     def concept_visible(self, config: WalkConfig, visibility: Any) -> npt.NDArray[np.bool_] | None:
         """The prepared mask ``visibility`` restricted to the concept rows of
-        :meth:`concept_indices` (None: every concept visible); kept per mask for the snapshot."""
+        :meth:`concept_indices` (None: every concept visible); kept per mask for this state."""
         if visibility is None:
             return None
         cache: dict[Any, Any] = self._get(("concept_visible", config.concept_node_types), dict)
@@ -741,8 +751,8 @@ class Snapshot:
         return rows
 
     def text_index(self) -> Any:
-        """The store's text index of this snapshot (:meth:`KnowledgeBase.text_index`), or None
-        for a bare graph, a store object without one, or a snapshot the store has left."""
+        """The store's text index of this state (:meth:`KnowledgeBase.text_index`), or None
+        for a bare graph, a store object without one, or a state the store has left."""
 
         def build() -> Any:
             if self._state is not None:  # read with the graph, in one transaction
@@ -806,7 +816,7 @@ class Snapshot:
             fetch *= 4
 
 
-class Source:
+class StoreReader:
     """What the wrap reads from: a :class:`~conceptwalk.tools.GraphSource` (a
     :class:`~conceptwalk.kb.store.KnowledgeBase`-like object with ``graph()``, and optionally ``aliases()``, ``annotation_presence()``, ``nodes()``,
     ``get_embeddings()``, ``set_embeddings()``, ``search()``) or a bare :class:`LinkGraph`."""
@@ -819,7 +829,7 @@ class Source:
         self.kb = None if kind == "graph" else kb
         self._static: LinkGraph | None = kb if kind == "graph" else None
         self.annotations = annotations
-        self._snap: Snapshot | None = None
+        self._snap: ReadCache | None = None
         self._lock = threading.Lock()
         self._mem_embeddings: dict[tuple[str, str, str], npt.NDArray[np.float32]] = {}
         self._mem_version: tuple[int, int | None] | None = None
@@ -843,7 +853,7 @@ class Source:
         v = getattr(self.kb, "version", None) if self.kb is not None else None
         return v if isinstance(v, int) else None
 
-    def snapshot(self) -> Snapshot:
+    def read_cache(self) -> ReadCache:
         fn = getattr(self.kb, "state", None) if self.kb is not None else None
         if callable(fn):  # a store's graph, text index and write counter of one committed state
             st = fn(annotations=self.annotations)
@@ -855,7 +865,7 @@ class Source:
             with self._lock:
                 snap = self._snap
                 if snap is None or snap.graph is not g or snap.store_version != version:
-                    snap = Snapshot(self, g, st)
+                    snap = ReadCache(self, g, st)
                     self._snap = snap
         return snap
 
