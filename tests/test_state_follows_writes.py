@@ -384,9 +384,12 @@ def test_concept_vectors_of_a_model_follow_writes(tmp_path, monkeypatch, stored)
     first = _semantic(kb, model, "graph walk")
     model.texts.clear()
     reads.clear()
-    # an agent's turn: a memory and an edge, no concept and no stored vector touched
+    # an agent's turn: a memory, its edge and (stored) its embedding; no concept touched
     kb.add_nodes([{"id": "turn1", "type": "MEMORY", "title": "a turn"}])
     kb.add_edges([{"src": "turn1", "dst": "c02", "type": "MENTIONS"}])
+    if stored:
+        kb.set_embeddings(model.name, ["turn1"], model.embed(["a turn"]))
+        model.texts.clear()
     assert _semantic(kb, model, "graph walk") == first
     assert model.texts == ["graph walk"] and reads == []  # the query only; nothing read back
     # one concept retitled: only it is embedded again (when the model made its vector)
@@ -419,3 +422,38 @@ def test_concept_vectors_of_a_model_follow_writes(tmp_path, monkeypatch, stored)
 def _copy_with(kb, name, ids, mat):
     kb.set_embeddings(name, ids, mat)
     return kb
+
+
+def test_the_change_log_names_exactly_the_vectors_written(tmp_path):
+    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb.add_nodes([{"id": f"n{i:02d}"} for i in range(30)])
+    kb.VECTOR_CHUNK_BYTES = 4 * 2 * 8  # 8 two-dimensional vectors per chunk: many share one
+    rng = np.random.default_rng(0)
+    mat = rng.standard_normal((30, 2)).astype(np.float32)
+    kb.set_embeddings("m", [f"n{i:02d}" for i in range(30)], mat)
+    g, ix = kb.graph(), kb.text_index()
+
+    def written(fn):
+        v0 = kb.state().graph_version
+        fn()
+        v1 = kb.state().graph_version
+        return kb.changed_nodes(v0, v1, vectors="m"), kb.changed_nodes(v0, v1)
+
+    # the same values again: nothing changed; a new id in a shared chunk: only it
+    assert written(lambda: kb.set_embeddings("m", ["n03"], mat[3:4])) == ([], [])
+    kb.add_nodes([{"id": "x"}])
+    assert written(lambda: kb.set_embeddings("m", ["x"], [[1.0, 2.0]])) == (["x"], [])
+    assert written(lambda: kb.set_embeddings("m", ["n09", "n01"], [[5.0, 5.0], mat[1]])) == (["n09"], [])
+    assert written(lambda: kb.set_embeddings("other", ["n09"], [[1.0]])) == ([], [])  # another model
+    assert written(lambda: kb.delete_nodes(["n04"]))[0] == ["n04"]
+    replaced = written(lambda: kb.set_embeddings("m", ["n00"], [[1.0, 1.0, 1.0]], replace=True))[0]
+    assert len(replaced) == 30  # every vector of the model was deleted, n00 written
+    assert kb.graph().num_nodes == 30  # 30 + x - n04
+    kb.close()
+    # an embedding-only write leaves the graph and the text index as they are
+    kb = KnowledgeBase.open(tmp_path / "kb2.db")
+    kb.add_nodes([{"id": "a", "title": "alpha"}, {"id": "b"}])
+    g, ix = kb.graph(), kb.text_index()
+    kb.set_embeddings("m", ["a"], [[1.0, 0.0]])
+    assert kb.graph() is g and kb.text_index() is ix
+    kb.close()

@@ -55,6 +55,7 @@ __all__ = [
     "CHANGE_NODE",
     "CHANGE_RESET",
     "CHANGE_TEXT",
+    "CHANGE_VECTOR",
     "FILE_FORMAT",
     "GraphSnapshot",
     "SnapshotError",
@@ -74,8 +75,9 @@ _SEP = "\x00"
 _CATEGORICAL = tuple(k for k in EDGE_ANNOTATION_KEYS if k != "extraction_confidence")
 #: Change-log kinds (``changes.kind``): the whole store changed (a bulk load), one node (``a`` =
 #: id), one edge (``a, b, c`` = src, dst, type), the body of node ``a`` (only text reads it: the
-#: graph ignores it). A row names what changed, not how: the current row is read back.
-CHANGE_RESET, CHANGE_NODE, CHANGE_EDGE, CHANGE_TEXT = 0, 1, 2, 3
+#: graph ignores it), the stored vector of node ``a`` under model ``b`` (schema 4; the graph and
+#: the text ignore it). A row names what changed, not how: the current row is read back.
+CHANGE_RESET, CHANGE_NODE, CHANGE_EDGE, CHANGE_TEXT, CHANGE_VECTOR = 0, 1, 2, 3, 4
 
 
 class SnapshotError(ConceptwalkError):

@@ -60,6 +60,7 @@ from .snapshot import (
     CHANGE_NODE,
     CHANGE_RESET,
     CHANGE_TEXT,
+    CHANGE_VECTOR,
     GraphSnapshot,
     SnapshotError,
     read_arrays,
@@ -510,7 +511,7 @@ class StateKeeper:
             return None if got is None else (g, v, dict(got))
 
     def changed_nodes(
-        self, since: int, until: int, *, text: bool = False, limit: int | None = None
+        self, since: int, until: int, *, text: bool = False, vectors: str | None = None, limit: int | None = None
     ) -> list[str] | None:
         """The ids of the nodes whose row changed (inserted, deleted, or any column the graph
         reads; with ``text`` also a body) between two committed change-log positions (see
@@ -522,6 +523,8 @@ class StateKeeper:
             Positions with ``0 <= since <= until``.
         text : bool
             Also the nodes whose body alone changed.
+        vectors : str, optional
+            Also the nodes whose stored vector of this embedding model changed.
         limit : int, optional
             None when more than this many changes lie between them.
 
@@ -548,10 +551,18 @@ class StateKeeper:
             if self._writing():  # uncommitted positions are not a history to follow
                 return None
             with self._read() as conn:
-                rows = conn.execute("SELECT kind, a FROM changes WHERE seq > ? AND seq <= ?", (since, until)).fetchall()
-        if len(rows) != until - since or any(k == CHANGE_RESET for k, _ in rows):
+                rows = conn.execute(
+                    "SELECT kind, a, b FROM changes WHERE seq > ? AND seq <= ?", (since, until)
+                ).fetchall()
+        if len(rows) != until - since or any(k == CHANGE_RESET for k, _, _ in rows):
             return None
-        return sorted({a for k, a in rows if k in kinds and isinstance(a, str)})
+        return sorted(
+            {
+                a
+                for k, a, b in rows
+                if isinstance(a, str) and (k in kinds or (k == CHANGE_VECTOR and vectors is not None and b == vectors))
+            }
+        )
 
     def keep_derived_arrays(self, name: str, graph_version: int, arrays: Mapping[str, npt.ArrayLike]) -> None:
         """Keep arrays derived from the graph at ``graph_version`` (see
@@ -660,11 +671,15 @@ class StateKeeper:
         if not 0 <= old_v <= version or old_ix.num_docs != old_g.num_nodes:
             return None
         limit = max(1000, (g.num_nodes + g.num_edges) // 8)  # as the graph's: past it, a build is cheaper
-        if version - old_v > limit:
+        rows = conn.execute(
+            f"SELECT kind, a FROM changes WHERE seq > ? AND seq <= ? AND kind != {CHANGE_VECTOR} LIMIT ?",
+            (old_v, version, limit + 1),
+        ).fetchall()
+        if len(rows) > limit or any(k == CHANGE_RESET for k, _ in rows):
             return None
-        rows = conn.execute("SELECT kind, a FROM changes WHERE seq > ? AND seq <= ?", (old_v, version)).fetchall()
-        if len(rows) != version - old_v or any(k == CHANGE_RESET for k, _ in rows):
-            return None
+        whole = conn.execute("SELECT count(*) FROM changes WHERE seq > ? AND seq <= ?", (old_v, version)).fetchone()[0]
+        if whole != version - old_v:
+            return None  # a gap in the log
         ids = sorted({a for k, a in rows if (k == CHANGE_NODE or k == CHANGE_TEXT) and a is not None})
         old_index, new_index = old_g.id_index, g.id_index
         dropped = sorted(old_index[x] for x in ids if x in old_index)
@@ -716,12 +731,19 @@ class StateKeeper:
     def _advance_or_build(self, conn: sqlite3.Connection, snap: GraphSnapshot | None, version: int) -> GraphSnapshot:
         out = None
         if snap is not None and self._changelog and 0 <= snap.version < version:
-            rows = conn.execute(
-                "SELECT kind, a, b, c FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq", (snap.version, version)
-            ).fetchall()
             limit = max(1000, (snap.graph.num_nodes + snap.graph.num_edges) // 8)
-            if len(rows) == version - snap.version and len(rows) <= limit and all(r[0] != CHANGE_RESET for r in rows):
-                graph_rows = [r for r in rows if r[0] != CHANGE_TEXT]
+            # the rows the graph reads (a stored vector or a body changes nothing in it), at most
+            # limit + 1 of them; and the log must have no gap
+            rows = conn.execute(
+                f"SELECT kind, a, b, c FROM changes WHERE seq > ? AND seq <= ? "
+                f"AND kind NOT IN ({CHANGE_TEXT}, {CHANGE_VECTOR}) ORDER BY seq LIMIT ?",
+                (snap.version, version, limit + 1),
+            ).fetchall()
+            whole = conn.execute(
+                "SELECT count(*) FROM changes WHERE seq > ? AND seq <= ?", (snap.version, version)
+            ).fetchone()[0]
+            if whole == version - snap.version and len(rows) <= limit and all(r[0] != CHANGE_RESET for r in rows):
+                graph_rows = rows
                 if graph_rows:
                     try:
                         out = snap.advance(conn, graph_rows, version)

@@ -60,7 +60,7 @@ from ..errors import ConceptwalkError, InputError, NotFoundError, StoreNotFoundE
 from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, Caller, LinkGraph
 from ..graph.linkgraph import JSON_VALUE_MARK, annotation_name
 from ..graph.text import TextIndex, text_search
-from .snapshot import CHANGELOG_SCHEMA, CHANGE_RESET
+from .snapshot import CHANGELOG_SCHEMA, CHANGE_RESET, CHANGE_VECTOR
 from .state import StateKeeper, StoreDamaged, StoreState, meta_int, parse_scopes
 
 __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
@@ -109,6 +109,22 @@ _ANY_NEW = " OR ".join(f"new.{k} IS NOT NULL" for k in ANNOTATION_AXES)
 _ANY_OLD = " OR ".join(f"old.{k} IS NOT NULL" for k in ANNOTATION_AXES)
 _ANY_FLIP = " OR ".join(f"(new.{k} IS NULL) != (old.{k} IS NULL)" for k in ANNOTATION_AXES)
 
+#: The change-log rows of a vector chunk written: one per node whose slot lies in the chunk, in
+#: the write's transaction (so a reader knows exactly whose vector changed; the slots of new
+#: ids are inserted before their chunk is written, a deleted node's slot row logs itself).
+_CHUNK_NODES = (
+    f"INSERT INTO changes(kind, a, b) SELECT {CHANGE_VECTOR}, s.node_id, s.model FROM vector_slots s "
+    "JOIN vector_models m ON m.model = s.model WHERE s.model = {row}.model "
+    "AND s.slot >= {row}.chunk * m.per_chunk AND s.slot < ({row}.chunk + 1) * m.per_chunk;"
+)
+
+#: ... and of a chunk rewritten in place (``UPDATE``, as :meth:`KnowledgeBase.set_embeddings`
+#: does): only the nodes whose vector's bytes differ.
+_SLOT_DIFFERS = (
+    "substr(old.data, (s.slot - new.chunk * m.per_chunk) * m.dim * 4 + 1, m.dim * 4) IS NOT "
+    "substr(new.data, (s.slot - new.chunk * m.per_chunk) * m.dim * 4 + 1, m.dim * 4);"
+)
+
 TALLIES_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS tallies(name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO tallies(name, n) {_TALLY_EDGE_COUNTS};
@@ -132,6 +148,32 @@ CREATE TRIGGER IF NOT EXISTS tallies_aliases_au AFTER UPDATE ON aliases BEGIN
     UPDATE tallies SET n = n + 1 WHERE name = 'aliases';
 END;
 INSERT OR IGNORE INTO tallies(name, n) VALUES ('embeddings', 0);
+CREATE INDEX IF NOT EXISTS vector_slots_slot ON vector_slots(model, slot);
+CREATE TRIGGER IF NOT EXISTS changes_vector_slots_ai AFTER INSERT ON vector_slots BEGIN
+    INSERT INTO changes(kind, a, b) VALUES ({CHANGE_VECTOR}, new.node_id, new.model);
+END;
+CREATE TRIGGER IF NOT EXISTS changes_vector_slots_ad AFTER DELETE ON vector_slots BEGIN
+    INSERT INTO changes(kind, a, b) VALUES ({CHANGE_VECTOR}, old.node_id, old.model);
+END;
+CREATE TRIGGER IF NOT EXISTS changes_vector_slots_au AFTER UPDATE ON vector_slots BEGIN
+    INSERT INTO changes(kind, a, b) VALUES ({CHANGE_VECTOR}, old.node_id, old.model);
+    INSERT INTO changes(kind, a, b) VALUES ({CHANGE_VECTOR}, new.node_id, new.model);
+END;
+CREATE TRIGGER IF NOT EXISTS changes_vector_chunks_ai AFTER INSERT ON vector_chunks BEGIN
+    {_CHUNK_NODES.format(row="new")}
+END;
+CREATE TRIGGER IF NOT EXISTS changes_vector_chunks_au AFTER UPDATE ON vector_chunks
+    WHEN old.model IS new.model AND old.chunk IS new.chunk BEGIN
+    {_CHUNK_NODES.format(row="new")[:-1]} AND {_SLOT_DIFFERS}
+END;
+CREATE TRIGGER IF NOT EXISTS changes_vector_chunks_am AFTER UPDATE ON vector_chunks
+    WHEN old.model IS NOT new.model OR old.chunk IS NOT new.chunk BEGIN
+    {_CHUNK_NODES.format(row="old")}
+    {_CHUNK_NODES.format(row="new")}
+END;
+CREATE TRIGGER IF NOT EXISTS changes_vector_chunks_ad AFTER DELETE ON vector_chunks BEGIN
+    {_CHUNK_NODES.format(row="old")}
+END;
 """ + "".join(
     f"""CREATE TRIGGER IF NOT EXISTS tallies_{t}_{op[0].lower()} AFTER {op} ON {t} BEGIN
     UPDATE tallies SET n = n + 1 WHERE name = 'embeddings';
@@ -1660,10 +1702,15 @@ class KnowledgeBase:
                 buf.reshape(-1)[: prev.shape[0]] = prev[: buf.size]
             buf[slots[grp] - c * per_chunk] = arr[grp]
             used = int(min(per_chunk, nxt - c * per_chunk))  # the last chunk holds only used slots
-            conn.execute(
-                "INSERT OR REPLACE INTO vector_chunks(model, chunk, data) VALUES (?, ?, ?)",
-                (model, c, buf[:used].tobytes()),
-            )
+            # rewritten in place, so the change-log trigger names only the vectors that differ
+            if old is not None:
+                conn.execute(
+                    "UPDATE vector_chunks SET data = ? WHERE model = ? AND chunk = ?", (buf[:used].tobytes(), model, c)
+                )
+            else:
+                conn.execute(
+                    "INSERT INTO vector_chunks(model, chunk, data) VALUES (?, ?, ?)", (model, c, buf[:used].tobytes())
+                )
 
     @staticmethod
     def _vector_model(conn: sqlite3.Connection, model: str) -> tuple[int, int, int] | None:
@@ -2065,7 +2112,7 @@ class KnowledgeBase:
         return self._keeper.derived_arrays_before(name, graph_version)
 
     def changed_nodes(
-        self, since: int, until: int, *, text: bool = False, limit: int | None = None
+        self, since: int, until: int, *, text: bool = False, vectors: str | None = None, limit: int | None = None
     ) -> list[str] | None:
         """The ids of the nodes inserted, deleted or changed in a column the graph reads (id,
         type, title, scopes, lifecycle) between two committed change-log positions, read from
@@ -2078,6 +2125,9 @@ class KnowledgeBase:
             <conceptwalk.kb.state.StoreState.graph_version>`) with ``0 <= since <= until``.
         text : bool
             Also the nodes whose body alone changed.
+        vectors : str, optional
+            Also the nodes whose stored vector of this embedding model was written or deleted
+            (schema 4 logs them; every node of a rewritten chunk is named).
         limit : int, optional
             Give None when more than this many changes lie between them.
 
@@ -2089,7 +2139,7 @@ class KnowledgeBase:
             than ``limit`` changes, positions out of order, or inside this object's own write
             transaction.
         """
-        return self._keeper.changed_nodes(since, until, text=text, limit=limit)
+        return self._keeper.changed_nodes(since, until, text=text, vectors=vectors, limit=limit)
 
     def keep_derived_arrays(self, name: str, graph_version: int, arrays: Mapping[str, npt.ArrayLike]) -> None:
         """Keep arrays a reader derived from the graph at change-log position ``graph_version``

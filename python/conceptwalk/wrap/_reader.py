@@ -506,10 +506,13 @@ class ReadCache:
 
     def _by_embeddings(self, key: Any, config: WalkConfig, build: Callable[[], Any]) -> Any:
         """What is derived from the concepts' stored (or model-made) vectors, kept per store
-        object across writes that touch no stored vector (:meth:`KnowledgeBase.embeddings_version`)
-        and no concept's node or text (the change log): an agent writing memories every turn
-        does not read every concept vector back from the store, or re-code it, every turn.
-        Built afresh otherwise, and when the store keeps no count or the state is not committed."""
+        object across writes that change no concept's node, text (when embedded) or stored vector
+        (the change log names each; :meth:`KnowledgeBase.embeddings_version` says whether any
+        vector was written): an agent writing a memory and its embedding every turn does not read
+        every concept vector back from the store, or re-code it, every turn. Built afresh
+        otherwise, and when the store keeps no count (older than schema 4) or the state is not
+        committed."""
+        model = key[1]  # ("emb" | "embcols", embedder name, ...)
         kb = self.source.kb
         ev_fn, changed_fn = getattr(kb, "embeddings_version", None), getattr(kb, "changed_nodes", None)
         gv = self.graph_version
@@ -527,12 +530,19 @@ class ReadCache:
             got = slot.get(("embeddings", key))
         if got is not None:
             old_ev, old_g, old_v, old_idx, value = got
-            if old_ev == ev and 0 <= old_v <= gv:
+            if 0 <= old_v <= gv:
                 if old_v == gv:
-                    if old_g is self.graph:
+                    if old_g is self.graph and old_ev == ev:
                         return value
                 else:
-                    changed = changed_fn(old_v, gv, text=config.concept_text != "title", limit=max(1000, len(idx) // 8))
+                    # the nodes whose row, text (when it is embedded) or stored vector changed
+                    changed = changed_fn(
+                        old_v,
+                        gv,
+                        text=config.concept_text != "title",
+                        vectors=None if old_ev == ev else str(model),
+                        limit=max(1000, len(idx) // 8),
+                    )
                     if changed is not None:
                         g = self.graph
                         dropped = np.fromiter(
