@@ -2134,11 +2134,7 @@ class LinkGraph:
         ['a', 'c', 'd']
         """
         vm = None if visible is None else self.visibility(visible)
-        path = _path_of(self, source, target, vm).path.tolist()
-        if not path:
-            return None
-        ids = self.ids
-        return [ids[i] for i in path]
+        return _path_of(self, source, target, vm, self.ids) or None
 
     def hops(
         self, seeds: Iterable[str], targets: Iterable[str], *, max_hops: int | None = None, visible: Visible = None
