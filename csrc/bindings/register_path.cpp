@@ -3,7 +3,6 @@
 
 #include "conceptwalk/batch.hpp"
 #include "conceptwalk/path.hpp"
-#include "id_lookup.hpp"
 
 void register_path(py::module_& m) {
   py::class_<cw::PathResult>(

@@ -4,7 +4,6 @@
 
 #include "conceptwalk/batch.hpp"
 #include "conceptwalk/ppr.hpp"
-#include "id_lookup.hpp"
 
 #include <algorithm>
 #include <cmath>

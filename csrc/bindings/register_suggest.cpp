@@ -3,7 +3,6 @@
 
 #include "conceptwalk/batch.hpp"
 #include "conceptwalk/suggest.hpp"
-#include "id_lookup.hpp"
 
 namespace {
 
@@ -22,21 +21,17 @@ const SuggestionFields& suggestion_fields(py::handle cls) {
   static SuggestionFields cache;  // read and written with the GIL held
   if (cache.cls == cls.ptr()) return cache;
   if (!PyType_Check(cls.ptr())) throw py::type_error("cls must be a class");
-  SuggestionFields f;
+  py::object desc[6];
   for (int i = 0; i < 6; ++i) {
-    PyObject* d = PyObject_GetAttrString(cls.ptr(), kSuggestionFields[i]);
-    if (d == nullptr) throw py::error_already_set();
-    if (Py_TYPE(d)->tp_descr_set == nullptr) {
-      Py_DECREF(d);
+    desc[i] = py::reinterpret_steal<py::object>(PyObject_GetAttrString(cls.ptr(), kSuggestionFields[i]));
+    if (!desc[i]) throw py::error_already_set();
+    if (Py_TYPE(desc[i].ptr())->tp_descr_set == nullptr)
       throw py::type_error(std::string("cls.") + kSuggestionFields[i] + " is not a data descriptor (a slot)");
-    }
-    f.desc[i] = d;
   }
-  Py_INCREF(cls.ptr());
-  f.cls = cls.ptr();
   for (int i = 0; i < 6 && cache.cls; ++i) Py_XDECREF(cache.desc[i]);
   Py_XDECREF(cache.cls);
-  cache = f;
+  for (int i = 0; i < 6; ++i) cache.desc[i] = desc[i].release().ptr();
+  cache.cls = py::reinterpret_borrow<py::object>(cls).release().ptr();
   return cache;
 }
 
@@ -60,7 +55,8 @@ py::list decode_suggestions(py::handle cls, py::handle ids, py::handle titles, p
   py::list out(static_cast<std::size_t>(hi - lo));
   for (std::int64_t i = lo; i < hi; ++i) {
     const cw::node_t t = r.targets[static_cast<std::size_t>(i)];
-    const std::int64_t a = r.shared_ptr[static_cast<std::size_t>(i)], b = r.shared_ptr[static_cast<std::size_t>(i) + 1];
+    const std::int64_t a = r.shared_ptr[static_cast<std::size_t>(i)],
+                       b = r.shared_ptr[static_cast<std::size_t>(i) + 1];
     if (a < 0 || b < a || b > static_cast<std::int64_t>(r.shared.size()))
       throw py::value_error("decode_suggestions: shared_ptr out of range");
     py::tuple sh(static_cast<std::size_t>(b - a)), sht(static_cast<std::size_t>(b - a));
@@ -73,8 +69,9 @@ py::list decode_suggestions(py::handle cls, py::handle ids, py::handle titles, p
     const Py_ssize_t c = PyLong_AsSsize_t(code.ptr());
     if (c == -1 && PyErr_Occurred()) throw py::error_already_set();
     if (c < 0) throw py::value_error("decode_suggestions: negative node type code");
-    py::object values[6] = {seq_item(ids, t), seq_item(names, c), seq_item(titles, t),
-                            py_float(r.scores[static_cast<std::size_t>(i)]), std::move(sh), std::move(sht)};
+    py::object values[6] = {seq_item(ids, t),    seq_item(names, c),
+                            seq_item(titles, t), py_float(r.scores[static_cast<std::size_t>(i)]),
+                            std::move(sh),       std::move(sht)};
     PyObject* o = type->tp_new(type, no_args.ptr(), nullptr);
     if (o == nullptr) throw py::error_already_set();
     py::object obj = py::reinterpret_steal<py::object>(o);
