@@ -39,3 +39,26 @@ def bench_ref_py_bibfs(benchmark, workload_1k, rotor):
     nxt = rotor(len(w.pairs))
     p = benchmark(lambda: _perf.py_bibfs(w.adj, *(g.id_index[x] for x in w.pairs[nxt()])))
     assert p is None or len(set(p)) == len(p)
+
+
+# The floors under the id-level calls (issue 18): what a call into the core costs before it does
+# any work, measured beside the references so a ratio's ceiling can be read off the same run.
+@pytest.mark.benchmark(group="floor")
+def bench_floor_property_read(benchmark, workload_1k):
+    core = workload_1k.graph.core
+    assert benchmark(lambda: core.num_nodes) == workload_1k.graph.num_nodes
+
+
+@pytest.mark.benchmark(group="floor")
+def bench_floor_path_to_itself(benchmark, workload_1k, rotor):
+    """``shortest_path_ids`` from a node to itself: both ids resolved, the GIL released, the
+    one-id list built -- every cost of ``LinkGraph.shortest_path`` but the search."""
+    from conceptwalk import _core
+
+    w = workload_1k
+    g = w.graph
+    nxt = rotor(len(w.concepts))
+    p = benchmark(
+        lambda: _core.shortest_path_ids(g.core, g.id_index, w.concepts[nxt()], w.concepts[nxt.last], None, g.ids)
+    )
+    assert p == [w.concepts[nxt.last]]

@@ -40,6 +40,32 @@ void register_path(py::module_& m) {
       "Bidirectional BFS, lexicographically smallest shortest path; returns a PathResult.");
 
   m.def(
+      "shortest_path_ids",
+      [](const cw::CSRGraph& g, py::handle index, py::handle source, py::handle target, py::handle visible,
+         py::handle ids) -> py::object {
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
+        const cw::node_t s = lookup_visible_id(index, source, g, vis);
+        const cw::node_t t = s < 0 ? -1 : lookup_visible_id(index, target, g, vis);
+        if (t < 0) return py::none();
+        cw::PathResult r;
+        {
+          py::gil_scoped_release nogil;
+          r = cw::shortest_path(g, vis, s, t);
+        }
+        if (ids.is_none()) return int_list(r.path.data(), r.path.size());
+        PyObject* out = PyList_New(static_cast<Py_ssize_t>(r.path.size()));
+        if (out == nullptr) throw py::error_already_set();
+        py::list l = py::reinterpret_steal<py::list>(out);
+        for (std::size_t i = 0; i < r.path.size(); ++i)
+          PyList_SET_ITEM(out, static_cast<Py_ssize_t>(i), seq_item(ids, r.path[i]).release().ptr());
+        return l;
+      },
+      "graph"_a, "index"_a, "source"_a, "target"_a, "visible"_a = py::none(), "ids"_a = py::none(),
+      "shortest_path by node ids, resolved through `index` (id -> node index) in the same call: None "
+      "when an id is not an exact str of a node visible under `visible` (the caller raises), else the "
+      "path (empty: none) as node indices, or as the items of `ids` when given.");
+
+  m.def(
       "path_batch",
       [](const cw::CSRGraph& g, py::handle sources_in, py::handle targets_in, int threads, py::handle visible) {
         const carray<std::int32_t> sources = node_array(sources_in, g, "sources");

@@ -5,6 +5,60 @@
 #include "conceptwalk/batch.hpp"
 #include "conceptwalk/ppr.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace {
+
+// A vector as a read-only 1-D numpy array that owns it (no copy), like the result views.
+template <class T>
+py::array_t<T> readonly_array(std::vector<T>&& v) {
+  py::array_t<T> a = vector_to_array(std::move(v));
+  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return a;
+}
+
+// The seeds of a plain dict {exact str id: int or float weight} as ascending node indices and
+// their weights, when every id is a node visible under vis and every weight is finite, >= 0 and
+// some > 0; false otherwise (the caller then takes the checked path, which raises the one error
+// text, or accepts what this one leaves to it: other mappings, str subclasses, numpy weights).
+bool dict_seeds(py::handle seeds, py::handle index, const cw::CSRGraph& g, const cw::Visibility& vis,
+                std::vector<std::pair<cw::node_t, double>>& out) {
+  if (!PyDict_CheckExact(seeds.ptr())) return false;
+  out.clear();
+  Py_ssize_t pos = 0;
+  PyObject *key = nullptr, *value = nullptr;
+  bool positive = false;
+  while (PyDict_Next(seeds.ptr(), &pos, &key, &value)) {
+    double w;
+    if (PyFloat_CheckExact(value)) {
+      w = PyFloat_AS_DOUBLE(value);
+    } else if (PyLong_CheckExact(value)) {
+      w = PyLong_AsDouble(value);
+      if (w == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();  // too large for a float: the checked path says so
+        return false;
+      }
+    } else {
+      return false;
+    }
+    if (!std::isfinite(w) || w < 0.0) return false;
+    positive = positive || w > 0.0;
+    // Borrowed references: the lookup may run Python code (an id index's __getitem__), so the
+    // key is held while it runs.
+    py::object k = py::reinterpret_borrow<py::object>(key);
+    const cw::node_t u = lookup_visible_id(index, k, g, vis);
+    if (u < 0) return false;
+    out.emplace_back(u, w);
+  }
+  if (out.empty() || !positive) return false;
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return true;
+}
+
+}  // namespace
+
 void register_ppr(py::module_& m) {
   py::class_<cw::PPRResult>(
       m, "PPRResult",
@@ -50,6 +104,37 @@ void register_ppr(py::module_& m) {
       "graph"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 0, "max_pushes"_a = 0,
       "visible"_a = py::none(), "max_residual"_a = 0.0,
       "Forward push from the seeds (int32 node indices) with their weights; returns a PPRResult.");
+
+  m.def(
+      "personalized_pagerank_ids",
+      [](const cw::CSRGraph& g, py::handle index, py::handle seeds, double restart, double eps, std::int64_t k,
+         std::int64_t max_pushes, py::handle visible, double max_residual) -> py::object {
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
+        std::vector<std::pair<cw::node_t, double>> pairs;
+        if (!dict_seeds(seeds, index, g, vis, pairs)) return py::none();
+        const auto n = static_cast<std::int64_t>(pairs.size());
+        std::vector<cw::node_t> s(pairs.size());
+        std::vector<double> w(pairs.size());
+        for (std::size_t i = 0; i < pairs.size(); ++i) {
+          s[i] = pairs[i].first;
+          w[i] = pairs[i].second;
+        }
+        const cw::PPRParams params{restart, eps, max_pushes, max_residual};
+        cw::PPRResult r;
+        {
+          py::gil_scoped_release nogil;
+          r = cw::personalized_pagerank(g, vis, n, s.data(), w.data(), params, k);
+        }
+        return py::make_tuple(readonly_array(std::move(r.nodes)), readonly_array(std::move(r.scores)), r.residual,
+                              r.eps, r.pushes, r.edge_visits, r.truncated, r.certified);
+      },
+      "graph"_a, "index"_a, "seeds"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 0, "max_pushes"_a = 0,
+      "visible"_a = py::none(), "max_residual"_a = 0.0,
+      "personalized_pagerank from a dict {id: weight}, the ids resolved through `index` in the same "
+      "call: None unless every key is an exact str id of a node visible under `visible` and every "
+      "weight an int or float, finite, >= 0, not all zero (the caller then takes the checked path); "
+      "else (nodes, scores, residual, eps, pushes, edge_visits, truncated, certified), the arrays "
+      "read-only.");
 
   m.def(
       "personalized_pagerank_certified",

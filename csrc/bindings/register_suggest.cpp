@@ -4,6 +4,88 @@
 #include "conceptwalk/batch.hpp"
 #include "conceptwalk/suggest.hpp"
 
+namespace {
+
+// The fields of the Suggestion class, in its constructor's order.
+constexpr const char* kSuggestionFields[6] = {"id", "type", "title", "score", "shared", "shared_titles"};
+
+// The data descriptors (slots) of a Suggestion class, looked up once per class: an object is
+// made by object.__new__ and its six fields stored through them, which is what the dataclass's
+// generated __init__ does, without a Python frame per object.
+struct SuggestionFields {
+  PyObject* cls = nullptr;  // strong references, kept for the process (one class in practice)
+  PyObject* desc[6] = {};
+};
+
+const SuggestionFields& suggestion_fields(py::handle cls) {
+  static SuggestionFields cache;  // read and written with the GIL held
+  if (cache.cls == cls.ptr()) return cache;
+  if (!PyType_Check(cls.ptr())) throw py::type_error("cls must be a class");
+  py::object desc[6];
+  for (int i = 0; i < 6; ++i) {
+    desc[i] = py::reinterpret_steal<py::object>(PyObject_GetAttrString(cls.ptr(), kSuggestionFields[i]));
+    if (!desc[i]) throw py::error_already_set();
+    if (Py_TYPE(desc[i].ptr())->tp_descr_set == nullptr)
+      throw py::type_error(std::string("cls.") + kSuggestionFields[i] + " is not a data descriptor (a slot)");
+  }
+  for (int i = 0; i < 6 && cache.cls; ++i) Py_XDECREF(cache.desc[i]);
+  Py_XDECREF(cache.cls);
+  for (int i = 0; i < 6; ++i) cache.desc[i] = desc[i].release().ptr();
+  cache.cls = py::reinterpret_borrow<py::object>(cls).release().ptr();
+  return cache;
+}
+
+// Python float / int objects of core values.
+inline py::object py_float(double x) { return py::reinterpret_steal<py::object>(PyFloat_FromDouble(x)); }
+
+// Suggestions lo..hi of a core result R (RAResult or RABatch: targets, scores, and the shared
+// neighbours of target j at shared[shared_ptr[j]:shared_ptr[j + 1]]) as `cls` objects, with
+// ids, titles and type names read from the graph's node columns. The one decoder of both
+// faces (LinkGraph.resource_allocation, link_suggest) and of their batches.
+template <class R>
+py::list decode_suggestions(py::handle cls, py::handle ids, py::handle titles, py::handle names, py::handle codes,
+                            const R& r, std::int64_t lo, std::int64_t hi) {
+  const auto n = static_cast<std::int64_t>(r.targets.size());
+  if (lo < 0 || hi < lo || hi > n || r.scores.size() != r.targets.size() ||
+      r.shared_ptr.size() != r.targets.size() + 1)
+    throw py::value_error("decode_suggestions: lo, hi must satisfy 0 <= lo <= hi <= len(targets)");
+  const SuggestionFields& f = suggestion_fields(cls);
+  auto* type = reinterpret_cast<PyTypeObject*>(f.cls);
+  py::tuple no_args(0);
+  py::list out(static_cast<std::size_t>(hi - lo));
+  for (std::int64_t i = lo; i < hi; ++i) {
+    const cw::node_t t = r.targets[static_cast<std::size_t>(i)];
+    const std::int64_t a = r.shared_ptr[static_cast<std::size_t>(i)],
+                       b = r.shared_ptr[static_cast<std::size_t>(i) + 1];
+    if (a < 0 || b < a || b > static_cast<std::int64_t>(r.shared.size()))
+      throw py::value_error("decode_suggestions: shared_ptr out of range");
+    py::tuple sh(static_cast<std::size_t>(b - a)), sht(static_cast<std::size_t>(b - a));
+    for (std::int64_t j = a; j < b; ++j) {
+      const cw::node_t z = r.shared[static_cast<std::size_t>(j)];
+      PyTuple_SET_ITEM(sh.ptr(), j - a, seq_item(ids, z).release().ptr());
+      PyTuple_SET_ITEM(sht.ptr(), j - a, seq_item(titles, z).release().ptr());
+    }
+    py::object code = seq_item(codes, t);
+    const Py_ssize_t c = PyLong_AsSsize_t(code.ptr());
+    if (c == -1 && PyErr_Occurred()) throw py::error_already_set();
+    if (c < 0) throw py::value_error("decode_suggestions: negative node type code");
+    py::object values[6] = {seq_item(ids, t),    seq_item(names, c),
+                            seq_item(titles, t), py_float(r.scores[static_cast<std::size_t>(i)]),
+                            std::move(sh),       std::move(sht)};
+    PyObject* o = type->tp_new(type, no_args.ptr(), nullptr);
+    if (o == nullptr) throw py::error_already_set();
+    py::object obj = py::reinterpret_steal<py::object>(o);
+    for (int k = 0; k < 6; ++k) {
+      if (!values[k]) throw py::error_already_set();
+      if (Py_TYPE(f.desc[k])->tp_descr_set(f.desc[k], o, values[k].ptr()) != 0) throw py::error_already_set();
+    }
+    PyList_SET_ITEM(out.ptr(), i - lo, obj.release().ptr());
+  }
+  return out;
+}
+
+}  // namespace
+
 void register_suggest(py::module_& m) {
   py::class_<cw::RAResult>(
       m, "RAResult",
@@ -38,6 +120,39 @@ void register_suggest(py::module_& m) {
       },
       "graph"_a, "node"_a, "min_shared"_a = 2, "k"_a = 0, "visible"_a = py::none(),
       "Resource allocation for one node (k <= 0: all candidates); returns an RAResult.");
+
+  m.def(
+      "resource_allocation_id",
+      [](const cw::CSRGraph& g, py::handle index, py::handle node, std::int64_t min_shared, std::int64_t k,
+         py::handle visible) -> py::object {
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
+        const cw::node_t a = lookup_visible_id(index, node, g, vis);
+        if (a < 0) return py::none();
+        cw::RAResult r;
+        {
+          py::gil_scoped_release nogil;
+          r = cw::resource_allocation(g, vis, a, min_shared, k);
+        }
+        return py::cast(std::move(r));
+      },
+      "graph"_a, "index"_a, "node"_a, "min_shared"_a = 2, "k"_a = 0, "visible"_a = py::none(),
+      "resource_allocation by node id, resolved through `index` (id -> node index) in the same call: "
+      "None when the id is not an exact str of a node visible under `visible` (the caller raises), else "
+      "an RAResult.");
+
+  m.def(
+      "decode_suggestions",
+      [](py::handle cls, py::handle ids, py::handle titles, py::handle names, py::handle codes, py::handle result,
+         std::int64_t lo, std::int64_t hi) -> py::list {
+        if (py::isinstance<cw::RAResult>(result))
+          return decode_suggestions(cls, ids, titles, names, codes, result.cast<const cw::RAResult&>(), lo, hi);
+        if (py::isinstance<cw::RABatch>(result))
+          return decode_suggestions(cls, ids, titles, names, codes, result.cast<const cw::RABatch&>(), lo, hi);
+        throw py::type_error("result must be an RAResult or an RABatch");
+      },
+      "cls"_a, "ids"_a, "titles"_a, "names"_a, "codes"_a, "result"_a, "lo"_a, "hi"_a,
+      "Suggestions lo..hi of an RAResult or RABatch as `cls` objects (fields id, type, title, score, "
+      "shared, shared_titles set through its slots), with ids[t], names[codes[t]], titles[t].");
 
   m.def(
       "suggest_batch",

@@ -8,6 +8,43 @@
 
 namespace cw {
 
+namespace {
+
+// Per-thread scratch of the bidirectional BFS, grown on demand and clean between queries (both
+// distances -1, mark 0): a query resets only the nodes it reached. Both distances of a node sit
+// in one 8-byte slot, so the "reached from the other side?" test reads the line just read.
+struct BfsScratch {
+  struct Slot {
+    std::int32_t d[2];  // distance from s (side 0) and from t (side 1); -1: not reached
+  };
+  RawVector<Slot> dist;
+  RawVector<std::uint8_t> mark;  // on a shortest path (the backward pass)
+  RawVector<node_t> seen[2];     // BFS order per side, layers contiguous (capacity n each)
+  std::vector<std::size_t> layers[2];
+
+  void ensure(std::size_t n) {
+    if (dist.size() < n) {
+      const std::size_t old = dist.size();
+      dist.resize(n);
+      mark.resize(n);
+      for (std::size_t i = old; i < n; ++i) {
+        dist[i].d[0] = dist[i].d[1] = -1;
+        mark[i] = 0;
+      }
+      seen[0].resize(n);
+      seen[1].resize(n);
+    }
+  }
+};
+
+BfsScratch& bfs_scratch(node_t n) {
+  thread_local BfsScratch ws;
+  ws.ensure(static_cast<std::size_t>(n));
+  return ws;
+}
+
+}  // namespace
+
 PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, node_t t) {
   check_node(g, vis, s, "source");
   check_node(g, vis, t, "target");
@@ -17,63 +54,68 @@ PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, nod
     res.visited = 1;
     return res;
   }
-  Workspace& ws = thread_workspace(g.num_nodes());
-  const offset_t* indptr = g.indptr();
-  const node_t* indices = g.indices();
-  auto& ds = ws.ia;                        // distance from s
-  auto& dt = ws.ib;                        // distance from t
-  std::vector<node_t>& seen_s = ws.queue;  // BFS order, layers contiguous
-  std::vector<node_t>& seen_t = ws.next;
-  seen_s.clear();
-  seen_t.clear();
-  std::vector<std::size_t> layers_s{0}, layers_t{0};  // layer start offsets into seen_*
-  ds[s] = 0;
-  seen_s.push_back(s);
-  layers_s.push_back(1);
-  dt[t] = 0;
-  seen_t.push_back(t);
-  layers_t.push_back(1);
-  std::int32_t ks = 0, kt = 0;
+  BfsScratch& ws = bfs_scratch(g.num_nodes());
+  const offset_t* const indptr = g.indptr();
+  const node_t* const indices = g.indices();
+  const std::uint8_t* const mask = vis.mask;
+  BfsScratch::Slot* const dist = ws.dist.data();
+  std::uint8_t* const mark = ws.mark.data();
+  node_t* const seen[2] = {ws.seen[0].data(), ws.seen[1].data()};
+  std::size_t count[2] = {1, 1};  // nodes in seen[side]
+  std::vector<std::size_t>* const layers = ws.layers;
+  layers[0].assign({0, 1});
+  layers[1].assign({0, 1});
+  dist[s].d[0] = 0;
+  seen[0][0] = s;
+  dist[t].d[1] = 0;
+  seen[1][0] = t;
+  std::int32_t depth[2] = {0, 0};
   bool met = false;
   while (!met) {
-    const std::size_t fs = layers_s[ks + 1] - layers_s[ks];
-    const std::size_t ft = layers_t[kt + 1] - layers_t[kt];
+    const std::size_t fs = layers[0][depth[0] + 1] - layers[0][depth[0]];
+    const std::size_t ft = layers[1][depth[1] + 1] - layers[1][depth[1]];
     if (fs == 0 || ft == 0) break;
-    const bool from_s = fs <= ft;
-    auto& dist = from_s ? ds : dt;
-    auto& other = from_s ? dt : ds;
-    std::vector<node_t>& seen = from_s ? seen_s : seen_t;
-    std::vector<std::size_t>& layers = from_s ? layers_s : layers_t;
-    std::int32_t& k = from_s ? ks : kt;
-    const std::size_t b = layers[k], e = layers[k + 1];
+    const int side = fs <= ft ? 0 : 1;
+    const int other = 1 - side;
+    node_t* const out = seen[side];
+    std::size_t c = count[side];
+    const std::int32_t next = depth[side] + 1;
+    const std::size_t b = layers[side][depth[side]], e = layers[side][depth[side] + 1];
+    bool hit = false;
     for (std::size_t i = b; i < e; ++i) {
-      const node_t u = seen[i];
-      for (offset_t j = indptr[u]; j < indptr[u + 1]; ++j) {
+      const node_t u = out[i];
+      for (offset_t j = indptr[u], je = indptr[u + 1]; j < je; ++j) {
         const node_t v = indices[j];
-        if (dist[v] >= 0 || !CSRGraph::visible(v, vis)) continue;
-        dist[v] = k + 1;
-        seen.push_back(v);
-        if (other[v] >= 0) met = true;
+        BfsScratch::Slot& x = dist[v];
+        if (x.d[side] >= 0 || (mask && !mask[v])) continue;
+        x.d[side] = next;
+        out[c++] = v;  // each node enters a side once: c <= n
+        hit |= x.d[other] >= 0;
       }
     }
-    layers.push_back(seen.size());
-    ++k;
+    met = hit;
+    count[side] = c;
+    layers[side].push_back(c);
+    depth[side] = next;
   }
-  res.visited = static_cast<std::int64_t>(seen_s.size() + seen_t.size());
+  const std::int32_t ks = depth[0], kt = depth[1];
+  const std::vector<std::size_t>& ls = layers[0];
+  node_t* const seen_s = seen[0];
+  res.visited = static_cast<std::int64_t>(count[0] + count[1]);
   if (met) {
     const std::int32_t d = ks + kt;
     // Mark nodes on shortest paths at positions 0..ks: the meeting layer, then backwards.
-    for (std::size_t i = layers_s[ks]; i < layers_s[ks + 1]; ++i) {
+    for (std::size_t i = ls[ks]; i < ls[ks + 1]; ++i) {
       const node_t v = seen_s[i];
-      if (dt[v] == kt) ws.flag[v] = 1;
+      if (dist[v].d[1] == kt) mark[v] = 1;
     }
     for (std::int32_t j = ks - 1; j >= 0; --j) {
-      for (std::size_t i = layers_s[j]; i < layers_s[j + 1]; ++i) {
+      for (std::size_t i = ls[j]; i < ls[j + 1]; ++i) {
         const node_t v = seen_s[i];
-        for (offset_t q = indptr[v]; q < indptr[v + 1]; ++q) {
+        for (offset_t q = indptr[v], qe = indptr[v + 1]; q < qe; ++q) {
           const node_t w = indices[q];
-          if (ds[w] == j + 1 && ws.flag[w]) {
-            ws.flag[v] = 1;
+          if (dist[w].d[0] == j + 1 && mark[w]) {
+            mark[v] = 1;
             break;
           }
         }
@@ -85,10 +127,10 @@ PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, nod
     res.path.push_back(x);
     for (std::int32_t j = 0; j < d; ++j) {
       node_t best = -1;
-      for (offset_t q = indptr[x]; q < indptr[x + 1]; ++q) {  // ascending: first match is smallest
+      for (offset_t q = indptr[x], qe = indptr[x + 1]; q < qe; ++q) {  // ascending: first match is smallest
         const node_t w = indices[q];
-        if (!CSRGraph::visible(w, vis)) continue;
-        const bool ok = (j + 1 <= ks) ? (ds[w] == j + 1 && ws.flag[w]) : (dt[w] == d - j - 1);
+        if (mask && !mask[w]) continue;
+        const bool ok = (j + 1 <= ks) ? (dist[w].d[0] == j + 1 && mark[w]) : (dist[w].d[1] == d - j - 1);
         if (ok) {
           best = w;
           break;
@@ -98,13 +140,12 @@ PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, nod
       res.path.push_back(x);
     }
   }
-  for (node_t v : seen_s) {
-    ds[v] = -1;
-    ws.flag[v] = 0;
+  for (std::size_t i = 0; i < count[0]; ++i) {
+    const node_t v = seen_s[i];
+    dist[v].d[0] = -1;
+    mark[v] = 0;
   }
-  for (node_t v : seen_t) dt[v] = -1;
-  seen_s.clear();
-  seen_t.clear();
+  for (std::size_t i = 0; i < count[1]; ++i) dist[seen[1][i]].d[1] = -1;
   return res;
 }
 

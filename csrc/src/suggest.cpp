@@ -8,27 +8,63 @@
 
 namespace cw {
 
+namespace {
+
+// Per-thread scratch of resource allocation, grown on demand and clean between queries (zeros):
+// one flag byte per node (excluded: a or a neighbour of a; candidate), the score and the shared
+// count in their own arrays. A query on a cold cache pays a miss per line it touches: a byte per
+// node for the test every visited entry makes, 12 bytes for a candidate's tallies, instead of a
+// 32-byte slot for both.
+struct RAScratch {
+  RawVector<std::uint8_t> flag;
+  RawVector<double> score;
+  RawVector<std::int32_t> count;
+  std::vector<node_t> touched, listed;
+  void ensure(std::size_t n) {
+    if (flag.size() >= n) return;
+    const std::size_t old = flag.size();
+    flag.resize(n);
+    score.resize(n);
+    count.resize(n);
+    for (std::size_t i = old; i < n; ++i) {
+      flag[i] = 0;
+      score[i] = 0.0;
+      count[i] = 0;
+    }
+  }
+};
+
+RAScratch& ra_scratch(node_t n) {
+  thread_local RAScratch ws;
+  ws.ensure(static_cast<std::size_t>(n));
+  return ws;
+}
+
+}  // namespace
+
 RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a, std::int64_t min_shared,
                              std::int64_t k) {
   check_node(g, vis, a, "node");
   check_min_shared(min_shared);
 
-  Workspace& ws = thread_workspace(g.num_nodes());
+  RAScratch& ws = ra_scratch(g.num_nodes());
   const offset_t* indptr = g.indptr();
   const node_t* indices = g.indices();
-  PushNode* nd = ws.node.data();
+  std::uint8_t* const flag = ws.flag.data();
+  double* const score = ws.score.data();
+  std::int32_t* const count = ws.count.data();
   std::vector<node_t>& touched = ws.touched;
+  std::vector<node_t>& listed = ws.listed;
   touched.clear();
-  ws.tmp.clear();
-  // Node slot: flags bit 2 = a or a neighbour of a (excluded), bit 0 = candidate; score in p;
-  // shared count in deg (valid while bit 0 is set).
-  constexpr std::uint32_t kCand = 1, kExcluded = 4;
-  nd[a].flags = kExcluded;
-  for (offset_t j = indptr[a]; j < indptr[a + 1]; ++j) nd[indices[j]].flags = kExcluded;
+  listed.clear();
+  // flag bit 2 = a or a neighbour of a (excluded), bit 0 = candidate (score and count valid).
+  constexpr std::uint8_t kCand = 1, kExcluded = 4;
+  flag[a] = kExcluded;
+  for (offset_t j = indptr[a]; j < indptr[a + 1]; ++j) flag[indices[j]] = kExcluded;
   const std::uint8_t* mask = vis.mask;
   const offset_t a0 = indptr[a], a1 = indptr[a + 1];
   // A hub's neighbours' rows are scattered: fetch row offsets 8 neighbours ahead, the row
-  // itself 4 ahead and the slots of its entries 2 ahead (prefetches do not change results).
+  // itself 4 ahead and the tallies of its entries 2 ahead (prefetches do not change results).
   const bool far = a1 - a0 > 64;
   for (offset_t j = a0; j < a1; ++j) {
     if (far) {
@@ -36,25 +72,23 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
       if (j + 4 < a1) CW_PREFETCH(&indices[indptr[indices[j + 4]]]);
       if (j + 2 < a1) {
         const node_t z2 = indices[j + 2];
-        for (offset_t t = indptr[z2], te = indptr[z2 + 1]; t < te; ++t) CW_PREFETCH(&nd[indices[t]]);
+        for (offset_t t = indptr[z2], te = indptr[z2 + 1]; t < te; ++t) CW_PREFETCH(&score[indices[t]]);
       }
     }
     const node_t z = indices[j];
     if (!CSRGraph::visible(z, vis)) continue;
     const double w = 1.0 / static_cast<double>(g.degree(z, vis));
-    for (offset_t t = indptr[z]; t < indptr[z + 1]; ++t) {
+    for (offset_t t = indptr[z], te = indptr[z + 1]; t < te; ++t) {
       const node_t b = indices[t];
-      PushNode& x = nd[b];
-      const std::uint32_t f = x.flags;
+      const std::uint8_t f = flag[b];
       if ((f & kExcluded) || (mask && !mask[b])) continue;
       if (!(f & kCand)) {
-        x.flags = kCand;
-        x.deg = 0;
+        flag[b] = kCand;
         touched.push_back(b);
       }
-      x.deg += 1;
-      x.p += w;
-      if (x.deg == min_shared) ws.tmp.push_back(b);  // becomes a candidate
+      const std::int32_t c = ++count[b];
+      score[b] += w;
+      if (c == min_shared) listed.push_back(b);  // becomes a candidate
     }
   }
   RAResult res;
@@ -66,17 +100,13 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
   // touched; the sort below is a total order, so the result is the same). Copy their scores
   // out, then clean every touched slot with stores only (no load to wait for).
   std::vector<Item> cand;
-  const std::vector<node_t>& listed = ws.tmp;
   cand.reserve(listed.size());
-  for (std::size_t i = 0; i < listed.size(); ++i) {
-    if (i + 16 < listed.size()) CW_PREFETCH(&nd[listed[i + 16]]);
-    cand.push_back(Item{nd[listed[i]].p, listed[i]});
-  }
-  ws.tmp.clear();
+  for (node_t b : listed) cand.push_back(Item{score[b], b});
+  listed.clear();
   for (node_t b : touched) {
-    PushNode& x = nd[b];
-    x.p = 0.0;
-    x.flags = 0;
+    flag[b] = 0;
+    score[b] = 0.0;
+    count[b] = 0;
   }
   res.candidates = static_cast<std::int64_t>(cand.size());
   auto cmp = [](const Item& x, const Item& y) { return x.p != y.p ? x.p > y.p : x.b < y.b; };
@@ -100,14 +130,14 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
     // itself (also flagged) never appears in b's row.
     for (offset_t j = indptr[b]; j < indptr[b + 1]; ++j) {
       const node_t x = indices[j];
-      if ((nd[x].flags & kExcluded) && CSRGraph::visible(x, vis)) res.shared.push_back(x);
+      if ((flag[x] & kExcluded) && CSRGraph::visible(x, vis)) res.shared.push_back(x);
     }
     res.shared_ptr.push_back(static_cast<std::int64_t>(res.shared.size()));
   }
   // Clean the workspace (candidate slots were cleaned when collected).
   touched.clear();
-  nd[a].flags = 0;
-  for (offset_t j = indptr[a]; j < indptr[a + 1]; ++j) nd[indices[j]].flags = 0;
+  flag[a] = 0;
+  for (offset_t j = indptr[a]; j < indptr[a + 1]; ++j) flag[indices[j]] = 0;
   return res;
 }
 

@@ -268,6 +268,17 @@ def personalized_pagerank(
     visible: VisibilityMask | None = None,
     max_residual: _Float = 0.0,
 ) -> PPRResult: ...
+def personalized_pagerank_ids(
+    graph: CSRGraph,
+    index: Any,
+    seeds: Any,
+    restart: _Float = 0.25,
+    eps: _Float = 0.0001,
+    k: _Int = 0,
+    max_pushes: _Int = 0,
+    visible: VisibilityMask | None = None,
+    max_residual: _Float = 0.0,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64], float, float, int, int, bool, bool] | None: ...
 def personalized_pagerank_certified(
     graph: CSRGraph,
     seeds: npt.ArrayLike,
@@ -299,6 +310,24 @@ def resource_allocation(
     k: _Int = 0,
     visible: VisibilityMask | None = None,
 ) -> RAResult: ...
+def resource_allocation_id(
+    graph: CSRGraph,
+    index: Any,
+    node: Any,
+    min_shared: _Int = 2,
+    k: _Int = 0,
+    visible: VisibilityMask | None = None,
+) -> RAResult | None: ...
+def decode_suggestions(
+    cls: type,
+    ids: Sequence[Any],
+    titles: Sequence[Any],
+    names: Sequence[Any],
+    codes: Sequence[Any],
+    result: RAResult | RABatch,
+    lo: _Int,
+    hi: _Int,
+) -> list[Any]: ...
 def suggest_batch(
     graph: CSRGraph,
     nodes: npt.ArrayLike,
@@ -313,6 +342,14 @@ def shortest_path(
     target: _Int,
     visible: VisibilityMask | None = None,
 ) -> PathResult: ...
+def shortest_path_ids(
+    graph: CSRGraph,
+    index: Any,
+    source: Any,
+    target: Any,
+    visible: VisibilityMask | None = None,
+    ids: Sequence[Any] | None = None,
+) -> list[Any] | None: ...
 def path_batch(
     graph: CSRGraph,
     sources: npt.ArrayLike,

@@ -72,6 +72,8 @@ SAVED_ARRAYS_FORMAT = 1
 DEFAULT_EDGE_TYPE = "LINK"
 DEFAULT_NODE_TYPE = "NODE"
 EDGE_ANNOTATION_KEYS: tuple[str, ...] = tuple(ANNOTATION_KEYS)
+_ppr_ids = _core.personalized_pagerank_ids
+
 _CATEGORICAL_ANNOTATIONS = ("authority", "fidelity", "extraction_method", "lifecycle")
 
 
@@ -2013,9 +2015,15 @@ class LinkGraph:
         max_pushes_ = check_optional_count(max_pushes, "max_pushes")
         max_residual_ = check_optional_positive(max_residual, "max_residual")
         vm = self.visibility(visible)
+        degrees = self.degrees if vm is None else vm.visible_degrees
+        # One compiled call for a plain {id: number} dict (ids resolved in it); anything else, and
+        # every error, takes the checked path.
+        got = _ppr_ids(self._core, self.id_index, seeds, restart, eps, k_, max_pushes_, vm, max_residual_)
+        if got is not None:
+            return Ranking(self, *got, degrees)
         idx, w = self.seed_arrays(seeds, vm)
         r = _core.personalized_pagerank(self._core, idx, w, restart, eps, k_, max_pushes_, vm, max_residual_)
-        return Ranking.from_core(self, r, self.degrees if vm is None else vm.visible_degrees)
+        return Ranking.from_core(self, r, degrees)
 
     def personalized_pagerank_certified(
         self,
@@ -2134,11 +2142,7 @@ class LinkGraph:
         ['a', 'c', 'd']
         """
         vm = None if visible is None else self.visibility(visible)
-        path = _path_of(self, source, target, vm).path.tolist()
-        if not path:
-            return None
-        ids = self.ids
-        return [ids[i] for i in path]
+        return _path_of(self, source, target, vm, self.ids) or None
 
     def hops(
         self, seeds: Iterable[str], targets: Iterable[str], *, max_hops: int | None = None, visible: Visible = None

@@ -8,7 +8,7 @@ Examples
 --------
 >>> from conceptwalk.graph import LinkGraph
 >>> g = LinkGraph.from_edges([("a", "b", "USES"), ("c", "b", "PART_OF")])
->>> p = shortest_path(g, "a", "c", None).path.tolist()
+>>> p = shortest_path(g, "a", "c", None)
 >>> p, [g.ids[i] for i in p], path_edges(g, p)
 ([0, 1, 2], ['a', 'b', 'c'], [(('USES', 'forward'),), (('PART_OF', 'backward'),)])
 """
@@ -29,11 +29,18 @@ if TYPE_CHECKING:  # the graph module imports this one
 __all__ = ["path_edges", "shortest_path", "shortest_path_batch"]
 
 _shortest_path = _core.shortest_path
+_shortest_path_ids = _core.shortest_path_ids
 
 
-def shortest_path(graph: LinkGraph, source: str, target: str, vm: _core.VisibilityMask | None) -> _core.PathResult:
-    """The lexicographically smallest shortest path between two node ids, as the core's result:
-    its ``path`` holds the node indices (empty when no visible path exists).
+def shortest_path(
+    graph: LinkGraph, source: str, target: str, vm: _core.VisibilityMask | None, ids: Sequence[Any] | None = None
+) -> list[Any]:
+    """The lexicographically smallest shortest path between two node ids: its node indices, or
+    (with ``ids``) the items of ``ids`` at them; empty when no visible path exists.
+
+    One compiled call resolves both ids (through the graph's id index), runs the search and
+    builds the list; an id that is not a visible node takes the checked path, which raises the
+    one NotFoundError text.
 
     Parameters
     ----------
@@ -43,26 +50,29 @@ def shortest_path(graph: LinkGraph, source: str, target: str, vm: _core.Visibili
         ``target``).
     vm : VisibilityMask or None
         The caller's mask.
+    ids : sequence, optional
+        Per node index what to return (``graph.ids`` for the path's ids).
 
     Returns
     -------
-    conceptwalk._core.PathResult
-        ``path`` (int32 node indices) and ``visited``.
+    list
+        Node indices (or items of ``ids``) from source to target inclusive.
 
     Examples
     --------
     >>> from conceptwalk.graph import LinkGraph
     >>> g = LinkGraph.from_edges([("a", "b"), ("c", "d")])
-    >>> shortest_path(g, "a", "b", None).path.tolist(), shortest_path(g, "a", "d", None).path.tolist()
-    ([0, 1], [])
+    >>> shortest_path(g, "a", "b", None), shortest_path(g, "a", "d", None), shortest_path(g, "b", "a", None, g.ids)
+    ([0, 1], [], ['b', 'a'])
     """
-    get = graph.id_index.get
-    s = get(source) if type(source) is str else None
-    t = get(target) if type(target) is str else None
-    if s is None or t is None or (vm is not None and not (vm.mask[s] and vm.mask[t])):  # the errors
+    p: list[Any] | None = _shortest_path_ids(graph.core, graph.id_index, source, target, vm, ids)
+    if p is None:  # not both exact str ids of visible nodes: the checked path (raises, or a str subclass)
         s = graph.index(source, visible=vm, argument="source")
         t = graph.index(target, visible=vm, argument="target")
-    return _shortest_path(graph.core, s, t, vm)
+        p = _shortest_path(graph.core, s, t, vm).path.tolist()
+        if ids is not None:
+            p = [ids[i] for i in p]
+    return p
 
 
 def path_edges(graph: LinkGraph, path: Sequence[int]) -> list[tuple[tuple[str, str], ...]]:

@@ -26,9 +26,11 @@ from .. import _core
 if TYPE_CHECKING:  # the graph module imports this one
     from .linkgraph import LinkGraph
 
-__all__ = ["Suggestion", "suggest", "suggest_batch", "suggestions", "suggestions_from"]
+__all__ = ["Suggestion", "suggest", "suggest_batch", "suggestions"]
 
 _resource_allocation = _core.resource_allocation
+_resource_allocation_id = _core.resource_allocation_id
+_decode = _core.decode_suggestions
 
 
 @dataclass(slots=True)
@@ -121,53 +123,25 @@ def suggest(
     >>> suggest(g, "a", 1, 1, None).shared.tolist()
     [2]
     """
-    return _resource_allocation(graph.core, graph.index(node, visible=vm, argument=argument), min_shared, k, vm)
+    r = _resource_allocation_id(graph.core, graph.id_index, node, min_shared, k, vm)
+    if r is None:  # not an exact str id of a visible node: the checked path (raises, or a str subclass)
+        r = _resource_allocation(graph.core, graph.index(node, visible=vm, argument=argument), min_shared, k, vm)
+    return r
 
 
-def suggestions(graph: LinkGraph, r: _core.RAResult) -> list[Suggestion]:
-    """The :class:`Suggestion` objects of one :func:`suggest` result.
-
-    Parameters
-    ----------
-    graph : LinkGraph
-    r : conceptwalk._core.RAResult
-
-    Returns
-    -------
-    list of Suggestion
-
-    Examples
-    --------
-    >>> from conceptwalk.graph import LinkGraph
-    >>> g = LinkGraph.from_edges([("a", "x"), ("b", "x")])
-    >>> suggestions(g, suggest(g, "a", 1, 0, None))[0].id
-    'b'
-    """
-    t = r.targets.tolist()
-    return suggestions_from(graph, t, r.scores.tolist(), r.shared_ptr.tolist(), r.shared.tolist(), 0, len(t))
-
-
-def suggestions_from(
-    graph: LinkGraph,
-    targets: Sequence[int],
-    scores: Sequence[float],
-    shared_ptr: Sequence[int],
-    shared: Sequence[int],
-    lo: int,
-    hi: int,
+def suggestions(
+    graph: LinkGraph, r: _core.RAResult | _core.RABatch, lo: int = 0, hi: int | None = None
 ) -> list[Suggestion]:
-    """The suggestions ``lo:hi`` of core result lists (targets, scores, the shared-neighbour CSR):
-    the one place a core result becomes :class:`Suggestion` objects.
+    """The :class:`Suggestion` objects ``lo:hi`` (default: all) of a :func:`suggest` or
+    :func:`suggest_batch` result: the one place a core result becomes suggestions (one compiled
+    call, ``_core.decode_suggestions``, reads the graph's ids, titles and node types).
 
     Parameters
     ----------
     graph : LinkGraph
-    targets, scores : lists
-        Suggested node indices and their scores.
-    shared_ptr, shared : lists
-        The shared neighbours of suggestion ``j`` at ``shared[shared_ptr[j]:shared_ptr[j+1]]``.
+    r : conceptwalk._core.RAResult or conceptwalk._core.RABatch
     lo, hi : int
-        The range of suggestions to build (one query's slice of a batch).
+        The range of suggestions (one query's slice ``ptr[i]:ptr[i+1]`` of a batch).
 
     Returns
     -------
@@ -177,21 +151,22 @@ def suggestions_from(
     --------
     >>> from conceptwalk.graph import LinkGraph
     >>> g = LinkGraph.from_edges([("a", "x"), ("b", "x")])
-    >>> suggestions_from(g, [1], [1.0], [0, 1], [2], 0, 1)[0].shared
-    ('x',)
+    >>> suggestions(g, suggest(g, "a", 1, 0, None))[0]
+    Suggestion(id='b', type='NODE', title=None, score=0.5, shared=('x',), shared_titles=(None,))
+    >>> b = suggest_batch(g, ["a", "b"], min_shared=1, k=0, threads=1, visible=None)
+    >>> [s.id for s in suggestions(g, b, 1, 2)]
+    ['a']
     """
-    if hi <= lo:
-        return []
-    ids, titles, names, codes = graph.ids, graph.titles, graph.node_type_names, graph.node_type_codes_list
-    base = shared_ptr[lo]
-    seg = shared[base : shared_ptr[hi]]
-    sh_ids = tuple(map(ids.__getitem__, seg))  # every shared neighbour once, then sliced per suggestion
-    sh_titles = tuple(map(titles.__getitem__, seg))
-    sp = shared_ptr[lo : hi + 1]
-    return [
-        Suggestion(ids[t], names[codes[t]], titles[t], s, sh_ids[a - base : b - base], sh_titles[a - base : b - base])
-        for t, s, a, b in zip(targets[lo:hi], scores[lo:hi], sp, sp[1:])
-    ]
+    return _decode(
+        Suggestion,
+        graph.ids,
+        graph.titles,
+        graph.node_type_names,
+        graph.node_type_codes_list,
+        r,
+        lo,
+        len(r.targets) if hi is None else hi,
+    )
 
 
 def suggest_batch(

@@ -207,11 +207,8 @@ def graph_path(source: LinkGraph | GraphSource, a: str, b: str, *, caller: Calle
     return PathResult(a, b, partial(_path_parts, g, p), None, (time.perf_counter() - t0) * 1e3)
 
 
-def _path_parts(g: LinkGraph, p: Any) -> tuple[list[tuple[str, str, str | None]], list[PathStep]]:
-    """The nodes and steps (each with its typed edges) of a path of node indices (a list, or a
-    core ``PathResult``)."""
-    if not isinstance(p, list):
-        p = p.path.tolist()
+def _path_parts(g: LinkGraph, p: list[int]) -> tuple[list[tuple[str, str, str | None]], list[PathStep]]:
+    """The nodes and steps (each with its typed edges) of a path of node indices."""
     ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes_list
     nodes = [(ids[i], names[codes[i]], titles[i]) for i in p]
     steps = [PathStep(ids[x], ids[y], e) for x, y, e in zip(p, p[1:], path_edges(g, p))]

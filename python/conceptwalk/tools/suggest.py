@@ -23,7 +23,7 @@ from typing import Any
 from ..graph import Caller, LinkGraph, Suggestion
 from ..graph.checks import check_count, check_min_shared, check_threads, query_list
 from ..graph.result import Later, Record, lazy
-from ..graph.suggest import suggest, suggest_batch, suggestions, suggestions_from
+from ..graph.suggest import suggest, suggest_batch, suggestions
 from .common import GraphSource, check_caller, source_graph
 
 __all__ = ["SuggestResult", "link_suggest", "link_suggest_batch"]
@@ -244,10 +244,9 @@ def link_suggest_batch(
     if not names_in:
         return []
     op = b.ptr.tolist()
-    lists = (b.targets.tolist(), b.scores.tolist(), b.shared_ptr.tolist(), b.shared.tolist())
     ca = b.candidates.tolist()
     per = (time.perf_counter() - t0) * 1e3 / len(names_in)
     return [
-        SuggestResult(concept, partial(suggestions_from, g, *lists, op[i], op[i + 1]), ca[i], min_shared, per)
+        SuggestResult(concept, partial(suggestions, g, b, op[i], op[i + 1]), ca[i], min_shared, per)
         for i, concept in enumerate(names_in)
     ]
