@@ -1947,7 +1947,9 @@ class KnowledgeBase:
         Returns
         -------
         int or None
-            None for a store older than schema 4 opened read-only (it keeps no count).
+            None for a store older than schema 4 opened read-only (it keeps no count), and
+            inside this object's own write transaction (its count is not committed: a rollback
+            and another write reach it again with other rows).
 
         Examples
         --------
@@ -1960,7 +1962,7 @@ class KnowledgeBase:
         1
         """
         with self._read() as conn:
-            got = self._tallies(conn)
+            got = None if self._writing() else self._tallies(conn)
         return None if got is None else got["aliases"]
 
     def embeddings_version(self) -> int | None:
@@ -1972,7 +1974,8 @@ class KnowledgeBase:
         Returns
         -------
         int or None
-            None for a store older than schema 4 opened read-only.
+            None for a store older than schema 4 opened read-only, and inside this object's
+            own write transaction.
 
         Examples
         --------
@@ -1987,7 +1990,7 @@ class KnowledgeBase:
         True
         """
         with self._read() as conn:
-            got = self._tallies(conn)
+            got = None if self._writing() else self._tallies(conn)
         return None if got is None else got["embeddings"]
 
     def has_embeddings(self, model: str) -> bool:
