@@ -145,9 +145,9 @@ TALLIES_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS tallies(name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO tallies(name, n) {_TALLY_EDGE_COUNTS};
 INSERT OR IGNORE INTO tallies(name, n) VALUES ('aliases', 0);
-CREATE TRIGGER IF NOT EXISTS tallies_edges_bi BEFORE INSERT ON edges BEGIN
-    UPDATE tallies SET n = coalesce((SELECT {_BITS} {_SAME_EDGE}), 0)
-    WHERE name = 'edges.pending' AND (n != 0 OR EXISTS (SELECT 1 {_SAME_EDGE}));
+CREATE TRIGGER IF NOT EXISTS tallies_edges_bi BEFORE INSERT ON edges
+    WHEN {_PENDING} != 0 OR EXISTS (SELECT 1 {_SAME_EDGE}) BEGIN
+    UPDATE tallies SET n = coalesce((SELECT {_BITS} {_SAME_EDGE}), 0) WHERE name = 'edges.pending';
 END;
 CREATE TRIGGER IF NOT EXISTS tallies_edges_ai AFTER INSERT ON edges WHEN {_ANY_NEW} OR {_PENDING} != 0 BEGIN
     {_tally_statements("INSERT")}
