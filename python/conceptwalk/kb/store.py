@@ -85,16 +85,30 @@ ANNOTATION_AXES: tuple[str, ...] = tuple(EDGE_ANNOTATION_KEYS)
 #: means unchanged aliases; ``embeddings`` likewise for the rows of the three vector tables. A bulk load into an empty store drops the edge triggers with the
 #: others and counts afresh at its end (:meth:`KnowledgeBase.bulk`). Created (and counted once)
 #: by the upgrade of an older store, in the upgrade's one transaction.
-_TALLY_EDGE_COUNTS = " UNION ALL ".join(f"SELECT 'edges.{k}', count({k}) FROM edges" for k in ANNOTATION_AXES)
+_TALLY_EDGE_COUNTS = (
+    " UNION ALL ".join(f"SELECT 'edges.{k}', count({k}) FROM edges" for k in ANNOTATION_AXES)
+    + " UNION ALL SELECT 'edges.pending', 0"
+)
+#: ``edges.pending``: the annotation bits (bit i = axis i has a value) of the row an INSERT is
+#: about to replace, set by a BEFORE INSERT trigger and taken off by the AFTER INSERT one: an
+#: ``INSERT OR REPLACE`` deletes the row it replaces without firing a delete trigger (unless the
+#: writing connection turned recursive triggers on, when the delete trigger takes it off instead).
+_PENDING = "(SELECT n FROM tallies WHERE name = 'edges.pending')"
+_BITS = " | ".join(f"(({k} IS NOT NULL) << {i})" for i, k in enumerate(ANNOTATION_AXES))
+_SAME_EDGE = "FROM edges WHERE src = new.src AND dst = new.dst AND type = new.type"
 
 
 def _tally_statements(op: str) -> str:
     """The trigger body keeping the edge tallies for one written row (``op``: INSERT, DELETE or
     UPDATE): one primary-key UPDATE per axis whose nullness the write changed."""
     out = []
-    for k in ANNOTATION_AXES:
-        if op == "INSERT":
-            out.append(f"UPDATE tallies SET n = n + 1 WHERE new.{k} IS NOT NULL AND name = 'edges.{k}';")
+    for i, k in enumerate(ANNOTATION_AXES):
+        if op == "INSERT":  # less the replaced row's value, if any
+            was = f"(({_PENDING} >> {i}) & 1)"
+            out.append(
+                f"UPDATE tallies SET n = n + (new.{k} IS NOT NULL) - {was} "
+                f"WHERE (new.{k} IS NOT NULL) != {was} AND name = 'edges.{k}';"
+            )
         elif op == "DELETE":
             out.append(f"UPDATE tallies SET n = n - 1 WHERE old.{k} IS NOT NULL AND name = 'edges.{k}';")
         else:
@@ -102,6 +116,8 @@ def _tally_statements(op: str) -> str:
                 f"UPDATE tallies SET n = n + (new.{k} IS NOT NULL) - (old.{k} IS NOT NULL) "
                 f"WHERE (new.{k} IS NULL) != (old.{k} IS NULL) AND name = 'edges.{k}';"
             )
+    if op != "UPDATE":  # taken off (INSERT), or deleted by a REPLACE with recursive triggers on
+        out.append("UPDATE tallies SET n = 0 WHERE name = 'edges.pending' AND n != 0;")
     return "\n    ".join(out)
 
 
@@ -129,7 +145,11 @@ TALLIES_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS tallies(name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO tallies(name, n) {_TALLY_EDGE_COUNTS};
 INSERT OR IGNORE INTO tallies(name, n) VALUES ('aliases', 0);
-CREATE TRIGGER IF NOT EXISTS tallies_edges_ai AFTER INSERT ON edges WHEN {_ANY_NEW} BEGIN
+CREATE TRIGGER IF NOT EXISTS tallies_edges_bi BEFORE INSERT ON edges
+    WHEN {_PENDING} != 0 OR EXISTS (SELECT 1 {_SAME_EDGE}) BEGIN
+    UPDATE tallies SET n = coalesce((SELECT {_BITS} {_SAME_EDGE}), 0) WHERE name = 'edges.pending';
+END;
+CREATE TRIGGER IF NOT EXISTS tallies_edges_ai AFTER INSERT ON edges WHEN {_ANY_NEW} OR {_PENDING} != 0 BEGIN
     {_tally_statements("INSERT")}
 END;
 CREATE TRIGGER IF NOT EXISTS tallies_edges_ad AFTER DELETE ON edges WHEN {_ANY_OLD} BEGIN
@@ -1947,7 +1967,9 @@ class KnowledgeBase:
         Returns
         -------
         int or None
-            None for a store older than schema 4 opened read-only (it keeps no count).
+            None for a store older than schema 4 opened read-only (it keeps no count), and
+            inside this object's own write transaction (its count is not committed: a rollback
+            and another write reach it again with other rows).
 
         Examples
         --------
@@ -1960,7 +1982,7 @@ class KnowledgeBase:
         1
         """
         with self._read() as conn:
-            got = self._tallies(conn)
+            got = None if self._writing() else self._tallies(conn)
         return None if got is None else got["aliases"]
 
     def embeddings_version(self) -> int | None:
@@ -1972,7 +1994,8 @@ class KnowledgeBase:
         Returns
         -------
         int or None
-            None for a store older than schema 4 opened read-only.
+            None for a store older than schema 4 opened read-only, and inside this object's
+            own write transaction.
 
         Examples
         --------
@@ -1987,7 +2010,7 @@ class KnowledgeBase:
         True
         """
         with self._read() as conn:
-            got = self._tallies(conn)
+            got = None if self._writing() else self._tallies(conn)
         return None if got is None else got["embeddings"]
 
     def has_embeddings(self, model: str) -> bool:

@@ -315,7 +315,9 @@ class ReadCache:
             state is not None and self.graph_version is not None and bool(getattr(state, "committed", True))
         )
         owner = (source.is_store, id(source.kb) if source.kb is not None else 0)
-        self._kind = owner + (self.store_version,)
+        # and by the change-log position: a write by another client's SQL (a stored vector
+        # rewritten by hand) logs its rows without bumping the write counter
+        self._kind = owner + (self.store_version, self.graph_version)
         with _SHARED_LOCK:
             for key in [
                 k
@@ -870,11 +872,12 @@ class StoreReader:
             g, version = st.graph, st.version
         else:
             st, g, version = None, self.graph(), self.store_version()
+        gv = None if st is None else st.graph_version
         snap = self._snap
-        if snap is None or snap.graph is not g or snap.store_version != version:
+        if snap is None or snap.graph is not g or snap.store_version != version or snap.graph_version != gv:
             with self._lock:
                 snap = self._snap
-                if snap is None or snap.graph is not g or snap.store_version != version:
+                if snap is None or snap.graph is not g or snap.store_version != version or snap.graph_version != gv:
                     snap = ReadCache(self, g, st)
                     self._snap = snap
         return snap
