@@ -144,6 +144,39 @@ class ColumnMatrix:
 _CARRY: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
 
+def _carry_slot(kb: Any) -> dict[Any, Any] | None:
+    """The store object's entry of :data:`_CARRY` (made on first use), or None for a KB-like
+    object that cannot be weakly referenced (nothing is carried for it). Call under
+    :data:`_SHARED_LOCK`."""
+    try:
+        return _CARRY.setdefault(kb, {})
+    except TypeError:
+        return None
+
+
+def _changed_positions(
+    old_graph: LinkGraph, graph: LinkGraph, changed: list[str]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The node indices of the ``changed`` ids in the old graph (dropped from it) and in the new
+    one (added to it)."""
+    old_index, new_index = old_graph.id_index, graph.id_index
+    dropped = np.fromiter((old_index[x] for x in changed if x in old_index), dtype=np.int64)
+    added = np.fromiter((new_index[x] for x in changed if x in new_index), dtype=np.int64)
+    return dropped, added
+
+
+def _rows_untouched(
+    old_rows: npt.NDArray[np.int64],
+    rows: npt.NDArray[np.int64],
+    moved: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+) -> bool:
+    """Whether no changed node (``moved``: :func:`_changed_positions`) is a row on either side
+    and the row counts agree: the same nodes in the same order (nodes keep their relative
+    order), so whatever is derived per row holds."""
+    dropped, added = moved
+    return len(rows) == len(old_rows) and not _meets(old_rows, dropped) and not _meets(rows, added)
+
+
 def advance_vectors(
     old_graph: LinkGraph,
     old_rows: npt.NDArray[np.int64],
@@ -162,14 +195,11 @@ def advance_vectors(
     (the node counts disagree), so the caller builds afresh. Nodes keep their relative order in
     both graphs (ascending id), so the unchanged nodes correspond in order."""
     n_old, n_new = old_graph.num_nodes, graph.num_nodes
-    dropped = np.fromiter((old_graph.id_index[x] for x in changed if x in old_graph.id_index), dtype=np.int64)
-    added = np.fromiter((graph.id_index[x] for x in changed if x in graph.id_index), dtype=np.int64)
+    dropped, added = _changed_positions(old_graph, graph, changed)
     if n_old - len(dropped) != n_new - len(added) or old.n != len(old_rows) or old.dim <= 0:
         return None
-    if not _meets(old_rows, dropped) and not _meets(rows, added):
-        # no changed node is a row on either side (an agent's memories written, its concepts
-        # untouched): the same rows in the same order, so the same vectors
-        return old if len(rows) == len(old_rows) else None
+    if _rows_untouched(old_rows, rows, (dropped, added)):
+        return old  # an agent's memories written, its concepts untouched: the same vectors
     keep_old = np.ones(n_old, dtype=bool)
     keep_old[dropped] = False
     keep_new = np.ones(n_new, dtype=bool)
@@ -358,9 +388,8 @@ class ReadCache:
             if not isinstance(version, int) or isinstance(version, bool):
                 return build()
             with _SHARED_LOCK:
-                try:
-                    slot = _CARRY.setdefault(kb, {})
-                except TypeError:  # a KB-like object that cannot be weakly referenced
+                slot = _carry_slot(kb)
+                if slot is None:
                     return build()
                 got = slot.get(("aliases", key))
                 if got is not None and got[0] == version:
@@ -525,9 +554,8 @@ class ReadCache:
             return build()
         idx = self.concept_indices(config)
         with _SHARED_LOCK:
-            try:
-                slot = _CARRY.setdefault(kb, {})
-            except TypeError:
+            slot = _carry_slot(kb)
+            if slot is None:
                 return build()
             got = slot.get(("embeddings", key))
         if got is not None:
@@ -545,16 +573,12 @@ class ReadCache:
                         vectors=None if old_ev == ev else str(model),
                         limit=max(1000, len(idx) // 8),
                     )
-                    if changed is not None:
-                        g = self.graph
-                        dropped = np.fromiter(
-                            (old_g.id_index[x] for x in changed if x in old_g.id_index), dtype=np.int64
-                        )
-                        added = np.fromiter((g.id_index[x] for x in changed if x in g.id_index), dtype=np.int64)
-                        if len(old_idx) == len(idx) and not _meets(old_idx, dropped) and not _meets(idx, added):
-                            with _SHARED_LOCK:
-                                slot[("embeddings", key)] = (ev, g, gv, idx, value)
-                            return value
+                    if changed is not None and _rows_untouched(
+                        old_idx, idx, _changed_positions(old_g, self.graph, changed)
+                    ):
+                        with _SHARED_LOCK:
+                            slot[("embeddings", key)] = (ev, self.graph, gv, idx, value)
+                        return value
         value = build()
         with _SHARED_LOCK:
             slot[("embeddings", key)] = (ev, self.graph, gv, idx, value)
@@ -588,11 +612,9 @@ class ReadCache:
         if kb is None or not self._committed or config.concept_text != "title":
             return
         with _SHARED_LOCK:
-            try:
-                slot = _CARRY.setdefault(kb, {})
-            except TypeError:  # a KB-like object that cannot be weakly referenced: nothing carried
-                return
-            slot[self._carry_key(embedder, config)] = (self.graph, self.graph_version, idx, vectors)
+            slot = _carry_slot(kb)
+            if slot is not None:
+                slot[self._carry_key(embedder, config)] = (self.graph, self.graph_version, idx, vectors)
 
     def _carried_vectors(self, embedder: Any, config: WalkConfig, idx: npt.NDArray[np.int64]) -> SparseVectors | None:
         """The title vectors of this position brought forward from an earlier one -- this
@@ -613,10 +635,8 @@ class ReadCache:
             return None
         start: tuple[LinkGraph, int, Any, SparseVectors] | None = None
         with _SHARED_LOCK:
-            try:
-                mine = _CARRY.get(kb, {}).get(self._carry_key(embedder, config))
-            except TypeError:
-                mine = None
+            slot = _carry_slot(kb)
+            mine = None if slot is None else slot.get(self._carry_key(embedder, config))
         if mine is not None and 0 <= mine[1] <= gv:
             start = mine
         if start is None:
@@ -926,10 +946,7 @@ class StoreReader:
         changed_fn = getattr(kb, "changed_nodes", None)
         if graph_version is not None and kb is not None and callable(changed_fn):
             with _SHARED_LOCK:
-                try:
-                    slot = _CARRY.setdefault(kb, {})
-                except TypeError:
-                    slot = None
+                slot = _carry_slot(kb)
                 if slot is not None:
                     got = slot.get(("model_vectors",))
                     if got is not None and got[0] == graph_version:
