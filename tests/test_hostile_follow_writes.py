@@ -23,23 +23,9 @@ import pytest
 from conceptwalk import Caller
 from conceptwalk.kb.store import ANNOTATION_AXES, KnowledgeBase
 from conceptwalk.wrap import ConceptResolver, WalkConfig, _reader
+from test_state_follows_writes import ToyModel
 
 ALL = Caller.all_access()
-
-
-class _Toy:
-    """A deterministic dense 'model' embedder (8-d)."""
-
-    name = "toy-model"
-    dim = 8
-
-    def embed(self, texts):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for r, t in enumerate(texts):
-            for j, ch in enumerate(t.encode()):
-                out[r, (ch + j) % self.dim] += 1.0
-            out[r] /= max(float(np.linalg.norm(out[r])), 1.0)
-        return out
 
 
 def _fill(kb: KnowledgeBase, n: int = 12) -> None:
@@ -54,7 +40,9 @@ def _fill(kb: KnowledgeBase, n: int = 12) -> None:
         ]
     )
     kb.add_aliases([("gw", "c00")])
-    kb.set_embeddings(_Toy.name, [f"c{i:02d}" for i in range(0, n, 2)], _Toy().embed([f"s{i}" for i in range(0, n, 2)]))
+    kb.set_embeddings(
+        ToyModel.name, [f"c{i:02d}" for i in range(0, n, 2)], ToyModel().embed([f"s{i}" for i in range(0, n, 2)])
+    )
 
 
 def _counted(kb: KnowledgeBase) -> dict[str, int]:
@@ -63,7 +51,7 @@ def _counted(kb: KnowledgeBase) -> dict[str, int]:
 
 
 def _semantic(kb: KnowledgeBase, q: str) -> list:
-    r = ConceptResolver(kb, WalkConfig(lexical_k=0), embedder=_Toy())
+    r = ConceptResolver(kb, WalkConfig(lexical_k=0), embedder=ToyModel())
     return [(c.id, c.method, round(c.confidence, 6)) for c in r.resolve(q, caller=ALL)]
 
 
@@ -102,11 +90,11 @@ def test_concept_vectors_read_inside_a_rolled_back_transaction_are_not_carried(t
     cache = _reader.StoreReader(kb).read_cache()
     with pytest.raises(RuntimeError):
         with kb.transaction():
-            kb.set_embeddings(_Toy.name, ["c00"], np.ones((1, 8), dtype=np.float32))
-            cache.concept_embeddings(_Toy(), cfg)
+            kb.set_embeddings(ToyModel.name, ["c00"], np.ones((1, 8), dtype=np.float32))
+            cache.concept_embeddings(ToyModel(), cfg)
             raise RuntimeError("rolled back")
-    kb.set_embeddings(_Toy.name, ["c00"], np.full((1, 8), 0.5, dtype=np.float32))  # the same count again
-    got = _reader.StoreReader(kb).read_cache().concept_embeddings(_Toy(), cfg)
+    kb.set_embeddings(ToyModel.name, ["c00"], np.full((1, 8), 0.5, dtype=np.float32))  # the same count again
+    got = _reader.StoreReader(kb).read_cache().concept_embeddings(ToyModel(), cfg)
     assert got[0].tolist() == [0.5] * 8
     assert _semantic(kb, "concept 3") == _semantic(_fresh(kb, tmp_path, "a"), "concept 3")
     kb.close()
@@ -162,7 +150,7 @@ def test_a_stored_vector_written_by_hand_is_read(tmp_path):
     _fill(kb)
     before = _semantic(kb, "s4")
     c = sqlite3.connect(tmp_path / "kb.db")
-    c.execute(f"UPDATE vector_chunks SET data = zeroblob(length(data)) WHERE model = '{_Toy.name}'")
+    c.execute(f"UPDATE vector_chunks SET data = zeroblob(length(data)) WHERE model = '{ToyModel.name}'")
     c.commit()
     c.close()
     got = _semantic(kb, "s4")

@@ -163,9 +163,7 @@ def test_a_read_only_reader_brings_them_forward_while_another_connection_writes(
     writer.add_nodes([{"id": "c07", "title": "rank renamed"}, {"id": "turn", "type": "MEMORY", "title": "a turn"}])
     got = ret.query("rank renamed", 5, concept_walk=True, caller=ALL)
     assert counted.texts == ["rank renamed"]
-    assert _columns(reader)[1:] and all(
-        np.array_equal(a, b) for a, b in zip(_columns(reader), _fresh_columns(reader, tmp_path, "ro"))
-    )
+    assert all(np.array_equal(a, b) for a, b in zip(_columns(reader), _fresh_columns(reader, tmp_path, "ro")))
     assert got == ConceptAnchoredRetriever(builtin_flat_search(writer), writer).query(
         "rank renamed", 5, concept_walk=True, caller=ALL
     )
@@ -265,10 +263,13 @@ def test_a_schema_3_store_is_upgraded_with_its_edges_counted(tmp_path):
     want = _counted(path)
     kb.close()
     c = sqlite3.connect(path)  # what a schema-3 store is: no tallies table, no triggers
-    for (name,) in c.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'tallies_%'"
-    ).fetchall():
-        c.execute(f"DROP TRIGGER {name}")
+    schema4 = c.execute(
+        "SELECT type, name FROM sqlite_master WHERE (type = 'trigger' AND (name LIKE 'tallies_%' "
+        "OR name LIKE 'changes_vector_%')) OR (type = 'index' AND name = 'vector_slots_slot')"
+    ).fetchall()
+    assert len(schema4) > 10
+    for kind, name in schema4:
+        c.execute(f"DROP {kind.upper()} {name}")
     c.execute("DROP TABLE tallies")
     c.execute("UPDATE meta SET value = 3 WHERE key = 'schema_version'")
     c.execute("PRAGMA user_version = 3")
@@ -309,9 +310,18 @@ def test_the_alias_index_is_rebuilt_only_when_the_aliases_change(tmp_path, monke
     kb.add_aliases([("ranker", "c02")])
     got = ret.query("ranker", 5, concept_walk=True, caller=ALL)
     assert built == [3]
-    assert any(h["id"] == "c02" for h in got) or got == ConceptAnchoredRetriever(builtin_flat_search(kb), kb).query(
-        "ranker", 5, concept_walk=True, caller=ALL
-    )
+    copy = sqlite3.connect(tmp_path / "copy.db")  # a store object of its own: nothing carried
+    kb.backup(copy)
+    copy.close()
+    with KnowledgeBase.open(tmp_path / "copy.db") as other:
+        assert got == ConceptAnchoredRetriever(builtin_flat_search(other), other).query(
+            "ranker", 5, concept_walk=True, caller=ALL
+        )
+    del built[1:]  # the copy built its own index; count only this store's builds from here
+    # the carried index is the one built afresh from the store's aliases (and holds the new one)
+    carried = _reader.StoreReader(kb).read_cache().alias_index()
+    assert carried == real([(a, c) for a, cs in kb.aliases().items() for c in cs])
+    assert carried[0]["ranker"] == ["c02"] and built == [3]
     kb.delete_nodes(["c01"])  # deletes its alias too: rebuilt
     ret.query("the walker", 5, concept_walk=True, caller=ALL)
     assert built == [3, 2]
@@ -339,8 +349,9 @@ def test_nothing_read_inside_a_write_transaction_is_carried(tmp_path, inside):
 # --------------------------------------------------------------------------- stored and model vectors
 
 
-class _ToyModel:
-    """A deterministic 'model' embedder (8-d, dense) that counts the texts it is asked to embed."""
+class ToyModel:
+    """A deterministic 'model' embedder (8-d, dense) that counts the texts it is asked to embed
+    (tests/test_hostile_follow_writes.py uses it too)."""
 
     name = "toy-model"
     dim = 8
@@ -369,7 +380,7 @@ def _semantic(kb, model, q):
 def test_concept_vectors_of_a_model_follow_writes(tmp_path, monkeypatch, stored):
     kb = KnowledgeBase.open(tmp_path / "kb.db")
     _fill(kb)
-    model = _ToyModel()
+    model = ToyModel()
     concepts = [i for i in kb.graph().ids if i.startswith("c")]
     if stored:  # the store's own vectors for half the concepts; the model makes the rest
         kb.set_embeddings(model.name, concepts[::2], model.embed([f"stored {c}" for c in concepts[::2]]))
@@ -397,7 +408,7 @@ def test_concept_vectors_of_a_model_follow_writes(tmp_path, monkeypatch, stored)
     model.texts.clear()
     got = _semantic(kb, model, "omega vector renamed")
     assert sorted(model.texts) == ["omega vector renamed"] * 2  # the query and c03 (not stored)
-    fresh_model = _ToyModel()
+    fresh_model = ToyModel()
     fresh = KnowledgeBase.open(tmp_path / "fresh.db")
     g = kb.graph()
     fresh.add_nodes(
@@ -413,7 +424,7 @@ def test_concept_vectors_of_a_model_follow_writes(tmp_path, monkeypatch, stored)
         kb.set_embeddings(model.name, ["c00"], model.embed(["moved"]))
         after = _semantic(kb, model, "moved")
         assert reads and after == _semantic(
-            _copy_with(fresh, model.name, ["c00"], model.embed(["moved"])), _ToyModel(), "moved"
+            _copy_with(fresh, model.name, ["c00"], model.embed(["moved"])), ToyModel(), "moved"
         )
     fresh.close()
     kb.close()
