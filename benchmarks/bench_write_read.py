@@ -10,7 +10,9 @@ one memory node (type ``MEMORY``) and two edges to concepts (type ``CONCEPT``) a
 every K-th turn also retitles one concept and adds one), then
 ``ConceptAnchoredRetriever(builtin_flat_search(kb), kb).query(q, 10, concept_walk=True)`` is
 timed once right after the write (``after write``) and once more on the unchanged store
-(``warm``). Each ``--python`` (default: this interpreter) runs in its own fresh process, the builds
+(``warm``). ``--model-dim D``: the store holds a D-dimensional vector for every concept under a
+dense stand-in model (``_HashedModel``), the retriever resolves with it, and each turn also
+stores the memory's vector (what a real embedder's user does). Each ``--python`` (default: this interpreter) runs in its own fresh process, the builds
 alternating ``--repeats`` times (A B A B ...); the table gives per build the medians over all
 turns, and the ratio after-write / warm. Measurements only: nothing is asserted on wall time.
 """
@@ -29,7 +31,26 @@ import time
 from typing import Any
 
 
-def _child(kb_path: str, turns: int, concept_every: int) -> dict[str, Any]:
+class _HashedModel:
+    """A dense stand-in for a sentence model (``dim``-d unit rows seeded by the text's CRC-32):
+    what the store and the resolver see of a real model, without the model's cost."""
+
+    def __init__(self, dim: int) -> None:
+        self.name, self.dim = f"bench-model-{dim}", dim
+
+    def embed(self, texts: Any) -> Any:
+        import zlib
+
+        import numpy as np
+
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for r, t in enumerate(texts):
+            v = np.random.default_rng(zlib.crc32(t.encode())).standard_normal(self.dim)
+            out[r] = v / np.linalg.norm(v)
+        return out
+
+
+def _child(kb_path: str, turns: int, concept_every: int, model_dim: int = 0) -> dict[str, Any]:
     from conceptwalk import Caller
     from conceptwalk.kb.store import KnowledgeBase
     from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
@@ -47,7 +68,11 @@ def _child(kb_path: str, turns: int, concept_every: int) -> dict[str, Any]:
         kinds = [types[c] for c in g.node_type_codes]
         concepts = [i for k, i in enumerate(g.ids) if kinds[k] == "CONCEPT"][:5000]
         memory = "MEMORY" if "MEMORY" in types else "memory"
-        ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
+        model = _HashedModel(model_dim) if model_dim else None
+        if model is not None:  # the store holds every concept's vector, as a real embedder's user does
+            every = [i for k, i in enumerate(g.ids) if kinds[k] == "CONCEPT"]
+            kb.set_embeddings(model.name, every, model.embed([g.titles[g.id_index[c]] or c for c in every]))
+        ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, embedder=model)
         queries = [g.titles[g.id_index[c]] or c for c in concepts[:: max(1, len(concepts) // 64)]]
         for q in queries[:10]:  # warm every cache once
             ret.query(q, 10, concept_walk=True, caller=who)
@@ -59,6 +84,8 @@ def _child(kb_path: str, turns: int, concept_every: int) -> dict[str, Any]:
             with kb.transaction():
                 kb.add_nodes([{"id": f"turn-{t}", "type": memory, "title": f"turn {t}: {q}"}])
                 kb.add_edges([{"src": f"turn-{t}", "dst": a}, {"src": f"turn-{t}", "dst": b}])
+                if model is not None:  # and the memory's own embedding
+                    kb.set_embeddings(model.name, [f"turn-{t}"], model.embed([q]))
                 if concept_every and t % concept_every == concept_every - 1:
                     kb.add_nodes(
                         [
@@ -92,21 +119,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--turns", type=int, default=40)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--concept-every", type=int, default=0, help="every K-th turn also changes concepts (0: never)")
+    ap.add_argument(
+        "--model-dim",
+        type=int,
+        default=0,
+        help="a dense model of this dim: concept vectors stored, one per memory a turn",
+    )
     ap.add_argument("--json", help="write the raw measurements here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(_child(args.kb, args.turns, args.concept_every)))
+        print(json.dumps(_child(args.kb, args.turns, args.concept_every, args.model_dim)))
         return 0
     pythons = args.python or [sys.executable]
     got: dict[str, list[dict[str, Any]]] = {p: [] for p in pythons}
     for _ in range(args.repeats):
         for py in pythons:
             cmd = [py, os.path.abspath(__file__), "--child", "--kb", args.kb, "--turns", str(args.turns)]
-            cmd += ["--concept-every", str(args.concept_every)]
+            cmd += ["--concept-every", str(args.concept_every), "--model-dim", str(args.model_dim)]
             out = subprocess.run(cmd, capture_output=True, text=True, check=True)
             got[py].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(f"{args.kb}: {args.turns} turns x {args.repeats} repeats per build, concept-every={args.concept_every}")
+    print(
+        f"{args.kb}: {args.turns} turns x {args.repeats} repeats per build, "
+        f"concept-every={args.concept_every}, model-dim={args.model_dim}"
+    )
     print(f"{'build':<40} {'write ms':>9} {'read after write ms':>20} {'warm read ms':>13} {'after/warm':>11}")
     for py, runs in got.items():
         after = statistics.median(x for r in runs for x in r["after_ms"])
