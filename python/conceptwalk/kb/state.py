@@ -92,6 +92,11 @@ class StoreState:
         False for the state read inside the store's own write transaction: its rows are not
         committed (a rollback and another write reach the same positions with other rows), so
         nothing derived from it may be kept for a later read.
+    history : int
+        How many times the store object that read this state has found the change log replaced
+        under it (a backup restored into the file, a copy of another history put in its place):
+        positions of different ``history`` values are positions of different logs, so nothing
+        kept at one may be brought forward to the other. 0 until that happens.
     """
 
     version: int
@@ -99,6 +104,7 @@ class StoreState:
     graph: LinkGraph
     text_index: TextIndex
     committed: bool = True
+    history: int = 0
 
     def view(self, caller: Caller) -> View:
         """The caller's view of this state: its prepared mask, its BM25 statistics of
@@ -167,6 +173,13 @@ def parse_scopes(s: Any, node_id: Any) -> list[str] | None:
 #: The change-log position and the write counter, read together.
 _VERSIONS = (
     "SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'changes'), (SELECT value FROM meta WHERE key = 'version')"
+)
+#: The same with the nonce of the change-log row at that position (schema 3 and later), which
+#: tells one history's position from another's (a restored backup reuses positions).
+_VERSIONS_NONCE = (
+    "SELECT p.seq, (SELECT value FROM meta WHERE key = 'version'), "
+    "(SELECT hex(nonce) FROM change_nonces WHERE seq = p.seq) "
+    "FROM (SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'changes') AS seq) AS p"
 )
 _DERIVED_NAME = re.compile(r"[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*")
 _DERIVED_PART = re.compile(r"[A-Za-z0-9_]+")
@@ -300,6 +313,13 @@ class StateKeeper:
         #: The last committed state read (:meth:`state`), and its annotations=False form.
         self._state: StoreState | None = None
         self._state_light: tuple[StoreState, StoreState] | None = None
+        #: The history followed (:meth:`_follow_history`): the last position read with the nonce
+        #: of its change-log row, how many times the log was found replaced, and the first
+        #: position changed_nodes may start from since the last time.
+        self._nonces: bool | None = None  # whether the store has change_nonces (None: not asked yet)
+        self._seen: tuple[int, str | None] | None = None
+        self._history = 0
+        self._floor = 0
 
     @property
     def snapshot_path(self) -> str | None:
@@ -312,6 +332,12 @@ class StateKeeper:
         """The change-log position of the snapshot file this object read or wrote (None: no
         trusted file: none, rebuilt, set aside, or never saved)."""
         return self._file_version
+
+    @property
+    def history(self) -> int:
+        """How many times this object has found the change log replaced under it (see
+        :attr:`StoreState.history`)."""
+        return self._history
 
     @property
     def derived_names(self) -> list[str]:
@@ -341,14 +367,59 @@ class StateKeeper:
 
     def _versions(self, conn: sqlite3.Connection) -> tuple[int, int]:
         """``(graph_version(conn), meta_int(conn, "version"))`` in one statement (the check a read
-        of an unchanged store makes; an unusual value is read again the long way, which names it)."""
+        of an unchanged store makes; an unusual value is read again the long way, which names it),
+        with the history checked (:meth:`_follow_history`)."""
         if not self._changelog:
             return self.graph_version(conn), meta_int(conn, "version")
-        seq, wv = conn.execute(_VERSIONS).fetchone()
+        if self._nonces is None:
+            self._nonces = (
+                conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'change_nonces'").fetchone()
+                is not None
+            )
+        nonce = None
+        if self._nonces:
+            seq, wv, nonce = conn.execute(_VERSIONS_NONCE).fetchone()
+        else:
+            seq, wv = conn.execute(_VERSIONS).fetchone()
         gv = self.graph_version(conn) if seq is None else int(seq)
         if isinstance(wv, bool) or not isinstance(wv, int):
             wv = meta_int(conn, "version")  # raises: missing, or not a count
+        self._follow_history(conn, gv, nonce if isinstance(nonce, str) else None)
         return gv, wv
+
+    def _follow_history(self, conn: sqlite3.Connection, gv: int, nonce: str | None) -> None:
+        """Check that the change log read through ``conn`` at position ``gv`` (its row's nonce
+        ``nonce``) is the one this object read before: the row at the last position read still
+        carries the nonce it had. A restored backup, or another copy put in the file's place,
+        replaces the log: its positions may equal those read before with other rows behind
+        them, so everything kept at a position (the snapshot, text index, derived arrays, the
+        last state) is dropped, :attr:`history` counts one more, and :meth:`changed_nodes`
+        answers nothing from before ``gv``. A store without nonces (schema 2 read-only) is
+        followed by position alone, as before."""
+        seen = self._seen
+        self._seen = (gv, nonce)
+        if seen is None or seen == (gv, nonce) or not self._nonces:
+            return
+        pos, was = seen
+        if pos < gv:
+            if pos == 0:
+                return  # before any change: every log starts there
+            r = conn.execute("SELECT hex(nonce) FROM change_nonces WHERE seq = ?", (pos,)).fetchone()
+            if r is not None and r[0] == was:
+                return  # the same log, written past the position read
+        # the same position with another row, an earlier position (the log went back), or the
+        # row read is gone or other: another history
+        self._snap = None
+        self._light = None
+        self._text = None
+        self._state = None
+        self._state_light = None
+        self._file_version = None
+        self._file_text = False
+        self._derived, self._derived_version, self._derived_graph = {}, None, None
+        self._derived_serial, self._file_derived = {}, {}
+        self._history += 1
+        self._floor = gv + 1
 
     def state(self, *, annotations: bool = True) -> StoreState:
         """The store's current committed state (see :meth:`KnowledgeBase.state
@@ -372,13 +443,13 @@ class StateKeeper:
                     wv = meta_int(conn, "version")
                 assert ix is not None  # strict: raised otherwise
                 g = snap.graph if annotations else snap.graph.without_annotations()
-                return StoreState(wv, gv, g, ix, committed=False)
-            st = self._state
+                return StoreState(wv, gv, g, ix, committed=False, history=self._history)
             with self._read() as conn:
                 gv, wv = self._versions(conn)
+                st = self._state  # (after the check: a replaced log drops it)
                 if st is None or st.graph_version != gv or st.version != wv:
                     snap = self._snapshot_at(conn, gv)
-                    st = StoreState(wv, gv, snap.graph, self._text_at(conn, snap.graph, gv))
+                    st = StoreState(wv, gv, snap.graph, self._text_at(conn, snap.graph, gv), history=self._history)
                     self._state = st
             # as graph() and text_index() do: a full build is saved, and the saved file of this
             # version gets the text index added once
@@ -389,7 +460,10 @@ class StateKeeper:
             if light is None or light[0] is not st:
                 if self._light is None or self._light[0] is not st.graph:
                     self._light = (st.graph, st.graph.without_annotations())
-                light = (st, StoreState(st.version, st.graph_version, self._light[1], st.text_index))
+                light = (
+                    st,
+                    StoreState(st.version, st.graph_version, self._light[1], st.text_index, history=st.history),
+                )
                 self._state_light = light
             return light[1]
 
@@ -413,12 +487,13 @@ class StateKeeper:
             if self._writing():  # inside the store's own transaction: uncommitted state is never cached
                 snap = self._snapshot_at(conn, self.graph_version(conn), keep=False)
                 return snap.graph if key else snap.graph.without_annotations()
+            gv = self._versions(conn)[0]  # with the history checked: a replaced log drops _snap
             cur = self._snap
-            if cur is not None and cur.version == self.graph_version(conn):
+            if cur is not None and cur.version == gv:
                 snap = cur
             else:
                 with self._read() as conn:
-                    snap = self._snapshot_at(conn, self.graph_version(conn))
+                    snap = self._snapshot_at(conn, self._versions(conn)[0])
                 self.save_snapshot(force=self._file_version is None)
             if key:
                 return snap.graph
@@ -542,8 +617,8 @@ class StateKeeper:
             or not 0 <= since <= until
         ):
             return None
-        if not self._changelog:
-            return None
+        if not self._changelog or since < self._floor:
+            return None  # (before the floor: a position of a log found replaced since)
         if limit is not None and until - since > limit:
             return None
         kinds = (CHANGE_NODE, CHANGE_TEXT) if text else (CHANGE_NODE,)
@@ -911,7 +986,12 @@ class StateKeeper:
             return
         with self._read() as conn:  # a damaged page here is named like any other read's
             last = self._change_at(conn, snap.version)
-        if last is None:
+        seen = self._seen
+        if last is None or (
+            self._nonces and snap.version > 0 and (seen is None or seen[0] != snap.version or seen[1] != last[-1])
+        ):
+            # not the log the snapshot was read from (replaced since): a file labelled with this
+            # log's nonce would be believed by every later open. The next read rebuilds.
             return
         meta = {
             "kind": "conceptwalk.graph",

@@ -2159,8 +2159,10 @@ class KnowledgeBase:
         list of str or None
             Ascending (an id deleted since is included). None when the log cannot tell: a
             store without a change log, a bulk load's ``reset`` or a gap between them, more
-            than ``limit`` changes, positions out of order, or inside this object's own write
-            transaction.
+            than ``limit`` changes, positions out of order, inside this object's own write
+            transaction, or ``since`` before the change log was found replaced under this
+            object (a restored backup: :attr:`StoreState.history
+            <conceptwalk.kb.state.StoreState.history>`).
         """
         return self._keeper.changed_nodes(since, until, text=text, vectors=vectors, limit=limit)
 

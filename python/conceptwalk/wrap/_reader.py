@@ -144,14 +144,29 @@ class ColumnMatrix:
 _CARRY: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
 
-def _carry_slot(kb: Any) -> dict[Any, Any] | None:
-    """The store object's entry of :data:`_CARRY` (made on first use), or None for a KB-like
-    object that cannot be weakly referenced (nothing is carried for it). Call under
-    :data:`_SHARED_LOCK`."""
+#: The key of a :data:`_CARRY` entry's history (:attr:`StoreState.history
+#: <conceptwalk.kb.state.StoreState.history>` of what it holds).
+_HISTORY = ("history",)
+
+
+def _carry_slot(kb: Any, history: int = 0) -> dict[Any, Any] | None:
+    """The store object's entry of :data:`_CARRY` (made on first use) for a state of ``history``:
+    emptied when the store object has found its change log replaced since the entry was filled
+    (what it holds belongs to positions of the other log); None for a state of an older history
+    than the entry's (read before the replacement: nothing of it is carried), or for a KB-like
+    object that cannot be weakly referenced. Call under :data:`_SHARED_LOCK`."""
     try:
-        return _CARRY.setdefault(kb, {})
+        slot = _CARRY.setdefault(kb, {})
     except TypeError:
         return None
+    have = slot.get(_HISTORY, 0)
+    if have == history:
+        return slot
+    if history < have:
+        return None
+    slot.clear()
+    slot[_HISTORY] = history
+    return slot
 
 
 def _changed_positions(
@@ -344,6 +359,10 @@ class ReadCache:
         self._committed = (
             state is not None and self.graph_version is not None and bool(getattr(state, "committed", True))
         )
+        # which of the store object's change logs the position belongs to (a restored backup
+        # replaces the log under it): what is carried is carried within one
+        history = getattr(state, "history", 0)
+        self._history = history if isinstance(history, int) and not isinstance(history, bool) else 0
         owner = (source.is_store, id(source.kb) if source.kb is not None else 0)
         # and by the change-log position: a write by another client's SQL (a stored vector
         # rewritten by hand) logs its rows without bumping the write counter
@@ -355,6 +374,12 @@ class ReadCache:
                 if isinstance(k, tuple) and isinstance(k[0], tuple) and k[0][:2] == owner and k[0] != self._kind
             ]:
                 del cache[key]
+
+    @property
+    def state(self) -> Any:
+        """The store's :class:`~conceptwalk.kb.state.StoreState` this cache reads (None over a
+        bare graph, or a store that keeps no states)."""
+        return self._state
 
     @property
     def identity(self) -> tuple[Any, ...]:
@@ -388,7 +413,7 @@ class ReadCache:
             if not isinstance(version, int) or isinstance(version, bool):
                 return build()
             with _SHARED_LOCK:
-                slot = _carry_slot(kb)
+                slot = _carry_slot(kb, self._history)
                 if slot is None:
                     return build()
                 got = slot.get(("aliases", key))
@@ -530,7 +555,9 @@ class ReadCache:
             idx = self.concept_indices(config).tolist()
             ids = [self.graph.ids[i] for i in idx]
             at = self.graph_version if self._committed else None
-            return self.source.embeddings_for(embedder, ids, self.graph, text=config.concept_text, graph_version=at)
+            return self.source.embeddings_for(
+                embedder, ids, self.graph, text=config.concept_text, graph_version=at, history=self._history
+            )
 
         key = ("emb", embedder.name, config.concept_node_types, config.concept_text)
         return self._get(key, lambda: self._by_embeddings(key, config, build))  # type: ignore[no-any-return]
@@ -554,7 +581,7 @@ class ReadCache:
             return build()
         idx = self.concept_indices(config)
         with _SHARED_LOCK:
-            slot = _carry_slot(kb)
+            slot = _carry_slot(kb, self._history)
             if slot is None:
                 return build()
             got = slot.get(("embeddings", key))
@@ -612,7 +639,7 @@ class ReadCache:
         if kb is None or not self._committed or config.concept_text != "title":
             return
         with _SHARED_LOCK:
-            slot = _carry_slot(kb)
+            slot = _carry_slot(kb, self._history)
             if slot is not None:
                 slot[self._carry_key(embedder, config)] = (self.graph, self.graph_version, idx, vectors)
 
@@ -635,7 +662,7 @@ class ReadCache:
             return None
         start: tuple[LinkGraph, int, Any, SparseVectors] | None = None
         with _SHARED_LOCK:
-            slot = _carry_slot(kb)
+            slot = _carry_slot(kb, self._history)
             mine = None if slot is None else slot.get(self._carry_key(embedder, config))
         if mine is not None and 0 <= mine[1] <= gv:
             start = mine
@@ -938,15 +965,15 @@ class StoreReader:
             out.append("\n".join(parts) if parts else nid)
         return out
 
-    def _follow_model_vectors(self, graph: LinkGraph, graph_version: int | None) -> None:
+    def _follow_model_vectors(self, graph: LinkGraph, graph_version: int | None, history: int = 0) -> None:
         """Point :attr:`_mem_embeddings` at the vectors embedded for ``graph``: the store
-        object's own, brought forward to ``graph_version`` (entries of changed nodes dropped),
-        or this source's for one graph and store version."""
+        object's own, brought forward to ``graph_version`` of the change log ``history``
+        (entries of changed nodes dropped), or this source's for one graph and store version."""
         kb = self.kb
         changed_fn = getattr(kb, "changed_nodes", None)
         if graph_version is not None and kb is not None and callable(changed_fn):
             with _SHARED_LOCK:
-                slot = _carry_slot(kb)
+                slot = _carry_slot(kb, history)
                 if slot is not None:
                     got = slot.get(("model_vectors",))
                     if got is not None and got[0] == graph_version:
@@ -985,17 +1012,20 @@ class StoreReader:
         text: str = "title+body",
         *,
         graph_version: int | None = None,
+        history: int = 0,
     ) -> npt.NDArray[np.float32]:
         """Vectors of ``ids`` under ``embedder.name``: read from the store, the missing ones
         embedded (from ``text``: ``"title"`` or ``"title+body"``) and cached in memory. Never
         written to the store: a query changes nothing there. With ``graph_version`` (the
         committed change-log position of ``graph``) the vectors embedded here are kept per store
         object and brought to the next position by the change log: only the nodes whose row or
-        body changed are embedded again (a model is slow; an agent's store changes every turn).
-        Without it they live as long as this source reads the same graph and store version."""
+        body changed are embedded again (a model is slow; an agent's store changes every turn);
+        ``history`` is the state's :attr:`~conceptwalk.kb.state.StoreState.history` (which of
+        the store object's change logs the position is of). Without ``graph_version`` they live
+        as long as this source reads the same graph and store version."""
         name = str(embedder.name)
         dim = int(embedder.dim)
-        self._follow_model_vectors(graph, graph_version)
+        self._follow_model_vectors(graph, graph_version, history)
         have: dict[str, npt.NDArray[np.float32]] = {}
         get = getattr(self.kb, "get_embeddings", None)
         if get is not None:
