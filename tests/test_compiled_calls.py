@@ -253,3 +253,32 @@ def test_a_wrapped_querys_text_is_tokenised_once_for_the_flat_search_and_the_lex
     out = ret.query("concept graph walk", 5, concept_walk=True, caller=who)
     assert any(r.get("via") == "concept-walk" for r in out)
     assert seen == ["concept graph walk"], seen
+
+
+def test_a_wrapped_query_over_the_built_in_search_reads_the_stores_position_once() -> None:
+    """One answer, one state: the built-in flat search is given the state the resolution and the
+    walk read (its hits and the walk's candidates come from one committed state of the store), so
+    the store's position is read once per wrapped query."""
+    from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
+
+    kb = _kb()
+    who = Caller.with_scopes("t1")
+    ret = ConceptAnchoredRetriever(builtin_flat_search(kb, caller=who), kb)
+    warm = ret.query("concept graph walk", 5, concept_walk=True, caller=who)
+    seen: list[str] = []
+    kb.conn.set_trace_callback(seen.append)
+    try:
+        out = ret.query("concept graph walk", 5, concept_walk=True, caller=who)
+    finally:
+        kb.conn.set_trace_callback(None)
+    assert out == warm and any(r.get("via") == "concept-walk" for r in out)
+    positions = [s for s in seen if "sqlite_sequence" in s]
+    assert len(positions) == 1, seen
+    # and without the walk, the flat search alone reads it once too
+    seen.clear()
+    kb.conn.set_trace_callback(seen.append)
+    try:
+        ret.query("concept graph walk", 5, caller=who)
+    finally:
+        kb.conn.set_trace_callback(None)
+    assert len([s for s in seen if "sqlite_sequence" in s]) == 1, seen

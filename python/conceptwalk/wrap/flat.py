@@ -109,11 +109,22 @@ class BuiltinFlatSearch:
         who = self.caller if caller is None else caller
         if not isinstance(who, Caller):
             raise InputError(f"caller must be a conceptwalk.Caller, got {type(who).__name__}")
+        return self.search_state(None, text, k, who)
+
+    def search_state(self, state: Any, text: str, k: int, caller: Caller) -> list[dict[str, Any]]:
+        """:meth:`__call__` over one given state of the store (a :class:`StoreState
+        <conceptwalk.kb.state.StoreState>` of :attr:`kb`, None: the current one), arguments
+        already checked: the wrap passes the state its resolution and walk read, so one answer
+        reads one state (and the store's position once)."""
+        who = caller
         ix = None
-        state = getattr(self.kb, "state", None) if self.mode == "fts" else None
-        if callable(state):  # the graph and its text index of one committed state of the store
-            st = state()
-            g, ix = st.graph, st.text_index
+        st = state
+        if st is None and self.mode == "fts":
+            fn = getattr(self.kb, "state", None)
+            st = fn() if callable(fn) else None  # the graph and its text index of one committed state
+        if st is not None:
+            g = st.graph
+            ix = st.text_index if self.mode == "fts" else None
         else:
             g = self.source.graph()
         view = g.view(who)

@@ -224,10 +224,17 @@ class ConceptAnchoredRetriever:
             raise InputError(f"concept_walk must be a bool, got {concept_walk!r}")
         t0 = time.perf_counter()
         flat: Any
-        if self._flat_takes_caller:  # fail closed: the flat search applies the query's caller
-            flat = self.flat_search(text, k, caller=caller)  # type: ignore[call-arg]
+        fs = self.flat_search
+        snap = None
+        builtin = fs if isinstance(fs, BuiltinFlatSearch) and fs.kb is not None and fs.kb is self.source.kb else None
+        if concept_walk and builtin is not None:
+            snap = self.source.read_cache()  # the built-in search over this store: one state for all
+        if builtin is not None and snap is not None and snap.state is not None:
+            flat = builtin.search_state(snap.state, text, k, caller)
+        elif self._flat_takes_caller:  # fail closed: the flat search applies the query's caller
+            flat = fs(text, k, caller=caller)  # type: ignore[call-arg]
         else:
-            flat = self.flat_search(text, k)
+            flat = fs(text, k)
         flat_list = list(flat)
         if not concept_walk:
             return WrapResult(flat_list, [], None)
@@ -238,8 +245,10 @@ class ConceptAnchoredRetriever:
                 raise InputError(f"flat_search result [{i}] must be a dict with an 'id', got {hit!r:.80}")
             present.add(hit["id"])
         cfg = self.config
-        snap = self.source.read_cache()
-        # one snapshot for the resolution and the walk (nothing here writes to the store)
+        if snap is None:
+            snap = self.source.read_cache()
+        # one state for the resolution and the walk (and the built-in flat search's hits; nothing
+        # here writes to the store)
         resolved = self.resolver.resolve(text, caller=caller, flat_results=flat_list, read_cache=snap)
         g = snap.graph
         t2 = time.perf_counter()
