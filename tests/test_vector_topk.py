@@ -91,6 +91,30 @@ def test_dense_equals_numpy_reference(seed: int) -> None:
     assert rows.tolist() == want_rows and _bits(scores) == _bits(want_scores)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_dense_rows_of_extreme_magnitude_are_coded_soundly(seed: int) -> None:
+    """Rows whose largest entry is subnormal (the int8 scale underflows: 1 / scale would
+    overflow), near FLT_MAX, or exactly a tie for rounding still give the exact top-k."""
+    rng = np.random.default_rng(seed)
+    n, d = 400, 24
+    m = rng.standard_normal((n, d)).astype(np.float32)
+    scales = np.array([1e-45, 1e-42, 1e-39, 1.2e-38, 1.0, 1e30, 3e38], dtype=np.float64)
+    unit = m / np.abs(m).max(axis=1, keepdims=True)
+    m = (unit * rng.choice(scales, n)[:, None]).astype(np.float32)
+    m[: n // 8] = np.round(unit[: n // 8] * 254) / 254  # k / 254 of the row's max: rounding ties once coded
+    m[n // 8 : n // 4, :] = 0.0
+    assert np.all(np.isfinite(m))
+    q = rng.standard_normal(d).astype(np.float32) * np.float32([1e-40, 1.0, 1e-20][seed % 3])
+    vis = None if seed % 2 else rng.random(n) < 0.7
+    k = [1, 5, 40][seed % 3]
+    want_rows, want_scores = reference(m, q, k, vis, None)
+    dv = DenseVectors(m)
+    for method in ("auto", "pruned", "scan"):
+        rows, scores = dv.topk(q, k, visible=vis, method=method)
+        assert rows.tolist() == want_rows, method
+        assert _bits(scores) == _bits(want_scores), method
+
+
 def _close_rows(seed: int, dense: bool) -> tuple[np.ndarray, np.ndarray]:
     """Rows that differ from each other (and from the query's best) by a few ulps: the bounds
     must never drop a row that the exact order keeps."""
