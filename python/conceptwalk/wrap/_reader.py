@@ -286,6 +286,28 @@ def _vectors_from_parts(parts: Mapping[str, Any], rows: int, dim: int) -> Sparse
         return None
 
 
+def _matrix_from_parts(
+    parts: Mapping[str, Any], rows: npt.NDArray[np.int64], dim: int
+) -> npt.NDArray[np.float32] | None:
+    """Kept stored vectors (``matrix``, ``concepts``, ``shape``) as the read-only ``(len(rows),
+    dim)`` matrix of the concept rows ``rows``, in place (the snapshot file's pages when read from
+    it); None when they are not that. Whether they are finite is checked where they are used
+    (:meth:`ReadCache.concept_columns`, the core)."""
+    if set(parts) != {"matrix", "concepts", "shape"}:
+        return None
+    shape, concepts, flat = parts["shape"], parts["concepts"], parts["matrix"]
+    n = len(rows)
+    if shape.shape != (2,) or shape.dtype.kind not in "iu" or shape.tolist() != [n, dim]:
+        return None
+    if concepts.dtype != np.int64 or concepts.shape != (n,) or not np.array_equal(concepts, rows):
+        return None
+    if flat.dtype != np.float32 or flat.size != n * dim:
+        return None
+    mat: npt.NDArray[np.float32] = np.ascontiguousarray(flat).reshape(n, dim).view()
+    mat.setflags(write=False)
+    return mat
+
+
 #: Per graph, the caches every StoreReader over it shares (alias index, concept indices and
 #: vectors, ...): plain data that never refers back to the graph, so the entry goes with the graph.
 #: A store's graph object is rebuilt on every write, so a graph's caches never go stale.
@@ -549,18 +571,81 @@ class ReadCache:
         """Rows aligned with :meth:`concept_indices`: the stored vectors under ``embedder.name``
         (the store's own, written when it was written); concepts without one are embedded from
         ``config.concept_text`` once and held in memory (never written). Kept across writes that
-        change neither a stored vector nor a concept (:meth:`_by_embeddings`)."""
+        change neither a stored vector nor a concept (:meth:`_by_embeddings`). When every
+        concept's row is a stored vector the matrix is kept with the store's snapshot too
+        (:meth:`KnowledgeBase.keep_derived_arrays`: mapped by the next process instead of read
+        back from the vector tables; brought to a later position while no concept row changed)."""
 
-        def build() -> npt.NDArray[np.float32]:
-            idx = self.concept_indices(config).tolist()
-            ids = [self.graph.ids[i] for i in idx]
+        def build() -> tuple[npt.NDArray[np.float32], bool]:
+            idx_arr = self.concept_indices(config)
+            kept = self._kept_matrix(embedder, config, idx_arr)
+            if kept is not None:
+                return kept, True
+            ids = [self.graph.ids[i] for i in idx_arr.tolist()]
             at = self.graph_version if self._committed else None
-            return self.source.embeddings_for(
-                embedder, ids, self.graph, text=config.concept_text, graph_version=at, history=self._history
+            made: list[int] = []
+            mat = self.source.embeddings_for(
+                embedder, ids, self.graph, text=config.concept_text, graph_version=at, history=self._history, made=made
             )
+            return mat, made == [0]
+
+        def with_store() -> npt.NDArray[np.float32]:
+            mat, stored = self._by_embeddings(key, config, build)
+            if stored:  # every row the store's own: kept at this position (cheap when it is already)
+                self._keep_matrix(embedder, config, mat)
+            return mat  # type: ignore[no-any-return]
 
         key = ("emb", embedder.name, config.concept_node_types, config.concept_text)
-        return self._get(key, lambda: self._by_embeddings(key, config, build))  # type: ignore[no-any-return]
+        return self._get(key, with_store)  # type: ignore[no-any-return]
+
+    def _matrix_name(self, embedder: Any, config: WalkConfig) -> str:
+        """The name the concepts' stored vectors of ``embedder`` are kept under in the store."""
+        key = json.dumps(["stored", str(embedder.name), int(embedder.dim), config.concept_node_types])
+        readable = re.sub(r"[^A-Za-z0-9_:-]", "_", str(embedder.name))
+        return f"wrap.stored.{readable}.{hashlib.sha256(key.encode()).hexdigest()[:24]}"
+
+    def _kept_matrix(
+        self, embedder: Any, config: WalkConfig, idx: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.float32] | None:
+        """The concepts' stored vectors as the store keeps them (:meth:`_keep_matrix`): at this
+        position, or at an earlier one the store still holds when the change log names no
+        concept row changed since (no concept added, removed or re-typed, no stored vector of
+        the model written); None otherwise (read from the vector tables)."""
+        kb = self.source.kb
+        gv = self.graph_version
+        if kb is None or gv is None or not self._committed:
+            return None
+        name, dim = self._matrix_name(embedder, config), int(embedder.dim)
+        fn = getattr(kb, "derived_arrays", None)
+        got = fn(name, gv) if callable(fn) else None
+        if got is not None:
+            return _matrix_from_parts(got, idx, dim)
+        before_fn, changed_fn = getattr(kb, "derived_arrays_before", None), getattr(kb, "changed_nodes", None)
+        before = before_fn(name, gv) if callable(before_fn) else None
+        if before is None or not callable(changed_fn):
+            return None
+        old_g, old_v, parts = before
+        if old_v >= gv:
+            return None  # (the same position is derived_arrays's; another graph there is not ours)
+        old_idx = _concept_rows(old_g, config.concept_node_types)
+        changed = changed_fn(old_v, gv, vectors=str(embedder.name), limit=max(1000, len(idx) // 8))
+        if changed is None or not _rows_untouched(old_idx, idx, _changed_positions(old_g, self.graph, changed)):
+            return None
+        old = _matrix_from_parts(parts, old_idx, dim)
+        if old is None:
+            return None
+        # the same rows in the same order: only their node indices may differ
+        return _matrix_from_parts({"matrix": old, "concepts": idx, "shape": parts["shape"]}, idx, dim)
+
+    def _keep_matrix(self, embedder: Any, config: WalkConfig, mat: npt.NDArray[np.float32]) -> None:
+        fn = getattr(self.source.kb, "keep_derived_arrays", None)
+        if self.graph_version is None or not self._committed or not callable(fn):
+            return
+        idx = self.concept_indices(config)
+        if mat.shape != (len(idx), int(embedder.dim)) or mat.dtype != np.float32:
+            return
+        shape = np.array(mat.shape, dtype=np.int64)
+        fn(self._matrix_name(embedder, config), self.graph_version, {"matrix": mat, "concepts": idx, "shape": shape})
 
     def _by_embeddings(self, key: Any, config: WalkConfig, build: Callable[[], Any]) -> Any:
         """What is derived from the concepts' stored (or model-made) vectors, kept per store
@@ -1013,6 +1098,7 @@ class StoreReader:
         *,
         graph_version: int | None = None,
         history: int = 0,
+        made: list[int] | None = None,
     ) -> npt.NDArray[np.float32]:
         """Vectors of ``ids`` under ``embedder.name``: read from the store, the missing ones
         embedded (from ``text``: ``"title"`` or ``"title+body"``) and cached in memory. Never
@@ -1022,7 +1108,8 @@ class StoreReader:
         body changed are embedded again (a model is slow; an agent's store changes every turn);
         ``history`` is the state's :attr:`~conceptwalk.kb.state.StoreState.history` (which of
         the store object's change logs the position is of). Without ``graph_version`` they live
-        as long as this source reads the same graph and store version."""
+        as long as this source reads the same graph and store version. ``made``, when given, gets
+        the number of rows that are not stored vectors appended."""
         name = str(embedder.name)
         dim = int(embedder.dim)
         self._follow_model_vectors(graph, graph_version, history)
@@ -1035,11 +1122,14 @@ class StoreReader:
                     f"the store holds {name!r} vectors of dim {mat.shape[1]}, the embedder makes dim {dim}"
                 )
             have = {x: mat[i] for i, x in enumerate(stored_ids)}
+        stored = set(have)
         for nid in ids:
             v = self._mem_embeddings.get((name, text, nid))
             if v is not None and nid not in have:
                 have[nid] = v
         missing = [x for x in ids if x not in have]
+        if made is not None:
+            made.append(len([x for x in ids if x not in stored]))
         if missing:
             vecs = np.ascontiguousarray(embedder.embed(self.node_texts(missing, graph, text)), dtype=np.float32)
             for i, x in enumerate(missing):

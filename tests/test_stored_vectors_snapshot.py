@@ -1,0 +1,232 @@
+"""A model's stored concept vectors belong to the store's state (issue 18, item 3): kept with the
+snapshot file and mapped by the next process instead of read back from the vector tables, brought
+to a later position while no concept row changed, and always equal to what reading them afresh
+gives (the fresh oracle: the same committed rows copied to a new file, nothing carried or mapped).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conceptwalk import Caller
+from conceptwalk.kb.store import KnowledgeBase
+from conceptwalk.wrap import ConceptResolver, WalkConfig, _reader
+
+ALL = Caller.all_access()
+WORDS = ["graph", "walk", "push", "rank", "memory", "vector", "index", "token", "alpha", "omega"]
+
+
+class Model:
+    """A dense stand-in for a sentence model: 16-d unit rows from the text's bytes."""
+
+    name = "toy-dense-16"
+    dim = 16
+
+    def embed(self, texts):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for r, t in enumerate(texts):
+            for j, ch in enumerate(t.encode()):
+                out[r, (ch * 7 + j) % self.dim] += 1.0 + (j % 3)
+            out[r] /= max(float(np.linalg.norm(out[r])), 1.0)
+        return out
+
+
+def _fill(kb: KnowledgeBase, n: int = 24) -> list[str]:
+    concepts = [f"c{i:02d}" for i in range(n)]
+    kb.add_nodes(
+        [
+            {"id": c, "type": "CONCEPT", "title": f"{WORDS[i % 10]} {WORDS[(3 * i) % 10]} {i}"}
+            for i, c in enumerate(concepts)
+        ]
+        + [{"id": f"m{i:02d}", "type": "MEMORY", "title": f"memory {i}"} for i in range(n)]
+    )
+    kb.add_edges([{"src": f"m{i:02d}", "dst": c, "type": "MENTIONS"} for i, c in enumerate(concepts)])
+    g = kb.graph()
+    kb.set_embeddings(Model.name, concepts, Model().embed([g.titles[g.index(c)] for c in concepts]))
+    return concepts
+
+
+def _semantic(kb: KnowledgeBase, q: str) -> list:
+    r = ConceptResolver(kb, WalkConfig(lexical_k=0), embedder=Model())
+    return [(c.id, c.method, round(c.confidence, 6)) for c in r.resolve(q, caller=ALL)]
+
+
+def _fresh(kb: KnowledgeBase, tmp_path, tag: str) -> KnowledgeBase:
+    """A new store object over a copy of ``kb``'s committed rows (no snapshot file beside it)."""
+    dst = sqlite3.connect(tmp_path / f"fresh-{tag}.db")
+    with kb._read() as conn:
+        conn.backup(dst)
+    dst.close()
+    return KnowledgeBase.open(tmp_path / f"fresh-{tag}.db")
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The model names whose vectors are read back from the store's vector tables."""
+    got: list[str] = []
+    real = KnowledgeBase.get_embeddings
+
+    def counting(self, name, ids=None):
+        got.append(name)
+        return real(self, name, ids)
+
+    monkeypatch.setattr(KnowledgeBase, "get_embeddings", counting)
+    return got
+
+
+def _stored_names(kb: KnowledgeBase) -> list[str]:
+    return [n for n in kb._keeper.derived_names if n.startswith("wrap.stored.")]
+
+
+def test_a_fresh_process_maps_them_from_the_snapshot_file(tmp_path, reads):
+    path = tmp_path / "kb.db"
+    w = KnowledgeBase.open(path)
+    _fill(w)
+    first = _semantic(w, "graph walk 0")
+    assert reads == [Model.name] and len(_stored_names(w)) == 1  # read once, kept with the state
+    w.close()
+    reads.clear()
+    r = KnowledgeBase.open_read_only(path)
+    r.graph()  # (the snapshot file is read on the first read)
+    assert len(_stored_names(r)) == 1  # read from the snapshot file
+    assert _semantic(r, "graph walk 0") == first
+    assert reads == []  # nothing read back from the vector tables
+    m = _reader.StoreReader(r).read_cache().concept_embeddings(Model(), WalkConfig())
+    assert not m.flags.writeable
+    oracle = _fresh(r, tmp_path, "a")
+    assert _semantic(oracle, "graph walk 0") == first
+    r.close()
+    oracle.close()
+
+
+def test_an_agents_turn_brings_them_forward_and_a_concept_vector_write_reads_them_again(tmp_path, reads):
+    path = tmp_path / "kb.db"
+    w = KnowledgeBase.open(path)
+    concepts = _fill(w)
+    _semantic(w, "graph walk 0")
+    w.close()  # (saves the snapshot file, the matrix with it)
+    w = KnowledgeBase.open(path)
+    w.graph()
+    file_at = w._keeper.file_version
+    assert len(_stored_names(w)) == 1
+    # an agent's turns: a memory, its edge and its embedding (no concept row changes)
+    for t in range(3):
+        w.add_nodes([{"id": f"turn{t}", "type": "MEMORY", "title": f"turn {t}"}])
+        w.add_edges([{"src": f"turn{t}", "dst": concepts[t], "type": "MENTIONS"}])
+        w.set_embeddings(Model.name, [f"turn{t}"], Model().embed([f"turn {t}"]))
+    reads.clear()
+    r = KnowledgeBase.open_read_only(path)  # the file is behind the store: brought forward
+    assert r.graph() is not None and r._keeper.file_version == file_at < r.state().graph_version
+    got = _semantic(r, "push rank 2")
+    assert reads == []
+    oracle = _fresh(w, tmp_path, "b")
+    assert got == _semantic(oracle, "push rank 2")
+    # a concept's stored vector rewritten: the kept matrix is not used, and the answer follows
+    w.set_embeddings(Model.name, ["c02"], Model().embed(["alpha omega moved"]))
+    reads.clear()
+    got = _semantic(r, "alpha omega moved")
+    assert reads == [Model.name] and got[0][0] == "c02"
+    oracle2 = _fresh(w, tmp_path, "c")
+    assert got == _semantic(oracle2, "alpha omega moved")
+    for kb in (w, r, oracle, oracle2):
+        kb.close()
+
+
+def test_a_concept_without_a_stored_vector_is_never_kept(tmp_path, reads):
+    path = tmp_path / "kb.db"
+    w = KnowledgeBase.open(path)
+    _fill(w)
+    w.add_nodes([{"id": "c99", "type": "CONCEPT", "title": "made by the model"}])  # no stored vector
+    got = _semantic(w, "made by the model")
+    assert _stored_names(w) == []  # a vector the model made in this process is not the store's
+    oracle = _fresh(w, tmp_path, "d")
+    assert got == _semantic(oracle, "made by the model")
+    w.close()
+    oracle.close()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"shape": np.array([3, 16])},
+        {"concepts": np.arange(24, dtype=np.int32)},
+        {"concepts": np.arange(1, 25, dtype=np.int64)},
+        {"matrix": np.zeros(24 * 16, dtype=np.float64)},
+        {"matrix": np.zeros(24 * 15, dtype=np.float32)},
+        {"extra": np.zeros(1)},
+    ],
+    ids=["shape", "concepts-dtype", "concepts-other", "matrix-dtype", "matrix-size", "extra-part"],
+)
+def test_kept_parts_that_do_not_fit_are_not_used(tmp_path, reads, bad):
+    w = KnowledgeBase.open(tmp_path / "kb.db")
+    _fill(w)
+    first = _semantic(w, "graph walk 0")
+    cache = _reader.StoreReader(w).read_cache()
+    cfg, model = WalkConfig(), Model()
+    name = cache._matrix_name(model, cfg)
+    parts = dict(w.derived_arrays(name, cache.graph_version))
+    parts.update(bad)
+    w._keeper._derived[name] = parts  # what a forged file's consistent arrays would hold
+    assert _reader._matrix_from_parts(parts, cache.concept_indices(cfg), model.dim) is None
+    reads.clear()
+    w.add_nodes([{"id": "turn", "type": "MEMORY", "title": "a turn"}])  # a new state reads them again
+    _reader._CARRY.pop(w, None)  # (and nothing carried in memory)
+    assert _semantic(w, "graph walk 0") == first
+    assert reads == [Model.name]
+    w.close()
+
+
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("turn"), st.integers(0, 23)),
+        st.tuples(st.just("vector"), st.integers(0, 23)),
+        st.tuples(st.just("rename"), st.integers(0, 23)),
+        st.tuples(st.just("new"), st.integers(0, 5)),
+        st.tuples(st.just("delete"), st.integers(0, 23)),
+        st.tuples(st.just("reopen"), st.just(0)),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=_OPS)
+def test_what_is_kept_equals_reading_afresh_after_any_writes(tmp_path_factory, ops):
+    tmp = tmp_path_factory.mktemp("ops")
+    path = tmp / "kb.db"
+    w = KnowledgeBase.open(path)
+    w.SNAPSHOT_SAVE_EVERY = 2  # saves often: files at many positions
+    _fill(w)
+    r = KnowledgeBase.open_read_only(path)
+    model = Model()
+    for n, (op, i) in enumerate(ops):
+        c = f"c{i:02d}"
+        if op == "turn":
+            w.add_nodes([{"id": f"t{n}", "type": "MEMORY", "title": f"turn {n}"}])
+            w.set_embeddings(model.name, [f"t{n}"], model.embed([f"turn {n}"]))
+        elif op == "vector" and w.node(c) is not None:
+            w.set_embeddings(model.name, [c], model.embed([f"moved {n}"]))
+        elif op == "rename" and w.node(c) is not None:
+            w.add_nodes([{"id": c, "title": f"renamed {n}"}])  # the stored vector stays
+        elif op == "new":
+            w.add_nodes([{"id": f"n{i}", "type": "CONCEPT", "title": f"new {i}"}])
+            w.set_embeddings(model.name, [f"n{i}"], model.embed([f"new {i}"]))
+        elif op == "delete" and w.node(c) is not None:
+            w.delete_nodes([c])
+        elif op == "reopen":
+            r.close()
+            r = KnowledgeBase.open_read_only(path)
+        q = f"moved {n}" if op == "vector" else "graph walk 0"
+        oracle = _fresh(w, tmp, f"{n}")
+        want = _semantic(oracle, q)
+        assert _semantic(w, q) == want
+        assert _semantic(r, q) == want
+        oracle.close()
+    w.close()
+    r.close()
