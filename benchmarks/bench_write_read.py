@@ -12,7 +12,10 @@ every K-th turn also retitles one concept and adds one), then
 timed once right after the write (``after write``) and once more on the unchanged store
 (``warm``). ``--model-dim D``: the store holds a D-dimensional vector for every concept under a
 dense stand-in model (``_HashedModel``), the retriever resolves with it, and each turn also
-stores the memory's vector (what a real embedder's user does). Each ``--python`` (default: this interpreter) runs in its own fresh process, the builds
+stores the memory's vector (what a real embedder's user does). ``--fallback``: the resolver's
+lexical and semantic steps are off (``WalkConfig(lexical_k=0, semantic_k=0)``) and the flat search
+returns no concepts (only the built-in search's other hits), so every query is resolved by the
+normalize-only fallback (its index of every concept's title and id). Each ``--python`` (default: this interpreter) runs in its own fresh process, the builds
 alternating ``--repeats`` times (A B A B ...); the table gives per build the medians over all
 turns, and the ratio after-write / warm. Measurements only: nothing is asserted on wall time.
 """
@@ -50,10 +53,10 @@ class _HashedModel:
         return out
 
 
-def _child(kb_path: str, turns: int, concept_every: int, model_dim: int = 0) -> dict[str, Any]:
+def _child(kb_path: str, turns: int, concept_every: int, model_dim: int = 0, fallback: bool = False) -> dict[str, Any]:
     from conceptwalk import Caller
     from conceptwalk.kb.store import KnowledgeBase
-    from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
+    from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
 
     who = Caller.all_access()
     tmp = tempfile.mkdtemp(prefix="cw-write-read-")
@@ -72,7 +75,15 @@ def _child(kb_path: str, turns: int, concept_every: int, model_dim: int = 0) -> 
         if model is not None:  # the store holds every concept's vector, as a real embedder's user does
             every = [i for k, i in enumerate(g.ids) if kinds[k] == "CONCEPT"]
             kb.set_embeddings(model.name, every, model.embed([g.titles[g.id_index[c]] or c for c in every]))
-        ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, embedder=model)
+        cfg = WalkConfig(lexical_k=0, semantic_k=0) if fallback else None
+        flat: Any = builtin_flat_search(kb)
+        if fallback:
+            inner = flat
+
+            def flat(text: str, k: int, *, caller: Any) -> list[dict[str, Any]]:
+                return [h for h in inner(text, k, caller=caller) if h["type"] != "CONCEPT"]
+
+        ret = ConceptAnchoredRetriever(flat, kb, embedder=model, config=cfg)
         queries = [g.titles[g.id_index[c]] or c for c in concepts[:: max(1, len(concepts) // 64)]]
         for q in queries[:10]:  # warm every cache once
             ret.query(q, 10, concept_walk=True, caller=who)
@@ -125,11 +136,12 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="a dense model of this dim: concept vectors stored, one per memory a turn",
     )
+    ap.add_argument("--fallback", action="store_true", help="resolve by the normalize-only fallback alone")
     ap.add_argument("--json", help="write the raw measurements here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(_child(args.kb, args.turns, args.concept_every, args.model_dim)))
+        print(json.dumps(_child(args.kb, args.turns, args.concept_every, args.model_dim, args.fallback)))
         return 0
     pythons = args.python or [sys.executable]
     got: dict[str, list[dict[str, Any]]] = {p: [] for p in pythons}
@@ -137,11 +149,12 @@ def main(argv: list[str] | None = None) -> int:
         for py in pythons:
             cmd = [py, os.path.abspath(__file__), "--child", "--kb", args.kb, "--turns", str(args.turns)]
             cmd += ["--concept-every", str(args.concept_every), "--model-dim", str(args.model_dim)]
+            cmd += ["--fallback"] if args.fallback else []
             out = subprocess.run(cmd, capture_output=True, text=True, check=True)
             got[py].append(json.loads(out.stdout.strip().splitlines()[-1]))
     print(
         f"{args.kb}: {args.turns} turns x {args.repeats} repeats per build, "
-        f"concept-every={args.concept_every}, model-dim={args.model_dim}"
+        f"concept-every={args.concept_every}, model-dim={args.model_dim}, fallback={args.fallback}"
     )
     print(f"{'build':<40} {'write ms':>9} {'read after write ms':>20} {'warm read ms':>13} {'after/warm':>11}")
     for py, runs in got.items():

@@ -468,3 +468,88 @@ def test_the_change_log_names_exactly_the_vectors_written(tmp_path):
     kb.set_embeddings("m", ["a"], [[1.0, 0.0]])
     assert kb.graph() is g and kb.text_index() is ix
     kb.close()
+
+
+# --------------------------------------------------------------------------- the fallback's name index
+
+
+def _names_afresh(kb: KnowledgeBase, cfg: WalkConfig, build) -> dict[str, list[str]]:
+    g = kb.graph()
+    idx = _reader._concept_rows(g, cfg.concept_node_types)
+    index, _ = build([p for i in idx.tolist() for p in _reader._name_phrases(g.ids[i], g.titles[i])])
+    return {k: sorted(v) for k, v in index.items()}
+
+
+_NAME_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["rename", "new", "delete", "retype", "memory", "tail"]),
+        st.integers(0, 29),
+        st.sampled_from(WORDS),
+    ),
+    min_size=1,
+    max_size=10,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=_NAME_OPS)
+def test_the_fallbacks_name_index_brought_forward_equals_a_fresh_build(tmp_path_factory, ops):
+    kb = KnowledgeBase.open(tmp_path_factory.mktemp("names") / "kb.db")
+    _fill(kb)
+    cfg = WalkConfig(concept_node_types=("CONCEPT",))
+    _reader.StoreReader(kb).read_cache().name_index(cfg)  # built once; brought forward from here
+    built = []
+    real = _reader._phrase_index
+
+    def counting(pairs):
+        built.append(len(pairs))
+        return real(pairs)
+
+    _reader._phrase_index = counting
+    try:
+        for n, (op, i, word) in enumerate(ops):
+            c = f"c{i:02d}"
+            if op == "rename" and kb.node(c) is not None:
+                kb.add_nodes([{"id": c, "title": f"{word} {n}"}])
+            elif op == "new":
+                kb.add_nodes([{"id": f"x{n}", "type": "CONCEPT", "title": f"{word} shared"}])
+            elif op == "delete" and kb.node(c) is not None:
+                kb.delete_nodes([c])
+            elif op == "retype" and kb.node(c) is not None:
+                kb.add_nodes([{"id": c, "type": "MEMORY"}])
+            elif op == "memory":
+                kb.add_nodes([{"id": f"m{n}x", "type": "MEMORY", "title": f"{word} memory"}])
+            elif op == "tail":
+                kb.add_nodes([{"id": f"ns:{word}/{n}", "type": "CONCEPT", "title": None}])
+            index, longest = _reader.StoreReader(kb).read_cache().name_index(cfg)
+            want = _names_afresh(kb, cfg, real)
+            assert {k: sorted(v) for k, v in index.items()} == want
+            assert longest >= max([k.count(" ") + 1 for k in want] or [0])
+        # only the changed concepts' phrases were normalised again, never every title
+        assert all(b <= 2 * len(ops) * 4 for b in built), built
+    finally:
+        _reader._phrase_index = real
+    kb.close()
+
+
+def test_a_fallback_resolution_after_writes_equals_a_fresh_store(tmp_path):
+    from conceptwalk.wrap import ConceptResolver
+
+    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    _fill(kb)
+    cfg = WalkConfig(lexical_k=0, semantic_k=0)  # only the normalize-only fallback resolves
+    r = ConceptResolver(kb, cfg)
+    first = r.resolve("about walk rank 1 and more", caller=ALL)
+    assert first and all(c.method == "normalized" for c in first)
+    kb.add_nodes([{"id": "c01", "title": "brand new name"}, {"id": "c05", "type": "MEMORY"}])
+    kb.add_nodes([{"id": "z:zeta", "type": "CONCEPT"}])
+    q = "brand new name walk rank 1 zeta c05"
+    got = [(c.id, c.method, c.matched) for c in r.resolve(q, caller=ALL)]
+    dst = sqlite3.connect(tmp_path / "copy.db")
+    kb.backup(dst)
+    dst.close()
+    with KnowledgeBase.open(tmp_path / "copy.db") as other:
+        want = [(c.id, c.method, c.matched) for c in ConceptResolver(other, cfg).resolve(q, caller=ALL)]
+    assert got == want and ("c01", "normalized", "brand new name") in got and any(x[0] == "z:zeta" for x in got)
+    assert not any(x[0] == "c05" for x in got)  # no longer a concept
+    kb.close()

@@ -59,6 +59,17 @@ def _phrase_index(pairs: list[tuple[str, Any]]) -> tuple[dict[str, list[Any]], i
     return index, longest
 
 
+def _name_phrases(nid: str, title: str | None) -> list[tuple[str, str]]:
+    """A concept's names for the fallback's index: its title, its id and its id's tail after each
+    of ``:``, ``/`` and ``#``; each with the id."""
+    out = [(title, nid)] if title else []
+    out.append((nid, nid))
+    for sep in (":", "/", "#"):
+        if sep in nid:
+            out.append((nid.rsplit(sep, 1)[1], nid))
+    return out
+
+
 def phrases_in(text: str, index: dict[str, list[Any]], longest: int) -> list[tuple[str, list[Any]]]:
     """The indexed phrases occurring in ``text`` as whole words (after normalisation), in order of
     first occurrence, each once."""
@@ -485,24 +496,75 @@ class ReadCache:
         g = self.graph
         return g.node_type_names[int(g.node_type_codes[idx])] in names
 
-    def name_index(self, config: WalkConfig) -> tuple[dict[str, list[int]], int]:
-        """normalised concept title / id / id tail -> concept indices (the fallback's index)."""
+    def name_index(self, config: WalkConfig) -> tuple[dict[str, list[str]], int]:
+        """normalised concept title / id / id tail -> concept ids (the fallback's index), and the
+        longest phrase's words (an upper bound once brought forward). Kept per store object and
+        brought to the next position through the change log (:data:`_CARRY`): only the changed
+        concepts' phrases are normalised again, so a write does not cost every title again."""
 
-        def build() -> tuple[dict[str, list[int]], int]:
-            g = self.graph
-            pairs: list[tuple[str, Any]] = []
-            for i in self.concept_indices(config).tolist():
-                nid = g.ids[i]
-                title = g.titles[i]
-                if title:
-                    pairs.append((title, i))
-                pairs.append((nid, i))
-                for sep in (":", "/", "#"):
-                    if sep in nid:
-                        pairs.append((nid.rsplit(sep, 1)[1], i))
-            return _phrase_index(pairs)
+        def build() -> tuple[dict[str, list[str]], int]:
+            got = self._carried_names(config)
+            if got is None:
+                g = self.graph
+                got = _phrase_index(
+                    [p for i in self.concept_indices(config).tolist() for p in _name_phrases(g.ids[i], g.titles[i])]
+                )
+            kb = self.source.kb
+            if kb is not None and self._committed:
+                with _SHARED_LOCK:
+                    slot = _carry_slot(kb, self._history)
+                    if slot is not None:
+                        slot[("names", config.concept_node_types)] = (self.graph, self.graph_version, got)
+            return got
 
         return self._get(("names", config.concept_node_types), build)  # type: ignore[no-any-return]
+
+    def _carried_names(self, config: WalkConfig) -> tuple[dict[str, list[str]], int] | None:
+        """:meth:`name_index` of the last position this store object built it at, brought to this
+        one: the changed concepts' old phrases dropped and their new ones added (None: nothing to
+        start from, or the log cannot tell what changed, or more than a rebuild costs)."""
+        kb = self.source.kb
+        gv = self.graph_version
+        changed_fn = getattr(kb, "changed_nodes", None)
+        if kb is None or gv is None or not self._committed or not callable(changed_fn):
+            return None
+        with _SHARED_LOCK:
+            slot = _carry_slot(kb, self._history)
+            got = None if slot is None else slot.get(("names", config.concept_node_types))
+        if got is None:
+            return None
+        old_g, old_v, (old_index, longest) = got
+        if old_v == gv:
+            return (old_index, longest) if old_g is self.graph else None
+        if not 0 <= old_v < gv:
+            return None
+        g = self.graph
+        changed = changed_fn(old_v, gv, limit=max(1000, len(old_index) // 8))
+        if changed is None:
+            return None
+        if not changed:
+            return old_index, longest
+        names = config.concept_node_types
+
+        def phrases(graph: LinkGraph, nid: str) -> list[tuple[str, str]]:
+            i = graph.id_index.get(nid)
+            if i is None or (names is not None and graph.node_type_names[int(graph.node_type_codes[i])] not in names):
+                return []
+            return _name_phrases(nid, graph.titles[i])
+
+        gone = _phrase_index([p for nid in changed for p in phrases(old_g, nid)])[0]
+        came, came_longest = _phrase_index([p for nid in changed for p in phrases(g, nid)])
+        index = dict(old_index)
+        for key, ids in gone.items():
+            left = [x for x in index.get(key, ()) if x not in ids]
+            if left:
+                index[key] = left
+            else:
+                index.pop(key, None)
+        for key, ids in came.items():
+            have = index.get(key, [])
+            index[key] = sorted(set(have).union(ids))
+        return index, max(longest, came_longest)
 
     # -------------------------------------------------------------- provenance presence
     def presence(self, visible: View | VisibilityMask | None = None) -> Mapping[str, int] | None:

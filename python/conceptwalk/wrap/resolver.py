@@ -325,11 +325,12 @@ class ConceptResolver:
         # normalize-only fallback
         if not best:
             nindex, nlongest = snap.name_index(cfg)
-            for phrase, idxs in phrases_in(text, nindex, nlongest):
-                for i in idxs:
-                    if visible is not None and not visible[i]:
+            id_index = g.id_index
+            for phrase, ids in phrases_in(text, nindex, nlongest):
+                for nid in ids:
+                    if visible is not None and not visible[id_index[nid]]:
                         continue
-                    for c in canonical_concepts(g.ids[i]):
+                    for c in canonical_concepts(nid):
                         if c not in best:
                             best[c] = ResolvedConcept(c, cfg.normalized_confidence, "normalized", phrase)
         return sorted(best.values(), key=lambda r: (-r.confidence, r.id))
