@@ -67,12 +67,13 @@ def _fresh(kb: KnowledgeBase, tmp_path, tag: str) -> KnowledgeBase:
 
 @pytest.fixture
 def reads(monkeypatch):
-    """The model names whose vectors are read back from the store's vector tables."""
-    got: list[str] = []
+    """The model names whose vectors are read back from the store's vector tables (every vector
+    of the model; ``(name, n)`` for ``n`` given ids)."""
+    got: list = []
     real = KnowledgeBase.get_embeddings
 
     def counting(self, name, ids=None):
-        got.append(name)
+        got.append(name if ids is None else (name, len(ids)))
         return real(self, name, ids)
 
     monkeypatch.setattr(KnowledgeBase, "get_embeddings", counting)
@@ -126,11 +127,11 @@ def test_an_agents_turn_brings_them_forward_and_a_concept_vector_write_reads_the
     assert reads == []
     oracle = _fresh(w, tmp_path, "b")
     assert got == _semantic(oracle, "push rank 2")
-    # a concept's stored vector rewritten: the kept matrix is not used, and the answer follows
+    # a concept's stored vector rewritten: only its row is read again, and the answer follows
     w.set_embeddings(Model.name, ["c02"], Model().embed(["alpha omega moved"]))
     reads.clear()
     got = _semantic(r, "alpha omega moved")
-    assert reads == [Model.name] and got[0][0] == "c02"
+    assert reads == [(Model.name, 1)] and got[0][0] == "c02"
     oracle2 = _fresh(w, tmp_path, "c")
     assert got == _semantic(oracle2, "alpha omega moved")
     for kb in (w, r, oracle, oracle2):
@@ -177,7 +178,7 @@ def test_kept_parts_that_do_not_fit_are_not_used(tmp_path, reads, bad):
     w.add_nodes([{"id": "turn", "type": "MEMORY", "title": "a turn"}])  # a new state reads them again
     _reader._CARRY.pop(w, None)  # (and nothing carried in memory)
     assert _semantic(w, "graph walk 0") == first
-    assert reads == [Model.name]
+    assert reads == [Model.name]  # every vector: the kept parts are not used
     w.close()
 
 
@@ -230,3 +231,53 @@ def test_what_is_kept_equals_reading_afresh_after_any_writes(tmp_path_factory, o
         oracle.close()
     w.close()
     r.close()
+
+
+def test_a_write_of_concept_vectors_reads_those_rows_only(tmp_path, reads):
+    w = KnowledgeBase.open(tmp_path / "kb.db")
+    _fill(w)
+    _semantic(w, "graph walk 0")
+    model = Model()
+    steps = [
+        (lambda: w.set_embeddings(model.name, ["c03", "c07"], model.embed(["x one", "x two"])), [(model.name, 2)]),
+        (lambda: w.add_nodes([{"id": "c05", "title": "retitled"}]), [(model.name, 1)]),  # its stored vector stays
+        # a concept replaced by another at the same row: c08 deleted, c08a added after it
+        (
+            lambda: (
+                w.delete_nodes(["c08"]),
+                w.add_nodes([{"id": "c08a", "type": "CONCEPT", "title": "replacement"}]),
+                w.set_embeddings(model.name, ["c08a"], model.embed(["replacement"])),
+            ),
+            [(model.name, 1)],
+        ),
+        # one concept removed and another added elsewhere: the rows between move, read whole
+        (
+            lambda: (
+                w.delete_nodes(["c02"]),
+                w.add_nodes([{"id": "c15a", "type": "CONCEPT", "title": "elsewhere"}]),
+                w.set_embeddings(model.name, ["c15a"], model.embed(["elsewhere"])),
+            ),
+            [model.name],
+        ),
+        # a concept added without a replacement: the rows move, read whole
+        (
+            lambda: (
+                w.add_nodes([{"id": "c00a", "type": "CONCEPT", "title": "added"}]),
+                w.set_embeddings(model.name, ["c00a"], model.embed(["added"])),
+            ),
+            [model.name],
+        ),
+    ]
+    for n, (write, want_reads) in enumerate(steps):
+        write()
+        reads.clear()
+        got = _semantic(w, "x one")
+        assert reads == want_reads, n
+        oracle = _fresh(w, tmp_path, f"p{n}")
+        assert got == _semantic(oracle, "x one")
+        assert np.array_equal(
+            _reader.StoreReader(w).read_cache().concept_embeddings(model, WalkConfig()),
+            _reader.StoreReader(oracle).read_cache().concept_embeddings(model, WalkConfig()),
+        )
+        oracle.close()
+    w.close()

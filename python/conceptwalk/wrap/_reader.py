@@ -272,6 +272,14 @@ def _meets(sorted_rows: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> 
     return bool(np.any(sorted_rows[at] == nodes))
 
 
+def _row_positions(sorted_rows: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The positions in ``sorted_rows`` (ascending) of those of ``nodes`` that are rows, ascending."""
+    if not len(nodes) or not len(sorted_rows):
+        return np.zeros(0, dtype=np.int64)
+    at = np.minimum(np.searchsorted(sorted_rows, nodes), len(sorted_rows) - 1)
+    return np.unique(at[sorted_rows[at] == nodes]).astype(np.int64)
+
+
 def _concept_rows(graph: LinkGraph, names: tuple[str, ...] | None) -> npt.NDArray[np.int64]:
     """The node indices of ``graph``'s concepts (nodes of the types ``names``; None = all)."""
     if names is None:
@@ -641,6 +649,8 @@ class ReadCache:
         def build() -> tuple[npt.NDArray[np.float32], bool]:
             idx_arr = self.concept_indices(config)
             kept = self._kept_matrix(embedder, config, idx_arr)
+            if kept is None:
+                kept = self._patched_matrix(embedder, config, idx_arr, key)
             if kept is not None:
                 return kept, True
             ids = [self.graph.ids[i] for i in idx_arr.tolist()]
@@ -698,6 +708,48 @@ class ReadCache:
             return None
         # the same rows in the same order: only their node indices may differ
         return _matrix_from_parts({"matrix": old, "concepts": idx, "shape": parts["shape"]}, idx, dim)
+
+    def _patched_matrix(
+        self, embedder: Any, config: WalkConfig, idx: npt.NDArray[np.int64], key: Any
+    ) -> npt.NDArray[np.float32] | None:
+        """The stored vectors of the concepts carried from this store object's last position
+        (:meth:`_by_embeddings`' entry) with the rows of the concepts the change log names
+        since read again from the store: a write of some concepts' vectors (or a rename, or a
+        concept replaced by another at the same row) reads those rows only. None when the
+        carried matrix was not every concept's stored vector, the concepts added and removed do
+        not pair up row for row, a changed concept has no stored vector, or the log cannot tell
+        (read whole)."""
+        kb = self.source.kb
+        gv = self.graph_version
+        changed_fn, get = getattr(kb, "changed_nodes", None), getattr(kb, "get_embeddings", None)
+        if kb is None or gv is None or not self._committed or not callable(changed_fn) or not callable(get):
+            return None
+        with _SHARED_LOCK:
+            slot = _carry_slot(kb, self._history)
+            got = None if slot is None else slot.get(("embeddings", key))
+        if got is None:
+            return None
+        _ev, old_g, old_v, old_idx, value = got
+        mat, stored = value
+        if not stored or not 0 <= old_v < gv or len(old_idx) != len(idx) or mat.shape[0] != len(idx):
+            return None
+        changed = changed_fn(old_v, gv, vectors=str(embedder.name), limit=max(1000, len(idx) // 8))
+        if changed is None:
+            return None
+        dropped, added = _changed_positions(old_g, self.graph, changed)
+        rows = _row_positions(idx, added)
+        if not np.array_equal(_row_positions(old_idx, dropped), rows):
+            return None  # the unchanged concepts do not keep their rows
+        g = self.graph
+        try:
+            _ids, vecs = get(str(embedder.name), [g.ids[int(i)] for i in idx[rows]])
+        except ConceptwalkError:  # a changed concept without a stored vector (NotFoundError)
+            return None
+        if len(rows) and vecs.shape != (len(rows), mat.shape[1]):
+            return None
+        out = np.array(mat, dtype=np.float32, copy=True)
+        out[rows] = vecs
+        return out
 
     def _keep_matrix(self, embedder: Any, config: WalkConfig, mat: npt.NDArray[np.float32]) -> None:
         fn = getattr(self.source.kb, "keep_derived_arrays", None)
