@@ -170,17 +170,17 @@ def parse_scopes(s: Any, node_id: Any) -> list[str] | None:
     return v
 
 
-#: The change-log position and the write counter, read together.
+#: The change-log position and the write counter, read together, with what tells one history
+#: from another: the nonce of the change-log row at that position (schema 3 and later; a restored
+#: backup reuses positions), the schema cookie (a schema changed under the object: an upgrade, or
+#: a backup of another schema restored) and the store's uuid (another store put in its place).
 _VERSIONS = (
-    "SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'changes'), (SELECT value FROM meta WHERE key = 'version')"
-)
-#: The same with the nonce of the change-log row at that position (schema 3 and later), which
-#: tells one history's position from another's (a restored backup reuses positions).
-_VERSIONS_NONCE = (
-    "SELECT p.seq, (SELECT value FROM meta WHERE key = 'version'), "
-    "(SELECT hex(nonce) FROM change_nonces WHERE seq = p.seq) "
+    "SELECT p.seq, (SELECT value FROM meta WHERE key = 'version'), NULL, "
+    "(SELECT schema_version FROM pragma_schema_version()), (SELECT value FROM meta WHERE key = 'uuid') "
     "FROM (SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'changes') AS seq) AS p"
 )
+_VERSIONS_NONCE = _VERSIONS.replace("NULL", "(SELECT hex(nonce) FROM change_nonces WHERE seq = p.seq)", 1)
+_HAS_NONCES = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'change_nonces'"
 _DERIVED_NAME = re.compile(r"[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*")
 _DERIVED_PART = re.compile(r"[A-Za-z0-9_]+")
 
@@ -318,6 +318,8 @@ class StateKeeper:
         #: position changed_nodes may start from since the last time.
         self._nonces: bool | None = None  # whether the store has change_nonces (None: not asked yet)
         self._seen: tuple[int, str | None] | None = None
+        self._highest = 0  # the highest position read in this history
+        self._cookie: int | None = None  # the schema cookie when _nonces was asked
         self._history = 0
         self._floor = 0
 
@@ -372,54 +374,65 @@ class StateKeeper:
         if not self._changelog:
             return self.graph_version(conn), meta_int(conn, "version")
         if self._nonces is None:
-            self._nonces = (
-                conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'change_nonces'").fetchone()
-                is not None
-            )
-        nonce = None
-        if self._nonces:
-            seq, wv, nonce = conn.execute(_VERSIONS_NONCE).fetchone()
-        else:
-            seq, wv = conn.execute(_VERSIONS).fetchone()
+            self._nonces = conn.execute(_HAS_NONCES).fetchone() is not None
+        try:
+            seq, wv, nonce, cookie, uuid = conn.execute(_VERSIONS_NONCE if self._nonces else _VERSIONS).fetchone()
+        except sqlite3.OperationalError:  # the nonce table went with a schema change: ask again below
+            seq = wv = nonce = cookie = uuid = None
+        replaced = False
+        if cookie is None or cookie != self._cookie:  # the schema changed (or first read): ask again
+            had = self._nonces
+            self._nonces = conn.execute(_HAS_NONCES).fetchone() is not None
+            seq, wv, nonce, cookie, uuid = conn.execute(_VERSIONS_NONCE if self._nonces else _VERSIONS).fetchone()
+            replaced = self._cookie is not None and had != self._nonces  # another schema's log
+            self._cookie = cookie if isinstance(cookie, int) else None
+        if isinstance(uuid, str) and self._uuid is not None and uuid != self._uuid:
+            replaced = True  # another store (an upgraded schema-1 backup gets a uuid of its own)
+            self._uuid = uuid
         gv = self.graph_version(conn) if seq is None else int(seq)
         if isinstance(wv, bool) or not isinstance(wv, int):
             wv = meta_int(conn, "version")  # raises: missing, or not a count
-        self._follow_history(conn, gv, nonce if isinstance(nonce, str) else None)
+        self._follow_history(conn, gv, nonce if isinstance(nonce, str) else None, replaced)
         return gv, wv
 
-    def _follow_history(self, conn: sqlite3.Connection, gv: int, nonce: str | None) -> None:
+    def _follow_history(self, conn: sqlite3.Connection, gv: int, nonce: str | None, replaced: bool = False) -> None:
         """Check that the change log read through ``conn`` at position ``gv`` (its row's nonce
         ``nonce``) is the one this object read before: the row at the last position read still
         carries the nonce it had. A restored backup, or another copy put in the file's place,
-        replaces the log: its positions may equal those read before with other rows behind
-        them, so everything kept at a position (the snapshot, text index, derived arrays, the
-        last state) is dropped, :attr:`history` counts one more, and :meth:`changed_nodes`
-        answers nothing from before ``gv``. A store without nonces (schema 2 read-only) is
-        followed by position alone, as before."""
+        replaces the log (``replaced``: the caller found it by the schema or the uuid): its
+        positions may equal those read before with other rows behind them, so everything kept at
+        a position (the snapshot, text index, derived arrays, the last state) is dropped,
+        :attr:`history` counts one more, and :meth:`changed_nodes` answers nothing from a
+        position this object read before. A store without nonces (schema 2 read-only) is
+        followed by position alone. The position is recorded as followed only once checked (an
+        interrupted check is made again by the next read)."""
         seen = self._seen
+        same = True
+        if replaced:
+            same = False
+        elif seen is not None and seen != (gv, nonce) and self._nonces:
+            pos, was = seen
+            same = False
+            if 0 < pos < gv:
+                r = conn.execute("SELECT hex(nonce) FROM change_nonces WHERE seq = ?", (pos,)).fetchone()
+                same = r is not None and r[0] == was  # the same log, written past the position read
+            elif pos == 0 < gv:
+                same = True  # before any change: every log starts there (the uuid tells stores apart)
+            # else: the same position with another row, or the log went back: another history
+        if not same:
+            self._snap = None
+            self._light = None
+            self._text = None
+            self._state = None
+            self._state_light = None
+            self._file_version = None
+            self._file_text = False
+            self._derived, self._derived_version, self._derived_graph = {}, None, None
+            self._derived_serial, self._file_derived = {}, {}
+            self._history += 1
+            self._floor = max(gv, self._highest) + 1
         self._seen = (gv, nonce)
-        if seen is None or seen == (gv, nonce) or not self._nonces:
-            return
-        pos, was = seen
-        if pos < gv:
-            if pos == 0:
-                return  # before any change: every log starts there
-            r = conn.execute("SELECT hex(nonce) FROM change_nonces WHERE seq = ?", (pos,)).fetchone()
-            if r is not None and r[0] == was:
-                return  # the same log, written past the position read
-        # the same position with another row, an earlier position (the log went back), or the
-        # row read is gone or other: another history
-        self._snap = None
-        self._light = None
-        self._text = None
-        self._state = None
-        self._state_light = None
-        self._file_version = None
-        self._file_text = False
-        self._derived, self._derived_version, self._derived_graph = {}, None, None
-        self._derived_serial, self._file_derived = {}, {}
-        self._history += 1
-        self._floor = gv + 1
+        self._highest = max(self._highest, gv)
 
     def state(self, *, annotations: bool = True) -> StoreState:
         """The store's current committed state (see :meth:`KnowledgeBase.state
@@ -538,7 +551,9 @@ class StateKeeper:
             return st.text_index if st.graph is full else None
 
     # ------------------------------------------------------------------ arrays derived from the graph
-    def derived_arrays(self, name: str, graph_version: int) -> dict[str, npt.NDArray[Any]] | None:
+    def derived_arrays(
+        self, name: str, graph_version: int, *, history: int | None = None
+    ) -> dict[str, npt.NDArray[Any]] | None:
         """The arrays kept under ``name`` for the graph at ``graph_version`` (see
         :meth:`KnowledgeBase.derived_arrays <conceptwalk.kb.store.KnowledgeBase.derived_arrays>`).
 
@@ -556,11 +571,13 @@ class StateKeeper:
         with self._lock:
             if self._writing() or self._derived_version != graph_version:
                 return None  # inside a write transaction: its uncommitted position has none
+            if history is not None and history != self._history:
+                return None  # a position of a log found replaced since
             got = self._derived.get(name)
             return None if got is None else dict(got)
 
     def derived_arrays_before(
-        self, name: str, graph_version: int
+        self, name: str, graph_version: int, *, history: int | None = None
     ) -> tuple[LinkGraph, int, dict[str, npt.NDArray[Any]]] | None:
         """The arrays kept under ``name`` for the latest position at or before ``graph_version``
         that this keeper still holds, with the graph of that position (see
@@ -582,6 +599,8 @@ class StateKeeper:
             v, g = self._derived_version, self._derived_graph
             if self._writing() or v is None or g is None or not 0 <= v <= graph_version:
                 return None
+            if history is not None and history != self._history:
+                return None  # a position of a log found replaced since
             got = self._derived.get(name)
             return None if got is None else (g, v, dict(got))
 
@@ -617,8 +636,8 @@ class StateKeeper:
             or not 0 <= since <= until
         ):
             return None
-        if not self._changelog or since < self._floor:
-            return None  # (before the floor: a position of a log found replaced since)
+        if not self._changelog:
+            return None
         if limit is not None and until - since > limit:
             return None
         kinds = (CHANGE_NODE, CHANGE_TEXT) if text else (CHANGE_NODE,)
@@ -626,6 +645,9 @@ class StateKeeper:
             if self._writing():  # uncommitted positions are not a history to follow
                 return None
             with self._read() as conn:
+                self._versions(conn)  # the history checked in this read
+                if since < self._floor:
+                    return None  # a position read in a log found replaced since
                 rows = conn.execute(
                     "SELECT kind, a, b FROM changes WHERE seq > ? AND seq <= ?", (since, until)
                 ).fetchall()
@@ -639,7 +661,9 @@ class StateKeeper:
             }
         )
 
-    def keep_derived_arrays(self, name: str, graph_version: int, arrays: Mapping[str, npt.ArrayLike]) -> None:
+    def keep_derived_arrays(
+        self, name: str, graph_version: int, arrays: Mapping[str, npt.ArrayLike], *, history: int | None = None
+    ) -> None:
         """Keep arrays derived from the graph at ``graph_version`` (see
         :meth:`KnowledgeBase.keep_derived_arrays
         <conceptwalk.kb.store.KnowledgeBase.keep_derived_arrays>`).
@@ -680,6 +704,8 @@ class StateKeeper:
             # other rows), and a position it has not read as committed is not known to be one.
             if self._writing() or snap is None or snap.version != graph_version:
                 return
+            if history is not None and history != self._history:
+                return  # derived from a position of a log found replaced since
             if self._derived_version != graph_version:
                 self._derived, self._derived_version = {}, graph_version
                 self._derived_graph = snap.graph

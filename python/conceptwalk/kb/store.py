@@ -2069,7 +2069,9 @@ class KnowledgeBase:
                 self.keep_derived_arrays("kb.presence", gv, {k: np.array([v], dtype=np.int64) for k, v in out.items()})
         return out
 
-    def derived_arrays(self, name: str, graph_version: int) -> dict[str, npt.NDArray[Any]] | None:
+    def derived_arrays(
+        self, name: str, graph_version: int, *, history: int | None = None
+    ) -> dict[str, npt.NDArray[Any]] | None:
         """Arrays derived from the graph at change-log position ``graph_version`` and kept under
         ``name`` (:meth:`keep_derived_arrays`), read from the verified snapshot file (with the
         state: call :meth:`state` first) or kept in this object; None when there are none for
@@ -2082,6 +2084,10 @@ class KnowledgeBase:
         graph_version : int
             The position they must belong to (:attr:`StoreState.graph_version
             <conceptwalk.kb.state.StoreState.graph_version>`).
+        history : int, optional
+            The :attr:`StoreState.history <conceptwalk.kb.state.StoreState.history>` of the state
+            the position was read in: None when this object has found its change log replaced
+            since (a position of the other log).
 
         Returns
         -------
@@ -2097,10 +2103,10 @@ class KnowledgeBase:
         >>> kb.derived_arrays("demo.squares", gv)["v"].tolist(), kb.derived_arrays("demo.squares", gv + 1)
         ([0, 1, 4], None)
         """
-        return self._keeper.derived_arrays(name, graph_version)
+        return self._keeper.derived_arrays(name, graph_version, history=history)
 
     def derived_arrays_before(
-        self, name: str, graph_version: int
+        self, name: str, graph_version: int, *, history: int | None = None
     ) -> tuple[LinkGraph, int, dict[str, npt.NDArray[Any]]] | None:
         """The arrays kept under ``name`` for an earlier position (or this one), with the graph
         of that position, so a reader can bring them forward to ``graph_version`` through
@@ -2113,6 +2119,10 @@ class KnowledgeBase:
             The name they were kept under (:meth:`keep_derived_arrays`).
         graph_version : int
             The position wanted.
+        history : int, optional
+            The :attr:`StoreState.history <conceptwalk.kb.state.StoreState.history>` of the state
+            the position was read in: None when this object has found its change log replaced
+            since (a position of the other log).
 
         Returns
         -------
@@ -2132,7 +2142,7 @@ class KnowledgeBase:
         >>> g.ids, v == gv, arrays["n"].tolist(), kb.changed_nodes(v, kb.state().graph_version)
         (['a'], True, [1], ['b'])
         """
-        return self._keeper.derived_arrays_before(name, graph_version)
+        return self._keeper.derived_arrays_before(name, graph_version, history=history)
 
     def changed_nodes(
         self, since: int, until: int, *, text: bool = False, vectors: str | None = None, limit: int | None = None
@@ -2166,7 +2176,9 @@ class KnowledgeBase:
         """
         return self._keeper.changed_nodes(since, until, text=text, vectors=vectors, limit=limit)
 
-    def keep_derived_arrays(self, name: str, graph_version: int, arrays: Mapping[str, npt.ArrayLike]) -> None:
+    def keep_derived_arrays(
+        self, name: str, graph_version: int, arrays: Mapping[str, npt.ArrayLike], *, history: int | None = None
+    ) -> None:
         """Keep arrays a reader derived from the graph at change-log position ``graph_version``
         and nothing else of the store (the vectors of the concepts' titles, counts over the
         edges), so that the next reader -- in this process or, through the snapshot file, in a
@@ -2189,13 +2201,17 @@ class KnowledgeBase:
             The position they were derived at.
         arrays : mapping of str to array
             Part name (``[A-Za-z0-9_]+``) -> a numeric array.
+        history : int, optional
+            The :attr:`StoreState.history <conceptwalk.kb.state.StoreState.history>` of the state
+            they were derived from: nothing is kept when this object has found its change log
+            replaced since (they belong to a position of the other log).
 
         Raises
         ------
         InputError
             A malformed name or part, or an array that is not numeric.
         """
-        self._keeper.keep_derived_arrays(name, graph_version, arrays)
+        self._keeper.keep_derived_arrays(name, graph_version, arrays, history=history)
 
     def edge_presence(self) -> tuple[list[str], npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
         """Every stored edge's endpoints and which annotation axes it has a value for, read in one

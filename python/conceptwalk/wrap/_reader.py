@@ -689,11 +689,11 @@ class ReadCache:
             return None
         name, dim = self._matrix_name(embedder, config), int(embedder.dim)
         fn = getattr(kb, "derived_arrays", None)
-        got = fn(name, gv) if callable(fn) else None
+        got = fn(name, gv, history=self._history) if callable(fn) else None
         if got is not None:
             return _matrix_from_parts(got, idx, dim)
         before_fn, changed_fn = getattr(kb, "derived_arrays_before", None), getattr(kb, "changed_nodes", None)
-        before = before_fn(name, gv) if callable(before_fn) else None
+        before = before_fn(name, gv, history=self._history) if callable(before_fn) else None
         if before is None or not callable(changed_fn):
             return None
         old_g, old_v, parts = before
@@ -759,7 +759,12 @@ class ReadCache:
         if mat.shape != (len(idx), int(embedder.dim)) or mat.dtype != np.float32:
             return
         shape = np.array(mat.shape, dtype=np.int64)
-        fn(self._matrix_name(embedder, config), self.graph_version, {"matrix": mat, "concepts": idx, "shape": shape})
+        fn(
+            self._matrix_name(embedder, config),
+            self.graph_version,
+            {"matrix": mat, "concepts": idx, "shape": shape},
+            history=self._history,
+        )
 
     def _by_embeddings(self, key: Any, config: WalkConfig, build: Callable[[], Any]) -> Any:
         """What is derived from the concepts' stored (or model-made) vectors, kept per store
@@ -826,7 +831,7 @@ class ReadCache:
         fn = getattr(self.source.kb, "derived_arrays", None)
         if config.concept_text != "title" or self.graph_version is None or not callable(fn):
             return None
-        got = fn(self._vectors_name(embedder, config), self.graph_version)
+        got = fn(self._vectors_name(embedder, config), self.graph_version, history=self._history)
         return None if got is None else _vectors_from_parts(got, rows, int(embedder.dim))
 
     def _carry_key(self, embedder: Any, config: WalkConfig) -> Any:
@@ -867,7 +872,7 @@ class ReadCache:
             start = mine
         if start is None:
             fn = getattr(kb, "derived_arrays_before", None)
-            got = fn(self._vectors_name(embedder, config), gv) if callable(fn) else None
+            got = fn(self._vectors_name(embedder, config), gv, history=self._history) if callable(fn) else None
             if got is not None:
                 old_g, old_v, arrays = got
                 old_idx = _concept_rows(old_g, config.concept_node_types)
@@ -905,6 +910,7 @@ class ReadCache:
             self._vectors_name(embedder, config),
             self.graph_version,
             {"colptr": colptr, "rows": rows, "values": values, "shape": shape},
+            history=self._history,
         )
 
     def concept_columns(self, embedder: Any, config: WalkConfig) -> SparseVectors | DenseVectors | None:

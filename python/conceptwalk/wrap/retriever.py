@@ -226,7 +226,15 @@ class ConceptAnchoredRetriever:
         flat: Any
         fs = self.flat_search
         snap = None
-        builtin = fs if isinstance(fs, BuiltinFlatSearch) and fs.kb is not None and fs.kb is self.source.kb else None
+        # (the built-in search itself: a subclass's own __call__, a filter or a rerank, is called)
+        builtin = (
+            fs
+            if isinstance(fs, BuiltinFlatSearch)
+            and type(fs).__call__ is BuiltinFlatSearch.__call__
+            and fs.kb is not None
+            and fs.kb is self.source.kb
+            else None
+        )
         if concept_walk and builtin is not None:
             snap = self.source.read_cache()  # the built-in search over this store: one state for all
         if builtin is not None and snap is not None and snap.state is not None:
