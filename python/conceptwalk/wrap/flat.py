@@ -109,9 +109,9 @@ class BuiltinFlatSearch:
         who = self.caller if caller is None else caller
         if not isinstance(who, Caller):
             raise InputError(f"caller must be a conceptwalk.Caller, got {type(who).__name__}")
-        return self.search_state(None, text, k, who)
+        return self._search_state(None, text, k, who)
 
-    def search_state(self, state: Any, text: str, k: int, caller: Caller) -> list[dict[str, Any]]:
+    def _search_state(self, state: Any, text: str, k: int, caller: Caller) -> list[dict[str, Any]]:
         """:meth:`__call__` over one given state of the store (a :class:`StoreState
         <conceptwalk.kb.state.StoreState>` of :attr:`kb`, None: the current one), arguments
         already checked: the wrap passes the state its resolution and walk read, so one answer
