@@ -563,6 +563,8 @@ class StateKeeper:
             The name they were kept under.
         graph_version : int
             The change-log position they must belong to.
+        history : int, optional
+            The state's :attr:`StoreState.history`: None when it is not this keeper's now.
 
         Returns
         -------
@@ -590,6 +592,8 @@ class StateKeeper:
             The name they were kept under.
         graph_version : int
             The position a reader wants to bring them to.
+        history : int, optional
+            The state's :attr:`StoreState.history`: None when it is not this keeper's now.
 
         Returns
         -------
@@ -676,6 +680,9 @@ class StateKeeper:
             The position they were derived at.
         arrays : mapping of str to array
             Part name (``[A-Za-z0-9_]+``) -> a numeric array.
+        history : int, optional
+            The :attr:`StoreState.history` of the state they were derived from: nothing is kept
+            when it is not this keeper's now.
 
         Raises
         ------
