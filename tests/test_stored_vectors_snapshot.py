@@ -6,7 +6,6 @@ gives (the fresh oracle: the same committed rows copied to a new file, nothing c
 
 from __future__ import annotations
 
-import sqlite3
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ from hypothesis import strategies as st
 from conceptwalk import Caller
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.wrap import ConceptResolver, WalkConfig, _reader
+from test_hostile_follow_writes import _fresh
 
 ALL = Caller.all_access()
 WORDS = ["graph", "walk", "push", "rank", "memory", "vector", "index", "token", "alpha", "omega"]
@@ -54,15 +54,6 @@ def _fill(kb: KnowledgeBase, n: int = 24) -> list[str]:
 def _semantic(kb: KnowledgeBase, q: str) -> list:
     r = ConceptResolver(kb, WalkConfig(lexical_k=0), embedder=Model())
     return [(c.id, c.method, round(c.confidence, 6)) for c in r.resolve(q, caller=ALL)]
-
-
-def _fresh(kb: KnowledgeBase, tmp_path, tag: str) -> KnowledgeBase:
-    """A new store object over a copy of ``kb``'s committed rows (no snapshot file beside it)."""
-    dst = sqlite3.connect(tmp_path / f"fresh-{tag}.db")
-    with kb._read() as conn:
-        conn.backup(dst)
-    dst.close()
-    return KnowledgeBase.open(tmp_path / f"fresh-{tag}.db")
 
 
 @pytest.fixture

@@ -420,15 +420,9 @@ class StateKeeper:
                 same = True  # before any change: every log starts there (the uuid tells stores apart)
             # else: the same position with another row, or the log went back: another history
         if not same:
-            self._snap = None
-            self._light = None
-            self._text = None
-            self._state = None
-            self._state_light = None
-            self._file_version = None
-            self._file_text = False
-            self._derived, self._derived_version, self._derived_graph = {}, None, None
-            self._derived_serial, self._file_derived = {}, {}
+            self._snap = self._light = None
+            self._state = self._state_light = None
+            self._forget_kept()
             self._history += 1
             self._floor = max(gv, self._highest) + 1
         self._seen = (gv, nonce)
@@ -953,6 +947,10 @@ class StateKeeper:
         path = self.snapshot_path
         if path is not None and self._file_version is not None and os.path.lexists(path):
             self._set_aside(path, why)
+        self._forget_kept()
+
+    def _forget_kept(self) -> None:
+        """Drop the text index and the derived arrays kept, and what is known of the file."""
         self._file_version = None
         self._file_text = False
         self._text = None
