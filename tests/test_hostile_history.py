@@ -21,9 +21,9 @@ Found, and fixed with the tests below:
   again.
 - f6575f7 called BuiltinFlatSearch._search_state for any subclass, skipping its own __call__.
 
-Not fixed (strict xfail): alias writes are not in the change log, so a restore at the reader's
-very position, written back to the same write and alias counts with another alias, is not seen
-(the wrap's alias index). Fixing it needs alias rows in the change log (a schema change).
+- Alias writes were not in the change log, so a restore at the reader's very position, written
+  back to the same write and alias counts with another alias, was not seen (the wrap's alias
+  index): an alias write logs a change-log row (kind 5) now, with its nonce.
 """
 
 from __future__ import annotations
@@ -73,24 +73,17 @@ def _rows_differ(a, b) -> list[str]:
 # --------------------------------------------------------------------------- aliases
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: alias writes are not in the change log, so a backup restored at the reader's very "
-    "position (same row, same nonce) and written back to the same write and alias counts with "
-    "another alias is not seen: the store object keeps its state and the wrap its alias index, "
-    "and a rolled-away alias still resolves",
-)
 def test_an_alias_written_after_a_restore_at_the_same_position_is_read(tmp_path):
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
     w = KnowledgeBase.open(path)
     _fill(w)
     _copy(path, backup)  # the backup holds the position the reader will read
     r = KnowledgeBase.open_read_only(path)
-    w.add_aliases([("zz", "c02")])  # no change-log row: the position stays, the counts move
+    w.add_aliases([("zz", "c02")])
     assert _reader.StoreReader(r).read_cache().aliases().get("zz") == ["c02"]
     before = r.state()
     _copy(backup, path)
-    w.add_aliases([("yy", "c04")])  # the same position, nonce, write count and alias count
+    w.add_aliases([("yy", "c04")])  # the same position, write count and alias count (another nonce)
     assert sorted(r.aliases()) == ["gw", "yy"]  # the store's own SQL read is right
     fresh = _fresh(w, tmp_path, "a")
     got = _reader.StoreReader(r).read_cache().aliases()

@@ -553,3 +553,38 @@ def test_a_fallback_resolution_after_writes_equals_a_fresh_store(tmp_path):
     assert got == want and ("c01", "normalized", "brand new name") in got and any(x[0] == "z:zeta" for x in got)
     assert not any(x[0] == "c05" for x in got)  # no longer a concept
     kb.close()
+
+
+def test_an_alias_write_is_logged_and_changes_no_graph_text_or_node(tmp_path):
+    """Kind 5: an alias write has a change-log position (and so a nonce) of its own, and the graph,
+    the text index and changed_nodes read through it as through nothing."""
+    from conceptwalk.kb.snapshot import CHANGE_ALIAS
+
+    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    _fill(kb)
+    st = kb.state()
+    kb.add_aliases([("pagerank", "c02"), ("walker", "c01")])
+    kb.add_aliases([("pagerank", "c02")])  # already there: nothing written, nothing logged
+    kb.delete_nodes(["c01"])  # its alias goes with it (logged too)
+    st2 = kb.state()
+    with kb._read() as conn:
+        kinds = [k for (k,) in conn.execute("SELECT kind FROM changes WHERE seq > ?", (st.graph_version,))]
+    assert kinds.count(CHANGE_ALIAS) == 3 and st2.graph_version == st.graph_version + len(kinds)
+    assert kb.changed_nodes(st.graph_version, st2.graph_version) == ["c01"]
+    kb.add_aliases([("ranker", "c03")])
+    st3 = kb.state()
+    assert st3.graph is st2.graph and st3.text_index is st2.text_index  # brought through it unchanged
+    assert kb.changed_nodes(st2.graph_version, st3.graph_version) == []
+    # a bulk load logs one reset for everything, aliases included
+    other = KnowledgeBase.open(tmp_path / "bulk.db")
+    with other.bulk():
+        other.add_nodes([{"id": f"n{i}"} for i in range(5)])
+        other.add_aliases([(f"a{i}", f"n{i}") for i in range(5)])
+    with other._read() as conn:
+        assert [k for (k,) in conn.execute("SELECT kind FROM changes")] == [0]
+    assert sorted(other.aliases()) == [f"a{i}" for i in range(5)]
+    other.add_aliases([("late", "n0")])
+    with other._read() as conn:
+        assert [k for (k,) in conn.execute("SELECT kind FROM changes")] == [0, CHANGE_ALIAS]  # triggers back
+    other.close()
+    kb.close()

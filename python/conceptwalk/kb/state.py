@@ -57,6 +57,7 @@ from ..graph import Caller, LinkGraph
 from ..graph.text import TextIndex
 from ..graph.view import View
 from .snapshot import (
+    CHANGE_ALIAS,
     CHANGE_NODE,
     CHANGE_RESET,
     CHANGE_TEXT,
@@ -774,7 +775,8 @@ class StateKeeper:
             return None
         limit = max(1000, (g.num_nodes + g.num_edges) // 8)  # as the graph's: past it, a build is cheaper
         rows = conn.execute(
-            f"SELECT kind, a FROM changes WHERE seq > ? AND seq <= ? AND kind != {CHANGE_VECTOR} LIMIT ?",
+            f"SELECT kind, a FROM changes WHERE seq > ? AND seq <= ? AND kind NOT IN ({CHANGE_VECTOR}, {CHANGE_ALIAS}) "
+            "LIMIT ?",
             (old_v, version, limit + 1),
         ).fetchall()
         if len(rows) > limit or any(k == CHANGE_RESET for k, _ in rows):
@@ -838,7 +840,7 @@ class StateKeeper:
             # limit + 1 of them; and the log must have no gap
             rows = conn.execute(
                 f"SELECT kind, a, b, c FROM changes WHERE seq > ? AND seq <= ? "
-                f"AND kind NOT IN ({CHANGE_TEXT}, {CHANGE_VECTOR}) ORDER BY seq LIMIT ?",
+                f"AND kind NOT IN ({CHANGE_TEXT}, {CHANGE_VECTOR}, {CHANGE_ALIAS}) ORDER BY seq LIMIT ?",
                 (snap.version, version, limit + 1),
             ).fetchall()
             whole = conn.execute(

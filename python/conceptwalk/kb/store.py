@@ -60,7 +60,7 @@ from ..errors import ConceptwalkError, InputError, NotFoundError, StoreNotFoundE
 from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, Caller, LinkGraph
 from ..graph.linkgraph import JSON_VALUE_MARK, annotation_name
 from ..graph.text import TextIndex, text_search
-from .snapshot import CHANGELOG_SCHEMA, CHANGE_RESET, CHANGE_VECTOR
+from .snapshot import CHANGE_ALIAS, CHANGELOG_SCHEMA, CHANGE_RESET, CHANGE_VECTOR
 from .state import StateKeeper, StoreDamaged, StoreState, meta_int, parse_scopes
 
 __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
@@ -166,6 +166,15 @@ CREATE TRIGGER IF NOT EXISTS tallies_aliases_ad AFTER DELETE ON aliases BEGIN
 END;
 CREATE TRIGGER IF NOT EXISTS tallies_aliases_au AFTER UPDATE ON aliases BEGIN
     UPDATE tallies SET n = n + 1 WHERE name = 'aliases';
+END;
+CREATE TRIGGER IF NOT EXISTS changes_aliases_ai AFTER INSERT ON aliases BEGIN
+    INSERT INTO changes(kind, a, b) VALUES ({CHANGE_ALIAS}, new.alias, new.canonical);
+END;
+CREATE TRIGGER IF NOT EXISTS changes_aliases_ad AFTER DELETE ON aliases BEGIN
+    INSERT INTO changes(kind, a, b) VALUES ({CHANGE_ALIAS}, old.alias, old.canonical);
+END;
+CREATE TRIGGER IF NOT EXISTS changes_aliases_au AFTER UPDATE ON aliases BEGIN
+    INSERT INTO changes(kind, a, b) VALUES ({CHANGE_ALIAS}, new.alias, new.canonical);
 END;
 INSERT OR IGNORE INTO tallies(name, n) VALUES ('embeddings', 0);
 CREATE INDEX IF NOT EXISTS vector_slots_slot ON vector_slots(model, slot);
@@ -1210,8 +1219,8 @@ class KnowledgeBase:
             ddl = {
                 name: sql
                 for name, sql in conn.execute(
-                    "SELECT name, sql FROM sqlite_master WHERE (type = 'trigger' AND tbl_name IN ('nodes', 'edges')) "
-                    "OR (type = 'index' AND name = 'edges_dst')"
+                    "SELECT name, sql FROM sqlite_master WHERE (type = 'trigger' AND (tbl_name IN ('nodes', 'edges') "
+                    "OR name LIKE 'changes\\_aliases\\_%' ESCAPE '\\')) OR (type = 'index' AND name = 'edges_dst')"
                 )
             }
             for name in ddl:
