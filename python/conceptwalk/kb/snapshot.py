@@ -77,10 +77,10 @@ _CATEGORICAL = tuple(k for k in EDGE_ANNOTATION_KEYS if k != "extraction_confide
 #: Change-log kinds (``changes.kind``): the whole store changed (a bulk load), one node (``a`` =
 #: id), one edge (``a, b, c`` = src, dst, type), the body of node ``a`` (only text reads it: the
 #: graph ignores it), the stored vector of node ``a`` under model ``b`` (schema 4; the graph and
-#: the text ignore it), the alias ``a`` of canonical id ``b`` (schema 4; only so that an alias
-#: write has a position and a nonce: the graph, the text and :meth:`changed_nodes
-#: <conceptwalk.kb.store.KnowledgeBase.changed_nodes>` ignore it). A row names what changed, not
-#: how: the current row is read back.
+#: the text ignore it), the aliases (schema 4; one row per write transaction that changed any,
+#: naming none: only so that an alias write has a position and a nonce; the graph, the text and
+#: :meth:`changed_nodes <conceptwalk.kb.store.KnowledgeBase.changed_nodes>` ignore it). A row
+#: names what changed, not how: the current row is read back.
 CHANGE_RESET, CHANGE_NODE, CHANGE_EDGE, CHANGE_TEXT, CHANGE_VECTOR, CHANGE_ALIAS = 0, 1, 2, 3, 4, 5
 
 

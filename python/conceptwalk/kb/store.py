@@ -70,7 +70,9 @@ __all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTAT
 #: upgraded in place when opened for writing. 3 added ``change_nonces`` (a random nonce per
 #: change-log row, which a saved snapshot must match). 4 added ``tallies``: counts kept by
 #: triggers in the transaction of every write (per annotation axis, the stored edges with a value;
-#: the writes to ``aliases``), so a read after a write counts nothing again.
+#: the writes to ``aliases``), so a read after a write counts nothing again, and change-log rows
+#: for stored vectors (kind 4) and alias writes (kind 5; a version-4 file without those triggers
+#: gets them on its next writable open).
 SCHEMA_VERSION = 4
 #: Keys a node row may have.
 NODE_KEYS: tuple[str, ...] = ("id", "type", "title", "body", "scopes", "lifecycle")
@@ -141,6 +143,13 @@ _SLOT_DIFFERS = (
     "substr(new.data, (s.slot - new.chunk * m.per_chunk) * m.dim * 4 + 1, m.dim * 4);"
 )
 
+#: An alias write logs one change-log row (kind 5) per write transaction, not one per row (an
+#: import of many aliases would write as many log rows): the first alias row a transaction
+#: writes logs it and records the write counter the transaction bumped; the rest see it logged.
+_ALIAS_UNLOGGED = (
+    "(SELECT n FROM tallies WHERE name = 'aliases.logged') IS NOT (SELECT value FROM meta WHERE key = 'version')"
+)
+
 TALLIES_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS tallies(name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO tallies(name, n) {_TALLY_EDGE_COUNTS};
@@ -167,14 +176,21 @@ END;
 CREATE TRIGGER IF NOT EXISTS tallies_aliases_au AFTER UPDATE ON aliases BEGIN
     UPDATE tallies SET n = n + 1 WHERE name = 'aliases';
 END;
-CREATE TRIGGER IF NOT EXISTS changes_aliases_ai AFTER INSERT ON aliases BEGIN
-    INSERT INTO changes(kind, a, b) VALUES ({CHANGE_ALIAS}, new.alias, new.canonical);
+INSERT OR IGNORE INTO tallies(name, n) VALUES ('aliases.logged', -1);
+CREATE TRIGGER IF NOT EXISTS changes_aliases_ai AFTER INSERT ON aliases
+    WHEN {_ALIAS_UNLOGGED} BEGIN
+    INSERT INTO changes(kind) VALUES ({CHANGE_ALIAS});
+    UPDATE tallies SET n = (SELECT value FROM meta WHERE key = 'version') WHERE name = 'aliases.logged';
 END;
-CREATE TRIGGER IF NOT EXISTS changes_aliases_ad AFTER DELETE ON aliases BEGIN
-    INSERT INTO changes(kind, a, b) VALUES ({CHANGE_ALIAS}, old.alias, old.canonical);
+CREATE TRIGGER IF NOT EXISTS changes_aliases_ad AFTER DELETE ON aliases
+    WHEN {_ALIAS_UNLOGGED} BEGIN
+    INSERT INTO changes(kind) VALUES ({CHANGE_ALIAS});
+    UPDATE tallies SET n = (SELECT value FROM meta WHERE key = 'version') WHERE name = 'aliases.logged';
 END;
-CREATE TRIGGER IF NOT EXISTS changes_aliases_au AFTER UPDATE ON aliases BEGIN
-    INSERT INTO changes(kind, a, b) VALUES ({CHANGE_ALIAS}, new.alias, new.canonical);
+CREATE TRIGGER IF NOT EXISTS changes_aliases_au AFTER UPDATE ON aliases
+    WHEN {_ALIAS_UNLOGGED} BEGIN
+    INSERT INTO changes(kind) VALUES ({CHANGE_ALIAS});
+    UPDATE tallies SET n = (SELECT value FROM meta WHERE key = 'version') WHERE name = 'aliases.logged';
 END;
 INSERT OR IGNORE INTO tallies(name, n) VALUES ('embeddings', 0);
 CREATE INDEX IF NOT EXISTS vector_slots_slot ON vector_slots(model, slot);
@@ -909,7 +925,15 @@ class KnowledgeBase:
                 if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only medium
                     raise ConceptwalkError(f"could not switch {p!r} to WAL mode (got {mode!r})")
                 conn.execute("PRAGMA synchronous = NORMAL")
-            if fresh or have < SCHEMA_VERSION:
+            # (a version-4 file written before alias writes were logged lacks their triggers: the
+            # same idempotent script adds them)
+            lacks = (
+                conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'changes_aliases_ai'"
+                ).fetchone()
+                is None
+            )
+            if fresh or have < SCHEMA_VERSION or lacks:
                 # One script, one transaction; every statement is idempotent, so two processes
                 # creating (or upgrading: a checked version-1 store) the same file at once are safe.
                 try:
