@@ -145,6 +145,7 @@ K_ENTRY_POINTS = {
     "serve.distributed.query_batch": lambda g, kb: cwd.query_batch(None, kb, ["a"], True, caller=ALL),
     "wrap.ConceptAnchoredRetriever.query": lambda g, kb: _retriever(kb).query("a", True, caller=ALL),
     "wrap.ConceptAnchoredRetriever.run": lambda g, kb: _retriever(kb).run("a", True, caller=ALL),
+    "wrap.BuiltinFlatSearch.search_state": lambda g, kb: _flat(kb).search_state(kb.state(), "a", True, caller=ALL),
 }
 
 #: Public functions taking ``k`` that are not entry points: the graph layer's building blocks
@@ -157,6 +158,12 @@ K_BUILDING_BLOCKS = {
     "graph.suggest.suggest_batch",
     "tools.GraphSource.search",
 }  # a protocol's method, implemented by the source
+
+
+def _flat(kb):
+    from conceptwalk.wrap import builtin_flat_search
+
+    return builtin_flat_search(kb)
 
 
 def _retriever(kb):

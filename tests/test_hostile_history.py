@@ -19,7 +19,7 @@ Found, and fixed with the tests below:
   position alone for ever (the schema cookie is read with the position now).
 - _follow_history recorded the position before checking it: an interrupted check was not made
   again.
-- f6575f7 called BuiltinFlatSearch._search_state for any subclass, skipping its own __call__.
+- f6575f7 called BuiltinFlatSearch.search_state for any subclass, skipping its own __call__.
 
 - Alias writes were not in the change log, so a restore at the reader's very position, written
   back to the same write and alias counts with another alias, was not seen (the wrap's alias

@@ -102,20 +102,56 @@ class BuiltinFlatSearch:
         InputError
             ``text`` is not a string, ``k`` not a positive integer or ``caller`` not a Caller.
         """
+        return self.search_state(None, text, k, caller=self.caller if caller is None else caller)
+
+    def search_state(self, state: Any, text: str, k: int, *, caller: Caller) -> list[dict[str, Any]]:
+        """:meth:`__call__` over one given state of the store: what the wrap calls, with the state
+        its resolution and walk read, so that one answer reads one state (and the store's
+        position once).
+
+        Parameters
+        ----------
+        state : StoreState or None
+            A state of :attr:`kb` (:meth:`KnowledgeBase.state
+            <conceptwalk.kb.store.KnowledgeBase.state>`); None: the current one.
+        text : str
+            The query.
+        k : int
+            The most hits to return (>= 1).
+        caller : Caller
+            Whose visibility applies.
+
+        Returns
+        -------
+        list of dict
+            ``{"id", "type", "title", "score"}`` per hit, best first.
+
+        Raises
+        ------
+        InputError
+            ``text`` is not a string, ``k`` not a positive integer, ``caller`` not a Caller, or
+            ``state`` not a state (no graph and text index).
+
+        Examples
+        --------
+        >>> from conceptwalk import Caller
+        >>> from conceptwalk.kb.store import KnowledgeBase
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a", "type": "DOC", "title": "Graph walks"}])
+        >>> st = kb.state()
+        >>> _ = kb.add_nodes([{"id": "b", "type": "DOC", "title": "More graph walks"}])
+        >>> search = BuiltinFlatSearch(kb)
+        >>> [h["id"] for h in search.search_state(st, "walks", 5, caller=Caller.public())], len(search("walks", 5))
+        (['a'], 2)
+        """
         if not isinstance(text, str):
             raise InputError(f"text must be a string, got {type(text).__name__}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InputError(f"k must be a positive integer, got {k!r}")
-        who = self.caller if caller is None else caller
-        if not isinstance(who, Caller):
-            raise InputError(f"caller must be a conceptwalk.Caller, got {type(who).__name__}")
-        return self._search_state(None, text, k, who)
-
-    def _search_state(self, state: Any, text: str, k: int, caller: Caller) -> list[dict[str, Any]]:
-        """:meth:`__call__` over one given state of the store (a :class:`StoreState
-        <conceptwalk.kb.state.StoreState>` of :attr:`kb`, None: the current one), arguments
-        already checked: the wrap passes the state its resolution and walk read, so one answer
-        reads one state (and the store's position once)."""
+        if not isinstance(caller, Caller):
+            raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+        if state is not None and not (hasattr(state, "graph") and hasattr(state, "text_index")):
+            raise InputError(f"state must be a store state (KnowledgeBase.state()), got {type(state).__name__}")
         who = caller
         ix = None
         st = state

@@ -238,7 +238,7 @@ class ConceptAnchoredRetriever:
         if concept_walk and builtin is not None:
             snap = self.source.read_cache()  # the built-in search over this store: one state for all
         if builtin is not None and snap is not None and snap.state is not None:
-            flat = builtin._search_state(snap.state, text, k, caller)
+            flat = builtin.search_state(snap.state, text, k, caller=caller)
         elif self._flat_takes_caller:  # fail closed: the flat search applies the query's caller
             flat = fs(text, k, caller=caller)  # type: ignore[call-arg]
         else:
