@@ -659,6 +659,7 @@ class ReadCache:
             mat = self.source.embeddings_for(
                 embedder, ids, self.graph, text=config.concept_text, graph_version=at, history=self._history, made=made
             )
+            mat.setflags(write=False)  # shared and kept as it is (keep_derived_arrays copies a writable one)
             return mat, made == [0]
 
         def with_store() -> npt.NDArray[np.float32]:
@@ -667,7 +668,7 @@ class ReadCache:
                 self._keep_matrix(embedder, config, mat)
             return mat  # type: ignore[no-any-return]
 
-        key = ("emb", embedder.name, config.concept_node_types, config.concept_text)
+        key = ("emb", embedder.name, int(embedder.dim), config.concept_node_types, config.concept_text)
         return self._get(key, with_store)  # type: ignore[no-any-return]
 
     def _matrix_name(self, embedder: Any, config: WalkConfig) -> str:
@@ -749,6 +750,7 @@ class ReadCache:
             return None
         out = np.array(mat, dtype=np.float32, copy=True)
         out[rows] = vecs
+        out.setflags(write=False)
         return out
 
     def _keep_matrix(self, embedder: Any, config: WalkConfig, mat: npt.NDArray[np.float32]) -> None:
@@ -774,7 +776,7 @@ class ReadCache:
         every concept vector back from the store, or re-code it, every turn. Built afresh
         otherwise, and when the store keeps no count (older than schema 4) or the state is not
         committed."""
-        model = key[1]  # ("emb" | "embcols", embedder name, ...)
+        model = key[1]  # ("emb" | "embcols", embedder name, dim, ...)
         kb = self.source.kb
         ev_fn, changed_fn = getattr(kb, "embeddings_version", None), getattr(kb, "changed_nodes", None)
         gv = self.graph_version
@@ -797,11 +799,13 @@ class ReadCache:
                         return value
                 else:
                     # the nodes whose row, text (when it is embedded) or stored vector changed
+                    # (the vectors always: the counter is read now, not at the state's position,
+                    # so a write between the two can leave the entry's counter newer than it)
                     changed = changed_fn(
                         old_v,
                         gv,
                         text=config.concept_text != "title",
-                        vectors=None if old_ev == ev else str(model),
+                        vectors=str(model),
                         limit=max(1000, len(idx) // 8),
                     )
                     if changed is not None and _rows_untouched(
@@ -965,7 +969,7 @@ class ReadCache:
                 return DenseVectors(rows)
             return SparseVectors.from_dense(mat)
 
-        key = ("embcols", embedder.name, config.concept_node_types, config.concept_text)
+        key = ("embcols", embedder.name, int(embedder.dim), config.concept_node_types, config.concept_text)
         got = self._get(key, build)
         return None if got is False else got
 
