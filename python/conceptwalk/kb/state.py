@@ -374,9 +374,7 @@ class StateKeeper:
         with the history checked (:meth:`_follow_history`)."""
         if not self._changelog:
             return self.graph_version(conn), meta_int(conn, "version")
-        if self._nonces is None:
-            self._nonces = conn.execute(_HAS_NONCES).fetchone() is not None
-        try:
+        try:  # (on the first read _nonces is None: the cookie check below asks)
             seq, wv, nonce, cookie, uuid = conn.execute(_VERSIONS_NONCE if self._nonces else _VERSIONS).fetchone()
         except sqlite3.OperationalError:  # the nonce table went with a schema change: ask again below
             seq = wv = nonce = cookie = uuid = None

@@ -264,20 +264,17 @@ def advance_vectors(
     return SparseVectors.from_columns(n, dim, ptr, out_rows.astype(np.int32), vals.astype(np.float32))
 
 
-def _meets(sorted_rows: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> bool:
-    """Whether any of ``nodes`` is among ``sorted_rows`` (ascending)."""
-    if not len(nodes) or not len(sorted_rows):
-        return False
-    at = np.minimum(np.searchsorted(sorted_rows, nodes), len(sorted_rows) - 1)
-    return bool(np.any(sorted_rows[at] == nodes))
-
-
 def _row_positions(sorted_rows: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """The positions in ``sorted_rows`` (ascending) of those of ``nodes`` that are rows, ascending."""
     if not len(nodes) or not len(sorted_rows):
         return np.zeros(0, dtype=np.int64)
     at = np.minimum(np.searchsorted(sorted_rows, nodes), len(sorted_rows) - 1)
     return np.unique(at[sorted_rows[at] == nodes]).astype(np.int64)
+
+
+def _meets(sorted_rows: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> bool:
+    """Whether any of ``nodes`` is among ``sorted_rows`` (ascending)."""
+    return len(_row_positions(sorted_rows, nodes)) > 0
 
 
 def _concept_rows(graph: LinkGraph, names: tuple[str, ...] | None) -> npt.NDArray[np.int64]:
@@ -704,11 +701,8 @@ class ReadCache:
         changed = changed_fn(old_v, gv, vectors=str(embedder.name), limit=max(1000, len(idx) // 8))
         if changed is None or not _rows_untouched(old_idx, idx, _changed_positions(old_g, self.graph, changed)):
             return None
-        old = _matrix_from_parts(parts, old_idx, dim)
-        if old is None:
-            return None
-        # the same rows in the same order: only their node indices may differ
-        return _matrix_from_parts({"matrix": old, "concepts": idx, "shape": parts["shape"]}, idx, dim)
+        # the same rows in the same order (only their node indices may differ): the old matrix
+        return _matrix_from_parts(parts, old_idx, dim)
 
     def _patched_matrix(
         self, embedder: Any, config: WalkConfig, idx: npt.NDArray[np.int64], key: Any
