@@ -241,22 +241,34 @@ def test_a_write_of_concept_vectors_reads_those_rows_only(tmp_path, reads):
             ),
             [(model.name, 1)],
         ),
-        # one concept removed and another added elsewhere: the rows between move, read whole
+        # one concept removed and another added elsewhere: the rows between move, the new one is read
         (
             lambda: (
                 w.delete_nodes(["c02"]),
                 w.add_nodes([{"id": "c15a", "type": "CONCEPT", "title": "elsewhere"}]),
                 w.set_embeddings(model.name, ["c15a"], model.embed(["elsewhere"])),
             ),
-            [model.name],
+            [(model.name, 1)],
         ),
-        # a concept added without a replacement: the rows move, read whole
+        # a concept added without a replacement: the rows after it move, the new one is read
         (
             lambda: (
                 w.add_nodes([{"id": "c00a", "type": "CONCEPT", "title": "added"}]),
                 w.set_embeddings(model.name, ["c00a"], model.embed(["added"])),
             ),
-            [model.name],
+            [(model.name, 1)],
+        ),
+        # a concept added with no stored vector: looked up, then embedded by the model
+        (lambda: w.add_nodes([{"id": "c00b", "type": "CONCEPT", "title": "made here"}]), [(model.name, 1)]),
+        # a concept removed: nothing to read
+        (lambda: w.delete_nodes(["c04"]), []),
+        # the made concept gets a stored vector, and a memory is written: its row is read
+        (
+            lambda: (
+                w.set_embeddings(model.name, ["c00b"], model.embed(["made here, now stored"])),
+                w.add_nodes([{"id": "m1", "type": "MEMORY", "title": "a memory"}]),
+            ),
+            [(model.name, 1)],
         ),
     ]
     for n, (write, want_reads) in enumerate(steps):
@@ -270,5 +282,48 @@ def test_a_write_of_concept_vectors_reads_those_rows_only(tmp_path, reads):
             _reader.StoreReader(w).read_cache().concept_embeddings(model, WalkConfig()),
             _reader.StoreReader(oracle).read_cache().concept_embeddings(model, WalkConfig()),
         )
+        oracle.close()
+    w.close()
+
+
+def test_a_concept_write_recodes_the_changed_rows_of_the_dense_index_only(tmp_path, monkeypatch):
+    """The dense index of the concept vectors is brought forward (``DenseVectors.updated``),
+    not coded again whole, across concept writes of every kind; the answers are the fresh
+    oracle's."""
+    from conceptwalk.graph.vectors import DenseVectors
+
+    made = {"fresh": 0, "updated": 0}
+    real_init, real_updated = DenseVectors.__init__, DenseVectors.updated
+
+    def init(self, matrix):
+        made["fresh"] += 1
+        real_init(self, matrix)
+
+    def updated(self, matrix, base_rows):
+        made["updated"] += 1
+        return real_updated(self, matrix, base_rows)
+
+    monkeypatch.setattr(DenseVectors, "__init__", init)
+    monkeypatch.setattr(DenseVectors, "updated", updated)
+    w = KnowledgeBase.open(tmp_path / "kb.db")
+    _fill(w)
+    _semantic(w, "graph walk 0")
+    assert made == {"fresh": 1, "updated": 0}
+    model = Model()
+    writes = [
+        lambda: w.set_embeddings(model.name, ["c03"], model.embed(["x one"])),
+        lambda: w.add_nodes([{"id": "c00a", "type": "CONCEPT", "title": "x one added"}]),  # no stored vector
+        lambda: w.delete_nodes(["c05"]),
+        lambda: w.add_nodes([{"id": "c07", "title": "x one renamed"}]),
+        lambda: w.add_nodes([{"id": "m99", "type": "MEMORY", "title": "a memory"}]),  # no concept row changes
+    ]
+    for n, write in enumerate(writes):
+        write()
+        before = dict(made)
+        got = _semantic(w, "x one")
+        assert made["fresh"] == before["fresh"], n
+        assert made["updated"] == before["updated"] + (n < 4), n  # (the last write changes no concept row)
+        oracle = _fresh(w, tmp_path, f"u{n}")
+        assert got == _semantic(oracle, "x one"), n
         oracle.close()
     w.close()

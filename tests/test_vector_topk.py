@@ -200,3 +200,85 @@ def test_bad_arguments_are_refused() -> None:
     with pytest.raises(InputError, match="2-dimensional"):
         DenseVectors(np.ones(3, dtype=np.float32))
     assert DenseVectors(np.zeros((0, 4), dtype=np.float32)).topk(np.ones(4, dtype=np.float32), 3)[0].tolist() == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**31))
+def test_an_updated_dense_index_is_the_fresh_build_whatever_rows_it_is_told(seed: int) -> None:
+    """``DenseVectors.updated``: rows equal bit for bit to the base row named keep its codes,
+    every other row is coded; the top-k is the reference's for any ``base_rows`` -- the true
+    pairing, a shuffled one, one naming rows that changed (scaled by 1000, sign flipped, -0.0
+    for 0.0), or none."""
+    rng = np.random.default_rng(seed)
+    m, _q, vis, k, lo = _case(seed, dense=True)
+    n, d = m.shape
+    old = DenseVectors(m)
+    new = m.copy()
+    changed = rng.random(n) < rng.uniform(0.0, 0.5)
+    new[changed] *= np.float32([1000.0, -1.0, 1e-3][seed % 3])
+    if seed % 4 == 1:
+        new[new == 0] = -0.0  # equal in value, not in bits
+    # rows inserted and removed: the new matrix's rows are a subsequence of old and fresh rows
+    keep = rng.random(n) < 0.9
+    fresh = rng.standard_normal((int(rng.integers(0, 5)), d)).astype(np.float32)
+    new = np.concatenate([new[keep], fresh])
+    true_rows = np.concatenate([np.flatnonzero(keep), np.full(len(fresh), -1)]).astype(np.int64)
+    mode = seed % 4
+    if mode == 0:
+        base_rows = true_rows
+    elif mode == 1:
+        base_rows = rng.permutation(true_rows)
+    elif mode == 2:
+        base_rows = rng.integers(-1, n, len(new))
+    else:
+        base_rows = np.full(len(new), -1)
+    upd = old.updated(new, base_rows)
+    assert (upd.n, upd.dim) == new.shape
+    vis2 = None if vis is None else rng.random(len(new)) < 0.8
+    for _ in range(4):
+        q = rng.standard_normal(d).astype(np.float32)
+        want_rows, want_scores = reference(new, q, k, vis2, lo)
+        for method in ("auto", "pruned"):
+            rows, scores = upd.topk(q, k, visible=vis2, min_score=lo, method=method)
+            assert rows.tolist() == want_rows, method
+            assert _bits(scores) == _bits(want_scores), method
+
+
+def test_an_update_recodes_a_row_that_changed_under_its_old_row_number() -> None:
+    """The rows told to be unchanged but grown a thousandfold: reusing their codes would bound
+    them a thousand times too low and prune them; they are coded again and win."""
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((4000, 32)).astype(np.float32)
+    old = DenseVectors(m)
+    new = m.copy()
+    new[[17, 2900]] *= 1000.0
+    upd = old.updated(new, np.arange(4000))
+    q = new[2900] / np.linalg.norm(new[2900])
+    rows, _scores = upd.topk(q.astype(np.float32), 3, method="pruned")
+    assert rows.tolist() == reference(new, q.astype(np.float32), 3, None, None)[0]
+    assert 2900 in rows.tolist()
+
+
+def test_bad_updates_are_refused() -> None:
+    m = np.eye(4, dtype=np.float32)
+    old = DenseVectors(m)
+    with pytest.raises(InputError, match="base_rows must be 4 integers"):
+        old.updated(m, [0, 1, 2])
+    with pytest.raises(InputError, match="base_rows must be 4 integers"):
+        old.updated(m, [0.0, 1.0, 2.0, 3.0])
+    with pytest.raises(InputError, match=r"base_rows must be in \[-1, 4\)"):
+        old.updated(m, [0, 1, 2, 4])
+    with pytest.raises(InputError, match=r"base_rows must be in \[-1, 4\)"):
+        old.updated(m, [0, 1, 2, -2])
+    with pytest.raises(InputError, match=r"base_rows must be in \[-1, 4\)"):
+        old.updated(m, np.array([0, 1, 2, 2**40]))  # (not wrapped to an int32 in range)
+    with pytest.raises(InputError, match="dim"):
+        old.updated(np.eye(4, 5, dtype=np.float32), [0, 1, 2, 3])
+    with pytest.raises(InputError, match="2-dimensional"):
+        old.updated(np.zeros(4, dtype=np.float32), [0, 1, 2, 3])
+    bad = m.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(InputError, match="finite"):
+        old.updated(bad, [0, 1, 2, 3])  # a changed row: checked as it is coded
+    empty = old.updated(np.zeros((0, 4), dtype=np.float32), np.zeros(0, dtype=np.int64))
+    assert empty.n == 0 and empty.topk(np.ones(4, dtype=np.float32), 3)[0].tolist() == []

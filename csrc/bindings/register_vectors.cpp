@@ -79,6 +79,27 @@ void register_vectors(py::module_& m) {
              return h;
            }),
            "matrix"_a)
+      .def(
+          "updated",
+          [](const std::shared_ptr<DenseIndex>& base, const carray<float>& matrix,
+             const carray<std::int32_t>& base_rows) {
+            if (matrix.ndim() != 2)
+              throw py::value_error("matrix must be 2-dimensional, got " + std::to_string(matrix.ndim()) +
+                                    " dimensions");
+            const std::int64_t n = matrix.shape(0), dim = matrix.shape(1);
+            check_1d(base_rows, "base_rows", static_cast<py::ssize_t>(n));
+            auto h = std::make_shared<DenseIndex>();
+            h->matrix = matrix;
+            const float* mp = h->matrix.data();
+            const std::int32_t* bp = base_rows.data();
+            {
+              py::gil_scoped_release nogil;
+              h->ix = std::make_unique<cw::DenseVectors>(mp, n, dim, *base->ix, bp);
+            }
+            return h;
+          },
+          "matrix"_a, "base_rows"_a,
+          "The index of matrix, taking each row's codes from base_rows[r] of this one when the rows are equal.")
       .def_property_readonly("rows", [](const DenseIndex& h) { return h.ix->rows(); })
       .def_property_readonly("dim", [](const DenseIndex& h) { return h.ix->dim(); })
       .def_property_readonly(

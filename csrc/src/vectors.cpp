@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <string>
@@ -311,9 +312,13 @@ DenseScratch& dense_scratch() {
 
 }  // namespace
 
+void DenseVectors::check_shape() const {
+  if (n_ < 0 || n_ > INT32_MAX) throw InvalidArgument("rows must be in [0, 2**31 - 1], got " + std::to_string(n_));
+  if (dim_ < 0) throw InvalidArgument("dim must be non-negative, got " + std::to_string(dim_));
+}
+
 DenseVectors::DenseVectors(const float* matrix, std::int64_t n, std::int64_t dim) : m_(matrix), n_(n), dim_(dim) {
-  if (n < 0 || n > INT32_MAX) throw InvalidArgument("rows must be in [0, 2**31 - 1], got " + std::to_string(n));
-  if (dim < 0) throw InvalidArgument("dim must be non-negative, got " + std::to_string(dim));
+  check_shape();
   {
     // finite: |x| <= FLT_MAX is false for NaN and the infinities (a branch-free pass that
     // vectorises, unlike isfinite per entry)
@@ -327,60 +332,103 @@ DenseVectors::DenseVectors(const float* matrix, std::int64_t n, std::int64_t dim
   scale_.resize(static_cast<std::size_t>(n));
   err_.resize(static_cast<std::size_t>(n));
   l1_.resize(static_cast<std::size_t>(n));
+  for (std::int64_t r = 0; r < n; ++r) code_row(r);
+}
+
+DenseVectors::DenseVectors(const float* matrix, std::int64_t n, std::int64_t dim, const DenseVectors& base,
+                           const std::int32_t* base_rows)
+    : m_(matrix), n_(n), dim_(dim) {
+  check_shape();
+  if (base.dim_ != dim)
+    throw InvalidArgument("base has dim " + std::to_string(base.dim_) + ", the matrix " + std::to_string(dim));
+  for (std::int64_t r = 0; r < n; ++r)
+    if (base_rows[r] < -1 || base_rows[r] >= base.n_)
+      throw InvalidArgument("base_rows[" + std::to_string(r) + "] = " + std::to_string(base_rows[r]) +
+                            " outside [-1, " + std::to_string(base.n_) + ")");
+  const bool coded = dim <= kMaxCodedDim;
+  if (coded) {
+    code_.resize(static_cast<std::size_t>(n * dim));
+    scale_.resize(static_cast<std::size_t>(n));
+    err_.resize(static_cast<std::size_t>(n));
+    l1_.resize(static_cast<std::size_t>(n));
+  }
+  const std::size_t row_bytes = static_cast<std::size_t>(dim) * sizeof(float);
   for (std::int64_t r = 0; r < n; ++r) {
     const float* v = matrix + r * dim;
-    std::int8_t* c = code_.data() + r * dim;
-    // the largest magnitude and the L1 norm in four lanes each (the L1 bound below holds for
-    // any order of summation; a maximum does not depend on the order)
-    float mx4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    double l14[4] = {0.0, 0.0, 0.0, 0.0};
-    std::int64_t j4 = 0;
-    for (; j4 + 4 <= dim; j4 += 4)
-      for (int t = 0; t < 4; ++t) {
-        const float a = std::fabs(v[j4 + t]);
-        mx4[t] = mx4[t] > a ? mx4[t] : a;
-        l14[t] += static_cast<double>(a);
+    const std::int32_t b = base_rows[r];
+    // a row equal bit for bit to a row base checked and coded: finite, and the same codes
+    if (b >= 0 && std::memcmp(v, base.m_ + static_cast<std::int64_t>(b) * dim, row_bytes) == 0) {
+      if (coded) {
+        std::memcpy(code_.data() + r * dim, base.code_.data() + static_cast<std::int64_t>(b) * dim,
+                    static_cast<std::size_t>(dim));
+        scale_[r] = base.scale_[b];
+        err_[r] = base.err_[b];
+        l1_[r] = base.l1_[b];
       }
-    for (; j4 < dim; ++j4) {
-      const float a = std::fabs(v[j4]);
-      mx4[0] = mx4[0] > a ? mx4[0] : a;
-      l14[0] += static_cast<double>(a);
+      continue;
     }
-    const float mx = std::max(std::max(mx4[0], mx4[1]), std::max(mx4[2], mx4[3]));
-    const double l1 = (l14[0] + l14[1]) + (l14[2] + l14[3]);
-    const float sc = mx / 127.0f;
-    // Any code is sound: the error kept below is that of the code chosen. Picked in float,
-    // rounded half away from zero by truncation (|v / sc| <= 127 + a few ulps), branch-free so
-    // the loop vectorises (nearbyint is a library call on baseline x86-64).
-    // (a subnormal scale codes the row as zeros: 1 / sc could overflow, and the error kept,
-    // at most mx, is then what bounds it)
-    const float invf = sc >= std::numeric_limits<float>::min() ? 1.0f / sc : 0.0f;
-    for (std::int64_t j = 0; j < dim; ++j) {
-      float x = v[j] * invf;
-      x = x < -127.0f ? -127.0f : (x > 127.0f ? 127.0f : x);
-      std::int32_t q = static_cast<std::int32_t>(x + std::copysign(0.5f, x));
-      q = q < -127 ? -127 : (q > 127 ? 127 : q);
-      c[j] = static_cast<std::int8_t>(q);
-    }
-    // the largest coding error, exactly in double (sc * q is exact: 24 + 7 bits), four lanes
-    const double scd = static_cast<double>(sc);
-    double err4[4] = {0.0, 0.0, 0.0, 0.0};
-    std::int64_t e4 = 0;
-    for (; e4 + 4 <= dim; e4 += 4)
-      for (int t = 0; t < 4; ++t) {
-        const double e = std::fabs(static_cast<double>(v[e4 + t]) - scd * static_cast<double>(c[e4 + t]));
-        err4[t] = err4[t] > e ? err4[t] : e;
-      }
-    for (; e4 < dim; ++e4) {
-      const double e = std::fabs(static_cast<double>(v[e4]) - scd * static_cast<double>(c[e4]));
-      err4[0] = err4[0] > e ? err4[0] : e;
-    }
-    const double err = std::max(std::max(err4[0], err4[1]), std::max(err4[2], err4[3]));
-    scale_[r] = sc;
-    // rounded up: the differences and the sum above are within a few ulps
-    err_[r] = err * (1.0 + 0x1p-40) + static_cast<double>(mx) * 0x1p-45;
-    l1_[r] = l1 * (1.0 + static_cast<double>(dim + 2) * 0x1p-52);
+    bool finite = true;
+    for (std::int64_t j = 0; j < dim; ++j) finite &= std::fabs(v[j]) <= std::numeric_limits<float>::max();
+    if (!finite) throw InvalidArgument("matrix must be finite");
+    if (coded) code_row(r);
   }
+}
+
+void DenseVectors::code_row(std::int64_t r) {
+  // locals: the int8 stores below may alias any member, which would keep the loops from vectorising
+  const std::int64_t dim = dim_;
+  const float* v = m_ + r * dim;
+  std::int8_t* c = code_.data() + r * dim;
+  // the largest magnitude and the L1 norm in four lanes each (the L1 bound below holds for
+  // any order of summation; a maximum does not depend on the order)
+  float mx4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  double l14[4] = {0.0, 0.0, 0.0, 0.0};
+  std::int64_t j4 = 0;
+  for (; j4 + 4 <= dim; j4 += 4)
+    for (int t = 0; t < 4; ++t) {
+      const float a = std::fabs(v[j4 + t]);
+      mx4[t] = mx4[t] > a ? mx4[t] : a;
+      l14[t] += static_cast<double>(a);
+    }
+  for (; j4 < dim; ++j4) {
+    const float a = std::fabs(v[j4]);
+    mx4[0] = mx4[0] > a ? mx4[0] : a;
+    l14[0] += static_cast<double>(a);
+  }
+  const float mx = std::max(std::max(mx4[0], mx4[1]), std::max(mx4[2], mx4[3]));
+  const double l1 = (l14[0] + l14[1]) + (l14[2] + l14[3]);
+  const float sc = mx / 127.0f;
+  // Any code is sound: the error kept below is that of the code chosen. Picked in float,
+  // rounded half away from zero by truncation (|v / sc| <= 127 + a few ulps), branch-free so
+  // the loop vectorises (nearbyint is a library call on baseline x86-64).
+  // (a subnormal scale codes the row as zeros: 1 / sc could overflow, and the error kept,
+  // at most mx, is then what bounds it)
+  const float invf = sc >= std::numeric_limits<float>::min() ? 1.0f / sc : 0.0f;
+  for (std::int64_t j = 0; j < dim; ++j) {
+    float x = v[j] * invf;
+    x = x < -127.0f ? -127.0f : (x > 127.0f ? 127.0f : x);
+    std::int32_t q = static_cast<std::int32_t>(x + std::copysign(0.5f, x));
+    q = q < -127 ? -127 : (q > 127 ? 127 : q);
+    c[j] = static_cast<std::int8_t>(q);
+  }
+  // the largest coding error, exactly in double (sc * q is exact: 24 + 7 bits), four lanes
+  const double scd = static_cast<double>(sc);
+  double err4[4] = {0.0, 0.0, 0.0, 0.0};
+  std::int64_t e4 = 0;
+  for (; e4 + 4 <= dim; e4 += 4)
+    for (int t = 0; t < 4; ++t) {
+      const double e = std::fabs(static_cast<double>(v[e4 + t]) - scd * static_cast<double>(c[e4 + t]));
+      err4[t] = err4[t] > e ? err4[t] : e;
+    }
+  for (; e4 < dim; ++e4) {
+    const double e = std::fabs(static_cast<double>(v[e4]) - scd * static_cast<double>(c[e4]));
+    err4[0] = err4[0] > e ? err4[0] : e;
+  }
+  const double err = std::max(std::max(err4[0], err4[1]), std::max(err4[2], err4[3]));
+  scale_[r] = sc;
+  // rounded up: the differences and the sum above are within a few ulps
+  err_[r] = err * (1.0 + 0x1p-40) + static_cast<double>(mx) * 0x1p-45;
+  l1_[r] = l1 * (1.0 + static_cast<double>(dim + 2) * 0x1p-52);
 }
 
 VectorHits DenseVectors::topk(const float* query, std::int64_t k, const std::uint8_t* visible,

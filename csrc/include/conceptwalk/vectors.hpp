@@ -119,6 +119,14 @@ class SparseVectors {
 class DenseVectors {
  public:
   DenseVectors(const float* matrix, std::int64_t n, std::int64_t dim);
+  // The same index as DenseVectors(matrix, n, dim), codes and all, taking row r's codes from
+  // base's row base_rows[r] (-1: none) when the two rows are equal bit for bit and coding the
+  // other rows (a write that changed a few rows of a large matrix re-codes those only). Any
+  // base_rows is sound: a row that differs from the one named is coded. base_rows[r] must be
+  // in [-1, base.rows()) and base.dim() == dim (checked); base's matrix must still be the one
+  // it was made from.
+  DenseVectors(const float* matrix, std::int64_t n, std::int64_t dim, const DenseVectors& base,
+               const std::int32_t* base_rows);
 
   std::int64_t rows() const { return n_; }
   std::int64_t dim() const { return dim_; }
@@ -139,6 +147,8 @@ class DenseVectors {
   std::vector<std::int8_t> code_;  // n x dim
   std::vector<float> scale_;       // per row: code unit
   std::vector<double> err_, l1_;   // per row: largest coding error (rounded up), L1 norm (rounded up)
+  void check_shape() const;
+  void code_row(std::int64_t r);  // row r's code, scale, err and l1 from m_ (allocated)
 };
 
 }  // namespace cw

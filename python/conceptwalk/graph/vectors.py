@@ -414,6 +414,64 @@ class DenseVectors(_VectorIndex):
         except ValueError as e:
             raise InputError(f"DenseVectors: {e}") from None
 
+    def updated(self, matrix: npt.ArrayLike, base_rows: npt.ArrayLike) -> DenseVectors:
+        """``DenseVectors(matrix)``, coding only the rows that changed since this index.
+
+        Row ``r`` of the new index takes the codes of this index's row ``base_rows[r]`` when the
+        two rows are equal bit for bit, and is coded afresh otherwise (also when
+        ``base_rows[r]`` is -1). The result is the fresh build's, codes and all, whatever
+        ``base_rows`` says (a wrong row number only costs its coding): a write that changed a
+        few rows of a large matrix re-codes those rows, not all of them.
+
+        Parameters
+        ----------
+        matrix : (n, dim) array
+            float32 rows (finite), read in place or copied as :class:`DenseVectors` does.
+        base_rows : (n,) integer array
+            Per row, the row of this index it is likely to equal, or -1.
+
+        Returns
+        -------
+        DenseVectors
+
+        Raises
+        ------
+        InputError
+            If ``matrix`` is not 2-dimensional, finite and of this index's ``dim``, or
+            ``base_rows`` is not ``n`` integers in ``[-1, self.n)``.
+
+        Examples
+        --------
+        >>> old = DenseVectors(np.eye(3, dtype=np.float32))
+        >>> new_rows = np.array([[0, 0, 1], [0.6, 0.8, 0], [1, 0, 0]], dtype=np.float32)
+        >>> new = old.updated(new_rows, [2, -1, 0])
+        >>> q = np.array([1, 0, 0], dtype=np.float32)
+        >>> [a.tolist() for a in new.topk(q, 2)] == [a.tolist() for a in DenseVectors(new_rows).topk(q, 2)]
+        True
+        """
+        mat = np.asarray(matrix)
+        if mat.ndim != 2:
+            raise InputError(f"matrix must be 2-dimensional, got shape {mat.shape}")
+        if mat.dtype != np.float32 or not mat.flags.c_contiguous or mat.flags.writeable:
+            mat = np.array(mat, dtype=np.float32, order="C", copy=True)
+            mat.setflags(write=False)
+        rows = np.asarray(base_rows)
+        if rows.ndim != 1 or len(rows) != mat.shape[0] or (rows.size and rows.dtype.kind not in "iu"):
+            raise InputError(f"base_rows must be {mat.shape[0]} integers (one per row), got shape {rows.shape}")
+        if rows.size and (int(rows.min()) < -1 or int(rows.max()) >= self.n):
+            raise InputError(f"base_rows must be in [-1, {self.n}), got [{int(rows.min())}, {int(rows.max())}]")
+        try:
+            core = self._core.updated(mat, rows.astype(np.int32))
+        except ValueError as e:
+            raise InputError(f"DenseVectors.updated: {e}") from None
+        return self._of_core(core)
+
+    @classmethod
+    def _of_core(cls, core: Any) -> DenseVectors:
+        self = cls.__new__(cls)
+        self._core = core
+        return self
+
     @property
     def matrix(self) -> npt.NDArray[np.float32]:
         """The float rows read (read-only)."""

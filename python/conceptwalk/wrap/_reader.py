@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .embed import HashingEmbedder, normalize_text
-from ..errors import ConceptwalkError, InputError
+from ..errors import ConceptwalkError, InputError, NotFoundError
 from ..graph import CORE_VERSION, EDGE_ANNOTATION_KEYS, LinkGraph, VisibilityMask
 from ..graph.vectors import DenseVectors, SparseVectors
 from ..graph.view import View
@@ -226,16 +226,7 @@ def advance_vectors(
         return None
     if _rows_untouched(old_rows, rows, (dropped, added)):
         return old  # an agent's memories written, its concepts untouched: the same vectors
-    keep_old = np.ones(n_old, dtype=bool)
-    keep_old[dropped] = False
-    keep_new = np.ones(n_new, dtype=bool)
-    keep_new[added] = False
-    node_map = np.full(n_old, -1, dtype=np.int64)
-    node_map[keep_old] = np.flatnonzero(keep_new)
-    row_of = np.full(n_new, -1, dtype=np.int64)
-    row_of[rows] = np.arange(len(rows), dtype=np.int64)
-    moved = node_map[old_rows]
-    old_to_new = np.where(moved >= 0, row_of[np.maximum(moved, 0)], -1)
+    old_to_new = _old_to_new(n_old, old_rows, n_new, rows, (dropped, added))
     filled = np.zeros(len(rows), dtype=bool)
     filled[old_to_new[old_to_new >= 0]] = True
     missing = np.flatnonzero(~filled)
@@ -262,6 +253,39 @@ def advance_vectors(
     ptr = np.zeros(dim + 1, dtype=np.int64)
     np.cumsum(np.bincount(out_cols, minlength=dim), out=ptr[1:])
     return SparseVectors.from_columns(n, dim, ptr, out_rows.astype(np.int32), vals.astype(np.float32))
+
+
+def _old_to_new(
+    n_old: int,
+    old_rows: npt.NDArray[np.int64],
+    n_new: int,
+    rows: npt.NDArray[np.int64],
+    moved: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+) -> npt.NDArray[np.int64]:
+    """Per row of ``old_rows`` (node indices of a graph of ``n_old`` nodes), the row of ``rows``
+    (of a graph of ``n_new`` nodes) holding the same unchanged node, or -1 (its node changed, or
+    is not a row any more). ``moved`` is :func:`_changed_positions` of the two graphs, which
+    differ by those nodes only (``n_old - len(dropped) == n_new - len(added)``): the unchanged
+    nodes keep their relative order, so they pair up in order."""
+    dropped, added = moved
+    keep_old = np.ones(n_old, dtype=bool)
+    keep_old[dropped] = False
+    keep_new = np.ones(n_new, dtype=bool)
+    keep_new[added] = False
+    node_map = np.full(n_old, -1, dtype=np.int64)
+    node_map[keep_old] = np.flatnonzero(keep_new)
+    row_of = np.full(n_new, -1, dtype=np.int64)
+    row_of[rows] = np.arange(len(rows), dtype=np.int64)
+    to = node_map[old_rows]
+    return np.where(to >= 0, row_of[np.maximum(to, 0)], -1)
+
+
+def _new_from_old(old_to_new: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.int64]:
+    """The inverse of :func:`_old_to_new` over ``n`` new rows: per new row, its old row or -1."""
+    out = np.full(n, -1, dtype=np.int64)
+    had = np.flatnonzero(old_to_new >= 0)
+    out[old_to_new[had]] = had
+    return out
 
 
 def _row_positions(sorted_rows: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -300,6 +324,33 @@ def _vectors_from_parts(parts: Mapping[str, Any], rows: int, dim: int) -> Sparse
         return SparseVectors.from_columns(rows, dim, parts["colptr"], parts["rows"], parts["values"])
     except InputError:
         return None
+
+
+#: At most this many changed concepts have their stored vectors looked up by id
+#: (:meth:`ReadCache._patched_matrix`); more read every vector of the model at once.
+_FEW_IDS = 256
+
+
+def _stored_vectors_of(get: Callable[..., Any], name: str, ids: list[str]) -> dict[str, npt.NDArray[np.float32]]:
+    """The stored vectors of those of ``ids`` that have one under the model ``name``
+    (``get``: :meth:`KnowledgeBase.get_embeddings`), by id: in one read when every id has one,
+    else one read per id."""
+    try:
+        got_ids, mat = get(name, ids)
+        return {x: mat[i] for i, x in enumerate(got_ids)}
+    except NotFoundError:
+        pass
+    out: dict[str, npt.NDArray[np.float32]] = {}
+    wanted = list(dict.fromkeys(ids))
+    if len(wanted) == 1:
+        return out  # (that one has none)
+    for x in wanted:
+        try:
+            _one, mat = get(name, [x])
+        except NotFoundError:
+            continue
+        out[x] = mat[0]
+    return out
 
 
 def _matrix_from_parts(
@@ -638,30 +689,33 @@ class ReadCache:
         """Rows aligned with :meth:`concept_indices`: the stored vectors under ``embedder.name``
         (the store's own, written when it was written); concepts without one are embedded from
         ``config.concept_text`` once and held in memory (never written). Kept across writes that
-        change neither a stored vector nor a concept (:meth:`_by_embeddings`). When every
-        concept's row is a stored vector the matrix is kept with the store's snapshot too
+        change neither a stored vector nor a concept (:meth:`_by_embeddings`), and brought
+        forward across writes that do (:meth:`_patched_matrix`: only the rows of the concepts
+        the change log names are read or embedded again). When every concept's row is a stored
+        vector the matrix is kept with the store's snapshot too
         (:meth:`KnowledgeBase.keep_derived_arrays`: mapped by the next process instead of read
-        back from the vector tables; brought to a later position while no concept row changed)."""
+        back from the vector tables)."""
 
-        def build() -> tuple[npt.NDArray[np.float32], bool]:
+        def build() -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
             idx_arr = self.concept_indices(config)
             kept = self._kept_matrix(embedder, config, idx_arr)
-            if kept is None:
-                kept = self._patched_matrix(embedder, config, idx_arr, key)
             if kept is not None:
-                return kept, True
+                return kept, np.zeros(len(idx_arr), dtype=bool)
+            patched = self._patched_matrix(embedder, config, idx_arr, key)
+            if patched is not None:
+                return patched
             ids = [self.graph.ids[i] for i in idx_arr.tolist()]
             at = self.graph_version if self._committed else None
-            made: list[int] = []
+            made: list[npt.NDArray[np.bool_]] = []
             mat = self.source.embeddings_for(
                 embedder, ids, self.graph, text=config.concept_text, graph_version=at, history=self._history, made=made
             )
             mat.setflags(write=False)  # shared and kept as it is (keep_derived_arrays copies a writable one)
-            return mat, made == [0]
+            return mat, made[0]
 
         def with_store() -> npt.NDArray[np.float32]:
-            mat, stored = self._by_embeddings(key, config, build)
-            if stored:  # every row the store's own: kept at this position (cheap when it is already)
+            mat, made = self._by_embeddings(key, config, build)
+            if not made.any():  # every row the store's own: kept at this position (cheap when it is already)
                 self._keep_matrix(embedder, config, mat)
             return mat  # type: ignore[no-any-return]
 
@@ -677,75 +731,93 @@ class ReadCache:
     def _kept_matrix(
         self, embedder: Any, config: WalkConfig, idx: npt.NDArray[np.int64]
     ) -> npt.NDArray[np.float32] | None:
-        """The concepts' stored vectors as the store keeps them (:meth:`_keep_matrix`): at this
-        position, or at an earlier one the store still holds when the change log names no
-        concept row changed since (no concept added, removed or re-typed, no stored vector of
-        the model written); None otherwise (read from the vector tables)."""
+        """The concepts' stored vectors as the store keeps them at this position
+        (:meth:`_keep_matrix`), or None (an earlier position's are :meth:`_patched_matrix`'s)."""
         kb = self.source.kb
         gv = self.graph_version
         if kb is None or gv is None or not self._committed:
             return None
-        name, dim = self._matrix_name(embedder, config), int(embedder.dim)
         fn = getattr(kb, "derived_arrays", None)
-        got = fn(name, gv, history=self._history) if callable(fn) else None
-        if got is not None:
-            return _matrix_from_parts(got, idx, dim)
-        before_fn, changed_fn = getattr(kb, "derived_arrays_before", None), getattr(kb, "changed_nodes", None)
-        before = before_fn(name, gv, history=self._history) if callable(before_fn) else None
-        if before is None or not callable(changed_fn):
-            return None
-        old_g, old_v, parts = before
-        if old_v >= gv:
-            return None  # (the same position is derived_arrays's; another graph there is not ours)
-        old_idx = _concept_rows(old_g, config.concept_node_types)
-        changed = changed_fn(old_v, gv, vectors=str(embedder.name), limit=max(1000, len(idx) // 8))
-        if changed is None or not _rows_untouched(old_idx, idx, _changed_positions(old_g, self.graph, changed)):
-            return None
-        # the same rows in the same order (only their node indices may differ): the old matrix
-        return _matrix_from_parts(parts, old_idx, dim)
+        got = fn(self._matrix_name(embedder, config), gv, history=self._history) if callable(fn) else None
+        return None if got is None else _matrix_from_parts(got, idx, int(embedder.dim))
 
     def _patched_matrix(
         self, embedder: Any, config: WalkConfig, idx: npt.NDArray[np.int64], key: Any
-    ) -> npt.NDArray[np.float32] | None:
-        """The stored vectors of the concepts carried from this store object's last position
-        (:meth:`_by_embeddings`' entry) with the rows of the concepts the change log names
-        since read again from the store: a write of some concepts' vectors (or a rename, or a
-        concept replaced by another at the same row) reads those rows only. None when the
-        carried matrix was not every concept's stored vector, the concepts added and removed do
-        not pair up row for row, a changed concept has no stored vector, or the log cannot tell
-        (read whole)."""
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]] | None:
+        """The concepts' vectors brought forward from an earlier position through the change
+        log, and which rows the model made (True) rather than the store holds: the rows of the
+        concepts the log names since (added, removed, renamed, re-typed, text changed when it is
+        embedded, a stored vector of the model written) are read from the store, or embedded
+        when the store has none; every other row is the earlier matrix's. The earlier position
+        is this store object's last (:meth:`_by_embeddings`' entry) or, failing that, the one
+        the store keeps (:meth:`KnowledgeBase.derived_arrays_before`, e.g. mapped from the
+        snapshot file). The earlier matrix itself when no row changed. None when there is no
+        earlier position, or the log cannot tell (too many changes, a bulk load): read whole."""
         kb = self.source.kb
         gv = self.graph_version
-        changed_fn, get = getattr(kb, "changed_nodes", None), getattr(kb, "get_embeddings", None)
-        if kb is None or gv is None or not self._committed or not callable(changed_fn) or not callable(get):
+        changed_fn = getattr(kb, "changed_nodes", None)
+        if kb is None or gv is None or not self._committed or not callable(changed_fn):
             return None
+        dim = int(embedder.dim)
+        start: tuple[LinkGraph, int, npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.bool_]] | None
+        start = None
         with _SHARED_LOCK:
             slot = _carry_slot(kb, self._history)
             got = None if slot is None else slot.get(("embeddings", key))
-        if got is None:
+        if got is not None:
+            _ev, old_g, old_v, old_idx, (old_mat, old_made) = got
+            start = (old_g, old_v, old_idx, old_mat, old_made)
+        else:
+            before_fn = getattr(kb, "derived_arrays_before", None)
+            before = (
+                before_fn(self._matrix_name(embedder, config), gv, history=self._history)
+                if callable(before_fn)
+                else None
+            )
+            if before is not None:
+                old_g, old_v, parts = before
+                old_idx = _concept_rows(old_g, config.concept_node_types)
+                old_mat = _matrix_from_parts(parts, old_idx, dim)
+                if old_mat is not None:
+                    start = (old_g, old_v, old_idx, old_mat, np.zeros(len(old_idx), dtype=bool))
+        if start is None:
             return None
-        _ev, old_g, old_v, old_idx, value = got
-        mat, stored = value
-        if not stored or not 0 <= old_v < gv or len(old_idx) != len(idx) or mat.shape[0] != len(idx):
-            return None
-        changed = changed_fn(old_v, gv, vectors=str(embedder.name), limit=max(1000, len(idx) // 8))
+        old_g, old_v, old_idx, old_mat, old_made = start
+        if not 0 <= old_v < gv or old_mat.shape != (len(old_idx), dim) or len(old_made) != len(old_idx):
+            return None  # (the same position is derived_arrays's or the entry's own; another graph there is not ours)
+        changed = changed_fn(
+            old_v, gv, text=config.concept_text != "title", vectors=str(embedder.name), limit=max(1000, len(idx) // 8)
+        )
         if changed is None:
             return None
-        dropped, added = _changed_positions(old_g, self.graph, changed)
-        rows = _row_positions(idx, added)
-        if not np.array_equal(_row_positions(old_idx, dropped), rows):
-            return None  # the unchanged concepts do not keep their rows
         g = self.graph
-        try:
-            _ids, vecs = get(str(embedder.name), [g.ids[int(i)] for i in idx[rows]])
-        except ConceptwalkError:  # a changed concept without a stored vector (NotFoundError)
-            return None
-        if len(rows) and vecs.shape != (len(rows), mat.shape[1]):
-            return None
-        out = np.array(mat, dtype=np.float32, copy=True)
-        out[rows] = vecs
+        moved = _changed_positions(old_g, g, changed)
+        if old_g.num_nodes - len(moved[0]) != g.num_nodes - len(moved[1]):
+            return None  # pragma: no cover - the two graphs differ by more than the log says
+        if _rows_untouched(old_idx, idx, moved):
+            return old_mat, old_made  # an agent's memories written, its concepts untouched
+        new_from = _new_from_old(_old_to_new(old_g.num_nodes, old_idx, g.num_nodes, idx, moved), len(idx))
+        fresh = np.flatnonzero(new_from < 0)
+        made: list[npt.NDArray[np.bool_]] = []
+        vecs = self.source.embeddings_for(
+            embedder,
+            [g.ids[int(i)] for i in idx[fresh]],
+            g,
+            text=config.concept_text,
+            graph_version=gv,
+            history=self._history,
+            made=made,
+            by_id=len(fresh) <= _FEW_IDS,
+        )
+        out = np.empty((len(idx), dim), dtype=np.float32)
+        out_made = np.empty(len(idx), dtype=bool)
+        take = new_from >= 0
+        out[take] = old_mat[new_from[take]]
+        out_made[take] = old_made[new_from[take]]
+        out[fresh] = vecs
+        out_made[fresh] = made[0]
         out.setflags(write=False)
-        return out
+        return out, out_made
 
     def _keep_matrix(self, embedder: Any, config: WalkConfig, mat: npt.NDArray[np.float32]) -> None:
         fn = getattr(self.source.kb, "keep_derived_arrays", None)
@@ -954,18 +1026,59 @@ class ReadCache:
         def from_matrix() -> Any:
             mat = self.concept_embeddings(embedder, config)
             n, dim = mat.shape
-            if n == 0 or dim == 0 or not np.all(np.isfinite(mat)):
+            if n == 0 or dim == 0:
+                return False
+            # read in place: a read-only view of the snapshot's matrix (never written)
+            rows = np.ascontiguousarray(mat, dtype=np.float32).view()
+            rows.setflags(write=False)
+            base = self._dense_base(("embcols",) + key[1:], config)
+            if base is not None:  # the last position's index: only the rows that changed are coded
+                try:
+                    return base[0].updated(rows, base[1])
+                except InputError:  # a changed row not finite (the plain scan then reads it)
+                    return False
+            if not np.all(np.isfinite(mat)):
                 return False
             if np.count_nonzero(mat) > SPARSE_DENSITY * n * dim:
-                # read in place: a read-only view of the snapshot's matrix (never written)
-                rows = np.ascontiguousarray(mat, dtype=np.float32).view()
-                rows.setflags(write=False)
                 return DenseVectors(rows)
             return SparseVectors.from_dense(mat)
 
         key = ("embcols", embedder.name, int(embedder.dim), config.concept_node_types, config.concept_text)
         got = self._get(key, build)
         return None if got is False else got
+
+    def _dense_base(self, key: Any, config: WalkConfig) -> tuple[DenseVectors, npt.NDArray[np.int64]] | None:
+        """The dense index this store object made at its last position (:meth:`_by_embeddings`'
+        entry under ``key``) and, per concept row of this state, the row of it holding the same
+        unchanged concept (-1: none), for :meth:`DenseVectors.updated`; None when the last
+        index was not dense or the change log cannot pair the rows. The pairing is a hint only:
+        a row that is not equal bit for bit to the one named is coded again."""
+        kb = self.source.kb
+        gv = self.graph_version
+        changed_fn = getattr(kb, "changed_nodes", None)
+        if kb is None or gv is None or not self._committed or not callable(changed_fn):
+            return None
+        with _SHARED_LOCK:
+            slot = _carry_slot(kb, self._history)
+            got = None if slot is None else slot.get(("embeddings", key))
+        if got is None:
+            return None
+        _ev, old_g, old_v, old_idx, old = got
+        if not isinstance(old, DenseVectors) or not 0 <= old_v <= gv or old.n != len(old_idx):
+            return None
+        idx = self.concept_indices(config)
+        g = self.graph
+        if old_v == gv:
+            if old_g is not g or len(old_idx) != len(idx):
+                return None
+            return old, np.arange(len(idx), dtype=np.int64)
+        changed = changed_fn(old_v, gv, limit=max(1000, len(idx) // 8))
+        if changed is None:
+            return None
+        moved = _changed_positions(old_g, g, changed)
+        if old_g.num_nodes - len(moved[0]) != g.num_nodes - len(moved[1]):
+            return None  # pragma: no cover - the two graphs differ by more than the log says
+        return old, _new_from_old(_old_to_new(old_g.num_nodes, old_idx, g.num_nodes, idx, moved), len(idx))
 
     def node_vectors(self, embedder: Any, indices: list[int]) -> npt.NDArray[np.float32]:
         """Title vectors of the nodes at ``indices`` (any type), embedded on first use and held
@@ -1216,7 +1329,8 @@ class StoreReader:
         *,
         graph_version: int | None = None,
         history: int = 0,
-        made: list[int] | None = None,
+        made: list[npt.NDArray[np.bool_]] | None = None,
+        by_id: bool = False,
     ) -> npt.NDArray[np.float32]:
         """Vectors of ``ids`` under ``embedder.name``: read from the store, the missing ones
         embedded (from ``text``: ``"title"`` or ``"title+body"``) and cached in memory. Never
@@ -1227,19 +1341,25 @@ class StoreReader:
         ``history`` is the state's :attr:`~conceptwalk.kb.state.StoreState.history` (which of
         the store object's change logs the position is of). Without ``graph_version`` they live
         as long as this source reads the same graph and store version. ``made``, when given, gets
-        the number of rows that are not stored vectors appended."""
+        a boolean array appended: per id, True when its row is not a stored vector. ``by_id``:
+        look the ids' stored vectors up (a few of many), instead of reading every vector of the
+        model at once."""
         name = str(embedder.name)
         dim = int(embedder.dim)
         self._follow_model_vectors(graph, graph_version, history)
         have: dict[str, npt.NDArray[np.float32]] = {}
         get = getattr(self.kb, "get_embeddings", None)
-        if get is not None:
-            stored_ids, mat = get(name)
-            if len(stored_ids) and mat.shape[1] != dim:
+        if get is not None and ids:
+            if by_id:
+                have = _stored_vectors_of(get, name, ids)
+            else:
+                stored_ids, mat = get(name)
+                have = {x: mat[i] for i, x in enumerate(stored_ids)}
+            first = next(iter(have.values()), None)
+            if first is not None and first.shape != (dim,):
                 raise ConceptwalkError(
-                    f"the store holds {name!r} vectors of dim {mat.shape[1]}, the embedder makes dim {dim}"
+                    f"the store holds {name!r} vectors of dim {first.shape[-1]}, the embedder makes dim {dim}"
                 )
-            have = {x: mat[i] for i, x in enumerate(stored_ids)}
         stored = set(have)
         for nid in ids:
             v = self._mem_embeddings.get((name, text, nid))
@@ -1247,7 +1367,7 @@ class StoreReader:
                 have[nid] = v
         missing = [x for x in ids if x not in have]
         if made is not None:
-            made.append(len([x for x in ids if x not in stored]))
+            made.append(np.fromiter((x not in stored for x in ids), dtype=bool, count=len(ids)))
         if missing:
             vecs = np.ascontiguousarray(embedder.embed(self.node_texts(missing, graph, text)), dtype=np.float32)
             for i, x in enumerate(missing):
