@@ -327,3 +327,25 @@ def test_a_concept_write_recodes_the_changed_rows_of_the_dense_index_only(tmp_pa
         assert got == _semantic(oracle, "x one"), n
         oracle.close()
     w.close()
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 300])
+def test_rows_are_copied_run_by_run_as_a_gather_would(n):
+    """``_copy_rows`` (the patch's slice copies) against the plain gather, for pairings in
+    order with gaps (what a write gives) and for any pairing at all."""
+    rng = np.random.default_rng(n)
+    src = rng.standard_normal((n, 3)).astype(np.float32)
+    for trial in range(150):
+        m = int(rng.integers(0, n + 6))
+        if trial % 3 == 0 or n == 0:
+            src_rows = rng.integers(-1, n, m) if n else np.full(m, -1)
+        else:
+            src_rows = np.full(m, -1, dtype=np.int64)
+            k = min(m, n)
+            src_rows[np.sort(rng.choice(m, size=k, replace=False))] = np.sort(rng.choice(n, size=k, replace=False))
+        out = np.full((m, 3), 7.0, dtype=np.float32)
+        _reader._copy_rows(out, src, np.asarray(src_rows, dtype=np.int64))
+        want = np.full((m, 3), 7.0, dtype=np.float32)
+        ok = src_rows >= 0
+        want[ok] = src[src_rows[ok]]
+        assert np.array_equal(out, want), trial

@@ -288,6 +288,21 @@ def _new_from_old(old_to_new: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.i
     return out
 
 
+def _copy_rows(out: npt.NDArray[Any], src: npt.NDArray[Any], src_rows: npt.NDArray[np.int64]) -> None:
+    """``out[r] = src[src_rows[r]]`` for every row with ``src_rows[r] >= 0``, run by run: the rows
+    of an unchanged stretch are consecutive on both sides, so each stretch is one slice copy
+    (a write changes few rows; a gather of a large matrix row by row costs several times more)."""
+    at = np.flatnonzero(src_rows >= 0)
+    if not len(at):
+        return
+    from_rows = src_rows[at]
+    cut = np.flatnonzero((np.diff(at) != 1) | (np.diff(from_rows) != 1)) + 1
+    firsts = np.concatenate([[0], cut]).astype(np.int64)
+    lasts = np.concatenate([cut, [len(at)]]).astype(np.int64) - 1
+    for o, f, n in zip(at[firsts].tolist(), from_rows[firsts].tolist(), (lasts - firsts + 1).tolist()):
+        out[o : o + n] = src[f : f + n]
+
+
 def _row_positions(sorted_rows: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """The positions in ``sorted_rows`` (ascending) of those of ``nodes`` that are rows, ascending."""
     if not len(nodes) or not len(sorted_rows):
@@ -812,7 +827,7 @@ class ReadCache:
         out = np.empty((len(idx), dim), dtype=np.float32)
         out_made = np.empty(len(idx), dtype=bool)
         take = new_from >= 0
-        out[take] = old_mat[new_from[take]]
+        _copy_rows(out, old_mat, new_from)
         out_made[take] = old_made[new_from[take]]
         out[fresh] = vecs
         out_made[fresh] = made[0]
