@@ -158,6 +158,18 @@ def _check_shape(n: Any, dim: Any) -> None:
             raise InputError(f"{name} must be a non-negative integer, got {val!r}")
 
 
+def _read_only_rows(matrix: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """``matrix`` as the read-only float32 C-contiguous 2-d array a dense index reads in place:
+    itself when it is one, else a read-only copy."""
+    mat = np.asarray(matrix)
+    if mat.ndim != 2:
+        raise InputError(f"matrix must be 2-dimensional, got shape {mat.shape}")
+    if mat.dtype != np.float32 or not mat.flags.c_contiguous or mat.flags.writeable:
+        mat = np.array(mat, dtype=np.float32, order="C", copy=True)
+        mat.setflags(write=False)
+    return mat
+
+
 class _VectorIndex:
     """What both vector indexes share: the compiled index in ``_core``, its shape, and the
     checked call of its top-k (each subclass documents its own ``topk``)."""
@@ -403,12 +415,7 @@ class DenseVectors(_VectorIndex):
     __slots__ = ("_core",)
 
     def __init__(self, matrix: npt.ArrayLike) -> None:
-        mat = np.asarray(matrix)
-        if mat.ndim != 2:
-            raise InputError(f"matrix must be 2-dimensional, got shape {mat.shape}")
-        if mat.dtype != np.float32 or not mat.flags.c_contiguous or mat.flags.writeable:
-            mat = np.array(mat, dtype=np.float32, order="C", copy=True)
-            mat.setflags(write=False)
+        mat = _read_only_rows(matrix)
         try:
             self._core = _core.DenseVectors(mat)
         except ValueError as e:
@@ -449,12 +456,7 @@ class DenseVectors(_VectorIndex):
         >>> [a.tolist() for a in new.topk(q, 2)] == [a.tolist() for a in DenseVectors(new_rows).topk(q, 2)]
         True
         """
-        mat = np.asarray(matrix)
-        if mat.ndim != 2:
-            raise InputError(f"matrix must be 2-dimensional, got shape {mat.shape}")
-        if mat.dtype != np.float32 or not mat.flags.c_contiguous or mat.flags.writeable:
-            mat = np.array(mat, dtype=np.float32, order="C", copy=True)
-            mat.setflags(write=False)
+        mat = _read_only_rows(matrix)
         rows = np.asarray(base_rows)
         if rows.ndim != 1 or len(rows) != mat.shape[0] or (rows.size and rows.dtype.kind not in "iu"):
             raise InputError(f"base_rows must be {mat.shape[0]} integers (one per row), got shape {rows.shape}")

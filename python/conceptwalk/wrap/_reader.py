@@ -594,15 +594,9 @@ class ReadCache:
         """:meth:`name_index` of the last position this store object built it at, brought to this
         one: the changed concepts' old phrases dropped and their new ones added (None: nothing to
         start from, or the log cannot tell what changed, or more than a rebuild costs)."""
-        kb = self.source.kb
+        changed_fn, got = self._carried(("names", config.concept_node_types))
         gv = self.graph_version
-        changed_fn = getattr(kb, "changed_nodes", None)
-        if kb is None or gv is None or not self._committed or not callable(changed_fn):
-            return None
-        with _SHARED_LOCK:
-            slot = _carry_slot(kb, self._history)
-            got = None if slot is None else slot.get(("names", config.concept_node_types))
-        if got is None:
+        if got is None or changed_fn is None or gv is None:
             return None
         old_g, old_v, (old_index, longest) = got
         if old_v == gv:
@@ -1062,21 +1056,27 @@ class ReadCache:
         got = self._get(key, build)
         return None if got is False else got
 
+    def _carried(self, entry: Any) -> tuple[Callable[..., Any] | None, Any]:
+        """``(kb.changed_nodes, this store object's carried entry)`` for a committed state of a
+        store with a change log; ``(None, None)`` otherwise, or ``(changed_nodes, None)`` when
+        nothing is carried under ``entry`` (in this state's history)."""
+        kb = self.source.kb
+        changed_fn = getattr(kb, "changed_nodes", None)
+        if kb is None or self.graph_version is None or not self._committed or not callable(changed_fn):
+            return None, None
+        with _SHARED_LOCK:
+            slot = _carry_slot(kb, self._history)
+            return changed_fn, None if slot is None else slot.get(entry)
+
     def _dense_base(self, key: Any, config: WalkConfig) -> tuple[DenseVectors, npt.NDArray[np.int64]] | None:
         """The dense index this store object made at its last position (:meth:`_by_embeddings`'
         entry under ``key``) and, per concept row of this state, the row of it holding the same
         unchanged concept (-1: none), for :meth:`DenseVectors.updated`; None when the last
         index was not dense or the change log cannot pair the rows. The pairing is a hint only:
         a row that is not equal bit for bit to the one named is coded again."""
-        kb = self.source.kb
+        changed_fn, got = self._carried(("embeddings", key))
         gv = self.graph_version
-        changed_fn = getattr(kb, "changed_nodes", None)
-        if kb is None or gv is None or not self._committed or not callable(changed_fn):
-            return None
-        with _SHARED_LOCK:
-            slot = _carry_slot(kb, self._history)
-            got = None if slot is None else slot.get(("embeddings", key))
-        if got is None:
+        if got is None or changed_fn is None or gv is None:
             return None
         _ev, old_g, old_v, old_idx, old = got
         if not isinstance(old, DenseVectors) or not 0 <= old_v <= gv or old.n != len(old_idx):
