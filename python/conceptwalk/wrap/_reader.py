@@ -280,9 +280,21 @@ def _old_to_new(
     return np.where(to >= 0, row_of[np.maximum(to, 0)], -1)
 
 
-def _new_from_old(old_to_new: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.int64]:
-    """The inverse of :func:`_old_to_new` over ``n`` new rows: per new row, its old row or -1."""
-    out = np.full(n, -1, dtype=np.int64)
+def _paired_rows(
+    old_graph: LinkGraph,
+    old_rows: npt.NDArray[np.int64],
+    graph: LinkGraph,
+    rows: npt.NDArray[np.int64],
+    changed: list[str],
+) -> npt.NDArray[np.int64] | None:
+    """Per row of ``rows`` (``graph``'s node indices), the row of ``old_rows`` (``old_graph``'s)
+    holding the same unchanged node, or -1 (changed or new), given the ids of every node that
+    changed between the two graphs; None when the node counts say they differ by more."""
+    moved = _changed_positions(old_graph, graph, changed)
+    if old_graph.num_nodes - len(moved[0]) != graph.num_nodes - len(moved[1]):
+        return None
+    old_to_new = _old_to_new(old_graph.num_nodes, old_rows, graph.num_nodes, rows, moved)
+    out = np.full(len(rows), -1, dtype=np.int64)
     had = np.flatnonzero(old_to_new >= 0)
     out[old_to_new[had]] = had
     return out
@@ -800,12 +812,11 @@ class ReadCache:
         if changed is None:
             return None
         g = self.graph
-        moved = _changed_positions(old_g, g, changed)
-        if old_g.num_nodes - len(moved[0]) != g.num_nodes - len(moved[1]):
+        new_from = _paired_rows(old_g, old_idx, g, idx, changed)
+        if new_from is None:
             return None  # pragma: no cover - the two graphs differ by more than the log says
-        if _rows_untouched(old_idx, idx, moved):
+        if len(idx) == len(old_idx) and np.array_equal(new_from, np.arange(len(idx))):
             return old_mat, old_made  # an agent's memories written, its concepts untouched
-        new_from = _new_from_old(_old_to_new(old_g.num_nodes, old_idx, g.num_nodes, idx, moved), len(idx))
         fresh = np.flatnonzero(new_from < 0)
         made: list[npt.NDArray[np.bool_]] = []
         vecs = self.source.embeddings_for(
@@ -1088,12 +1099,8 @@ class ReadCache:
                 return None
             return old, np.arange(len(idx), dtype=np.int64)
         changed = changed_fn(old_v, gv, limit=max(1000, len(idx) // 8))
-        if changed is None:
-            return None
-        moved = _changed_positions(old_g, g, changed)
-        if old_g.num_nodes - len(moved[0]) != g.num_nodes - len(moved[1]):
-            return None  # pragma: no cover - the two graphs differ by more than the log says
-        return old, _new_from_old(_old_to_new(old_g.num_nodes, old_idx, g.num_nodes, idx, moved), len(idx))
+        new_from = None if changed is None else _paired_rows(old_g, old_idx, g, idx, changed)
+        return None if new_from is None else (old, new_from)
 
     def node_vectors(self, embedder: Any, indices: list[int]) -> npt.NDArray[np.float32]:
         """Title vectors of the nodes at ``indices`` (any type), embedded on first use and held
