@@ -61,13 +61,13 @@ def reads(monkeypatch):
     """The model names whose vectors are read back from the store's vector tables (every vector
     of the model; ``(name, n)`` for ``n`` given ids)."""
     got: list = []
-    real = KnowledgeBase.get_embeddings
+    real = KnowledgeBase.read_embeddings  # (get_embeddings reads through it too)
 
-    def counting(self, name, ids=None):
+    def counting(self, name, ids=None, **kw):
         got.append(name if ids is None else (name, len(ids)))
-        return real(self, name, ids)
+        return real(self, name, ids, **kw)
 
-    monkeypatch.setattr(KnowledgeBase, "get_embeddings", counting)
+    monkeypatch.setattr(KnowledgeBase, "read_embeddings", counting)
     return got
 
 
@@ -349,3 +349,64 @@ def test_rows_are_copied_run_by_run_as_a_gather_would(n):
         ok = src_rows >= 0
         want[ok] = src[src_rows[ok]]
         assert np.array_equal(out, want), trial
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["every-vector", "by-id"])
+def test_vectors_another_client_writes_after_the_state_are_never_kept_as_its_own(tmp_path, whole):
+    """The state's position is read in one transaction, its stored vectors later in another: a
+    vector another client writes in between is not the state's, so the matrix holding it is not
+    kept for the state's position (a backup of that position restored later would otherwise map
+    the newer vector from the snapshot file)."""
+    path = tmp_path / "kb.db"
+    w = KnowledgeBase.open(path)
+    concepts = _fill(w)
+    model, cfg = Model(), WalkConfig(lexical_k=0)
+    r = KnowledgeBase.open(path)  # another client of the same file
+    if not whole:  # r's last matrix is an earlier position's: the patch looks the new rows up by id
+        _semantic(r, "graph walk 0")
+        w.add_nodes([{"id": "c03", "title": "renamed at the state"}])
+    state_cache = _reader.StoreReader(r).read_cache()  # the state: its position read now
+    gv = state_cache.graph_version
+    backup = tmp_path / "backup.db"
+    with w._read() as conn:  # a backup of the store at the state's position
+        dst = __import__("sqlite3").connect(backup)
+        conn.backup(dst)
+        dst.close()
+    w.set_embeddings(model.name, ["c03"], model.embed(["written after the state"]))  # in between
+    mat = state_cache.concept_embeddings(model, cfg)  # read at the later position
+    row = list(state_cache.concept_indices(cfg)).index(r.graph().index("c03"))
+    assert np.array_equal(mat[row], model.embed(["written after the state"])[0])  # what there was to read
+    name = state_cache._matrix_name(model, cfg)
+    kept = r.derived_arrays(name, gv, history=state_cache.state.history)
+    if kept is not None:  # (kept only when it is the position's own)
+        at_gv = KnowledgeBase.open(backup)
+        ids, vecs = at_gv.get_embeddings(model.name, concepts)
+        assert np.array_equal(_reader._matrix_from_parts(kept, state_cache.concept_indices(cfg), model.dim), vecs)
+        at_gv.close()
+    # the next state (at the write) reads that row again and keeps the matrix as its own
+    assert _semantic(r, "written after the state")[0][0] == "c03"
+    later = _reader.StoreReader(r).read_cache()
+    assert later.graph_version > gv
+    assert r.derived_arrays(name, later.graph_version, history=later.state.history) is not None
+    oracle = _fresh(w, tmp_path, "race")
+    assert _semantic(r, "written after the state") == _semantic(oracle, "written after the state")
+    for kb in (w, r, oracle):
+        kb.close()
+
+
+def test_read_embeddings_dates_the_read(tmp_path):
+    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    concepts = _fill(kb)
+    got = kb.read_embeddings(Model.name)
+    assert got.ids == concepts and got.graph_version == kb.state().graph_version
+    assert got.history == kb.state().history
+    some = kb.read_embeddings(Model.name, ["m01", "c05", "nope", "c01"], skip_missing=True)
+    assert some.ids == ["c05", "c01"]
+    assert np.array_equal(some.matrix, kb.get_embeddings(Model.name, ["c05", "c01"])[1])
+    with pytest.raises(Exception, match="nope"):
+        kb.read_embeddings(Model.name, ["c01", "nope"])
+    assert kb.read_embeddings(Model.name, ["nope"], skip_missing=True).matrix.shape == (0, 0)
+    with kb.transaction():  # its own uncommitted rows: no committed position to date them by
+        kb.set_embeddings(Model.name, ["c01"], Model().embed(["inside"]))
+        assert kb.read_embeddings(Model.name, ["c01"]).graph_version is None
+    kb.close()

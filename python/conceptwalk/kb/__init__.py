@@ -12,6 +12,6 @@ Examples
 
 from __future__ import annotations
 
-from .store import ANNOTATION_AXES, EDGE_KEYS, NODE_KEYS, SCHEMA_VERSION, KnowledgeBase
+from .store import ANNOTATION_AXES, EDGE_KEYS, NODE_KEYS, SCHEMA_VERSION, EmbeddingsRead, KnowledgeBase
 
-__all__ = ["ANNOTATION_AXES", "EDGE_KEYS", "NODE_KEYS", "SCHEMA_VERSION", "KnowledgeBase"]
+__all__ = ["ANNOTATION_AXES", "EDGE_KEYS", "NODE_KEYS", "SCHEMA_VERSION", "EmbeddingsRead", "KnowledgeBase"]

@@ -342,6 +342,23 @@ class StateKeeper:
         :attr:`StoreState.history`)."""
         return self._history
 
+    def position(self, conn: sqlite3.Connection) -> tuple[int, int]:
+        """The change-log position read through ``conn`` and the history it is of, with the
+        history checked (:meth:`_follow_history`).
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The store's connection, inside the read transaction whose other reads it dates.
+
+        Returns
+        -------
+        tuple of (int, int)
+            ``(graph_version, history)``.
+        """
+        with self._lock:
+            return self._versions(conn)[0], self._history
+
     @property
     def derived_names(self) -> list[str]:
         """The names of the derived arrays kept (read from the file or kept since), ascending."""

@@ -50,7 +50,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import MethodType
 from numbers import Real
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -63,7 +63,7 @@ from ..graph.text import TextIndex, text_search
 from .snapshot import CHANGE_ALIAS, CHANGELOG_SCHEMA, CHANGE_RESET, CHANGE_VECTOR
 from .state import StateKeeper, StoreDamaged, StoreState, meta_int, parse_scopes
 
-__all__ = ["KnowledgeBase", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
+__all__ = ["KnowledgeBase", "EmbeddingsRead", "SCHEMA_VERSION", "NODE_KEYS", "EDGE_KEYS", "ANNOTATION_AXES"]
 
 #: Version of the on-disk schema written by this module. 2 added the change log (``changes``,
 #: filled by triggers), ``meta.uuid`` and the ``edges(dst)`` index; a version-1 file is
@@ -229,6 +229,31 @@ END;
 )
 
 _CHUNK = 4096
+
+
+class EmbeddingsRead(NamedTuple):
+    """Stored vectors and when they were read (:meth:`KnowledgeBase.read_embeddings`).
+
+    Attributes
+    ----------
+    ids : list of str
+        The nodes, one per row of ``matrix``.
+    matrix : numpy.ndarray of float32, shape (len(ids), dim)
+        The vectors (shape ``(0, 0)`` when there is none).
+    graph_version : int or None
+        The committed change-log position read in the same transaction; None inside the store
+        object's own write transaction and in a file without a change log.
+    history : int
+        The :attr:`StoreState.history <conceptwalk.kb.state.StoreState.history>` that position
+        is of.
+    """
+
+    ids: list[str]
+    matrix: npt.NDArray[np.float32]
+    graph_version: int | None
+    history: int
+
+
 _IN_BATCH = 500  # ids per "IN (...)" lookup, well under SQLite's variable limit
 #: A stored embedding model holding more floats than this is taken as damaged (32 GiB of float32).
 _MAX_STORED_FLOATS = 1 << 33
@@ -1870,7 +1895,54 @@ class KnowledgeBase:
         NotFoundError
             A given id has no vector of ``model``.
         """
+        got = self.read_embeddings(model, ids)
+        return got.ids, got.matrix
+
+    def read_embeddings(
+        self, model: str, ids: Sequence[str] | None = None, *, skip_missing: bool = False
+    ) -> EmbeddingsRead:
+        """:meth:`get_embeddings`, and the change-log position the vectors were read at: a
+        reader that holds an older state (:meth:`state`) learns which of them another client
+        may have written since (:meth:`changed_nodes` between the two positions), so what it
+        keeps for its own position is that position's.
+
+        Parameters
+        ----------
+        model : str
+            The embedding model's name.
+        ids : sequence of str, optional
+            The nodes wanted, in the order wanted; ``None`` = every vector of the model.
+        skip_missing : bool
+            With ``ids``: leave out the ids without a vector of ``model`` instead of raising.
+
+        Returns
+        -------
+        EmbeddingsRead
+            ``ids`` and ``matrix`` as :meth:`get_embeddings` gives them (with ``skip_missing``,
+            only the ids found, in the order given); ``graph_version``, the committed position
+            read in the same transaction (None inside this object's own write transaction, and
+            in a file without a change log); ``history``, the :attr:`StoreState.history
+            <conceptwalk.kb.state.StoreState.history>` it is a position of.
+
+        Raises
+        ------
+        NotFoundError
+            A given id has no vector of ``model`` (without ``skip_missing``).
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a"}, {"id": "b"}])
+        >>> _ = kb.set_embeddings("toy", ["a"], [[1.0, 0.0]])
+        >>> got = kb.read_embeddings("toy", ["b", "a"], skip_missing=True)
+        >>> got.ids, got.matrix.tolist(), got.graph_version == kb.state().graph_version
+        (['a'], [[1.0, 0.0]], True)
+        """
         with self._read() as conn:
+            position: int | None = None
+            history = self._keeper.history
+            if not self._writing() and self._changelog:
+                position, history = self._keeper.position(conn)
             m = self._vector_model(conn, model)
             if ids is None:
                 pairs = conn.execute(
@@ -1878,7 +1950,7 @@ class KnowledgeBase:
                 ).fetchall()
                 out_ids = [p[0] for p in pairs]
                 if not pairs:
-                    return out_ids, np.zeros((0, 0), dtype=np.float32)
+                    return EmbeddingsRead(out_ids, np.zeros((0, 0), dtype=np.float32), position, history)
                 if m is None:
                     raise StoreDamaged(
                         f"embedding model {shown(model)} has {len(pairs)} slots but no model row (the store is damaged)"
@@ -1900,11 +1972,13 @@ class KnowledgeBase:
                             [model, *part],
                         )
                     )
+                if skip_missing:
+                    out_ids = [x for x in out_ids if x in slot_of]
                 for x in out_ids:
                     if x not in slot_of:
                         raise NotFoundError(x, "embedding")
                 if not out_ids:
-                    return out_ids, np.zeros((0, 0), dtype=np.float32)
+                    return EmbeddingsRead(out_ids, np.zeros((0, 0), dtype=np.float32), position, history)
                 if m is None:
                     raise StoreDamaged(
                         f"embedding model {shown(model)} has slots but no model row (the store is damaged)"
@@ -1913,7 +1987,7 @@ class KnowledgeBase:
                 got = self._vector_matrix(conn, model, (s_ // m[1] for s_ in slots))
             assert got is not None  # the model row was read in this transaction
             mat, _ = got
-        return out_ids, np.ascontiguousarray(mat[np.array(slots, dtype=np.int64)])
+        return EmbeddingsRead(out_ids, np.ascontiguousarray(mat[np.array(slots, dtype=np.int64)]), position, history)
 
     def node(self, node_id: str) -> dict[str, Any] | None:
         """One node's stored fields.

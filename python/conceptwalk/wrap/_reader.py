@@ -1331,6 +1331,31 @@ class StoreReader:
             self._mem_embeddings = {}
             self._mem_version = version
 
+    def _written_since(
+        self,
+        name: str,
+        graph_version: int | None,
+        history: int,
+        read_at: tuple[int | None, int] | None,
+        stored: set[str],
+    ) -> set[str]:
+        """Those of ``stored`` (ids whose vector of the model ``name`` was read at ``read_at``:
+        :meth:`KnowledgeBase.read_embeddings`' position and history) whose vector may have been
+        written after ``graph_version`` of ``history`` (the state's position, read earlier in
+        another transaction): the ones the change log names in between, every one when it
+        cannot tell (another history, an earlier position, a store that does not say when it
+        read, too many changes). None of them with no ``graph_version`` (nothing is kept)."""
+        if graph_version is None or not stored:
+            return set()
+        pos, read_history = (None, history) if read_at is None else read_at
+        if pos == graph_version and read_history == history:
+            return set()  # (the usual case: nothing written between the state and this read)
+        changed_fn = getattr(self.kb, "changed_nodes", None)
+        if pos is None or read_history != history or pos < graph_version or not callable(changed_fn):
+            return stored
+        changed = changed_fn(graph_version, pos, vectors=name, limit=max(1000, len(stored) // 8))
+        return stored if changed is None else stored.intersection(changed)
+
     def stores_embeddings(self, embedder: Any) -> bool:
         """Whether the store holds any vector under ``embedder.name``."""
         has = getattr(self.kb, "has_embeddings", None)
@@ -1363,15 +1388,23 @@ class StoreReader:
         ``history`` is the state's :attr:`~conceptwalk.kb.state.StoreState.history` (which of
         the store object's change logs the position is of). Without ``graph_version`` they live
         as long as this source reads the same graph and store version. ``made``, when given, gets
-        a boolean array appended: per id, True when its row is not a stored vector. ``by_id``:
-        look the ids' stored vectors up (a few of many), instead of reading every vector of the
-        model at once."""
+        a boolean array appended: per id, True when its row is not the stored vector of the
+        position ``graph_version`` (the model made it, or another client may have written the
+        node's vector after that position and before this read: :meth:`_written_since`), so it
+        is never kept as that position's. ``by_id``: look the ids' stored vectors up (a few of
+        many), instead of reading every vector of the model at once."""
         name = str(embedder.name)
         dim = int(embedder.dim)
         self._follow_model_vectors(graph, graph_version, history)
         have: dict[str, npt.NDArray[np.float32]] = {}
+        read = getattr(self.kb, "read_embeddings", None)
         get = getattr(self.kb, "get_embeddings", None)
-        if get is not None and ids:
+        read_at: tuple[int | None, int] | None = None  # (position, history) the vectors were read at
+        if callable(read) and ids:
+            got = read(name, ids, skip_missing=True) if by_id else read(name)
+            have = {x: got.matrix[i] for i, x in enumerate(got.ids)}
+            read_at = (got.graph_version, got.history)
+        elif get is not None and ids:
             if by_id:
                 have = _stored_vectors_of(get, name, ids)
             else:
@@ -1389,7 +1422,8 @@ class StoreReader:
                 have[nid] = v
         missing = [x for x in ids if x not in have]
         if made is not None:
-            made.append(np.fromiter((x not in stored for x in ids), dtype=bool, count=len(ids)))
+            newer = self._written_since(name, graph_version, history, read_at, stored)
+            made.append(np.fromiter((x not in stored or x in newer for x in ids), dtype=bool, count=len(ids)))
         if missing:
             vecs = np.ascontiguousarray(embedder.embed(self.node_texts(missing, graph, text)), dtype=np.float32)
             for i, x in enumerate(missing):
