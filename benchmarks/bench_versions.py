@@ -16,6 +16,13 @@ Rows (all public API, so any build since the knowledge base's read path can be m
   is shifted to its own query, so no case runs on caches the one before warmed for its query;
 * ``wrapped / flat``: ``ConceptAnchoredRetriever(builtin_flat_search(kb), kb).query(q, 10,
   concept_walk=True)`` against the flat search alone (all-access);
+* ``--kb real:NAME``: the same two rows on a real knowledge graph of ``realdata.py`` (CWE, EDAM,
+  UMLS, GeoNames), which each build writes to a store file of its own; the queries are the
+  graph's held-out alternate names and the walk's gates are the graph's;
+* ``--kb fresh:KB.db``: a fresh read-only process of the build opens the store, builds
+  ``ConceptAnchoredRetriever(builtin_flat_search(kb), kb)`` and answers the first wrapped query
+  (seconds from importing conceptwalk to the answer, peak RSS ``ru_maxrss``); then 20 wrapped queries
+  against the flat search alone on the same texts (medians);
 * on the synthetic 1k KB (``conceptwalk.bench.harness.load_workload``): ``LinkGraph.resource_allocation``
   against the numpy RA, ``LinkGraph.shortest_path`` against the pure-Python bidirectional BFS,
   ``link_suggest`` / ``graph_path`` against the same references, and
@@ -30,9 +37,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from typing import Any
 
 import numpy as np
@@ -55,6 +64,96 @@ def _queries(kb: Any, n: int, seed: int = 0) -> list[str]:
     return out
 
 
+def _real_kb(which: str, tmp: str, nq: int) -> tuple[Any, str, list[str], Any]:
+    """A real knowledge graph (``benchmarks/realdata.py``: ``cwe``, ``edam``, ``umls``,
+    ``geonames``) written to a store file by the build measuring it, opened read-only; its
+    queries (the held-out alternate names, seeded order) and the walk's gates for it."""
+    import random
+
+    import realdata
+
+    from conceptwalk import KnowledgeBase
+    from conceptwalk.wrap import WalkConfig
+
+    ds = realdata.load(which)
+    path = os.path.join(tmp, f"{ds.name}.db")
+    w = KnowledgeBase.open(path)
+    w.add_nodes(ds.nodes)
+    w.add_edges(ds.edges)
+    w.close()
+    pairs = sorted(set(ds.pairs))
+    random.Random(0).shuffle(pairs)
+    qs = [a for a, _c in pairs[:nq]]
+    concepts = sum(n.get("type") in set(ds.concept_types) for n in ds.nodes)
+    config = WalkConfig(concept_node_types=ds.concept_types, expand_edge_types=ds.expand, admit_edge_types=ds.admit)
+    return KnowledgeBase.open(path, read_only=True), f"{ds.name} ({concepts} concepts, real)", qs, config
+
+
+def fresh_measure(path: str, nq: int = 20) -> dict[str, Any]:
+    """In a fresh process: open ``path`` read-only, build the retriever over the built-in flat
+    search and answer a first wrapped query (seconds, peak RSS); then ``nq`` wrapped queries and
+    the flat search alone on the same texts, interleaved (medians)."""
+    import resource
+    import time
+
+    t0 = time.perf_counter()
+    from conceptwalk import Caller, KnowledgeBase
+    from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
+
+    every = Caller.all_access()
+    kb = KnowledgeBase.open(path, read_only=True)
+    flat = builtin_flat_search(kb)
+    wrap = ConceptAnchoredRetriever(flat, kb)
+    qs = _queries(kb, nq + 1)
+    wrap.query(qs[0], 10, concept_walk=True, caller=every)
+    first = time.perf_counter() - t0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    w, f = [], []
+    for q in qs[1:]:
+        t = time.perf_counter()
+        wrap.query(q, 10, concept_walk=True, caller=every)
+        w.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        flat(q, 10, caller=every)
+        f.append(time.perf_counter() - t)
+    g = kb.graph()
+    names = list(g.node_type_names)
+    concepts = int(np.count_nonzero(np.asarray(g.node_type_codes) == names.index("CONCEPT")))
+    return {
+        "concepts": concepts,
+        "seconds": first,
+        "rss_mb": rss,
+        "wrapped_ms": statistics.median(w) * 1e3,
+        "flat_ms": statistics.median(f) * 1e3,
+    }
+
+
+def _fresh_rows(path: str) -> dict[str, Any]:
+    """:func:`fresh_measure` in a new process of this interpreter, as two rows of the table."""
+    done = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--fresh-measure", path],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr)
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    name = f"{got['concepts'] // 1000}k concepts"
+    return {
+        f"fresh read-only process: retriever + first wrapped query, {name}": {
+            "seconds": got["seconds"],
+            "rss_mb": got["rss_mb"],
+        },
+        f"wrapped / flat after that (median of 20), {name}": {
+            "ratio": got["wrapped_ms"] / got["flat_ms"],
+            "a_ms": got["wrapped_ms"],
+            "b_ms": got["flat_ms"],
+        },
+    }
+
+
 def measure(kbs: list[str], nq: int, rounds: int) -> dict[str, Any]:
     """Every row for the conceptwalk this interpreter imports: name -> figures."""
     import conceptwalk
@@ -64,23 +163,34 @@ def measure(kbs: list[str], nq: int, rounds: int) -> dict[str, Any]:
 
     out: dict[str, Any] = {"version": conceptwalk.__file__}
     every = Caller.all_access()
+    tmp = tempfile.mkdtemp(prefix="bench-versions-")
     for path in kbs:
-        kb = KnowledgeBase.open(path, read_only=True)
-        g = kb.graph()
-        names = list(g.node_type_names)
-        concepts = (
-            int(np.count_nonzero(np.asarray(g.node_type_codes) == names.index("CONCEPT"))) if "CONCEPT" in names else 0
-        )
-        name = f"{concepts // 1000}k concepts" if concepts else os.path.basename(path)  # the same across builds
-        qs = _queries(kb, nq)
+        if path.startswith("fresh:"):
+            out.update(_fresh_rows(path[len("fresh:") :]))
+            continue
+        config = None
+        if path.startswith("real:"):
+            kb, name, qs, config = _real_kb(path[len("real:") :], tmp, nq)
+        else:
+            kb = KnowledgeBase.open(path, read_only=True)
+            g = kb.graph()
+            names = list(g.node_type_names)
+            concepts = (
+                int(np.count_nonzero(np.asarray(g.node_type_codes) == names.index("CONCEPT")))
+                if "CONCEPT" in names
+                else 0
+            )
+            name = f"{concepts // 1000}k concepts" if concepts else os.path.basename(path)  # the same across builds
+            qs = _queries(kb, nq)
+        n = len(qs)
         for who, caller in (("all-access", every), ("public", Caller.public())):
             seeds = [[s.id for s in graph_context(kb, q, caller=caller).seeds] for q in qs]
             t = harness.interleaved(
                 {
                     "question": lambda i, c=caller: graph_context(kb, qs[i], caller=c),
-                    "concepts": lambda i, c=caller, s=seeds: graph_context(kb, concepts=s[(i + 1) % nq], caller=c),
+                    "concepts": lambda i, c=caller, s=seeds: graph_context(kb, concepts=s[(i + 1) % n], caller=c),
                 },
-                nq,
+                n,
                 rounds=rounds,
             )
             out[f"question / concepts, {who}, {name}"] = {
@@ -89,16 +199,16 @@ def measure(kbs: list[str], nq: int, rounds: int) -> dict[str, Any]:
                 "b_ms": t["concepts"] * 1e3,
             }
         flat = builtin_flat_search(kb)
-        wrap = ConceptAnchoredRetriever(flat, kb)
+        wrap = ConceptAnchoredRetriever(flat, kb, config=config)
         for q in qs[:5]:
             got = wrap.query(q, 10, concept_walk=True, caller=every)
             assert got[: len(flat(q, 10, caller=every))] == flat(q, 10, caller=every)
         t = harness.interleaved(
             {
                 "wrapped": lambda i: wrap.query(qs[i], 10, concept_walk=True, caller=every),
-                "flat": lambda i: flat(qs[(i + 1) % nq], 10, caller=every),
+                "flat": lambda i: flat(qs[(i + 1) % n], 10, caller=every),
             },
-            nq,
+            n,
             rounds=rounds,
         )
         out[f"wrapped / flat, {name}"] = {
@@ -107,6 +217,7 @@ def measure(kbs: list[str], nq: int, rounds: int) -> dict[str, Any]:
             "b_ms": t["flat"] * 1e3,
         }
         kb.close()
+    shutil.rmtree(tmp, ignore_errors=True)
 
     w = harness.load_workload(1000, seed=0, n_queries=200)
     g, adj = w.graph, w.adj
@@ -141,7 +252,13 @@ def measure(kbs: list[str], nq: int, rounds: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kb", action="append", default=[], help="a store to measure on (repeatable)")
+    ap.add_argument(
+        "--kb",
+        action="append",
+        default=[],
+        help="a store to measure on, or real:NAME (cwe, edam, umls, geonames: realdata.py's graph, written to a "
+        "store by each build, queried by its held-out alternate names) (repeatable)",
+    )
     ap.add_argument(
         "--python",
         action="append",
@@ -154,7 +271,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", help="also write the figures here")
     ap.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)  # one child process
+    ap.add_argument("--fresh-measure", help=argparse.SUPPRESS)  # a fresh process of the child
     args = ap.parse_args(argv)
+    if args.fresh_measure:
+        print(json.dumps(fresh_measure(args.fresh_measure)))
+        return 0
     if args.measure:
         print(json.dumps(measure(args.kb, args.queries, args.rounds)))
         return 0
@@ -194,6 +315,11 @@ def main(argv: list[str] | None = None) -> int:
             got = [x[row] for x in runs[p] if row in x]
             if not got:
                 cells.append("-")
+                continue
+            if "seconds" in got[0]:  # a fresh process: time and peak RSS
+                med = {k: statistics.median(g[k] for g in got) for k in ("seconds", "rss_mb")}
+                table.setdefault(row, {})[p] = med | {"all": got}
+                cells.append(f"{med['seconds']:.2f} s, {med['rss_mb']:.0f} MB peak RSS")
                 continue
             med = {k: statistics.median(g[k] for g in got) for k in ("ratio", "a_ms", "b_ms")}
             table.setdefault(row, {})[p] = med | {"ratios": [g["ratio"] for g in got]}

@@ -386,12 +386,13 @@ def test_concept_vectors_of_a_model_follow_writes(tmp_path, monkeypatch, stored)
         kb.set_embeddings(model.name, concepts[::2], model.embed([f"stored {c}" for c in concepts[::2]]))
     reads = []
     real_get = KnowledgeBase.get_embeddings
+    real_read = KnowledgeBase.read_embeddings  # (get_embeddings reads through it too)
 
-    def counting_get(self, name, ids=None):
+    def counting_read(self, name, ids=None, **kw):
         reads.append(name)
-        return real_get(self, name, ids)
+        return real_read(self, name, ids, **kw)
 
-    monkeypatch.setattr(KnowledgeBase, "get_embeddings", counting_get)
+    monkeypatch.setattr(KnowledgeBase, "read_embeddings", counting_read)
     first = _semantic(kb, model, "graph walk")
     model.texts.clear()
     reads.clear()

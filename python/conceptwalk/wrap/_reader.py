@@ -1410,11 +1410,11 @@ class StoreReader:
             else:
                 stored_ids, mat = get(name)
                 have = {x: mat[i] for i, x in enumerate(stored_ids)}
-            first = next(iter(have.values()), None)
-            if first is not None and first.shape != (dim,):
-                raise ConceptwalkError(
-                    f"the store holds {name!r} vectors of dim {first.shape[-1]}, the embedder makes dim {dim}"
-                )
+        first = next(iter(have.values()), None)
+        if first is not None and first.shape != (dim,):
+            raise ConceptwalkError(
+                f"the store holds {name!r} vectors of dim {first.shape[-1]}, the embedder makes dim {dim}"
+            )
         stored = set(have)
         for nid in ids:
             v = self._mem_embeddings.get((name, text, nid))
