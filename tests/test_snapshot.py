@@ -327,6 +327,10 @@ def test_saved_titles_stay_packed_and_damaged_ones_are_refused():
     h = LinkGraph.from_saved_arrays(arrays)
     assert isinstance(h.titles, PackedStrings) and h.titles == g.titles == ["Été", None, "x"]
     assert h.title("a") == "Été" and h.titles[-1] == "x" and h.titles[0:2] == ["Été", None]
+    import pickle
+
+    back = pickle.loads(pickle.dumps(h.titles))  # (it reads through buffer views, which do not pickle)
+    assert isinstance(back, PackedStrings) and back == ["Été", None, "x"] and back[0] == "Été"
     assert array_diff(LinkGraph.from_saved_arrays(h.to_arrays()), g) == []
     bad = dict(arrays)
     data = np.array(arrays["titles.data"])

@@ -133,6 +133,35 @@ def test_eligible_filters_results_but_not_statistics(case, data):
     assert list(zip(*ix.search(query, k, visible=visible, eligible=eligible))) == expected
 
 
+@settings(max_examples=60, deadline=None)
+@given(corpora(), st.data())
+def test_eligible_through_a_callers_view_is_kept_in_the_view_and_equals_the_reference(case, data):
+    # A caller's view keeps eligible AND visible once per eligibility array (not an O(documents)
+    # AND per query): the hits are the reference's, on the first and on every later query.
+    titles, bodies, visible, query, k = case
+    n = len(titles)
+    eligible = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    nodes = [{"id": f"n{i:03d}", "scopes": [] if visible[i] else ["hidden"]} for i in range(n)]
+    g = LinkGraph.from_edges([], nodes=nodes)
+    view = g.view(Caller.public())
+    ix = TextIndex.build(titles, bodies)
+    ref = reference_bm25(titles, bodies, visible, query)
+    expected = sorted(((d, s) for d, s in ref.items() if eligible[d]), key=lambda x: (-x[1], x[0]))[:k]
+    for _ in range(2):
+        docs, scores = ix.search_indices(query, k, visible=view, eligible=eligible)
+        assert list(zip(docs.tolist(), scores.tolist())) == expected
+    kept = [v for key, v in view._memo.items() if key[0] == "text.eligible"]
+    if visible.all():
+        assert view.mask is None and kept == []  # all visible: nothing to combine
+    else:
+        assert len(kept) == 1 and kept[0][0] is eligible
+        assert kept[0][1].tolist() == (eligible & visible).view(np.uint8).tolist()
+    # another array of the same content gets its own entry, with the same hits
+    other = eligible.copy()
+    docs, scores = ix.search_indices(query, k, visible=view, eligible=other)
+    assert list(zip(docs.tolist(), scores.tolist())) == expected
+
+
 def test_pruning_on_a_large_corpus_with_common_words():
     rng = np.random.default_rng(7)
     vocab = [f"w{i}" for i in range(300)]

@@ -50,6 +50,7 @@ bool node_ok(const WalkParams& wp, const std::uint8_t* flags, node_t v) {
 struct PathRec {
   std::int64_t off;  // into the node / edge stores (W nodes, W - 1 edges per path)
   std::int32_t hops;
+  std::int32_t slot;  // the candidate it reaches
   double score;
   double conf;  // product of the hops' edge weights
 };
@@ -70,8 +71,23 @@ struct Cand {
   double conf = -std::numeric_limits<double>::infinity();
   std::int32_t reach = 0;
   std::int32_t min_hops = std::numeric_limits<std::int32_t>::max();
-  std::vector<std::int64_t> paths;  // indices into the path list
+  std::int64_t npaths = 0;  // paths found to it (the paths themselves are grouped at the end)
 };
+
+// The walk's growing lists, kept per thread so that a query reuses their capacity instead of
+// allocating them (and, before, one path list per candidate) anew: emptied at the start of a walk.
+struct WalkScratch {
+  std::vector<node_t> store_nodes;
+  std::vector<std::int64_t> store_edges;
+  std::vector<PathRec> paths;
+  std::vector<Cand> cands;
+  std::vector<std::int64_t> by_slot_ptr, by_slot;  // the paths grouped by candidate slot
+};
+
+WalkScratch& walk_scratch() {
+  thread_local WalkScratch s;
+  return s;
+}
 
 }  // namespace
 
@@ -134,10 +150,18 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
 
   const offset_t* indptr = g.indptr();
   const node_t* indices = g.indices();
-  std::vector<node_t> store_nodes;
-  std::vector<std::int64_t> store_edges;
-  std::vector<PathRec> paths;
-  std::vector<Cand> cands;  // ws.ib[v] = slot
+  WalkScratch& scratch = walk_scratch();
+  std::vector<node_t>& store_nodes = scratch.store_nodes;
+  std::vector<std::int64_t>& store_edges = scratch.store_edges;
+  std::vector<PathRec>& paths = scratch.paths;
+  std::vector<Cand>& cands = scratch.cands;  // ws.ib[v] = slot
+  store_nodes.clear();
+  store_edges.clear();
+  paths.clear();
+  cands.clear();
+  // hop_decay^(h - 1) for h = 1..max_hops, as std::pow gives it
+  double decay[kWalkMaxHopsLimit + 1] = {};
+  for (std::int32_t h = 1; h <= wp.max_hops; ++h) decay[h] = std::pow(wp.hop_decay, h - 1);
   // per start: (global slot, this start's best score); ws.ia[v] = index into it while it is walked
   std::vector<std::vector<std::pair<std::int32_t, double>>> per_start(ns);
   std::vector<std::vector<node_t>> per_start_seen(ns);
@@ -205,7 +229,7 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
           PathRec rec;
           rec.off = static_cast<std::int64_t>(paths.size());
           rec.hops = h;
-          double score = sweight * std::pow(wp.hop_decay, h - 1);
+          double score = sweight * decay[h];
           double conf = 1.0;
           for (std::int32_t c = 0; c + 1 < h; ++c) {
             score *= w.ff[pi * (W - 1) + c];
@@ -221,8 +245,6 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
           for (std::int32_t c = 0; c + 1 < h; ++c) store_edges.push_back(w.fe[pi * (W - 1) + c]);
           store_edges.push_back(q);
           for (std::int32_t c = h; c + 1 < W; ++c) store_edges.push_back(-1);
-          const std::int64_t pidx = static_cast<std::int64_t>(paths.size());
-          paths.push_back(rec);
           std::int32_t slot = ws.ib[v];
           if (slot < 0) {
             slot = static_cast<std::int32_t>(cands.size());
@@ -231,11 +253,13 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
             cands.emplace_back();
             cands.back().node = v;
           }
+          rec.slot = slot;
+          paths.push_back(rec);
           Cand& cd = cands[slot];
           cd.score = std::max(cd.score, score);
           cd.conf = std::max(cd.conf, conf);
           cd.min_hops = std::min(cd.min_hops, h);
-          cd.paths.push_back(pidx);
+          ++cd.npaths;
           std::int32_t ps = ws.ia[v];
           if (ps < 0) {
             ++cd.reach;
@@ -385,18 +409,37 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
       if (nx[c] != ny[c]) return nx[c] < ny[c];
     return a < b;
   };
+  // Each candidate's paths in the order they were found (a counting sort by slot keeps it).
+  std::vector<std::int64_t>& ptr = scratch.by_slot_ptr;
+  std::vector<std::int64_t>& grouped = scratch.by_slot;
+  ptr.assign(cands.size() + 1, 0);
+  for (const PathRec& p : paths) ++ptr[static_cast<std::size_t>(p.slot) + 1];
+  for (std::size_t i = 0; i < cands.size(); ++i) ptr[i + 1] += ptr[i];
+  grouped.resize(paths.size());
+  for (std::int64_t pidx = 0, np = static_cast<std::int64_t>(paths.size()); pidx < np; ++pidx)
+    grouped[static_cast<std::size_t>(ptr[static_cast<std::size_t>(paths[pidx].slot)]++)] = pidx;
+  // ptr[s] is now the end of slot s's paths (= the start of slot s + 1's): shift back
+  for (std::size_t i = cands.size(); i > 0; --i) ptr[i] = ptr[i - 1];
+  ptr[0] = 0;
+  res.path_count.reserve(kept.size());
   for (std::int32_t slot : kept) {
     Cand& cd = cands[slot];
     res.candidates.push_back(cd.node);
     res.scores.push_back(cd.score);
     res.reach.push_back(cd.reach);
     res.min_hops.push_back(cd.min_hops);
-    res.path_count.push_back(static_cast<std::int64_t>(cd.paths.size()));
-    std::sort(cd.paths.begin(), cd.paths.end(), path_before);
-    std::size_t take = cd.paths.size();
-    if (wp.max_paths > 0) take = std::min<std::size_t>(take, static_cast<std::size_t>(wp.max_paths));
+    res.path_count.push_back(cd.npaths);
+    std::int64_t* first = grouped.data() + ptr[static_cast<std::size_t>(slot)];
+    std::int64_t* last = grouped.data() + ptr[static_cast<std::size_t>(slot) + 1];
+    std::size_t take = static_cast<std::size_t>(last - first);
+    if (wp.max_paths > 0 && take > static_cast<std::size_t>(wp.max_paths)) {
+      take = static_cast<std::size_t>(wp.max_paths);
+      std::partial_sort(first, first + take, last, path_before);
+    } else {
+      std::sort(first, last, path_before);
+    }
     for (std::size_t i = 0; i < take; ++i) {
-      const PathRec& p = paths[cd.paths[i]];
+      const PathRec& p = paths[first[i]];
       for (std::int32_t c = 0; c < W; ++c) res.path_nodes.push_back(store_nodes[p.off * W + c]);
       for (std::int32_t c = 0; c + 1 < W; ++c) res.path_edges.push_back(store_edges[p.off * (W - 1) + c]);
       res.path_hops.push_back(p.hops);

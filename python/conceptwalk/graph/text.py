@@ -642,6 +642,7 @@ class TextIndex:
         terms = self.query_terms(text)
         n = self.num_docs
         stats = None
+        elig = _mask_u8(eligible, n, "eligible")
         if visible is None:
             vis = None
             stats = self.stats_for(None)
@@ -649,11 +650,20 @@ class TextIndex:
             vm = visible.mask
             vis = None if vm is None else _mask_u8(vm.mask, n, "visible")
             stats = visible.text_stats(self)
+            if elig is not None and vis is not None:
+                # the caller's eligible documents, kept in its view per eligibility array (an
+                # O(documents) AND once, not per query); the entry holds the array it was made
+                # from, so an id reused by another array never matches
+                src, e, v = eligible, elig, vis
+                kept = visible.memo(("text.eligible", id(src)), lambda: (src, np.bitwise_and(e, v)))
+                if kept[0] is src:
+                    elig, vis = kept[1], None  # eligible implies visible: the core reads one mask
+                else:
+                    elig = elig & vis
         elif isinstance(visible, _core.VisibilityMask):
             vis = _mask_u8(visible.mask, n, "visible")  # statistics counted by the core, per query
         else:
             vis = _mask_u8(visible, n, "visible")
-        elig = _mask_u8(eligible, n, "eligible")
         if elig is not None and vis is not None:
             elig = elig & vis
         if terms.size == 0:
