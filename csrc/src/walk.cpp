@@ -18,10 +18,10 @@ constexpr std::uint8_t kTaken = 4;
 // The edge representing the hop over adjacency entry e of row u under `flags`: among the pair's
 // edges whose type is flagged, the one with the highest weight (none ranks lowest), then the
 // lowest id. Returns -1 when no edge passes; `factor` gets its weight (1 without one).
-std::int64_t pick_edge(const CSRGraph& g, node_t u, offset_t e, const std::uint8_t* flags, std::int32_t nflags,
+// `p` is the pair of the entry (g.pair_of_entry(u, e)), found once for both gates.
+std::int64_t pick_edge(const CSRGraph& g, std::int32_t p, const std::uint8_t* flags, std::int32_t nflags,
                        const double* weights, double& factor) {
   if (!flags) return -1;
-  const std::int32_t p = g.pair_of_entry(u, e);
   const std::int32_t* td = g.edge_typedir();
   std::int64_t best = -1;
   double best_w = 0.0;
@@ -223,8 +223,13 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
       for (std::int32_t c = 0; c < h; ++c) on_path = on_path || w.fn[pi * W + c] == v;
       if (on_path) continue;
       double factor = 1.0;
+      std::int32_t pair = -1;  // the entry's pair, looked up (O(log deg)) by the first gate that needs it
+      auto pair_of = [&]() {
+        if (pair < 0) pair = g.pair_of_entry(u, e);
+        return pair;
+      };
       if (!(ws.flag[v] & kStart) && node_ok(wp, wp.admit_node_types, v)) {
-        const std::int64_t q = pick_edge(g, u, e, wp.admit_types, wp.num_type_flags, wp.edge_weights, factor);
+        const std::int64_t q = pick_edge(g, pair_of(), wp.admit_types, wp.num_type_flags, wp.edge_weights, factor);
         if (q >= 0) {
           PathRec rec;
           rec.off = static_cast<std::int64_t>(paths.size());
@@ -273,7 +278,8 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
         }
       }
       if (h < wp.max_hops && node_ok(wp, wp.expand_node_types, v)) {
-        const std::int64_t q = pick_edge(g, u, e, wp.expand_types, wp.num_type_flags, wp.edge_weights, factor);
+        const std::int64_t q =
+            pick_edge(g, pair_of(), wp.expand_types, wp.num_type_flags, wp.edge_weights, factor);
         if (q >= 0) {
           for (std::int32_t c = 0; c < h; ++c) w.nn.push_back(w.fn[pi * W + c]);
           w.nn.push_back(v);

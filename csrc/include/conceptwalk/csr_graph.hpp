@@ -1,5 +1,6 @@
 // Immutable CSR graph of the undirected projection of a typed directed edge list.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -208,7 +209,11 @@ class CSRGraph {
   std::int32_t pair_of_entry(node_t u, offset_t e) const {
     const node_t v = indices_[e];
     if (v > u) return pair_base_[u] + static_cast<std::int32_t>(e - above_start(u));
-    return pair_base_[v] + static_cast<std::int32_t>(find_entry(v, u) - above_start(v));
+    // u > v: u is among the neighbours of v above v, the tail of v's row (sorted ascending)
+    const node_t* row = indices_.data();
+    const offset_t lo = above_start(v);
+    const node_t* at = std::lower_bound(row + lo, row + indptr_[v + 1], u);
+    return pair_base_[v] + static_cast<std::int32_t>(at - (row + lo));
   }
   // Pair of adjacent nodes u and v, or -1 when not adjacent. O(log deg).
   std::int32_t pair_of(node_t u, node_t v) const {
