@@ -476,6 +476,31 @@ def test_an_advanced_index_equals_a_fresh_build_array_for_array(data):
         assert np.array_equal(got[key], want[key]), key
 
 
+def test_read_only_postings_are_borrowed_and_kept_alive_writable_ones_copied():
+    """TextIndex.from_arrays keeps read-only postings (a mapped file's) instead of copying them,
+    holding them for its own lifetime; writable ones are copied (a later change to the caller's
+    array cannot reach the index). Either way the index answers as the one it was saved from."""
+    import gc
+
+    titles = [f"merger plans {i}" for i in range(30)] + ["graph walks merger"] * 5
+    ix = TextIndex.build(titles, [None] * len(titles))
+    want = ix.search("merger walks", 10)
+    arrays = {k: np.array(v) for k, v in ix.to_arrays().items()}
+    copied = TextIndex.from_arrays(arrays)
+    assert not copied.core.borrowed
+    arrays["text_docs"][:] = 0  # the caller's array changes: the copy does not see it
+    assert copied.search("merger walks", 10) == want
+    ro = {k: np.array(v) for k, v in ix.to_arrays().items()}
+    for v in ro.values():
+        v.setflags(write=False)
+    kept = TextIndex.from_arrays(ro)
+    assert kept.core.borrowed
+    del ro
+    gc.collect()  # the index holds the postings it borrowed
+    assert kept.search("merger walks", 10) == want
+    assert [np.array_equal(a, b) for a, b in zip(kept.to_arrays().values(), ix.to_arrays().values())] == [True] * 7
+
+
 def test_the_text_index_is_saved_with_the_snapshot_and_reopened_without_a_rebuild(tmp_path, monkeypatch):
     path = str(tmp_path / "kb.db")
     with KnowledgeBase.open(path) as kb:
@@ -502,6 +527,7 @@ def test_the_text_index_is_saved_with_the_snapshot_and_reopened_without_a_rebuil
     with KnowledgeBase.open(path) as kb:  # a fresh process would do the same: map the file
         assert kb.search("merger walks", 10, caller=Caller.public()) == want
         assert builds == []  # the index came from the snapshot file
+        assert kb.text_index().core.borrowed  # its postings are the file's pages, not a copy
         kb.add_nodes([{"id": "n99", "title": "merger walks"}])  # the next write is followed
         got = kb.search("merger walks", 10, caller=Caller.public())
         assert builds == [1]  # from the mapped index: only the written document is tokenised

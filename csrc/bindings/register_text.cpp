@@ -56,20 +56,40 @@ void register_text(py::module_& m) {
           "from_arrays",
           [](std::int32_t num_docs, std::int32_t title_weight, const carray<std::int64_t>& offsets,
              const carray<std::int32_t>& docs, const carray<std::int32_t>& tfs,
-             const carray<std::int32_t>& doc_len) {
+             const carray<std::int32_t>& doc_len, const py::tuple& borrow) {
             auto o = to_vector(offsets, "offsets");
-            auto d = to_vector(docs, "docs");
-            auto t = to_vector(tfs, "tfs");
             auto l = to_vector(doc_len, "doc_len");
+            check_1d(docs, "docs");
+            check_1d(tfs, "tfs");
+            if (docs.shape(0) != tfs.shape(0))
+              throw py::value_error("docs and tfs must have the same length, got " +
+                                    std::to_string(docs.shape(0)) + " and " + std::to_string(tfs.shape(0)));
+            const cw::node_t* dp = docs.data();
+            const std::int32_t* tp = tfs.data();
+            const std::int64_t np = docs.shape(0);
+            // Borrow the postings instead of copying them when both are the caller's own read-only
+            // arrays (not converted temporaries: then they are these very objects).
+            std::shared_ptr<const void> keep;
+            if (borrow.size() == 2 && borrow[0].ptr() == docs.ptr() && borrow[1].ptr() == tfs.ptr() &&
+                !docs.writeable() && !tfs.writeable()) {
+              auto* held = new py::tuple(borrow);
+              keep = std::shared_ptr<const void>(held, [](const void* p) {
+                py::gil_scoped_acquire gil;
+                delete static_cast<const py::tuple*>(p);
+              });
+            }
             TextIndexPtr out;
             {
               py::gil_scoped_release nogil;
               out = std::make_shared<cw::TextIndex>(cw::TextIndex::from_arrays(
-                  num_docs, title_weight, std::move(o), std::move(d), std::move(t), std::move(l)));
+                  num_docs, title_weight, std::move(o), dp, tp, np, std::move(l), std::move(keep)));
             }
             return out;
           },
-          "num_docs"_a, "title_weight"_a, "offsets"_a, "docs"_a, "tfs"_a, "doc_len"_a)
+          "num_docs"_a, "title_weight"_a, "offsets"_a, "docs"_a, "tfs"_a, "doc_len"_a, "borrow"_a = py::tuple(),
+          "The index from its own arrays (offsets, docs, tfs, doc_len of an index): validated entry by entry. "
+          "The postings are copied, unless `borrow` is the tuple (docs, tfs) of the arrays given and both are "
+          "read-only, C-contiguous and int32: then the index keeps them (no copy).")
       .def(
           "with_changes",
           [](TextIndexPtr self, std::int32_t num_docs, const carray<std::int32_t>& dropped,
@@ -103,6 +123,8 @@ void register_text(py::module_& m) {
       .def_property_readonly("num_terms", [](const cw::TextIndex& ix) { return ix.num_terms; })
       .def_property_readonly("title_weight", [](const cw::TextIndex& ix) { return ix.title_weight; })
       .def_property_readonly("num_postings", [](const cw::TextIndex& ix) { return ix.num_postings(); })
+      .def_property_readonly("borrowed", &cw::TextIndex::borrowed,
+                             "Whether the postings are borrowed from the arrays given to from_arrays.")
       .def_property_readonly("total_len", [](const cw::TextIndex& ix) { return ix.total_len; })
       .def_property_readonly("offsets",
                              [](py::object self) {

@@ -141,8 +141,10 @@ TextIndex TextIndex::build(std::int32_t num_docs, std::int32_t num_terms, const 
   std::partial_sum(df.begin(), df.end(), df.begin());
   ix.offsets = df;
   const std::size_t np = static_cast<std::size_t>(ix.offsets.back());
-  ix.docs.assign(np, 0);
-  ix.tfs.assign(np, 0);
+  ix.docs.resize(np);
+  ix.tfs.resize(np);
+  std::fill(ix.docs.data(), ix.docs.data() + np, 0);
+  std::fill(ix.tfs.data(), ix.tfs.data() + np, 0);
   // Pass 2: fill (documents ascending within each term).
   std::fill(last.begin(), last.end(), -1);
   std::vector<offset_t> cur(ix.offsets.begin(), ix.offsets.end() - 1);
@@ -168,21 +170,20 @@ TextIndex TextIndex::build(std::int32_t num_docs, std::int32_t num_terms, const 
 }
 
 TextIndex TextIndex::from_arrays(std::int32_t num_docs, std::int32_t title_weight, std::vector<offset_t> offsets,
-                                 std::vector<node_t> docs, std::vector<std::int32_t> tfs,
-                                 std::vector<std::int32_t> doc_len) {
+                                 const node_t* docs, const std::int32_t* tfs, std::int64_t num_postings,
+                                 std::vector<std::int32_t> doc_len, std::shared_ptr<const void> keep) {
   if (num_docs < 0) throw InvalidArgument("num_docs must be >= 0, got " + std::to_string(num_docs));
   if (title_weight < 1 || title_weight > 1000)
     throw InvalidArgument("title_weight must be in [1, 1000], got " + std::to_string(title_weight));
   if (offsets.empty()) throw InvalidArgument("offsets must hold num_terms + 1 entries, got 0");
   if (offsets.size() - 1 > static_cast<std::size_t>(INT32_MAX)) throw InvalidArgument("offsets: too many terms");
-  if (docs.size() != tfs.size())
-    throw InvalidArgument("docs and tfs must have the same length, got " + std::to_string(docs.size()) + " and " +
-                          std::to_string(tfs.size()));
+  if (num_postings < 0) throw InvalidArgument("num_postings must be >= 0, got " + std::to_string(num_postings));
+  if (num_postings > 0 && (docs == nullptr || tfs == nullptr)) throw InvalidArgument("docs and tfs are required");
   if (doc_len.size() != static_cast<std::size_t>(num_docs))
     throw InvalidArgument("doc_len must have num_docs = " + std::to_string(num_docs) + " entries, got " +
                           std::to_string(doc_len.size()));
   const auto nt = static_cast<std::int32_t>(offsets.size() - 1);
-  check_ptr(offsets.data(), nt, static_cast<std::int64_t>(docs.size()), "offsets");
+  check_ptr(offsets.data(), nt, num_postings, "offsets");
   std::vector<std::int64_t> sum(static_cast<std::size_t>(num_docs), 0);
   for (std::int32_t t = 0; t < nt; ++t) {
     for (offset_t i = offsets[static_cast<std::size_t>(t)]; i < offsets[static_cast<std::size_t>(t) + 1]; ++i) {
@@ -207,8 +208,14 @@ TextIndex TextIndex::from_arrays(std::int32_t num_docs, std::int32_t title_weigh
   ix.num_terms = nt;
   ix.title_weight = title_weight;
   ix.offsets = std::move(offsets);
-  ix.docs = std::move(docs);
-  ix.tfs = std::move(tfs);
+  const auto np = static_cast<std::size_t>(num_postings);
+  if (keep) {
+    ix.docs.borrow(docs, np, keep);
+    ix.tfs.borrow(tfs, np, std::move(keep));
+  } else {
+    ix.docs.assign(docs, docs + np);
+    ix.tfs.assign(tfs, tfs + np);
+  }
   ix.doc_len = std::move(doc_len);
   ix.derive();
   return ix;
@@ -225,7 +232,8 @@ void TextIndex::derive() {
   tf_ptr.reserve(static_cast<std::size_t>(num_terms) + 1);
   BoundsBuilder bb;
   for (std::int32_t t = 0; t < num_terms; ++t)
-    bb.add(*this, docs.data(), tfs.data(), static_cast<std::size_t>(offsets[static_cast<std::size_t>(t)]),
+    bb.add(*this, std::as_const(docs).data(), std::as_const(tfs).data(),
+           static_cast<std::size_t>(offsets[static_cast<std::size_t>(t)]),
            static_cast<std::size_t>(offsets[static_cast<std::size_t>(t) + 1]), doc_len.data());
   total_len = 0;
   for (std::int32_t l : doc_len) total_len += l;

@@ -501,6 +501,7 @@ class TextIndex:
         docs: npt.ArrayLike,
         tfs: npt.ArrayLike,
         doc_len: npt.ArrayLike,
+        borrow: tuple[Any, ...] = (),
     ) -> TextIndex: ...
     def with_changes(
         self,
@@ -519,6 +520,8 @@ class TextIndex:
     def title_weight(self) -> int: ...
     @property
     def num_postings(self) -> int: ...
+    @property
+    def borrowed(self) -> bool: ...
     @property
     def total_len(self) -> int: ...
     @property

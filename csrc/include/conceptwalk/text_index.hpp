@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "conceptwalk/common.hpp"
+#include "conceptwalk/csr_graph.hpp"  // Buffer
 
 namespace cw {
 
@@ -25,9 +26,10 @@ struct TextIndex {
   std::int32_t num_docs = 0;
   std::int32_t num_terms = 0;
   std::int32_t title_weight = 1;
-  std::vector<offset_t> offsets;      // num_terms + 1: postings of term t are [offsets[t], offsets[t+1])
-  std::vector<node_t> docs;           // per posting: document, ascending within a term
-  std::vector<std::int32_t> tfs;      // per posting: weighted term frequency (>= 1)
+  std::vector<offset_t> offsets;  // num_terms + 1: postings of term t are [offsets[t], offsets[t+1])
+  // The postings, owned (a build or a merge) or borrowed read-only (a mapped snapshot file's).
+  Buffer<node_t> docs;                // per posting: document, ascending within a term
+  Buffer<std::int32_t> tfs;           // per posting: weighted term frequency (>= 1)
   std::vector<std::int32_t> doc_len;  // per document: sum of its weighted term frequencies
   // Derived (not persisted): per term the largest tf and the smallest document length among its
   // postings (MaxScore's upper bounds), and the total length of all documents.
@@ -53,10 +55,13 @@ struct TextIndex {
 
   // Adopts persisted arrays after validating them (offsets monotone from 0 to the number of
   // postings, documents in range and strictly ascending per term, tfs >= 1, each document's
-  // length equal to the sum of its tfs).
+  // length equal to the sum of its tfs). The `num_postings` docs and tfs are copied, or with
+  // `keep` borrowed (no copy: `keep` must keep them alive and unchanged for the index's
+  // lifetime, e.g. a memory-mapped snapshot file's pages).
   static TextIndex from_arrays(std::int32_t num_docs, std::int32_t title_weight, std::vector<offset_t> offsets,
-                               std::vector<node_t> docs, std::vector<std::int32_t> tfs,
-                               std::vector<std::int32_t> doc_len);
+                               const node_t* docs, const std::int32_t* tfs, std::int64_t num_postings,
+                               std::vector<std::int32_t> doc_len, std::shared_ptr<const void> keep = nullptr);
+  bool borrowed() const { return docs.borrowed(); }
 
   void derive();
 };

@@ -480,7 +480,11 @@ class TextIndex:
         if parts[0].shape[0] != nt + 1:
             raise InputError(f"text index arrays: text_offsets must have {nt + 1} entries, got {parts[0].shape[0]}")
         try:
-            core = _core.TextIndex.from_arrays(int(meta[3]), int(meta[2]), *parts)
+            # read-only postings (a mapped snapshot file's) are kept, not copied: the index holds
+            # them (and so the mapping) for its lifetime
+            offsets, docs, tfs, doc_len = parts
+            keep = () if docs.flags.writeable or tfs.flags.writeable else (docs, tfs)
+            core = _core.TextIndex.from_arrays(int(meta[3]), int(meta[2]), offsets, docs, tfs, doc_len, borrow=keep)
         except ValueError as exc:
             raise InputError(f"text index arrays: {exc}") from None
         return cls(core, vocab)
