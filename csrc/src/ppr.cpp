@@ -106,7 +106,8 @@ void sort_ranked(std::vector<RankItem>& items, std::int64_t k) {
 // the textbook loop, so results are bit-identical to it.
 class Pusher {
  public:
-  Pusher(const CSRGraph& g, const Visibility& vis) : g_(g), vis_(vis), ws_(thread_workspace(g.num_nodes())) {
+  Pusher(const CSRGraph& g, const Visibility& vis)
+      : g_(g), vis_(vis), ws_(thread_workspace(g.num_nodes(), Workspace::kWorkspaceNodes)) {
     nd_ = ws_.node.data();
     touched_ = ws_.push_touched.data();
     ring_ = ws_.push_ring.data();

@@ -2,9 +2,9 @@
 
 namespace cw {
 
-Workspace& thread_workspace(node_t n) {
+Workspace& thread_workspace(node_t n, unsigned parts) {
   thread_local Workspace ws;
-  ws.ensure(n);
+  ws.ensure(n, parts);
   return ws;
 }
 

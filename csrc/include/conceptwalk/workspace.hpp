@@ -32,10 +32,14 @@ struct Workspace {
   // contents are meaningless between queries).
   std::vector<node_t> push_touched, push_ring;
 
-  void ensure(node_t n) {
+  // Grows the per-node arrays `parts` names (kWorkspaceNodes: node; kWorkspaceMarks: ia, ib and
+  // flag) to at least n entries. Each part is grown only by the algorithms that read it, so a
+  // walk over 2.5M nodes does not first write the push's 80 MB of node slots (nor a push the
+  // walk's marks): what a thread's first query pays, and what its workspace holds.
+  void ensure(node_t n, unsigned parts) {
     const std::size_t need = static_cast<std::size_t>(n);
-    if (node.size() < need) {
-      node.resize(need);
+    if ((parts & kWorkspaceNodes) && node.size() < need) node.resize(need);
+    if ((parts & kWorkspaceMarks) && ia.size() < need) {
       ia.resize(need, -1);
       ib.resize(need, -1);
       flag.resize(need, 0);
@@ -45,9 +49,12 @@ struct Workspace {
       push_ring.resize(1024);
     }
   }
+  static constexpr unsigned kWorkspaceNodes = 1;
+  static constexpr unsigned kWorkspaceMarks = 2;
 };
 
-// The calling thread's workspace, grown to at least n entries.
-Workspace& thread_workspace(node_t n);
+// The calling thread's workspace, with the per-node arrays `parts` names grown to at least n
+// entries (the others may be smaller: an algorithm reads only the parts it asked for).
+Workspace& thread_workspace(node_t n, unsigned parts = Workspace::kWorkspaceMarks);
 
 }  // namespace cw
