@@ -197,6 +197,23 @@ def test_c_ascii_normaliser_matches_normalize_text_random(text: str) -> None:
     assert _hashembed.normalize_ascii(text) == normalize_text(text)
 
 
+class _Str(str):
+    pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.text(st.characters(max_codepoint=127), max_size=40), st.text(max_size=40)), max_size=30))
+def test_normalize_texts_is_normalize_text_of_each(texts: list[str]) -> None:
+    """The batch normaliser (ASCII compiled, the rest through normalize_text) gives what
+    normalize_text gives, item by item, for ASCII and any other text and str subclasses."""
+    from conceptwalk.wrap.embed import normalize_texts
+
+    items = texts + [_Str(t) for t in texts[:3]]
+    assert normalize_texts(items) == [normalize_text(t) for t in items]
+    with pytest.raises(TypeError, match="must be a str"):
+        normalize_texts([*texts, 3])  # type: ignore[list-item]
+
+
 def test_format_pin_v1() -> None:
     # Pins the v1 feature hashing (bucket and sign of the two word features of "vector index"),
     # independently of the Cython code: stored vectors are cached under "hashing-v1-...", so a

@@ -19,7 +19,7 @@ exactly representable float64 sums, so the output is the same on every run and p
 import unicodedata
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeASCII
 from libc.math cimport sqrt
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
@@ -307,6 +307,36 @@ def embed_csr(list texts, Py_ssize_t dim, object normalize, Py_ssize_t ngram_lo,
         free(acc)
         free(cols)
         free(vals)
+
+
+def normalize_all(list texts, object normalize):
+    """``[normalize(t) for t in texts]`` where ``normalize`` is
+    :func:`conceptwalk.wrap.embed.normalize_text`: ASCII strings are normalised here in C (the
+    rule ``normalize_text`` applies to them, pinned by a test over every ASCII character), any
+    other item goes through ``normalize`` (which also raises for a non-string)."""
+    cdef Py_ssize_t n = len(texts), i, size, m, cap = 0
+    cdef const char* p
+    cdef uint8_t* buf = NULL
+    cdef void* grown
+    cdef list out = [None] * n
+    try:
+        for i in range(n):
+            t = texts[i]
+            if type(t) is not str or not PyUnicode_IS_ASCII(t):
+                out[i] = normalize(t)
+                continue
+            p = PyUnicode_AsUTF8AndSize(t, &size)
+            if size + 2 > cap:
+                cap = 2 * (size + 2)
+                grown = realloc(buf, cap * sizeof(uint8_t))
+                if grown == NULL:
+                    raise MemoryError()
+                buf = <uint8_t*>grown
+            m = _normalize_into(<const uint8_t*>p, size, buf)
+            out[i] = "" if m == 0 else PyUnicode_DecodeASCII(<const char*>buf + 1, m - 2, NULL)
+    finally:
+        free(buf)
+    return out
 
 
 def normalize_ascii(str text):

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .embed import HashingEmbedder, normalize_text
+from .embed import HashingEmbedder, normalize_text, normalize_texts
 from ..errors import ConceptwalkError, InputError, NotFoundError
 from ..graph import CORE_VERSION, EDGE_ANNOTATION_KEYS, LinkGraph, VisibilityMask
 from ..graph.vectors import DenseVectors, SparseVectors
@@ -45,17 +45,20 @@ def _phrase_index(pairs: list[tuple[str, Any]]) -> tuple[dict[str, list[Any]], i
     """normalised phrase -> values (first-seen order, no repeats), and the longest phrase's words."""
     index: dict[str, list[Any]] = {}
     longest = 0
-    for phrase, value in pairs:
-        norm = normalize_text(phrase)
+    norms = normalize_texts([phrase for phrase, _value in pairs])  # (ASCII ones compiled)
+    for norm, (_phrase, value) in zip(norms, pairs):
         if not norm:
             continue
         words = norm.count(" ") + 1
         if words > MAX_PHRASE_WORDS:
             continue
-        lst = index.setdefault(norm, [])
-        if value not in lst:
+        lst = index.get(norm)
+        if lst is None:
+            index[norm] = [value]
+        elif value not in lst:
             lst.append(value)
-        longest = max(longest, words)
+        if words > longest:
+            longest = words
     return index, longest
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "fusion_weights",
     "get_embedder",
     "normalize_text",
+    "normalize_texts",
     "WRAP_DEFAULT",
 ]
 
@@ -124,6 +125,33 @@ def normalize_text(text: str) -> str:
         # (e.g. "E\u00ad\u0301" -> "e\u0301" -> "é"): one more NFKC makes the result stable
         folded = unicodedata.normalize("NFKC", folded)
     return " ".join(folded.split())
+
+
+def normalize_texts(texts: Sequence[str]) -> list[str]:
+    """:func:`normalize_text` of every text, the ASCII ones in compiled code (the same rule, about
+    ten times faster: what the alias and name indexes of a large store are built with).
+
+    Parameters
+    ----------
+    texts : sequence of str
+        Any texts.
+
+    Returns
+    -------
+    list of str
+        ``[normalize_text(t) for t in texts]``.
+
+    Raises
+    ------
+    TypeError
+        If an item is not a ``str``.
+
+    Examples
+    --------
+    >>> normalize_texts(["  Vector-Index_lookup!  ", "ＣＡＦÉ  au\\tlait", "---"])
+    ['vector index lookup', 'café au lait', '']
+    """
+    return _hashembed.normalize_all(list(texts), normalize_text)
 
 
 # --------------------------------------------------------------------------- protocol
