@@ -116,6 +116,21 @@ void check_1d(const A& a, const char* name, py::ssize_t expected = -1) {
                           std::to_string(a.shape(0)));
 }
 
+// What keeps two borrowed arrays alive: the tuple `borrow`, when it is (a, b) -- these very
+// objects, the caller's own read-only arrays, not converted temporaries -- else null (copy them).
+// Released under the GIL, whichever thread drops the last reference.
+template <class A, class B>
+std::shared_ptr<const void> borrow_keeper(const py::tuple& borrow, const A& a, const B& b) {
+  if (!(borrow.size() == 2 && borrow[0].ptr() == a.ptr() && borrow[1].ptr() == b.ptr() && !a.writeable() &&
+        !b.writeable()))
+    return nullptr;
+  auto* held = new py::tuple(borrow);
+  return std::shared_ptr<const void>(held, [](const void* p) {
+    py::gil_scoped_acquire gil;
+    delete static_cast<const py::tuple*>(p);
+  });
+}
+
 // A caller's visibility: the byte mask and visible degrees, owned, computed once.
 struct VisibilityMask {
   std::shared_ptr<const cw::CSRGraph> graph;

@@ -67,17 +67,7 @@ void register_text(py::module_& m) {
             const cw::node_t* dp = docs.data();
             const std::int32_t* tp = tfs.data();
             const std::int64_t np = docs.shape(0);
-            // Borrow the postings instead of copying them when both are the caller's own read-only
-            // arrays (not converted temporaries: then they are these very objects).
-            std::shared_ptr<const void> keep;
-            if (borrow.size() == 2 && borrow[0].ptr() == docs.ptr() && borrow[1].ptr() == tfs.ptr() &&
-                !docs.writeable() && !tfs.writeable()) {
-              auto* held = new py::tuple(borrow);
-              keep = std::shared_ptr<const void>(held, [](const void* p) {
-                py::gil_scoped_acquire gil;
-                delete static_cast<const py::tuple*>(p);
-              });
-            }
+            std::shared_ptr<const void> keep = borrow_keeper(borrow, docs, tfs);  // or copy
             TextIndexPtr out;
             {
               py::gil_scoped_release nogil;

@@ -152,17 +152,7 @@ void register_vectors(py::module_& m) {
             const std::int32_t* rp = rows.data();
             const float* vp = values.data();
             const std::int64_t nnz = rows.shape(0);
-            // Borrow rows and values instead of copying when both are the caller's own read-only
-            // arrays (not converted temporaries: then they are these very objects).
-            std::shared_ptr<const void> keep;
-            if (borrow.size() == 2 && borrow[0].ptr() == rows.ptr() && borrow[1].ptr() == values.ptr() &&
-                !rows.writeable() && !values.writeable()) {
-              auto* held = new py::tuple(borrow);
-              keep = std::shared_ptr<const void>(held, [](const void* p) {
-                py::gil_scoped_acquire gil;
-                delete static_cast<const py::tuple*>(p);
-              });
-            }
+            std::shared_ptr<const void> keep = borrow_keeper(borrow, rows, values);  // or copy
             py::gil_scoped_release nogil;
             return std::make_shared<cw::SparseVectors>(
                 cw::SparseVectors::from_columns(n, dim, cp, rp, vp, nnz, std::move(keep)));
