@@ -315,6 +315,14 @@ def test_a_mapped_snapshot_borrows_the_file_pages_and_outlives_its_replacement(t
     arrays = {k: (np.array(v) if k.startswith("core.") else v) for k, v in g.to_arrays().items()}
     assert not LinkGraph.from_saved_arrays(arrays).core.borrowed
     assert LinkGraph.from_saved_arrays(g.to_arrays()).core.borrowed
+    # read-only by flag over memory the caller owns (the flag can be set back): copied; over
+    # memory no Python code can change (bytes, as a read-only mapped file's pages): kept
+    for v in arrays.values():
+        v.setflags(write=False)
+    assert not LinkGraph.from_saved_arrays(arrays).core.borrowed
+    frozen = {k: (np.frombuffer(v.tobytes(), dtype=v.dtype) if k.startswith("core.") else v) for k, v in arrays.items()}
+    kept = LinkGraph.from_saved_arrays(frozen)
+    assert kept.core.borrowed and array_diff(kept, g) == []
 
 
 def test_saved_titles_stay_packed_and_damaged_ones_are_refused():

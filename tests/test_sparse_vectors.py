@@ -149,6 +149,10 @@ def test_from_columns_keeps_read_only_arrays_without_a_copy_and_scores_the_same(
     copied = SparseVectors.from_columns(sv.n, sv.dim, colptr, rows, values)
     for a in (rows, values):
         a.setflags(write=False)
+    # read-only by flag over memory they own (the flag can be set back, the memory changed): copied
+    assert not SparseVectors.from_columns(sv.n, sv.dim, colptr, rows, values)._core.borrowed
+    # over memory no Python code can change (bytes here; a read-only mapped file in a store): kept
+    rows, values = (np.frombuffer(a.tobytes(), dtype=a.dtype) for a in (rows, values))
     kept = SparseVectors.from_columns(sv.n, sv.dim, colptr, rows, values)
     assert not copied._core.borrowed and kept._core.borrowed
     assert np.shares_memory(kept._core.col_rows, rows) and not np.shares_memory(copied._core.col_rows, rows)

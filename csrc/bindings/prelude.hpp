@@ -116,13 +116,46 @@ void check_1d(const A& a, const char* name, py::ssize_t expected = -1) {
                           std::to_string(a.shape(0)));
 }
 
+// Whether no Python code can change the memory under array `a`: its chain of bases (arrays,
+// memoryviews) ends in an object that gives no writable buffer (a read-only mmap, bytes, the core
+// object whose arrays another one exposes read-only) -- numpy's own rule for whether a read-only
+// view may be made writable again. An array that owns its memory does not qualify even when
+// read-only: its flag can be set back.
+inline bool immutable_memory(py::handle a) {
+  py::object o = py::reinterpret_borrow<py::object>(a);
+  for (int depth = 0; depth < 64; ++depth) {
+    if (py::isinstance<py::array>(o)) {
+      py::object base = o.attr("base");
+      if (base.is_none()) return false;
+      o = base;
+    } else if (PyMemoryView_Check(o.ptr())) {
+      py::object inner = o.attr("obj");
+      if (inner.is_none()) return false;
+      o = inner;
+    } else {
+      Py_buffer view;
+      if (PyObject_GetBuffer(o.ptr(), &view, PyBUF_WRITABLE) == 0) {
+        PyBuffer_Release(&view);
+        return false;  // writable
+      }
+      PyErr_Clear();
+      return true;  // a read-only buffer, or none to write through
+    }
+  }
+  return false;
+}
+
 // What keeps two borrowed arrays alive: the tuple `borrow`, when it is (a, b) -- these very
-// objects, the caller's own read-only arrays, not converted temporaries -- else null (copy them).
+// objects, the caller's own read-only arrays, not converted temporaries, aligned for their type,
+// over memory no Python code can change (`immutable_memory`: a mapped file opened read-only) --
+// else null (copy them: a later write to the caller's memory cannot reach what was validated).
 // Released under the GIL, whichever thread drops the last reference.
 template <class A, class B>
 std::shared_ptr<const void> borrow_keeper(const py::tuple& borrow, const A& a, const B& b) {
+  auto aligned = [](const void* p, std::size_t align) { return reinterpret_cast<std::uintptr_t>(p) % align == 0; };
   if (!(borrow.size() == 2 && borrow[0].ptr() == a.ptr() && borrow[1].ptr() == b.ptr() && !a.writeable() &&
-        !b.writeable()))
+        !b.writeable() && aligned(a.data(), alignof(typename A::value_type)) &&
+        aligned(b.data(), alignof(typename B::value_type)) && immutable_memory(a) && immutable_memory(b)))
     return nullptr;
   auto* held = new py::tuple(borrow);
   return std::shared_ptr<const void>(held, [](const void* p) {

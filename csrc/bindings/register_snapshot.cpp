@@ -26,15 +26,22 @@ void register_snapshot(py::module_& m) {
         const std::int32_t* td = edge_typedir.data();
         const std::int64_t entries = indices.shape(0), pairs = pair_ptr.shape(0) - 1,
                            edges = edge_typedir.shape(0);
-        // Borrow instead of copying when every array is the caller's own read-only array
-        // (not a converted temporary: then it is this very object, which nobody can write).
+        // Borrow instead of copying when every array is the caller's own read-only array (not a
+        // converted temporary: then it is this very object), aligned, over memory no Python code
+        // can change (`immutable_memory`: a read-only mapped file's pages).
         std::shared_ptr<const void> keep;
         if (originals.size() == 5) {
           const py::handle given[5] = {indptr, indices, pair_base, pair_ptr, edge_typedir};
           bool same = true;
           for (int i = 0; i < 5; ++i) {
             py::handle o = originals[static_cast<std::size_t>(i)];
-            same = same && o.ptr() == given[i].ptr() && !py::reinterpret_borrow<py::array>(o).writeable();
+            if (!(same && o.ptr() == given[i].ptr())) {
+              same = false;
+              break;
+            }
+            const auto a = py::reinterpret_borrow<py::array>(o);
+            same = !a.writeable() && reinterpret_cast<std::uintptr_t>(a.data()) % a.itemsize() == 0 &&
+                   immutable_memory(o);
           }
           if (same) {
             auto* held = new py::tuple(originals);
@@ -56,7 +63,7 @@ void register_snapshot(py::module_& m) {
       "borrow"_a = py::tuple(),
       "A CSRGraph from the arrays of an earlier build (indptr, indices, pair_base, pair_ptr, "
       "edge_typedir) after validating every invariant; ValueError on inconsistent arrays. Copied, "
-      "unless `borrow` is the tuple of the five arrays given and each is read-only, C-contiguous "
-      "and of the right dtype: then the graph keeps them (no copy; a memory-mapped file's pages "
-      "are shared by every process that maps it).");
+      "unless `borrow` is the tuple of the five arrays given and each is read-only, aligned, C-contiguous, "
+      "of the right dtype and over memory no Python code can change (a read-only mmap, bytes): then the "
+      "graph keeps them (no copy; a memory-mapped file's pages are shared by every process that maps it).");
 }

@@ -79,7 +79,9 @@ void register_text(py::module_& m) {
           "num_docs"_a, "title_weight"_a, "offsets"_a, "docs"_a, "tfs"_a, "doc_len"_a, "borrow"_a = py::tuple(),
           "The index from its own arrays (offsets, docs, tfs, doc_len of an index): validated entry by entry. "
           "The postings are copied, unless `borrow` is the tuple (docs, tfs) of the arrays given and both are "
-          "read-only, C-contiguous and int32: then the index keeps them (no copy).")
+          "read-only, aligned, C-contiguous int32 over memory no Python code can change (a read-only mmap, "
+          "bytes): "
+          "then the index keeps them (no copy).")
       .def(
           "with_changes",
           [](TextIndexPtr self, std::int32_t num_docs, const carray<std::int32_t>& dropped,

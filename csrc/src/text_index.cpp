@@ -601,7 +601,12 @@ TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_t
   }
   if (st->num_docs == 0 || st->total_len == 0) return out;
   const double avgdl = static_cast<double>(st->total_len) / static_cast<double>(st->num_docs);
-  const std::uint8_t* skip = eligible != nullptr ? eligible : visible;  // documents that may be returned
+  // documents that may be returned: the eligible ones (when given) that are visible (when a mask
+  // is given), read from both masks here rather than from their AND made per query by the caller
+  const bool filtered = eligible != nullptr || visible != nullptr;
+  auto allowed = [eligible, visible](node_t d) {
+    return (eligible == nullptr || eligible[d] != 0) && (visible == nullptr || visible[d] != 0);
+  };
 
   std::vector<PostingList> lists;
   lists.reserve(terms.size());
@@ -645,8 +650,8 @@ TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_t
   const std::int32_t* dl = ix.doc_len.data();
 
   auto settle = [&](PostingList& l) {  // skip postings of documents that may not be returned
-    if (skip == nullptr) return;
-    while (l.pos < l.end && !skip[l.docs[l.pos]]) {
+    if (!filtered) return;
+    while (l.pos < l.end && !allowed(l.docs[l.pos])) {
       ++l.pos;
       ++out.postings_read;
     }

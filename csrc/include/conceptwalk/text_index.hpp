@@ -127,7 +127,7 @@ struct TextHits {
 
 // Top-k documents by BM25 over the visible documents, by score descending then document
 // ascending. `terms` are distinct term ids (any order; summed in ascending order). `visible`
-// (nullable) defines the statistics; `eligible` (nullable; must imply visible) restricts which
+// (nullable) defines the statistics; `eligible` (nullable) restricts which of the visible
 // documents may be returned (e.g. a node-type filter) without changing the statistics. `stats`
 // (nullable) are precomputed statistics for `visible` (with df for all terms); when null they are
 // computed for this query.

@@ -480,8 +480,9 @@ class TextIndex:
         if parts[0].shape[0] != nt + 1:
             raise InputError(f"text index arrays: text_offsets must have {nt + 1} entries, got {parts[0].shape[0]}")
         try:
-            # read-only postings (a mapped snapshot file's) are kept, not copied: the index holds
-            # them (and so the mapping) for its lifetime
+            # read-only postings are offered to be kept, not copied; the core keeps them (and so the
+            # mapping) only over memory no Python code can change (a read-only mapped snapshot
+            # file's), else copies them
             offsets, docs, tfs, doc_len = parts
             keep = () if docs.flags.writeable or tfs.flags.writeable else (docs, tfs)
             core = _core.TextIndex.from_arrays(int(meta[3]), int(meta[2]), offsets, docs, tfs, doc_len, borrow=keep)
@@ -646,7 +647,6 @@ class TextIndex:
         terms = self.query_terms(text)
         n = self.num_docs
         stats = None
-        elig = _mask_u8(eligible, n, "eligible")
         if visible is None:
             vis = None
             stats = self.stats_for(None)
@@ -654,22 +654,12 @@ class TextIndex:
             vm = visible.mask
             vis = None if vm is None else _mask_u8(vm.mask, n, "visible")
             stats = visible.text_stats(self)
-            if elig is not None and vis is not None:
-                # the caller's eligible documents, kept in its view per eligibility array (an
-                # O(documents) AND once, not per query); the entry holds the array it was made
-                # from, so an id reused by another array never matches
-                src, e, v = eligible, elig, vis
-                kept = visible.memo(("text.eligible", id(src)), lambda: (src, np.bitwise_and(e, v)))
-                if kept[0] is src:
-                    elig, vis = kept[1], None  # eligible implies visible: the core reads one mask
-                else:
-                    elig = elig & vis
         elif isinstance(visible, _core.VisibilityMask):
             vis = _mask_u8(visible.mask, n, "visible")  # statistics counted by the core, per query
         else:
             vis = _mask_u8(visible, n, "visible")
-        if elig is not None and vis is not None:
-            elig = elig & vis
+        # (the core returns only documents both masks admit: no O(documents) AND per query here)
+        elig = _mask_u8(eligible, n, "eligible")
         if terms.size == 0:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
         docs, scores, _, _ = _core.bm25_topk(self._core, terms, k, vis, elig, stats, K1, B)

@@ -321,7 +321,8 @@ class SparseVectors(_VectorIndex):
         self = cls.__new__(cls)
         r32 = np.ascontiguousarray(rows_in, dtype=np.int32)
         v32 = np.ascontiguousarray(values, dtype=np.float32)
-        # read-only arrays (a mapped snapshot file's, which nothing writes) are kept, not copied
+        # read-only arrays are offered to be kept, not copied; the core keeps them only over memory
+        # no Python code can change (a read-only mapped snapshot file's), else copies them
         borrow = (r32, v32) if not (r32.flags.writeable or v32.flags.writeable) else ()
         try:
             self._core = _core.SparseVectors.from_columns(
