@@ -48,7 +48,7 @@ esac
 echo "== $CORE_SO links $(printf '%s\n' "$LINKED" | grep -oE 'lib(asan|ubsan)[^ ]*' | sort -u | tr '\n' ' ')"
 
 if [ "$#" -eq 0 ]; then
-  set -- "$ROOT"/tests/test_core_*.py "$ROOT"/tests/test_id_calls.py "$ROOT"/tests/test_compiled_calls.py "$ROOT"/tests/test_sparse_vectors.py "$ROOT"/tests/test_vector_topk.py "$ROOT"/tests/test_walk_render.py
+  set -- "$ROOT"/tests/test_core_*.py "$ROOT"/tests/test_id_calls.py "$ROOT"/tests/test_compiled_calls.py "$ROOT"/tests/test_sparse_vectors.py "$ROOT"/tests/test_vector_topk.py "$ROOT"/tests/test_walk_render.py "$ROOT"/tests/test_hostile_session_view.py
 fi
 
 # libstdc++ is preloaded too: the python binary does not link it, and without it ASan's

@@ -16,8 +16,11 @@
 namespace py = pybind11;
 using namespace pybind11::literals;
 
+// An array argument as the core reads it: C-contiguous, of type T (converted when needed) and
+// aligned for T (a misaligned buffer, e.g. an ndarray at an odd offset into bytes, is copied by
+// NumPy first: the core never loads a T from a misaligned address).
 template <class T>
-using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
+using carray = py::array_t<T, py::array::c_style | py::array::forcecast | py::detail::npy_api::NPY_ARRAY_ALIGNED_>;
 
 // Moves a vector to the heap and exposes it as a 1-D numpy array without copying.
 template <class T>
