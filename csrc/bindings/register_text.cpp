@@ -80,8 +80,7 @@ void register_text(py::module_& m) {
           "The index from its own arrays (offsets, docs, tfs, doc_len of an index): validated entry by entry. "
           "The postings are copied, unless `borrow` is the tuple (docs, tfs) of the arrays given and both are "
           "read-only, aligned, C-contiguous int32 over memory no Python code can change (a read-only mmap, "
-          "bytes): "
-          "then the index keeps them (no copy).")
+          "bytes): then the index keeps them (no copy).")
       .def(
           "with_changes",
           [](TextIndexPtr self, std::int32_t num_docs, const carray<std::int32_t>& dropped,

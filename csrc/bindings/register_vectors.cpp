@@ -159,10 +159,9 @@ void register_vectors(py::module_& m) {
           },
           "n"_a, "dim"_a, "colptr"_a, "rows"_a, "values"_a, "borrow"_a = py::tuple(),
           "The index from its own arrays (colptr, col_rows, col_values of an index): checked entry by entry. "
-          "Copied, unless `borrow` is the tuple (rows, values) of the arrays given, both read-only, aligned and "
-          "over "
-          "memory no Python code can change (a read-only mmap, bytes), "
-          "C-contiguous and of the right dtype: then the index keeps them (no copy).")
+          "Copied, unless `borrow` is the tuple (rows, values) of the arrays given, both read-only, aligned, "
+          "C-contiguous, of the right dtype and over memory no Python code can change (a read-only mmap, "
+          "bytes): then the index keeps them (no copy).")
       .def_property_readonly("colptr", vector_property(&cw::SparseVectors::colptr),
                              "Per dimension j, its entries are [colptr[j], colptr[j + 1]) (read-only view).")
       .def_property_readonly(
