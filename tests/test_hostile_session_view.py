@@ -35,21 +35,10 @@ from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_
 from conceptwalk.wrap.embed import normalize_text, normalize_texts
 from conceptwalk.wrap.walk import Provenance
 from deletion_oracle import deleted_store, open_store
+from test_walk_core import WALK_FIELDS
 from test_walk_core import reference as walk_reference
 
 TYPES = ("A", "B", "C")
-WALK_FIELDS = (
-    "candidates",
-    "scores",
-    "reach",
-    "min_hops",
-    "path_count",
-    "path_ptr",
-    "path_nodes",
-    "path_edges",
-    "path_hops",
-    "path_scores",
-)
 WALK_SCALARS = ("edges_visited", "candidates_found", "cut_by_edges", "cut_by_candidates", "truncated")
 
 

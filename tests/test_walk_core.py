@@ -221,21 +221,25 @@ def test_kept_candidates_match_the_brute_force_reference(seed):
     assert r.truncated == r.cut_by_candidates == (r.candidates_found > budget)
 
 
+#: The arrays of a walk's result (read-only, named).
+WALK_FIELDS = (
+    "candidates",
+    "scores",
+    "reach",
+    "min_hops",
+    "path_count",
+    "path_ptr",
+    "path_nodes",
+    "path_edges",
+    "path_hops",
+    "path_scores",
+)
+
+
 def test_result_is_read_only_and_named():
     g = _graph(1)
     r = _walk(g, [(0, 1.0)], 2, {"A"}, {"B", "C"}, 0.5, 5, 0.5)
-    for name in (
-        "candidates",
-        "scores",
-        "reach",
-        "min_hops",
-        "path_count",
-        "path_ptr",
-        "path_nodes",
-        "path_edges",
-        "path_hops",
-        "path_scores",
-    ):
+    for name in WALK_FIELDS:
         arr = getattr(r, name)
         assert not arr.flags.writeable
     with pytest.raises(AttributeError):
