@@ -148,18 +148,17 @@ inline bool immutable_memory(py::handle a) {
   return false;
 }
 
-// What keeps two borrowed arrays alive: the tuple `borrow`, when it is (a, b) -- these very
-// objects, the caller's own read-only arrays, not converted temporaries, aligned for their type,
-// over memory no Python code can change (`immutable_memory`: a mapped file opened read-only) --
-// else null (copy them: a later write to the caller's memory cannot reach what was validated).
-// Released under the GIL, whichever thread drops the last reference.
-template <class A, class B>
-std::shared_ptr<const void> borrow_keeper(const py::tuple& borrow, const A& a, const B& b) {
-  auto aligned = [](const void* p, std::size_t align) { return reinterpret_cast<std::uintptr_t>(p) % align == 0; };
-  if (!(borrow.size() == 2 && borrow[0].ptr() == a.ptr() && borrow[1].ptr() == b.ptr() && !a.writeable() &&
-        !b.writeable() && aligned(a.data(), alignof(typename A::value_type)) &&
-        aligned(b.data(), alignof(typename B::value_type)) && immutable_memory(a) && immutable_memory(b)))
-    return nullptr;
+// What keeps borrowed arrays alive: the tuple `borrow`, when it names exactly `arrays`, in order --
+// these very objects, the caller's own arrays, not converted temporaries (a carray is aligned) --
+// each read-only and over memory no Python code can change (`immutable_memory`: a mapped file
+// opened read-only); else null (copy them: a later write to the caller's memory cannot reach what
+// was validated). Released under the GIL, whichever thread drops the last reference.
+template <class... A>
+std::shared_ptr<const void> borrow_keeper(const py::tuple& borrow, const A&... arrays) {
+  if (borrow.size() != sizeof...(A)) return nullptr;
+  std::size_t i = 0;
+  const bool ok = ((borrow[i++].ptr() == arrays.ptr() && !arrays.writeable() && immutable_memory(arrays)) && ...);
+  if (!ok) return nullptr;
   auto* held = new py::tuple(borrow);
   return std::shared_ptr<const void>(held, [](const void* p) {
     py::gil_scoped_acquire gil;

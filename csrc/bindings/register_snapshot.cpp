@@ -26,31 +26,8 @@ void register_snapshot(py::module_& m) {
         const std::int32_t* td = edge_typedir.data();
         const std::int64_t entries = indices.shape(0), pairs = pair_ptr.shape(0) - 1,
                            edges = edge_typedir.shape(0);
-        // Borrow instead of copying when every array is the caller's own read-only array (not a
-        // converted temporary: then it is this very object), aligned, over memory no Python code
-        // can change (`immutable_memory`: a read-only mapped file's pages).
-        std::shared_ptr<const void> keep;
-        if (originals.size() == 5) {
-          const py::handle given[5] = {indptr, indices, pair_base, pair_ptr, edge_typedir};
-          bool same = true;
-          for (int i = 0; i < 5; ++i) {
-            py::handle o = originals[static_cast<std::size_t>(i)];
-            if (!(same && o.ptr() == given[i].ptr())) {
-              same = false;
-              break;
-            }
-            const auto a = py::reinterpret_borrow<py::array>(o);
-            same = !a.writeable() && reinterpret_cast<std::uintptr_t>(a.data()) % a.itemsize() == 0 &&
-                   immutable_memory(o);
-          }
-          if (same) {
-            auto* held = new py::tuple(originals);
-            keep = std::shared_ptr<const void>(held, [](const void* p) {
-              py::gil_scoped_acquire gil;
-              delete static_cast<const py::tuple*>(p);
-            });
-          }
-        }
+        std::shared_ptr<const void> keep =
+            borrow_keeper(originals, indptr, indices, pair_base, pair_ptr, edge_typedir);  // or copy
         {
           py::gil_scoped_release nogil;
           *g = cw::CSRGraph::from_parts(static_cast<cw::node_t>(num_nodes),

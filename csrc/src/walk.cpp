@@ -71,7 +71,6 @@ struct Cand {
   double conf = -std::numeric_limits<double>::infinity();
   std::int32_t reach = 0;
   std::int32_t min_hops = std::numeric_limits<std::int32_t>::max();
-  std::int64_t npaths = 0;  // paths found to it (the paths themselves are grouped at the end)
 };
 
 // The walk's growing lists, kept per thread so that a query reuses their capacity instead of
@@ -264,7 +263,6 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
           cd.score = std::max(cd.score, score);
           cd.conf = std::max(cd.conf, conf);
           cd.min_hops = std::min(cd.min_hops, h);
-          ++cd.npaths;
           std::int32_t ps = ws.ia[v];
           if (ps < 0) {
             ++cd.reach;
@@ -415,18 +413,16 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
       if (nx[c] != ny[c]) return nx[c] < ny[c];
     return a < b;
   };
-  // Each candidate's paths in the order they were found (a counting sort by slot keeps it).
+  // Each candidate's paths in the order they were found, by a counting sort on the slot: slot s's
+  // paths are grouped[ptr[s] .. ptr[s + 1]) (filled backwards from each slot's end).
   std::vector<std::int64_t>& ptr = scratch.by_slot_ptr;
   std::vector<std::int64_t>& grouped = scratch.by_slot;
   ptr.assign(cands.size() + 1, 0);
-  for (const PathRec& p : paths) ++ptr[static_cast<std::size_t>(p.slot) + 1];
-  for (std::size_t i = 0; i < cands.size(); ++i) ptr[i + 1] += ptr[i];
+  for (const PathRec& p : paths) ++ptr[static_cast<std::size_t>(p.slot)];
+  std::partial_sum(ptr.begin(), ptr.end(), ptr.begin());  // ptr[s]: the end of slot s's paths
   grouped.resize(paths.size());
-  for (std::int64_t pidx = 0, np = static_cast<std::int64_t>(paths.size()); pidx < np; ++pidx)
-    grouped[static_cast<std::size_t>(ptr[static_cast<std::size_t>(paths[pidx].slot)]++)] = pidx;
-  // ptr[s] is now the end of slot s's paths (= the start of slot s + 1's): shift back
-  for (std::size_t i = cands.size(); i > 0; --i) ptr[i] = ptr[i - 1];
-  ptr[0] = 0;
+  for (std::int64_t pidx = static_cast<std::int64_t>(paths.size()); pidx-- > 0;)
+    grouped[static_cast<std::size_t>(--ptr[static_cast<std::size_t>(paths[pidx].slot)])] = pidx;
   res.path_count.reserve(kept.size());
   for (std::int32_t slot : kept) {
     Cand& cd = cands[slot];
@@ -434,9 +430,9 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
     res.scores.push_back(cd.score);
     res.reach.push_back(cd.reach);
     res.min_hops.push_back(cd.min_hops);
-    res.path_count.push_back(cd.npaths);
     std::int64_t* first = grouped.data() + ptr[static_cast<std::size_t>(slot)];
     std::int64_t* last = grouped.data() + ptr[static_cast<std::size_t>(slot) + 1];
+    res.path_count.push_back(last - first);
     std::size_t take = static_cast<std::size_t>(last - first);
     if (wp.max_paths > 0 && take > static_cast<std::size_t>(wp.max_paths)) {
       take = static_cast<std::size_t>(wp.max_paths);

@@ -480,12 +480,13 @@ class TextIndex:
         if parts[0].shape[0] != nt + 1:
             raise InputError(f"text index arrays: text_offsets must have {nt + 1} entries, got {parts[0].shape[0]}")
         try:
-            # read-only postings are offered to be kept, not copied; the core keeps them (and so the
+            # the postings are offered to be kept, not copied: the binding keeps them (and so the
             # mapping) only over memory no Python code can change (a read-only mapped snapshot
             # file's), else copies them
             offsets, docs, tfs, doc_len = parts
-            keep = () if docs.flags.writeable or tfs.flags.writeable else (docs, tfs)
-            core = _core.TextIndex.from_arrays(int(meta[3]), int(meta[2]), offsets, docs, tfs, doc_len, borrow=keep)
+            core = _core.TextIndex.from_arrays(
+                int(meta[3]), int(meta[2]), offsets, docs, tfs, doc_len, borrow=(docs, tfs)
+            )
         except ValueError as exc:
             raise InputError(f"text index arrays: {exc}") from None
         return cls(core, vocab)

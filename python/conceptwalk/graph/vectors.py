@@ -321,9 +321,9 @@ class SparseVectors(_VectorIndex):
         self = cls.__new__(cls)
         r32 = np.ascontiguousarray(rows_in, dtype=np.int32)
         v32 = np.ascontiguousarray(values, dtype=np.float32)
-        # read-only arrays are offered to be kept, not copied; the core keeps them only over memory
-        # no Python code can change (a read-only mapped snapshot file's), else copies them
-        borrow = (r32, v32) if not (r32.flags.writeable or v32.flags.writeable) else ()
+        # offered to be kept, not copied: the binding keeps them only over memory no Python code
+        # can change (a read-only mapped snapshot file's), else copies them
+        borrow = (r32, v32)
         try:
             self._core = _core.SparseVectors.from_columns(
                 int(n), int(dim), np.ascontiguousarray(ptr_in, dtype=np.int64), r32, v32, borrow
