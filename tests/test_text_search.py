@@ -135,7 +135,7 @@ def test_eligible_filters_results_but_not_statistics(case, data):
 
 @settings(max_examples=60, deadline=None)
 @given(corpora(), st.data())
-def test_eligible_through_a_callers_view_equals_the_reference_and_costs_no_per_query_mask(case, data):
+def test_eligible_through_a_callers_view_equals_the_reference_and_keeps_nothing_in_the_view(case, data):
     # With a caller's view and an eligibility mask the core reads both masks (no O(documents) AND
     # per query, nothing kept in the view): the hits are the reference's, query after query, and
     # follow a change of the caller's own eligibility array.

@@ -380,7 +380,7 @@ class PackedStrings(Sequence[Optional[str]]):
             raise ValueError("a string starts inside a UTF-8 character")
         self._data, self._off, self._present, self._n = d, off, pr, n
         # a lookup reads through buffer views (a memoryview slice decodes without the numpy
-        # slice and copy, and an offset reads as a Python int): 0.45 vs 1.1 us a string
+        # slice and copy, and an offset reads as a Python int; benchmarks/bench_load_costs.py)
         self._bytes: memoryview = d.data
         self._offsets: memoryview = np.ascontiguousarray(off).data
 

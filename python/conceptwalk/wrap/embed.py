@@ -128,8 +128,8 @@ def normalize_text(text: str) -> str:
 
 
 def normalize_texts(texts: Sequence[str]) -> list[str]:
-    """:func:`normalize_text` of every text, the ASCII ones in compiled code (the same rule, about
-    ten times faster: what the alias and name indexes of a large store are built with).
+    """:func:`normalize_text` of every text, the ASCII ones in compiled code (the same rule, several
+    times faster: what the alias and name indexes of a large store are built with).
 
     Parameters
     ----------
