@@ -38,7 +38,7 @@ struct CoverPass {
 
 CoverPass coverage_pass(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
                         const RankParams& rp) {
-  Workspace& ws = thread_workspace(g.num_nodes());
+  Workspace& ws = thread_workspace(g.num_nodes(), Workspace::kWorkspaceMarks);
   std::int32_t* cnt = ws.ia.data();
   std::int32_t* dist = ws.ib.data();
   const offset_t* rptr = (vis.mask && vis.vindptr) ? vis.vindptr : g.indptr();
@@ -172,7 +172,7 @@ ContextResult run_coverage(const CSRGraph& g, const Visibility& vis, std::int64_
     o.cover_ptr[j + 1] = o.cover_ptr[j] + items[j].cov;
   }
   // The seeds of each result: its position in ws.ib (clean -1), then the pairs in seed order.
-  Workspace& ws = thread_workspace(g.num_nodes());
+  Workspace& ws = thread_workspace(g.num_nodes(), Workspace::kWorkspaceMarks);
   std::int32_t* pos = ws.ib.data();
   for (std::size_t j = 0; j < m; ++j) pos[o.nodes[j]] = static_cast<std::int32_t>(j);
   o.cover_seeds.resize(static_cast<std::size_t>(o.cover_ptr[m]));

@@ -153,7 +153,7 @@ HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int6
                              std::int64_t ntargets, const node_t* targets, std::int32_t max_hops) {
   check_nodes(g, vis, nseeds, seeds, "seed");
   check_in_range(g, ntargets, targets, "target");
-  Workspace& ws = thread_workspace(g.num_nodes());
+  Workspace& ws = thread_workspace(g.num_nodes(), Workspace::kWorkspaceMarks);
   const offset_t* indptr = g.indptr();
   const node_t* indices = g.indices();
   auto& dist = ws.ia;

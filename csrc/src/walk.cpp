@@ -122,7 +122,7 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
   res.width = W;
   res.path_ptr.push_back(0);
   if (nstarts == 0) return res;
-  Workspace& ws = thread_workspace(g.num_nodes());
+  Workspace& ws = thread_workspace(g.num_nodes(), Workspace::kWorkspaceMarks);
 
   // Distinct starts, each with its largest weight, strongest first (ties: index).
   std::vector<std::pair<node_t, double>> order;

@@ -55,6 +55,6 @@ struct Workspace {
 
 // The calling thread's workspace, with the per-node arrays `parts` names grown to at least n
 // entries (the others may be smaller: an algorithm reads only the parts it asked for).
-Workspace& thread_workspace(node_t n, unsigned parts = Workspace::kWorkspaceMarks);
+Workspace& thread_workspace(node_t n, unsigned parts);
 
 }  // namespace cw
