@@ -21,7 +21,10 @@ from conceptwalk.wrap import WalkConfig
 from conceptwalk.wrap.embed import get_embedder
 from hot_journal import hot_journal_copy
 from conceptwalk.graph.vectors import SparseVectors
-from conceptwalk.serve.explore import Explorer
+from conceptwalk.serve.explore import Explorer, require_explore
+from conceptwalk.bench.report import require_matplotlib
+from conceptwalk.cli import build_parser
+from conceptwalk.cli.bench import cmd_bench
 from conceptwalk.cli.explore import explorer_callers
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
@@ -258,7 +261,25 @@ TRIGGERS = {
     "E307": lambda t: _explorer(t).answer("nope", {}),
     "E308": lambda t: Explorer(_kb(t), []),
     "E309": lambda t: explorer_callers(["team-a"], str(t / "tokens.json")),
+    "E310": lambda t: _without("starlette", require_explore),
+    "E311": lambda t: _without("matplotlib", require_matplotlib),
+    "E312": lambda t: cmd_bench(build_parser().parse_args(["bench", "--sizes", "30"])),
 }
+
+
+def _without(module: str, fn):
+    """Call ``fn`` as if ``module`` were not installed."""
+    import sys
+
+    saved = sys.modules.get(module)
+    sys.modules[module] = None  # type: ignore[assignment]  # an import of it raises ImportError
+    try:
+        return fn()
+    finally:
+        if saved is None:
+            del sys.modules[module]
+        else:
+            sys.modules[module] = saved
 
 
 def _explorer(t: Path) -> Explorer:

@@ -194,7 +194,12 @@ BAD = [
     ("search", {"q": ["x"], "k": ["zero"]}, InputError, r"search: k must be an integer in \[1, 200\], got 'zero'"),
     ("search", {"q": ["x"], "k": ["0"]}, InputError, r"k must be an integer in \[1, 200\], got '0'"),
     ("search", {"q": ["x"], "k": ["1", "2"]}, InputError, r"search: k must be given once, got 2 values"),
-    ("search", {"q": ["x"], "kk": ["1"]}, InputError, r"search: unknown parameter 'kk' \(it takes: q, k, type, caller\)"),
+    (
+        "search",
+        {"q": ["x"], "kk": ["1"]},
+        InputError,
+        r"search: unknown parameter 'kk' \(it takes: q, k, type, caller\)",
+    ),
     ("search", {}, InputError, r"search: missing parameter 'q'"),
     ("node", {"id": ["  "]}, InputError, r"node: id must not be empty"),
     ("node", {"id": ["nope"]}, NotFoundError, r"^id not found: 'nope'$"),
@@ -255,11 +260,18 @@ def served(tmp_path):
 
 
 def _digest(path: Path) -> dict[str, str]:
-    return {
-        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(path.parent.iterdir())
-        if p.is_file() and p.name.startswith(path.name)
-    }
+    """The bytes of the store and the files beside it (its snapshot), by hash. SQLite's
+    shared-memory index (``-shm``) a reader may create is not the store; a write-ahead log a
+    reader may create must stay empty (a non-empty one would hold a write)."""
+    out = {}
+    for p in sorted(path.parent.iterdir()):
+        if not (p.is_file() and p.name.startswith(path.name)) or p.name.endswith("-shm"):
+            continue
+        if p.name.endswith("-wal"):
+            assert p.stat().st_size == 0, "the explorer wrote to the store's write-ahead log"
+            continue
+        out[p.name] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
 
 
 def test_http_answers_and_errors(served):
@@ -318,3 +330,85 @@ def test_http_session_writes_nothing(served):
 
 def test_every_endpoint_is_listed():
     assert set(ENDPOINTS) == {"callers", "search", "node", "context", "path", "suggest", "query"}
+
+
+# --------------------------------------------------------------------------- the command
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_cli_explore_serves_the_configured_callers_read_only(tmp_path):
+    pytest.importorskip("uvicorn")
+    import subprocess
+    import sys
+    import time
+    import urllib.error
+    import urllib.request
+
+    path = tmp_path / "kb.db"
+    build(path)
+    before = _digest(path)
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "conceptwalk",
+            "explore",
+            str(path),
+            "--scopes",
+            "",
+            "--scopes",
+            "team-a",
+            "--port",
+            str(port),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/api/callers", timeout=5) as r:
+                    callers = json.load(r)["callers"]
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert proc.poll() is None, proc.stderr.read()
+                assert time.monotonic() < deadline, "conceptwalk explore did not start"
+                time.sleep(0.2)
+        assert [c["label"] for c in callers] == ["public", "scopes team-a"]
+        with urllib.request.urlopen(base + "/api/node?id=file/jwt_secret.py&caller=1", timeout=5) as r:
+            assert json.load(r)["scopes"] == ["team-a"]
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(base + "/api/node?id=file/jwt_secret.py&caller=0", timeout=5)
+        assert info.value.code == 404
+        with urllib.request.urlopen(base + "/", timeout=5) as r:
+            assert b"conceptwalk explorer" in r.read()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert f"conceptwalk explore: {path} (read-only) at http://127.0.0.1:{port}/" in err
+    assert _digest(path) == before
+
+
+def test_cli_explore_token_file_callers_are_named_by_position(tmp_path):
+    from conceptwalk.cli.explore import explorer_callers
+
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps({"s3cret-a": ["team-a"], "root-token": "*"}))
+    got = explorer_callers(None, str(tokens))
+    assert got == [("token-file entry 1", Caller.with_scopes("team-a")), ("token-file entry 2", Caller.all_access())]
+    assert "s3cret" not in json.dumps([label for label, _ in got])
+
+
+def test_cli_explore_refuses_a_missing_kb(tmp_path, capsys):
+    from conceptwalk.cli import main
+
+    assert main(["explore", str(tmp_path / "nope.db")]) == 2
+    assert "knowledge base file not found" in capsys.readouterr().err

@@ -198,8 +198,7 @@ def _drawn(drv: Any, drawing: str) -> list[str]:
     from selenium.webdriver.common.by import By
 
     return [
-        e.get_attribute("data-id")
-        for e in drv.find_elements(By.CSS_SELECTOR, f'svg[data-drawing="{drawing}"] g.node')
+        e.get_attribute("data-id") for e in drv.find_elements(By.CSS_SELECTOR, f'svg[data-drawing="{drawing}"] g.node')
     ]
 
 
@@ -238,7 +237,9 @@ def test_explorer_in_chromium(server, browser):
     res = c["body"]["result"]
     drawn = _drawn(drv, "context")
     assert sorted(drawn) == sorted([s["id"] for s in res["seeds"]] + [r["id"] for r in res["results"]])
-    seeds = [e.get_attribute("data-id") for e in drv.find_elements(By.CSS_SELECTOR, 'svg[data-drawing="context"] g.seed')]
+    seeds = [
+        e.get_attribute("data-id") for e in drv.find_elements(By.CSS_SELECTOR, 'svg[data-drawing="context"] g.seed')
+    ]
     assert seeds == [s["id"] for s in res["seeds"]] and seeds
     assert len(drv.find_elements(By.CSS_SELECTOR, 'svg[data-drawing="context"] line.edge')) == len(c["body"]["edges"])
     _never_shows(drv, TEAM_A_ONLY | TEAM_B_ONLY, c)
@@ -249,7 +250,10 @@ def test_explorer_in_chromium(server, browser):
     _never_shows(drv, TEAM_B_ONLY, ca)
     _shot(drv, "05-context-team-a")
     cov = _submit(drv, "context", {"rank": "coverage"})
-    assert cov["body"]["rank"] == "coverage" and "coverage" in drv.find_element(By.CSS_SELECTOR, '[data-answer="context"]').text
+    assert (
+        cov["body"]["rank"] == "coverage"
+        and "coverage" in drv.find_element(By.CSS_SELECTOR, '[data-answer="context"]').text
+    )
 
     # ---- a click on a drawn node opens its page
     n = len(_fetched(drv))

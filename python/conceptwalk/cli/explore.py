@@ -46,7 +46,9 @@ def explorer_callers(scopes: list[str] | None, token_file: str | None) -> list[t
     out: list[tuple[str, Caller]] = []
     for spec in scopes or [""]:
         c = Caller.from_spec(spec)
-        lab = "all access" if c.sees_everything else "public" if not c.scopes else "scopes " + ",".join(sorted(c.scopes))
+        lab = (
+            "all access" if c.sees_everything else "public" if not c.scopes else "scopes " + ",".join(sorted(c.scopes))
+        )
         if all(c != have for _, have in out):
             out.append((lab, c))
     return out

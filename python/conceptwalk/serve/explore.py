@@ -269,7 +269,8 @@ class Explorer:
         """The edges joining nodes i and j, as (type, direction seen from i), sorted."""
         names = g.edge_type_names
         got = {
-            (names[int(g.edge_type_codes[e])], "out" if int(g.edge_src[e]) == i else "in") for e in g.edges_between(i, j)
+            (names[int(g.edge_type_codes[e])], "out" if int(g.edge_src[e]) == i else "in")
+            for e in g.edges_between(i, j)
         }
         return [{"type": t, "direction": d} for t, d in sorted(got)]
 
@@ -293,8 +294,10 @@ class Explorer:
     # ------------------------------------------------------------------ the answers
     def _search(self, caller: Caller, a: dict[str, Any]) -> dict[str, Any]:
         hits = self.kb.search(a["q"], a["k"], caller=caller, node_types=a["type"] or None)
-        g = self._graph() if hits else None
-        listed = [{**self._brief(g, g.id_index[h]), "score": s} for h, s in hits]
+        listed = []
+        if hits:
+            g = self._graph()
+            listed = [{**self._brief(g, g.id_index[h]), "score": s} for h, s in hits]
         return {"q": a["q"], "k": a["k"], "types": list(a["type"]), "hits": listed, "count": len(listed)}
 
     def _node(self, caller: Caller, a: dict[str, Any]) -> dict[str, Any]:
