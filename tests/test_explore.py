@@ -46,7 +46,7 @@ def _ask(ex: Explorer, endpoint: str, params: dict[str, Any]) -> tuple[str, Any]
 
 def _requests(nodes: list[dict[str, Any]], words: list[str]) -> list[tuple[str, dict[str, Any]]]:
     ids = [n["id"] for n in nodes]
-    reqs: list[tuple[str, dict[str, Any]]] = []
+    reqs: list[tuple[str, dict[str, Any]]] = [("overview", {})]
     for w in words:
         reqs.append(("search", {"q": [w]}))
         reqs.append(("context", {"question": [w], "k": ["8"]}))
@@ -329,7 +329,18 @@ def test_http_session_writes_nothing(served):
 
 
 def test_every_endpoint_is_listed():
-    assert set(ENDPOINTS) == {"callers", "search", "node", "context", "path", "suggest", "query"}
+    assert set(ENDPOINTS) == {"callers", "overview", "search", "node", "context", "path", "suggest", "query"}
+
+
+def test_overview_counts_what_the_caller_sees():
+    nodes, edges, aliases = rows()
+    ex = Explorer(open_store(nodes, edges, aliases), CALLERS)
+    everything = ex.answer("overview", {"caller": ["4"]})
+    public = ex.answer("overview", {"caller": ["0"]})
+    assert everything["nodes"] == len(nodes) and everything["edges"] == len(edges)
+    assert public["nodes"] == len(nodes) - len(TEAM_A_ONLY | TEAM_B_ONLY)
+    assert public["types"]["FILE"] == everything["types"]["FILE"] - 2
+    assert public["start"][0]["id"] == "concept/tokens"  # the best-linked visible node
 
 
 # --------------------------------------------------------------------------- the command

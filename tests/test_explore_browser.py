@@ -212,6 +212,13 @@ def test_explorer_in_chromium(server, browser):
     _wait(drv, lambda: drv.execute_script("return document.body.dataset.ready === '1'"), "the page to start")
     options = [o.text for o in drv.find_elements(By.CSS_SELECTOR, "#caller option")]
     assert [o.split(" ")[0] for o in options] == ["public", "team-a", "team-b"]
+    # the start page: what this caller sees, counted over what it sees
+    _wait(drv, lambda: drv.find_elements(By.CSS_SELECTOR, '[data-answer="overview"]'), "the overview")
+    ov = _fetched(drv)[-1]
+    assert ov["url"].startswith("api/overview") and ov["body"]["nodes"] == 9  # 12 nodes, 3 scoped
+    shown = drv.find_element(By.CSS_SELECTOR, '[data-answer="overview"] .summary')
+    assert shown.get_attribute("data-count") == "9" and "9 node(s)" in shown.text
+    _never_shows(drv, TEAM_A_ONLY | TEAM_B_ONLY, ov)
     _shot(drv, "01-start")
 
     # ---- search, as team-a, then the same search as public
@@ -265,7 +272,7 @@ def test_explorer_in_chromium(server, browser):
     assert node["body"]["degree"] == len(node["body"]["neighbours"])
     _shot(drv, "06-node-team-a")
     hidden = _switch(drv, "public", "node")  # the same page as public: the same text as a missing id
-    assert hidden["status"] == 404 and _status(drv) == "id not found: 'file/jwt_secret.py'"
+    assert hidden["status"] == 404 and _status(drv) == "id not found: 'file/jwt_secret.py' \u2014 as public"
     assert not drv.find_elements(By.CSS_SELECTOR, '[data-answer="node"]')
     _shot(drv, "07-node-public-not-found")
 

@@ -84,6 +84,7 @@ _LIST = "list"
 #: endpoint -> {parameter: (kind, default, (lo, hi) for ints / allowed values for strs)}
 ENDPOINTS: dict[str, dict[str, tuple[str, Any, Any]]] = {
     "callers": {},
+    "overview": {},
     "search": {"q": (_STR, None, None), "k": (_INT, 20, (1, 200)), "type": (_LIST, (), None)},
     "node": {"id": (_STR, None, None)},
     "context": {
@@ -158,6 +159,7 @@ class Explorer:
         self._retriever: Any = None
         self._lock = threading.Lock()  # the wrap's caches are not promised to be thread-safe
         self._answers: dict[str, Callable[[Caller, dict[str, Any]], dict[str, Any]]] = {
+            "overview": self._overview,
             "search": self._search,
             "node": self._node,
             "context": self._context,
@@ -292,6 +294,28 @@ class Explorer:
         return out
 
     # ------------------------------------------------------------------ the answers
+    def _overview(self, caller: Caller, a: dict[str, Any]) -> dict[str, Any]:
+        """What this caller sees: node and edge counts, nodes per type, the best-linked nodes
+        (visible degree, then id) as places to start."""
+        try:
+            g = self._graph()
+        except InputError:  # an empty store has no graph
+            return {"nodes": 0, "edges": 0, "types": {}, "start": []}
+        vm = caller.visibility(g)
+        n = g.num_nodes
+        seen = np.ones(n, dtype=bool) if vm is None else np.asarray(vm.mask, dtype=bool)
+        deg = np.asarray(g.degrees if vm is None else vm.visible_degrees, dtype=np.int64)
+        src, dst = np.asarray(g.edge_src), np.asarray(g.edge_dst)
+        codes = np.asarray(g.node_type_codes)
+        types = {g.node_type_names[int(c)]: int(k) for c, k in zip(*np.unique(codes[seen], return_counts=True))}
+        order = sorted(np.flatnonzero(seen).tolist(), key=lambda i: (-int(deg[i]), g.ids[i]))[:8]
+        return {
+            "nodes": int(seen.sum()),
+            "edges": int((seen[src] & seen[dst]).sum()),
+            "types": dict(sorted(types.items())),
+            "start": [{**self._brief(g, i), "degree": int(deg[i])} for i in order],
+        }
+
     def _search(self, caller: Caller, a: dict[str, Any]) -> dict[str, Any]:
         hits = self.kb.search(a["q"], a["k"], caller=caller, node_types=a["type"] or None)
         listed = []

@@ -102,16 +102,18 @@
     }
     const answer = $("#answer");
     answer.replaceChildren();
-    if (!asked) { setStatus(""); return; }
+    const asWho = () => $("#caller").selectedOptions[0]?.textContent || "";
+    const ask = asked ? view : view === "search" ? "overview" : null;  // the search view starts with what the caller sees
+    if (!ask) { setStatus(""); return; }
     setStatus("asking\u2026");
     try {
-      const data = await api(view, params);
+      const data = await api(ask, asked ? params : {});
       if (parseHash().view !== view) return;
-      answer.replaceChildren(RENDER[view](data));
+      answer.replaceChildren(RENDER[ask](data));
       setStatus("as " + data.caller.label + " (" + data.caller.sees + ")");
     } catch (err) {
       answer.replaceChildren();
-      setStatus(err.message, true);
+      setStatus(err.message + " \u2014 as " + asWho(), true);
     }
   }
 
@@ -254,6 +256,12 @@
   function summary(text, count) { return el("p", { cls: "summary", "data-count": count, text: text }); }
 
   const RENDER = {
+    overview(d) {
+      const types = Object.entries(d.types).map(([t, n]) => `${n} ${t}`).join(", ");
+      return el("div", { "data-answer": "overview" },
+        summary(`This caller sees ${d.nodes} node(s) and ${d.edges} edge(s)` + (types ? `: ${types}.` : "."), d.nodes),
+        d.start.length ? el("p", {}, "Best linked, to start from: ", d.start.map((n) => el("span", { cls: "tag" }, nodeLink(n.id, label(n))))) : null);
+    },
     search(d) {
       return el("div", { "data-answer": "search" },
         summary(`${d.count} hit(s) for \u201c${d.q}\u201d`, d.count),
