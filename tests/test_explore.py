@@ -172,7 +172,8 @@ def test_answers_come_from_the_api_functions():
     )
     assert q["flat"] + q["added"] == json.loads(json.dumps(r.results))
     assert q["added"] and all(a["via"] == "concept-walk" for a in q["added"])
-    assert [c["id"] for c in q["concepts"]] == [c.id for c in r.concepts]
+    assert [{k: v for k, v in c.items() if k != "title"} for c in q["concepts"]] == [c.to_dict() for c in r.concepts]
+    assert [c["title"] for c in q["concepts"]] == [kb.graph().title(c.id) for c in r.concepts]
     assert q["event"]["candidatesAdded"] == len(q["added"])
     hits = ex.answer("search", {"q": ["tokens"], "caller": ["1"]})["hits"]
     assert [(h["id"], h["score"]) for h in hits] == kb.search("tokens", 20, caller=team_a)
@@ -423,3 +424,27 @@ def test_cli_explore_refuses_a_missing_kb(tmp_path, capsys):
 
     assert main(["explore", str(tmp_path / "nope.db")]) == 2
     assert "knowledge base file not found" in capsys.readouterr().err
+
+
+def test_cli_explore_warns_beyond_loopback_and_about_unknown_scopes(tmp_path, monkeypatch, capsys):
+    """The start-up lines, with the server itself replaced (nothing listens)."""
+    import conceptwalk.serve.explore as explore_mod
+    from conceptwalk.cli import main
+
+    served = []
+    monkeypatch.setattr(explore_mod, "serve_explorer", lambda ex, host, port: served.append((ex, host, port)))
+    path = tmp_path / "kb.db"
+    build(path)
+    assert main(["explore", str(path), "--host", "0.0.0.0", "--scopes", "team-zz", "--port", "9999"]) == 0
+    err = capsys.readouterr().err
+    assert "conceptwalk explore: warning: serving on 0.0.0.0, not loopback" in err
+    assert "no node carries scope 'team-zz'" in err
+    assert served[0][1:] == ("0.0.0.0", 9999) and served[0][0].callers == [
+        ("scopes team-zz", Caller.with_scopes("team-zz"))
+    ]
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps({"t1": ["team-a"], "t2": ["team-qq"]}))
+    assert main(["explore", str(path), "--token-file", str(tokens)]) == 0
+    err = capsys.readouterr().err
+    assert "entry 2: no node carries scope 'team-qq'" in err and "not loopback" not in err
+    assert "t2" not in err.replace(str(tokens), "")

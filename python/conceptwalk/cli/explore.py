@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import ConceptwalkError
 from ..graph import Caller
-from ._common import int_in, warn_unknown_scopes
+from ._common import int_in, warn_unknown_scopes, warn_unknown_token_scopes
 
 __all__ = ["register", "explorer_callers"]
 
@@ -57,7 +57,7 @@ def explorer_callers(scopes: list[str] | None, token_file: str | None) -> list[t
 def cmd_explore(args: argparse.Namespace) -> int:
     """``conceptwalk explore KB``: serve the explorer page until interrupted."""
     from ..kb import KnowledgeBase
-    from ..serve.explore import Explorer, require_explore, serve_explorer
+    from ..serve.explore import Explorer, loopback, require_explore, serve_explorer
 
     require_explore()  # before touching the KB: say what to install first
     if not os.path.exists(args.kb):
@@ -65,10 +65,21 @@ def cmd_explore(args: argparse.Namespace) -> int:
     callers = explorer_callers(args.scopes, args.token_file)
     with KnowledgeBase.open(args.kb, read_only=True) as kb:
         kb.graph()  # build (or map) the snapshot before the first request
-        for _, c in callers:
-            warn_unknown_scopes(kb, c)
+        if args.token_file is not None:  # each entry's unknown scopes, named by its position
+            from ..serve.mcp import TokenFile
+
+            warn_unknown_token_scopes(kb, TokenFile(args.token_file))
+        else:
+            for _, c in callers:
+                warn_unknown_scopes(kb, c)
         explorer = Explorer(kb, callers)
         host = args.host
+        if not loopback(host):
+            print(
+                f"conceptwalk explore: warning: serving on {host}, not loopback: anyone who reaches "
+                "it can read the store as any configured caller",
+                file=sys.stderr,
+            )
         where = f"http://{'[' + host + ']' if ':' in host else host}:{args.port}/"
         print(
             f"conceptwalk explore: {args.kb} (read-only) at {where}; callers: "

@@ -64,6 +64,7 @@ __all__ = [
     "ENDPOINTS",
     "EXPLORE_INSTALL_HINT",
     "build_app",
+    "loopback",
     "require_explore",
     "serve_explorer",
     "static_files",
@@ -404,7 +405,7 @@ class Explorer:
             "k": a["k"],
             "flat": got.results[:n_flat],
             "added": got.results[n_flat:],
-            "concepts": [c.to_dict() for c in got.concepts],
+            "concepts": [{**c.to_dict(), "title": self._graph().title(c.id)} for c in got.concepts],
             "event": event,
         }
 
@@ -455,8 +456,23 @@ def static_files() -> dict[str, tuple[bytes, str]]:
     return out
 
 
-def _loopback(host: str) -> bool:
-    if host in ("localhost",):
+def loopback(host: str) -> bool:
+    """Whether ``host`` names a loopback address (``localhost``, ``127.0.0.0/8``, ``::1``).
+
+    Parameters
+    ----------
+    host : str
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> loopback("127.0.0.1"), loopback("[::1]"), loopback("localhost"), loopback("0.0.0.0")
+    (True, True, True, False)
+    """
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -531,7 +547,7 @@ def build_app(explorer: Explorer, *, host: str = "127.0.0.1", port: int = 8765) 
             return JSONResponse({"error": " ".join(str(exc).split())}, status_code=400, headers=headers)
         return JSONResponse(out, headers=headers)
 
-    allowed = ["127.0.0.1", "localhost", "[::1]", "::1"] if _loopback(host) else [host, host.strip("[]")]
+    allowed = ["127.0.0.1", "localhost", "[::1]", "::1"] if loopback(host) else [host, host.strip("[]")]
     allowed = sorted({*allowed, *(f"{h}:{port}" for h in allowed)})
     return Starlette(
         routes=[

@@ -307,7 +307,7 @@
         el("h3", { text: "Flat results (the caller's own search, first and unchanged)" }),
         table(["#", "node", "score"], d.flat.map((x, i) => [i + 1, nodeLink(x.id, x.title || x.id), x.score])),
         el("h3", { text: "Resolved concepts" }),
-        d.concepts.length ? table(["concept", "confidence", "method", "matched"], d.concepts.map((c) => [nodeLink(c.id, c.title || c.id), c.confidence, c.method, Array.isArray(c.matched) ? c.matched.join(", ") : c.matched])) : el("p", { cls: "absent", text: "no concept resolved" }),
+        d.concepts.length ? table(["concept", "id", "confidence", "method"], d.concepts.map((c) => [nodeLink(c.id, c.title || c.id), c.id, c.confidence, c.method])) : el("p", { cls: "absent", text: "no concept resolved" }),
         el("h3", { text: "Added by the concept walk" }));
       if (!d.added.length) out.append(el("p", { cls: "absent", text: "the walk added nothing" }));
       d.added.forEach((a, i) => {
