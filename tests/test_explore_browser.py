@@ -102,6 +102,7 @@ def browser(server):
         from selenium.webdriver.chrome.service import Service
     except ImportError:
         _need(False, "selenium is not installed (pip install 'conceptwalk[browser]')")
+    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager never downloads a driver
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"):
@@ -115,7 +116,7 @@ def browser(server):
 
 
 # --------------------------------------------------------------------------- helpers
-def _wait(drv: Any, cond: Any, what: str, timeout: float = 10.0) -> Any:
+def _wait(drv: Any, cond: Any, what: str, timeout: float = 30.0) -> Any:
     deadline = time.monotonic() + timeout
     while True:
         got = cond()
@@ -293,6 +294,11 @@ def test_explorer_in_chromium(server, browser):
     shared = {z["id"] for x in sugg for z in x["shared"]}
     assert set(_drawn(drv, "suggest")) == {"concept/auth"} | {x["id"] for x in sugg} | shared
     _shot(drv, "09-suggest-team-a")
+    sp = _switch(drv, "public", "suggest")
+    _never_shows(drv, TEAM_A_ONLY | TEAM_B_ONLY, sp)
+    assert len(sp["body"]["result"]["suggestions"]) < len(sugg)  # jwt_secret.py is not suggested
+    assert set(_drawn(drv, "suggest")) <= set(json.dumps(sp["body"]).split('"'))
+    _switch(drv, "team-a", "suggest")
 
     # ---- the wrapped query: flat results, the added items with paths and the four axes per hop
     q = _submit(drv, "query", {"text": "signing tokens"})
