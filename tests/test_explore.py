@@ -299,6 +299,8 @@ def test_http_answers_and_errors(served):
     assert client.get("/static/../explore.py").status_code == 404
     evil = client.get("/api/search", params={"q": "x"}, headers={"Host": "evil.example:8765"})
     assert evil.status_code == 400  # DNS rebinding: a foreign Host never gets an answer
+    for host in ("localhost:8765", "[::1]:8765", "127.0.0.1"):
+        assert client.get("/api/callers", headers={"Host": host}).status_code == 200, host
 
 
 def test_http_page_is_served_from_the_package_and_fetches_nothing_outside(served):
