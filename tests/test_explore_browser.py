@@ -265,7 +265,7 @@ def test_explorer_in_chromium(server, browser):
 
     # ---- a click on a drawn node opens its page
     n = len(_fetched(drv))
-    drv.find_element(By.CSS_SELECTOR, 'svg[data-drawing="context"] g.node[data-id="file/jwt_secret.py"]').click()
+    drv.find_element(By.CSS_SELECTOR, 'svg[data-drawing="context"] g.node[data-id="file/jwt_secret.py"] circle').click()
     node = _answer(drv, "node", n)
     page = drv.find_element(By.CSS_SELECTOR, '[data-answer="node"]')
     assert page.get_attribute("data-node-id") == "file/jwt_secret.py"
@@ -355,6 +355,12 @@ def test_explorer_in_chromium(server, browser):
     assert overflow <= 1, f"the page scrolls sideways by {overflow}px at 480px"
     width = drv.execute_script("return document.querySelector('svg.drawing').getBoundingClientRect().width")
     assert 200 < width <= 480
+    # the labels stay readable once the drawing has shrunk: at least 10 px on screen
+    label_px = drv.execute_script(
+        "const s = document.querySelector('svg.drawing'), t = s.querySelector('g.node text');"
+        "return parseFloat(getComputedStyle(t).fontSize) * s.getBoundingClientRect().width / s.viewBox.baseVal.width;"
+    )
+    assert label_px >= 10, f"node labels are {label_px:.1f} px on screen at 480 px"
     _shot(drv, "13-narrow-context")
     drv.set_window_size(1280, 900)
 

@@ -140,11 +140,23 @@
     },
     svg("circle", { r: r.toFixed(1), fill: colour }),
     svg("title", { text: (extra && extra.tip) || n.id }),
-    svg("text", { x: 0, y: r + 13, "text-anchor": "middle", text: short(label(n), 22) }));
+    labelText(n, r, extra && extra.outward));
     node.addEventListener("click", () => openNode(n.id));
     node.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); openNode(n.id); } });
     g.append(node);
     return node;
+  }
+  // a node's label below it, or (for a node on a ring) on the side away from the centre
+  function labelText(n, r, outward) {
+    if (!outward) return svg("text", { x: 0, y: r + 13, "text-anchor": "middle", text: short(label(n), 22) });
+    const [ux, uy] = outward;
+    const anchor = ux > 0.35 ? "start" : ux < -0.35 ? "end" : "middle";
+    const d = r + 5;
+    return svg("text", { x: (ux * d).toFixed(1), y: (uy * d + (uy > 0.35 ? 10 : uy < -0.35 ? -2 : 4)).toFixed(1), "text-anchor": anchor, text: short(label(n), 22) });
+  }
+  function away(p, cx, cy) {
+    const dx = p[0] - cx, dy = p[1] - cy, len = Math.hypot(dx, dy);
+    return len < 1 ? null : [dx / len, dy / len];
   }
   function drawing(w, h, name) {
     // never drawn larger than its own size (a short chain would fill the screen), smaller to fit
@@ -166,7 +178,10 @@
     const res = data.result;
     const seedR = res.seeds.length > 1 ? 26 + 11 * res.seeds.length : 0;
     const ringGap = 88;
-    const W = 760, H = Math.max(420, 2 * (seedR + 3 * ringGap) * 0.82 + 60), cx = W / 2, cy = H / 2 - 12;
+    // sized to the rings actually used (an answer with few hops is not drawn in a sea of white)
+    const maxHop = Math.max(0, ...res.results.map((r) => Math.min(r.hops == null ? 3 : r.hops, 3)));
+    const outer = Math.max(60, seedR + ringGap * maxHop - (seedR && maxHop ? 20 : 0));
+    const W = Math.max(560, 2 * outer + 260), H = Math.max(300, 2 * outer * 0.82 + 110), cx = W / 2, cy = H / 2 - 12;
     const s = drawing(W, H, "context");
     const edges = svg("g"), nodes = svg("g");
     s.append(edges, nodes);
@@ -189,18 +204,18 @@
     }
     for (const e of data.edges) if (pos[e.source] && pos[e.target]) line(edges, pos[e.source], pos[e.target]);
     for (const n of seeds) {
-      drawNode(nodes, n, pos[n.id][0], pos[n.id][1], 14, HOP_COLOUR[0], { seed: true, tip: `${n.id}: seed (${n.source}, weight ${fmt(n.weight)})` });
+      drawNode(nodes, n, pos[n.id][0], pos[n.id][1], 14, HOP_COLOUR[0], { seed: true, outward: away(pos[n.id], cx, cy), tip: `${n.id}: seed (${n.source}, weight ${fmt(n.weight)})` });
     }
     for (const n of res.results) {
       const r = 5 + 15 * Math.sqrt(n.score / maxScore);
       const h = n.hops == null ? 3 : Math.min(n.hops, 3);
-      drawNode(nodes, n, pos[n.id][0], pos[n.id][1], r, HOP_COLOUR[h], { tip: `${n.id}: score ${fmt(n.score)}, ${n.hops} hop(s) via ${n.via}` });
+      drawNode(nodes, n, pos[n.id][0], pos[n.id][1], r, HOP_COLOUR[h], { outward: away(pos[n.id], cx, cy), tip: `${n.id}: score ${fmt(n.score)}, ${n.hops} hop(s) via ${n.via}` });
     }
-    const legend = svg("g", { cls: "legend", transform: `translate(10,${H - 20})` });
+    const legend = svg("g", { cls: "legend", transform: `translate(10,${H - 14})` });
     [["seed", 0], ["1 hop", 1], ["2 hops", 2], ["3+ / unreached", 3]].forEach(([t, c], i) => {
-      legend.append(svg("circle", { cx: i * 130 + 8, cy: 0, r: 7, fill: HOP_COLOUR[c] }), svg("text", { x: i * 130 + 20, y: 4, text: t }));
+      legend.append(svg("circle", { cx: i * 105 + 8, cy: 0, r: 7, fill: HOP_COLOUR[c] }), svg("text", { x: i * 105 + 20, y: 4, text: t }));
     });
-    legend.append(svg("text", { x: 540, y: 4, text: "size: score" }));
+    legend.append(svg("text", { x: 440, y: 4, text: "size: score" }));
     s.append(legend);
     return s;
   }
