@@ -181,7 +181,7 @@
     // sized to the rings actually used (an answer with few hops is not drawn in a sea of white)
     const maxHop = Math.max(0, ...res.results.map((r) => Math.min(r.hops == null ? 3 : r.hops, 3)));
     const outer = Math.max(60, seedR + ringGap * maxHop - (seedR && maxHop ? 20 : 0));
-    const W = Math.max(560, 2 * outer + 260), H = Math.max(300, 2 * outer * 0.82 + 110), cx = W / 2, cy = H / 2 - 12;
+    const W = Math.max(560, 2 * outer + 340), H = Math.max(300, 2 * outer * 0.82 + 110), cx = W / 2, cy = H / 2 - 12;
     const s = drawing(W, H, "context");
     const edges = svg("g"), nodes = svg("g");
     s.append(edges, nodes);
