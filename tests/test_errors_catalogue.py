@@ -21,6 +21,11 @@ from conceptwalk.wrap import WalkConfig
 from conceptwalk.wrap.embed import get_embedder
 from hot_journal import hot_journal_copy
 from conceptwalk.graph.vectors import SparseVectors
+from conceptwalk.serve.explore import Explorer, require_explore
+from conceptwalk.bench.report import require_matplotlib
+from conceptwalk.cli import build_parser
+from conceptwalk.cli.bench import cmd_bench
+from conceptwalk.cli.explore import explorer_callers
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
 ALL = Caller.all_access()
@@ -246,7 +251,39 @@ TRIGGERS = {
     "E74": lambda t: _core.typed_walk(_g().core, np.array([0], np.int32), 9, np.ones(1, bool), np.ones(1, bool)),
     "E75": lambda t: _core.personalized_pagerank(_g().core, np.array([2.7]), np.ones(1)),
     "E76": lambda t: _core.personalized_pagerank(_g().core, np.array([2**32 + 2], np.int64), np.ones(1)),
+    "E300": lambda t: _explorer(t).answer("search", {"q": ["x"], "k": ["zero"]}),
+    "E301": lambda t: _explorer(t).answer("search", {"q": ["x"], "kk": ["1"]}),
+    "E302": lambda t: _explorer(t).answer("search", {}),
+    "E303": lambda t: _explorer(t).answer("search", {"q": ["x"], "k": ["1", "2"]}),
+    "E304": lambda t: _explorer(t).answer("context", {"question": [" "]}),
+    "E305": lambda t: _explorer(t).answer("context", {"question": ["x"], "rank": ["bm25"]}),
+    "E306": lambda t: _explorer(t).answer("query", {"text": [""]}),
+    "E307": lambda t: _explorer(t).answer("nope", {}),
+    "E308": lambda t: Explorer(_kb(t), []),
+    "E309": lambda t: explorer_callers(["team-a"], str(t / "tokens.json")),
+    "E310": lambda t: _without("starlette", require_explore),
+    "E311": lambda t: _without("matplotlib", require_matplotlib),
+    "E312": lambda t: cmd_bench(build_parser().parse_args(["bench", "--sizes", "30"])),
 }
+
+
+def _without(module: str, fn):
+    """Call ``fn`` as if ``module`` were not installed."""
+    import sys
+
+    saved = sys.modules.get(module)
+    sys.modules[module] = None  # type: ignore[assignment]  # an import of it raises ImportError
+    try:
+        return fn()
+    finally:
+        if saved is None:
+            del sys.modules[module]
+        else:
+            sys.modules[module] = saved
+
+
+def _explorer(t: Path) -> Explorer:
+    return Explorer(_kb(t), [("public", Caller.public())])
 
 
 def test_catalogue_and_triggers_match():
