@@ -148,7 +148,8 @@ P = Caller.public()
         ),
         ({"kb": KB, "caller": P, "config": 3}, "config must be a WalkConfig, got int"),
         ({"kb": 3, "caller": P}, "kb must be a KnowledgeBase or a LinkGraph, got int"),
-        ({"caller": P}, "ConceptwalkRetriever: kb: Field required"),
+        ({"caller": P}, "kb must be a KnowledgeBase or a LinkGraph, got NoneType"),
+        ({"kb": KB, "caller": P, "tags": 3}, "ConceptwalkRetriever: tags: "),
     ],
 )
 def test_constructor_raises_the_library_s_errors_and_one_rule_for_k(kwargs: dict[str, Any], message: str) -> None:
@@ -156,7 +157,7 @@ def test_constructor_raises_the_library_s_errors_and_one_rule_for_k(kwargs: dict
     what a bad argument met; now the library's InputError, with the same rule for k as invoke."""
     with pytest.raises(InputError) as got:
         ConceptwalkRetriever(**kwargs)
-    assert str(got.value) == message and type(got.value) is InputError
+    assert str(got.value).startswith(message) and type(got.value) is InputError
 
 
 def test_k_refused_alike_at_construction_and_per_call() -> None:

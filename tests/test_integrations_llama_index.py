@@ -108,7 +108,7 @@ P = Caller.public()
     [
         (lambda kb: ConceptWalkPostprocessor(kb=kb, caller=None), "caller must be a conceptwalk.Caller, got NoneType"),
         (lambda kb: ConceptWalkPostprocessor(kb=kb), "caller must be a conceptwalk.Caller, got NoneType"),
-        (lambda kb: ConceptWalkPostprocessor(caller=P), "ConceptWalkPostprocessor: kb: Field required"),
+        (lambda kb: ConceptWalkPostprocessor(caller=P), "kb must be a KnowledgeBase or a LinkGraph, got NoneType"),
         (lambda kb: ConceptWalkPostprocessor(kb=kb, caller=P, id_key=3), "ConceptWalkPostprocessor: id_key: "),
         (lambda kb: ConceptWalkPostprocessor(kb=kb, caller=P, config=3), "config must be a WalkConfig, got int"),
         (lambda kb: ConceptwalkRetriever(kb, caller=None), "caller must be a conceptwalk.Caller, got NoneType"),

@@ -90,24 +90,12 @@ class _Base(BaseRetriever):
     _retriever: Any = PrivateAttr(default=None)
     _takes_k: ClassVar[bool] = False
 
-    def __init__(self, **data: Any) -> None:
-        """Check the arguments with the library's rules, then build.
-
-        Parameters
-        ----------
-        **data
-            The fields above, by name.
-
-        Raises
-        ------
-        InputError
-            A bad argument (never pydantic's ``ValidationError``).
-        """
+    def _checked_init(self, data: dict[str, Any]) -> None:
         # The library's checks and errors first (pydantic would coerce k=True to 1 and wrap
         # our InputError in its ValidationError); what is left to pydantic is re-raised as ours.
         check_fields(type(self).__name__, data, k=self._takes_k)
         try:
-            super().__init__(**data)
+            BaseRetriever.__init__(self, **data)
         except ValidationError as exc:
             raise framework_error(type(self).__name__, exc) from None
         from ..wrap import ConceptAnchoredRetriever
@@ -174,11 +162,44 @@ class ConceptwalkRetriever(_Base):
     with ``concept_walk=True`` the walk's additions follow. ``k`` can be given per call
     (``retriever.invoke(query, k=3)``), and so can the caller
     (``config={"configurable": {"caller": c}}``; absent: ``caller``). Sync and async
-    (``ainvoke``). A bad argument raises :class:`conceptwalk.errors.InputError`."""
+    (``ainvoke``). A LangChain ``BaseRetriever``.
+
+    Parameters
+    ----------
+    kb : KnowledgeBase
+        The knowledge base searched.
+    caller : Caller
+        Whose visibility applies when a call names no caller (required: no default access).
+    k : int, default 4
+        Search results per call (a positive integer: ``True`` and ``"3"`` are refused).
+    concept_walk : bool, default False
+        Append the concept walk's additions.
+    config : WalkConfig, optional
+        The walk's configuration.
+    **kwargs
+        LangChain's own retriever fields (``tags``, ``metadata``).
+
+    Raises
+    ------
+    InputError
+        A bad argument (never pydantic's ``ValidationError``).
+    """
 
     k: int = 4
     """Search results returned (the walk may append more)."""
     _takes_k: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        kb: Any = None,
+        caller: Any = None,
+        k: int = 4,
+        concept_walk: bool = False,
+        config: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        self._checked_init(dict(kwargs, kb=kb, caller=caller, k=k, concept_walk=concept_walk, config=config))
 
     def _flat(self) -> Any:
         from ..wrap import builtin_flat_search
@@ -209,11 +230,48 @@ class ConceptWalkWrapRetriever(_Base):
     kept, but does not anchor the walk). With nothing to add, the base retriever's list is
     returned as it is. The caller per call as for :class:`ConceptwalkRetriever`; the call's
     ``configurable`` is passed on to ``retriever``, so a conceptwalk base retriever answers for
-    the same caller."""
+    the same caller. A LangChain ``BaseRetriever``.
+
+    Parameters
+    ----------
+    retriever : BaseRetriever
+        The retriever whose documents come first.
+    kb : KnowledgeBase
+        The knowledge base the walk reads.
+    caller : Caller
+        Whose visibility applies when a call names no caller (required: no default access).
+    concept_walk : bool, default False
+        Run the walk (``False``: the retriever's documents as they are).
+    config : WalkConfig, optional
+        The walk's configuration.
+    id_key : str, default "id"
+        The metadata key holding a document's node id.
+    **kwargs
+        LangChain's own retriever fields (``tags``, ``metadata``).
+
+    Raises
+    ------
+    InputError
+        A bad argument (never pydantic's ``ValidationError``).
+    """
 
     retriever: BaseRetriever
     """The retriever whose results are wrapped."""
     id_key: str = "id"
+
+    def __init__(
+        self,
+        *,
+        retriever: Any = None,
+        kb: Any = None,
+        caller: Any = None,
+        concept_walk: bool = False,
+        config: Any = None,
+        id_key: str = "id",
+        **kwargs: Any,
+    ) -> None:
+        data = dict(kwargs, retriever=retriever, kb=kb, caller=caller, concept_walk=concept_walk, config=config)
+        self._checked_init(dict(data, id_key=id_key))
 
     def _flat(self) -> Any:
         return lambda text, k: _HITS.get()[:k]  # this call's hits (a context variable)

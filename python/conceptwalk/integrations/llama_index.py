@@ -226,8 +226,26 @@ class ConceptWalkPostprocessor(BaseNodePostprocessor):
     then the concept walk's additions (not already among them). The incoming nodes anchor the
     walk by ``metadata[id_key]`` (default ``"id"``), else by their node id; with nothing to add
     the incoming list itself is returned. ``postprocess_nodes(..., caller=c)`` (or a
-    :func:`caller_context` block) names the caller of one call; else ``caller`` applies. A bad
-    argument raises :class:`conceptwalk.errors.InputError`."""
+    :func:`caller_context` block) names the caller of one call; else ``caller`` applies.
+
+    Parameters
+    ----------
+    kb : KnowledgeBase
+        The knowledge base the walk reads.
+    caller : Caller
+        Whose visibility applies when a call names no caller (required: no default access).
+    config : WalkConfig, optional
+        The walk's configuration.
+    id_key : str, default "id"
+        The metadata key holding a node's id (else its node id).
+    **kwargs
+        LlamaIndex's own postprocessor fields (``callback_manager``).
+
+    Raises
+    ------
+    InputError
+        A bad argument (never pydantic's ``ValidationError``).
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     kb: Any
@@ -236,23 +254,14 @@ class ConceptWalkPostprocessor(BaseNodePostprocessor):
     id_key: str = "id"
     _wrap: Any = PrivateAttr(default=None)
 
-    def __init__(self, **data: Any) -> None:
-        """Check the arguments with the library's rules, then build.
-
-        Parameters
-        ----------
-        **data
-            The fields above, by name.
-
-        Raises
-        ------
-        InputError
-            A bad argument (never pydantic's ``ValidationError``).
-        """
+    def __init__(
+        self, *, kb: Any = None, caller: Any = None, config: Any = None, id_key: str = "id", **kwargs: Any
+    ) -> None:
         # The library's checks and errors first (pydantic would wrap our InputError in its
         # ValidationError); what is left to pydantic is re-raised as ours.
         from ..wrap import ConceptAnchoredRetriever
 
+        data = dict(kwargs, kb=kb, caller=caller, config=config, id_key=id_key)
         check_fields(type(self).__name__, data)
         try:
             super().__init__(**data)
