@@ -248,3 +248,19 @@ def test_a_configured_caller_that_is_not_a_caller_is_refused(bad: Any) -> None:
         r.invoke(QUERIES[0], config=_as(bad))
     with pytest.raises(InputError, match="caller must be a conceptwalk.Caller"):
         asyncio.run(r.ainvoke(QUERIES[0], config=_as(bad)))
+
+
+def test_the_configured_caller_stays_out_of_the_callbacks_metadata() -> None:
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    seen: list[Any] = []
+
+    class Spy(BaseCallbackHandler):
+        def on_retriever_start(self, serialized: Any, query: str, **kwargs: Any) -> None:
+            seen.append(kwargs)
+
+    secret = Caller.with_scopes("tenant-a")
+    r = ConceptwalkRetriever(kb=KB, caller=P, k=2)
+    r.invoke(QUERIES[0], config={"configurable": {"caller": secret}, "callbacks": [Spy()]})
+    assert seen and all(secret not in (kw.get("metadata") or {}).values() for kw in seen)
+    assert "tenant-a" not in repr(seen)

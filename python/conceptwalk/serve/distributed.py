@@ -312,7 +312,7 @@ def ship(client: Any, source: Any, *, with_kb: bool | None = None) -> Shipped:
     if sqlite_bytes is not None:
         digest.update(b"sqlite")
         digest.update(sqlite_bytes)
-        if _source_key(kb, kb.graph()) != key:  # written meanwhile: this copy is not the keyed state
+        if kb is not None and _source_key(kb, kb.graph()) != key:  # written meanwhile: this copy is not the keyed state
             key = None
     # The digest of what is shipped: the same content has the same token on every worker,
     # whichever client shipped it, so a worker holding it already rebuilds nothing.
@@ -482,7 +482,7 @@ def _worker_shipments(w: Any) -> _Shipments:
         return c
 
 
-class ShipmentCleanup(_PluginBase):  # type: ignore[misc,valid-type]
+class ShipmentCleanup(_PluginBase):
     """The Dask worker plugin :func:`ship` registers (once per client, as
     ``"conceptwalk-shipments"``): when a worker closes, its shipments are closed and their
     temporary store copies (``cw-worker-kb-*`` in the temporary directory) removed.
@@ -511,7 +511,9 @@ class ShipmentCleanup(_PluginBase):  # type: ignore[misc,valid-type]
 
 
 @contextmanager
-def _shipment(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any] | None = None) -> Iterator[_Entry]:
+def _shipment(
+    arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any] | None = None
+) -> Iterator[tuple[_Entry, LinkGraph]]:
     """This task's shipment, its graph rebuilt (and its store opened when ``kbp`` is given) the
     first time, kept from eviction while the task runs."""
     from ..kb import KnowledgeBase
@@ -531,7 +533,8 @@ def _shipment(arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any] | None = 
                     fh.write(kbp["sqlite"])
                 e.kb = KnowledgeBase.open(path, create=False)
                 _BUILDS["kb"] += 1
-        yield e
+            g = e.graph
+        yield e, g
     finally:
         cache.release(e)
 
@@ -571,7 +574,7 @@ def _context_chunk(
 ) -> list[Any]:
     from ..tools import graph_context_batch
 
-    with _shipment(arrays, kbp) as e:
+    with _shipment(arrays, kbp) as (e, g):
         search = None
         if kbp is not None:  # the store's own search, over what the caller sees (exact, not filtered)
             kb, who = e.kb, kw["caller"]
@@ -579,21 +582,21 @@ def _context_chunk(
             def search(text: str, k: int) -> list[tuple[str, float]]:
                 return kb.search(text, k, caller=who)  # type: ignore[no-any-return]
 
-        return graph_context_batch(e.graph, items, search=search, threads=1, **kw)
+        return graph_context_batch(g, items, search=search, threads=1, **kw)
 
 
 def _suggest_chunk(arrays: Mapping[str, np.ndarray], concepts: list[str], kw: dict[str, Any]) -> list[Any]:
     from ..tools import link_suggest_batch
 
-    with _shipment(arrays) as e:
-        return link_suggest_batch(e.graph, concepts, threads=1, **kw)
+    with _shipment(arrays) as (_, g):
+        return link_suggest_batch(g, concepts, threads=1, **kw)
 
 
 def _path_chunk(arrays: Mapping[str, np.ndarray], pairs: list[tuple[str, str]], kw: dict[str, Any]) -> list[Any]:
     from ..tools import graph_path_batch
 
-    with _shipment(arrays) as e:
-        return graph_path_batch(e.graph, pairs, threads=1, **kw)
+    with _shipment(arrays) as (_, g):
+        return graph_path_batch(g, pairs, threads=1, **kw)
 
 
 def _wrap_chunk(
@@ -606,7 +609,7 @@ def _wrap_chunk(
 ) -> list[Any]:
     from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
 
-    with _shipment(arrays, kbp) as e:
+    with _shipment(arrays, kbp) as (e, _):
         key = repr(sorted(retriever_kw.items()))
         with _LOCAL:
             r = e.wraps.get(key)
