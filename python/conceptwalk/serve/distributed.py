@@ -301,9 +301,12 @@ def ship(client: Any, source: Any, *, with_kb: bool | None = None) -> Shipped:
     with _CLIENT_LOCK:
         for k in ((key, True), (key, False)) if not want_kb else ((key, True),):
             hit = kept.get(k) if key is not None else None
-            if hit is not None and (kb is not None or hit.source_graph is g):
+            if hit is None or (kb is None and hit.source_graph is not g):
+                continue
+            if _alive(hit):
                 kept.move_to_end(k)
                 return hit
+            del kept[k]  # its data is lost (every worker holding it died): ship again
     _register_cleanup(client)
     arrays = graph_to_arrays(g)
     digest = hashlib.blake2b(digest_size=16)
@@ -334,17 +337,24 @@ def ship(client: Any, source: Any, *, with_kb: bool | None = None) -> Shipped:
 
 
 _CLIENT_LOCK = threading.Lock()
-#: Per client: (source key, with the store) -> Shipped, oldest first.
-_CLIENT_SHIPMENTS: weakref.WeakKeyDictionary[Any, OrderedDict[Any, Shipped]] = weakref.WeakKeyDictionary()
 _CLEANUP_REGISTERED: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def _client_shipments(client: Any) -> OrderedDict[Any, Shipped]:
+    """The client's kept shipments, (source key, with the store) -> Shipped, oldest first: an
+    attribute of the client, so they go with it (a module-level map keyed by the client would
+    keep it alive through its own futures)."""
     with _CLIENT_LOCK:
-        kept = _CLIENT_SHIPMENTS.get(client)
+        kept: OrderedDict[Any, Shipped] | None = getattr(client, "conceptwalk_shipments", None)
         if kept is None:
-            kept = _CLIENT_SHIPMENTS[client] = OrderedDict()
+            kept = OrderedDict()
+            client.conceptwalk_shipments = kept
         return kept
+
+
+def _alive(s: Shipped) -> bool:
+    """The shipment's data still held by the cluster (its futures not lost or released)."""
+    return all(getattr(f, "status", "finished") == "finished" for f in (s.graph, s.kb) if f is not None)
 
 
 def _source_key(kb: Any, g: LinkGraph) -> Any:
