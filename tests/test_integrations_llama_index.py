@@ -112,6 +112,7 @@ P = Caller.public()
         (lambda kb: ConceptWalkPostprocessor(kb=kb, caller=P, id_key=3), "ConceptWalkPostprocessor: id_key: "),
         (lambda kb: ConceptWalkPostprocessor(kb=kb, caller=P, config=3), "config must be a WalkConfig, got int"),
         (lambda kb: ConceptwalkRetriever(kb, caller=None), "caller must be a conceptwalk.Caller, got NoneType"),
+        (lambda kb: ConceptwalkRetriever(kb), "caller must be a conceptwalk.Caller, got NoneType"),
         (lambda kb: ConceptwalkRetriever(kb, caller=P, k=True), "k must be a positive integer, got True"),
         (lambda kb: ConceptwalkRetriever(kb, caller=P, k="3"), "k must be a positive integer, got '3'"),
         (lambda kb: ConceptwalkRetriever(kb, caller=P, k=0), "k must be a positive integer, got 0"),

@@ -149,7 +149,7 @@ class ConceptwalkRetriever(BaseRetriever):
     """
 
     def __init__(
-        self, kb: Any, *, caller: Any, k: int = 4, concept_walk: bool = False, config: Any = None, **kwargs: Any
+        self, kb: Any, *, caller: Any = None, k: int = 4, concept_walk: bool = False, config: Any = None, **kwargs: Any
     ) -> None:
         from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
 
