@@ -262,6 +262,11 @@ class Shipped:
 def ship(client: Any, source: Any, *, with_kb: bool | None = None) -> Shipped:
     """Send ``source`` (a LinkGraph or a KnowledgeBase) to every worker of ``client`` once.
 
+    The client keeps the last :data:`KEEP_SHIPMENTS` shipments: shipping the same graph object,
+    or a store in the same state (its uuid, version counters and history), again returns the
+    kept :class:`Shipped` and sends nothing; after a write the new state is shipped and the
+    oldest shipment released. The first call on a client registers :class:`ShipmentCleanup`.
+
     Parameters
     ----------
     client : distributed.Client
