@@ -120,6 +120,20 @@ def _postprocessor(tmp: Path) -> object:
     return ConceptWalkPostprocessor(kb=_kb(tmp), caller=ALL)
 
 
+def _postprocessor_class() -> type:
+    pytest.importorskip("llama_index.core")
+    from conceptwalk.integrations.llama_index import ConceptWalkPostprocessor
+
+    return ConceptWalkPostprocessor
+
+
+def _llama_retriever() -> type:
+    pytest.importorskip("llama_index.core")
+    from conceptwalk.integrations.llama_index import ConceptwalkRetriever
+
+    return ConceptwalkRetriever
+
+
 def _cli_main(argv: list[str]) -> None:
     from conceptwalk.cli import build_parser
 
@@ -217,6 +231,8 @@ TRIGGERS = {
     "E168": lambda t: _cli_main(["context", str(_kb(t).path)]),
     "E169": lambda t: _cli_main(["synth", str(_kb(t).path), "--quiet"]),
     "E170": lambda t: _postprocessor(t).postprocess_nodes([]),
+    "E190": lambda t: _llama_retriever()(_kb(t), caller=ALL, concept_walk="yes"),
+    "E191": lambda t: _postprocessor_class()(kb=_kb(t), caller=ALL, id_key=3),
     "E91": lambda t: SparseVectors(1, 4, np.array([0, 1]), np.array([7], np.int32), np.ones(1, np.float32)),
     "E92": lambda t: SparseVectors(-1, 4, np.zeros(0), np.zeros(0), np.zeros(0)),
     # graph_context's ranking

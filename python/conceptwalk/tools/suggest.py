@@ -24,7 +24,7 @@ from ..graph import Caller, LinkGraph, Suggestion
 from ..graph.checks import check_count, check_min_shared, check_threads, query_list
 from ..graph.result import Later, Record, lazy
 from ..graph.suggest import suggest, suggest_batch, suggestions
-from .common import GraphSource, check_caller, source_graph
+from .common import GraphSource, check_caller, default_concepts, source_graph
 
 __all__ = ["SuggestResult", "link_suggest", "link_suggest_batch"]
 
@@ -198,9 +198,10 @@ def link_suggest(
 
 def link_suggest_batch(
     source: LinkGraph | GraphSource,
-    concepts: Iterable[str],
+    concepts: Iterable[str] | None = None,
     *,
     caller: Caller,
+    node_types: Iterable[str] | None = ("CONCEPT",),
     k: int = 10,
     min_shared: int = 2,
     threads: int | None = None,
@@ -210,9 +211,14 @@ def link_suggest_batch(
     Parameters
     ----------
     source : LinkGraph or GraphSource
-    concepts : iterable of str
+    concepts : iterable of str, optional
         Concept ids (a single string is refused). Every id is resolved before any work.
+        Default: every node ``caller`` sees whose type is in ``node_types``, ascending
+        (:func:`~conceptwalk.tools.common.default_concepts`).
     caller : Caller
+    node_types : iterable of str or None
+        The node types of the default ``concepts`` (``None``: every type; unused when
+        ``concepts`` is given).
     k, min_shared : int
         As for :func:`link_suggest`, shared by every query.
     threads : int, optional
@@ -230,14 +236,16 @@ def link_suggest_batch(
     >>> g = LinkGraph.from_edges([("a", "x"), ("b", "x")])
     >>> [r.suggestions[0].id for r in link_suggest_batch(g, ["a", "b"], min_shared=1, caller=Caller.all_access())]
     ['b', 'a']
+    >>> [r.concept for r in link_suggest_batch(g, node_types=None, min_shared=1, caller=Caller.all_access())]
+    ['a', 'b', 'x']
     """
     t0 = time.perf_counter()
     caller = check_caller(caller)
     k = check_count(k)
     min_shared = check_min_shared(min_shared)
     nt = check_threads(threads)
-    names_in = query_list(concepts, "concepts")
     g, _ = source_graph(source)
+    names_in = default_concepts(g, caller, node_types) if concepts is None else query_list(concepts, "concepts")
     b = suggest_batch(
         g, names_in, min_shared=min_shared, k=k, threads=nt, visible=caller.visibility(g), argument="concept"
     )
