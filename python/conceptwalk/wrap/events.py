@@ -30,7 +30,7 @@ __all__ = [
     "EVENT_SCHEMA_VERSION",
 ]
 
-EVENT_SCHEMA_VERSION = 1
+EVENT_SCHEMA_VERSION = 2
 _log = logging.getLogger("conceptwalk.wrap")
 
 
