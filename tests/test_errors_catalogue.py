@@ -37,6 +37,14 @@ def _rows() -> dict[str, tuple[str, str]]:
     return rows
 
 
+def _resolver(embedder: str | None = "hashing:64"):
+    from conceptwalk.wrap import ConceptResolver
+
+    return ConceptResolver(
+        LinkGraph.from_edges([("c:a", "c:b")]), WalkConfig(embedder=embedder, concept_node_types=None)
+    )
+
+
 def _g() -> LinkGraph:
     return LinkGraph.from_edges([("a", "b"), ("b", "c"), ("c", "a")], nodes=[{"id": "h", "scopes": ["secret"]}])
 
@@ -203,6 +211,14 @@ TRIGGERS = {
     "E161": lambda t: _g().edges_between("a", 1),
     "E162": lambda t: _g().edges_between(0, 99),
     "E163": lambda t: WalkConfig(embedder=42),
+    "E300": lambda t: WalkConfig(stop_score_ratio=1.5),
+    "E301": lambda t: WalkConfig(stop_rule="yes"),
+    "E302": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.zeros(3)),
+    "E303": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.zeros(64), query_model="st:other"),
+    "E304": lambda t: _resolver(None).resolve("x", caller=ALL, query_vector=np.zeros(64)),
+    "E305": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.full(64, np.nan)),
+    "E306": lambda t: _resolver().resolve("x", caller=ALL, query_model="hashing-v1-d64"),
+    "E307": lambda t: _resolver().resolve("x", caller=ALL, query_vector={"a": 1}),
     "E164": lambda t: KnowledgeBase("x.db"),
     "E165": lambda t: _kb(t).add_edges([{"src": "a", "dst": "b", "weight": 0.5}]),
     "E166": lambda t: import_jsonl(

@@ -17,6 +17,7 @@ from conceptwalk.wrap import (
     ABSENT_IN_STORAGE,
     ConceptAnchoredRetriever,
     WalkConfig,
+    WalkTypesWarning,
     builtin_flat_search,
 )
 

@@ -32,7 +32,9 @@ def _seen(g: LinkGraph, visible: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _by_count(names: list[str], count: Any, pick: Any) -> tuple[str, ...]:
-    return tuple(sorted((names[i] for i in range(len(names)) if pick(i)), key=lambda n: (-int(count[names.index(n)]), n)))
+    return tuple(
+        sorted((names[i] for i in range(len(names)) if pick(i)), key=lambda n: (-int(count[names.index(n)]), n))
+    )
 
 
 def missing_types(g: LinkGraph, visible: Any, config: WalkConfig) -> tuple[dict[str, list[str]], list[str]]:

@@ -74,6 +74,9 @@ class WrapResult:
         Why: ``{"score": n, "hops": m}`` (each cut candidate counted once, under the first
         test it failed: its path score below ``stop_score_ratio`` of the best, or more than one
         hop from a concept resolved below ``stop_hop_confidence``).
+    best_score : float or None
+        The best path score of the walk's candidates (also those the flat results hold): the
+        reference of ``stop_score_ratio``; None when the walk found nothing or was off.
     missing_types : dict of str to list of str
         The configured walk types absent from the caller's view, per gate
         (``expandEdgeTypes``, ``admitEdgeTypes``, ``conceptNodeTypes``, ``admitNodeTypes``,
@@ -89,6 +92,7 @@ class WrapResult:
     cut: int = 0
     cut_by: dict[str, int] = field(default_factory=dict)
     missing_types: dict[str, list[str]] = field(default_factory=dict)
+    best_score: float | None = None
 
 
 class ConceptAnchoredRetriever:
@@ -307,7 +311,9 @@ class ConceptAnchoredRetriever:
             snap = self.source.read_cache()
         # one state for the resolution and the walk (and the built-in flat search's hits; nothing
         # here writes to the store)
-        resolved = self.resolver.resolve(text, caller=caller, flat_results=flat_list, read_cache=snap, query_vector=qvec)
+        resolved = self.resolver.resolve(
+            text, caller=caller, flat_results=flat_list, read_cache=snap, query_vector=qvec
+        )
         g = snap.graph
         t2 = time.perf_counter()
         concepts = resolved[: cfg.max_concepts]
@@ -372,7 +378,8 @@ class ConceptAnchoredRetriever:
         }
         emit_safely(self.sink, event)
         results = flat_list + added if added else flat_list
-        return WrapResult(results, concepts, event, cut, cut_by, missing)
+        best = max((outcome.scores[c] for c in ranked), default=None)
+        return WrapResult(results, concepts, event, cut, cut_by, missing, best)
 
     def _stop(
         self, added: list[dict[str, Any]], outcome: WalkOutcome, ranked: list[int], concepts: list[ResolvedConcept]
