@@ -357,3 +357,32 @@ def test_query_vector_that_does_not_match_is_refused(tmp_path):
     with pytest.raises(InputError, match="no query_vector was given"):
         r.query("x", 3, concept_walk=True, caller=EVERYONE, query_model=emb.name)
     kb.close()
+
+
+def test_builtin_embedding_search_and_the_resolver_embed_the_query_once(tmp_path):
+    """The built-in embedding flat search and the resolver share one model: one embedding of the
+    query per wrapped call, the same results as two embeddings."""
+    kb = _vec_kb(tmp_path)
+    emb = CountingEmbedder()
+    flat = builtin_flat_search(kb, mode="embedding", embedder=emb)
+    r = ConceptAnchoredRetriever(flat, kb, config=WalkConfig(lexical_k=0), embedder=emb)
+    text = "personalised pagerank"
+    r.run(text, 3, concept_walk=True, caller=EVERYONE)  # (first call: node vectors embedded once)
+    n = len(emb.texts)
+    got = r.run(text, 3, concept_walk=True, caller=EVERYONE)
+    assert emb.texts[n:].count(text) == 1
+    mine, theirs = CountingEmbedder("hashing:256"), CountingEmbedder("hashing:128")  # two models
+    apart = ConceptAnchoredRetriever(
+        builtin_flat_search(kb, mode="embedding", embedder=theirs), kb, config=WalkConfig(lexical_k=0), embedder=mine
+    )
+    apart.run(text, 3, concept_walk=True, caller=EVERYONE)
+    m, t = len(mine.texts), len(theirs.texts)
+    apart.run(text, 3, concept_walk=True, caller=EVERYONE)
+    assert mine.texts[m:].count(text) == 1 and theirs.texts[t:].count(text) == 1  # each its own model
+    flat_only = builtin_flat_search(kb, mode="embedding", embedder=get_embedder("hashing:256"))
+    assert got.results[: got.event["flatCount"]] == flat_only(text, 3, caller=EVERYONE)
+    vec = emb.inner.embed([text])[0]
+    n = len(emb.texts)
+    assert r.run(text, 3, concept_walk=True, caller=EVERYONE, query_vector=vec).results == got.results
+    assert text not in emb.texts[n:]  # the caller's vector serves both
+    kb.close()

@@ -292,7 +292,13 @@ class ConceptAnchoredRetriever:
         if concept_walk and builtin is not None:
             snap = self.source.read_cache()  # the built-in search over this store: one state for all
         if builtin is not None and snap is not None and snap.state is not None:
-            flat = builtin.search_state(snap.state, text, k, caller=caller)
+            share = None
+            if builtin.mode == "embedding" and self._same_embedder(builtin.embedder):
+                # the built-in embedding search and the resolver embed with one model: embed once
+                if qvec is None:
+                    qvec = np.asarray(self.resolver.embedder.embed([text]), dtype=np.float32)[0]
+                share = qvec
+            flat = builtin.search_state(snap.state, text, k, caller=caller, query_vector=share)
         elif self._flat_takes_caller:  # fail closed: the flat search applies the query's caller
             flat = fs(text, k, caller=caller)  # type: ignore[call-arg]
         else:
@@ -413,6 +419,13 @@ class ConceptAnchoredRetriever:
             return
         self._warned.add(key)
         warnings.warn(types_message(missing, empty), WalkTypesWarning, stacklevel=4)
+
+    def _same_embedder(self, other: Any) -> bool:
+        """Whether ``other`` is the resolver's embedder's model (same name and dimension)."""
+        mine = self.resolver.embedder
+        if mine is None or other is None or self.config.semantic_k == 0:
+            return False
+        return bool(str(mine.name) == str(other.name) and int(mine.dim) == int(other.dim))
 
     def _pool_config(self) -> WalkConfig:
         got = self._pool
