@@ -55,6 +55,8 @@ def test_one_valid_event_per_walk_and_none_without_walk(cfg):
         assert ev["candidatesAdded"] == len(out) - 1
         assert ev["walkContributed"] == (len(out) > 1)
         assert ev["truncated"] == bool(ev["truncatedBy"])
+        assert ev["schemaVersion"] == 2 and ev["cut"] == sum(ev["cutBy"].values())  # the stop rule's count
+        assert isinstance(ev["missingTypes"], dict)
     assert len(events) == 4
 
 
