@@ -215,6 +215,8 @@ def cmd_events_summarize(args: argparse.Namespace) -> int:
         f"{s['file']}: {s['events']:,} walks, {s['contributed']:,} contributed "
         f"({100 * s['contributionRate']:.1f}%)\n"
         f"  candidates added: total {s['candidatesAdded']['total']:,}, mean {s['candidatesAdded']['mean']:.2f}\n"
+        f"  cut by the stop rule: total {s['cut']['total']:,}, mean {s['cut']['mean']:.2f} "
+        f"(score {s['cut']['byScore']:,}, hops {s['cut']['byHops']:,})\n"
         f"  walk time (ms): p50 {w['p50']:.3f}, p90 {w['p90']:.3f}, p99 {w['p99']:.3f}, max {w['max']:.3f}\n"
         f"  truncated by a budget: {s['truncated']:,}; malformed lines: {s['malformed']}; other events: {s['skipped']}\n"
     )
