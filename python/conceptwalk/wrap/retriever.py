@@ -327,10 +327,11 @@ class ConceptAnchoredRetriever:
         view = g.view(caller)
         vm = view.mask
         # the configured types this caller's view lacks (counted over what it sees; kept per view)
-        missing, empty = view.memo(
+        kept_missing, empty = view.memo(
             ("wrap.missing-types", snap.identity, cfg),
             lambda: missing_types(g, None if vm is None else vm.mask, cfg),
         )
+        missing = {gate: list(names) for gate, names in kept_missing.items()}  # (the kept one stays intact)
         if empty:
             self._warn_types(missing, empty, snap.identity, view)
         starts = [(g.id_index[c.id], c.id, c.confidence) for c in concepts]
@@ -417,6 +418,8 @@ class ConceptAnchoredRetriever:
         key = (identity, id(view), tuple(empty))
         if key in self._warned:
             return
+        if len(self._warned) >= 1024:  # a long-lived retriever over many states and callers: bounded
+            self._warned.clear()
         self._warned.add(key)
         warnings.warn(types_message(missing, empty), WalkTypesWarning, stacklevel=4)
 
