@@ -42,6 +42,14 @@ def _rows() -> dict[str, tuple[str, str]]:
     return rows
 
 
+def _resolver(embedder: str | None = "hashing:64"):
+    from conceptwalk.wrap import ConceptResolver
+
+    return ConceptResolver(
+        LinkGraph.from_edges([("c:a", "c:b")]), WalkConfig(embedder=embedder, concept_node_types=None)
+    )
+
+
 def _g() -> LinkGraph:
     return LinkGraph.from_edges([("a", "b"), ("b", "c"), ("c", "a")], nodes=[{"id": "h", "scopes": ["secret"]}])
 
@@ -222,6 +230,14 @@ TRIGGERS = {
     "E161": lambda t: _g().edges_between("a", 1),
     "E162": lambda t: _g().edges_between(0, 99),
     "E163": lambda t: WalkConfig(embedder=42),
+    "E320": lambda t: WalkConfig(stop_score_ratio=1.5),
+    "E321": lambda t: WalkConfig(stop_rule="yes"),
+    "E322": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.zeros(3)),
+    "E323": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.zeros(64), query_model="st:other"),
+    "E324": lambda t: _resolver(None).resolve("x", caller=ALL, query_vector=np.zeros(64)),
+    "E325": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.full(64, np.nan)),
+    "E326": lambda t: _resolver().resolve("x", caller=ALL, query_model="hashing-v1-d64"),
+    "E327": lambda t: _resolver().resolve("x", caller=ALL, query_vector={"a": 1}),
     "E164": lambda t: KnowledgeBase("x.db"),
     "E165": lambda t: _kb(t).add_edges([{"src": "a", "dst": "b", "weight": 0.5}]),
     "E166": lambda t: import_jsonl(
