@@ -627,6 +627,43 @@ def test_serve_warns_at_start_up_about_an_unknown_scopes_name(
     assert "warning" not in capsys.readouterr().err
 
 
+def test_serve_start_up_line_says_who_calls_without_a_token_are(
+    kb_path: str, token_file: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 32: the line said "caller without token: scopes:(public only)" under
+    --require-token and with CONCEPTWALK_TOKEN too; it says what the server does with them."""
+    from conceptwalk.cli import main
+    from conceptwalk.cli import serve as serve_cli
+
+    monkeypatch.setattr(serve_cli, "require_mcp", lambda: None)
+    served: list[ToolServer] = []
+    monkeypatch.setattr(serve_cli, "serve_stdio", served.append)
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    cases = [
+        ([], "calls without a token: public nodes only"),
+        (["--scopes", "tenant-a,tenant-b"], "calls without a token: public nodes and scopes tenant-a, tenant-b"),
+        (["--scopes", "*"], "calls without a token: all access"),
+        (["--token-file", token_file, "--require-token"], "calls without a token: refused (--require-token)"),
+    ]
+    for extra, said in cases:
+        assert main(["serve", kb_path, *extra]) == 0
+        assert said in capsys.readouterr().err, extra
+    monkeypatch.setenv(TOKEN_ENV, "tok-a")
+    assert main(["serve", kb_path, "--token-file", token_file]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "calls without a per-call token: the CONCEPTWALK_TOKEN token's caller (public nodes and scopes tenant-a)" in err
+    )
+    assert "tok-a" not in err
+    # and the servers do what the lines say
+    assert (
+        served[3]
+        .call("graph_path", {"source": "x", "target": "x"})
+        .text.startswith("graph_path: this server requires a token")
+    )
+    assert served[4].resolve_caller(None) == TENANT
+
+
 def test_serve_warns_at_start_up_about_unknown_token_scopes(kb_path: str, tmp_path: Path) -> None:
     pytest.importorskip("mcp")
     path = tmp_path / "tokens.json"

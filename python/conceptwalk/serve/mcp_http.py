@@ -440,31 +440,30 @@ def serve_http(
     require_mcp()
     import uvicorn
 
-    early: list[int] = []  # SIGTERM/SIGINT between the start-up line and uvicorn's handlers
-    previous: dict[int, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, lambda signum, frame: early.append(signum))
     sock = _bind(settings.host, settings.port)
     settings = dataclasses.replace(settings, port=sock.getsockname()[1])  # port 0: the real one
-    app = build_http_app(tools, settings, tokens=tokens, require_token=require_token)
-    host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    if on_listening is not None:
-        on_listening(f"http://{host}:{settings.port}{settings.path}")
-    config = uvicorn.Config(
-        app,
-        access_log=False,  # a request line may carry a token in its query string
-        log_level="warning",
-        lifespan="on",
-        limit_concurrency=settings.max_connections,
-        timeout_keep_alive=15,
-        timeout_graceful_shutdown=settings.drain_seconds,
-        h11_max_incomplete_event_size=16 * 1024,
-        server_header=False,
-    )
-    server = _server_class(early)(config)
+    early: list[int] = []  # SIGTERM/SIGINT between the start-up line and uvicorn's handlers
+    previous: dict[int, Any] = {}
     try:
-        server.run(sockets=[sock])
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous[sig] = signal.signal(sig, lambda signum, frame: early.append(signum))
+        app = build_http_app(tools, settings, tokens=tokens, require_token=require_token)
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        if on_listening is not None:
+            on_listening(f"http://{host}:{settings.port}{settings.path}")
+        config = uvicorn.Config(
+            app,
+            access_log=False,  # a request line may carry a token in its query string
+            log_level="warning",
+            lifespan="on",
+            limit_concurrency=settings.max_connections,
+            timeout_keep_alive=15,
+            timeout_graceful_shutdown=settings.drain_seconds,
+            h11_max_incomplete_event_size=16 * 1024,
+            server_header=False,
+        )
+        _server_class(early)(config).run(sockets=[sock])
     finally:
         sock.close()
         for sig, handler in previous.items():
