@@ -14,8 +14,11 @@ transaction each). ``--checkpoints`` times during the run the writer pauses; the
 then made for each token and compared with the deletion oracle's answers (the tools over the
 store with the token's hidden nodes deleted, built from the rows written so far).
 
-Reported: calls/s, p50/p99 latency, errors, answers that differ from the oracle at the
-checkpoints, the server's RSS at start and end, the writer's achieved rate and errors; then, in
+Reported: calls/s (over the load phase: from the start signal, given once every client has
+connected, to the last client's end), p50/p99 latency, errors, answers that differ from the
+oracle at the checkpoints, the server's CPU seconds over the load phase (per call: what the
+server itself costs, apart from the clients' processes on the same machine), its RSS at start
+and end, the writer's achieved rate and errors (``--write-rate 0``: no writer); then, in
 the same run, the p50 of the same calls made one at a time by one client, over HTTP and over
 stdio (``conceptwalk serve KB`` with the official stdio client), for the transport's own cost.
 """
@@ -121,7 +124,7 @@ def run_client(url: str, token: str, calls: list[tuple[str, dict[str, Any]]], ou
         anyio.run(main)
     except Exception as exc:
         errors.append(f"session: {type(exc).__name__}: {exc}"[:200])
-    Path(out).write_text(json.dumps({"lat": lat, "errors": errors}))
+    Path(out).write_text(json.dumps({"lat": lat, "errors": errors, "end": time.time()}))
 
 
 def run_writer(kb_path: str, n_concepts: int, rate: float, deadline: float, control: str, every: float) -> None:
@@ -164,6 +167,12 @@ def _rss_kb(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return -1
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -325,9 +334,14 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.time()
         deadline = t0 + a.duration
         every = a.duration / (a.checkpoints + 1)
-        writer = subprocess.Popen(role + ["--role", "writer", "--role-args", json.dumps(
-            {"kb": kb_path, "concepts": a.concepts, "rate": a.write_rate, "deadline": deadline,
-             "control": str(control), "every": every})])  # fmt: skip
+        if a.write_rate > 0:
+            writer = subprocess.Popen(role + ["--role", "writer", "--role-args", json.dumps(
+                {"kb": kb_path, "concepts": a.concepts, "rate": a.write_rate, "deadline": deadline,
+                 "control": str(control), "every": every})])  # fmt: skip
+        else:  # no writer: a process that ends at once
+            writer = subprocess.Popen([sys.executable, "-c", ""])
+            (control / "writer.json").write_text(json.dumps({"writes": 0, "errors": 0, "active_s": 0}))
+        cpu_start = _cpu_s(server.pid)
         (work / "go").write_text(repr(deadline))
         compared = differ = 0
         checkpoints_done = 0
@@ -340,14 +354,17 @@ def main(argv: list[str] | None = None) -> int:
                 checkpoints_done += 1
                 (control / f"resume-{checkpoints_done}").write_text("")
             time.sleep(0.02)
-        elapsed = time.time() - t0
         rss_end = _rss_kb(server.pid)
         lat: list[float] = []
         errors: list[str] = []
+        ends = []
         for p, out in clients:
             d = json.loads(Path(out).read_text())
             lat += d["lat"]
             errors += d["errors"]
+            ends.append(d.get("end", time.time()))
+        elapsed = max(ends) - t0  # the load phase: from the start signal to the last client's end
+        cpu_load = _cpu_s(server.pid) - cpu_start  # the oracle checks' calls included
         w = json.loads((control / "writer.json").read_text())
         seq = mixed_calls(syn, a.sequential, offset=5000)
         http_seq = [t for t, _ in anyio.run(_sequential_http, url, "bench-tok-a", seq)]
@@ -370,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         "oracle_checkpoints": checkpoints_done,
         "oracle_compared": compared,
         "oracle_differ": differ,
+        "server_cpu_s": round(cpu_load, 1),
+        "server_cpu_ms_per_call": round(cpu_load * 1e3 / max(len(lat) + compared, 1), 2),
         "server_rss_start_mb": round(rss_start / 1024, 1),
         "server_rss_end_mb": round(rss_end / 1024, 1),
         "writer_writes": w["writes"],
