@@ -18,7 +18,8 @@ Reported: calls/s (over the load phase: from the start signal, given once every 
 connected, to the last client's end), p50/p99 latency, errors, answers that differ from the
 oracle at the checkpoints, the server's CPU seconds over the load phase (per call: what the
 server itself costs, apart from the clients' processes on the same machine), its RSS at start
-and end, the writer's achieved rate and errors (``--write-rate 0``: no writer); then, in
+and end and that of a fresh server on the store as the writer left it (the data's own share of
+the growth), the writer's achieved rate and errors (``--write-rate 0``: no writer); then, in
 the same run, the p50 of the same calls made one at a time by one client, over HTTP and over
 stdio (``conceptwalk serve KB`` with the official stdio client), for the transport's own cost.
 """
@@ -288,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--role-args", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.role == "client":
-        r = json.loads(a.role_args)
+        r = json.loads(Path(a.role_args[1:]).read_text())
         run_client(r["url"], r["token"], [tuple(c) for c in r["calls"]], r["out"])  # type: ignore[misc]
         return 0
     if a.role == "writer":
@@ -325,7 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         for c in range(a.clients):
             out = str(work / f"client-{c}.json")
             args = {"url": url, "token": toks[c % 3], "calls": mixed_calls(syn, a.calls, offset=c * 17), "out": out}
-            clients.append((subprocess.Popen(role + ["--role", "client", "--role-args", json.dumps(args)]), out))
+            Path(out + ".args").write_text(json.dumps(args))  # a file: the calls can pass ARG_MAX
+            clients.append((subprocess.Popen(role + ["--role", "client", "--role-args", "@" + out + ".args"]), out))
         wait_until = time.time() + 600
         while not all(Path(out + ".ready").exists() or p.poll() is not None for p, out in clients):
             if time.time() > wait_until:
@@ -371,6 +373,16 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.terminate()
         server.wait(timeout=60)
+    # A fresh server on the store as the writer left it, after the same warm-up and the one-client
+    # calls: the RSS the data itself needs (the end RSS above minus this is what the run kept).
+    fresh, fresh_url = _start_http(kb_path, str(tokens_path), max_sessions=64)
+    try:
+        anyio.run(_sequential_http, fresh_url, "bench-tok-a", mixed_calls(syn, 20))
+        anyio.run(_sequential_http, fresh_url, "bench-tok-a", seq)
+        rss_fresh = _rss_kb(fresh.pid)
+    finally:
+        fresh.terminate()
+        fresh.wait(timeout=60)
     stdio_seq = [t for t, _ in anyio.run(_sequential_stdio, kb_path, str(tokens_path), "bench-tok-a", seq)]
     fig = {
         "clients": a.clients,
@@ -391,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
         "server_cpu_ms_per_call": round(cpu_load * 1e3 / max(len(lat) + compared, 1), 2),
         "server_rss_start_mb": round(rss_start / 1024, 1),
         "server_rss_end_mb": round(rss_end / 1024, 1),
+        "fresh_server_rss_same_store_mb": round(rss_fresh / 1024, 1),
         "writer_writes": w["writes"],
         "writer_errors": w["errors"],
         "writer_rate_per_s": round(w["writes"] / max(w["active_s"], 1e-9), 1),

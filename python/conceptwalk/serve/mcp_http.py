@@ -236,6 +236,16 @@ class HttpGate:
         self.request_timeout = float(request_timeout)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Handle one ASGI connection: refuse it (``403``, ``401``, ``405``) or pass it to the
+        SDK's app with the caller its token stands for.
+
+        Parameters
+        ----------
+        scope : dict
+            The ASGI scope.
+        receive, send : callable
+            The ASGI channels.
+        """
         if scope["type"] != "http":  # lifespan (websockets are not served by the SDK's app)
             await self.app(scope, receive, send)
             return
