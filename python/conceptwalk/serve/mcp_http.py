@@ -390,7 +390,7 @@ def build_http_app(
 def _server_class(early: list[int]) -> Any:
     import uvicorn
 
-    class Server(uvicorn.Server):  # type: ignore[misc]
+    class Server(uvicorn.Server):
         """uvicorn's server, ending with status 0 after a SIGTERM/SIGINT it drained (uvicorn
         re-raises the signal after its graceful shutdown, which makes the exit status -15)."""
 
@@ -456,8 +456,8 @@ def serve_http(
     previous: dict[int, Any] = {}
     try:
         if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                previous[sig] = signal.signal(sig, lambda signum, frame: early.append(signum))
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                previous[signum] = signal.signal(signum, lambda num, frame: early.append(num))
         app = build_http_app(tools, settings, tokens=tokens, require_token=require_token)
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         if on_listening is not None:
@@ -469,13 +469,13 @@ def serve_http(
             lifespan="on",
             limit_concurrency=settings.max_connections,
             timeout_keep_alive=15,
-            timeout_graceful_shutdown=settings.drain_seconds,
+            timeout_graceful_shutdown=max(1, round(settings.drain_seconds)),
             h11_max_incomplete_event_size=16 * 1024,
             server_header=False,
         )
         _server_class(early)(config).run(sockets=[sock])
     finally:
         sock.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for num, handler in previous.items():
+            signal.signal(num, handler)
         sys.stderr.flush()
