@@ -128,7 +128,9 @@ def run_client(url: str, token: str, calls: list[tuple[str, dict[str, Any]]], ou
     Path(out).write_text(json.dumps({"lat": lat, "errors": errors, "end": time.time()}))
 
 
-def run_writer(kb_path: str, n_concepts: int, rate: float, deadline: float, control: str, every: float) -> None:
+def run_writer(
+    kb_path: str, n_concepts: int, rate: float, deadline: float, control: str, every: float, n_checkpoints: int
+) -> None:
     from conceptwalk.kb.store import KnowledgeBase
 
     anchors = _anchors(_synthetic(n_concepts))
@@ -137,7 +139,7 @@ def run_writer(kb_path: str, n_concepts: int, rate: float, deadline: float, cont
     i, errors, checkpoint, paused = 0, 0, 0, 0.0
     start = time.time()
     next_checkpoint = start + every
-    while time.time() < deadline:
+    while time.time() < deadline + paused:  # the pauses do not count: every checkpoint is reached
         node, edge = writer_rows(i, anchors)
         try:
             with kb.transaction():
@@ -146,7 +148,7 @@ def run_writer(kb_path: str, n_concepts: int, rate: float, deadline: float, cont
             i += 1
         except Exception:
             errors += 1
-        if time.time() >= next_checkpoint:
+        if time.time() >= next_checkpoint and checkpoint < n_checkpoints:
             checkpoint += 1
             (ctl / f"pause-{checkpoint}").write_text(str(i))
             t0 = time.time()
@@ -294,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.role == "writer":
         r = json.loads(a.role_args)
-        run_writer(r["kb"], r["concepts"], r["rate"], r["deadline"], r["control"], r["every"])
+        run_writer(r["kb"], r["concepts"], r["rate"], r["deadline"], r["control"], r["every"], r["checkpoints"])
         return 0
 
     from conceptwalk.kb.store import KnowledgeBase
@@ -339,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.write_rate > 0:
             writer = subprocess.Popen(role + ["--role", "writer", "--role-args", json.dumps(
                 {"kb": kb_path, "concepts": a.concepts, "rate": a.write_rate, "deadline": deadline,
-                 "control": str(control), "every": every})])  # fmt: skip
+                 "control": str(control), "every": every, "checkpoints": a.checkpoints})])  # fmt: skip
         else:  # no writer: a process that ends at once
             writer = subprocess.Popen([sys.executable, "-c", ""])
             (control / "writer.json").write_text(json.dumps({"writes": 0, "errors": 0, "active_s": 0}))
