@@ -121,6 +121,34 @@ def _session_token(t: Path) -> None:
     ToolServer(_g(), tokens=TokenFile(str(t / "tokens.json")), session_token="nope")
 
 
+def _dup_tokens(t: Path) -> None:
+    from conceptwalk.serve.mcp import TokenFile
+
+    (t / "tokens.json").write_text('{"s3cret": [], "other": ["a"], "s3cret": "*"}')
+    TokenFile(str(t / "tokens.json"))
+
+
+def _public_tokens(t: Path) -> None:
+    (t / "tokens.json").write_text('{"s3cret": []}')
+    (t / "tokens.json").chmod(0o644)
+    _cli_main(["serve", str(_kb(t).path), "--http", "127.0.0.1:0", "--token-file", str(t / "tokens.json")])
+
+
+def _port_in_use(t: Path) -> None:
+    import socket
+
+    pytest.importorskip("mcp")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        _cli_main(["serve", str(_kb(t).path), "--http", f"127.0.0.1:{busy.getsockname()[1]}"])
+
+
+def _serve(t: Path, *extra: str) -> None:
+    pytest.importorskip("mcp")
+    _cli_main(["serve", str(_kb(t).path), *extra])
+
+
 def _postprocessor(tmp: Path) -> object:
     pytest.importorskip("llama_index.core")
     from conceptwalk.integrations.llama_index import ConceptWalkPostprocessor
@@ -225,6 +253,14 @@ TRIGGERS = {
     "E180": lambda t: KnowledgeBase.open(_hot(t, "hot.db"), read_only=True),
     # MCP
     "E90": lambda t: _session_token(t),
+    "E200": _dup_tokens,
+    "E201": lambda t: (pytest.importorskip("mcp"), _public_tokens(t)),
+    "E202": lambda t: _serve(t, "--http", "127.0.0.1:99999"),
+    "E203": lambda t: _serve(t, "--http", "0.0.0.0:0"),
+    "E204": lambda t: _serve(t, "--http", ":0", "--scopes", "*"),
+    "E205": lambda t: _serve(t, "--http", ":0", "--allow-origin", "*"),
+    "E206": lambda t: _serve(t, "--allow-origin", "https://app.example.com"),
+    "E207": _port_in_use,
     # what to do instead
     "E160": lambda t: Caller.with_scopes(["t1", 3]),
     "E161": lambda t: _g().edges_between("a", 1),

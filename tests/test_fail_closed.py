@@ -257,7 +257,7 @@ def test_serve_defaults_to_public(kb_file, monkeypatch, capsys):
     for extra, want in (([], Caller.public()), (["--scopes", ""], Caller.public()), (["--scopes", "*"], ALL)):
         assert main(["serve", kb_file, *extra]) == 0
         assert served[-1][0] == want
-    assert "caller without token: scopes:(public only)" in capsys.readouterr().err
+    assert "calls without a token: public nodes only" in capsys.readouterr().err
     assert [out.is_error for _, out in served] == [True, True, False]
     assert served[0][1].text == "read_node: node not found: 'c:t1'"
 

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import hmac
 import json
 import logging
 import os
@@ -410,23 +411,38 @@ def tool_specs(*, with_query: bool = True) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- tokens
+_IDENTITY_KEY = os.urandom(32)
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object read as its (key, value) pairs in file order (duplicates kept)."""
+
+
 class TokenFile:
     """Tokens and the scopes they grant, read from a JSON file ``{"<token>": [scopes] | "*"}``.
 
-    ``[]`` grants public nodes only, ``"*"`` all access. The file is re-read when its
-    modification time or size changes, so a token can be revoked without a restart; a file that
-    becomes unreadable or malformed makes every token lookup fail (fail closed). Tokens are kept
-    only as SHA-256 digests in memory.
+    ``[]`` grants public nodes only, ``"*"`` all access. The file fails closed: a token that
+    appears twice (JSON would let the last one silently win) makes the whole file refused, the
+    error naming the two entries by their place in the file (1-based), never the token; entries
+    are numbered by that place everywhere (the unknown-scope warning too). The file is re-read
+    when its modification time, size, inode or mode changes, so a token can be revoked without a
+    restart; a file that becomes unreadable, malformed (or, with ``private``, readable by other
+    users) makes every token lookup fail until it is fixed. Tokens are kept only as SHA-256
+    digests in memory and compared in constant time.
 
     Parameters
     ----------
     path : str
         The JSON file.
+    private : bool
+        Refuse the file when users other than its owner may read or write it (the HTTP server
+        sets this; ``chmod 600``). Ignored where file modes do not exist (Windows).
 
     Raises
     ------
     ConceptwalkError
-        The file is missing or malformed (at construction).
+        The file is missing, malformed, holds a token twice or (``private``) is readable by
+        other users (at construction).
 
     Examples
     --------
@@ -443,11 +459,12 @@ class TokenFile:
     conceptwalk.errors.ConceptwalkError: unknown token
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, private: bool = False) -> None:
         self.path = os.fspath(path)
+        self.private = bool(private)
         self._lock = threading.Lock()
-        self._stamp: tuple[int, int] | None = None
-        self._table: dict[bytes, Caller] | None = None
+        self._stamp: tuple[int, ...] | None = None
+        self._table: list[tuple[bytes, Caller]] | None = None
         self._entries: list[Caller] = []
         self._error: str | None = None
         self._refresh(log=False)  # a start-up error is raised (and printed once by the caller)
@@ -456,38 +473,73 @@ class TokenFile:
 
     @staticmethod
     def _digest(token: str) -> bytes:
-        return hashlib.sha256(token.encode("utf-8")).digest()
+        return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
 
-    def _load(self) -> tuple[dict[bytes, Caller], list[Caller]]:
+    def _match(self, token: str) -> Caller | None:
+        """The entry whose token is ``token``: every entry's digest is compared in constant time
+        (no early exit, no hash-table probe whose timing depends on the token)."""
+        digest = self._digest(token)
+        found = None
+        for known, caller in self._table or ():
+            if hmac.compare_digest(known, digest):
+                found = caller
+        return found
+
+    def _load(self) -> tuple[list[tuple[bytes, Caller]], list[Caller]]:
+        if self.private and os.name == "posix":
+            try:
+                mode = os.stat(self.path).st_mode
+            except FileNotFoundError:
+                raise ConceptwalkError(f"token file not found: {self.path}") from None
+            except OSError as exc:
+                raise ConceptwalkError(f"token file {self.path} cannot be read: {exc}") from None
+            if mode & 0o066:
+                raise ConceptwalkError(
+                    f"token file {self.path} is readable or writable by other users (mode {mode & 0o777:o}); "
+                    f"make it private to the server's user: chmod 600 {self.path}"
+                )
         try:
             with open(self.path, encoding="utf-8") as f:
-                data = json.load(f)
+                # every object as its list of pairs: a repeated key must not silently win
+                data = json.load(f, object_pairs_hook=_Pairs)
         except FileNotFoundError:
             raise ConceptwalkError(f"token file not found: {self.path}") from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ConceptwalkError(f"token file {self.path} is not valid JSON: {exc}") from None
-        if not isinstance(data, dict):
+        if not isinstance(data, _Pairs):
             raise ConceptwalkError(f'token file {self.path} must hold a JSON object {{token: [scopes] or "*"}}')
-        table: dict[bytes, Caller] = {}
+        table: list[tuple[bytes, Caller]] = []
         entries: list[Caller] = []
-        for i, (token, scopes) in enumerate(data.items(), 1):
+        first: dict[str, int] = {}
+        for i, (token, scopes) in enumerate(data, 1):  # entries numbered by their place in the file
             if not token:
                 raise ConceptwalkError(f"token file {self.path}: entry {i} has an empty token")
+            if token in first:  # named by position, never by the token
+                raise ConceptwalkError(
+                    f"token file {self.path}: entry {i} repeats the token of entry {first[token]}; "
+                    "each token may appear once"
+                )
+            first[token] = i
             if scopes == "*":
                 entries.append(Caller.all_access())
-            elif isinstance(scopes, list) and all(isinstance(s, str) and s for s in scopes):
+            elif (
+                isinstance(scopes, list)
+                and not isinstance(scopes, _Pairs)
+                and all(isinstance(s, str) and s for s in scopes)
+            ):
                 entries.append(Caller.with_scopes(*scopes))
             else:
+                shown_value = "an object" if isinstance(scopes, _Pairs) else shown(scopes)
                 raise ConceptwalkError(
-                    f'token file {self.path}: entry {i} must map to a list of scope names or "*", got {shown(scopes)}'
+                    f'token file {self.path}: entry {i} must map to a list of scope names or "*", got {shown_value}'
                 )
-            table[self._digest(token)] = entries[-1]
+            table.append((self._digest(token), entries[-1]))
         return table, entries
 
     def _refresh(self, *, log: bool = True) -> None:
         try:
             st = os.stat(self.path)
-            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+            stamp: tuple[int, ...] | None = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode)
         except OSError:
             stamp = None
         if stamp is not None and stamp == self._stamp:
@@ -549,6 +601,30 @@ class TokenFile:
         with self._lock:
             return list(self._entries)
 
+    def lookup(self, token: str) -> tuple[str, Caller] | None:
+        """The caller a token stands for, with an opaque identity of the token, or None.
+
+        The identity (a keyed hash of the token, the key random per process) tells two
+        tokens apart without revealing either: the HTTP server binds a session to it.
+
+        Parameters
+        ----------
+        token : str
+
+        Returns
+        -------
+        (str, Caller) or None
+            None for a token not in the file, or while the file cannot be read (fail closed).
+        """
+        with self._lock:
+            self._refresh()
+            if self._table is None or not isinstance(token, str):
+                return None
+            found = self._match(token)
+        if found is None:
+            return None
+        return hmac.new(_IDENTITY_KEY, self._digest(token), hashlib.sha256).hexdigest(), found
+
     def caller(self, token: str) -> Caller:
         """The caller a token stands for.
 
@@ -570,7 +646,7 @@ class TokenFile:
             self._refresh()
             if self._table is None:
                 raise ConceptwalkError("the server's token file cannot be read; no token is accepted")
-            found = self._table.get(self._digest(token)) if isinstance(token, str) else None
+            found = self._match(token) if isinstance(token, str) else None
         if found is None:
             raise ConceptwalkError("unknown token")
         return found
@@ -622,8 +698,17 @@ def _schema_error(name: str, schema: Mapping[str, Any], args: Mapping[str, Any])
 
 
 def _clip(text: str, limit: int = 300) -> str:
-    """A validator message (which may quote the whole bad value) cut to ``limit`` characters."""
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} chars)"
+    """A validator message (which may quote the whole bad value) cut to about ``limit``
+    characters: its head and its tail, where the validator says what is wrong ("... is too
+    long").
+
+    >>> _clip("'" + "q" * 5000 + "' is too long", 40)
+    "'qqqqqqqqqqqqqqqqqqq… (5014 chars) …q' is too long"
+    """
+    if len(text) <= limit:
+        return text
+    head, tail = limit // 2, limit // 2 - 6
+    return f"{text[:head]}… ({len(text)} chars) …{text[-tail:]}"
 
 
 #: Arguments renamed for one name per concept across the API, the CLI and the tools: a call that
@@ -789,7 +874,14 @@ class ToolServer:
         return self.tokens.caller(token)
 
     # -- calls
-    def call(self, name: str, arguments: Mapping[str, Any] | None, *, token: str | None = None) -> ToolOutcome:
+    def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        token: str | None = None,
+        caller: Caller | None = None,
+    ) -> ToolOutcome:
         """Run one tool call; never raises for a bad call.
 
         Parameters
@@ -800,6 +892,9 @@ class ToolServer:
             The call's arguments, validated against the tool's input schema.
         token : str, optional
             The token the call presents (``_meta["conceptwalk/token"]``).
+        caller : Caller, optional
+            The caller a transport has already authenticated (the HTTP server's bearer token);
+            when given, ``token`` and the session token are not consulted.
 
         Returns
         -------
@@ -821,7 +916,10 @@ class ToolServer:
                 args = _integral_floats_to_int(spec["inputSchema"], args)
             if problem is not None:
                 raise _ToolError(problem)
-            caller = self.resolve_caller(token)
+            if caller is None:
+                caller = self.resolve_caller(token)
+            elif not isinstance(caller, Caller):
+                raise ConceptwalkError("internal error: the transport gave no caller")
             structured, text = self._handlers[name](args, caller)
             return ToolOutcome(structured, text, False)
         except _ToolError as exc:
@@ -1041,12 +1139,17 @@ def _meta_token(ctx: Any, params: Any) -> str | None:
     return None
 
 
-def build_server(tools: ToolServer) -> Any:
+def build_server(tools: ToolServer, *, caller_of: Callable[[Any], Caller] | None = None) -> Any:
     """An ``mcp.server.lowlevel.Server`` serving ``tools`` (needs the ``mcp`` extra).
 
     Parameters
     ----------
     tools : ToolServer
+    caller_of : callable, optional
+        ``caller_of(ctx) -> Caller``: who a call is answered for, from the SDK's request
+        context (the HTTP server reads the caller its authentication put on the HTTP request);
+        a ``_meta`` token is then ignored. Default: the ``_meta`` token or the session token
+        (stdio).
 
     Returns
     -------
@@ -1069,8 +1172,12 @@ def build_server(tools: ToolServer) -> Any:
         return types.ListToolsResult(tools=tool_models)
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
-        token = _meta_token(ctx, params)
-        out = await anyio.to_thread.run_sync(lambda: tools.call(params.name, params.arguments, token=token))
+        if caller_of is not None:
+            caller = caller_of(ctx)
+            out = await anyio.to_thread.run_sync(lambda: tools.call(params.name, params.arguments, caller=caller))
+        else:
+            token = _meta_token(ctx, params)
+            out = await anyio.to_thread.run_sync(lambda: tools.call(params.name, params.arguments, token=token))
         content = [types.TextContent(type="text", text=out.text)]
         if out.is_error:
             return types.CallToolResult(content=content, isError=True)
