@@ -42,7 +42,7 @@ def _g() -> LinkGraph:
 
 
 def _kb(tmp: Path) -> KnowledgeBase:
-    kb = KnowledgeBase.open(tmp / "kb.db")
+    kb = KnowledgeBase.create(tmp / "kb.db")
     kb.add_nodes([{"id": "a"}, {"id": "b"}])
     return kb
 
@@ -73,7 +73,7 @@ def _mkdir(p: Path) -> Path:
 
 
 def _edited(p: Path, sql: str) -> Path:
-    with KnowledgeBase.open(p) as kb:
+    with KnowledgeBase.create(p) as kb:
         kb.add_nodes([{"id": "a", "scopes": ["s"]}, {"id": "b"}])
     c = sqlite3.connect(p)
     c.execute(sql)
@@ -83,7 +83,7 @@ def _edited(p: Path, sql: str) -> Path:
 
 
 def _corrupt(p: Path) -> Path:
-    with KnowledgeBase.open(p) as kb:
+    with KnowledgeBase.create(p) as kb:
         kb.add_nodes([{"id": f"n{i}", "title": "t" * 200, "body": "b" * 2000} for i in range(40)])
         kb.add_edges([(f"n{i}", f"n{(i + 1) % 40}") for i in range(40)])
     data = bytearray(p.read_bytes())
@@ -155,7 +155,7 @@ TRIGGERS = {
     "E43": lambda t: Caller(scopes="team"),
     "E44": lambda t: link_suggest(_g(), "a", k=0, caller=ALL),
     # store
-    "E50": lambda t: KnowledgeBase.open(t / "missing.db", create=False),
+    "E50": lambda t: KnowledgeBase.open(t / "missing.db"),
     "E51": lambda t: KnowledgeBase.open(_file(t, "junk.db", b"not a database at all" * 100)),
     "E52": lambda t: (lambda kb: (kb.close(), kb.add_nodes([{"id": "x"}])))(_kb(t)),
     "E53": lambda t: _kb(t).add_nodes([{"title": "no id"}]),
