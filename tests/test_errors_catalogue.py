@@ -16,6 +16,7 @@ import pytest
 from conceptwalk import Caller, ConceptwalkError, InputError, LinkGraph, NotFoundError, _core
 from conceptwalk import graph_context, link_suggest
 from conceptwalk.kb.importers import import_edge_list, import_jsonl
+from conceptwalk.errors import UnknownScopeWarning
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.wrap import WalkConfig
 from conceptwalk.wrap.embed import get_embedder
@@ -212,6 +213,9 @@ TRIGGERS = {
     "E168": lambda t: _cli_main(["context", str(_kb(t).path)]),
     "E169": lambda t: _cli_main(["synth", str(_kb(t).path), "--quiet"]),
     "E170": lambda t: _postprocessor(t).postprocess_nodes([]),
+    "E210": lambda t: graph_context(_kb(t), "   ", caller=ALL),
+    "E211": lambda t: _kb(t).search(""),
+    "E212": lambda t: _unknown_scope_as_error(),
     "E91": lambda t: SparseVectors(1, 4, np.array([0, 1]), np.array([7], np.int32), np.ones(1, np.float32)),
     "E92": lambda t: SparseVectors(-1, 4, np.zeros(0), np.zeros(0), np.zeros(0)),
     # graph_context's ranking
@@ -249,6 +253,17 @@ TRIGGERS = {
 }
 
 
+def _unknown_scope_as_error() -> None:
+    """E212 is a warning: raised here as an error to be caught like the others."""
+    import warnings
+
+    kb = KnowledgeBase.open(":memory:")
+    kb.add_nodes([{"id": "a", "scopes": ["netops"]}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnknownScopeWarning)
+        kb.search("a", caller=Caller.with_scopes("netopz"))
+
+
 def test_catalogue_and_triggers_match():
     assert set(_rows()) == set(TRIGGERS)
 
@@ -264,6 +279,7 @@ def test_catalogue_row(row, tmp_path):
         "TypeError": TypeError,
         "ConceptwalkError": ConceptwalkError,
         "FileNotFoundError": FileNotFoundError,
+        "UnknownScopeWarning": UnknownScopeWarning,
     }
     with pytest.raises(types[exc_name]) as info:
         TRIGGERS[row](tmp_path)

@@ -156,6 +156,7 @@ def _random_store(rng: random.Random) -> tuple[list[dict[str, Any]], list[dict[s
     return nodes, edges, sorted(set(aliases))
 
 
+@pytest.mark.filterwarnings("ignore::conceptwalk.errors.UnknownScopeWarning")  # random scopes, on purpose
 @pytest.mark.parametrize("seed", range(25))
 def test_names_are_exact_to_deletion(seed: int) -> None:
     """A hidden node's id or alias names nothing and counts nothing: every answer equals the
@@ -175,6 +176,27 @@ def test_names_are_exact_to_deletion(seed: int) -> None:
             a = graph_context(full, q, caller=caller, k=5).to_dict()
             b = graph_context(sub, q, caller=ALL, k=5).to_dict()
             assert a == b, (q, str(caller))
+
+
+def test_the_id_index_follows_writes_at_the_cost_of_the_change() -> None:
+    from conceptwalk.graph.names import NameIndex, named_nodes
+
+    kb = _kb()
+    graph_context(kb, "tls", caller=PUBLIC)
+    ix = NameIndex.of_state(kb, kb.state())
+    kb.add_nodes([{"id": "DNS", "type": "CONCEPT", "title": "Domain names"}])
+    kb.add_edges([("DNS", "tls")])
+    st = kb.state()
+    assert NameIndex.of_state(kb, st) is ix  # brought forward along the change log, not rebuilt
+    res = graph_context(kb, "how does dns resolve", caller=PUBLIC)
+    assert [s.id for s in res.seeds if s.source == "name"] == ["DNS"]
+    kb.delete_nodes(["DNS"])
+    res = graph_context(kb, "how does dns resolve", caller=PUBLIC)
+    assert not [s for s in res.seeds if s.source == "name"]  # a deleted id names nothing
+    st = kb.state()
+    fresh = NameIndex.of_ids(st.graph.ids)
+    for q in ("dns tls", "x509 and ssl", "doc hs"):
+        assert named_nodes(q, st.graph, None, [NameIndex.of_state(kb, st)]) == named_nodes(q, st.graph, None, [fresh])
 
 
 # --------------------------------------------------------------------------- item 3: open never creates

@@ -31,6 +31,7 @@ Examples
 
 from __future__ import annotations
 
+import re
 import threading
 import unicodedata
 import weakref
@@ -145,6 +146,27 @@ def normalize_text(text: str) -> str:
     return " ".join(folded.split())
 
 
+#: ``bytes.translate`` table of :func:`normalize_text` over ASCII (NFKC changes no ASCII text):
+#: punctuation and control characters to a space, capitals to lowercase.
+_ASCII_TABLE = bytes((32 if _CHAR_MAP[b] == " " else (b + 32 if 65 <= b <= 90 else b)) for b in range(128)) + bytes(
+    range(128, 256)
+)
+
+
+#: The same over ``\x00``-joined ids: ``\x00`` (a control character, so never part of a name
+#: once normalised) is kept as the separator.
+_BULK_TABLE = bytes([0]) + _ASCII_TABLE[1:]
+_AROUND_SEP = re.compile(" *\x00 *")
+_SPACES = re.compile(" {2,}")
+
+
+def _normalize_name(text: str) -> str:
+    """:func:`normalize_text`, with an ASCII fast path (what the id index is built with)."""
+    if text.isascii():
+        return " ".join(text.encode("ascii").translate(_ASCII_TABLE).decode("ascii").split())
+    return normalize_text(text)
+
+
 def content_text(text: str) -> str:
     """``text``'s words (as the analyzer splits and folds them) without its stopwords, joined by
     spaces: what the text search is asked. ``""`` when nothing is left.
@@ -165,45 +187,133 @@ def content_text(text: str) -> str:
     return " ".join(w for w in words(text) if w not in STOPWORDS)
 
 
-def _stop_only(phrase: str) -> bool:
-    return all(w in STOPWORDS for w in words(phrase))
+def _stop_only(norm: str) -> bool:
+    """Whether a normalised name is made of stopwords only (its words as the analyzer folds them)."""
+    if norm.isascii():
+        return all(w in STOPWORDS for w in norm.replace("'", " ").split())
+    return all(w in STOPWORDS for w in words(norm))
 
 
 # --------------------------------------------------------------------------- names
 class NameIndex:
-    """Normalised names -> the node ids they name (ascending), and the longest name's words.
+    """Normalised names -> the node ids they name (ascending), and the longest name's words (an
+    upper bound).
 
     Parameters
     ----------
     pairs : iterable of (name, node id)
-        Names (ids, aliases) and the node each names; a name that normalises to nothing, to
-        stopwords only or to more than :data:`MAX_NAME_WORDS` words is left out.
+        Names (ids, aliases) and the node each names; a name that normalises to nothing is left
+        out (and one of stopwords only, or longer than :data:`MAX_NAME_WORDS` words, is never
+        matched: :func:`named_nodes`).
 
     Examples
     --------
-    >>> ix = NameIndex([("SSL", "tls"), ("tls", "tls"), ("the", "x")])
+    >>> ix = NameIndex([("SSL", "tls"), ("tls", "tls"), ("Ssl", "tls2")])
     >>> ix.names, ix.longest
-    ({'ssl': ('tls',), 'tls': ('tls',)}, 1)
+    ({'ssl': ('tls', 'tls2'), 'tls': 'tls'}, 1)
+    >>> NameIndex.of_ids(["CWE-89", "c:ppr", "tls"]).names
+    {'cwe 89': 'CWE-89', 'c ppr': 'c:ppr', 'tls': 'tls'}
     """
 
-    __slots__ = ("names", "longest", "__weakref__")
+    __slots__ = ("names", "longest", "size", "__weakref__")
 
-    def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
-        names: dict[str, set[str]] = {}
-        longest = 0
+    def __init__(self, pairs: Iterable[tuple[str, str]] = ()) -> None:
+        #: name -> its id, or the tuple of its ids (ascending) when several share it
+        self.names: dict[str, str | tuple[str, ...]] = {}
+        self.longest = 0
+        self.size = 0  # entries (a carried index may hold ids deleted since: never matched)
+        self.add(pairs)
+
+    @classmethod
+    def of_ids(cls, ids: Sequence[str]) -> NameIndex:
+        """The index of node ids (each names itself), the ASCII ones normalised in bulk (one
+        ``bytes.translate`` and two regular-expression passes over all of them: no Python work
+        per id but the dictionary's).
+
+        Parameters
+        ----------
+        ids : sequence of str
+
+        Returns
+        -------
+        NameIndex
+        """
+        self = cls()
+        ids = list(ids)
+        if not ids:
+            return self
+        blob = "\x00".join(ids)
+        if not blob.isascii() or blob.count("\x00") != len(ids) - 1:
+            ascii_ids = [i for i in ids if i.isascii() and "\x00" not in i]
+            if len(ascii_ids) < len(ids):
+                rest = set(ascii_ids)
+                self.add((i, i) for i in ids if i not in rest)
+            ids = ascii_ids
+            blob = "\x00".join(ids)
+            if not ids:
+                return self
+        folded = blob.encode("ascii").translate(_BULK_TABLE).decode("ascii")
+        if " \x00" in folded or "\x00 " in folded:
+            folded = _AROUND_SEP.sub("\x00", folded)
+        if "  " in folded:
+            folded = _SPACES.sub(" ", folded)
+        folded = folded.strip(" ")
+        norms = folded.split("\x00")
+        names = self.names
+        bulk = dict(zip(norms, ids))
+        if len(bulk) == len(ids) and not names:  # no two ids share a name (the usual case)
+            bulk.pop("", None)
+            self.names = bulk  # type: ignore[assignment]
+        else:
+            for norm, nid in zip(norms, ids):
+                if not norm:
+                    continue
+                got = names.get(norm)
+                if got is None:
+                    names[norm] = nid
+                elif isinstance(got, str):
+                    if got != nid:
+                        names[norm] = tuple(sorted((got, nid)))
+                elif nid not in got:
+                    names[norm] = tuple(sorted((*got, nid)))
+        self.size = len(self.names)
+        self.longest = max(self.longest, folded.count(" ") + 1 if " " in folded else 1)
+        self.longest = min(self.longest, MAX_NAME_WORDS)
+        return self
+
+    def add(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Add names (each value is replaced whole, so a reader never sees one half-changed).
+
+        Parameters
+        ----------
+        pairs : iterable of (name, node id)
+        """
+        names = self.names
+        longest = self.longest
+        added = 0
         for name, nid in pairs:
             if not isinstance(name, str) or not isinstance(nid, str):
                 continue
-            norm = normalize_text(name)
+            norm = _normalize_name(name)
             if not norm:
                 continue
-            n = norm.count(" ") + 1
-            if n > MAX_NAME_WORDS or _stop_only(norm):
+            got = names.get(norm)
+            if got is None:
+                names[norm] = nid
+            elif isinstance(got, str):
+                if got == nid:
+                    continue
+                names[norm] = tuple(sorted((got, nid)))
+            elif nid not in got:
+                names[norm] = tuple(sorted((*got, nid)))
+            else:
                 continue
-            names.setdefault(norm, set()).add(nid)
-            longest = max(longest, n)
-        self.names: dict[str, tuple[str, ...]] = {k: tuple(sorted(v)) for k, v in names.items()}
-        self.longest = longest
+            added += 1
+            n = norm.count(" ") + 1
+            if n > longest:
+                longest = n
+        self.longest = min(longest, MAX_NAME_WORDS)
+        self.size += added
 
     @classmethod
     def of_graph(cls, graph: Any) -> NameIndex:
@@ -220,10 +330,56 @@ class NameIndex:
         with _LOCK:
             got = _BY_GRAPH.get(graph)
         if got is None:
-            got = cls((i, i) for i in graph.ids)
+            got = cls.of_ids(graph.ids)
             with _LOCK:
                 got = _BY_GRAPH.setdefault(graph, got)
         return got
+
+    @classmethod
+    def of_state(cls, store: Any, state: Any) -> NameIndex:
+        """The id index of a store's state: one per store object, brought forward along the
+        change log (the ids inserted since are added: O(change)); rebuilt from every id when
+        the log cannot tell, for a state older than the one it was brought to, or once it holds
+        twice as many entries as the graph has nodes (the ids deleted since stay in it until
+        then, and never match: a name is looked up in the state's own graph).
+
+        Parameters
+        ----------
+        store : KnowledgeBase
+        state : StoreState
+
+        Returns
+        -------
+        NameIndex
+        """
+        graph = state.graph
+        changed_nodes = getattr(store, "changed_nodes", None)
+        if not getattr(state, "committed", False) or not callable(changed_nodes):
+            return cls.of_graph(graph)
+        try:
+            slot = _BY_STORE.setdefault(store, {})
+        except TypeError:
+            return cls.of_graph(graph)
+        pos, history = state.graph_version, state.history
+        kept = slot.get("ids")  # (index, position, history)
+        if kept is not None and kept[2] == history and kept[1] == pos:
+            return kept[0]  # type: ignore[no-any-return]
+        n = graph.num_nodes
+        if kept is not None and kept[2] == history and kept[1] < pos and kept[0].size <= 2 * n + 1024:
+            ids = changed_nodes(kept[1], pos, limit=max(1024, n // 4))
+            if ids is not None:
+                index = kept[0]
+                get = graph.id_index.get
+                with _LOCK:
+                    index.add((i, i) for i in ids if get(i) is not None)
+                    slot["ids"] = (index, pos, history)
+                return index  # type: ignore[no-any-return]
+        if kept is not None and kept[2] == history and kept[1] > pos:
+            return cls.of_graph(graph)  # an older state: the kept index may lack its deleted ids
+        index = cls.of_ids(graph.ids)
+        with _LOCK:
+            slot["ids"] = (index, pos, history)
+        return index
 
 
 _LOCK = threading.Lock()
@@ -278,9 +434,9 @@ def source_name_indexes(graph: Any, source: Any = None, state: Any = None) -> li
     --------
     >>> from conceptwalk.graph import LinkGraph
     >>> [ix.names for ix in source_name_indexes(LinkGraph.from_edges([("a", "b")]))]
-    [{'b': ('b',)}]
+    [{'a': 'a', 'b': 'b'}]
     """
-    out = [NameIndex.of_graph(graph)]
+    out = [NameIndex.of_graph(graph) if source is None or state is None else NameIndex.of_state(source, state)]
     if source is not None:
         ax = _alias_index(source, state)
         if ax is not None and ax.names:
@@ -325,14 +481,19 @@ def named_nodes(
     ws = normalize_text(question).split()
     id_index = graph.id_index
     best: dict[int, tuple[int, str]] = {}  # node -> (words, name)
+    stop = [_stop_only(w) for w in ws]
     for i in range(len(ws)):
+        only_stop = True
         for n in range(1, min(longest, len(ws) - i) + 1):
+            only_stop = only_stop and stop[i + n - 1]
+            if only_stop:  # a run of stopwords only never names anything
+                continue
             phrase = " ".join(ws[i : i + n])
             for ix in indexes:
                 hit = ix.names.get(phrase)
                 if hit is None:
                     continue
-                for nid in hit:
+                for nid in (hit,) if isinstance(hit, str) else hit:
                     v = id_index.get(nid)
                     if v is None or (visible is not None and not visible[v]):
                         continue
