@@ -25,7 +25,7 @@ Examples
 from __future__ import annotations
 
 import os
-import sys
+import inspect
 import threading
 import warnings
 import weakref
@@ -111,9 +111,10 @@ def _unknown(graph: Any, scopes: frozenset[str]) -> tuple[str, ...]:
 def _stacklevel() -> int:
     """The stack level of the first frame outside this package (the user's call)."""
     level = 1
-    f = sys._getframe(1)
+    here = inspect.currentframe()
+    f = None if here is None else here.f_back
     while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
-        f = f.f_back  # type: ignore[assignment]
+        f = f.f_back
         level += 1
     return level
 
