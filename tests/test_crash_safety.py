@@ -28,7 +28,7 @@ _WRITER = textwrap.dedent("""
     from conceptwalk.kb.importers import import_jsonl
     from conceptwalk.kb.store import KnowledgeBase
     db, workdir, it, n_nodes, n_edges = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
-    kb = KnowledgeBase.open(db)
+    kb = KnowledgeBase.create(db)  # the first run makes the file
     b = 0
     while True:
         tag = f"i{it}b{b:03d}"
