@@ -20,7 +20,7 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -567,7 +567,8 @@ def graph_context(
         # stopwords), the 1/rank seeds, the named nodes and the concepts (1 each), the walk, the
         # top k and their hops in one compiled call (the question tokenised once, here).
         given = list(dict.fromkeys(concept_idx))
-        named = [v for v in _named(g, kb, st, question, vm) if v not in set(given)]
+        given_set = set(given)
+        named = [v for v in _named(g, kb, st, question, vm) if v not in given_set]
         content = content_text(question)
         if not content:
             if not given and not named:
@@ -696,7 +697,9 @@ def _from_core(
     return out
 
 
-def _text_seed_spec(r: Any, concept_idx: list[int], named: list[int] = ()) -> list[tuple[int, float, str, int | None]]:  # type: ignore[assignment]
+def _text_seed_spec(
+    r: Any, concept_idx: list[int], named: Sequence[int] = ()
+) -> list[tuple[int, float, str, int | None]]:
     """The seed spec of a question-seeded compiled query: its search hits by rank (1/rank), then
     the distinct concepts (1 each), then the named nodes that are not concepts (1 each)."""
     spec: list[tuple[int, float, str, int | None]] = [
@@ -800,7 +803,7 @@ def _context_seeds(
     n_hits: int,
     vm: VisibilityMask | None,
     ix: TextIndex | None = None,
-    named: list[int] = (),  # type: ignore[assignment]
+    named: Sequence[int] = (),
 ) -> tuple[Any, np.ndarray[Any, Any] | None, np.ndarray[Any, Any] | None, str | None]:
     """The seeds of one context query (hits weighted 1/rank, concepts 1, the named nodes that
     are not concepts 1): ``(seed spec, seed indices, weights, reason)``; the arrays are None
