@@ -104,7 +104,7 @@ def test_context_batch_equals_single(graph, threads, caller):
         elif kind == 3:
             queries.append((None, concepts[:1] + concepts[:1]))  # duplicate concept
         else:
-            queries.append({"question": "no-such-text"} if j % 2 else "   ")  # empty results
+            queries.append({"question": "no-such-text"} if j % 2 else "?!")  # empty: no hit, no words
     queries.append({"concepts": ["zz-isolated"]})  # no visible neighbours
     for kw in ({}, {"k": 3}, {"node_types": ["DOC"]}, {"node_types": []}, {"eps": 1e-6, "n_hits": 3}):
         got = graph_context_batch(kb, queries, caller=caller, threads=threads, **kw)

@@ -32,7 +32,7 @@ def _ctx(r):
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory):
     syn = generate(150, seed=11)
-    kb = KnowledgeBase.open(tmp_path_factory.mktemp("dist") / "kb.db")
+    kb = KnowledgeBase.create(tmp_path_factory.mktemp("dist") / "kb.db")
     kb.add_nodes(syn.node_rows())
     kb.add_edges(syn.edge_rows())
     kb.add_aliases(syn.alias_rows())

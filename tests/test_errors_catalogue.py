@@ -16,6 +16,7 @@ import pytest
 from conceptwalk import Caller, ConceptwalkError, InputError, LinkGraph, NotFoundError, _core
 from conceptwalk import graph_context, link_suggest
 from conceptwalk.kb.importers import import_edge_list, import_jsonl
+from conceptwalk.errors import UnknownScopeWarning
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.wrap import WalkConfig
 from conceptwalk.wrap.embed import get_embedder
@@ -55,7 +56,7 @@ def _g() -> LinkGraph:
 
 
 def _kb(tmp: Path) -> KnowledgeBase:
-    kb = KnowledgeBase.open(tmp / "kb.db")
+    kb = KnowledgeBase.create(tmp / "kb.db")
     kb.add_nodes([{"id": "a"}, {"id": "b"}])
     return kb
 
@@ -86,7 +87,7 @@ def _mkdir(p: Path) -> Path:
 
 
 def _edited(p: Path, sql: str) -> Path:
-    with KnowledgeBase.open(p) as kb:
+    with KnowledgeBase.create(p) as kb:
         kb.add_nodes([{"id": "a", "scopes": ["s"]}, {"id": "b"}])
     c = sqlite3.connect(p)
     c.execute(sql)
@@ -96,7 +97,7 @@ def _edited(p: Path, sql: str) -> Path:
 
 
 def _corrupt(p: Path) -> Path:
-    with KnowledgeBase.open(p) as kb:
+    with KnowledgeBase.create(p) as kb:
         kb.add_nodes([{"id": f"n{i}", "title": "t" * 200, "body": "b" * 2000} for i in range(40)])
         kb.add_edges([(f"n{i}", f"n{(i + 1) % 40}") for i in range(40)])
     data = bytearray(p.read_bytes())
@@ -210,7 +211,7 @@ TRIGGERS = {
     "E43": lambda t: Caller(scopes="team"),
     "E44": lambda t: link_suggest(_g(), "a", k=0, caller=ALL),
     # store
-    "E50": lambda t: KnowledgeBase.open(t / "missing.db", create=False),
+    "E50": lambda t: KnowledgeBase.open(t / "missing.db"),
     "E51": lambda t: KnowledgeBase.open(_file(t, "junk.db", b"not a database at all" * 100)),
     "E52": lambda t: (lambda kb: (kb.close(), kb.add_nodes([{"id": "x"}])))(_kb(t)),
     "E53": lambda t: _kb(t).add_nodes([{"title": "no id"}]),
@@ -285,6 +286,10 @@ TRIGGERS = {
     "E170": lambda t: _postprocessor(t).postprocess_nodes([]),
     "E190": lambda t: _llama_retriever()(_kb(t), caller=ALL, concept_walk="yes"),
     "E191": lambda t: _postprocessor_class()(kb=_kb(t), caller=ALL, id_key=3),
+
+    "E210": lambda t: graph_context(_kb(t), "   ", caller=ALL),
+    "E211": lambda t: _kb(t).search(""),
+    "E212": lambda t: _unknown_scope_as_error(),
     "E91": lambda t: SparseVectors(1, 4, np.array([0, 1]), np.array([7], np.int32), np.ones(1, np.float32)),
     "E92": lambda t: SparseVectors(-1, 4, np.zeros(0), np.zeros(0), np.zeros(0)),
     # graph_context's ranking
@@ -353,6 +358,16 @@ def _without(module: str, fn):
 def _explorer(t: Path) -> Explorer:
     return Explorer(_kb(t), [("public", Caller.public())])
 
+def _unknown_scope_as_error() -> None:
+    """E212 is a warning: raised here as an error to be caught like the others."""
+    import warnings
+
+    kb = KnowledgeBase.open(":memory:")
+    kb.add_nodes([{"id": "a", "scopes": ["netops"]}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnknownScopeWarning)
+        kb.search("a", caller=Caller.with_scopes("netopz"))
+
 
 def test_catalogue_and_triggers_match():
     assert set(_rows()) == set(TRIGGERS)
@@ -369,6 +384,7 @@ def test_catalogue_row(row, tmp_path):
         "TypeError": TypeError,
         "ConceptwalkError": ConceptwalkError,
         "FileNotFoundError": FileNotFoundError,
+        "UnknownScopeWarning": UnknownScopeWarning,
     }
     with pytest.raises(types[exc_name]) as info:
         TRIGGERS[row](tmp_path)

@@ -152,7 +152,7 @@ SCOPED_COMMANDS = {
 @pytest.fixture
 def kb_file(tmp_path):
     path = tmp_path / "kb.db"
-    with KnowledgeBase.open(path) as k:
+    with KnowledgeBase.create(path) as k:
         k.add_nodes(
             [
                 {"id": "c:beta", "type": "CONCEPT", "title": "beta"},

@@ -50,7 +50,7 @@ def syn() -> Any:
 @pytest.fixture(scope="module")
 def kb_path(syn: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
     path = str(tmp_path_factory.mktemp("mcp") / "kb.db")
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_nodes(syn.node_rows())
         kb.add_edges(syn.edge_rows())
         kb.add_aliases(syn.alias_rows())

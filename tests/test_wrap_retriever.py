@@ -76,7 +76,7 @@ ALIASES = [("authn", "c:auth"), ("c:auth-old", "c:auth"), ("secret sauce", "c:se
 
 
 def make_kb(path: str = ":memory:", *, drop: tuple[str, ...] = ()) -> KnowledgeBase:
-    kb = KnowledgeBase.open(path)
+    kb = KnowledgeBase.create(path)
     kb.add_nodes([n for n in NODES if n["id"] not in drop])
     kb.add_edges([e for e in EDGES if e["src"] not in drop and e["dst"] not in drop])
     kb.add_aliases([a for a in ALIASES if a[1] not in drop and a[0] not in drop])

@@ -14,8 +14,9 @@ __all__ = ["register"]
 def cmd_context(args: argparse.Namespace) -> int:
     from ..tools import graph_context
 
-    if not args.question and not args.concept:  # a usage error (exit 2), as the MCP tool's
+    if args.question is None and not args.concept:  # a usage error (exit 2), as the MCP tool's
         raise ConceptwalkError("context needs a question or at least one --concept")
+    # an empty or blank question is graph_context's InputError (exit 2), with or without --concept
     caller = caller_from_spec(args.scopes)
     with open_kb(args.kb, read_only=args.read_only) as kb:
         warn_unknown_scopes(kb, caller)
@@ -52,8 +53,9 @@ def cmd_path(args: argparse.Namespace) -> int:
     caller = caller_from_spec(args.scopes)
     with open_kb(args.kb, read_only=args.read_only) as kb:
         warn_unknown_scopes(kb, caller)
-        emit(graph_path(kb, args.source, args.target, caller=caller), args.json)
-    return 0
+        res = graph_path(kb, args.source, args.target, caller=caller)
+        emit(res, args.json)
+    return 0 if res.found else 1  # no visible chain: status 1, as grep's for no match
 
 
 def register(sub: Any) -> None:
@@ -118,7 +120,9 @@ def register(sub: Any) -> None:
     add_common(p)
     p.set_defaults(func=cmd_suggest)
 
-    p = sub.add_parser("path", help="shortest chain between two concepts")
+    p = sub.add_parser(
+        "path", help="shortest chain between two concepts (exit status 1 when no visible chain joins them)"
+    )
     p.add_argument("kb", help="the knowledge base file")
     p.add_argument("source", help="the id the chain starts at")
     p.add_argument("target", help="the id the chain ends at")

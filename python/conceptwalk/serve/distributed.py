@@ -590,14 +590,11 @@ def _context_chunk(
     from ..tools import graph_context_batch
 
     with _shipment(arrays, kbp) as (e, g):
-        search = None
-        if kbp is not None:  # the store's own search, over what the caller sees (exact, not filtered)
-            kb, who = e.kb, kw["caller"]
-
-            def search(text: str, k: int) -> list[tuple[str, float]]:
-                return kb.search(text, k, caller=who)  # type: ignore[no-any-return]
-
-        return graph_context_batch(g, items, search=search, threads=1, **kw)
+        if kbp is not None:
+            # the store copy is the source: its own search over what the caller sees (exact, not
+            # filtered), the ids and aliases a question names and its stopwords, as in-process
+            return graph_context_batch(e.kb, items, threads=1, **kw)
+        return graph_context_batch(g, items, threads=1, **kw)
 
 
 def _suggest_chunk(arrays: Mapping[str, np.ndarray], concepts: list[str], kw: dict[str, Any]) -> list[Any]:

@@ -24,6 +24,7 @@ from ..graph import Caller, LinkGraph, Suggestion
 from ..graph.checks import check_count, check_min_shared, check_threads, query_list
 from ..graph.result import Later, Record, lazy
 from ..graph.suggest import suggest, suggest_batch, suggestions
+from ..graph.scopes import warn_unknown_scopes
 from .common import GraphSource, check_caller, default_concepts, source_graph
 
 __all__ = ["SuggestResult", "link_suggest", "link_suggest_batch"]
@@ -189,7 +190,8 @@ def link_suggest(
     caller = check_caller(caller)
     k = check_count(k)
     min_shared = check_min_shared(min_shared)
-    g, _ = source_graph(source)
+    g, kb = source_graph(source)
+    warn_unknown_scopes(kb, g, caller)  # once per (store, scope): a typo grants nothing
     r = suggest(g, concept, min_shared, k, caller.visibility(g), "concept")
     return SuggestResult(
         concept, partial(suggestions, g, r), r.candidates, min_shared, (time.perf_counter() - t0) * 1e3
@@ -244,7 +246,8 @@ def link_suggest_batch(
     k = check_count(k)
     min_shared = check_min_shared(min_shared)
     nt = check_threads(threads)
-    g, _ = source_graph(source)
+    g, kb = source_graph(source)
+    warn_unknown_scopes(kb, g, caller)  # once per (store, scope): a typo grants nothing
     names_in = default_concepts(g, caller, node_types) if concepts is None else query_list(concepts, "concepts")
     b = suggest_batch(
         g, names_in, min_shared=min_shared, k=k, threads=nt, visible=caller.visibility(g), argument="concept"

@@ -10,6 +10,7 @@ import numpy as np
 
 from .embed import get_embedder
 from ..errors import InputError
+from ..graph.names import named_search, source_name_indexes
 from ..graph import Caller
 from ..graph.vectors import vector_topk
 from ._reader import StoreReader
@@ -172,7 +173,7 @@ class BuiltinFlatSearch:
         vm = view.mask
         mask = None if vm is None else vm.mask
         hits = (
-            self._fts(text, k, g, mask, view, ix)
+            self._fts(text, k, g, mask, view, ix, st)
             if self.mode == "fts"
             else self._embedding(text, k, g, mask, query_vector)
         )
@@ -184,11 +185,12 @@ class BuiltinFlatSearch:
             )
         return out
 
-    def _fts(self, text: str, k: int, g: Any, mask: Any, view: Any, ix: Any) -> list[tuple[str, float]]:
+    def _fts(self, text: str, k: int, g: Any, mask: Any, view: Any, ix: Any, st: Any = None) -> list[tuple[str, float]]:
         if ix is not None:  # the text index of g's state, with the caller's statistics from its view
-            docs, scores = ix.search(text, k, visible=view)
-            ids = g.ids
-            return [(ids[d], s) for d, s in zip(docs, scores)]
+            # the store's search (KnowledgeBase.search's rule): the nodes the text names by id or
+            # alias first, then BM25 over the text without its stopwords
+            names = source_name_indexes(g, self.kb, st)
+            return named_search(ix, g, text, k, view=view, node_types=None, names=names)
         fetch = k if mask is None else max(2 * k, 16)
         got = -1
         while True:  # a store of another kind: drop what the caller may not see, ask for more
