@@ -332,7 +332,7 @@ def test_command_line_scheduler_and_two_workers(kb, tmp_path):
 
 # --------------------------------------------------------------------------- reuse, bound, cleanup (issue 32)
 def test_ship_reuses_an_unchanged_store_and_ships_again_after_a_write(client, tmp_path):
-    kb = KnowledgeBase.open(tmp_path / "r.db")
+    kb = KnowledgeBase.create(tmp_path / "r.db")
     kb.add_nodes([{"id": "a", "title": "alpha"}, {"id": "b", "title": "beta"}])
     kb.add_edges([("a", "b")])
     try:
@@ -363,7 +363,7 @@ def test_process_workers_keep_a_bounded_number_of_store_copies_and_remove_them_o
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(tmp))  # the spawned worker processes' temporary directory
-    store = KnowledgeBase.open(tmp_path / "grow.db")
+    store = KnowledgeBase.create(tmp_path / "grow.db")
     store.add_nodes(list(SYN_ROWS[0]))
     store.add_edges(list(SYN_ROWS[1]))
 
