@@ -230,6 +230,7 @@ class Pusher {
         continue;
       }
       if (std::binary_search(seeds, seeds + nseeds, u)) continue;
+      if (t.num_exclude > 0 && std::binary_search(t.exclude, t.exclude + t.num_exclude, u)) continue;
       if (t.node_type) {
         const std::int32_t code = t.node_type[u];
         if (code < 0 || code >= t.num_keep || !t.keep[code]) continue;

@@ -132,7 +132,8 @@ class PPRBatch:
     def truncated(self) -> npt.NDArray[np.bool_]: ...
 
 class RAResult:
-    """Resource allocation for one node (csrc/include/conceptwalk/suggest.hpp)."""
+    """Resource allocation or rooted PageRank suggestions for one node
+    (csrc/include/conceptwalk/suggest.hpp); hops, path_ptr, path are empty for RA."""
 
     @property
     def targets(self) -> npt.NDArray[np.int32]: ...
@@ -144,6 +145,16 @@ class RAResult:
     def shared(self) -> npt.NDArray[np.int32]: ...
     @property
     def candidates(self) -> int: ...
+    @property
+    def hops(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def path_ptr(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def path(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def eps(self) -> float: ...
+    @property
+    def fill_spent(self) -> bool: ...
     def __len__(self) -> int: ...
 
 class RABatch:
@@ -161,6 +172,16 @@ class RABatch:
     def shared(self) -> npt.NDArray[np.int32]: ...
     @property
     def candidates(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def hops(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def path_ptr(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def path(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def eps(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def fill_spent(self) -> npt.NDArray[np.uint8]: ...
 
 class PathResult:
     """A shortest path (csrc/include/conceptwalk/path.hpp); empty path: none."""
@@ -322,6 +343,32 @@ def resource_allocation_id(
     k: _Int = 0,
     visible: VisibilityMask | None = None,
 ) -> RAResult | None: ...
+def ppr_suggest(
+    graph: CSRGraph,
+    node: _Int,
+    restart: float = 0.25,
+    eps: float = 1e-4,
+    k: _Int = 0,
+    visible: VisibilityMask | None = None,
+) -> RAResult: ...
+def ppr_suggest_id(
+    graph: CSRGraph,
+    index: Any,
+    node: Any,
+    restart: float = 0.25,
+    eps: float = 1e-4,
+    k: _Int = 0,
+    visible: VisibilityMask | None = None,
+) -> RAResult | None: ...
+def ppr_suggest_batch(
+    graph: CSRGraph,
+    nodes: npt.ArrayLike,
+    restart: float = 0.25,
+    eps: float = 1e-4,
+    k: _Int = 0,
+    threads: _Int = 1,
+    visible: VisibilityMask | None = None,
+) -> RABatch: ...
 def decode_suggestions(
     cls: type,
     ids: Sequence[Any],

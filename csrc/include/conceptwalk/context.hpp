@@ -56,9 +56,9 @@ struct ContextResult {
   std::vector<std::int32_t> coverage;
   std::vector<std::int64_t> cover_ptr;
   std::vector<node_t> cover_seeds;
-  bool truncated = false;    // coverage: the work budget stopped the pass short of max_hops
-  std::int32_t radius = 0;   // coverage: the radius completed (coverage is exact for it; 0..max_hops)
-  std::int64_t visits = 0;   // coverage: adjacency entries the pass read
+  bool truncated = false;   // coverage: the work budget stopped the pass short of max_hops
+  std::int32_t radius = 0;  // coverage: the radius completed (coverage is exact for it; 0..max_hops)
+  std::int64_t visits = 0;  // coverage: adjacency entries the pass read
   // graph_context_text only: the question's visible full-text hits in rank order (the search
   // seeds, weight 1/rank), and whether there was any seed at all (false: no hit and no concept,
   // nothing was walked and every other field is empty).

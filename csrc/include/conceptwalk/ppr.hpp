@@ -30,11 +30,15 @@ struct PPRResult {
 
 // What the fill mode counts as a result: a node with p > 0 that is not a seed (seeds strictly
 // ascending) and, when node_type is set, whose code c has 0 <= c < num_keep and keep[c] != 0.
+// `exclude` (strictly ascending, num_exclude entries) lists further nodes that never count (the
+// query node's neighbours, for link suggestion).
 struct FillTarget {
   std::int64_t k = 0;  // results wanted
   const std::int32_t* node_type = nullptr;
   const std::uint8_t* keep = nullptr;
   std::int64_t num_keep = 0;
+  const node_t* exclude = nullptr;
+  std::int64_t num_exclude = 0;
 };
 
 // The fill's stated budget: after the push at params.eps, a new round at eps / 2 (reusing the
