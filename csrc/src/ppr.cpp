@@ -490,7 +490,8 @@ PPRResult personalized_pagerank_fill(const CSRGraph& g, const Visibility& vis, s
   double eps = params.eps;
   for (int halvings = 0;; ++halvings) {
     bool pending = false;
-    if (pusher.count_results(target, nseeds, seeds, pending) >= target.k || !pending) break;
+    res.results = pusher.count_results(target, nseeds, seeds, pending);  // of the final state
+    if (res.results >= target.k || !pending) break;
     if (pusher.pushes() >= kFillPushes || halvings >= kFillHalvings ||
         params.restart * eps * 0.5 < kMinUncappedRestartEps) {
       res.fill_spent = true;

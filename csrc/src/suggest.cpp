@@ -166,39 +166,40 @@ RAResult ppr_suggest(const CSRGraph& g, const Visibility& vis, node_t a, const P
   target.exclude = excl.data();
   target.num_exclude = static_cast<std::int64_t>(excl.size());
   const double one = 1.0;
-  PPRResult r = personalized_pagerank_fill(g, vis, 1, &a, &one, params, 0, target);
+  // The top k + |excl| PPR nodes hold the top k candidates (k <= 0: rank all).
+  const std::int64_t k_rank = k > 0 ? k + static_cast<std::int64_t>(excl.size()) : 0;
+  PPRResult r = personalized_pagerank_fill(g, vis, 1, &a, &one, params, k_rank, target);
   RAResult res;
   res.eps = r.eps;
   res.fill_spent = r.fill_spent;
+  res.candidates = r.results;
   for (std::size_t j = 0; j < r.nodes.size(); ++j) {
     const node_t v = r.nodes[j];
     if (excluded(v)) continue;
-    ++res.candidates;
-    if (k <= 0 || static_cast<std::int64_t>(res.targets.size()) < k) {
-      res.targets.push_back(v);
-      res.scores.push_back(r.scores[j]);
-    }
+    if (k > 0 && static_cast<std::int64_t>(res.targets.size()) >= k) break;
+    res.targets.push_back(v);
+    res.scores.push_back(r.scores[j]);
   }
   const std::size_t m = res.targets.size();
-  if (m > 0) {
-    HopsResult h = multi_source_hops(g, vis, 1, &a, static_cast<std::int64_t>(m), res.targets.data(), -1);
-    res.hops = std::move(h.hops);
-  }
+  res.hops.resize(m);
   res.shared_ptr.assign(1, 0);
   res.path_ptr.assign(1, 0);
   for (std::size_t j = 0; j < m; ++j) {
     const node_t b = res.targets[j];
-    if (res.hops[j] == 2) {
-      // The neighbours of a in b's row (ascending); a itself is not in it (b is no neighbour).
-      for (offset_t t = indptr[b]; t < indptr[b + 1]; ++t) {
-        const node_t x = indices[t];
-        if (x != a && CSRGraph::visible(x, vis) && excluded(x)) res.shared.push_back(x);
-      }
-      const node_t first = res.shared[static_cast<std::size_t>(res.shared_ptr.back())];
-      res.path.insert(res.path.end(), {a, first, b});
+    // Two hops exactly when b's row holds a visible neighbour of a (then those are the shared
+    // neighbours, ascending; a itself is not in the row: b is no neighbour of a).
+    for (offset_t t = indptr[b]; t < indptr[b + 1]; ++t) {
+      const node_t x = indices[t];
+      if (x != a && CSRGraph::visible(x, vis) && excluded(x)) res.shared.push_back(x);
+    }
+    const std::size_t s0 = static_cast<std::size_t>(res.shared_ptr.back());
+    if (res.shared.size() > s0) {
+      res.hops[j] = 2;
+      res.path.insert(res.path.end(), {a, res.shared[s0], b});
     } else {
-      // hops >= 3 (p > 0 only within a's component, and b is neither a nor a neighbour)
+      // Farther (p > 0 only within a's component, so a visible path exists).
       const PathResult p = shortest_path(g, vis, a, b);
+      res.hops[j] = static_cast<std::int32_t>(p.path.size()) - 1;
       res.path.insert(res.path.end(), p.path.begin(), p.path.end());
     }
     res.shared_ptr.push_back(static_cast<std::int64_t>(res.shared.size()));

@@ -22,10 +22,11 @@ struct PPRResult {
   double residual = 0.0;       // total unpushed mass sum_u r(u)
   std::int64_t pushes = 0;
   std::int64_t edge_visits = 0;
-  bool truncated = false;   // max_pushes reached before the eps condition held
-  double eps = 0.0;         // the eps the result satisfies (certified mode lowers it)
-  bool certified = false;   // certified mode: the top-k set and order are proven exact
-  bool fill_spent = false;  // fill mode: its push budget or eps floor stopped it short of k
+  bool truncated = false;    // max_pushes reached before the eps condition held
+  double eps = 0.0;          // the eps the result satisfies (certified mode lowers it)
+  bool certified = false;    // certified mode: the top-k set and order are proven exact
+  bool fill_spent = false;   // fill mode: its push budget or eps floor stopped it short of k
+  std::int64_t results = 0;  // fill mode: nodes with p > 0 that count by the FillTarget's rule
 };
 
 // What the fill mode counts as a result: a node with p > 0 that is not a seed (seeds strictly
