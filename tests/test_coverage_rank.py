@@ -202,6 +202,10 @@ def test_mcp_rank_argument() -> None:
     top = out.structured["results"][0]
     assert (top["id"], top["coverage"], top["coveredBy"]) == ("t", 3, ["s1", "s2", "s3"])
     assert out.structured["params"]["rank"] == "coverage"
+    assert (
+        out.structured["hopsCompleted"] == 2
+        and "hopsCompleted" not in ts.call("graph_context", {"concepts": ["s1"], "k": 3}).structured
+    )
     assert ts.call("graph_context", {"concepts": ["s1"], "rank": "bm25"}).is_error
     assert ts.call("graph_context", {"concepts": ["s1"], "rank": "coverage", "maxHops": 4}).is_error
     plain = ts.call("graph_context", {"concepts": ["s1", "s2", "s3"], "k": 3})
@@ -240,7 +244,7 @@ def test_cli_rank_option(tmp_path) -> None:
         text=True,
     ).stdout
     d = json.loads(out)
-    assert d["results"][0]["id"] == "t" and d["results"][0]["coverage"] == 3
+    assert d["results"][0]["id"] == "t" and d["results"][0]["coverage"] == 3 and d["hopsCompleted"] == 2
 
 
 def test_dask_batch_rank_passthrough() -> None:
