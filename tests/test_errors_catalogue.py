@@ -21,6 +21,11 @@ from conceptwalk.wrap import WalkConfig
 from conceptwalk.wrap.embed import get_embedder
 from hot_journal import hot_journal_copy
 from conceptwalk.graph.vectors import SparseVectors
+from conceptwalk.serve.explore import Explorer, require_explore
+from conceptwalk.bench.report import require_matplotlib
+from conceptwalk.cli import build_parser
+from conceptwalk.cli.bench import cmd_bench
+from conceptwalk.cli.explore import explorer_callers
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
 ALL = Caller.all_access()
@@ -35,6 +40,14 @@ def _rows() -> dict[str, tuple[str, str]]:
             assert m.group(1) not in rows, f"duplicate row {m.group(1)}"
             rows[m.group(1)] = (m.group(2), m.group(3).replace("\\|", "|"))
     return rows
+
+
+def _resolver(embedder: str | None = "hashing:64"):
+    from conceptwalk.wrap import ConceptResolver
+
+    return ConceptResolver(
+        LinkGraph.from_edges([("c:a", "c:b")]), WalkConfig(embedder=embedder, concept_node_types=None)
+    )
 
 
 def _g() -> LinkGraph:
@@ -113,6 +126,20 @@ def _postprocessor(tmp: Path) -> object:
     from conceptwalk.integrations.llama_index import ConceptWalkPostprocessor
 
     return ConceptWalkPostprocessor(kb=_kb(tmp), caller=ALL)
+
+
+def _postprocessor_class() -> type:
+    pytest.importorskip("llama_index.core")
+    from conceptwalk.integrations.llama_index import ConceptWalkPostprocessor
+
+    return ConceptWalkPostprocessor
+
+
+def _llama_retriever() -> type:
+    pytest.importorskip("llama_index.core")
+    from conceptwalk.integrations.llama_index import ConceptwalkRetriever
+
+    return ConceptwalkRetriever
 
 
 def _cli_main(argv: list[str]) -> None:
@@ -203,6 +230,14 @@ TRIGGERS = {
     "E161": lambda t: _g().edges_between("a", 1),
     "E162": lambda t: _g().edges_between(0, 99),
     "E163": lambda t: WalkConfig(embedder=42),
+    "E320": lambda t: WalkConfig(stop_score_ratio=1.5),
+    "E321": lambda t: WalkConfig(stop_rule="yes"),
+    "E322": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.zeros(3)),
+    "E323": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.zeros(64), query_model="st:other"),
+    "E324": lambda t: _resolver(None).resolve("x", caller=ALL, query_vector=np.zeros(64)),
+    "E325": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.full(64, np.nan)),
+    "E326": lambda t: _resolver().resolve("x", caller=ALL, query_model="hashing-v1-d64"),
+    "E327": lambda t: _resolver().resolve("x", caller=ALL, query_vector={"a": 1}),
     "E164": lambda t: KnowledgeBase("x.db"),
     "E165": lambda t: _kb(t).add_edges([{"src": "a", "dst": "b", "weight": 0.5}]),
     "E166": lambda t: import_jsonl(
@@ -212,6 +247,8 @@ TRIGGERS = {
     "E168": lambda t: _cli_main(["context", str(_kb(t).path)]),
     "E169": lambda t: _cli_main(["synth", str(_kb(t).path), "--quiet"]),
     "E170": lambda t: _postprocessor(t).postprocess_nodes([]),
+    "E190": lambda t: _llama_retriever()(_kb(t), caller=ALL, concept_walk="yes"),
+    "E191": lambda t: _postprocessor_class()(kb=_kb(t), caller=ALL, id_key=3),
     "E91": lambda t: SparseVectors(1, 4, np.array([0, 1]), np.array([7], np.int32), np.ones(1, np.float32)),
     "E92": lambda t: SparseVectors(-1, 4, np.zeros(0), np.zeros(0), np.zeros(0)),
     # graph_context's ranking
@@ -250,7 +287,39 @@ TRIGGERS = {
     "E74": lambda t: _core.typed_walk(_g().core, np.array([0], np.int32), 9, np.ones(1, bool), np.ones(1, bool)),
     "E75": lambda t: _core.personalized_pagerank(_g().core, np.array([2.7]), np.ones(1)),
     "E76": lambda t: _core.personalized_pagerank(_g().core, np.array([2**32 + 2], np.int64), np.ones(1)),
+    "E300": lambda t: _explorer(t).answer("search", {"q": ["x"], "k": ["zero"]}),
+    "E301": lambda t: _explorer(t).answer("search", {"q": ["x"], "kk": ["1"]}),
+    "E302": lambda t: _explorer(t).answer("search", {}),
+    "E303": lambda t: _explorer(t).answer("search", {"q": ["x"], "k": ["1", "2"]}),
+    "E304": lambda t: _explorer(t).answer("context", {"question": [" "]}),
+    "E305": lambda t: _explorer(t).answer("context", {"question": ["x"], "rank": ["bm25"]}),
+    "E306": lambda t: _explorer(t).answer("query", {"text": [""]}),
+    "E307": lambda t: _explorer(t).answer("nope", {}),
+    "E308": lambda t: Explorer(_kb(t), []),
+    "E309": lambda t: explorer_callers(["team-a"], str(t / "tokens.json")),
+    "E310": lambda t: _without("starlette", require_explore),
+    "E311": lambda t: _without("matplotlib", require_matplotlib),
+    "E312": lambda t: cmd_bench(build_parser().parse_args(["bench", "--sizes", "30"])),
 }
+
+
+def _without(module: str, fn):
+    """Call ``fn`` as if ``module`` were not installed."""
+    import sys
+
+    saved = sys.modules.get(module)
+    sys.modules[module] = None  # type: ignore[assignment]  # an import of it raises ImportError
+    try:
+        return fn()
+    finally:
+        if saved is None:
+            del sys.modules[module]
+        else:
+            sys.modules[module] = saved
+
+
+def _explorer(t: Path) -> Explorer:
+    return Explorer(_kb(t), [("public", Caller.public())])
 
 
 def test_catalogue_and_triggers_match():

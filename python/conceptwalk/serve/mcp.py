@@ -548,6 +548,17 @@ class TokenFile:
                 found.append((i, unknown))
         return found
 
+    def entries(self) -> list[Caller]:
+        """The caller of each entry, in file order, as of the file's last successful read (the
+        explorer's caller switch lists them by position, never by token).
+
+        Returns
+        -------
+        list of Caller
+        """
+        with self._lock:
+            return list(self._entries)
+
     def caller(self, token: str) -> Caller:
         """The caller a token stands for.
 

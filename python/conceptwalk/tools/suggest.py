@@ -25,7 +25,7 @@ from ..errors import InputError
 from ..graph.checks import check_count, check_min_shared, check_ppr_params, check_threads, query_list
 from ..graph.result import Later, Record, lazy
 from ..graph.suggest import ppr_suggest, ppr_suggest_batch, suggest, suggest_batch, suggestions
-from .common import GraphSource, check_caller, source_graph
+from .common import GraphSource, check_caller, default_concepts, source_graph
 
 __all__ = ["METHODS", "SuggestResult", "check_method", "link_suggest", "link_suggest_batch"]
 
@@ -342,9 +342,10 @@ def link_suggest(
 
 def link_suggest_batch(
     source: LinkGraph | GraphSource,
-    concepts: Iterable[str],
+    concepts: Iterable[str] | None = None,
     *,
     caller: Caller,
+    node_types: Iterable[str] | None = ("CONCEPT",),
     k: int = 10,
     min_shared: int | None = None,
     threads: int | None = None,
@@ -357,9 +358,14 @@ def link_suggest_batch(
     Parameters
     ----------
     source : LinkGraph or GraphSource
-    concepts : iterable of str
+    concepts : iterable of str, optional
         Concept ids (a single string is refused). Every id is resolved before any work.
+        Default: every node ``caller`` sees whose type is in ``node_types``, ascending
+        (:func:`~conceptwalk.tools.common.default_concepts`).
     caller : Caller
+    node_types : iterable of str or None
+        The node types of the default ``concepts`` (``None``: every type; unused when
+        ``concepts`` is given).
     k, min_shared, method, restart, eps
         As for :func:`link_suggest`, shared by every query.
     threads : int, optional
@@ -377,14 +383,16 @@ def link_suggest_batch(
     >>> g = LinkGraph.from_edges([("a", "x"), ("b", "x")])
     >>> [r.suggestions[0].id for r in link_suggest_batch(g, ["a", "b"], min_shared=1, caller=Caller.all_access())]
     ['b', 'a']
+    >>> [r.concept for r in link_suggest_batch(g, node_types=None, min_shared=1, caller=Caller.all_access())]
+    ['a', 'b', 'x']
     """
     t0 = time.perf_counter()
     caller = check_caller(caller)
     k = check_count(k)
     method, min_shared, restart, eps = check_method(method, min_shared, restart, eps)
     nt = check_threads(threads)
-    names_in = query_list(concepts, "concepts")
     g, _ = source_graph(source)
+    names_in = default_concepts(g, caller, node_types) if concepts is None else query_list(concepts, "concepts")
     vm = caller.visibility(g)
     if method == "ppr":
         assert restart is not None and eps is not None
