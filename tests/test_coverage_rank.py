@@ -344,6 +344,11 @@ def test_truncated_coverage_is_exact_for_the_radius_it_completed_and_monotone(
         if radius < mh:
             assert _visits_to(edges, visible, seeds, radius + 1) > budget
         assert r.visits <= (mh + 1) * budget
+        if 1 <= radius < mh:
+            # the whole truncated answer (order, coverage, seeds, hops) is the answer at that radius
+            exact, _ = _core_coverage(g, seeds, radius, 10**9, caller)
+            for f in ("nodes", "coverage", "cover_ptr", "cover_seeds", "hops", "via", "scores"):
+                assert getattr(r, f).tolist() == getattr(exact, f).tolist(), f
         # monotone in max_hops: a node covered within fewer hops is covered at least as often
         for v, c in prev.items():
             assert cov.get(v, 0) >= c, (mh, v)
