@@ -303,6 +303,10 @@ TRIGGERS = {
     "E123": lambda t: _core.graph_context(
         _g().core, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 5, None, None, None, 1, 2, 0
     ),
+    # link_suggest's methods
+    "E370": lambda t: link_suggest(_g(), "a", caller=ALL, method="katz"),
+    "E371": lambda t: link_suggest(_g(), "a", caller=ALL, method="ppr", min_shared=2),
+    "E372": lambda t: link_suggest(_g(), "a", caller=ALL, restart=0.3),
     # raw core
     "E70": lambda t: _core.personalized_pagerank(
         _g().core, np.zeros((1, 1), np.int32), np.ones(1), 0.25, 1e-4, 0, 0, None

@@ -76,9 +76,10 @@ import numpy as np
 
 from ..errors import InputError
 from ..graph import Caller, LinkGraph
-from ..graph.checks import check_count, check_min_shared, check_ppr_params, query_list
+from ..graph.checks import check_count, check_ppr_params, query_list
 from ..tools.common import check_caller, default_concepts
 from ..tools.context import check_rank, parse_context_query
+from ..tools.suggest import check_method
 
 try:  # the worker plugin's base (the module imports without distributed; the batches need it)
     from distributed.diagnostics.plugin import WorkerPlugin as _PluginBase
@@ -734,8 +735,11 @@ def link_suggest_batch(
     caller: Caller,
     node_types: Iterable[str] | None = ("CONCEPT",),
     k: int = 10,
-    min_shared: int = 2,
+    min_shared: int | None = None,
     partitions: int | None = None,
+    method: str = "ra",
+    restart: float | None = None,
+    eps: float | None = None,
 ) -> list[Any]:
     """:func:`conceptwalk.tools.link_suggest_batch` on the cluster.
 
@@ -754,10 +758,15 @@ def link_suggest_batch(
         The node types of the default ``concepts`` (``None`` = all types).
     k : int
         Suggestions per concept.
-    min_shared : int
-        Shared neighbours a candidate needs (>= 1).
+    min_shared : int, optional
+        ``method="ra"`` only: shared neighbours a candidate needs (>= 1; default 2).
     partitions : int, optional
         How many tasks (default: 4 per worker).
+    method : {"ra", "ppr"}
+        Resource allocation (default) or rooted PageRank, as for
+        :func:`conceptwalk.link_suggest`.
+    restart, eps : float, optional
+        ``method="ppr"`` only: the push's parameters (defaults 0.25, 1e-4).
 
     Returns
     -------
@@ -772,7 +781,7 @@ def link_suggest_batch(
     """
     check_caller(caller)
     k = check_count(k)
-    min_shared = check_min_shared(min_shared)
+    method, min_shared, restart, eps = check_method(method, min_shared, restart, eps)
     shipped = ship(client, source, with_kb=False) if not isinstance(source, Shipped) else source
     if concepts is None:  # the in-process batch's default (tools.common.default_concepts)
         if shipped.source_graph is None:
@@ -780,7 +789,11 @@ def link_suggest_batch(
         todo = default_concepts(shipped.source_graph, caller, node_types)
     else:
         todo = query_list(concepts, "concepts")
-    kw = {"caller": caller, "k": k, "min_shared": min_shared}
+    kw: dict[str, Any] = {"caller": caller, "k": k, "method": method}
+    if method == "ra":
+        kw["min_shared"] = min_shared
+    else:
+        kw["restart"], kw["eps"] = restart, eps
     return _run(client, _suggest_chunk, todo, partitions, (shipped.graph,), kw)
 
 

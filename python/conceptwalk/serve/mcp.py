@@ -6,7 +6,7 @@ Four tools, whose names and argument names are a public contract (pinned by
 - ``graph_context`` ``{question?, concepts?, k?, nodeTypes?, nHits?}``: the nodes around a
   question, ranked by personalized PageRank (``nHits`` was ``hits``: a call that still sends
   ``hits`` is a tool error naming ``nHits``);
-- ``link_suggest`` ``{concept, k?, minShared?}``: missing links for a concept;
+- ``link_suggest`` ``{concept, k?, method?, minShared?}``: missing links for a concept;
 - ``graph_path`` ``{source, target}``: the shortest chain between two nodes (advanced);
 - ``query`` ``{text, k?, conceptWalk?}``: the knowledge base's search, optionally wrapped by the
   concept walk (only when :mod:`conceptwalk.wrap` exists).
@@ -186,8 +186,11 @@ _LINK_SUGGEST = {
         "concept yet but share several neighbours with it (resource allocation: each shared "
         "neighbour z adds 1/degree(z), so rare shared neighbours count more). Output: "
         "'suggestions' (id, type, title, score, and the 'shared' neighbours that support each, "
-        "ids ascending), 'candidates' (how many nodes met 'minShared'), 'minShared'. Computed "
-        "only over nodes visible to this connection."
+        "ids ascending), 'candidates' (how many nodes met 'minShared'), 'minShared'. With method "
+        "'ppr' it ranks by rooted PageRank from the concept instead, which also finds nodes two or "
+        "more hops away on sparse, tree-like graphs where few nodes share two neighbours; each "
+        "suggestion then has 'hops' and 'path' (the chain from the concept). Computed only over "
+        "nodes visible to this connection."
     ),
     "inputSchema": {
         "type": "object",
@@ -204,12 +207,19 @@ _LINK_SUGGEST = {
                 "default": 10,
                 "description": "How many suggestions to return.",
             },
+            "method": {
+                "type": "string",
+                "enum": ["ra", "ppr"],
+                "default": "ra",
+                "description": "'ra' (default): resource allocation over shared neighbours. 'ppr': "
+                "rooted PageRank from the concept (no minShared).",
+            },
             "minShared": {
                 "type": "integer",
                 "minimum": 1,
                 "maximum": 1000,
-                "default": 2,
-                "description": "Least number of shared neighbours a suggestion needs.",
+                "description": "Method 'ra' only (an error with 'ppr'): least number of shared "
+                "neighbours a suggestion needs (default 2).",
             },
         },
         "required": ["concept"],
@@ -1015,7 +1025,14 @@ class ToolServer:
     def _link_suggest(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
         from ..tools import link_suggest
 
-        res = link_suggest(self.source, a["concept"], k=a.get("k", 10), caller=caller, min_shared=a.get("minShared", 2))
+        res = link_suggest(
+            self.source,
+            a["concept"],
+            k=a.get("k", 10),
+            caller=caller,
+            min_shared=a.get("minShared"),
+            method=a.get("method", "ra"),
+        )
         return res.to_dict(), str(res)
 
     def _graph_path(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:

@@ -190,7 +190,15 @@ class ContextResult(Record):
         The eps the PPR ended at: below ``eps`` when a hub seed made the query lower it
         (``to_dict()`` has ``epsReached`` then).
     truncated : bool
-        ``rank="coverage"``: the coverage pass's work budget stopped it (coverage undercounted).
+        ``rank="coverage"``: the coverage pass's work budget stopped it short of ``max_hops``
+        (then ``hops_completed < max_hops``).
+    hops_completed : int or None
+        ``rank="coverage"``: the radius the coverage pass completed. The budget is spent level by
+        level across all seeds (every seed's first hop before any seed's second), so the
+        coverage shown is exact for this radius: ``max_hops`` unless ``truncated``, then the
+        largest radius whose search from every seed fits in the budget (``0``: not even one hop
+        fits, and there are no results). ``to_dict()`` has it as ``hopsCompleted``. ``None``
+        for ``rank="ppr"``.
 
     Examples
     --------
@@ -218,11 +226,12 @@ class ContextResult(Record):
         "max_hops",
         "eps_reached",
         "truncated",
+        "hops_completed",
         "_seeds",
         "_results",
     )
     _fields = ("question", "seeds", "results", "restart", "eps", "k", "residual", "pushes", "reason", "elapsed_ms")
-    _state = ("rank", "max_hops", "eps_reached", "truncated")
+    _state = ("rank", "max_hops", "eps_reached", "truncated", "hops_completed")
     _sequence = "results"
 
     seeds = lazy("What the walk started from.")
@@ -253,6 +262,7 @@ class ContextResult(Record):
         self.max_hops = 2
         self.eps_reached = eps
         self.truncated = False
+        self.hops_completed: int | None = None
         self._seeds = Later(seeds) if callable(seeds) else list(seeds)
         self._results = Later(results) if callable(results) else list(results)
 
@@ -291,6 +301,7 @@ class ContextResult(Record):
             return cls(question, seeds, results, restart, eps, k, 0.0, 0, None, elapsed_ms)
         self = cls(question, seeds, results, restart, eps, k, core.residual, core.pushes, None, elapsed_ms)
         self.eps_reached, self.truncated = core.eps, core.truncated
+        self.hops_completed = core.radius
         return self
 
     def __repr__(self) -> str:
@@ -318,6 +329,7 @@ class ContextResult(Record):
         if self.rank != "ppr":
             d["params"]["rank"] = self.rank
             d["params"]["maxHops"] = self.max_hops
+            d["hopsCompleted"] = self.hops_completed
         if self.eps_reached != self.eps:
             d["epsReached"] = self.eps_reached
         if self.truncated:
@@ -330,6 +342,11 @@ class ContextResult(Record):
         lines = [f"context for {self.question!r}" if self.question else "context"]
         if self.reason:
             lines.append(f"  (empty: {self.reason})")
+        if self.rank == "coverage" and self.hops_completed != self.max_hops:
+            lines.append(
+                f"  (coverage within {self.hops_completed} of {self.max_hops} hops: the work budget "
+                "ran out; the counts are exact for that radius)"
+            )
         if self.seeds:
             lines.append(
                 "  seeds: "
@@ -693,7 +710,7 @@ def _from_core(
         (time.perf_counter() - t0) * 1e3,
         r.fill_spent,
     )
-    out.eps_reached, out.truncated = r.eps, r.truncated
+    out.eps_reached, out.truncated, out.hops_completed = r.eps, r.truncated, r.radius
     return out
 
 
@@ -745,8 +762,13 @@ def check_rank(rank: Any, max_hops: Any) -> tuple[int, int]:
 
 
 def _ranked(res: ContextResult, rank: str, max_hops: int) -> ContextResult:
-    """``res`` with its ranking recorded."""
+    """``res`` with its ranking recorded (and, for coverage, the radius completed: ``max_hops``
+    unless the budget cut the pass, as it says in ``truncated``)."""
     res.rank, res.max_hops = rank, max_hops
+    if rank != "coverage":
+        res.hops_completed = None
+    elif not res.truncated:
+        res.hops_completed = max_hops
     return res
 
 
@@ -1043,7 +1065,7 @@ def graph_context_batch(
         op = b.ptr.tolist()
         nl, sl, hl, vl = b.nodes.tolist(), b.scores.tolist(), b.hops.tolist(), b.via.tolist()
         res_l, pu_l = b.residual.tolist(), b.pushes.tolist()
-        eps_l, sp_l, tr_l = b.eps.tolist(), b.fill_spent.tolist(), b.truncated.tolist()
+        eps_l, sp_l, tr_l, rad_l = b.eps.tolist(), b.fill_spent.tolist(), b.truncated.tolist(), b.radius.tolist()
         cl, cp, cs = b.coverage.tolist(), b.cover_ptr.tolist(), b.cover_seeds.tolist()
         for j, i in enumerate(run):
             lo, hi = op[j], op[j + 1]
@@ -1072,6 +1094,7 @@ def graph_context_batch(
                 bool(sp_l[j]),
             )
             done[i].eps_reached, done[i].truncated = eps_l[j], bool(tr_l[j])
+            done[i].hops_completed = rad_l[j]
     results = [
         done[i] if i in done else _context_result(g, q, spec, restart, eps, k, reason, 0, None, 0.0, 0, False, 0.0)
         for i, (q, spec, reason) in enumerate(prepared)
