@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="cw-bench-http-"))
     syn = _synthetic(a.concepts)
     kb_path = str(work / "kb.db")
-    with KnowledgeBase.open(kb_path) as kb:
+    with KnowledgeBase.create(kb_path) as kb:
         kb.add_nodes(syn.node_rows())
         kb.add_edges(syn.edge_rows())
         kb.add_aliases(syn.alias_rows())

@@ -86,7 +86,7 @@ def build(path: Any) -> None:
     from conceptwalk.kb.store import KnowledgeBase
 
     nodes, edges, aliases = rows()
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_nodes(nodes)
         kb.add_edges(edges)
         kb.add_aliases(aliases)

@@ -166,9 +166,9 @@ def test_answers_come_from_the_api_functions():
     assert s["result"] == link_suggest(kb, "concept/auth", caller=team_a, min_shared=1).to_dict()
     p = ex.answer("path", {"source": ["file/login.py"], "target": ["doc/key-rotation"], "caller": ["1"]})
     assert p["result"] == graph_path(kb, "file/login.py", "doc/key-rotation", caller=team_a).to_dict()
-    q = ex.answer("query", {"text": ["signing tokens"], "caller": ["1"]})
+    q = ex.answer("query", {"text": ["authentication"], "caller": ["1"]})
     r = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=WalkConfig()).run(
-        "signing tokens", 10, concept_walk=True, caller=team_a
+        "authentication", 10, concept_walk=True, caller=team_a
     )
     assert q["flat"] + q["added"] == json.loads(json.dumps(r.results))
     assert q["added"] and all(a["via"] == "concept-walk" for a in q["added"])
@@ -182,7 +182,7 @@ def test_answers_come_from_the_api_functions():
 def test_provenance_axes_are_shown_or_marked_absent():
     nodes, edges, aliases = rows()
     ex = Explorer(open_store(nodes, edges, aliases), CALLERS)
-    q = ex.answer("query", {"text": ["signing tokens"], "caller": ["4"]})
+    q = ex.answer("query", {"text": ["authentication"], "caller": ["4"]})
     hops = [h for a in q["added"] for p in a["paths"] for h in p["hops"]]
     assert hops
     for h in hops:

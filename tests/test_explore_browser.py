@@ -301,7 +301,7 @@ def test_explorer_in_chromium(server, browser):
     _switch(drv, "team-a", "suggest")
 
     # ---- the wrapped query: flat results, the added items with paths and the four axes per hop
-    q = _submit(drv, "query", {"text": "signing tokens"})
+    q = _submit(drv, "query", {"text": "authentication"})
     body = q["body"]
     assert body["added"], "the walk adds something on the fixture"
     boxes = drv.find_elements(By.CSS_SELECTOR, "[data-added]")

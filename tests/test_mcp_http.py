@@ -162,7 +162,7 @@ def syn() -> Any:
 
 
 def _write_kb(syn: Any, path: Path) -> str:
-    with KnowledgeBase.open(str(path)) as kb:
+    with KnowledgeBase.create(str(path)) as kb:
         kb.add_nodes(syn.node_rows())
         kb.add_edges(syn.edge_rows())
         kb.add_aliases(syn.alias_rows())

@@ -192,7 +192,7 @@ NET_EDGES = [
 
 @pytest.fixture()
 def net_kb(tmp_path):
-    kb = KnowledgeBase.open(str(tmp_path / "net.db"))
+    kb = KnowledgeBase.create(str(tmp_path / "net.db"))
     kb.add_nodes(NET_NODES)
     kb.add_edges(NET_EDGES)
     kb.add_aliases([("ssl", "tls")])
@@ -304,7 +304,7 @@ class CountingEmbedder:
 
 
 def _vec_kb(tmp_path):
-    kb = KnowledgeBase.open(str(tmp_path / "v.db"))
+    kb = KnowledgeBase.create(str(tmp_path / "v.db"))
     kb.add_nodes(
         [
             {"id": "c:ppr", "type": "CONCEPT", "title": "Personalized PageRank"},
