@@ -18,7 +18,7 @@ from conceptwalk import graph_context, link_suggest
 from conceptwalk.kb.importers import import_edge_list, import_jsonl
 from conceptwalk.errors import UnknownScopeWarning
 from conceptwalk.kb.store import KnowledgeBase
-from conceptwalk.wrap import WalkConfig
+from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
 from conceptwalk.wrap.embed import get_embedder
 from hot_journal import hot_journal_copy
 from conceptwalk.graph.vectors import SparseVectors
@@ -289,6 +289,7 @@ TRIGGERS = {
     "E210": lambda t: graph_context(_kb(t), "   ", caller=ALL),
     "E211": lambda t: _kb(t).search(""),
     "E212": lambda t: _unknown_scope_as_error(),
+    "E213": lambda t: ConceptAnchoredRetriever(builtin_flat_search(_kb(t)), _kb(t)).query("   ", 5, caller=ALL),
     "E91": lambda t: SparseVectors(1, 4, np.array([0, 1]), np.array([7], np.int32), np.ones(1, np.float32)),
     "E92": lambda t: SparseVectors(-1, 4, np.zeros(0), np.zeros(0), np.zeros(0)),
     # graph_context's ranking

@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import pytest
+from conceptwalk.errors import InputError
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -47,7 +48,7 @@ def test_one_valid_event_per_walk_and_none_without_walk(cfg):
     r.query("authn and session tokens", 3, caller=EVERYONE)
     r.query("authn and session tokens", 3, concept_walk=False, caller=EVERYONE)
     assert events == []
-    for text in ("authn and session tokens", "nothing at all", "", "billing ledger"):
+    for text in ("authn and session tokens", "nothing at all", "the of", "billing ledger"):
         out = r.query(text, 3, concept_walk=True, caller=EVERYONE)
         ev = events[-1]
         VALIDATOR.validate(ev)
@@ -57,6 +58,9 @@ def test_one_valid_event_per_walk_and_none_without_walk(cfg):
         assert ev["truncated"] == bool(ev["truncatedBy"])
         assert ev["schemaVersion"] == 2 and ev["cut"] == sum(ev["cutBy"].values())  # the stop rule's count
         assert isinstance(ev["missingTypes"], dict)
+    assert len(events) == 4
+    with pytest.raises(InputError, match="query: text is empty"):  # a blank query: refused, no event
+        r.query("  ", 3, concept_walk=True, caller=EVERYONE)
     assert len(events) == 4
 
 

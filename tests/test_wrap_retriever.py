@@ -171,7 +171,7 @@ def test_fragmented_alias_id_resolves_to_canonical(kb):
         ),
         max_size=8,
     ),
-    st.sampled_from(["authn", "session tokens", "billing", "secret sauce", "", "jwt"]),
+    st.sampled_from(["authn", "session tokens", "billing", "secret sauce", "jwt"]),
     st.sampled_from([EVERYONE, PUBLIC, T1]),
     st.integers(1, 4),
 )

@@ -152,6 +152,8 @@ class BuiltinFlatSearch:
         """
         if not isinstance(text, str):
             raise InputError(f"text must be a string, got {type(text).__name__}")
+        if not text.strip():  # as KnowledgeBase.search (E211)
+            raise InputError("search: text is empty: give words to search for")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InputError(f"k must be a positive integer, got {k!r}")
         if not isinstance(caller, Caller):

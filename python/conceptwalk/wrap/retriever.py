@@ -206,7 +206,7 @@ class ConceptAnchoredRetriever:
         Parameters
         ----------
         text : str
-            The query.
+            The query (empty or blank: :class:`~conceptwalk.errors.InputError`, as in ``graph_context``).
         k : int
             Passed to the flat search. The walk appends at most ``config.max_candidates`` more.
         concept_walk : bool, default False
@@ -267,6 +267,8 @@ class ConceptAnchoredRetriever:
         """
         if not isinstance(text, str):
             raise InputError(f"text must be a string, got {type(text).__name__}")
+        if not text.strip():  # one behaviour for one input: as graph_context and search (E210, E211)
+            raise InputError("query: text is empty: give words to search for")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InputError(f"k must be a positive integer, got {k!r}")
         if not isinstance(caller, Caller):
