@@ -121,7 +121,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 print(f"imported {path} in {time.perf_counter() - t0:.2f} s: {result}")
         if args.json:
             if "endpoint_only_examples" in total:
-                total["endpoint_only_examples"] = total["endpoint_only_examples"][: importers.ENDPOINT_EXAMPLES]
+                total["endpoint_only_examples"] = total["endpoint_only_examples"][: kb_formats.ENDPOINT_EXAMPLES]
             emit({**total, "files": per_file}, True)
     return 0
 

@@ -41,6 +41,7 @@ from ..graph import Caller
 from ..graph.linkgraph import annotation_value
 from .attributes import edge_attributes, has_tables, node_attributes
 from .importers import (
+    ENDPOINT_EXAMPLES,
     ImportSummary,
     Progress,
     ProgressBar,
@@ -54,6 +55,7 @@ from .state import parse_scopes
 from .store import ANNOTATION_AXES, KnowledgeBase, RowError, alias_pair, edge_tuple, node_tuple
 
 __all__ = [
+    "ENDPOINT_EXAMPLES",
     "IMPORT_FORMATS",
     "EXPORT_FORMATS",
     "ExportSummary",
@@ -1320,7 +1322,7 @@ def export_file(
     the node keys and annotation axes as attributes, scopes and aliases as JSON list texts
     (``scopes``, ``aliases``) and list- or dict-valued attributes as JSON text under the name
     plus ``@json`` (both formats hold only strings, numbers and booleans); GEXF's node label is
-    the title.
+    the title and its edge label the edge type (GEXF's edge ``type`` is the direction).
 
     Parameters
     ----------
@@ -1413,7 +1415,12 @@ def export_file(
     for e in edges:
         attrs = {k: v for k, v in e.items() if k not in ("src", "dst")}
         for k, v in e_attrs.get((e["src"], e["dst"], e["type"]), {}).items():
-            _flat(attrs, k, v)
+            if fmt == "gexf" and k == "weight":  # GEXF's own weight is a float: another type as JSON
+                attrs["weight" if type(v) is float else "weight@json"] = v if type(v) is float else json.dumps(v)
+            else:
+                _flat(attrs, k, v)
+        if fmt == "gexf":
+            attrs["label"] = attrs.pop("type")  # GEXF's edge 'type' is its direction
         G.add_edge(e["src"], e["dst"], key=e["type"], **attrs)
     if fmt == "graphml":
         nx.write_graphml(G, name)
@@ -1422,7 +1429,9 @@ def export_file(
     return out
 
 
-_RESERVED = frozenset(("type", "title", "body", "scopes", "lifecycle", "aliases", "label", "id", "name", *ANNOTATION_AXES))
+_RESERVED = frozenset(
+    ("type", "title", "body", "scopes", "lifecycle", "aliases", "label", "id", "name", *ANNOTATION_AXES)
+)
 
 
 def _flat(attrs: dict[str, Any], key: str, value: Any) -> None:
