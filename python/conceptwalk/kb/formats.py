@@ -422,10 +422,11 @@ def _obo_term(
         row["lifecycle"] = OBSOLETE_LIFECYCLE
     try:
         w.node(node_tuple(row))
-        for typ, target in parents:
-            w.edge(edge_tuple({"src": tid, "dst": target, "type": typ}))
     except RowError as exc:
         raise InputError(f"{where}: {exc}") from None
+    edge = w.edge
+    for typ, target in parents:  # ids and types fastobo parsed: non-empty strings
+        edge((tid, target, typ, None, None, None, None, None, 0))  # edge_tuple's row: no annotation given
     if synonyms:
         synonyms.sort(key=lambda st: rank.get(st[1], len(rank)))  # EXACT first; stable otherwise
         w.node_attribute(tid, "synonyms", [{"text": t, "scope": s} for t, s in synonyms], where)

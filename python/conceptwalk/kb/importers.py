@@ -16,6 +16,8 @@ import json.scanner
 import os
 import re
 import zlib
+from collections import Counter
+from operator import itemgetter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -255,10 +257,6 @@ class RowWriter:
         if self.scopes is not None:
             params = self._with_file_scopes(params)
         self.nodes.append(params)
-        s = self.summary
-        s.nodes += 1
-        t = params[1] or ""
-        s.node_types[t] = s.node_types.get(t, 0) + 1
         if len(self.nodes) >= _CHUNK:
             self.flush_nodes()
 
@@ -273,10 +271,6 @@ class RowWriter:
     def edge(self, params: tuple[Any, ...]) -> None:
         """One edge tuple (:func:`~conceptwalk.kb.store.edge_tuple`)."""
         self.edges.append(params)
-        s = self.summary
-        s.edges += 1
-        t = params[2]
-        s.edge_types[t] = s.edge_types.get(t, 0) + 1
         if len(self.edges) >= _CHUNK:
             self.flush_edges()
 
@@ -289,7 +283,11 @@ class RowWriter:
         self.edge_attrs.append((src, dst, typ, key, attribute_value(value, where, key)))
 
     def flush_nodes(self) -> None:
-        """Write the buffered node rows."""
+        """Write the buffered node rows (and count them by type)."""
+        s = self.summary
+        s.nodes += len(self.nodes)
+        for t, n in Counter(p[1] or "" for p in self.nodes).items():
+            s.node_types[t] = s.node_types.get(t, 0) + n
         self.kb.put_nodes(self.nodes)
         self.known.update(p[0] for p in self.nodes)
         if self.bare:
@@ -297,7 +295,12 @@ class RowWriter:
         self.nodes = []
 
     def flush_edges(self) -> None:
-        """Write the buffered edge rows (and their endpoints that are not nodes yet)."""
+        """Write the buffered edge rows (and their endpoints that are not nodes yet; and count
+        them by type)."""
+        s = self.summary
+        s.edges += len(self.edges)
+        for t, n in Counter(map(itemgetter(2), self.edges)).items():
+            s.edge_types[t] = s.edge_types.get(t, 0) + n
         known = self.known
         ends = {p[0] for p in self.edges if p[0] not in known}
         ends.update(p[1] for p in self.edges if p[1] not in known)
@@ -947,8 +950,16 @@ def import_networkx(
                 if done % _CHUNK == 0:
                     bar.update(done)
             for u, v, attrs in G.edges(data=True):
+                su, sv = str(u), str(v)
+                if su and sv and (not attrs or (len(attrs) == 1 and type(attrs.get(type_attr)) is str)):
+                    typ = attrs.get(type_attr) or DEFAULT_EDGE_TYPE  # the common row: a type at most
+                    w.edge((su, sv, typ, None, None, None, None, None, 0))
+                    done += 1
+                    if done % _CHUNK == 0:
+                        bar.update(done)
+                    continue
                 at = f"edge ({shown(u)}, {shown(v)})"
-                row = {"src": str(u), "dst": str(v)}
+                row = {"src": su, "dst": sv}
                 extra = {}
                 for k, val in attrs.items():
                     if isinstance(k, str) and k in edge_keys:
