@@ -335,7 +335,7 @@ def import_obo(
     last = "the header"
     try:
         with _open_binary(name) as fh, kb.bulk():
-            w = RowWriter(kb, summary, missing_endpoints, scope_list)
+            w = RowWriter(kb, summary, missing_endpoints, scope_list, ordered=True)
             try:
                 t0 = time.perf_counter()
                 doc = fastobo.iter(fh)
@@ -672,7 +672,7 @@ def import_rdf(
     bar = ProgressBar(progress, os.path.basename(name), total=len(subjects))
     try:
         with kb.bulk():
-            w = RowWriter(kb, summary, missing_endpoints, scope_list)
+            w = RowWriter(kb, summary, missing_endpoints, scope_list, ordered=True)
             done = 0
             for s, d in subjects.items():
                 done += 1
@@ -1094,7 +1094,7 @@ def import_neo4j_csv(
     lines = 0
     try:
         with kb.bulk():
-            w = RowWriter(kb, summary, missing_endpoints, scope_list)
+            w = RowWriter(kb, summary, missing_endpoints, scope_list, ordered=True)
             for name in names:
                 with _open_binary(name) as bfh:
                     fh = io.TextIOWrapper(bfh, encoding="utf-8", newline="")
