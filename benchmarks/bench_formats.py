@@ -131,7 +131,9 @@ def resolver_figures(d: str, hp: Path, queries: int) -> dict[str, Any]:
     held = [(tid, rng.choice(syns)) for tid, syns in picked]
     kept = [(tid, next(x for x in syns if x != q)) for (tid, syns), (_, q) in zip(picked, held)]
     with with_aliases.transaction():
-        with_aliases.conn.executemany("DELETE FROM aliases WHERE alias = ? AND canonical = ?", [(q, t) for t, q in held])
+        with_aliases.conn.executemany(
+            "DELETE FROM aliases WHERE alias = ? AND canonical = ?", [(q, t) for t, q in held]
+        )
     out: dict[str, Any] = {"queries": len(held), "terms_with_2plus_synonyms": len(pool)}
     for qlabel, qs in (("held_out", held), ("imported", kept)):
         for label, kb in (("with_aliases", with_aliases), ("without_aliases", without)):

@@ -249,6 +249,132 @@ TRIGGERS = {
 }
 
 
+FORMATS = Path(__file__).parent / "data" / "formats"
+
+
+def _formats(name: str, *a, **k):
+    from conceptwalk.kb.formats import import_file
+
+    return import_file(KnowledgeBase.open(":memory:"), FORMATS / name, *a, **k)
+
+
+def _without(module: str, fn):
+    import sys
+
+    saved = sys.modules.get(module)
+    sys.modules[module] = None  # type: ignore[assignment]  # import_module raises ImportError
+    try:
+        return fn()
+    finally:
+        if saved is None:
+            del sys.modules[module]
+        else:
+            sys.modules[module] = saved
+
+
+def _nx(kind: str, **kw):
+    import networkx as nx
+
+    from conceptwalk.kb.importers import import_networkx
+
+    G = nx.Graph()
+    if kind == "edge":
+        G.add_edge("a", "b", **kw)
+    else:
+        G.add_node("a", **kw)
+    return import_networkx(KnowledgeBase.open(":memory:"), G, **({"unknown": "error"} if kind == "edge" else {}))
+
+
+def _neo(t: Path, text: str, name: str = "late.csv", **kw):
+    from conceptwalk.kb.formats import import_neo4j_csv
+
+    p = t / name
+    p.write_text(text)
+    return import_neo4j_csv(KnowledgeBase.open(":memory:"), p, **kw)
+
+
+def _graph_file(t: Path, scopes: str):
+    import networkx as nx
+
+    G = nx.Graph()
+    G.add_node("a", scopes=scopes)
+    nx.write_graphml(G, t / "s.graphml")
+    return _formats_at(t / "s.graphml")
+
+
+def _formats_at(path: Path, *a, **k):
+    from conceptwalk.kb.formats import import_file
+
+    return import_file(KnowledgeBase.open(":memory:"), path, *a, **k)
+
+
+def _export(t: Path, name: str, fmt=None, caller=None):
+    from conceptwalk.kb.formats import export_file
+
+    return export_file(KnowledgeBase.open(":memory:"), t / name, fmt, caller=caller)
+
+
+def _cli_import(t: Path):
+    from conceptwalk.cli import build_parser
+
+    args = build_parser().parse_args(["import", str(t / "kb.db"), str(FORMATS / "tiny.obo"), "--languages", "en"])
+    return args.func(args)
+
+
+def _from_nx():
+    import networkx as nx
+
+    G = nx.Graph()
+    G.add_edge("tls", "tcp", weight=2.0)
+    return LinkGraph.from_networkx(G)
+
+
+TRIGGERS.update(
+    {
+        "E300": lambda t: _formats_at(t / "x.dat"),
+        "E301": lambda t: _formats("tiny.obo", "owl2"),
+        "E302": lambda t: _formats("tiny.obo", languages=["en"]),
+        "E303": lambda t: _without("fastobo", lambda: _formats("tiny.obo")),
+        "E304": lambda t: _formats("bad.obo"),
+        "E305": lambda t: _formats("bad.ttl"),
+        "E306": lambda t: _formats("bad.graphml"),
+        "E307": lambda t: _neo(t, "a,b\n1,2\n"),
+        "E308": lambda t: _formats("neo4j_bad.csv", "neo4j-csv"),
+        "E309": lambda t: _neo(t, '"_id","_labels","_start","_end","_type"\n,,"0",,\n'),
+        "E310": lambda t: _neo(t, "id:ID,n:int\na,x\n", "ints.csv"),
+        "E311": lambda t: _neo(t, "id:ID,name,colour\ntls,TLS,red\n", unknown="error"),
+        "E312": lambda t: _nx("edge", weight=2.0),
+        "E313": lambda t: _from_nx(),
+        "E314": lambda t: _nx("node", tags={"x"}),
+        "E315": lambda t: _nx("node", w=math.nan),
+        "E316": lambda t: (t / "a.jsonl").write_text('{"id": "a", "attributes": [1]}\n') and _formats_at(t / "a.jsonl"),
+        "E317": lambda t: (
+            (t / "a.jsonl").write_text('{"alias": "x", "canonical": "a", "attributes": {}}\n')
+            and _formats_at(t / "a.jsonl")
+        ),
+        "E318": lambda t: _graph_file(t, "[not json"),
+        "E319": lambda t: _graph_file_number(t),
+        "E320": lambda t: _formats("tiny.obo", scopes=[""]),
+        "E321": lambda t: _formats("tiny.obo", obsolete="drop"),
+        "E322": lambda t: _formats("tiny.obo", synonym_scopes=["EXACTLY"]),
+        "E323": lambda t: _formats("tiny.gml", gml_label="name"),
+        "E324": lambda t: _export(t, "x.obo"),
+        "E325": lambda t: _export(t, "x.obo", "obo"),
+        "E326": lambda t: _export(t, "x.jsonl", caller="t1"),
+        "E327": lambda t: _cli_import(t),
+    }
+)
+
+
+def _graph_file_number(t: Path):
+    import networkx as nx
+
+    G = nx.Graph()
+    G.add_node("a", scopes=3)
+    nx.write_graphml(G, t / "n.graphml")
+    return _formats_at(t / "n.graphml")
+
+
 def test_catalogue_and_triggers_match():
     assert set(_rows()) == set(TRIGGERS)
 

@@ -112,7 +112,11 @@ def test_obo_file_scopes_reach_every_node():
 def test_skos_mapping():
     kb, s = imported("tiny.ttl")
     tls = kb.node("ex:tls")
-    assert (tls["type"], tls["title"], tls["body"]) == ("CONCEPT", "Transport Layer Security", "A cryptographic protocol.")
+    assert (tls["type"], tls["title"], tls["body"]) == (
+        "CONCEPT",
+        "Transport Layer Security",
+        "A cryptographic protocol.",
+    )
     assert kb.node("ex:scheme")["type"] == "CONCEPT_SCHEME"
     assert kb.node("ex:ssl3") is None and s.skipped["obsolete"] == 1 and s.skipped["blank node"] == 1
     assert kb.aliases() == {
@@ -150,7 +154,10 @@ def test_owl_mapping():
     assert kb.node("TINY:0000004") is None and s.skipped["ontology header"] == 1
     edges = {(a, b, t) for a, b, t, *_ in store(kb)["edges"]}
     # a subClassOf restriction is an edge typed by its property
-    assert edges == {("TINY:0000002", "TINY:0000001", "rdfs:subClassOf"), ("TINY:0000002", "TINY:0000003", "BFO:0000050")}
+    assert edges == {
+        ("TINY:0000002", "TINY:0000001", "rdfs:subClassOf"),
+        ("TINY:0000002", "TINY:0000003", "BFO:0000050"),
+    }
     assert kb.aliases() == {"cytus": ["TINY:0000001"], "nerve cell": ["TINY:0000002"]}
 
 
@@ -214,7 +221,11 @@ def test_neo4j_admin_files_in_one_transaction():
     kb = KnowledgeBase.open(":memory:")
     import_neo4j_csv(kb, [DATA / "neo4j_nodes.csv", DATA / "neo4j_rels.csv"])
     assert kb.node("Proto:tls")["title"] == "TLS"
-    assert node_attributes(kb.conn)["Proto:tls"] == {"labels": ["Protocol", "Standard"], "tags": ["crypto", "web"], "year": 1999}
+    assert node_attributes(kb.conn)["Proto:tls"] == {
+        "labels": ["Protocol", "Standard"],
+        "tags": ["crypto", "web"],
+        "year": 1999,
+    }
     assert edge_attributes(kb.conn) == {("Proto:tls", "Proto:tcp", "RUNS_OVER"): {"confidence": 0.9}}
 
 
@@ -374,7 +385,9 @@ def test_deleting_a_node_or_edge_deletes_its_attributes():
 
 def test_jsonl_attributes_key(tmp_path):
     p = tmp_path / "a.jsonl"
-    p.write_text('{"id": "a", "attributes": {"xref": ["W:1"]}}\n{"src": "a", "dst": "b", "attributes": {"weight": 2}}\n')
+    p.write_text(
+        '{"id": "a", "attributes": {"xref": ["W:1"]}}\n{"src": "a", "dst": "b", "attributes": {"weight": 2}}\n'
+    )
     kb = KnowledgeBase.open(":memory:")
     assert import_file(kb, p).attributes == 2
     assert node_attributes(kb.conn) == {"a": {"xref": ["W:1"]}}
@@ -465,7 +478,20 @@ def test_cli_import_and_export(tmp_path, capsys):
     assert main(["import", db, str(DATA / "tiny.obo"), "--file-scopes", "t1", "--quiet", "--json"]) == 0
     j = json.loads(capsys.readouterr().out)
     assert j["edge_types"] == {"is_a": 2, "part_of": 1} and j["files"][0]["format"] == "obo"
-    assert main(["import", db, str(DATA / "neo4j_nodes.csv"), str(DATA / "neo4j_rels.csv"), "--format", "neo4j-csv", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "import",
+                db,
+                str(DATA / "neo4j_nodes.csv"),
+                str(DATA / "neo4j_rels.csv"),
+                "--format",
+                "neo4j-csv",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "neo4j_nodes.csv, " in out and "edges by type: RUNS_OVER 1" in out
     assert main(["export", db, "--quiet"]) == 0  # public by default: the t1 ontology is not shown

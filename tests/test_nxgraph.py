@@ -52,7 +52,9 @@ def test_to_networkx_equals_the_graph_with_hidden_nodes_deleted(seed):
     nodes, edges = random_graph(seed)
     g = LinkGraph.from_edges(edges, nodes=nodes)
     for caller in (Caller.public(), Caller.with_scopes("t1"), Caller.with_scopes("t2", "t3"), ALL):
-        seen = {n["id"] for n in nodes if caller.scopes is None or not n.get("scopes") or set(n["scopes"]) & caller.scopes}
+        seen = {
+            n["id"] for n in nodes if caller.scopes is None or not n.get("scopes") or set(n["scopes"]) & caller.scopes
+        }
         kept_nodes = [n for n in nodes if n["id"] in seen]
         kept_edges = [e for e in edges if e["src"] in seen and e["dst"] in seen]
         got = g.to_networkx(caller=caller)
@@ -109,6 +111,7 @@ def test_import_networkx_keeps_the_weight_as_an_attribute():
     H.add_edge("tls", "tcp", type="RUNS_OVER", weight=1000.0)
     other = KnowledgeBase.open(":memory:")
     import_networkx(other, H)
-    assert kb.graph().personalized_pagerank({"tls": 1.0}).to_dict() == other.graph().personalized_pagerank(
-        {"tls": 1.0}
-    ).to_dict()
+    assert (
+        kb.graph().personalized_pagerank({"tls": 1.0}).to_dict()
+        == other.graph().personalized_pagerank({"tls": 1.0}).to_dict()
+    )

@@ -284,9 +284,7 @@ def register(sub: Any) -> None:
         help="comma-separated scopes given to every node the files write (a tenant's taxonomy as that tenant's)",
     )
     p.add_argument("--default-type", default=None, help="edges: the edge type when a row has none (default LINK)")
-    p.add_argument(
-        "--title-attr", default=None, help="graph files, neo4j-csv: the attribute holding a node's title"
-    )
+    p.add_argument("--title-attr", default=None, help="graph files, neo4j-csv: the attribute holding a node's title")
     p.add_argument("--type-attr", default=None, help="graph files: the attribute holding node and edge types")
     p.add_argument("--scopes-attr", default=None, help="graph files, neo4j-csv: the attribute holding a node's scopes")
     p.add_argument("--aliases-attr", default=None, help="graph files: the attribute holding a node's aliases")

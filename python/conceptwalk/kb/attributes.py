@@ -47,7 +47,10 @@ _DDL = (
 
 def has_tables(conn: sqlite3.Connection) -> bool:
     """Whether the store holds the attribute tables (a store no import wrote one into has none)."""
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'node_attributes'").fetchone() is not None
+    return (
+        conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'node_attributes'").fetchone()
+        is not None
+    )
 
 
 def ensure_tables(conn: sqlite3.Connection) -> None:

@@ -52,7 +52,7 @@ from .importers import (
     import_networkx,
 )
 from .state import parse_scopes
-from .store import ANNOTATION_AXES, KnowledgeBase, RowError, alias_pair, edge_tuple, node_tuple
+from .store import ANNOTATION_AXES, KnowledgeBase, RowError, edge_tuple, node_tuple
 
 __all__ = [
     "ENDPOINT_EXAMPLES",
@@ -160,7 +160,7 @@ def _needs(module: str, fmt: str) -> Any:
         return importlib.import_module(module)
     except ImportError:
         raise InputError(
-            f"importing {fmt} needs the {module.split('.')[0]} package: pip install \"conceptwalk[formats]\""
+            f'importing {fmt} needs the {module.split(".")[0]} package: pip install "conceptwalk[formats]"'
         ) from None
 
 
@@ -618,7 +618,11 @@ def import_rdf(
         raise InputError(f"ids must be 'curie' or 'iri', got {shown(ids)}")
     if not isinstance(node_type, str) or not node_type:
         raise InputError(f"node_type must be a non-empty string, got {node_type!r}")
-    langs = None if languages is None else [str(x).lower() for x in ([languages] if isinstance(languages, str) else languages)]
+    langs = (
+        None
+        if languages is None
+        else [str(x).lower() for x in ([languages] if isinstance(languages, str) else languages)]
+    )
     if graph_scopes is not None and graph_scopes != "name" and not isinstance(graph_scopes, Mapping):
         raise InputError(f"graph_scopes must be 'name' or a mapping of graph to scopes, got {shown(graph_scopes)}")
     scope_list = file_scopes(scopes)
@@ -658,7 +662,11 @@ def import_rdf(
         d = subjects.get(s)
         if d is None:
             d = subjects[s] = {"types": [], "lits": {}, "objs": []}
-        if g is not None and graph_scopes is not None and not (isinstance(g, URIRef) and str(g) == "urn:x-rdflib:default"):
+        if (
+            g is not None
+            and graph_scopes is not None
+            and not (isinstance(g, URIRef) and str(g) == "urn:x-rdflib:default")
+        ):
             in_graphs.setdefault(s, set()).add(str(g.identifier if hasattr(g, "identifier") else g))
         ps = str(p)
         if isinstance(o, Literal):
@@ -756,7 +764,11 @@ def import_rdf(
                         r = restriction[o]
                         prop = r.get(_OWL + "onProperty")
                         target = next(
-                            (r[k] for k in (_OWL + "someValuesFrom", _OWL + "allValuesFrom", _OWL + "hasValue") if k in r),
+                            (
+                                r[k]
+                                for k in (_OWL + "someValuesFrom", _OWL + "allValuesFrom", _OWL + "hasValue")
+                                if k in r
+                            ),
                             None,
                         )
                         if isinstance(prop, URIRef) and isinstance(target, URIRef):
@@ -966,16 +978,23 @@ def _neo_header(cells: list[str]) -> list[_NeoColumn]:
     for raw in cells:
         c = raw.strip().lstrip("\ufeff")
         if c in ("_id", "_labels", "_start", "_end", "_type"):
-            cols.append(_NeoColumn(c, {"_id": "id", "_labels": "labels", "_start": "start", "_end": "end", "_type": "type"}[c]))
+            cols.append(
+                _NeoColumn(c, {"_id": "id", "_labels": "labels", "_start": "start", "_end": "end", "_type": "type"}[c])
+            )
             continue
         prop, sep, typ = c.partition(":")
         space = None
         m = re.fullmatch(r"(\w+)\((.*)\)", typ)
         if m:
             typ, space = m.group(1), m.group(2) or None
-        role = {"ID": "id", "LABEL": "labels", "START_ID": "start", "END_ID": "end", "TYPE": "type", "IGNORE": "ignore"}.get(
-            typ.upper() if sep else ""
-        )
+        role = {
+            "ID": "id",
+            "LABEL": "labels",
+            "START_ID": "start",
+            "END_ID": "end",
+            "TYPE": "type",
+            "IGNORE": "ignore",
+        }.get(typ.upper() if sep else "")
         if role is not None:
             cols.append(_NeoColumn(prop or role, role, space=space))
         else:
@@ -1121,7 +1140,18 @@ def import_neo4j_csv(
                             if len(cells) != len(cols):
                                 raise InputError(f"{name}:{lineno}: expected {len(cols)} fields, got {len(cells)}")
                             try:
-                                _neo_row(w, cols, cells, apoc, titles, scopes_attr, unknown, kept, ignored, f"{name}:{lineno}")
+                                _neo_row(
+                                    w,
+                                    cols,
+                                    cells,
+                                    apoc,
+                                    titles,
+                                    scopes_attr,
+                                    unknown,
+                                    kept,
+                                    ignored,
+                                    f"{name}:{lineno}",
+                                )
                             except RowError as exc:
                                 raise InputError(f"{name}:{lineno}: {exc}") from None
                     except csv.Error as exc:
@@ -1220,7 +1250,9 @@ def _is_number(s: str) -> bool:
     return True
 
 
-def _neo_other(k: str, v: Any, extra: dict[str, Any], unknown: str, kept: set[str], ignored: set[str], where: str) -> None:
+def _neo_other(
+    k: str, v: Any, extra: dict[str, Any], unknown: str, kept: set[str], ignored: set[str], where: str
+) -> None:
     if unknown == "keep":
         kept.add(k)
         extra[k] = v
@@ -1274,7 +1306,9 @@ def _visible(scopes: list[str] | None, caller: Caller) -> bool:
     return not caller.scopes.isdisjoint(scopes)
 
 
-def _rows_for(kb: KnowledgeBase, caller: Caller) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[tuple[str, str]]]:
+def _rows_for(
+    kb: KnowledgeBase, caller: Caller
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[tuple[str, str]]]:
     """The nodes, edges and aliases the caller sees, as plain rows in a stable order."""
     conn = kb.conn
     nodes = []
@@ -1360,7 +1394,9 @@ def export_file(
         ext, _ = _base_ext(name)
         fmt = {".jsonl": "jsonl", ".ndjson": "jsonl", ".graphml": "graphml", ".gexf": "gexf"}.get(ext)
         if fmt is None:
-            raise InputError(f"{name}: cannot tell the export format from the extension; pass one of {', '.join(EXPORT_FORMATS)}")
+            raise InputError(
+                f"{name}: cannot tell the export format from the extension; pass one of {', '.join(EXPORT_FORMATS)}"
+            )
     if fmt not in EXPORT_FORMATS:
         raise InputError(f"format must be one of {', '.join(EXPORT_FORMATS)}, got {shown(fmt)}")
     conn = kb.conn

@@ -26,7 +26,7 @@ from typing import Any, Union
 from ..errors import InputError, shown
 from ..graph import DEFAULT_EDGE_TYPE
 from .attributes import attribute_value, ensure_tables
-from .store import ANNOTATION_AXES, EDGE_KEYS, NODE_KEYS, KnowledgeBase, RowError, alias_pair, edge_tuple, node_tuple
+from .store import ANNOTATION_AXES, EDGE_KEYS, KnowledgeBase, RowError, alias_pair, edge_tuple, node_tuple
 
 __all__ = ["ImportSummary", "RowWriter", "ProgressBar", "import_jsonl", "import_edge_list", "import_networkx"]
 
@@ -118,8 +118,7 @@ class ImportSummary:
         if self.parse_seconds or self.write_seconds:
             rate = self.edges / self.write_seconds if self.write_seconds > 0 else 0.0
             text += (
-                f"\n  parse {self.parse_seconds:.2f} s, map and write {self.write_seconds:.2f} s "
-                f"({rate:,.0f} edges/s)"
+                f"\n  parse {self.parse_seconds:.2f} s, map and write {self.write_seconds:.2f} s ({rate:,.0f} edges/s)"
             )
         if self.kept_attributes:
             text += f"\n  kept as attributes: {', '.join(self.kept_attributes)}"
