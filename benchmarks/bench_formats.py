@@ -11,6 +11,10 @@ and without its imported synonyms (issue 35). Measurements, not tests: nothing i
    into a fresh store file: the parser's seconds (fastobo, networkx's GraphML reader, the JSONL
    line scanner's share is not separable and is counted as writing) and the rate of the rest
    (edges per second of map-and-write: the rows validated, the bulk transaction, the indexes).
+   Beside them, in the same run, ``store-bulk``: the same rows as ready tuples in key order
+   through ``KnowledgeBase.bulk`` + ``put_nodes``/``put_edges`` (the store's bulk path, what
+   the synthetic generator uses): the rate the importers' writing is bounded by on this machine
+   at this moment (the machine is shared: compare rows of one run, not runs).
 3. **The resolver** (:func:`conceptwalk.wrap.resolver.resolve`, the default ``WalkConfig``) on HPO:
    ``--queries`` terms (seeded) with at least two synonyms; for each, one synonym is held out as
    the query and removed from the alias table; top-1 is the share of queries whose first resolved
@@ -74,10 +78,42 @@ def run_import(d: str, name: str, path: Path | str, fmt: str | None = None, **kw
     }
 
 
-def synthetic_files(d: str, n_edges: int) -> dict[str, str]:
+def synthetic_parents(n_edges: int) -> list[list[int]]:
     n = max(n_edges // 5, 10)
     rng = random.Random(0)
-    parents = [[rng.randrange(i) for _ in range(5)] if i >= 5 else [] for i in range(n)]
+    return [[rng.randrange(i) for _ in range(5)] if i >= 5 else [] for i in range(n)]
+
+
+def store_bulk(d: str, n_edges: int) -> dict[str, Any]:
+    parents = synthetic_parents(n_edges)
+    nodes = [(f"S:{i:07d}", None, f"term {i}", None, None, None, 4) for i in range(len(parents))]
+    edges = sorted(
+        (f"S:{i:07d}", f"S:{j:07d}", "is_a", None, None, None, None, None, 0)
+        for i, ps in enumerate(parents)
+        for j in set(ps)
+    )
+    kb = fresh(d, "store-bulk")
+    t0 = time.perf_counter()
+    with kb.bulk():
+        for i in range(0, len(nodes), 4096):
+            kb.put_nodes(nodes[i : i + 4096])
+        for i in range(0, len(edges), 4096):
+            kb.put_edges(edges[i : i + 4096], endpoints_exist=True)
+    write = time.perf_counter() - t0
+    kb.close()
+    return {
+        "file": "store-bulk (ready tuples, key order)",
+        "nodes": len(nodes),
+        "edges": len(edges),
+        "parse_s": 0.0,
+        "write_s": round(write, 3),
+        "edges_per_s_write": round(len(edges) / write),
+    }
+
+
+def synthetic_files(d: str, n_edges: int) -> dict[str, str]:
+    parents = synthetic_parents(n_edges)
+    n = len(parents)
     out = {}
     p = os.path.join(d, "syn.obo")
     with open(p, "w") as f:
@@ -179,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
             row["file"] = name
             figures["real"].append(row)
             print(json.dumps(row))
+        row = store_bulk(d, args.edges)
+        figures["synthetic"].append(row)
+        print(json.dumps(row))
         files = synthetic_files(d, args.edges)
         for fmt, path in files.items():
             row = run_import(d, f"synthetic-{fmt}", path)

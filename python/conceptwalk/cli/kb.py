@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -140,12 +141,15 @@ def cmd_export(args: argparse.Namespace) -> int:
             with tempfile.TemporaryDirectory() as d:
                 tmp = os.path.join(d, "export." + fmt)
                 result = kb_formats.export_file(kb, tmp, fmt, caller=caller)
+                result.path = "-"  # standard output
                 with open(tmp, "rb") as fh:
                     shutil.copyfileobj(fh, sys.stdout.buffer)
                 sys.stdout.flush()
         else:
             result = kb_formats.export_file(kb, args.output, args.format, caller=caller)
-    if not args.quiet:
+    if args.json:
+        print(json.dumps({**result.to_dict(), "caller": str(caller)}), file=sys.stderr)
+    elif not args.quiet:
         print(str(result) + f" for the caller {caller}", file=sys.stderr)
     return 0
 
@@ -330,6 +334,7 @@ def register(sub: Any) -> None:
     )
     add_scopes(p)
     p.add_argument("--quiet", action="store_true", help="no summary line on stderr")
+    p.add_argument("--json", action="store_true", help="the summary line on stderr as JSON")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("stats", help="counts, types, annotation coverage and projection figures")

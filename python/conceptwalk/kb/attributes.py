@@ -46,7 +46,17 @@ _DDL = (
 
 
 def has_tables(conn: sqlite3.Connection) -> bool:
-    """Whether the store holds the attribute tables (a store no import wrote one into has none)."""
+    """Whether the store holds the attribute tables (a store no import wrote one into has none).
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        The store's connection.
+
+    Returns
+    -------
+    bool
+    """
     return (
         conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'node_attributes'").fetchone()
         is not None
@@ -54,7 +64,13 @@ def has_tables(conn: sqlite3.Connection) -> bool:
 
 
 def ensure_tables(conn: sqlite3.Connection) -> None:
-    """Create the attribute tables and their triggers (inside the caller's write transaction)."""
+    """Create the attribute tables and their triggers (inside the caller's write transaction).
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        The store's connection, in a write transaction.
+    """
     if not has_tables(conn):
         for stmt in _DDL:
             conn.execute(stmt)
@@ -62,6 +78,20 @@ def ensure_tables(conn: sqlite3.Connection) -> None:
 
 def attribute_value(value: Any, where: str, key: str) -> str:
     """``value`` as the JSON text stored (a string, number, boolean or a list/dict of them).
+
+    Parameters
+    ----------
+    value : any
+        The attribute's value.
+    where : str
+        Locates it in an error message (``"file: node 'x'"``).
+    key : str
+        The attribute's name.
+
+    Returns
+    -------
+    str
+        JSON text, keys sorted.
 
     Raises
     ------

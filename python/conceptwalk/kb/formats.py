@@ -173,9 +173,10 @@ def _check_file(path: str | os.PathLike[str]) -> str:
     return name
 
 
-def _open_binary(name: str) -> io.BufferedIOBase:
+def _open_binary(name: str) -> Any:
+    """The file as bytes (a ``.gz`` file decompressed)."""
     _, gz = _base_ext(name)
-    return gzip.open(name, "rb") if gz else open(name, "rb")  # type: ignore[return-value]
+    return gzip.open(name, "rb") if gz else open(name, "rb")
 
 
 def _bump(d: dict[str, int], key: str, n: int = 1) -> None:
@@ -692,7 +693,7 @@ def import_rdf(
                     continue
                 lits: dict[str, list[Any]] = d["lits"]
                 dep = lits.get(_OWL + "deprecated")
-                deprecated = bool(dep) and any(str(x).lower() in ("true", "1") for x in dep)
+                deprecated = any(str(x).lower() in ("true", "1") for x in dep or ())
                 if deprecated and obsolete == "skip":
                     _bump(summary.skipped, "obsolete")
                     continue
@@ -1418,7 +1419,7 @@ def export_file(
     out.attributes = sum(len(v) for v in n_attrs.values()) + sum(len(v) for v in e_attrs.values())
     opener = gzip.open if name.endswith(".gz") else open
     if fmt == "jsonl":
-        with opener(name, "wt", encoding="utf-8", newline="\n") as fh:  # type: ignore[operator]
+        with opener(name, "wt", encoding="utf-8", newline="\n") as fh:
             for n in nodes:
                 a = n_attrs.get(n["id"])
                 fh.write(json.dumps({**n, "attributes": a} if a else n, ensure_ascii=False, sort_keys=True) + "\n")

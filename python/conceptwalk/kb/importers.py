@@ -173,7 +173,13 @@ class ProgressBar:
             raise InputError(f"progress must be None, True/False or a callable, got {progress!r}")
 
     def update(self, done: int) -> None:
-        """Report ``done`` items so far."""
+        """Report ``done`` items so far.
+
+        Parameters
+        ----------
+        done : int
+            Items done since the start.
+        """
         if self._cb is not None:
             self._cb(done)
         if self._bar is not None:
@@ -261,7 +267,13 @@ class RowWriter:
         self._e0 = c.execute("SELECT count(*) FROM edges").fetchone()[0]
 
     def node(self, params: tuple[Any, ...]) -> None:
-        """One node tuple (:func:`~conceptwalk.kb.store.node_tuple`)."""
+        """One node row.
+
+        Parameters
+        ----------
+        params : tuple
+            What :func:`~conceptwalk.kb.store.node_tuple` returns.
+        """
         if self.scopes is not None:
             params = self._with_file_scopes(params)
         self.nodes.append(params)
@@ -277,17 +289,43 @@ class RowWriter:
         return params[:4] + (text,) + params[5:6] + (params[6] | 8,)  # bit 3: scopes given
 
     def edge(self, params: tuple[Any, ...]) -> None:
-        """One edge tuple (:func:`~conceptwalk.kb.store.edge_tuple`)."""
+        """One edge row.
+
+        Parameters
+        ----------
+        params : tuple
+            What :func:`~conceptwalk.kb.store.edge_tuple` returns.
+        """
         self.edges.append(params)
         if len(self.edges) >= _CHUNK and not self.ordered:
             self.flush_edges()
 
     def node_attribute(self, node_id: str, key: str, value: Any, where: str) -> None:
-        """An attribute of a node (kept beside it, read by no algorithm)."""
+        """An attribute of a node (kept beside it, read by no algorithm).
+
+        Parameters
+        ----------
+        node_id, key : str
+            The node and the attribute's name.
+        value : any
+            A string, number, boolean, or a list or dict of them.
+        where : str
+            Locates it in an error message.
+        """
         self.node_attrs.append((node_id, key, attribute_value(value, where, key)))
 
     def edge_attribute(self, src: str, dst: str, typ: str, key: str, value: Any, where: str) -> None:
-        """An attribute of an edge (kept beside it, read by no algorithm)."""
+        """An attribute of an edge (kept beside it, read by no algorithm).
+
+        Parameters
+        ----------
+        src, dst, typ, key : str
+            The edge's key and the attribute's name.
+        value : any
+            A string, number, boolean, or a list or dict of them.
+        where : str
+            Locates it in an error message.
+        """
         self.edge_attrs.append((src, dst, typ, key, attribute_value(value, where, key)))
 
     def flush_nodes(self) -> None:
@@ -332,7 +370,15 @@ class RowWriter:
         self.edges = []
 
     def alias(self, pair: tuple[str, str], where: str) -> None:
-        """One alias pair (:func:`~conceptwalk.kb.store.alias_pair`); ``where`` locates it."""
+        """One alias pair.
+
+        Parameters
+        ----------
+        pair : (str, str)
+            ``(alias, canonical)``, as :func:`~conceptwalk.kb.store.alias_pair` returns it.
+        where : str
+            Locates it in an error message (the canonical node is checked at the end).
+        """
         # Aliases are checked and written last, so a canonical node may come later in the file.
         self.aliases.append(pair)
         self.alias_where.append(where)
