@@ -867,8 +867,8 @@ def import_graph_file(
         The store to write into.
     path : str or path-like
         The file (``.gz`` too).
-    format : {"graphml", "gexf", "gml"}, optional
-        Default from the extension.
+    format : str, optional
+        ``"graphml"``, ``"gexf"`` or ``"gml"``; by default from the extension.
     title_attr, type_attr, scopes_attr, aliases_attr : str
         Which attributes hold those node keys.
     gml_label : {"label", "id"}
@@ -1366,8 +1366,8 @@ def export_file(
         The store.
     path : str or path-like
         The file to write (replaced).
-    format : {"jsonl", "graphml", "gexf"}, optional
-        Default from the extension.
+    format : str, optional
+        ``"jsonl"``, ``"graphml"`` or ``"gexf"``; by default from the extension.
     caller : Caller, optional
         Whose view to export; default :meth:`Caller.public`.
 

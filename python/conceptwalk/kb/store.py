@@ -1597,8 +1597,8 @@ class KnowledgeBase:
         ----------
         path : str or path-like
             The file to write.
-        format : {"jsonl", "graphml", "gexf"}, optional
-            Default from the extension.
+        format : str, optional
+            ``"jsonl"``, ``"graphml"`` or ``"gexf"``; by default from the extension.
         caller : Caller, optional
             Whose view; default :meth:`Caller.public`.
 
