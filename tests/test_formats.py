@@ -456,17 +456,8 @@ def test_real_shacl_vocabulary_from_pyshacl():
 def test_kb_import_file_method_and_environment_hint(monkeypatch):
     kb = KnowledgeBase.open(":memory:")
     assert kb.import_file(DATA / "tiny.obo").nodes == 3
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_fastobo(name, *a, **k):
-        if name == "fastobo":
-            raise ImportError(name)
-        return real_import(name, *a, **k)
-
-    monkeypatch.setattr(builtins, "__import__", no_fastobo)
-    monkeypatch.delitem(__import__("sys").modules, "fastobo", raising=False)
+    # a parser that is not installed: importing it raises ImportError (a None entry in sys.modules)
+    monkeypatch.setitem(__import__("sys").modules, "fastobo", None)
     with pytest.raises(InputError, match=r'needs the fastobo package: pip install "conceptwalk\[formats\]"'):
         import_file(KnowledgeBase.open(":memory:"), DATA / "tiny.obo")
 
@@ -502,3 +493,27 @@ def test_cli_import_and_export(tmp_path, capsys):
     assert main(["import", db, str(DATA / "tiny.obo"), "--languages", "en"]) == 2
     assert "--languages applies to --format owl" in capsys.readouterr().err
     assert os.path.exists(db)
+
+
+@pytest.mark.parametrize("out_fmt", ["jsonl", "graphml", "gexf"])
+def test_round_trip_edge_cases(tmp_path, out_fmt):
+    """A title equal to the id (GEXF's stand-in for no label), list and dict attributes, names an
+    export uses for node keys, number-valued annotations, an empty scope list, a bare node."""
+    kb = KnowledgeBase.open(":memory:")
+    p = tmp_path / "in.jsonl"
+    rows = [
+        {"id": "same", "title": "same", "scopes": []},
+        {"id": "x", "type": "CONCEPT", "body": "b", "lifecycle": "draft", "scopes": ["t1", "t2"]},
+        {"id": "x", "attributes": {"label": "L", "name": "N", "tags": ["a", "b"], "meta": {"k": 1}, "w@json": "s"}},
+        {"src": "x", "dst": "same", "type": "R", "fidelity": 0.75, "extraction_confidence": 0.5, "authority": True},
+        {"src": "x", "dst": "bare", "attributes": {"weight": 3, "type": "T"}},
+        {"alias": "ex", "canonical": "x"},
+        {"alias": "ex", "canonical": "same"},
+    ]
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    import_file(kb, p)
+    out = tmp_path / f"out.{out_fmt}"
+    export_file(kb, out, caller=ALL)
+    again = KnowledgeBase.open(":memory:")
+    import_file(again, out)
+    assert store(again) == store(kb)

@@ -859,7 +859,7 @@ def import_graph_file(
     ``type_attr`` (GEXF: else the edge's ``label``) -> type and the annotation axes; every other
     attribute (``weight`` included) -> an attribute of its node or edge. The files' own edge
     ids are structure, not data, and are not kept; a GEXF label equal to the node id (GEXF's
-    stand-in for no label) is not a title.
+    stand-in for no label) or to the ``title`` attribute is neither a title nor an attribute.
 
     Parameters
     ----------
@@ -923,9 +923,10 @@ def import_graph_file(
         label = {"graphml": "GraphML", "gexf": "GEXF", "gml": "GML"}[fmt]
         raise InputError(f"{name}:{_xml_line(exc)}: malformed {label} ({_rdf_why(exc)})") from None
     parse = time.perf_counter() - t0
-    if fmt == "gexf":
+    if fmt == "gexf":  # GEXF's mandatory label: no title when it is the id, no attribute when it repeats one
         for n, attrs in G.nodes(data=True):
-            if attrs.get("label") == str(n) and "title" not in attrs:
+            label = attrs.get("label")
+            if label is not None and (label == str(n) or label == attrs.get("title")):
                 del attrs["label"]
     t1 = time.perf_counter()
     summary = import_networkx(
