@@ -192,9 +192,6 @@ class ProgressBar:
             self._bar.close()
 
 
-_Progress = ProgressBar
-
-
 def file_scopes(scopes: Any) -> list[str] | None:
     """Check an importer's ``scopes=`` (a whole file to scopes): None or a list of non-empty strings."""
     if scopes is None:
@@ -524,7 +521,7 @@ def import_jsonl(
     scope_list = file_scopes(scopes)
     _check_readable(p, name)
     summary = ImportSummary()
-    bar = _Progress(progress, p.name)
+    bar = ProgressBar(progress, p.name)
     try:
         with _open_text(p) as fh, kb.bulk():
             w = RowWriter(kb, summary, missing_endpoints, scope_list)
@@ -725,7 +722,7 @@ def import_edge_list(
     base = p.name[:-3] if p.name.endswith(".gz") else p.name
     ext = os.path.splitext(base)[1].lower()
     summary = ImportSummary()
-    bar = _Progress(progress, p.name)
+    bar = ProgressBar(progress, p.name)
     try:
         with _open_text(p) as fh, kb.bulk():
             if delimiter is None:
@@ -951,7 +948,7 @@ def import_networkx(
     ignored: set[str] = set()
     kept: set[str] = set()
     summary = ImportSummary()
-    bar = _Progress(progress, "networkx", total=G.number_of_nodes() + G.number_of_edges())
+    bar = ProgressBar(progress, "networkx", total=G.number_of_nodes() + G.number_of_edges())
     done = 0
 
     def other(k: Any, v: Any, at: str, out: dict[str, Any], known: Any) -> None:
