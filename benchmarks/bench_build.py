@@ -92,7 +92,7 @@ def store_path(workload, tmp_path_factory):
     from conceptwalk.kb.store import KnowledgeBase
 
     path = str(tmp_path_factory.mktemp("store") / "kb.sqlite")
-    kb = KnowledgeBase.open(path)
+    kb = KnowledgeBase.create(path)
     workload.kb.write_to(kb)  # the bulk path (`conceptwalk synth`)
     kb.close()
     return path

@@ -40,7 +40,7 @@ def _prepare(path: str, dim: int) -> dict[str, Any]:
     from conceptwalk.kb.store import KnowledgeBase
     from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
 
-    kb = KnowledgeBase.open(path)
+    kb = KnowledgeBase.create(path)
     g = kb.graph()
     types = list(g.node_type_names)
     every = [i for k, i in enumerate(g.ids) if types[g.node_type_codes[k]] == "CONCEPT"]

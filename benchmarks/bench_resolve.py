@@ -52,7 +52,7 @@ import realdata  # noqa: E402
 def _kb(ds: realdata.AliasSet, aliases: list[tuple[str, str]], path: str) -> Any:
     from conceptwalk.kb.store import KnowledgeBase
 
-    kb = KnowledgeBase.open(path)
+    kb = KnowledgeBase.create(path)
     kb.add_nodes(ds.nodes)
     kb.add_edges(ds.edges)
     if aliases:

@@ -81,7 +81,7 @@ def bench_wrapped_query(benchmark, workload_1k, tmp_path_factory):
     from conceptwalk.kb.store import KnowledgeBase
 
     kb_syn = workload_1k.kb
-    kb = KnowledgeBase.open(str(tmp_path_factory.mktemp("wrap") / "kb.sqlite"))
+    kb = KnowledgeBase.create(str(tmp_path_factory.mktemp("wrap") / "kb.sqlite"))
     kb.add_nodes(kb_syn.node_rows())
     kb.add_edges(kb_syn.edge_rows())
     kb.add_aliases(kb_syn.alias_rows())

@@ -77,7 +77,7 @@ def _real_kb(which: str, tmp: str, nq: int) -> tuple[Any, str, list[str], Any]:
 
     ds = realdata.load(which)
     path = os.path.join(tmp, f"{ds.name}.db")
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     w.add_nodes(ds.nodes)
     w.add_edges(ds.edges)
     w.close()

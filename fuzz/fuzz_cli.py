@@ -139,7 +139,7 @@ PATHS = ["@kb", "@foreign", "@damaged", "@dir", "@missing", "@jsonl", "@csv", "@
 
 def _setup() -> None:
     """The files the paths stand for (rebuilt by :func:`_reset` when a run changed them)."""
-    with KnowledgeBase.open(_FIXTURE) as kb:
+    with KnowledgeBase.create(_FIXTURE) as kb:
         kb.add_nodes(
             [
                 {

@@ -42,7 +42,7 @@ def store() -> KnowledgeBase:
         for ext in ("", "-wal", "-shm"):
             if os.path.exists(path + ext):
                 os.unlink(path + ext)
-        kb = KnowledgeBase.open(path)
+        kb = KnowledgeBase.create(path)
         _STATE["kb"] = kb
     return kb  # type: ignore[return-value]
 

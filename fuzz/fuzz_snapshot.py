@@ -62,7 +62,7 @@ def state() -> dict[str, object]:
     """The template store, its snapshot's bytes and arrays, and a rebuild's answers (once)."""
     if not _STATE:
         base = os.path.join(_TMP, "base.db")
-        with KnowledgeBase.open(base) as kb:
+        with KnowledgeBase.create(base) as kb:
             kb.add_nodes(
                 [
                     {

@@ -74,7 +74,7 @@ def measure(n_concepts: int, workdir: str, turns: int) -> dict[str, Any]:
     # ---- write: synth (the store path of `conceptwalk synth`) and JSONL import
     syn = synthetic.generate(n_concepts, seed=0)
     t = time.perf_counter()
-    with KnowledgeBase.open(db) as kb:
+    with KnowledgeBase.create(db) as kb:
         kb.SNAPSHOT_SAVE_EVERY = 1 << 60
         syn.write_to(kb)  # what `conceptwalk synth` does after generating
         t_store = time.perf_counter() - t
@@ -96,7 +96,7 @@ def measure(n_concepts: int, workdir: str, turns: int) -> dict[str, Any]:
             fh.write(json.dumps(row) + "\n")
     imp = os.path.join(workdir, f"imp{n_concepts}.sqlite")
     t = time.perf_counter()
-    with KnowledgeBase.open(imp) as kb:
+    with KnowledgeBase.create(imp) as kb:
         summary = import_jsonl(kb, jl)
     t_imp = time.perf_counter() - t
     res.update(

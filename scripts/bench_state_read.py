@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         db = os.path.join(work, "kb.sqlite")
         syn = synthetic.generate(args.concepts, seed=0)
-        with KnowledgeBase.open(db) as kb:
+        with KnowledgeBase.create(db) as kb:
             syn.write_to(kb)
         with KnowledgeBase.open(db) as kb:
             kb.state()  # the snapshot file, text index included

@@ -88,7 +88,7 @@ def measure(n_concepts: int, workdir: str, turns: int, reopens: int) -> dict[str
 
     db = os.path.join(workdir, f"kb{n_concepts}.sqlite")
     syn = synthetic.generate(n_concepts, seed=0)
-    with KnowledgeBase.open(db) as kb:
+    with KnowledgeBase.create(db) as kb:
         syn.write_to(kb)
     res: dict[str, Any] = {"concepts": n_concepts}
     with KnowledgeBase.open(db) as kb:

@@ -76,7 +76,7 @@ def _run(case: str, n: int, work: str, syn: Any) -> dict[str, Any]:
     exact_peak = _reset_peak()
     cpu0 = time.process_time()
     t0 = time.perf_counter()
-    kb = KnowledgeBase.open(db)
+    kb = KnowledgeBase.create(db)
     try:
         if case == "synth":
             syn.write_to(kb)

@@ -49,7 +49,7 @@ def build_kb(path: str, concepts: int, seed: int) -> Any:
     from conceptwalk.kb.store import KnowledgeBase
 
     syn = synthetic.generate(concepts, seed=seed)
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_nodes(syn.node_rows())
         kb.add_edges(syn.edge_rows())
         kb.add_aliases(syn.alias_rows())

@@ -37,7 +37,7 @@ def make_store(d: str) -> str:
 
     p = os.path.join(d, "kb.db")
     rng = random.Random(7)
-    with KnowledgeBase.open(p) as kb:
+    with KnowledgeBase.create(p) as kb:
         nodes = []
         for i in range(60):
             sc = [["tenant-a"], ["tenant-c"], ["tenant-a", "tenant-c"], None][i % 4]

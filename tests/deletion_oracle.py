@@ -23,7 +23,7 @@ def open_store(
 
 
 def deleted_store(
-    nodes: list[dict[str, Any]], edges: list[dict[str, Any]], aliases: list[tuple[str, str]], caller: Caller
+    nodes: list[dict[str, Any]], edges: list[dict[str, Any]], aliases: list[Any], caller: Caller
 ) -> KnowledgeBase | None:
     """The store of these rows with the nodes ``caller`` may not see deleted (None when it sees
     none: a store needs a node)."""
@@ -37,5 +37,15 @@ def deleted_store(
     return open_store(
         [nd for nd in nodes if nd["id"] in keep],
         [e for e in edges if e["src"] in keep and e["dst"] in keep],
-        [(a, c) for a, c in aliases if c in keep],
+        [(a, c) for a, c in map(_alias_pair, aliases) if c in keep],
     )
+
+
+def _alias_pair(row: Any) -> tuple[str, str]:
+    """``(alias, canonical)`` of an alias row: a pair, or a mapping with ``alias`` and
+    ``canonical`` (what ``synthetic.alias_rows()`` gives; unpacking such a mapping as a pair
+    would give its keys, and every alias would be dropped from the deleted store)."""
+    if isinstance(row, dict):
+        return row["alias"], row["canonical"]
+    a, c = row
+    return a, c

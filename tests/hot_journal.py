@@ -21,7 +21,7 @@ def hot_journal_copy(path: str | os.PathLike[str], copy: str | os.PathLike[str],
     of nodes committed (what every correct open must see)."""
     path, copy = os.fspath(path), os.fspath(copy)
     if not os.path.exists(path):
-        with KnowledgeBase.open(path) as kb:
+        with KnowledgeBase.create(path) as kb:
             kb.add_nodes([{"id": "committed", "title": "the one committed node"}])
     with KnowledgeBase.open(path) as kb:
         committed = kb.stats()["nodes"]

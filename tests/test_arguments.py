@@ -156,6 +156,8 @@ K_BUILDING_BLOCKS = {
     "graph.context.context_text",
     "graph.suggest.suggest",
     "graph.suggest.suggest_batch",
+    "graph.suggest.ppr_suggest",
+    "graph.suggest.ppr_suggest_batch",
     "tools.GraphSource.search",
 }  # a protocol's method, implemented by the source
 

@@ -104,7 +104,7 @@ def test_context_batch_equals_single(graph, threads, caller):
         elif kind == 3:
             queries.append((None, concepts[:1] + concepts[:1]))  # duplicate concept
         else:
-            queries.append({"question": "no-such-text"} if j % 2 else "   ")  # empty results
+            queries.append({"question": "no-such-text"} if j % 2 else "?!")  # empty: no hit, no words
     queries.append({"concepts": ["zz-isolated"]})  # no visible neighbours
     for kw in ({}, {"k": 3}, {"node_types": ["DOC"]}, {"node_types": []}, {"eps": 1e-6, "n_hits": 3}):
         got = graph_context_batch(kb, queries, caller=caller, threads=threads, **kw)
@@ -213,3 +213,26 @@ def test_core_batch_rejects_bad_pointers(graph):
 
 def test_doctests():
     assert doctest.testmod(batch_mod, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_suggest_batch_concepts_default_to_the_visible_concepts():
+    """Issue 32: the in-process link_suggest_batch needed concepts= while the Dask one made it
+    optional; both default to every node of node_types the caller sees, ascending."""
+    g = LinkGraph.from_edges(
+        [("a", "x"), ("b", "x"), ("a", "y"), ("b", "y"), ("h", "x"), ("h", "y")],
+        nodes=[
+            {"id": "a", "type": "CONCEPT"},
+            {"id": "b", "type": "CONCEPT"},
+            {"id": "h", "type": "CONCEPT", "scopes": ["secret"]},
+            {"id": "x", "type": "FILE"},
+        ],
+    )
+    for caller, want in ((Caller.public(), ["a", "b"]), (Caller.all_access(), ["a", "b", "h"])):
+        got = link_suggest_batch(g, caller=caller, k=3)
+        assert [r.concept for r in got] == want
+        assert [r.to_dict() for r in got] == [link_suggest(g, c, caller=caller, k=3).to_dict() for c in want]
+    every = link_suggest_batch(g, caller=Caller.public(), node_types=None)
+    assert [r.concept for r in every] == ["a", "b", "x", "y"]
+    assert link_suggest_batch(g, caller=Caller.public(), node_types=["NOPE"]) == []
+    with pytest.raises(InputError, match="node_types must be a list of type names, not a single string"):
+        link_suggest_batch(g, caller=Caller.public(), node_types="CONCEPT")

@@ -123,7 +123,7 @@ def test_synthetic_write_to_equals_row_by_row_writes(tmp_path):
     au = syn.edge_annotations["authority"]
     au[0], au[1], au[5] = "it's", "a\x00b", "it's"
     syn.lifecycle[2] = "o'clock"
-    with KnowledgeBase.open(tmp_path / "rows.sqlite") as a, KnowledgeBase.open(tmp_path / "bulk.sqlite") as b:
+    with KnowledgeBase.create(tmp_path / "rows.sqlite") as a, KnowledgeBase.create(tmp_path / "bulk.sqlite") as b:
         row_by_row(a, list(syn.node_rows()), list(syn.edge_rows()), list(syn.alias_rows()))
         syn.write_to(b, chunk=333)
         assert is_wal(b)
@@ -143,7 +143,7 @@ def test_synthetic_write_to_with_many_distinct_values_and_typed_annotations(tmp_
     fi = syn.edge_annotations["fidelity"]
     for i in range(len(fi)):
         fi[i] = f"f{i % 200}"
-    with KnowledgeBase.open(tmp_path / "rows.sqlite") as a, KnowledgeBase.open(tmp_path / "bulk.sqlite") as b:
+    with KnowledgeBase.create(tmp_path / "rows.sqlite") as a, KnowledgeBase.create(tmp_path / "bulk.sqlite") as b:
         row_by_row(a, list(syn.node_rows()), list(syn.edge_rows()), list(syn.alias_rows()))
         syn.write_to(b)
         assert_same_store(a, b, edge_order_free=True)
@@ -209,7 +209,7 @@ def test_jsonl_import_equals_row_by_row_writes(tmp_path, rows):
         for r in rows:
             fh.write(json.dumps(r, ensure_ascii=bool(len(rows) % 2)) + ("\r\n" if len(rows) % 3 == 0 else "\n"))
     nodes, edges, aliases = _split(rows)
-    with KnowledgeBase.open(d / "rows.sqlite") as a, KnowledgeBase.open(d / "bulk.sqlite") as b:
+    with KnowledgeBase.create(d / "rows.sqlite") as a, KnowledgeBase.create(d / "bulk.sqlite") as b:
         # row by row in the file's order: nodes and edges interleave as the file has them
         kb_rows = [r for r in rows if "alias" not in r]
         for i in range(0, len(kb_rows), 7):
@@ -245,7 +245,7 @@ def test_jsonl_import_of_a_synthetic_kb_equals_row_by_row_writes(tmp_path):
             fh.write(json.dumps(r) + "\n")
         for r in syn.alias_rows():
             fh.write(json.dumps(r) + "\n")
-    with KnowledgeBase.open(tmp_path / "rows.sqlite") as a, KnowledgeBase.open(tmp_path / "bulk.sqlite") as b:
+    with KnowledgeBase.create(tmp_path / "rows.sqlite") as a, KnowledgeBase.create(tmp_path / "bulk.sqlite") as b:
         row_by_row(a, list(syn.node_rows()), list(syn.edge_rows()), list(syn.alias_rows()))
         import_jsonl(b, path)
         assert_same_store(a, b, edge_order_free=False)
@@ -262,7 +262,7 @@ def test_edge_list_import_equals_row_by_row_writes(tmp_path):
         for r in syn.edge_rows():
             w.writerow(["" if r[k] is None else r[k] for k in EDGE_KEYS])
             edges.append({k: v for k, v in r.items() if v is not None or k in a_})
-    with KnowledgeBase.open(tmp_path / "rows.sqlite") as a, KnowledgeBase.open(tmp_path / "bulk.sqlite") as b:
+    with KnowledgeBase.create(tmp_path / "rows.sqlite") as a, KnowledgeBase.create(tmp_path / "bulk.sqlite") as b:
         row_by_row(a, [], edges, [])
         import_edge_list(b, path)
         assert_same_store(a, b, edge_order_free=False)
@@ -295,14 +295,14 @@ def test_jsonl_errors_name_the_line_as_json_loads_would(tmp_path, line, expected
     path = tmp_path / "bad.jsonl"
     with open(path, "w", encoding="utf-8", newline="") as fh:
         fh.write('{"id": "ok", "scopes": ["t"]}\n\n' + line)
-    with KnowledgeBase.open(tmp_path / "kb.sqlite") as kb:
+    with KnowledgeBase.create(tmp_path / "kb.sqlite") as kb:
         with pytest.raises(InputError) as err:
             import_jsonl(kb, path)
         assert str(err.value).startswith(f"{path}:3: ")
         assert expected in str(err.value)
         assert kb.stats()["nodes"] == 0 and is_wal(kb)
         schema = kb.conn.execute(SCHEMA_SQL).fetchall()
-    with KnowledgeBase.open(tmp_path / "empty.sqlite") as ref:
+    with KnowledgeBase.create(tmp_path / "empty.sqlite") as ref:
         assert ref.conn.execute(SCHEMA_SQL).fetchall() == schema
 
 
@@ -314,7 +314,7 @@ def test_jsonl_whitespace_and_big_numbers_decode_as_json_loads(tmp_path):
     ]
     path = tmp_path / "kb.jsonl"
     path.write_text("".join(lines), encoding="utf-8")
-    with KnowledgeBase.open(tmp_path / "rows.sqlite") as a, KnowledgeBase.open(tmp_path / "bulk.sqlite") as b:
+    with KnowledgeBase.create(tmp_path / "rows.sqlite") as a, KnowledgeBase.create(tmp_path / "bulk.sqlite") as b:
         objs = [json.loads(ln) for ln in lines]
         a.add_nodes(objs[:1])
         with pytest.raises(InputError) as e1:
@@ -330,7 +330,7 @@ def test_jsonl_whitespace_and_big_numbers_decode_as_json_loads(tmp_path):
 
 # ---------------------------------------------------------------------- the transaction
 def test_bulk_into_a_non_empty_store_is_a_plain_transaction(tmp_path):
-    with KnowledgeBase.open(tmp_path / "kb.sqlite") as kb:
+    with KnowledgeBase.create(tmp_path / "kb.sqlite") as kb:
         kb.add_nodes([{"id": "a", "title": "Alpha"}])
         with kb.bulk():
             assert is_wal(kb)
@@ -342,7 +342,7 @@ def test_bulk_into_a_non_empty_store_is_a_plain_transaction(tmp_path):
 def test_bulk_stays_in_wal_mode_while_another_connection_reads(tmp_path):
     path = str(tmp_path / "kb.sqlite")
     syn = synthetic.generate(100, seed=1)
-    with KnowledgeBase.open(path) as kb, KnowledgeBase.open(path) as reader:
+    with KnowledgeBase.create(path) as kb, KnowledgeBase.open(path) as reader:
         assert reader.stats()["nodes"] == 0
         seen = []
         orig = kb.put_nodes
@@ -361,7 +361,7 @@ def test_bulk_stays_in_wal_mode_while_another_connection_reads(tmp_path):
 def test_failed_bulk_load_leaves_the_store_as_it_was(tmp_path):
     path = str(tmp_path / "kb.sqlite")
     syn = synthetic.generate(200, seed=4)
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         before = kb.conn.execute(SCHEMA_SQL).fetchall()
 
         def boom(params, **kw):
@@ -397,7 +397,7 @@ _SYNTH_WRITER = textwrap.dedent("""
 @pytest.mark.parametrize("delay", [0.0, 0.15, 0.6])
 def test_sigkill_during_a_bulk_load_leaves_the_empty_store(tmp_path, delay):
     path = str(tmp_path / "kb.sqlite")
-    KnowledgeBase.open(path).close()
+    KnowledgeBase.create(path).close()
     proc = subprocess.Popen(
         [sys.executable, "-c", _SYNTH_WRITER, path, "3000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -415,7 +415,7 @@ def test_sigkill_during_a_bulk_load_leaves_the_empty_store(tmp_path, delay):
         if committed:
             assert n > 0
         if n == 0:  # rolled back whole, triggers and index included
-            with KnowledgeBase.open(tmp_path / "ref.sqlite") as ref:
+            with KnowledgeBase.create(tmp_path / "ref.sqlite") as ref:
                 assert kb.conn.execute(SCHEMA_SQL).fetchall() == ref.conn.execute(SCHEMA_SQL).fetchall()
             assert kb.stats()["edges"] == 0
             synthetic.generate(50, seed=1).write_to(kb)

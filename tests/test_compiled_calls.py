@@ -80,6 +80,24 @@ def test_question_seeded_graph_context_is_one_compiled_call(caller: Caller, rank
     assert calls == Counter({"graph_context_text": 1})
 
 
+@pytest.mark.parametrize("caller", [Caller.all_access(), Caller.public(), Caller.with_scopes("t1")], ids=str)
+def test_a_question_naming_ids_and_aliases_is_still_one_compiled_call(caller: Caller) -> None:
+    """Issue 32 item 1: the nodes a question names by id or alias are seeds of the same one call
+    (matched in Python against name indexes kept per graph and per alias count); a question of
+    stopwords only with concepts is one call too (no text search)."""
+    kb = _kb()
+    kb.add_aliases([("walker", "c5")])
+    kwargs = {"k": 5, "caller": caller, "concepts": ["c3"]}
+    q = "how do c7 and the walker graph walk"
+    warm = graph_context(kb, q, **kwargs)
+    res, calls = compiled_calls(graph_context, kb, q, **kwargs)
+    assert res == warm and {s.id for s in res.seeds if s.source == "name"} == {"c7", "c5"}
+    assert calls == Counter({"graph_context_text": 1}), calls
+    graph_context(kb, "the of and", **kwargs)
+    res, calls = compiled_calls(graph_context, kb, "the of and", **kwargs)
+    assert [s.id for s in res.seeds] == ["c3"] and calls == Counter({"graph_context": 1}), calls
+
+
 def test_concept_seeded_graph_context_is_one_compiled_call() -> None:
     kb = _kb()
     graph_context(kb, concepts=["c3", "c4"], caller=Caller.public())

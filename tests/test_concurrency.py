@@ -99,7 +99,7 @@ def _kb_answers(g: LinkGraph, probes: list[str]) -> tuple:
 
 
 def _seed_kb(path) -> tuple[KnowledgeBase, list[str]]:
-    kb = KnowledgeBase.open(path)
+    kb = KnowledgeBase.create(path)
     rng = np.random.default_rng(0)
     kb.add_nodes([{"id": f"n{i:04d}", "type": "CONCEPT"} for i in range(200)])
     kb.add_edges(

@@ -165,9 +165,15 @@ def test_coverage_work_budget_truncates() -> None:
 
     g = LinkGraph.from_edges([("s", f"m{i}") for i in range(50)] + [(f"m{i}", "t") for i in range(50)])
     r = gctx.context(g, np.array([g.index("s")], np.int32), np.ones(1), 0.25, 1e-4, 5, None, None, 1, 2, 10)
-    assert r.truncated and r.visits == 10
+    # not even the first hop fits: radius 0, and no node is reported as covered
+    assert r.truncated and r.visits == 10 and r.radius == 0 and len(r) == 0
+    one = gctx.context(g, np.array([g.index("s")], np.int32), np.ones(1), 0.25, 1e-4, 60, None, None, 1, 2, 60)
+    # the first hop (50 entries) fits, the second (100 more) does not: t is not counted at all
+    # (before: the m's row reads that fitted counted t as covered, with a partial second hop)
+    assert one.truncated and one.radius == 1 and one.visits == 60
+    assert sorted(g.ids[v] for v in one.nodes.tolist()) == sorted(f"m{i}" for i in range(50))
     full = gctx.context(g, np.array([g.index("s")], np.int32), np.ones(1), 0.25, 1e-4, 5, None, None, 1, 2)
-    assert not full.truncated and full.visits == 150
+    assert not full.truncated and full.visits == 150 and full.radius == 2
 
 
 def test_rank_bad_input() -> None:
@@ -196,6 +202,10 @@ def test_mcp_rank_argument() -> None:
     top = out.structured["results"][0]
     assert (top["id"], top["coverage"], top["coveredBy"]) == ("t", 3, ["s1", "s2", "s3"])
     assert out.structured["params"]["rank"] == "coverage"
+    assert (
+        out.structured["hopsCompleted"] == 2
+        and "hopsCompleted" not in ts.call("graph_context", {"concepts": ["s1"], "k": 3}).structured
+    )
     assert ts.call("graph_context", {"concepts": ["s1"], "rank": "bm25"}).is_error
     assert ts.call("graph_context", {"concepts": ["s1"], "rank": "coverage", "maxHops": 4}).is_error
     plain = ts.call("graph_context", {"concepts": ["s1", "s2", "s3"], "k": 3})
@@ -234,7 +244,7 @@ def test_cli_rank_option(tmp_path) -> None:
         text=True,
     ).stdout
     d = json.loads(out)
-    assert d["results"][0]["id"] == "t" and d["results"][0]["coverage"] == 3
+    assert d["results"][0]["id"] == "t" and d["results"][0]["coverage"] == 3 and d["hopsCompleted"] == 2
 
 
 def test_dask_batch_rank_passthrough() -> None:
@@ -255,3 +265,139 @@ def test_dask_batch_rank_passthrough() -> None:
     assert [r.to_dict() for r in got] == [
         r.to_dict() for r in graph_context_batch(g, queries, caller=ALL, k=4, rank="coverage")
     ]
+
+
+# --- the budget spent level by level (issue 37, item 1) ---------------------------------------
+
+
+def _core_coverage(g, seeds, max_hops, max_visits, caller=ALL):
+    """The core's coverage ranking of every candidate (k = all nodes) under a budget."""
+    import numpy as np
+
+    from conceptwalk.graph import context as gctx
+
+    idx = np.array(sorted(g.index(s) for s in seeds), np.int32)
+    vm = caller.visibility(g)
+    r = gctx.context(g, idx, np.ones(len(idx)), 0.25, 1e-4, g.num_nodes, None, vm, 1, max_hops, max_visits)
+    ids = g.ids
+    cov = {ids[v]: c for v, c in zip(r.nodes.tolist(), r.coverage.tolist())}
+    return r, cov
+
+
+def _bfs_coverage(edges, visible, seeds, radius):
+    """Per visible non-seed node: how many seeds are within ``radius`` hops (networkx BFS)."""
+    h = nx.Graph()
+    h.add_nodes_from(visible)
+    h.add_edges_from((a, b) for a, b, _ in edges if a in visible and b in visible and a != b)
+    cov: dict[str, int] = {}
+    for s in seeds:
+        if radius == 0:
+            break
+        for v in nx.single_source_shortest_path_length(h, s, cutoff=radius):
+            if v not in seeds:
+                cov[v] = cov.get(v, 0) + 1
+    return cov
+
+
+def _visits_to(edges, visible, seeds, radius):
+    """The visible adjacency entries a per-seed BFS to depth ``radius`` reads, all seeds."""
+    h = nx.Graph()
+    h.add_nodes_from(visible)
+    h.add_edges_from((a, b) for a, b, _ in edges if a in visible and b in visible and a != b)
+    total = 0
+    for s in seeds:
+        for v, d in nx.single_source_shortest_path_length(h, s, cutoff=radius - 1).items():
+            total += h.degree(v)
+    return total
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(
+    seed=st.integers(0, 10_000),
+    budget=st.integers(1, 400),
+    caller_i=st.integers(0, len(CALLERS) - 1),
+)
+def test_truncated_coverage_is_exact_for_the_radius_it_completed_and_monotone(
+    seed: int, budget: int, caller_i: int
+) -> None:
+    nodes, edges = _random(seed)
+    g = LinkGraph.from_edges(edges, nodes=nodes)
+    caller = CALLERS[caller_i]
+    visible = {n["id"] for n in nodes if _sees(caller, n)}
+    if not visible:
+        return
+    rng = random.Random(seed)
+    seeds = sorted(rng.sample(sorted(visible), min(len(visible), rng.randint(1, 8))))
+    prev: dict[str, int] = {}
+    for mh in (1, 2, 3):
+        r, cov = _core_coverage(g, seeds, mh, budget, caller)
+        radius = r.radius
+        assert 0 <= radius <= mh and r.truncated == (radius < mh)
+        # exact for the radius it says it completed ...
+        assert cov == _bfs_coverage(edges, visible, set(seeds), radius)
+        # ... which is the largest radius whose BFS from every seed fits in the budget
+        assert radius == 0 or _visits_to(edges, visible, seeds, radius) <= budget
+        if radius < mh:
+            assert _visits_to(edges, visible, seeds, radius + 1) > budget
+        assert r.visits <= (mh + 1) * budget
+        if 1 <= radius < mh:
+            # the whole truncated answer (order, coverage, seeds, hops) is the answer at that radius
+            exact, _ = _core_coverage(g, seeds, radius, 10**9, caller)
+            for f in ("nodes", "coverage", "cover_ptr", "cover_seeds", "hops", "via", "scores"):
+                assert getattr(r, f).tolist() == getattr(exact, f).tolist(), f
+        # monotone in max_hops: a node covered within fewer hops is covered at least as often
+        for v, c in prev.items():
+            assert cov.get(v, 0) >= c, (mh, v)
+        prev = cov
+
+
+def test_star_hub_covered_by_every_seed_at_every_max_hops() -> None:
+    # the hostile review's case: a hub one hop from each of 64 seed leaves of a 200,000-leaf
+    # star; before, the 4M-visit budget was spent seed by seed: 64, 20, 10 seeds at 1, 2, 3 hops
+    ids = [f"l{i:06d}" for i in range(200_000)]
+    g = LinkGraph.from_edges([("hub", x) for x in ids])
+    for mh in (1, 2, 3):
+        r = graph_context(g, concepts=ids[:64], k=5, caller=ALL, rank="coverage", max_hops=mh)
+        assert (r.results[0].id, r.results[0].coverage) == ("hub", 64), mh
+        assert r.hops_completed == 1 and r.truncated == (mh > 1)
+        d = r.to_dict()
+        assert d["hopsCompleted"] == 1 and d["params"]["maxHops"] == mh
+        if mh > 1:
+            assert f"coverage within 1 of {mh} hops" in str(r)
+    b = graph_context_batch(g, [{"concepts": ids[:64]}], k=5, caller=ALL, rank="coverage", max_hops=3, threads=1)
+    assert b[0].to_dict() == r.to_dict()
+
+
+def test_hops_completed_reported_only_for_coverage() -> None:
+    g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
+    cov = graph_context(g, concepts=["a"], k=5, caller=ALL, rank="coverage", max_hops=3)
+    assert cov.hops_completed == 3 and not cov.truncated and cov.to_dict()["hopsCompleted"] == 3
+    assert "coverage within" not in str(cov)
+    ppr = graph_context(g, concepts=["a"], k=5, caller=ALL)
+    assert ppr.hops_completed is None and "hopsCompleted" not in ppr.to_dict()
+    q = graph_context(g, "nothing matches", k=5, caller=ALL, rank="coverage", search=lambda text, k: [])
+    assert q.hops_completed == 2 and not q.results
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_truncated_coverage_deletion_oracle(seed: int) -> None:
+    # the budget counts visible entries only: a masked pass truncates exactly where the pass on
+    # the store with the hidden nodes deleted does
+    nodes, edges = _random(seed + 300)
+    caller = CALLERS[1 + seed % 2]
+    keep = [n for n in nodes if _sees(caller, n)]
+    ids = {n["id"] for n in keep}
+    if not ids:
+        return
+    g = LinkGraph.from_edges(edges, nodes=nodes)
+    h = LinkGraph.from_edges([e for e in edges if e[0] in ids and e[1] in ids], nodes=keep)
+    seeds = sorted(ids)[:: max(1, len(ids) // 4)][:5]
+    for mh in (1, 2, 3):
+        for budget in (3, 20, 60):
+            rm, cm = _core_coverage(g, seeds, mh, budget, caller)
+            rd, cd = _core_coverage(h, seeds, mh, budget, ALL)
+            assert (cm, rm.radius, rm.truncated, rm.visits) == (cd, rd.radius, rd.truncated, rd.visits)

@@ -28,7 +28,7 @@ _WRITER = textwrap.dedent("""
     from conceptwalk.kb.importers import import_jsonl
     from conceptwalk.kb.store import KnowledgeBase
     db, workdir, it, n_nodes, n_edges = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
-    kb = KnowledgeBase.open(db)
+    kb = KnowledgeBase.create(db)  # the first run makes the file
     b = 0
     while True:
         tag = f"i{it}b{b:03d}"
@@ -206,7 +206,7 @@ def test_sigkill_while_logging_changes_and_saving_the_snapshot(tmp_path):
     from conceptwalk.kb.snapshot import SnapshotError, read_arrays
 
     db = str(tmp_path / "kb.db")
-    with KnowledgeBase.open(db) as kb:
+    with KnowledgeBase.create(db) as kb:
         kb.add_edges([("root", "x")])
         kb.graph()
     rng = random.Random(99)
@@ -258,7 +258,7 @@ _BULK_LOADER = textwrap.dedent("""
     import sys
     from conceptwalk.kb.importers import import_jsonl
     from conceptwalk.kb.store import KnowledgeBase
-    kb = KnowledgeBase.open(sys.argv[1])  # a new file: the load runs with the rollback journal
+    kb = KnowledgeBase.create(sys.argv[1])  # a new file: the load runs with the rollback journal
     print("ready", flush=True)
     import_jsonl(kb, sys.argv[2])
     print("committed", flush=True)

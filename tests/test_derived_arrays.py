@@ -37,7 +37,7 @@ def _answers(kb: KnowledgeBase) -> list:
 
 def test_vectors_and_counts_are_kept_with_the_snapshot_and_read_by_a_fresh_process(tmp_path, monkeypatch):
     path = tmp_path / "kb.db"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb)
         want = _answers(kb)
         presence = kb.annotation_presence()
@@ -79,7 +79,7 @@ def test_vectors_and_counts_are_kept_with_the_snapshot_and_read_by_a_fresh_proce
 
 def test_kept_arrays_belong_to_their_position_only(tmp_path):
     path = tmp_path / "kb.db"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb)
         _answers(kb)
         gv = kb.state().graph_version
@@ -94,7 +94,7 @@ def test_kept_arrays_belong_to_their_position_only(tmp_path):
         assert kb.derived_arrays(name, gv2) is not None
         presence = kb.annotation_presence()
     # the same answers as a store built fresh with the same rows, which never had kept arrays
-    with KnowledgeBase.open(tmp_path / "fresh.db") as fresh:
+    with KnowledgeBase.create(tmp_path / "fresh.db") as fresh:
         _fill(fresh)
         fresh.add_nodes([{"id": "c99", "type": "CONCEPT", "title": "concept 99 token"}])
         fresh.add_edges([{"src": "c99", "dst": "d1", "type": "IMPLEMENTED_BY", "authority": "b"}])
@@ -104,7 +104,7 @@ def test_kept_arrays_belong_to_their_position_only(tmp_path):
 
 def test_keep_derived_arrays_checks_its_input_and_a_read_only_open_keeps_nothing(tmp_path):
     path = tmp_path / "kb.db"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb)
         gv = kb.state().graph_version
         for bad in ("", "a..b", "has space", "x/y"):
@@ -128,7 +128,7 @@ def test_arrays_kept_again_under_a_name_the_file_holds_are_saved_again(tmp_path)
     """Keeping new arrays under a name the snapshot file already holds (for the same position)
     rewrites the file: the next process reads the new ones, not the file's old ones."""
     path = tmp_path / "kb.db"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb)
         gv = kb.state().graph_version
         kb.keep_derived_arrays("t.x", gv, {"v": np.arange(3)})

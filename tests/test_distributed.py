@@ -18,6 +18,8 @@ from conceptwalk.kb.synthetic import generate  # noqa: E402
 from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search  # noqa: E402
 
 ALL = Caller.all_access()
+_SYN = generate(150, seed=11)
+SYN_ROWS = (list(_SYN.node_rows()), list(_SYN.edge_rows()))
 
 
 def _ctx(r):
@@ -30,7 +32,7 @@ def _ctx(r):
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory):
     syn = generate(150, seed=11)
-    kb = KnowledgeBase.open(tmp_path_factory.mktemp("dist") / "kb.db")
+    kb = KnowledgeBase.create(tmp_path_factory.mktemp("dist") / "kb.db")
     kb.add_nodes(syn.node_rows())
     kb.add_edges(syn.edge_rows())
     kb.add_aliases(syn.alias_rows())
@@ -326,3 +328,87 @@ def test_command_line_scheduler_and_two_workers(kb, tmp_path):
         fh.close()
         during = text[: ran[name]]
         assert "Traceback" not in during and "CommClosedError" not in during, (name, during)
+
+
+# --------------------------------------------------------------------------- reuse, bound, cleanup (issue 32)
+def test_ship_reuses_an_unchanged_store_and_ships_again_after_a_write(client, tmp_path):
+    kb = KnowledgeBase.create(tmp_path / "r.db")
+    kb.add_nodes([{"id": "a", "title": "alpha"}, {"id": "b", "title": "beta"}])
+    kb.add_edges([("a", "b")])
+    try:
+        first = cwd.ship(client, kb)
+        assert cwd.ship(client, kb) is first  # nothing shipped again
+        assert cwd.ship(client, kb, with_kb=False) is first  # the store copy is a superset
+        kb.add_nodes([{"id": "c", "title": "gamma"}])
+        second = cwd.ship(client, kb)
+        assert second is not first and second.token != first.token and second.num_nodes == 3
+        g = LinkGraph.from_edges([("x", "y")])
+        assert cwd.ship(client, g) is cwd.ship(client, g)
+        # the same content has the same token (a worker holding it rebuilds nothing)
+        assert cwd.ship(client, LinkGraph.from_edges([("x", "y")])).token == cwd.ship(client, g).token
+    finally:
+        kb.close()
+
+
+def _worker_dirs(dask_worker=None):
+    return cwd.worker_cache_info(dask_worker)["kb_dirs"]
+
+
+@pytest.mark.slow
+def test_process_workers_keep_a_bounded_number_of_store_copies_and_remove_them_on_close(
+    kb, tmp_path, monkeypatch, capfd
+):
+    """Issue 32: every batch shipped the store again and each worker kept every copy
+    (cw-worker-kb-* grew with each batch and stayed after the cluster closed)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))  # the spawned worker processes' temporary directory
+    store = KnowledgeBase.create(tmp_path / "grow.db")
+    store.add_nodes(list(SYN_ROWS[0]))
+    store.add_edges(list(SYN_ROWS[1]))
+
+    def copies():
+        return sorted(p.name for p in tmp.iterdir() if p.name.startswith("cw-worker-kb-"))
+
+    texts = [q["text"] for q in kb.queries[:4]]
+    cluster = distributed.LocalCluster(
+        processes=True, n_workers=2, threads_per_worker=2, dashboard_address=None, host="127.0.0.1"
+    )
+    try:
+        with distributed.Client(cluster) as c:
+            want = [ConceptAnchoredRetriever(builtin_flat_search(store), store).query(t, 3, caller=ALL) for t in texts]
+            for _ in range(4):  # an unchanged store: shipped once, one copy per worker
+                assert cwd.query_batch(c, store, texts, 3, caller=ALL, concept_walk=False, partitions=4) == want
+            assert 1 <= len(copies()) <= 2, copies()
+            builds = c.run(lambda dask_worker: cwd.worker_cache_info(dask_worker)["kb_builds"])
+            assert all(n <= 1 for n in builds.values()), builds
+            seen = []
+            for i in range(6):  # a new state each time: bounded per worker
+                store.add_nodes([{"id": f"extra/{i}", "title": f"extra node {i}"}])
+                cwd.graph_context_batch(c, store, texts, caller=ALL, k=3, partitions=4)
+                seen.append(len(copies()))
+                held = c.run(_worker_dirs)
+                assert all(len(d) <= cwd.KEEP_SHIPMENTS for d in held.values()), held
+            assert max(seen) <= 2 * cwd.KEEP_SHIPMENTS, seen
+            assert copies()  # the workers do hold copies while they run
+    finally:
+        cluster.close()
+        store.close()
+    assert copies() == []  # removed when the workers closed (the plugin's teardown)
+    err = capfd.readouterr().err
+    assert "Traceback" not in err, err
+
+
+def test_suggest_batch_same_default_concepts_in_process_and_on_the_cluster(client, kb):
+    """Issue 32: one vocabulary: concepts= optional in both, the same default, a Shipped too."""
+    from conceptwalk.tools import link_suggest_batch
+
+    caller = Caller.with_scopes("tenant-a")
+    want = [r.to_dict() for r in link_suggest_batch(kb, caller=caller, k=3)]
+    assert want and [r.to_dict() for r in cwd.link_suggest_batch(client, kb, caller=caller, k=3)] == want
+    shipped = cwd.ship(client, kb)
+    assert [r.to_dict() for r in cwd.link_suggest_batch(client, shipped, caller=caller, k=3)] == want
+    g = kb.graph()
+    assert [r.concept for r in cwd.link_suggest_batch(client, g, caller=caller, node_types=["FILE"], k=3)] == [
+        r.concept for r in link_suggest_batch(g, caller=caller, node_types=["FILE"], k=3)
+    ]

@@ -177,3 +177,22 @@ def test_sample_outputs_in_the_docs_are_the_real_ones(cmd, shown, tmp_path):
 
 def test_some_sample_outputs_are_checked():
     assert len(list(_checked_blocks())) >= 1
+
+
+def test_reference_shows_no_pydantic_internals_nor_private_bases(site: Path) -> None:
+    """Issue 32: the reference listed pydantic's model_post_init and ``Bases: _Base``."""
+    pages = {p: p.read_text(encoding="utf-8") for p in site.rglob("*.html")}
+    assert not [p for p, t in pages.items() if "model_post_init" in t]
+    private = re.compile(r'Bases: <code><span title="[^"]*">_')
+    assert not [p for p, t in pages.items() if private.search(t)]
+    lc = pages[site / "integrations" / "index.html"]
+    assert 'title="langchain_core.retrievers.BaseRetriever"' in lc  # the public base, in _Base's place
+
+
+def test_theme_lets_wide_tables_use_the_window(site: Path) -> None:
+    """Issue 32: at 1280 px the theme's 800 px column cut wide tables (cells never wrap) while
+    40% of the window stayed empty; the extra stylesheet widens the column and wraps cells."""
+    css = (site / "css" / "extra.css").read_text(encoding="utf-8")
+    assert re.search(r"\.wy-nav-content\s*\{\s*max-width:\s*1200px", css)
+    assert re.search(r"td,[^{]*\{\s*white-space:\s*normal", css)
+    assert 'href="../css/extra.css"' in (site / "integrations" / "index.html").read_text(encoding="utf-8")

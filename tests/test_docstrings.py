@@ -227,6 +227,8 @@ def check_class(qualname: str, cls: type) -> list[str]:
     for name, member in sorted(vars(cls).items()):
         if name.startswith("_") and name != "__call__":
             continue
+        if getattr(member, "__module__", "conceptwalk").startswith("pydantic"):
+            continue  # put there by pydantic (its model_post_init for private attributes): not ours
         where = f"{qualname}.{name}"
         if isinstance(member, property):
             if not (member.__doc__ or "").strip():

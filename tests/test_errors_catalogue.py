@@ -16,11 +16,17 @@ import pytest
 from conceptwalk import Caller, ConceptwalkError, InputError, LinkGraph, NotFoundError, _core
 from conceptwalk import graph_context, link_suggest
 from conceptwalk.kb.importers import import_edge_list, import_jsonl
+from conceptwalk.errors import UnknownScopeWarning
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.wrap import WalkConfig
 from conceptwalk.wrap.embed import get_embedder
 from hot_journal import hot_journal_copy
 from conceptwalk.graph.vectors import SparseVectors
+from conceptwalk.serve.explore import Explorer, require_explore
+from conceptwalk.bench.report import require_matplotlib
+from conceptwalk.cli import build_parser
+from conceptwalk.cli.bench import cmd_bench
+from conceptwalk.cli.explore import explorer_callers
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
 ALL = Caller.all_access()
@@ -37,12 +43,20 @@ def _rows() -> dict[str, tuple[str, str]]:
     return rows
 
 
+def _resolver(embedder: str | None = "hashing:64"):
+    from conceptwalk.wrap import ConceptResolver
+
+    return ConceptResolver(
+        LinkGraph.from_edges([("c:a", "c:b")]), WalkConfig(embedder=embedder, concept_node_types=None)
+    )
+
+
 def _g() -> LinkGraph:
     return LinkGraph.from_edges([("a", "b"), ("b", "c"), ("c", "a")], nodes=[{"id": "h", "scopes": ["secret"]}])
 
 
 def _kb(tmp: Path) -> KnowledgeBase:
-    kb = KnowledgeBase.open(tmp / "kb.db")
+    kb = KnowledgeBase.create(tmp / "kb.db")
     kb.add_nodes([{"id": "a"}, {"id": "b"}])
     return kb
 
@@ -73,7 +87,7 @@ def _mkdir(p: Path) -> Path:
 
 
 def _edited(p: Path, sql: str) -> Path:
-    with KnowledgeBase.open(p) as kb:
+    with KnowledgeBase.create(p) as kb:
         kb.add_nodes([{"id": "a", "scopes": ["s"]}, {"id": "b"}])
     c = sqlite3.connect(p)
     c.execute(sql)
@@ -83,7 +97,7 @@ def _edited(p: Path, sql: str) -> Path:
 
 
 def _corrupt(p: Path) -> Path:
-    with KnowledgeBase.open(p) as kb:
+    with KnowledgeBase.create(p) as kb:
         kb.add_nodes([{"id": f"n{i}", "title": "t" * 200, "body": "b" * 2000} for i in range(40)])
         kb.add_edges([(f"n{i}", f"n{(i + 1) % 40}") for i in range(40)])
     data = bytearray(p.read_bytes())
@@ -108,11 +122,53 @@ def _session_token(t: Path) -> None:
     ToolServer(_g(), tokens=TokenFile(str(t / "tokens.json")), session_token="nope")
 
 
+def _dup_tokens(t: Path) -> None:
+    from conceptwalk.serve.mcp import TokenFile
+
+    (t / "tokens.json").write_text('{"s3cret": [], "other": ["a"], "s3cret": "*"}')
+    TokenFile(str(t / "tokens.json"))
+
+
+def _public_tokens(t: Path) -> None:
+    (t / "tokens.json").write_text('{"s3cret": []}')
+    (t / "tokens.json").chmod(0o644)
+    _cli_main(["serve", str(_kb(t).path), "--http", "127.0.0.1:0", "--token-file", str(t / "tokens.json")])
+
+
+def _port_in_use(t: Path) -> None:
+    import socket
+
+    pytest.importorskip("mcp")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        _cli_main(["serve", str(_kb(t).path), "--http", f"127.0.0.1:{busy.getsockname()[1]}"])
+
+
+def _serve(t: Path, *extra: str) -> None:
+    pytest.importorskip("mcp")
+    _cli_main(["serve", str(_kb(t).path), *extra])
+
+
 def _postprocessor(tmp: Path) -> object:
     pytest.importorskip("llama_index.core")
     from conceptwalk.integrations.llama_index import ConceptWalkPostprocessor
 
     return ConceptWalkPostprocessor(kb=_kb(tmp), caller=ALL)
+
+
+def _postprocessor_class() -> type:
+    pytest.importorskip("llama_index.core")
+    from conceptwalk.integrations.llama_index import ConceptWalkPostprocessor
+
+    return ConceptWalkPostprocessor
+
+
+def _llama_retriever() -> type:
+    pytest.importorskip("llama_index.core")
+    from conceptwalk.integrations.llama_index import ConceptwalkRetriever
+
+    return ConceptwalkRetriever
 
 
 def _cli_main(argv: list[str]) -> None:
@@ -155,7 +211,7 @@ TRIGGERS = {
     "E43": lambda t: Caller(scopes="team"),
     "E44": lambda t: link_suggest(_g(), "a", k=0, caller=ALL),
     # store
-    "E50": lambda t: KnowledgeBase.open(t / "missing.db", create=False),
+    "E50": lambda t: KnowledgeBase.open(t / "missing.db"),
     "E51": lambda t: KnowledgeBase.open(_file(t, "junk.db", b"not a database at all" * 100)),
     "E52": lambda t: (lambda kb: (kb.close(), kb.add_nodes([{"id": "x"}])))(_kb(t)),
     "E53": lambda t: _kb(t).add_nodes([{"title": "no id"}]),
@@ -198,11 +254,27 @@ TRIGGERS = {
     "E180": lambda t: KnowledgeBase.open(_hot(t, "hot.db"), read_only=True),
     # MCP
     "E90": lambda t: _session_token(t),
+    "E200": _dup_tokens,
+    "E201": lambda t: (pytest.importorskip("mcp"), _public_tokens(t)),
+    "E202": lambda t: _serve(t, "--http", "127.0.0.1:99999"),
+    "E203": lambda t: _serve(t, "--http", "0.0.0.0:0"),
+    "E204": lambda t: _serve(t, "--http", ":0", "--scopes", "*"),
+    "E205": lambda t: _serve(t, "--http", ":0", "--allow-origin", "*"),
+    "E206": lambda t: _serve(t, "--allow-origin", "https://app.example.com"),
+    "E207": _port_in_use,
     # what to do instead
     "E160": lambda t: Caller.with_scopes(["t1", 3]),
     "E161": lambda t: _g().edges_between("a", 1),
     "E162": lambda t: _g().edges_between(0, 99),
     "E163": lambda t: WalkConfig(embedder=42),
+    "E320": lambda t: WalkConfig(stop_score_ratio=1.5),
+    "E321": lambda t: WalkConfig(stop_rule="yes"),
+    "E322": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.zeros(3)),
+    "E323": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.zeros(64), query_model="st:other"),
+    "E324": lambda t: _resolver(None).resolve("x", caller=ALL, query_vector=np.zeros(64)),
+    "E325": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.full(64, np.nan)),
+    "E326": lambda t: _resolver().resolve("x", caller=ALL, query_model="hashing-v1-d64"),
+    "E327": lambda t: _resolver().resolve("x", caller=ALL, query_vector={"a": 1}),
     "E164": lambda t: KnowledgeBase("x.db"),
     "E165": lambda t: _kb(t).add_edges([{"src": "a", "dst": "b", "weight": 0.5}]),
     "E166": lambda t: import_jsonl(
@@ -212,6 +284,12 @@ TRIGGERS = {
     "E168": lambda t: _cli_main(["context", str(_kb(t).path)]),
     "E169": lambda t: _cli_main(["synth", str(_kb(t).path), "--quiet"]),
     "E170": lambda t: _postprocessor(t).postprocess_nodes([]),
+    "E190": lambda t: _llama_retriever()(_kb(t), caller=ALL, concept_walk="yes"),
+    "E191": lambda t: _postprocessor_class()(kb=_kb(t), caller=ALL, id_key=3),
+
+    "E210": lambda t: graph_context(_kb(t), "   ", caller=ALL),
+    "E211": lambda t: _kb(t).search(""),
+    "E212": lambda t: _unknown_scope_as_error(),
     "E91": lambda t: SparseVectors(1, 4, np.array([0, 1]), np.array([7], np.int32), np.ones(1, np.float32)),
     "E92": lambda t: SparseVectors(-1, 4, np.zeros(0), np.zeros(0), np.zeros(0)),
     # graph_context's ranking
@@ -225,6 +303,10 @@ TRIGGERS = {
     "E123": lambda t: _core.graph_context(
         _g().core, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 5, None, None, None, 1, 2, 0
     ),
+    # link_suggest's methods
+    "E370": lambda t: link_suggest(_g(), "a", caller=ALL, method="katz"),
+    "E371": lambda t: link_suggest(_g(), "a", caller=ALL, method="ppr", min_shared=2),
+    "E372": lambda t: link_suggest(_g(), "a", caller=ALL, restart=0.3),
     # raw core
     "E70": lambda t: _core.personalized_pagerank(
         _g().core, np.zeros((1, 1), np.int32), np.ones(1), 0.25, 1e-4, 0, 0, None
@@ -246,6 +328,19 @@ TRIGGERS = {
     "E74": lambda t: _core.typed_walk(_g().core, np.array([0], np.int32), 9, np.ones(1, bool), np.ones(1, bool)),
     "E75": lambda t: _core.personalized_pagerank(_g().core, np.array([2.7]), np.ones(1)),
     "E76": lambda t: _core.personalized_pagerank(_g().core, np.array([2**32 + 2], np.int64), np.ones(1)),
+    "E300": lambda t: _explorer(t).answer("search", {"q": ["x"], "k": ["zero"]}),
+    "E301": lambda t: _explorer(t).answer("search", {"q": ["x"], "kk": ["1"]}),
+    "E302": lambda t: _explorer(t).answer("search", {}),
+    "E303": lambda t: _explorer(t).answer("search", {"q": ["x"], "k": ["1", "2"]}),
+    "E304": lambda t: _explorer(t).answer("context", {"question": [" "]}),
+    "E305": lambda t: _explorer(t).answer("context", {"question": ["x"], "rank": ["bm25"]}),
+    "E306": lambda t: _explorer(t).answer("query", {"text": [""]}),
+    "E307": lambda t: _explorer(t).answer("nope", {}),
+    "E308": lambda t: Explorer(_kb(t), []),
+    "E309": lambda t: explorer_callers(["team-a"], str(t / "tokens.json")),
+    "E310": lambda t: _without("starlette", require_explore),
+    "E311": lambda t: _without("matplotlib", require_matplotlib),
+    "E312": lambda t: cmd_bench(build_parser().parse_args(["bench", "--sizes", "30"])),
 }
 
 
@@ -259,10 +354,11 @@ def _formats(name: str, *a, **k):
 
 
 def _without(module: str, fn):
+    """Call ``fn`` as if ``module`` were not installed."""
     import sys
 
     saved = sys.modules.get(module)
-    sys.modules[module] = None  # type: ignore[assignment]  # import_module raises ImportError
+    sys.modules[module] = None  # type: ignore[assignment]  # an import of it raises ImportError
     try:
         return fn()
     finally:
@@ -331,37 +427,37 @@ def _from_nx():
 
 TRIGGERS.update(
     {
-        "E300": lambda t: _formats_at(t / "x.dat"),
-        "E301": lambda t: _formats("tiny.obo", "owl2"),
-        "E302": lambda t: _formats("tiny.obo", languages=["en"]),
-        "E303": lambda t: _without("fastobo", lambda: _formats("tiny.obo")),
-        "E304": lambda t: _formats("bad.obo"),
-        "E305": lambda t: _formats("bad.ttl"),
-        "E306": lambda t: _formats("bad.graphml"),
-        "E307": lambda t: _neo(t, "a,b\n1,2\n"),
-        "E308": lambda t: _formats("neo4j_bad.csv", "neo4j-csv"),
-        "E309": lambda t: _neo(t, '"_id","_labels","_start","_end","_type"\n,,"0",,\n'),
-        "E310": lambda t: _neo(t, "id:ID,n:int\na,x\n", "ints.csv"),
-        "E311": lambda t: _neo(t, "id:ID,name,colour\ntls,TLS,red\n", unknown="error"),
-        "E312": lambda t: _nx("edge", weight=2.0),
-        "E313": lambda t: _from_nx(),
-        "E314": lambda t: _nx("node", tags={"x"}),
-        "E315": lambda t: _nx("node", w=math.nan),
-        "E316": lambda t: (t / "a.jsonl").write_text('{"id": "a", "attributes": [1]}\n') and _formats_at(t / "a.jsonl"),
-        "E317": lambda t: (
+        "E400": lambda t: _formats_at(t / "x.dat"),
+        "E401": lambda t: _formats("tiny.obo", "owl2"),
+        "E402": lambda t: _formats("tiny.obo", languages=["en"]),
+        "E403": lambda t: _without("fastobo", lambda: _formats("tiny.obo")),
+        "E404": lambda t: _formats("bad.obo"),
+        "E405": lambda t: _formats("bad.ttl"),
+        "E406": lambda t: _formats("bad.graphml"),
+        "E407": lambda t: _neo(t, "a,b\n1,2\n"),
+        "E408": lambda t: _formats("neo4j_bad.csv", "neo4j-csv"),
+        "E409": lambda t: _neo(t, '"_id","_labels","_start","_end","_type"\n,,"0",,\n'),
+        "E410": lambda t: _neo(t, "id:ID,n:int\na,x\n", "ints.csv"),
+        "E411": lambda t: _neo(t, "id:ID,name,colour\ntls,TLS,red\n", unknown="error"),
+        "E412": lambda t: _nx("edge", weight=2.0),
+        "E413": lambda t: _from_nx(),
+        "E414": lambda t: _nx("node", tags={"x"}),
+        "E415": lambda t: _nx("node", w=math.nan),
+        "E416": lambda t: (t / "a.jsonl").write_text('{"id": "a", "attributes": [1]}\n') and _formats_at(t / "a.jsonl"),
+        "E417": lambda t: (
             (t / "a.jsonl").write_text('{"alias": "x", "canonical": "a", "attributes": {}}\n')
             and _formats_at(t / "a.jsonl")
         ),
-        "E318": lambda t: _graph_file(t, "[not json"),
-        "E319": lambda t: _graph_file_number(t),
-        "E320": lambda t: _formats("tiny.obo", scopes=[""]),
-        "E321": lambda t: _formats("tiny.obo", obsolete="drop"),
-        "E322": lambda t: _formats("tiny.obo", synonym_scopes=["EXACTLY"]),
-        "E323": lambda t: _formats("tiny.gml", gml_label="name"),
-        "E324": lambda t: _export(t, "x.obo"),
-        "E325": lambda t: _export(t, "x.obo", "obo"),
-        "E326": lambda t: _export(t, "x.jsonl", caller="t1"),
-        "E327": lambda t: _cli_import(t),
+        "E418": lambda t: _graph_file(t, "[not json"),
+        "E419": lambda t: _graph_file_number(t),
+        "E420": lambda t: _formats("tiny.obo", scopes=[""]),
+        "E421": lambda t: _formats("tiny.obo", obsolete="drop"),
+        "E422": lambda t: _formats("tiny.obo", synonym_scopes=["EXACTLY"]),
+        "E423": lambda t: _formats("tiny.gml", gml_label="name"),
+        "E424": lambda t: _export(t, "x.obo"),
+        "E425": lambda t: _export(t, "x.obo", "obo"),
+        "E426": lambda t: _export(t, "x.jsonl", caller="t1"),
+        "E427": lambda t: _cli_import(t),
     }
 )
 
@@ -373,6 +469,20 @@ def _graph_file_number(t: Path):
     G.add_node("a", scopes=3)
     nx.write_graphml(G, t / "n.graphml")
     return _formats_at(t / "n.graphml")
+
+
+def _explorer(t: Path) -> Explorer:
+    return Explorer(_kb(t), [("public", Caller.public())])
+
+def _unknown_scope_as_error() -> None:
+    """E212 is a warning: raised here as an error to be caught like the others."""
+    import warnings
+
+    kb = KnowledgeBase.open(":memory:")
+    kb.add_nodes([{"id": "a", "scopes": ["netops"]}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnknownScopeWarning)
+        kb.search("a", caller=Caller.with_scopes("netopz"))
 
 
 def test_catalogue_and_triggers_match():
@@ -390,6 +500,7 @@ def test_catalogue_row(row, tmp_path):
         "TypeError": TypeError,
         "ConceptwalkError": ConceptwalkError,
         "FileNotFoundError": FileNotFoundError,
+        "UnknownScopeWarning": UnknownScopeWarning,
     }
     with pytest.raises(types[exc_name]) as info:
         TRIGGERS[row](tmp_path)

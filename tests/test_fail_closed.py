@@ -153,7 +153,7 @@ SCOPED_COMMANDS = {
 @pytest.fixture
 def kb_file(tmp_path):
     path = tmp_path / "kb.db"
-    with KnowledgeBase.open(path) as k:
+    with KnowledgeBase.create(path) as k:
         k.add_nodes(
             [
                 {"id": "c:beta", "type": "CONCEPT", "title": "beta"},
@@ -196,10 +196,22 @@ def test_every_cli_command_with_scopes_is_listed_here():
         for action in parser._actions:
             if "--scopes" in action.option_strings:
                 with_scopes[name] = action
-    assert set(with_scopes) == set(SCOPED_COMMANDS) | {"serve"}
+    assert set(with_scopes) == set(SCOPED_COMMANDS) | {"serve", "explore"}
     for name, action in with_scopes.items():
         assert action.default in ("", None), (name, action.default)
         assert "public nodes only" in action.help and "'*' all access" in action.help, name
+
+
+def test_explore_defaults_to_public():
+    """``conceptwalk explore KB`` without --scopes or --token-file: the page's only caller is
+    public (its switch lists no other)."""
+    from conceptwalk.cli import build_parser
+    from conceptwalk.cli.explore import explorer_callers
+
+    args = build_parser().parse_args(["explore", "kb.db"])
+    assert explorer_callers(args.scopes, args.token_file) == [("public", Caller.public())]
+    args = build_parser().parse_args(["explore", "kb.db", "--scopes", "t1", "--scopes", ""])
+    assert [c for _, c in explorer_callers(args.scopes, args.token_file)] == [Caller.with_scopes("t1"), Caller.public()]
 
 
 @pytest.mark.parametrize("command", sorted(SCOPED_COMMANDS))
@@ -246,7 +258,7 @@ def test_serve_defaults_to_public(kb_file, monkeypatch, capsys):
     for extra, want in (([], Caller.public()), (["--scopes", ""], Caller.public()), (["--scopes", "*"], ALL)):
         assert main(["serve", kb_file, *extra]) == 0
         assert served[-1][0] == want
-    assert "caller without token: scopes:(public only)" in capsys.readouterr().err
+    assert "calls without a token: public nodes only" in capsys.readouterr().err
     assert [out.is_error for _, out in served] == [True, True, False]
     assert served[0][1].text == "read_node: node not found: 'c:t1'"
 

@@ -49,7 +49,7 @@ def _foreign(path: Path, *, user_version: int = 0, nodes_table: bool = True) -> 
 
 
 def _real_store(path: Path, n: int = 60) -> Path:
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_nodes(
             [
                 {
@@ -155,7 +155,7 @@ def test_the_schema_is_created_only_in_a_new_or_empty_file(tmp_path):
     c.commit()
     c.close()
     for p in (empty, blank, tmp_path / "new.db"):
-        with KnowledgeBase.open(p) as kb:
+        with KnowledgeBase.create(p) as kb:
             kb.add_edges([("a", "b")])
         with KnowledgeBase.open(p, create=False) as kb:
             assert kb.stats()["edges"] == 1
@@ -221,7 +221,7 @@ def test_the_cli_prints_one_line_for_a_broken_store(tmp_path, capsys, case):
 
 def test_importing_a_missing_file_or_a_directory_names_it(tmp_path, capsys):
     (tmp_path / "adir").mkdir()
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     for fn in (import_jsonl, import_edge_list):
         with pytest.raises(InputError, match=r"missing\.jsonl: cannot read the file: no such file"):
             fn(kb, tmp_path / "missing.jsonl")
@@ -296,7 +296,7 @@ NODES7 = [{"id": "c:a", "type": "CONCEPT", "title": "alpha"}, {"id": "f:b", "typ
 
 
 def test_provenance_numbers_and_booleans_round_trip_store_graph_wrap(tmp_path):
-    with KnowledgeBase.open(tmp_path / "kb.db") as kb:
+    with KnowledgeBase.create(tmp_path / "kb.db") as kb:
         kb.add_nodes(NODES7)
         kb.add_edges([{"src": "c:a", "dst": "f:b", "type": "IMPLEMENTED_BY", "extraction_confidence": 0.5, **VALUES}])
     with KnowledgeBase.open(tmp_path / "kb.db", create=False) as kb:  # as stored on disk
@@ -458,7 +458,7 @@ def test_an_input_file_that_is_not_utf8_is_still_named_by_the_importer(tmp_path)
     # an importer's own input decoding error inside its transaction must stay its InputError.
     p = tmp_path / "x.txt"
     p.write_bytes(b"\x9c\n")
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     with pytest.raises(InputError, match=r"x\.txt:1: not valid UTF-8"):
         import_edge_list(kb, p)
     assert kb.version == 0

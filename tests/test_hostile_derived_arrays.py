@@ -51,7 +51,7 @@ def _answers(kb: KnowledgeBase, who: Caller = WHO, **kw) -> list:
 
 def _fresh_answers(tmp_path, nodes, edges, who: Caller = WHO, **kw) -> list:
     p = tmp_path / f"fresh-{time.monotonic_ns()}.db"
-    with KnowledgeBase.open(p) as kb:
+    with KnowledgeBase.create(p) as kb:
         _fill(kb, nodes, edges)
         return _answers(kb, who, **kw)
 
@@ -74,7 +74,7 @@ def test_vectors_kept_inside_a_rolled_back_transaction_are_not_reused(tmp_path):
         r = ConceptResolver(kb, WalkConfig(lexical_k=0))
         return [(c.id, c.method) for c in r.resolve(q, caller=WHO)]
 
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb, nodes, edges)
         _answers(kb)
         with pytest.raises(RuntimeError):
@@ -116,7 +116,7 @@ def _kept(path) -> list[str]:
 def _built(tmp_path, who=WHO):
     nodes, edges = _rows()
     path = tmp_path / "kb.db"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb, nodes, edges)
         want = _answers(kb, who), kb.annotation_presence()
     assert any(".vectors." in k for k in _kept(path))
@@ -208,11 +208,11 @@ def test_forged_concept_vector_rows_of_a_wider_dtype_are_not_wrapped_into_range(
 def test_snapshot_file_of_another_store_is_not_used(tmp_path):
     nodes, edges = _rows()
     other = tmp_path / "other.db"
-    with KnowledgeBase.open(other) as kb:
+    with KnowledgeBase.create(other) as kb:
         _fill(kb, *_rows(title="zebra {i} stripes"))
         _answers(kb)
     path = tmp_path / "kb.db"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb, nodes, edges)
     shutil.copy(str(other) + ".snapshot", str(path) + ".snapshot")
     with KnowledgeBase.open(path, read_only=True) as ro:
@@ -227,7 +227,7 @@ def test_restored_backup_with_a_newer_or_older_snapshot_beside_it(tmp_path):
     path = tmp_path / "kb.db"
     bak = tmp_path / "bak"
     bak.mkdir()
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb, nodes, edges)
         _answers(kb)
     for f in ("kb.db", "kb.db.snapshot"):
@@ -264,7 +264,7 @@ def test_restored_backup_with_a_newer_or_older_snapshot_beside_it(tmp_path):
 def test_title_and_body_edits_between_keep_and_read(tmp_path):
     nodes, edges = _rows()
     path = tmp_path / "kb.db"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb, nodes, edges)
         _answers(kb)
     with KnowledgeBase.open(path) as kb:  # edits made by a process that never queries
@@ -299,7 +299,7 @@ def test_kept_vectors_of_different_concept_types_do_not_collide(tmp_path):
     def res(kb, cfg, q):
         return [(c.id, c.method) for c in ConceptResolver(kb, cfg).resolve(q, caller=ALL)]
 
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb, nodes, edges)
         res(kb, ab, "zebra stripes")
     with KnowledgeBase.open(path, read_only=True) as ro:
@@ -315,7 +315,7 @@ def test_kept_vectors_of_different_concept_types_do_not_collide(tmp_path):
 def test_writer_killed_during_keep_derived_arrays_rewrite_leaves_a_usable_file(tmp_path):
     nodes, edges = _rows()
     path = tmp_path / "kb.db"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb, nodes, edges)
         want = _answers(kb)
     code = textwrap.dedent(
@@ -359,7 +359,7 @@ def test_concurrent_writer_never_gives_a_reader_vectors_of_another_position(tmp_
 
     nodes, edges = _rows()
     path = tmp_path / "kb.db"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb, nodes, edges)
         _answers(kb)
     code = textwrap.dedent(
@@ -476,7 +476,7 @@ def test_deletion_oracle_holds_for_a_fresh_process_reading_kept_vectors(tmp_path
     edges = [{"src": f"c{i}", "dst": f"d{i}", "type": "IMPLEMENTED_BY", "authority": "a"} for i in range(18)]
     edges += [{"src": f"c{i}", "dst": f"c{(i + 1) % 18}", "type": "RELATED_TO"} for i in range(18)]
     path = tmp_path / "kb.db"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb, nodes, edges)
         _answers(kb, ALL)
     assert any(".vectors." in k for k in _kept(path))
@@ -497,7 +497,7 @@ def test_queries_after_each_write_do_not_rewrite_the_whole_snapshot_every_time(t
     import conceptwalk.kb.state as state_mod  # the snapshot file is saved by the state keeper
 
     nodes, edges = _rows(300)
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb, nodes, edges)
     _answers(kb, ALL)
     saves: list[int] = []
@@ -584,7 +584,7 @@ def test_vectors_of_a_rolled_back_transaction_are_not_written_to_the_snapshot_fi
 
     nodes, edges = _rows()
     path = tmp_path / "kb.db"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb, nodes, edges)
         _answers(kb)
         with pytest.raises(RuntimeError):
@@ -607,7 +607,7 @@ def test_threads_writing_and_querying_one_writable_store(tmp_path):
     from the file) equal a fresh build of the final rows."""
     nodes, edges = _rows()
     path = tmp_path / "kb.db"
-    kb = KnowledgeBase.open(path)
+    kb = KnowledgeBase.create(path)
     _fill(kb, nodes, edges)
     errors: list[BaseException] = []
     titles = {n["id"]: n["title"] for n in nodes}

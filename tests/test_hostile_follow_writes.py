@@ -72,7 +72,7 @@ def _fresh(kb: KnowledgeBase, tmp_path, tag: str) -> KnowledgeBase:
 
 
 def test_an_alias_index_built_inside_a_rolled_back_transaction_is_not_carried(tmp_path):
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     cache = _reader.StoreReader(kb).read_cache()  # a committed state; its alias index not built yet
     with pytest.raises(RuntimeError):
@@ -88,7 +88,7 @@ def test_an_alias_index_built_inside_a_rolled_back_transaction_is_not_carried(tm
 
 
 def test_concept_vectors_read_inside_a_rolled_back_transaction_are_not_carried(tmp_path):
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     cfg = WalkConfig(lexical_k=0)
     cache = _reader.StoreReader(kb).read_cache()
@@ -105,7 +105,7 @@ def test_concept_vectors_read_inside_a_rolled_back_transaction_are_not_carried(t
 
 
 def test_the_counts_are_none_inside_the_stores_own_write_transaction(tmp_path):
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     assert isinstance(kb.aliases_version(), int) and isinstance(kb.embeddings_version(), int)
     with kb.transaction():
@@ -132,7 +132,7 @@ def test_the_counts_are_none_inside_the_stores_own_write_transaction(tmp_path):
 )
 @pytest.mark.parametrize("recursive", [False, True], ids=["plain", "recursive-triggers"])
 def test_edge_tallies_equal_counting_after_replace_by_any_client(tmp_path, sql, recursive):
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     assert kb.annotation_presence() == _counted(kb)
     c = sqlite3.connect(tmp_path / "kb.db")
@@ -150,7 +150,7 @@ def test_edge_tallies_equal_counting_after_replace_by_any_client(tmp_path, sql, 
 
 
 def test_a_stored_vector_written_by_hand_is_read(tmp_path):
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     before = _semantic(kb, "s4")
     c = sqlite3.connect(tmp_path / "kb.db")
@@ -168,7 +168,7 @@ def test_a_stored_vector_written_by_hand_is_read(tmp_path):
 
 def test_an_open_reader_after_a_backup_is_restored_and_written_past(tmp_path):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     w.close()
     backup = tmp_path / "backup.db"
@@ -206,7 +206,7 @@ def _copy(src_path, dst_path) -> None:
 def test_a_restored_backup_written_back_to_the_position_read_is_another_history(tmp_path):
     # the restored log reaches the very position the reader read, with another row behind it
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     r = KnowledgeBase.open_read_only(path)
@@ -241,7 +241,7 @@ def test_a_restored_backup_written_back_to_the_position_read_is_another_history(
 
 def test_a_snapshot_read_before_a_restore_is_not_saved_under_the_new_logs_nonce(tmp_path):
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     w.add_nodes([{"id": "c01", "title": "omega renamed"}])

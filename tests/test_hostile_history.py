@@ -75,7 +75,7 @@ def _rows_differ(a, b) -> list[str]:
 
 def test_an_alias_written_after_a_restore_at_the_same_position_is_read(tmp_path):
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)  # the backup holds the position the reader will read
     r = KnowledgeBase.open_read_only(path)
@@ -98,7 +98,7 @@ def test_an_alias_written_after_a_restore_at_the_same_position_is_read(tmp_path)
 def test_aliases_written_past_a_restore_follow_the_new_history(tmp_path):
     # the same, but the restored log is written past the position: the nonce check sees it
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     r = KnowledgeBase.open_read_only(path)
@@ -122,7 +122,7 @@ def test_aliases_written_past_a_restore_follow_the_new_history(tmp_path):
 
 def test_changed_nodes_from_a_position_of_the_replaced_log_restored_short_of_it(tmp_path):
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     r = KnowledgeBase.open_read_only(path)
@@ -140,7 +140,7 @@ def test_changed_nodes_from_a_position_of_the_replaced_log_restored_short_of_it(
 
 def test_changed_nodes_checks_the_history_itself(tmp_path):
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     r = KnowledgeBase.open_read_only(path)
@@ -160,7 +160,7 @@ def test_changed_nodes_after_a_restore_answers_within_the_new_log(tmp_path):
     # what the commit pins, from the other side: past the floor the new log answers, and it
     # agrees with a fresh object's answer and with the two states' rows
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     r = KnowledgeBase.open_read_only(path)
@@ -190,7 +190,7 @@ def test_changed_nodes_after_a_restore_answers_within_the_new_log(tmp_path):
 
 def test_vectors_of_a_state_read_before_a_restore_are_not_kept_for_the_new_log(tmp_path):
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     a = KnowledgeBase.open(path)  # a writable object reading (read-only ones keep nothing)
@@ -218,7 +218,7 @@ def test_vectors_of_a_state_read_before_a_restore_are_not_kept_for_the_new_log(t
 
 def test_a_query_in_flight_across_a_restore_reads_its_own_states_vectors(tmp_path):
     path, backup, then = tmp_path / "kb.db", tmp_path / "backup.db", tmp_path / "then.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     a = KnowledgeBase.open(path)
@@ -240,7 +240,7 @@ def test_a_query_in_flight_across_a_restore_reads_its_own_states_vectors(tmp_pat
 def test_derived_arrays_do_not_cross_a_restore(tmp_path):
     # the store's own API: arrays kept at a position of the old log are not offered for the new one
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     a = KnowledgeBase.open(path)
@@ -322,7 +322,7 @@ def test_a_restored_upgraded_schema_1_backup_under_a_reader_at_position_0(tmp_pa
 
 def test_a_schema_2_backup_restored_under_a_schema_4_reader(tmp_path):
     path, old = tmp_path / "kb.db", tmp_path / "old.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     w.close()
     _copy(path, old)
@@ -339,7 +339,7 @@ def test_a_schema_2_backup_restored_under_a_schema_4_reader(tmp_path):
 
 def test_a_schema_2_reader_after_the_store_is_upgraded_under_it_and_restored(tmp_path):
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     w.close()
     _to_schema_2(path)
@@ -361,7 +361,7 @@ def test_a_schema_2_reader_after_the_store_is_upgraded_under_it_and_restored(tmp
 def test_a_schema_2_reader_follows_plain_writes_by_position(tmp_path):
     # without nonces the position alone is followed: a write past it is read (what still works)
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     w.close()
     _to_schema_2(path)
@@ -410,7 +410,7 @@ def test_a_restore_under_a_reader_every_way(tmp_path, where, file):
 
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
     snap = tmp_path / "kb.db.snapshot"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     with KnowledgeBase.open(backup) as b:  # the backup's own snapshot file
@@ -485,7 +485,7 @@ def _writer(path, backup, step: str) -> None:
 
 def test_a_writer_process_restores_a_backup_under_a_read_only_reader(tmp_path):
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     w.close()
     _copy(path, backup)
@@ -514,7 +514,7 @@ def test_a_plain_copy_over_a_checkpointed_store_is_followed_from_the_next_commit
     import shutil
 
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     w.close()
     _copy(path, backup)
@@ -540,7 +540,7 @@ def test_a_plain_copy_over_a_checkpointed_store_is_followed_from_the_next_commit
 def test_a_bulk_load_into_a_restored_empty_backup_at_the_readers_position(tmp_path):
     # both histories are an empty store and one bulk load: the same position (one reset row)
     path, empty = tmp_path / "kb.db", tmp_path / "empty.db"
-    KnowledgeBase.open(path).close()
+    KnowledgeBase.create(path).close()
     _copy(path, empty)
     w = KnowledgeBase.open(path)
     # (kept in WAL mode with its page size: SQLite's backup API refuses a WAL-mode destination of
@@ -571,7 +571,7 @@ def test_a_rolled_back_write_then_a_restore_under_the_writers_own_object(tmp_pat
     # the writer reads inside its own transaction (nothing of it is kept, the position it saw
     # there is not followed), rolls back, and a backup is restored under it and written back
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     w.add_nodes([{"id": "c01", "title": "omega renamed"}])
@@ -622,7 +622,7 @@ class _Interrupting:
 
 def test_an_interrupted_history_check_is_made_again(tmp_path):
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     r = KnowledgeBase.open_read_only(path)
@@ -651,7 +651,7 @@ def test_a_subclass_of_the_builtin_flat_search_is_called(tmp_path):
         def __call__(self, text, k, *, caller=None):
             return [h for h in super().__call__(text, k, caller=caller) if h["type"] != "MEMORY"]
 
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     ret = ConceptAnchoredRetriever(NoMemories(kb), kb)
     plain = ret.query("memory 3", 5, concept_walk=False, caller=ALL)
@@ -666,7 +666,7 @@ def test_a_wrapped_query_over_a_restore_reads_one_history(tmp_path):
     # a retriever held across a restore written back to its position: the flat hits, the
     # resolution and the walk are all of the new log (what a fresh retriever answers)
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     r = KnowledgeBase.open_read_only(path)
@@ -693,7 +693,7 @@ def test_a_vacuum_or_a_restore_of_the_same_state_is_not_another_history(tmp_path
     # a copy of the very state the reader read (same rows, same nonces) put back, and a VACUUM
     # by another connection: nothing to drop, the same state object keeps being returned
     path, same = tmp_path / "kb.db", tmp_path / "same.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     w.add_nodes([{"id": "c01", "title": "omega renamed"}])
     r = KnowledgeBase.open_read_only(path)
@@ -721,7 +721,7 @@ def test_a_wrapped_query_over_the_embedding_flat_search_across_a_restore(tmp_pat
     from test_state_follows_writes import ToyModel
 
     path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _copy(path, backup)
     r = KnowledgeBase.open_read_only(path)

@@ -678,7 +678,7 @@ def answers(kb: KnowledgeBase) -> dict[Any, Any]:
 
 
 def make_store(path: str, n: int = 120) -> None:
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_nodes(store_nodes(n))
         kb.add_edges([{"src": f"n{i:04d}", "dst": f"n{(3 * i + 1) % n:04d}", "type": "T"} for i in range(n)])
         kb.search("merger", 3)

@@ -86,7 +86,7 @@ def _check(kbs, tmp_path, tag, q, model, cfg=None):
 
 def test_two_models_in_one_store_each_follow_their_own_vectors(tmp_path):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     concepts = _fill(w)
     g = w.graph()
     w.set_embeddings(Model8.name, concepts, Model8().embed([g.titles[g.index(c)] for c in concepts]))
@@ -111,7 +111,7 @@ def test_two_models_in_one_store_each_follow_their_own_vectors(tmp_path):
 
 def test_a_models_vectors_rewritten_at_another_dim(tmp_path):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     concepts = _fill(w)
     r = KnowledgeBase.open_read_only(path)
     _check([w, r], tmp_path, "a", "graph walk 0", Model())
@@ -130,7 +130,7 @@ def test_a_models_vectors_rewritten_at_another_dim(tmp_path):
 
 def test_a_same_named_model_of_the_old_dim_asked_after_the_new_one(tmp_path):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     concepts = _fill(w)
     g = w.graph()
     m8 = SameNameDim8()
@@ -142,7 +142,7 @@ def test_a_same_named_model_of_the_old_dim_asked_after_the_new_one(tmp_path):
 
 def test_vectors_deleted_by_hand_written_sql(tmp_path):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     r = KnowledgeBase.open_read_only(path)
     _check([w, r], tmp_path, "a", "graph walk 3", Model())
@@ -180,7 +180,7 @@ def test_vectors_deleted_by_hand_written_sql(tmp_path):
 )
 def test_slots_rewritten_by_hand_written_sql(tmp_path, sql):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     w.add_nodes([{"id": "turn", "type": "MEMORY", "title": "a turn"}])
     w.set_embeddings(Model.name, ["turn"], Model().embed(["omega omega omega"]))
@@ -222,7 +222,7 @@ def _chunk_write(path, node, values):
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 3e38, -0.0], ids=["nan", "inf", "-inf", "huge", "negzero"])
 def test_values_written_into_vector_chunks_by_hand(tmp_path, bad):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     r = KnowledgeBase.open_read_only(path)
     _check([w, r], tmp_path, "a", "graph walk 5", Model())
@@ -242,7 +242,7 @@ def test_values_written_into_vector_chunks_by_hand(tmp_path, bad):
 
 def test_a_concept_retyped_away_and_back(tmp_path):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     r = KnowledgeBase.open_read_only(path)
     _check([w, r], tmp_path, "a", "push rank 6", Model())
@@ -260,7 +260,7 @@ def test_a_concept_retyped_away_and_back(tmp_path):
 
 def test_two_concept_type_configs_on_one_store(tmp_path):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     w.add_nodes([{"id": f"e{i}", "type": "ENTITY", "title": f"entity {WORDS[i]}"} for i in range(5)])
     w.set_embeddings(Model.name, [f"e{i}" for i in range(5)], Model().embed([f"entity {WORDS[i]}" for i in range(5)]))
@@ -289,7 +289,7 @@ WORDS = ["graph", "walk", "push", "rank", "memory", "vector", "index", "token", 
 
 def test_annotations_false_readers_agree(tmp_path):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     cfg = WalkConfig(lexical_k=0)
     want = np.array(_reader.StoreReader(_fresh(w, tmp_path, "o")).read_cache().concept_embeddings(Model(), cfg))
@@ -310,7 +310,7 @@ def test_a_snapshot_file_of_a_diverged_copy_left_in_place(tmp_path):
     """A copy taken at one position, both written to the same position with other vectors; the
     copy's snapshot file (its matrix with it) put beside the original."""
     a_path, b_path = tmp_path / "a.db", tmp_path / "b.db"
-    a = KnowledgeBase.open(a_path)
+    a = KnowledgeBase.create(a_path)
     _fill(a)
     a.close()
     shutil.copy(a_path, b_path)
@@ -330,7 +330,7 @@ def test_a_backup_restored_under_an_open_store(tmp_path):
     """The change log replaced under the open objects (a backup restored into the file) at the
     same position with other vectors."""
     a_path, b_path = tmp_path / "a.db", tmp_path / "b.db"
-    w = KnowledgeBase.open(a_path)
+    w = KnowledgeBase.create(a_path)
     _fill(w)
     src = sqlite3.connect(a_path)
     dst = sqlite3.connect(b_path)
@@ -358,7 +358,7 @@ def test_a_save_killed_midway_leaves_a_file_that_is_not_used(tmp_path):
     """A truncated snapshot file (a save killed after writing part of it, without its rename)
     and a half-written temporary beside it."""
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     want = _answer(w, "graph walk 0", Model())
     w.close()
@@ -377,7 +377,7 @@ def test_a_save_killed_midway_leaves_a_file_that_is_not_used(tmp_path):
 
 def test_a_fresh_process_maps_it_read_only_and_once(tmp_path):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     _answer(w, "graph walk 0", Model())
     w.close()
@@ -391,7 +391,7 @@ def test_a_fresh_process_maps_it_read_only_and_once(tmp_path):
 
 @pytest.mark.parametrize("how", ["read", "patched", "turn"])
 def test_the_writers_matrix_is_held_once_and_read_only(tmp_path, how):
-    w = KnowledgeBase.open(tmp_path / "kb.db")
+    w = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(w)
     m = _reader.StoreReader(w).read_cache().concept_embeddings(Model(), WalkConfig())
     if how == "turn":  # an agent's turn: the same matrix carried, kept again at the new position
@@ -415,7 +415,7 @@ def test_a_reader_of_an_older_state_asked_after_a_vector_write(tmp_path):
     """A read cache of one state asked after a write (another thread's query in flight while the
     agent writes a concept's vector), then the current state, in this process and in the next."""
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     cfg = WalkConfig()
     _reader.StoreReader(w).read_cache().concept_embeddings(Model(), cfg)
@@ -441,7 +441,7 @@ def test_a_vector_commit_between_a_querys_state_and_its_counter(tmp_path):
     concept's vector right after a query's thread read its state (b's embeddings_version, called
     from ReadCache._by_embeddings, does the write first)."""
     path = tmp_path / "kb.db"
-    a = KnowledgeBase.open(path)
+    a = KnowledgeBase.create(path)
     _fill(a)
     a.close()
     a = KnowledgeBase.open(path)  # the agent

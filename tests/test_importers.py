@@ -56,7 +56,7 @@ def kb_path(tmp_path):
 
 @pytest.fixture
 def kb(kb_path):
-    with KnowledgeBase.open(kb_path) as k:
+    with KnowledgeBase.create(kb_path) as k:
         yield k
 
 

@@ -97,3 +97,99 @@ def test_scoped_caller_equals_the_store_with_hidden_nodes_deleted(kb: Any) -> No
             )
     finally:
         small.close()
+
+
+# --------------------------------------------------------------------------- constructor errors (issue 37)
+P = Caller.public()
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda kb: ConceptWalkPostprocessor(kb=kb, caller=None), "caller must be a conceptwalk.Caller, got NoneType"),
+        (lambda kb: ConceptWalkPostprocessor(kb=kb), "caller must be a conceptwalk.Caller, got NoneType"),
+        (lambda kb: ConceptWalkPostprocessor(caller=P), "kb must be a KnowledgeBase or a LinkGraph, got NoneType"),
+        (lambda kb: ConceptWalkPostprocessor(kb=kb, caller=P, id_key=3), "ConceptWalkPostprocessor: id_key: "),
+        (lambda kb: ConceptWalkPostprocessor(kb=kb, caller=P, config=3), "config must be a WalkConfig, got int"),
+        (lambda kb: ConceptwalkRetriever(kb, caller=None), "caller must be a conceptwalk.Caller, got NoneType"),
+        (lambda kb: ConceptwalkRetriever(kb), "caller must be a conceptwalk.Caller, got NoneType"),
+        (lambda kb: ConceptwalkRetriever(kb, caller=P, k=True), "k must be a positive integer, got True"),
+        (lambda kb: ConceptwalkRetriever(kb, caller=P, k="3"), "k must be a positive integer, got '3'"),
+        (lambda kb: ConceptwalkRetriever(kb, caller=P, k=0), "k must be a positive integer, got 0"),
+        (
+            lambda kb: ConceptwalkRetriever(kb, caller=P, concept_walk="yes"),
+            "ConceptwalkRetriever: concept_walk must be True or False, got str",
+        ),
+        (lambda kb: ConceptwalkRetriever(3, caller=P), "kb must be a KnowledgeBase or a LinkGraph, got int"),
+    ],
+)
+def test_constructors_raise_the_library_s_errors(kb: Any, make: Any, message: str) -> None:
+    """Issue 37: ConceptWalkPostprocessor(caller=None) raised pydantic's ValidationError."""
+    with pytest.raises(InputError) as got:
+        make(kb)
+    assert str(got.value).startswith(message) and type(got.value) is InputError
+
+
+# --------------------------------------------------------------------------- the caller per call (issue 32)
+def test_one_retriever_and_postprocessor_two_callers_equal_the_deleted_stores(kb: Any) -> None:
+    """One retriever and one postprocessor serve two tenants: retrieve(q, caller=c),
+    postprocess_nodes(..., caller=c) and a caller_context block each answer exactly as the store
+    with that tenant's hidden nodes deleted; a call naming none answers for the adapter's own."""
+    from conceptwalk.integrations.llama_index import caller_context
+
+    a, b = Caller.with_scopes("tenant-a"), Caller.with_scopes("tenant-c")
+    small = {n: deleted_store(NODES, EDGES, ALIASES, c) for n, c in (("a", a), ("b", b), ("p", P))}
+    try:
+        shared = ConceptwalkRetriever(kb, caller=P, k=4, concept_walk=True)
+        post = ConceptWalkPostprocessor(kb=kb, caller=P)
+        want = {n: ConceptwalkRetriever(s, caller=ALL, k=4, concept_walk=True) for n, s in small.items()}
+        wpost = {n: ConceptWalkPostprocessor(kb=s, caller=ALL) for n, s in small.items()}
+        flat = ConceptwalkRetriever(small["p"], caller=ALL, k=3)  # public nodes: every tenant sees them
+        differ = 0
+        for q in QUERIES[:12]:
+            got_a, got_b = shared.retrieve(q, caller=a), shared.retrieve(q, caller=b)
+            assert _dump(got_a) == _dump(want["a"].retrieve(q))
+            assert _dump(got_b) == _dump(want["b"].retrieve(q))
+            assert _dump(shared.retrieve(q)) == _dump(want["p"].retrieve(q))
+            wa, wb = _dump(want["a"].retrieve(q)), _dump(want["b"].retrieve(q))  # outside the block: it applies to all
+            with caller_context(b):
+                assert _dump(shared.retrieve(q)) == wb
+                assert _dump(shared.retrieve(q, caller=a)) == wa  # the call's own wins
+            differ += _dump(got_a) != _dump(got_b)
+            inc = flat.retrieve(q)
+            for n, c in (("a", a), ("b", b)):
+                want_nodes = _dump(wpost[n].postprocess_nodes(list(inc), query_str=q))
+                assert _dump(post.postprocess_nodes(list(inc), query_str=q, caller=c)) == want_nodes
+                with caller_context(c):
+                    assert _dump(post.postprocess_nodes(list(inc), query_bundle=QueryBundle(q))) == want_nodes
+        assert differ
+
+        async def both(q: str) -> tuple[Any, Any]:
+            async def one(c: Caller) -> Any:
+                with caller_context(c):
+                    return await shared.aretrieve(q)
+
+            return await asyncio.gather(one(a), one(b))
+
+        ga, gb = asyncio.run(both(QUERIES[0]))
+        assert _dump(ga) == _dump(want["a"].retrieve(QUERIES[0]))
+        assert _dump(gb) == _dump(want["b"].retrieve(QUERIES[0]))
+        assert _dump(asyncio.run(shared.aretrieve(QUERIES[1], caller=b))) == _dump(want["b"].retrieve(QUERIES[1]))
+    finally:
+        for s in small.values():
+            s.close()
+
+
+@pytest.mark.parametrize("bad", [None, "tenant-a"])
+def test_a_caller_block_or_argument_that_is_not_a_caller_is_refused(kb: Any, bad: Any) -> None:
+    from conceptwalk.integrations.llama_index import caller_context
+
+    r = ConceptwalkRetriever(kb, caller=P)
+    with pytest.raises(InputError, match="caller must be a conceptwalk.Caller"):
+        with caller_context(bad):
+            pass
+    if bad is not None:  # None as the argument means "not given": the block's or the retriever's
+        with pytest.raises(InputError, match="caller must be a conceptwalk.Caller"):
+            r.retrieve(QUERIES[0], caller=bad)
+        with pytest.raises(InputError, match="caller must be a conceptwalk.Caller"):
+            ConceptWalkPostprocessor(kb=kb, caller=P).postprocess_nodes([], query_str="q", caller=bad)

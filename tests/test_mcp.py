@@ -50,7 +50,7 @@ def syn() -> Any:
 @pytest.fixture(scope="module")
 def kb_path(syn: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
     path = str(tmp_path_factory.mktemp("mcp") / "kb.db")
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_nodes(syn.node_rows())
         kb.add_edges(syn.edge_rows())
         kb.add_aliases(syn.alias_rows())
@@ -537,6 +537,78 @@ def test_token_file_unknown_scopes(kb: KnowledgeBase, tmp_path: Path, capsys: py
     assert capsys.readouterr().err == ""
 
 
+def test_a_repeated_token_makes_the_token_file_refused(
+    kb: KnowledgeBase, kb_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37: ``{"t": [], "t": "*", ...}`` gave ``t`` all access without a word (JSON's last
+    key wins) and the unknown-scope warning numbered entries after the collapse. A repeated token
+    now refuses the whole file, naming the entries by their place in the file and never the
+    token; the same at start-up, on a reload while serving, over stdio and over HTTP."""
+    path = tmp_path / "tokens.json"
+    path.write_text('{"s3cret-dup": [], "s3cret-dup": "*", "u": ["tenant-zz"]}')
+    with pytest.raises(ConceptwalkError) as exc:
+        TokenFile(str(path))
+    assert str(exc.value) == f"token file {path}: entry 2 repeats the token of entry 1; each token may appear once"
+    assert "s3cret" not in str(exc.value)
+    # entries keep their place in the file: the third entry is "entry 3"
+    path.write_text('{"a1": [], "b2": ["tenant-a"], "u3": ["tenant-zz"]}')
+    tf = TokenFile(str(path))
+    assert tf.unknown_scopes(kb.graph()) == [(3, ["tenant-zz"])]
+    # a reload that brings a repeated token: every token refused (fail closed), not the last one
+    path.write_text('{"a1": [], "b2": ["tenant-a"], "u3": ["tenant-zz"], "a1": "*"}')
+    with pytest.raises(ConceptwalkError, match="cannot be read"):
+        tf.caller("a1")
+    assert ToolServer(kb, tokens=tf).call("graph_path", {"source": "x", "target": "x"}, token="a1").is_error
+    # a repeat in a nested object is not a token (scopes must be a list)
+    path.write_text('{"a1": {"x": 1, "x": 2}}')
+    with pytest.raises(ConceptwalkError, match='entry 1 must map to a list of scope names or "\\*", got an object'):
+        TokenFile(str(path))
+    # the command line, stdio and HTTP alike: status 2, one line, no token
+    path.write_text('{"s3cret-dup": ["tenant-a"], "other": [], "s3cret-dup": ["tenant-b"]}')
+    path.chmod(0o600)
+    for extra in ([], ["--http", "127.0.0.1:0"]):
+        proc = subprocess.run(
+            [sys.executable, *_serve_args(kb_path, "--token-file", str(path), *extra)],
+            input="",
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if "conceptwalk[mcp]" in proc.stderr:
+            pytest.skip("the MCP SDK is not installed")
+        assert proc.returncode == 2, proc.stderr
+        assert "entry 3 repeats the token of entry 1" in proc.stderr and "s3cret" not in proc.stderr
+
+
+def test_token_lookup_compares_every_entry(tmp_path: Path) -> None:
+    """The lookup compares the presented token's digest with every entry's (constant time,
+    no early exit) and gives each token its own opaque identity."""
+    path = tmp_path / "tokens.json"
+    path.write_text(json.dumps({f"tok-{i}": [f"s{i}"] for i in range(5)}))
+    tf = TokenFile(str(path))
+    seen = []
+    import hmac as hmac_module
+
+    real = hmac_module.compare_digest
+
+    def counting(a: bytes, b: bytes) -> bool:
+        seen.append(1)
+        return real(a, b)
+
+    import conceptwalk.serve.mcp as mcp_module
+
+    original = mcp_module.hmac.compare_digest
+    mcp_module.hmac.compare_digest = counting  # type: ignore[assignment]
+    try:
+        found = tf.lookup("tok-0")
+        assert found is not None and found[1] == Caller.with_scopes("s0") and len(seen) == 5
+        assert tf.lookup("tok-nope") is None and len(seen) == 10
+    finally:
+        mcp_module.hmac.compare_digest = original  # type: ignore[assignment]
+    ids = {tf.lookup(f"tok-{i}")[0] for i in range(5)}  # type: ignore[index]
+    assert len(ids) == 5 and not any("tok-" in i for i in ids)
+
+
 def test_serve_warns_at_start_up_about_an_unknown_scopes_name(
     kb_path: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -550,9 +622,46 @@ def test_serve_warns_at_start_up_about_an_unknown_scopes_name(
     assert main(["serve", kb_path, "--scopes", "tenant-a,tenant-zzz"]) == 0
     err = capsys.readouterr().err
     assert "conceptwalk: warning: no node carries scope 'tenant-zzz' (a typo?)" in err
-    assert "tenant-a'" not in err.split("caller without token")[0]
+    assert "tenant-a'" not in err.split("calls without a token")[0]
     assert main(["serve", kb_path, "--scopes", "tenant-a"]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_serve_start_up_line_says_who_calls_without_a_token_are(
+    kb_path: str, token_file: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 32: the line said "caller without token: scopes:(public only)" under
+    --require-token and with CONCEPTWALK_TOKEN too; it says what the server does with them."""
+    from conceptwalk.cli import main
+    from conceptwalk.cli import serve as serve_cli
+
+    monkeypatch.setattr(serve_cli, "require_mcp", lambda: None)
+    served: list[ToolServer] = []
+    monkeypatch.setattr(serve_cli, "serve_stdio", served.append)
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    cases = [
+        ([], "calls without a token: public nodes only"),
+        (["--scopes", "tenant-a,tenant-b"], "calls without a token: public nodes and scopes tenant-a, tenant-b"),
+        (["--scopes", "*"], "calls without a token: all access"),
+        (["--token-file", token_file, "--require-token"], "calls without a token: refused (--require-token)"),
+    ]
+    for extra, said in cases:
+        assert main(["serve", kb_path, *extra]) == 0
+        assert said in capsys.readouterr().err, extra
+    monkeypatch.setenv(TOKEN_ENV, "tok-a")
+    assert main(["serve", kb_path, "--token-file", token_file]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "calls without a per-call token: the CONCEPTWALK_TOKEN token's caller (public nodes and scopes tenant-a)" in err
+    )
+    assert "tok-a" not in err
+    # and the servers do what the lines say
+    assert (
+        served[3]
+        .call("graph_path", {"source": "x", "target": "x"})
+        .text.startswith("graph_path: this server requires a token")
+    )
+    assert served[4].resolve_caller(None) == TENANT
 
 
 def test_serve_warns_at_start_up_about_unknown_token_scopes(kb_path: str, tmp_path: Path) -> None:

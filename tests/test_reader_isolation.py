@@ -48,7 +48,7 @@ def seed_store(path: str, seed: int = 0) -> None:
     rng = random.Random(seed)
     concepts = [f"c:{i:03d}" for i in range(STABLE_CONCEPTS)]
     docs = [f"d:{i:03d}" for i in range(STABLE_DOCS)]
-    with KnowledgeBase.open(path) as kb, kb.transaction():
+    with KnowledgeBase.create(path) as kb, kb.transaction():
         kb.add_nodes([{"id": c, "type": "CONCEPT", "title": _title(rng, 2)} for c in concepts])
         kb.add_nodes(
             [

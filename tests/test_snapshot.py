@@ -186,7 +186,7 @@ def test_maintained_snapshot_equals_a_fresh_build(ops):
     d = tempfile.mkdtemp()
     try:
         path = os.path.join(d, "kb.sqlite")
-        with KnowledgeBase.open(path) as kb, KnowledgeBase.open(path) as other:
+        with KnowledgeBase.create(path) as kb, KnowledgeBase.open(path) as other:
             kb.add_edges([("a", "b")])
             kb.graph()
             for by_other, o in ops:
@@ -229,7 +229,7 @@ def test_columnar_reader_equals_the_per_row_reference(ops):
 
 
 def test_writes_that_cannot_change_the_graph_keep_it(tmp_path):
-    with KnowledgeBase.open(tmp_path / "kb.sqlite") as kb:
+    with KnowledgeBase.create(tmp_path / "kb.sqlite") as kb:
         kb.add_nodes([{"id": "a", "title": "A", "body": "x"}, {"id": "b"}])
         kb.add_edges([("a", "b")])
         g = kb.graph()
@@ -246,7 +246,7 @@ def test_writes_that_cannot_change_the_graph_keep_it(tmp_path):
 
 
 def test_scope_change_reaches_the_masks(tmp_path):
-    with KnowledgeBase.open(tmp_path / "kb.sqlite") as kb:
+    with KnowledgeBase.create(tmp_path / "kb.sqlite") as kb:
         kb.add_nodes([{"id": "a"}, {"id": "b"}, {"id": "c", "scopes": ["team"]}])
         kb.add_edges([("a", "b"), ("b", "c")])
         g = kb.graph()
@@ -264,7 +264,7 @@ def test_scope_change_reaches_the_masks(tmp_path):
 
 def test_fresh_process_maps_the_saved_snapshot_instead_of_reading_rows(tmp_path, monkeypatch):
     path = str(tmp_path / "kb.sqlite")
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_edges([("a", "b"), ("b", "c", "CITES")])
         g = kb.graph()
     assert os.path.exists(path + ".snapshot")
@@ -293,7 +293,7 @@ def test_a_mapped_snapshot_borrows_the_file_pages_and_outlives_its_replacement(t
     share its pages); replacing the file (the next save renames a new one over it) or deleting it
     leaves that graph answering as before, and its advance after a write equals a fresh build."""
     path = str(tmp_path / "kb.sqlite")
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_edges([(f"n{i}", f"n{(i * 7 + 3) % 40}", "LINK" if i % 3 else "CITES") for i in range(40)])
         kb.graph()
     with KnowledgeBase.open(path) as kb:
@@ -374,14 +374,14 @@ def _damage(path: str, how: str) -> None:
 @pytest.mark.parametrize("how", ["truncate", "magic", "directory", "payload", "foreign", "stale-future"])
 def test_a_bad_snapshot_file_costs_a_rebuild_never_a_wrong_answer(tmp_path, how):
     path = str(tmp_path / "kb.sqlite")
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_nodes([{"id": f"n{i}", "title": f"t{i}", "scopes": ["s"] if i % 3 else None} for i in range(60)])
         kb.add_edges([(f"n{i}", f"n{(i * 7 + 1) % 60}") for i in range(60)])
         kb.graph()
     snap = path + ".snapshot"
     if how == "foreign":
         other = str(tmp_path / "other.sqlite")
-        with KnowledgeBase.open(other) as kb2:
+        with KnowledgeBase.create(other) as kb2:
             kb2.add_nodes([{"id": f"n{i}"} for i in range(60)])
             kb2.add_edges([("n1", "n2")])
             kb2.graph()
@@ -538,7 +538,7 @@ def test_bulk_load_equals_row_by_row_writes_and_rolls_back_whole(tmp_path):
     from conceptwalk.kb import synthetic
 
     syn = synthetic.generate(300, seed=5)
-    with KnowledgeBase.open(tmp_path / "rows.sqlite") as a, KnowledgeBase.open(tmp_path / "bulk.sqlite") as b:
+    with KnowledgeBase.create(tmp_path / "rows.sqlite") as a, KnowledgeBase.create(tmp_path / "bulk.sqlite") as b:
         a.add_nodes(syn.node_rows())
         a.add_edges(syn.edge_rows())
         a.add_aliases(syn.alias_rows())
@@ -554,7 +554,7 @@ def test_bulk_load_equals_row_by_row_writes_and_rolls_back_whole(tmp_path):
         b.add_edges([(syn.ids[0], "new-node")])
         assert array_diff(b.graph(), fresh(str(tmp_path / "bulk.sqlite"))) == []
     # a failed bulk load leaves nothing, triggers included
-    with KnowledgeBase.open(tmp_path / "fail.sqlite") as c:
+    with KnowledgeBase.create(tmp_path / "fail.sqlite") as c:
         before = c.conn.execute(schema).fetchall()
         with pytest.raises(RuntimeError), c.bulk():
             c.add_nodes([{"id": "x"}])
@@ -566,7 +566,7 @@ def test_bulk_load_equals_row_by_row_writes_and_rolls_back_whole(tmp_path):
 
 def test_read_only_open_reads_and_refuses_writes(tmp_path):
     path = str(tmp_path / "kb.sqlite")
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_nodes([{"id": "a", "title": "Alpha"}])
         kb.add_edges([("a", "b")])
         g = kb.graph()
@@ -584,7 +584,7 @@ def test_read_only_open_reads_and_refuses_writes(tmp_path):
 
 def test_read_only_without_wal_files_uses_immutable(tmp_path):
     path = str(tmp_path / "kb.sqlite")
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_edges([("a", "b")])
         kb.graph()
     conn = sqlite3.connect(path)
@@ -604,7 +604,7 @@ def test_read_only_falls_back_to_immutable_when_mode_ro_cannot_open(tmp_path, mo
     """On read-only media a WAL file without its -shm cannot be opened mode=ro (SQLite must
     create the -shm); simulated here (root ignores permissions) by refusing mode=ro alone."""
     path = str(tmp_path / "kb.sqlite")
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_edges([("a", "b"), ("b", "c")])
         g = kb.graph()
     for f in (path + "-wal", path + "-shm"):
@@ -636,7 +636,7 @@ def test_cli_read_only_flag(tmp_path, capsys):
     from conceptwalk.cli import main
 
     path = str(tmp_path / "kb.sqlite")
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_edges([("a", "b"), ("b", "c")])
     assert main(["path", path, "a", "c", "--read-only", "--json"]) == 0
     assert [x["id"] for x in json.loads(capsys.readouterr().out)["nodes"]] == ["a", "b", "c"]
@@ -695,7 +695,7 @@ def test_vectors_follow_writes_like_a_dict(steps):
 def test_vectors_grow_the_file_by_about_their_bytes(tmp_path):
     path = str(tmp_path / "kb.sqlite")
     ids = [f"n{i:05d}" for i in range(6000)]
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_nodes([{"id": x} for x in ids])
     before = os.path.getsize(path)
     mat = np.random.default_rng(1).standard_normal((len(ids), 256)).astype(np.float32)

@@ -35,7 +35,7 @@ def _same_as_rebuild(kb: KnowledgeBase) -> None:
 
 
 def _scoped_store(p: str) -> None:
-    with KnowledgeBase.open(p) as kb:
+    with KnowledgeBase.create(p) as kb:
         kb.add_nodes(
             [
                 {"id": f"n{i}", "title": f"note {i}", "scopes": [["tenant-a"], ["tenant-c"], None][i % 3]}
@@ -62,7 +62,7 @@ def _scoped_store(p: str) -> None:
 def test_a_restored_backup_never_answers_from_the_newer_snapshot(tmp_path):
     # finding 2 of the issue, exactly: a public caller must not find the hr-scoped node
     p, backup = str(tmp_path / "kb.db"), str(tmp_path / "backup.db")
-    with KnowledgeBase.open(p) as kb:
+    with KnowledgeBase.create(p) as kb:
         kb.add_nodes([{"id": "x", "title": "salary table", "scopes": ["hr"]}, {"id": "y", "title": "lunch"}])
         kb.graph()
     shutil.copy(p, backup)
@@ -253,7 +253,7 @@ def test_a_failed_advance_falls_back_to_a_fresh_build(tmp_path, monkeypatch):
 
 def test_the_snapshot_takes_the_store_permissions(tmp_path):
     p = str(tmp_path / "kb.db")
-    KnowledgeBase.open(p).close()
+    KnowledgeBase.create(p).close()
     os.chmod(p, 0o644)
     with KnowledgeBase.open(p) as kb:
         kb.add_edges([("a", "b")])
@@ -346,7 +346,7 @@ def test_a_fresh_reader_does_not_keep_the_snapshot_file_resident(tmp_path):
     from conceptwalk.kb.synthetic import generate
 
     db = str(tmp_path / "kb.db")
-    with KnowledgeBase.open(db) as kb:
+    with KnowledgeBase.create(db) as kb:
         generate(8000, seed=1).write_to(kb)
         kb.state()
     size = os.path.getsize(db + ".snapshot")

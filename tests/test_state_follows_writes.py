@@ -58,7 +58,7 @@ def _columns(kb: KnowledgeBase) -> tuple[np.ndarray, ...]:
 
 def _fresh_columns(kb: KnowledgeBase, tmp_path, tag: str) -> tuple[np.ndarray, ...]:
     """The same from a fresh store holding the same rows (never brought forward)."""
-    fresh = KnowledgeBase.open(tmp_path / f"fresh-{tag}.db")
+    fresh = KnowledgeBase.create(tmp_path / f"fresh-{tag}.db")
     g = kb.graph()
     fresh.add_nodes(
         [{"id": i, "type": g.node_type_names[g.node_type_codes[k]], "title": g.titles[k]} for k, i in enumerate(g.ids)]
@@ -118,7 +118,7 @@ def _apply(kb: KnowledgeBase, write: tuple[str, int, str]) -> None:
 @given(writes=st.lists(st.lists(WRITE, min_size=1, max_size=3), min_size=1, max_size=5))
 def test_title_vectors_brought_forward_equal_a_fresh_build(tmp_path_factory, writes):
     tmp_path = tmp_path_factory.mktemp("follow")
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     _columns(kb)  # the first position's vectors, built
     for step, batch in enumerate(writes):
@@ -132,7 +132,7 @@ def test_title_vectors_brought_forward_equal_a_fresh_build(tmp_path_factory, wri
 
 
 def test_only_the_changed_concepts_are_embedded_again(tmp_path, monkeypatch):
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
     ret.query("graph walk", 5, concept_walk=True, caller=ALL)
@@ -154,7 +154,7 @@ def test_only_the_changed_concepts_are_embedded_again(tmp_path, monkeypatch):
 
 def test_a_read_only_reader_brings_them_forward_while_another_connection_writes(tmp_path, monkeypatch):
     path = tmp_path / "kb.db"
-    writer = KnowledgeBase.open(path)
+    writer = KnowledgeBase.create(path)
     _fill(writer)
     reader = KnowledgeBase.open(path, read_only=True)
     ret = ConceptAnchoredRetriever(builtin_flat_search(reader), reader)
@@ -172,7 +172,7 @@ def test_a_read_only_reader_brings_them_forward_while_another_connection_writes(
 
 
 def test_a_bulk_load_is_not_followed_it_is_built_afresh(tmp_path):
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     before = kb.state().graph_version
     _columns(kb)
@@ -185,7 +185,7 @@ def test_a_bulk_load_is_not_followed_it_is_built_afresh(tmp_path):
 
 
 def test_changed_nodes_reads_the_log_and_refuses_what_it_cannot_tell(tmp_path):
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     kb.add_nodes([{"id": "a"}, {"id": "b"}])
     v0 = kb.state().graph_version
     kb.add_nodes([{"id": "a", "title": "retitled"}])
@@ -228,7 +228,7 @@ EDGE_WRITE = st.tuples(
 @given(writes=st.lists(EDGE_WRITE, min_size=1, max_size=25))
 def test_edge_tallies_equal_counting_the_edges(tmp_path_factory, writes):
     path = tmp_path_factory.mktemp("tallies") / "kb.db"
-    kb = KnowledgeBase.open(path)
+    kb = KnowledgeBase.create(path)
     kb.add_nodes([{"id": f"n{i}"} for i in range(10)])
     for kind, a, b, axis in writes:
         value = 0.5 if axis == "extraction_confidence" else "v"
@@ -247,7 +247,7 @@ def test_edge_tallies_equal_counting_the_edges(tmp_path_factory, writes):
 
 def test_a_bulk_load_counts_its_edges_at_its_end(tmp_path):
     path = tmp_path / "kb.db"
-    kb = KnowledgeBase.open(path)
+    kb = KnowledgeBase.create(path)
     with kb.bulk():
         kb.add_edges([{"src": f"a{i}", "dst": f"b{i}", "fidelity": "HIGH" if i % 2 else None} for i in range(50)])
     assert kb.annotation_presence() == _counted(path) == {**{k: 0 for k in ANNOTATION_AXES}, "fidelity": 25}
@@ -258,7 +258,7 @@ def test_a_bulk_load_counts_its_edges_at_its_end(tmp_path):
 
 def test_a_schema_3_store_is_upgraded_with_its_edges_counted(tmp_path):
     path = tmp_path / "kb.db"
-    kb = KnowledgeBase.open(path)
+    kb = KnowledgeBase.create(path)
     _fill(kb)
     want = _counted(path)
     kb.close()
@@ -291,7 +291,7 @@ def test_a_schema_3_store_is_upgraded_with_its_edges_counted(tmp_path):
 
 
 def test_the_alias_index_is_rebuilt_only_when_the_aliases_change(tmp_path, monkeypatch):
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     kb.add_aliases([("pagerank", "c02"), ("the walker", "c01")])
     ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
@@ -332,7 +332,7 @@ def test_the_alias_index_is_rebuilt_only_when_the_aliases_change(tmp_path, monke
 def test_nothing_read_inside_a_write_transaction_is_carried(tmp_path, inside):
     """Aliases read inside the store's own write transaction (uncommitted) are not kept for a
     later read: after a rollback the alias is gone."""
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     try:
         with kb.transaction():
@@ -378,7 +378,7 @@ def _semantic(kb, model, q):
 
 @pytest.mark.parametrize("stored", [True, False], ids=["stored vectors", "model-made vectors"])
 def test_concept_vectors_of_a_model_follow_writes(tmp_path, monkeypatch, stored):
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     model = ToyModel()
     concepts = [i for i in kb.graph().ids if i.startswith("c")]
@@ -410,7 +410,7 @@ def test_concept_vectors_of_a_model_follow_writes(tmp_path, monkeypatch, stored)
     got = _semantic(kb, model, "omega vector renamed")
     assert sorted(model.texts) == ["omega vector renamed"] * 2  # the query and c03 (not stored)
     fresh_model = ToyModel()
-    fresh = KnowledgeBase.open(tmp_path / "fresh.db")
+    fresh = KnowledgeBase.create(tmp_path / "fresh.db")
     g = kb.graph()
     fresh.add_nodes(
         [{"id": i, "type": g.node_type_names[g.node_type_codes[k]], "title": g.titles[k]} for k, i in enumerate(g.ids)]
@@ -437,7 +437,7 @@ def _copy_with(kb, name, ids, mat):
 
 
 def test_the_change_log_names_exactly_the_vectors_written(tmp_path):
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     kb.add_nodes([{"id": f"n{i:02d}"} for i in range(30)])
     kb.VECTOR_CHUNK_BYTES = 4 * 2 * 8  # 8 two-dimensional vectors per chunk: many share one
     rng = np.random.default_rng(0)
@@ -463,7 +463,7 @@ def test_the_change_log_names_exactly_the_vectors_written(tmp_path):
     assert kb.graph().num_nodes == 30  # 30 + x - n04
     kb.close()
     # an embedding-only write leaves the graph and the text index as they are
-    kb = KnowledgeBase.open(tmp_path / "kb2.db")
+    kb = KnowledgeBase.create(tmp_path / "kb2.db")
     kb.add_nodes([{"id": "a", "title": "alpha"}, {"id": "b"}])
     g, ix = kb.graph(), kb.text_index()
     kb.set_embeddings("m", ["a"], [[1.0, 0.0]])
@@ -495,7 +495,7 @@ _NAME_OPS = st.lists(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=_NAME_OPS)
 def test_the_fallbacks_name_index_brought_forward_equals_a_fresh_build(tmp_path_factory, ops):
-    kb = KnowledgeBase.open(tmp_path_factory.mktemp("names") / "kb.db")
+    kb = KnowledgeBase.create(tmp_path_factory.mktemp("names") / "kb.db")
     _fill(kb)
     cfg = WalkConfig(concept_node_types=("CONCEPT",))
     _reader.StoreReader(kb).read_cache().name_index(cfg)  # built once; brought forward from here
@@ -537,7 +537,7 @@ def test_the_fallbacks_name_index_brought_forward_equals_a_fresh_build(tmp_path_
 def test_a_fallback_resolution_after_writes_equals_a_fresh_store(tmp_path):
     from conceptwalk.wrap import ConceptResolver
 
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     cfg = WalkConfig(lexical_k=0, semantic_k=0)  # only the normalize-only fallback resolves
     r = ConceptResolver(kb, cfg)
@@ -562,7 +562,7 @@ def test_an_alias_write_is_logged_and_changes_no_graph_text_or_node(tmp_path):
     the text index and changed_nodes read through it as through nothing."""
     from conceptwalk.kb.snapshot import CHANGE_ALIAS
 
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(kb)
     st = kb.state()
     kb.add_aliases([("pagerank", "c02"), ("walker", "c01")])
@@ -581,7 +581,7 @@ def test_an_alias_write_is_logged_and_changes_no_graph_text_or_node(tmp_path):
     assert st3.graph is st2.graph and st3.text_index is st2.text_index  # brought through it unchanged
     assert kb.changed_nodes(st2.graph_version, st3.graph_version) == []
     # a bulk load logs one reset for everything, aliases included
-    other = KnowledgeBase.open(tmp_path / "bulk.db")
+    other = KnowledgeBase.create(tmp_path / "bulk.db")
     with other.bulk():
         other.add_nodes([{"id": f"n{i}"} for i in range(5)])
         other.add_aliases([(f"a{i}", f"n{i}") for i in range(5)])

@@ -98,7 +98,7 @@ def _write(kb: KnowledgeBase, rng: random.Random, n: int) -> None:
 def test_a_keeper_built_from_its_interface_follows_writes_and_its_file(tmp_path, seed):
     rng = random.Random(seed)
     p = str(tmp_path / "kb.db")
-    kb = KnowledgeBase.open(p)
+    kb = KnowledgeBase.create(p)
     kb.SNAPSHOT_SAVE_EVERY = 7  # the keeper reads the store's setting: saves on the way too
     kb.add_edges([("n000", "n001")])
     keeper = _keeper(kb, p)
@@ -142,7 +142,7 @@ def test_inside_a_write_transaction_nothing_is_kept(tmp_path):
 
 
 def test_a_read_waits_for_the_stores_write_transaction_and_never_sees_it(tmp_path):
-    kb = KnowledgeBase.open(str(tmp_path / "kb.db"))
+    kb = KnowledgeBase.create(str(tmp_path / "kb.db"))
     kb.add_edges([("a", "b")])
     g0, st0 = kb.graph(), kb.state()
     written, started, done = threading.Event(), threading.Event(), threading.Event()
@@ -177,7 +177,7 @@ def test_a_read_waits_for_the_stores_write_transaction_and_never_sees_it(tmp_pat
 
 def test_a_store_dropped_unclosed_is_freed_at_once(tmp_path):
     p = str(tmp_path / "kb.db")
-    kb = KnowledgeBase.open(p)
+    kb = KnowledgeBase.create(p)
     kb.add_nodes([{"id": "a", "title": "walks"}, {"id": "b", "title": "push"}])
     kb.add_edges([("a", "b")])
     st = kb.state()
@@ -222,7 +222,7 @@ def test_the_version_check_of_a_read_names_a_damaged_counter(tmp_path, edit, mes
     """A read of an unchanged store checks both counters in one statement; a counter that is not
     a count is read again the long way, which names it (as before the check was one statement)."""
     p = str(tmp_path / "kb.db")
-    with KnowledgeBase.open(p) as kb:
+    with KnowledgeBase.create(p) as kb:
         kb.add_edges([("a", "b")])
         st = kb.state()
         assert kb.state() is st

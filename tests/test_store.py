@@ -109,7 +109,7 @@ def dump(path) -> dict:
 
 @pytest.fixture
 def kb(tmp_path):
-    with KnowledgeBase.open(tmp_path / "kb.sqlite") as k:
+    with KnowledgeBase.create(tmp_path / "kb.sqlite") as k:
         yield k
 
 
@@ -124,7 +124,7 @@ def full(kb):
 # ---------------------------------------------------------------------- schema and opening
 def test_open_creates_wal_file_with_schema_version(tmp_path):
     p = tmp_path / "new.sqlite"
-    with KnowledgeBase.open(p) as kb:
+    with KnowledgeBase.create(p) as kb:
         assert kb.version == 0
         assert kb.schema_version == SCHEMA_VERSION
     con = sqlite3.connect(str(p))
@@ -157,7 +157,7 @@ def test_open_rejects_newer_schema_and_garbage(tmp_path):
 
 
 def test_closed_store_raises(tmp_path):
-    kb = KnowledgeBase.open(tmp_path / "kb.sqlite")
+    kb = KnowledgeBase.create(tmp_path / "kb.sqlite")
     kb.close()
     kb.close()  # idempotent
     with pytest.raises(ConceptwalkError, match="closed"):
@@ -504,7 +504,6 @@ HOSTILE = [
     "'; DROP TABLE nodes; --",
     "%",
     "_",
-    "   ",
     "a" * 5000,
     " ".join(["w"] * 500),
     "ünïcödé",
@@ -521,8 +520,11 @@ def test_search_never_raises_on_hostile_text(full, text):
 
 
 def test_search_empty_and_punctuation_only(full):
-    for text in ["", "   ", '-:*"()', "!!!", "___"]:
+    for text in ['-:*"()', "!!!", "___", "the of and"]:  # no words, or stopwords only: nothing
         assert full.search(text) == []
+    for text in ["", "   ", "\t\n"]:  # issue 32 item 5: an empty question is an error everywhere
+        with pytest.raises(InputError, match="search: text is empty"):
+            full.search(text)
 
 
 def test_search_hits_ranks_and_filters(full):
@@ -538,7 +540,8 @@ def test_search_hits_ranks_and_filters(full):
     assert [i for i, _ in full.search("decision", caller=ALL)] == ["m:1"]  # diacritics folded
     assert [i for i, _ in full.search("walking restarts", caller=ALL)] == ["c:ppr"]  # stemmed
     assert [i for i, _ in full.search("main", caller=ALL)] == ["f:1"]  # untyped node, body only
-    assert [i for i, _ in full.search("c:ppr", caller=ALL)] == []  # ids are not indexed, no syntax error
+    # an id is a name (issue 32 item 1): the node comes first; no syntax error
+    assert [i for i, _ in full.search("c:ppr", caller=ALL)] == ["c:ppr"]
     scores = [s for _, s in full.search("push", caller=ALL)]
     assert scores == sorted(scores, reverse=True)
     assert len(full.search("push", k=1, caller=ALL)) == 1
@@ -572,7 +575,7 @@ WRITER = textwrap.dedent("""
 def test_second_process_reader_sees_consistent_snapshots(tmp_path):
     path = tmp_path / "shared.sqlite"
     rounds = 80
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_nodes([{"id": "root", "type": "ROOT"}])
         proc = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(path), str(rounds)], stdout=subprocess.PIPE, stderr=subprocess.PIPE

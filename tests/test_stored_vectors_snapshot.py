@@ -77,7 +77,7 @@ def _stored_names(kb: KnowledgeBase) -> list[str]:
 
 def test_a_fresh_process_maps_them_from_the_snapshot_file(tmp_path, reads):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     first = _semantic(w, "graph walk 0")
     assert reads == [Model.name] and len(_stored_names(w)) == 1  # read once, kept with the state
@@ -98,7 +98,7 @@ def test_a_fresh_process_maps_them_from_the_snapshot_file(tmp_path, reads):
 
 def test_an_agents_turn_brings_them_forward_and_a_concept_vector_write_reads_them_again(tmp_path, reads):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     concepts = _fill(w)
     _semantic(w, "graph walk 0")
     w.close()  # (saves the snapshot file, the matrix with it)
@@ -131,7 +131,7 @@ def test_an_agents_turn_brings_them_forward_and_a_concept_vector_write_reads_the
 
 def test_a_concept_without_a_stored_vector_is_never_kept(tmp_path, reads):
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     _fill(w)
     w.add_nodes([{"id": "c99", "type": "CONCEPT", "title": "made by the model"}])  # no stored vector
     got = _semantic(w, "made by the model")
@@ -155,7 +155,7 @@ def test_a_concept_without_a_stored_vector_is_never_kept(tmp_path, reads):
     ids=["shape", "concepts-dtype", "concepts-other", "matrix-dtype", "matrix-size", "extra-part"],
 )
 def test_kept_parts_that_do_not_fit_are_not_used(tmp_path, reads, bad):
-    w = KnowledgeBase.open(tmp_path / "kb.db")
+    w = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(w)
     first = _semantic(w, "graph walk 0")
     cache = _reader.StoreReader(w).read_cache()
@@ -192,7 +192,7 @@ _OPS = st.lists(
 def test_what_is_kept_equals_reading_afresh_after_any_writes(tmp_path_factory, ops):
     tmp = tmp_path_factory.mktemp("ops")
     path = tmp / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     w.SNAPSHOT_SAVE_EVERY = 2  # saves often: files at many positions
     _fill(w)
     r = KnowledgeBase.open_read_only(path)
@@ -225,7 +225,7 @@ def test_what_is_kept_equals_reading_afresh_after_any_writes(tmp_path_factory, o
 
 
 def test_a_write_of_concept_vectors_reads_those_rows_only(tmp_path, reads):
-    w = KnowledgeBase.open(tmp_path / "kb.db")
+    w = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(w)
     _semantic(w, "graph walk 0")
     model = Model()
@@ -305,7 +305,7 @@ def test_a_concept_write_recodes_the_changed_rows_of_the_dense_index_only(tmp_pa
 
     monkeypatch.setattr(DenseVectors, "__init__", init)
     monkeypatch.setattr(DenseVectors, "updated", updated)
-    w = KnowledgeBase.open(tmp_path / "kb.db")
+    w = KnowledgeBase.create(tmp_path / "kb.db")
     _fill(w)
     _semantic(w, "graph walk 0")
     assert made == {"fresh": 1, "updated": 0}
@@ -358,7 +358,7 @@ def test_vectors_another_client_writes_after_the_state_are_never_kept_as_its_own
     kept for the state's position (a backup of that position restored later would otherwise map
     the newer vector from the snapshot file)."""
     path = tmp_path / "kb.db"
-    w = KnowledgeBase.open(path)
+    w = KnowledgeBase.create(path)
     concepts = _fill(w)
     model, cfg = Model(), WalkConfig(lexical_k=0)
     r = KnowledgeBase.open(path)  # another client of the same file
@@ -395,7 +395,7 @@ def test_vectors_another_client_writes_after_the_state_are_never_kept_as_its_own
 
 
 def test_read_embeddings_dates_the_read(tmp_path):
-    kb = KnowledgeBase.open(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(tmp_path / "kb.db")
     concepts = _fill(kb)
     got = kb.read_embeddings(Model.name)
     assert got.ids == concepts and got.graph_version == kb.state().graph_version

@@ -339,7 +339,7 @@ def check(kb: KnowledgeBase, path: str, mask_bits: list[bool]) -> None:
 def test_the_maintained_text_index_equals_a_fresh_build(ops, save_every, mask_bits):
     d = tempfile.mkdtemp()
     path = os.path.join(d, "kb.sqlite")
-    kb = KnowledgeBase.open(path)
+    kb = KnowledgeBase.create(path)
     other = KnowledgeBase.open(path)  # stands for a second process
     try:
         for s in (kb, other):
@@ -403,7 +403,7 @@ def _same_as_fresh(kb: KnowledgeBase, path: str) -> None:
 
 def test_a_reopened_store_advances_the_saved_index_on_its_first_write(tmp_path, monkeypatch):
     path = str(tmp_path / "kb.db")
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb)
         kb.search("merger walks")  # builds the index; the snapshot file now holds it
     count = Tokenised(monkeypatch)
@@ -434,7 +434,7 @@ def test_a_reopened_store_advances_the_saved_index_on_its_first_write(tmp_path, 
 
 def test_a_reset_or_a_long_log_rebuilds_in_full(tmp_path, monkeypatch):
     path = str(tmp_path / "kb.db")
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         _fill(kb, 50)
         kb.search("merger")
         count = Tokenised(monkeypatch)
@@ -448,7 +448,7 @@ def test_a_reset_or_a_long_log_rebuilds_in_full(tmp_path, monkeypatch):
         kb.search("merger")
         assert count.calls == [1]
     fresh_path = str(tmp_path / "bulk.db")
-    with KnowledgeBase.open(fresh_path) as kb:
+    with KnowledgeBase.create(fresh_path) as kb:
         with kb.bulk():  # a bulk load logs one reset
             kb.add_nodes([{"id": f"b{i}", "title": "bulk loaded"} for i in range(20)])
         count.calls.clear()

@@ -504,7 +504,7 @@ def test_read_only_postings_are_borrowed_and_kept_alive_writable_ones_copied():
 
 def test_the_text_index_is_saved_with_the_snapshot_and_reopened_without_a_rebuild(tmp_path, monkeypatch):
     path = str(tmp_path / "kb.db")
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.create(path) as kb:
         kb.add_nodes(
             [
                 {

@@ -142,13 +142,13 @@ def test_knowledgebase_constructor_points_at_open(tmp_path):
 def test_import_counts_and_names_endpoint_only_nodes(tmp_path):
     f = tmp_path / "a.jsonl"
     f.write_text('{"src": "svc:auth", "dst": "svc:autth"}\n{"id": "svc:auth"}\n{"src": "svc:auth", "dst": "doc:x"}\n')
-    with KnowledgeBase.open(tmp_path / "kb.db") as kb:
+    with KnowledgeBase.create(tmp_path / "kb.db") as kb:
         s = import_jsonl(kb, f)
         assert s.endpoint_only_nodes == 2 and s.endpoint_only_examples == ["doc:x", "svc:autth"]
         assert "2 nodes created only as edge endpoints" in str(s) and "svc:autth" in str(s)
         again = import_jsonl(kb, f)  # now stored: not new, not counted
         assert again.endpoint_only_nodes == 0 and "warning" not in str(again)
-    with KnowledgeBase.open(tmp_path / "kb2.db") as kb:
+    with KnowledgeBase.create(tmp_path / "kb2.db") as kb:
         with pytest.raises(InputError, match=r"2 edge endpoints not defined as a node .*doc:x, svc:autth"):
             import_jsonl(kb, f, missing_endpoints="refuse")
         assert kb.stats()["nodes"] == 0  # nothing written

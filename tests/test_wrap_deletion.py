@@ -113,6 +113,8 @@ def outputs(kb: KnowledgeBase, caller: Caller, q: str, cfg: WalkConfig) -> dict[
     }
 
 
+# (a random store may hide every admission edge from a caller: the walk then warns, as it should)
+@pytest.mark.filterwarnings("ignore::conceptwalk.wrap.WalkTypesWarning")
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stores(), st.sampled_from(CALLERS), query_st, st.sampled_from(sorted(CONFIGS)))
 def test_resolver_and_wrapped_query_equal_the_deleted_store(store, caller, q, cfg_name):

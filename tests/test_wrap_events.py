@@ -55,6 +55,8 @@ def test_one_valid_event_per_walk_and_none_without_walk(cfg):
         assert ev["candidatesAdded"] == len(out) - 1
         assert ev["walkContributed"] == (len(out) > 1)
         assert ev["truncated"] == bool(ev["truncatedBy"])
+        assert ev["schemaVersion"] == 2 and ev["cut"] == sum(ev["cutBy"].values())  # the stop rule's count
+        assert isinstance(ev["missingTypes"], dict)
     assert len(events) == 4
 
 
@@ -163,6 +165,9 @@ def test_summarize(tmp_path):
     assert s["candidatesAdded"] == {"total": 6, "mean": 0.6}
     assert s["walkMs"] == {"p50": 5.5, "p90": 9.1, "p99": 9.91, "max": 10.0}
     assert s["truncated"] == 1 and s["skipped"] == 1
+    assert s["cut"] == {"total": 0, "mean": 0.0, "byScore": 0, "byHops": 0}  # (version 1 events: none)
+    v2 = [dict(e, cut=3, cutBy={"score": 2, "hops": 1}) for e in evs[:2]]
+    assert summarize_events(v2)["cut"] == {"total": 6, "mean": 3.0, "byScore": 4, "byHops": 2}
     path = tmp_path / "e.jsonl"
     path.write_text("\n".join(json.dumps(e) for e in evs) + "\nnot json\n[1]\n\n")
     f = summarize_file(path)

@@ -7,30 +7,32 @@
 namespace {
 
 // The fields of the Suggestion class, in its constructor's order.
-constexpr const char* kSuggestionFields[6] = {"id", "type", "title", "score", "shared", "shared_titles"};
+constexpr int kNumFields = 8;
+constexpr const char* kSuggestionFields[kNumFields] = {"id",     "type",          "title", "score",
+                                                       "shared", "shared_titles", "hops",  "path"};
 
 // The data descriptors (slots) of a Suggestion class, looked up once per class: an object is
 // made by object.__new__ and its six fields stored through them, which is what the dataclass's
 // generated __init__ does, without a Python frame per object.
 struct SuggestionFields {
   PyObject* cls = nullptr;  // strong references, kept for the process (one class in practice)
-  PyObject* desc[6] = {};
+  PyObject* desc[kNumFields] = {};
 };
 
 const SuggestionFields& suggestion_fields(py::handle cls) {
   static SuggestionFields cache;  // read and written with the GIL held
   if (cache.cls == cls.ptr()) return cache;
   if (!PyType_Check(cls.ptr())) throw py::type_error("cls must be a class");
-  py::object desc[6];
-  for (int i = 0; i < 6; ++i) {
+  py::object desc[kNumFields];
+  for (int i = 0; i < kNumFields; ++i) {
     desc[i] = py::reinterpret_steal<py::object>(PyObject_GetAttrString(cls.ptr(), kSuggestionFields[i]));
     if (!desc[i]) throw py::error_already_set();
     if (Py_TYPE(desc[i].ptr())->tp_descr_set == nullptr)
       throw py::type_error(std::string("cls.") + kSuggestionFields[i] + " is not a data descriptor (a slot)");
   }
-  for (int i = 0; i < 6 && cache.cls; ++i) Py_XDECREF(cache.desc[i]);
+  for (int i = 0; i < kNumFields && cache.cls; ++i) Py_XDECREF(cache.desc[i]);
   Py_XDECREF(cache.cls);
-  for (int i = 0; i < 6; ++i) cache.desc[i] = desc[i].release().ptr();
+  for (int i = 0; i < kNumFields; ++i) cache.desc[i] = desc[i].release().ptr();
   cache.cls = py::reinterpret_borrow<py::object>(cls).release().ptr();
   return cache;
 }
@@ -40,7 +42,8 @@ inline py::object py_float(double x) { return py::reinterpret_steal<py::object>(
 
 // Suggestions lo..hi of a core result R (RAResult or RABatch: targets, scores, and the shared
 // neighbours of target j at shared[shared_ptr[j]:shared_ptr[j + 1]]) as `cls` objects, with
-// ids, titles and type names read from the graph's node columns. The one decoder of both
+// ids, titles and type names read from the graph's node columns; a PPR result (path_ptr set)
+// also gives each its hops and its chain of ids (None for RA). The one decoder of both
 // faces (LinkGraph.resource_allocation, link_suggest) and of their batches.
 template <class R>
 py::list decode_suggestions(py::handle cls, py::handle ids, py::handle titles, py::handle names, py::handle codes,
@@ -49,6 +52,9 @@ py::list decode_suggestions(py::handle cls, py::handle ids, py::handle titles, p
   if (lo < 0 || hi < lo || hi > n || r.scores.size() != r.targets.size() ||
       r.shared_ptr.size() != r.targets.size() + 1)
     throw py::value_error("decode_suggestions: lo, hi must satisfy 0 <= lo <= hi <= len(targets)");
+  const bool ppr = !r.path_ptr.empty();
+  if (ppr && (r.path_ptr.size() != r.targets.size() + 1 || r.hops.size() != r.targets.size()))
+    throw py::value_error("decode_suggestions: hops or path_ptr do not match targets");
   const SuggestionFields& f = suggestion_fields(cls);
   auto* type = reinterpret_cast<PyTypeObject*>(f.cls);
   py::tuple no_args(0);
@@ -69,13 +75,25 @@ py::list decode_suggestions(py::handle cls, py::handle ids, py::handle titles, p
     const Py_ssize_t c = PyLong_AsSsize_t(code.ptr());
     if (c == -1 && PyErr_Occurred()) throw py::error_already_set();
     if (c < 0) throw py::value_error("decode_suggestions: negative node type code");
-    py::object values[6] = {seq_item(ids, t),    seq_item(names, c),
-                            seq_item(titles, t), py_float(r.scores[static_cast<std::size_t>(i)]),
-                            std::move(sh),       std::move(sht)};
+    py::object hops = py::none(), path = py::none();
+    if (ppr) {
+      hops = py::int_(r.hops[static_cast<std::size_t>(i)]);
+      const std::int64_t pa = r.path_ptr[static_cast<std::size_t>(i)],
+                         pb = r.path_ptr[static_cast<std::size_t>(i) + 1];
+      if (pa < 0 || pb < pa || pb > static_cast<std::int64_t>(r.path.size()))
+        throw py::value_error("decode_suggestions: path_ptr out of range");
+      py::tuple pt(static_cast<std::size_t>(pb - pa));
+      for (std::int64_t j = pa; j < pb; ++j)
+        PyTuple_SET_ITEM(pt.ptr(), j - pa, seq_item(ids, r.path[static_cast<std::size_t>(j)]).release().ptr());
+      path = std::move(pt);
+    }
+    py::object values[kNumFields] = {
+        seq_item(ids, t), seq_item(names, c), seq_item(titles, t), py_float(r.scores[static_cast<std::size_t>(i)]),
+        std::move(sh),    std::move(sht),     std::move(hops),     std::move(path)};
     PyObject* o = type->tp_new(type, no_args.ptr(), nullptr);
     if (o == nullptr) throw py::error_already_set();
     py::object obj = py::reinterpret_steal<py::object>(o);
-    for (int k = 0; k < 6; ++k) {
+    for (int k = 0; k < kNumFields; ++k) {
       if (!values[k]) throw py::error_already_set();
       if (Py_TYPE(f.desc[k])->tp_descr_set(f.desc[k], o, values[k].ptr()) != 0) throw py::error_already_set();
     }
@@ -97,6 +115,11 @@ void register_suggest(py::module_& m) {
       .def_property_readonly("shared_ptr", vector_property(&cw::RAResult::shared_ptr))
       .def_property_readonly("shared", vector_property(&cw::RAResult::shared))
       .def_readonly("candidates", &cw::RAResult::candidates)
+      .def_property_readonly("hops", vector_property(&cw::RAResult::hops))
+      .def_property_readonly("path_ptr", vector_property(&cw::RAResult::path_ptr))
+      .def_property_readonly("path", vector_property(&cw::RAResult::path))
+      .def_readonly("eps", &cw::RAResult::eps)
+      .def_readonly("fill_spent", &cw::RAResult::fill_spent)
       .def("__len__", [](const cw::RAResult& r) { return r.targets.size(); });
 
   py::class_<cw::RABatch>(m, "RABatch",
@@ -108,7 +131,12 @@ void register_suggest(py::module_& m) {
       .def_property_readonly("scores", vector_property(&cw::RABatch::scores))
       .def_property_readonly("shared_ptr", vector_property(&cw::RABatch::shared_ptr))
       .def_property_readonly("shared", vector_property(&cw::RABatch::shared))
-      .def_property_readonly("candidates", vector_property(&cw::RABatch::candidates));
+      .def_property_readonly("candidates", vector_property(&cw::RABatch::candidates))
+      .def_property_readonly("hops", vector_property(&cw::RABatch::hops))
+      .def_property_readonly("path_ptr", vector_property(&cw::RABatch::path_ptr))
+      .def_property_readonly("path", vector_property(&cw::RABatch::path))
+      .def_property_readonly("eps", vector_property(&cw::RABatch::eps))
+      .def_property_readonly("fill_spent", vector_property(&cw::RABatch::fill_spent));
 
   m.def(
       "resource_allocation",
@@ -139,6 +167,61 @@ void register_suggest(py::module_& m) {
       "resource_allocation by node id, resolved through `index` (id -> node index) in the same call: "
       "None when the id is not an exact str of a node visible under `visible` (the caller raises), else "
       "an RAResult.");
+
+  m.def(
+      "ppr_suggest",
+      [](const cw::CSRGraph& g, std::int64_t node, double restart, double eps, std::int64_t k,
+         py::handle visible) {
+        const cw::node_t a = node_scalar(node, g, "node");
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
+        cw::PPRParams p;
+        p.restart = restart;
+        p.eps = eps;
+        py::gil_scoped_release nogil;
+        return cw::ppr_suggest(g, vis, a, p, k);
+      },
+      "graph"_a, "node"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 0, "visible"_a = py::none(),
+      "Rooted PageRank suggestions for one node (k <= 0: all candidates); returns an RAResult with "
+      "hops, path_ptr, path, eps and fill_spent set.");
+
+  m.def(
+      "ppr_suggest_id",
+      [](const cw::CSRGraph& g, py::handle index, py::handle node, double restart, double eps, std::int64_t k,
+         py::handle visible) -> py::object {
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
+        const cw::node_t a = lookup_visible_id(index, node, g, vis);
+        if (a < 0) return py::none();
+        cw::PPRParams p;
+        p.restart = restart;
+        p.eps = eps;
+        cw::RAResult r;
+        {
+          py::gil_scoped_release nogil;
+          r = cw::ppr_suggest(g, vis, a, p, k);
+        }
+        return py::cast(std::move(r));
+      },
+      "graph"_a, "index"_a, "node"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 0, "visible"_a = py::none(),
+      "ppr_suggest by node id, resolved through `index` in the same call: None when the id is not an "
+      "exact str of a node visible under `visible` (the caller raises), else an RAResult.");
+
+  m.def(
+      "ppr_suggest_batch",
+      [](const cw::CSRGraph& g, py::handle nodes_in, double restart, double eps, std::int64_t k, int threads,
+         py::handle visible) {
+        const carray<std::int32_t> nodes = node_array(nodes_in, g, "nodes");
+        check_1d(nodes, "nodes");
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
+        const std::int32_t* a = nodes.data();
+        const std::int64_t q = nodes.shape(0);
+        cw::PPRParams p;
+        p.restart = restart;
+        p.eps = eps;
+        py::gil_scoped_release nogil;
+        return cw::ppr_suggest_batch(g, vis, q, a, p, k, threads);
+      },
+      "graph"_a, "nodes"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 0, "threads"_a = 1,
+      "visible"_a = py::none(), "Rooted PageRank suggestions for many nodes across threads; returns an RABatch.");
 
   m.def(
       "decode_suggestions",

@@ -20,12 +20,21 @@ inline bool kept(const NodeTypeFilter& f, node_t v) {
 }
 
 // Coverage pass: a depth-bounded BFS (max_hops layers over the visible graph) from each seed in
-// ascending order. Per candidate (a visible non-seed node within max_hops of some seed) its count
-// of seeds goes into ws.ia (clean -1) and each (candidate, seed) pair into `pairs`, in seed order,
-// with the seed's distance in `pdist`; `near` counts each candidate's seeds at 1 and at 2 hops.
-// ws.ib (clean -1) holds the current seed's distances, then the candidates' positions. Every
-// entry touched is reset at the end: no O(n) clearing. Stops once `max_visits` visible adjacency
-// entries have been read (truncated).
+// ascending order, its budget spent level by level across all seeds: the pass completes radius r
+// only if the BFS from every seed to depth r reads at most `max_visits` visible adjacency entries
+// in total (level d reads the rows of the nodes at depth d - 1). The visits are counted per level
+// over the seeds done so far; once the levels up to the current radius R would exceed the budget,
+// R drops to the last level that fits and every later seed is searched to depth R only (R never
+// grows back, so a seed searched deeper earlier only had its deeper pairs dropped). The result is
+// the exact coverage at radius R (`radius`, == max_hops unless truncated): what a level-by-level
+// pass (every seed's first hop before any seed's second) gets when it stops at the first level it
+// cannot finish. The work is at most (max_hops + 1) * max_visits entries: the levels dropped at
+// each of the at most max_hops drops were within the budget when read.
+// Per candidate (a visible non-seed node within R of some seed) its count of seeds goes into
+// ws.ia (clean -1) and each (candidate, seed) pair into `pairs`, in seed order, with the seed's
+// distance in `pdist`; `near` counts each candidate's seeds at 1 and at 2 hops. ws.ib (clean -1)
+// holds the current seed's distances, then the candidates' positions. Every entry touched is
+// reset at the end: no O(n) clearing.
 struct CoverPass {
   std::vector<node_t> cand;                       // ascending
   std::vector<std::int32_t> cov;                  // aligned with cand
@@ -33,7 +42,8 @@ struct CoverPass {
   std::vector<std::int32_t> pdist;                // aligned with pairs: hops from the seed
   std::vector<std::array<std::int32_t, 2>> near;  // aligned with cand: seeds at 1 hop, at 2 hops
   bool truncated = false;
-  std::int64_t visits = 0;
+  std::int32_t radius = 0;  // the radius the coverage is exact for
+  std::int64_t visits = 0;  // adjacency entries read (dropped levels included)
 };
 
 CoverPass coverage_pass(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
@@ -48,23 +58,43 @@ CoverPass coverage_pass(const CSRGraph& g, const Visibility& vis, std::int64_t n
   std::vector<node_t>& seen = ws.tmp;
   std::vector<node_t>& frontier = ws.queue;
   std::vector<node_t>& next = ws.next;
-  for (std::int64_t i = 0; i < ns && !out.truncated; ++i) {
+  std::int32_t R = rp.max_hops;
+  std::array<std::int64_t, kMaxCoverageHops + 1> level{};  // visits per level, seeds so far
+  std::int64_t used = 0;                                   // level[1] + ... + level[R]
+  std::vector<std::pair<node_t, node_t>> raw;              // (candidate, seed) at any depth
+  std::vector<std::int32_t> rdist;
+  for (std::int64_t i = 0; i < ns && R > 0; ++i) {
     const node_t s = qs[i];
     seen.clear();
     frontier.clear();
     dist[s] = 0;
     seen.push_back(s);
     frontier.push_back(s);
-    for (std::int32_t d = 1; d <= rp.max_hops && !frontier.empty() && !out.truncated; ++d) {
+    bool cut = false;
+    for (std::int32_t d = 1; d <= R && !frontier.empty() && !cut; ++d) {
       next.clear();
       for (const node_t u : frontier) {
         for (offset_t j = rptr[u], je = rptr[u + 1]; j < je; ++j) {
           const node_t v = idx[j];
           if (mask && !mask[v]) continue;
-          if (out.visits >= rp.max_visits) {
+          if (used >= rp.max_visits) {
+            // This entry (level d) does not fit with levels 1..R: drop the deepest levels until
+            // it does. If even level d must go, the radius is d - 1 (its levels fit: they were
+            // within the budget before) and this seed is done.
             out.truncated = true;
-            break;
+            used -= level[static_cast<std::size_t>(R)];
+            --R;
+            while (R >= d && used >= rp.max_visits) {
+              used -= level[static_cast<std::size_t>(R)];
+              --R;
+            }
+            if (R < d) {
+              cut = true;
+              break;
+            }
           }
+          ++used;
+          ++level[static_cast<std::size_t>(d)];
           ++out.visits;
           if (dist[v] < 0) {
             dist[v] = d;
@@ -72,22 +102,30 @@ CoverPass coverage_pass(const CSRGraph& g, const Visibility& vis, std::int64_t n
             next.push_back(v);
           }
         }
-        if (out.truncated) break;
+        if (cut) break;
       }
       frontier.swap(next);
     }
     for (const node_t v : seen) {
       const std::int32_t dv = dist[v];
       dist[v] = -1;
-      if (std::binary_search(qs, qs + ns, v)) continue;
-      if (cnt[v] < 0) {
-        cnt[v] = 0;
-        out.cand.push_back(v);
-      }
-      ++cnt[v];
-      out.pairs.emplace_back(v, s);
-      out.pdist.push_back(dv);
+      if (dv > R || std::binary_search(qs, qs + ns, v)) continue;
+      raw.emplace_back(v, s);
+      rdist.push_back(dv);
     }
+  }
+  out.radius = R;
+  // The pairs within the final radius (an earlier seed may have been searched deeper).
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (rdist[i] > R) continue;
+    const node_t v = raw[i].first;
+    if (cnt[v] < 0) {
+      cnt[v] = 0;
+      out.cand.push_back(v);
+    }
+    ++cnt[v];
+    out.pairs.push_back(raw[i]);
+    out.pdist.push_back(rdist[i]);
   }
   std::sort(out.cand.begin(), out.cand.end());
   out.cov.resize(out.cand.size());
@@ -126,6 +164,7 @@ ContextResult run_coverage(const CSRGraph& g, const Visibility& vis, std::int64_
   o.eps = r.eps;
   o.fill_spent = r.fill_spent;
   o.truncated = cp.truncated;
+  o.radius = cp.radius;
   o.visits = cp.visits;
   // PPR scores of the candidates: the PPR's nodes by index, merged with the ascending candidates.
   std::vector<std::pair<node_t, double>> ps(r.nodes.size());
@@ -327,6 +366,7 @@ ContextBatch graph_context_batch(const CSRGraph& g, const Visibility& vis, std::
   out.eps.resize(Q);
   out.fill_spent.resize(Q);
   out.truncated.resize(Q);
+  out.radius.resize(Q);
   out.visits.resize(Q);
   const bool cover = rank.rank == Rank::kCoverage;
   std::vector<const std::vector<node_t>*> np(Q), vp(Q);
@@ -339,6 +379,7 @@ ContextBatch graph_context_batch(const CSRGraph& g, const Visibility& vis, std::
     out.eps[i] = res[i].eps;
     out.fill_spent[i] = res[i].fill_spent;
     out.truncated[i] = res[i].truncated;
+    out.radius[i] = res[i].radius;
     out.visits[i] = res[i].visits;
     np[i] = &res[i].nodes;
     vp[i] = &res[i].via;

@@ -230,6 +230,7 @@ class Pusher {
         continue;
       }
       if (std::binary_search(seeds, seeds + nseeds, u)) continue;
+      if (t.num_exclude > 0 && std::binary_search(t.exclude, t.exclude + t.num_exclude, u)) continue;
       if (t.node_type) {
         const std::int32_t code = t.node_type[u];
         if (code < 0 || code >= t.num_keep || !t.keep[code]) continue;
@@ -489,7 +490,8 @@ PPRResult personalized_pagerank_fill(const CSRGraph& g, const Visibility& vis, s
   double eps = params.eps;
   for (int halvings = 0;; ++halvings) {
     bool pending = false;
-    if (pusher.count_results(target, nseeds, seeds, pending) >= target.k || !pending) break;
+    res.results = pusher.count_results(target, nseeds, seeds, pending);  // of the final state
+    if (res.results >= target.k || !pending) break;
     if (pusher.pushes() >= kFillPushes || halvings >= kFillHalvings ||
         params.restart * eps * 0.5 < kMinUncappedRestartEps) {
       res.fill_spent = true;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "conceptwalk/check.hpp"
+#include "conceptwalk/path.hpp"
 #include "conceptwalk/workspace.hpp"
 
 namespace cw {
@@ -138,6 +139,72 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
   touched.clear();
   flag[a] = 0;
   for (offset_t j = indptr[a]; j < indptr[a + 1]; ++j) flag[indices[j]] = 0;
+  return res;
+}
+
+RAResult ppr_suggest(const CSRGraph& g, const Visibility& vis, node_t a, const PPRParams& params, std::int64_t k) {
+  check_node(g, vis, a, "node");
+  const offset_t* indptr = g.indptr();
+  const node_t* indices = g.indices();
+  // Excluded: a and its visible neighbours, ascending (a's row is ascending and has no a).
+  std::vector<node_t> excl;
+  excl.reserve(static_cast<std::size_t>(indptr[a + 1] - indptr[a]) + 1);
+  bool placed = false;
+  for (offset_t j = indptr[a]; j < indptr[a + 1]; ++j) {
+    const node_t z = indices[j];
+    if (!CSRGraph::visible(z, vis)) continue;
+    if (!placed && a < z) {
+      excl.push_back(a);
+      placed = true;
+    }
+    excl.push_back(z);
+  }
+  if (!placed) excl.push_back(a);
+  auto excluded = [&](node_t v) { return std::binary_search(excl.begin(), excl.end(), v); };
+  FillTarget target;
+  target.k = k > 0 ? k : 1;
+  target.exclude = excl.data();
+  target.num_exclude = static_cast<std::int64_t>(excl.size());
+  const double one = 1.0;
+  // The top k + |excl| PPR nodes hold the top k candidates (k <= 0: rank all).
+  const std::int64_t k_rank = k > 0 ? k + static_cast<std::int64_t>(excl.size()) : 0;
+  PPRResult r = personalized_pagerank_fill(g, vis, 1, &a, &one, params, k_rank, target);
+  RAResult res;
+  res.eps = r.eps;
+  res.fill_spent = r.fill_spent;
+  res.candidates = r.results;
+  for (std::size_t j = 0; j < r.nodes.size(); ++j) {
+    const node_t v = r.nodes[j];
+    if (excluded(v)) continue;
+    if (k > 0 && static_cast<std::int64_t>(res.targets.size()) >= k) break;
+    res.targets.push_back(v);
+    res.scores.push_back(r.scores[j]);
+  }
+  const std::size_t m = res.targets.size();
+  res.hops.resize(m);
+  res.shared_ptr.assign(1, 0);
+  res.path_ptr.assign(1, 0);
+  for (std::size_t j = 0; j < m; ++j) {
+    const node_t b = res.targets[j];
+    // Two hops exactly when b's row holds a visible neighbour of a (then those are the shared
+    // neighbours, ascending; a itself is not in the row: b is no neighbour of a).
+    for (offset_t t = indptr[b]; t < indptr[b + 1]; ++t) {
+      const node_t x = indices[t];
+      if (x != a && CSRGraph::visible(x, vis) && excluded(x)) res.shared.push_back(x);
+    }
+    const std::size_t s0 = static_cast<std::size_t>(res.shared_ptr.back());
+    if (res.shared.size() > s0) {
+      res.hops[j] = 2;
+      res.path.insert(res.path.end(), {a, res.shared[s0], b});
+    } else {
+      // Farther (p > 0 only within a's component, so a visible path exists).
+      const PathResult p = shortest_path(g, vis, a, b);
+      res.hops[j] = static_cast<std::int32_t>(p.path.size()) - 1;
+      res.path.insert(res.path.end(), p.path.begin(), p.path.end());
+    }
+    res.shared_ptr.push_back(static_cast<std::int64_t>(res.shared.size()));
+    res.path_ptr.push_back(static_cast<std::int64_t>(res.path.size()));
+  }
   return res;
 }
 

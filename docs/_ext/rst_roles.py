@@ -92,3 +92,36 @@ class RstRoles(griffe.Extension):
     def on_instance(self, *, node: Any, obj: griffe.Object, agent: Any, **kwargs: Any) -> None:
         if obj.docstring is not None:
             obj.docstring.value = convert(obj.docstring.value)
+
+    def on_package(self, *, pkg: griffe.Module, loader: Any, **kwargs: Any) -> None:
+        """Show public bases only: a private base class (``_Base``) is replaced by its own
+        bases, so ``class ConceptwalkRetriever(_Base)`` shows ``Bases: BaseRetriever``."""
+        for cls in list(_classes(pkg)):
+            cls.bases = _public_bases(cls, loader, set())
+
+
+def _classes(obj: Any) -> Any:
+    for member in obj.members.values():
+        if member.is_alias:
+            continue
+        if member.is_class:
+            yield member
+            yield from _classes(member)
+        elif member.is_module:
+            yield from _classes(member)
+
+
+def _public_bases(cls: Any, loader: Any, seen: set[str]) -> list[Any]:
+    out: list[Any] = []
+    for base in cls.bases:
+        if not str(base).rsplit(".", 1)[-1].startswith("_"):
+            out.append(base)
+            continue
+        path = getattr(base, "canonical_path", None)
+        try:
+            target = loader.modules_collection[path] if path and path not in seen else None
+        except KeyError:
+            target = None
+        if target is not None and target.is_class:
+            out += [b for b in _public_bases(target, loader, seen | {path}) if str(b) not in map(str, out)]
+    return out

@@ -22,6 +22,7 @@ __all__ = [
     "NotFoundError",
     "InputError",
     "StoreNotFoundError",
+    "UnknownScopeWarning",
     "shown",
     "bounded",
     "MAX_SHOWN",
@@ -153,10 +154,22 @@ class InputError(ConceptwalkError, ValueError):
 
 
 class StoreNotFoundError(ConceptwalkError, FileNotFoundError):
-    """``KnowledgeBase.open(path, create=False)`` on a path that does not exist.
+    """``KnowledgeBase.open(path)`` on a path that does not exist (opening never creates a file:
+    ``KnowledgeBase.create(path)`` does).
 
     Examples
     --------
     >>> issubclass(StoreNotFoundError, FileNotFoundError)
+    True
+    """
+
+
+class UnknownScopeWarning(UserWarning):
+    """A caller names a scope that no node of the store carries (probably a typo: it grants
+    nothing). Warned once per (store, scope), when the caller is first used on the store.
+
+    Examples
+    --------
+    >>> issubclass(UnknownScopeWarning, UserWarning)
     True
     """

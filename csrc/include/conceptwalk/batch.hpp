@@ -75,9 +75,19 @@ struct RABatch {
   std::vector<std::int64_t> shared_ptr;  // targets.size() + 1 offsets into shared
   std::vector<node_t> shared;
   std::vector<std::int64_t> candidates;  // per query
+  // PPR only (empty for RA): per target its hops, target j's chain at path[path_ptr[j] ..
+  // path_ptr[j + 1]); per query the eps reached and whether the fill's budget was spent.
+  std::vector<std::int32_t> hops;
+  std::vector<std::int64_t> path_ptr;
+  std::vector<node_t> path;
+  std::vector<double> eps;
+  std::vector<std::uint8_t> fill_spent;
 };
 RABatch resource_allocation_batch(const CSRGraph& g, const Visibility& vis, std::int64_t q, const node_t* nodes,
                                   std::int64_t min_shared, std::int64_t k, int threads);
+// ppr_suggest for many nodes (every node and the parameters checked before any work).
+RABatch ppr_suggest_batch(const CSRGraph& g, const Visibility& vis, std::int64_t q, const node_t* nodes,
+                          const PPRParams& params, std::int64_t k, int threads);
 
 // Shortest paths for many (source, target) pairs; an empty slice = no visible path.
 struct PathBatch {

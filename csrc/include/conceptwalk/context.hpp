@@ -31,7 +31,9 @@ enum class Rank : std::int32_t { kPPR = 0, kCoverage = 1 };
 // The hard cap on max_hops for rank = kCoverage.
 constexpr std::int32_t kMaxCoverageHops = 3;
 // The default work budget of the coverage pass: visible adjacency entries read by its
-// per-seed depth-bounded BFS (all seeds together). Past it the pass stops (truncated).
+// per-seed depth-bounded BFS (all seeds together), spent level by level: the pass completes the
+// largest radius r <= max_hops whose BFS from every seed fits in the budget (truncated when
+// r < max_hops), and its coverage is then exact for radius r.
 constexpr std::int64_t kCoverageVisits = 4'000'000;
 
 struct RankParams {
@@ -54,7 +56,8 @@ struct ContextResult {
   std::vector<std::int32_t> coverage;
   std::vector<std::int64_t> cover_ptr;
   std::vector<node_t> cover_seeds;
-  bool truncated = false;   // coverage: the work budget stopped the pass
+  bool truncated = false;   // coverage: the work budget stopped the pass short of max_hops
+  std::int32_t radius = 0;  // coverage: the radius completed (coverage is exact for it; 0..max_hops)
   std::int64_t visits = 0;  // coverage: adjacency entries the pass read
   // graph_context_text only: the question's visible full-text hits in rank order (the search
   // seeds, weight 1/rank), and whether there was any seed at all (false: no hit and no concept,
@@ -105,6 +108,7 @@ struct ContextBatch {
   std::vector<std::int64_t> pushes;
   std::vector<double> eps;                          // per query
   std::vector<std::uint8_t> fill_spent, truncated;  // per query
+  std::vector<std::int32_t> radius;                 // per query (coverage)
   std::vector<std::int64_t> visits;                 // per query
   // Coverage only: per result (aligned with nodes) its coverage; result j's seeds at
   // cover_seeds[cover_ptr[j] .. cover_ptr[j + 1]) (cover_ptr has nodes.size() + 1 entries).

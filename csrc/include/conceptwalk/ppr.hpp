@@ -22,19 +22,24 @@ struct PPRResult {
   double residual = 0.0;       // total unpushed mass sum_u r(u)
   std::int64_t pushes = 0;
   std::int64_t edge_visits = 0;
-  bool truncated = false;   // max_pushes reached before the eps condition held
-  double eps = 0.0;         // the eps the result satisfies (certified mode lowers it)
-  bool certified = false;   // certified mode: the top-k set and order are proven exact
-  bool fill_spent = false;  // fill mode: its push budget or eps floor stopped it short of k
+  bool truncated = false;    // max_pushes reached before the eps condition held
+  double eps = 0.0;          // the eps the result satisfies (certified mode lowers it)
+  bool certified = false;    // certified mode: the top-k set and order are proven exact
+  bool fill_spent = false;   // fill mode: its push budget or eps floor stopped it short of k
+  std::int64_t results = 0;  // fill mode: nodes with p > 0 that count by the FillTarget's rule
 };
 
 // What the fill mode counts as a result: a node with p > 0 that is not a seed (seeds strictly
 // ascending) and, when node_type is set, whose code c has 0 <= c < num_keep and keep[c] != 0.
+// `exclude` (strictly ascending, num_exclude entries) lists further nodes that never count (the
+// query node's neighbours, for link suggestion).
 struct FillTarget {
   std::int64_t k = 0;  // results wanted
   const std::int32_t* node_type = nullptr;
   const std::uint8_t* keep = nullptr;
   std::int64_t num_keep = 0;
+  const node_t* exclude = nullptr;
+  std::int64_t num_exclude = 0;
 };
 
 // The fill's stated budget: after the push at params.eps, a new round at eps / 2 (reusing the

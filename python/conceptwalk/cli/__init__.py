@@ -7,7 +7,7 @@ explicitly).
 
 One module per command group, registered statically in :func:`build_parser`: :mod:`.demo`,
 :mod:`.kb` (import, stats, synth, dataset), :mod:`.graph` (context, suggest, path), :mod:`.wrap`
-(query, probe, events), :mod:`.bench` and :mod:`.serve`.
+(query, probe, events), :mod:`.bench`, :mod:`.serve` and :mod:`.explore`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from ..errors import ConceptwalkError
-from . import bench, demo, graph, kb, serve, wrap
+from . import bench, demo, explore, graph, kb, serve, wrap
 
 __all__ = ["main", "build_parser"]
 
@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="conceptwalk", description="Graph retrieval over a knowledge base's link graph.")
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (demo, kb, graph, wrap, bench, serve):
+    for group in (demo, kb, graph, wrap, bench, serve, explore):
         group.register(sub)
     return parser
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ConceptwalkError
+from ..graph.scopes import mark_warned, unknown_scope_message
 
 __all__ = [
     "emit",
@@ -119,6 +120,7 @@ def warn_unknown_scopes(kb: Any, caller: Any) -> list[str]:
     except ConceptwalkError:  # an empty store has no graph: every named scope is unknown
         unknown = sorted(caller.scopes or ())
     _say_unknown(unknown)
+    mark_warned(kb, unknown)  # said here: the library's UnknownScopeWarning would repeat it
     return unknown
 
 
@@ -140,17 +142,13 @@ def warn_unknown_token_scopes(kb: Any, tokens: Any) -> list[tuple[int, list[str]
     found: list[tuple[int, list[str]]] = tokens.unknown_scopes(graph)
     for entry, unknown in found:
         _say_unknown(unknown, where=f"token file {tokens.path}, entry {entry}")
+        mark_warned(kb, unknown)
     return found
 
 
 def _say_unknown(unknown: list[str], *, where: str | None = None) -> None:
     if unknown:
-        names = ", ".join(repr(s) for s in unknown)
-        sys.stderr.write(
-            f"conceptwalk: warning: {where + ': ' if where else ''}no node carries "
-            f"scope{'s' if len(unknown) > 1 else ''} {names} "
-            f"(a typo?); it grants nothing: see `conceptwalk stats` for the scopes\n"
-        )
+        sys.stderr.write(f"conceptwalk: warning: {where + ': ' if where else ''}{unknown_scope_message(unknown)}\n")
 
 
 def median_ms(fn: Callable[[], Any], repeat: int) -> float:

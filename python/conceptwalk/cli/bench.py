@@ -1,4 +1,4 @@
-"""``conceptwalk bench [KB] [--concepts N] [--json]``: what to expect on your data.
+"""``conceptwalk bench [KB] [--concepts N] [--json] [--report DIR]``: what to expect on your data.
 
 Runs the package's measurements (``conceptwalk.bench.harness``) on the synthetic KB of ``--concepts``
 concepts (default 1000), or on a user's KB file, and prints a table of median per-query times
@@ -41,6 +41,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise ConceptwalkError(f"--concepts must be >= 10, got {args.concepts}")
     if args.queries < 2:
         raise ConceptwalkError(f"--queries must be >= 2, got {args.queries}")
+    if args.sizes is not None and args.report is None:
+        raise ConceptwalkError("--sizes draws the report's scaling curve: give --report DIR too")
+    if args.report is not None:
+        from ..bench.report import require_matplotlib
+
+        require_matplotlib()  # before measuring: say what to install first
     t0 = time.perf_counter()
     if args.kb:
         from ..kb import KnowledgeBase
@@ -70,6 +76,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "cpu_count": os.cpu_count(),
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
     }
+    if args.report is not None:
+        from ..bench import report as _report
+
+        latencies = _report.tool_latencies(w, n_calls=max(args.queries, 20) * 4)
+        curve = _report.scaling_curve(args.sizes if args.sizes is not None else [200, 1000, 5000])
+        page = _report.write_report(args.report, info=info, rows=rows, latencies=latencies, curve=curve)
+        print(f"conceptwalk bench: report written to {page}", file=sys.stderr)
     if args.json:
         payload = {
             **info,
@@ -120,4 +133,27 @@ def register(subparsers: Any) -> None:
     p.add_argument("--rounds", type=int_in(1, 10_000), default=5, help="round-robin rounds (the median is taken)")
     p.add_argument("--no-threads", action="store_true", help="skip the 1- vs 2-thread batch measurement")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument(
+        "--report",
+        default=None,
+        metavar="DIR",
+        help="also write an HTML report with plots into DIR: latency distributions per tool beside the "
+        "references, the scaling curve over synthetic KB sizes, the figures' table (needs the report extra)",
+    )
+    p.add_argument(
+        "--sizes",
+        type=_sizes,
+        default=None,
+        metavar="N1,N2",
+        help="with --report: the synthetic KB sizes (concepts) of the scaling curve (default 200,1000,5000)",
+    )
     p.set_defaults(func=cmd_bench)
+
+
+def _sizes(text: str) -> list[int]:
+    """Comma-separated KB sizes in concepts (an argparse ``type=``), each in [10, 10^7]."""
+    parse = int_in(10, MAX_COUNT)
+    out = [parse(x) for x in text.split(",") if x.strip()]
+    if not out:
+        raise argparse.ArgumentTypeError(f"expected comma-separated sizes, got {text[:40]!r}")
+    return out

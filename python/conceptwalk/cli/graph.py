@@ -14,8 +14,9 @@ __all__ = ["register"]
 def cmd_context(args: argparse.Namespace) -> int:
     from ..tools import graph_context
 
-    if not args.question and not args.concept:  # a usage error (exit 2), as the MCP tool's
+    if args.question is None and not args.concept:  # a usage error (exit 2), as the MCP tool's
         raise ConceptwalkError("context needs a question or at least one --concept")
+    # an empty or blank question is graph_context's InputError (exit 2), with or without --concept
     caller = caller_from_spec(args.scopes)
     with open_kb(args.kb, read_only=args.read_only) as kb:
         warn_unknown_scopes(kb, caller)
@@ -42,7 +43,8 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     caller = caller_from_spec(args.scopes)
     with open_kb(args.kb, read_only=args.read_only) as kb:
         warn_unknown_scopes(kb, caller)
-        emit(link_suggest(kb, args.concept, k=args.k, caller=caller, min_shared=args.min_shared), args.json)
+        res = link_suggest(kb, args.concept, k=args.k, caller=caller, min_shared=args.min_shared, method=args.method)
+        emit(res, args.json)
     return 0
 
 
@@ -52,8 +54,9 @@ def cmd_path(args: argparse.Namespace) -> int:
     caller = caller_from_spec(args.scopes)
     with open_kb(args.kb, read_only=args.read_only) as kb:
         warn_unknown_scopes(kb, caller)
-        emit(graph_path(kb, args.source, args.target, caller=caller), args.json)
-    return 0
+        res = graph_path(kb, args.source, args.target, caller=caller)
+        emit(res, args.json)
+    return 0 if res.found else 1  # no visible chain: status 1, as grep's for no match
 
 
 def register(sub: Any) -> None:
@@ -100,7 +103,7 @@ def register(sub: Any) -> None:
     add_common(p)
     p.set_defaults(func=cmd_context)
 
-    p = sub.add_parser("suggest", help="missing links for a concept (resource allocation)")
+    p = sub.add_parser("suggest", help="missing links for a concept (resource allocation or rooted PageRank)")
     p.add_argument("kb", help="the knowledge base file")
     p.add_argument("concept", help="the concept id to suggest links for")
     p.add_argument(
@@ -110,15 +113,24 @@ def register(sub: Any) -> None:
     )
     p.add_argument("-k", type=int_in(1, MAX_K), default=10, help="suggestions to return (default 10)")
     p.add_argument(
+        "--method",
+        choices=["ra", "ppr"],
+        default="ra",
+        help="ra (default): resource allocation over shared neighbours; ppr: rooted PageRank from the "
+        "concept, which also finds links past two hops (sparse, tree-like graphs)",
+    )
+    p.add_argument(
         "--min-shared",
         type=int_in(1, MAX_K),
-        default=2,
-        help="least number of shared neighbours a suggestion needs (default 2)",
+        default=None,
+        help="--method ra only: least number of shared neighbours a suggestion needs (default 2)",
     )
     add_common(p)
     p.set_defaults(func=cmd_suggest)
 
-    p = sub.add_parser("path", help="shortest chain between two concepts")
+    p = sub.add_parser(
+        "path", help="shortest chain between two concepts (exit status 1 when no visible chain joins them)"
+    )
     p.add_argument("kb", help="the knowledge base file")
     p.add_argument("source", help="the id the chain starts at")
     p.add_argument("target", help="the id the chain ends at")

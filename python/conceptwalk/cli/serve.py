@@ -1,4 +1,5 @@
-"""The ``serve`` command: the MCP tool server over stdio (:mod:`conceptwalk.serve.mcp`)."""
+"""The ``serve`` command: the MCP tool server over stdio (:mod:`conceptwalk.serve.mcp`) or over
+Streamable HTTP (:mod:`conceptwalk.serve.mcp_http`)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,32 @@ from ._common import warn_unknown_scopes, warn_unknown_token_scopes
 __all__ = ["register"]
 
 
+def describe_caller(caller: Caller) -> str:
+    """A caller in the start-up line's words ("public nodes only", "all access", ...)."""
+    if caller.scopes is None:
+        return "all access"
+    if not caller.scopes:
+        return "public nodes only"
+    return "public nodes and scopes " + ", ".join(sorted(caller.scopes))
+
+
+def without_token_line(tools: ToolServer, *, http: bool) -> str:
+    """What the start-up line says about calls that present no token: exactly what the server
+    will do with them."""
+    if http:
+        if tools.require_token:
+            return "requests without a token: refused (401, --require-token)"
+        return "requests without a token: public nodes only"
+    if tools.require_token:
+        return "calls without a token: refused (--require-token)"
+    if tools.session_token is not None:
+        caller = tools.resolve_caller(None)
+        return f"calls without a per-call token: the {TOKEN_ENV} token's caller ({describe_caller(caller)})"
+    return f"calls without a token: {describe_caller(tools.caller)}"
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
-    """``conceptwalk serve KB``: the MCP server over stdio."""
+    """``conceptwalk serve KB``: the MCP server over stdio, or over Streamable HTTP with ``--http``."""
     require_mcp()  # before touching the KB: say what to install first
     from ..kb import KnowledgeBase
 
@@ -31,8 +56,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ConceptwalkError("give --scopes or --token-file, not both")
     if args.require_token and args.token_file is None:
         raise ConceptwalkError("--require-token needs --token-file")
-    tokens = TokenFile(args.token_file) if args.token_file is not None else None
-    session_token = (os.environ.get(TOKEN_ENV) or None) if tokens is not None else None
+    settings = None
+    if args.http is not None:
+        settings = _http_settings(args)
+    elif args.allow_origin or args.allow_remote or args.max_sessions is not None or args.max_body is not None:
+        raise ConceptwalkError("--allow-origin, --allow-remote, --max-sessions and --max-body need --http")
+    tokens = TokenFile(args.token_file, private=settings is not None) if args.token_file is not None else None
+    session_token = (os.environ.get(TOKEN_ENV) or None) if tokens is not None and settings is None else None
     caller = Caller.public() if args.scopes is None else Caller.from_spec(args.scopes)
     with (
         KnowledgeBase.open(args.kb, read_only=True) if args.read_only else KnowledgeBase.open(args.kb, create=False)
@@ -50,13 +80,76 @@ def cmd_serve(args: argparse.Namespace) -> int:
         warn_unknown_scopes(kb, caller)  # an unknown --scopes name: a typo that grants nothing
         if tokens is not None:  # and the same for each entry of the token file
             warn_unknown_token_scopes(kb, tokens)
-        print(
-            f"conceptwalk serve: {args.kb}, tools: {', '.join(t['name'] for t in tools.list_tools())}; "
-            f"caller without token: {caller}" + (f"; tokens from {args.token_file}" if tokens else ""),
-            file=sys.stderr,
-        )
-        serve_stdio(tools)
+        names = ", ".join(t["name"] for t in tools.list_tools())
+        if settings is None:
+            print(
+                f"conceptwalk serve: {args.kb} over stdio, tools: {names}; {without_token_line(tools, http=False)}"
+                + (f"; tokens from {args.token_file}" if tokens else ""),
+                file=sys.stderr,
+            )
+            serve_stdio(tools)
+            return 0
+        from ..serve.mcp_http import is_loopback, serve_http
+
+        if os.environ.get(TOKEN_ENV):
+            print(
+                f"conceptwalk serve: warning: {TOKEN_ENV} is ignored over HTTP (each request presents its "
+                "own Authorization: Bearer token)",
+                file=sys.stderr,
+            )
+
+        def listening(url: str) -> None:
+            tok = (
+                f"bearer tokens from {args.token_file}"
+                if tokens
+                else "no --token-file: a request presenting a token gets 401"
+            )
+            print(
+                f"conceptwalk serve: {args.kb} over Streamable HTTP at {url}, tools: {names}; "
+                f"{without_token_line(tools, http=True)}; {tok}",
+                file=sys.stderr,
+                flush=True,
+            )
+            if not is_loopback(settings.host):
+                print(
+                    f"conceptwalk serve: warning: listening on {settings.host}, reachable from other machines, "
+                    "over plain HTTP: terminate TLS in front of it (a reverse proxy such as nginx or caddy; "
+                    "see docs/mcp_server.md)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+        serve_http(tools, settings, tokens=tokens, require_token=args.require_token, on_listening=listening)
     return 0
+
+
+def _http_settings(args: argparse.Namespace) -> Any:
+    """The HttpSettings of ``--http`` and its flags (refusing what would expose the server
+    without being asked to)."""
+    from ..serve.mcp_http import HttpSettings, is_loopback, parse_bind
+
+    host, port = parse_bind(args.http)
+    if args.scopes is not None:
+        raise ConceptwalkError(
+            "--scopes is for stdio; over HTTP who sees what comes from each request's bearer token "
+            "(--token-file), and requests without one see public nodes only"
+        )
+    if not is_loopback(host) and not args.allow_remote:
+        raise ConceptwalkError(
+            f"--http {args.http}: {host} is not a loopback address; to listen where other machines can "
+            "reach the server, add --allow-remote (and put TLS in front of it: a reverse proxy)"
+        )
+    for origin in args.allow_origin:
+        if origin in ("*", "null") or "://" not in origin:
+            raise ConceptwalkError(
+                f"--allow-origin: expected an origin such as https://app.example.com, got {origin!r}"
+            )
+    given: dict[str, Any] = {}
+    if args.max_sessions is not None:
+        given["max_sessions"] = args.max_sessions
+    if args.max_body is not None:
+        given["max_body_bytes"] = args.max_body
+    return HttpSettings(host=host, port=port, allow_origins=tuple(args.allow_origin), **given)
 
 
 def _serve_walk_config(args: argparse.Namespace) -> Any:
@@ -84,10 +177,10 @@ def register(subparsers: Any) -> None:
     """
     p = subparsers.add_parser(
         "serve",
-        help="MCP tool server over stdio (needs the mcp extra)",
-        description="Serve graph_context, link_suggest, graph_path (and query when the wrap is "
-        "installed) to an MCP client over stdin/stdout. Without --scopes or "
-        "--token-file the server answers for PUBLIC NODES ONLY. "
+        help="MCP tool server over stdio or Streamable HTTP (needs the mcp extra)",
+        description="Serve graph_context, link_suggest, graph_path, read_node (and query when the wrap "
+        "is installed) to an MCP client over stdin/stdout, or over Streamable HTTP with --http. "
+        "Without --scopes or a token the server answers for PUBLIC NODES ONLY. "
         f"Requires the MCP SDK: {INSTALL_HINT}.",
     )
     p.add_argument("kb", help="the knowledge base (SQLite file)")
@@ -105,11 +198,46 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--token-file",
         default=None,
-        help='JSON {token: [scopes] or "*"}; clients present a token in '
-        f"_meta[{TOKEN_META_KEY!r}] or via {TOKEN_ENV}; calls without a token "
-        "see public nodes only",
+        help='JSON {token: [scopes] or "*"}, each token once; over stdio clients present a token in '
+        f"_meta[{TOKEN_META_KEY!r}] or via {TOKEN_ENV}, over HTTP in Authorization: Bearer (the "
+        "file must then be private: chmod 600); calls without a token see public nodes only",
     )
     p.add_argument("--require-token", action="store_true", help="with --token-file: reject calls that present no token")
+    p.add_argument(
+        "--http",
+        default=None,
+        metavar="HOST:PORT",
+        help="serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to "
+        "127.0.0.1, PORT to 8765; 0 picks a free port); tokens come from Authorization: Bearer",
+    )
+    p.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="with --http: allow a HOST other than loopback (reachable from other machines; put TLS "
+        "in front of it with a reverse proxy)",
+    )
+    p.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="with --http: also accept requests from this browser Origin (e.g. https://app.example.com; "
+        "repeatable); default: none but the server's own (others get 403)",
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=int_in(1, 100_000),
+        default=None,
+        metavar="N",
+        help="with --http: open MCP sessions at most (one more gets 503; idle ones close after 5 min; default 1000)",
+    )
+    p.add_argument(
+        "--max-body",
+        type=int_in(1024, 64 * 1024 * 1024),
+        default=None,
+        metavar="BYTES",
+        help="with --http: largest request body (larger gets 413; default 262144)",
+    )
     p.add_argument(
         "--concept-types",
         type=type_names,

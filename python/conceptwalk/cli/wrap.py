@@ -9,6 +9,7 @@ import argparse
 import os
 import shlex
 import sys
+import warnings
 from typing import Any
 
 from ..errors import ConceptwalkError
@@ -58,17 +59,38 @@ def format_results(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines) if lines else "(no results)"
 
 
-def _walk_config(args: argparse.Namespace, **fields: Any) -> Any:
-    """The WalkConfig of ``query``/``probe``: the defaults, with the flags given."""
+def _walk_config(args: argparse.Namespace, kb: Any = None, caller: Any = None, **fields: Any) -> Any:
+    """The WalkConfig of ``query``/``probe``: the defaults, with the flags given
+    (``--walk-types auto``: the KB's own types for ``caller``, then the explicit type flags)."""
+    from dataclasses import replace
+
     from ..wrap import WalkConfig
 
     given = {
         "concept_node_types": args.concept_types,
-        "expand_edge_types": args.expand_edge_types,
-        "admit_edge_types": args.admit_edge_types,
         "max_candidates": args.max_added,
     }
-    return WalkConfig(max_hops=args.max_hops, **{k: v for k, v in given.items() if v is not None}, **fields)
+    if getattr(args, "no_stop_rule", False):
+        fields["stop_rule"] = False
+    base = {k: v for k, v in given.items() if v is not None}
+    if args.walk_types == "auto" and kb is not None:
+        cfg = WalkConfig.for_kb(kb, caller=caller, max_hops=args.max_hops, **base, **fields)
+    else:
+        cfg = WalkConfig(max_hops=args.max_hops, **base, **fields)
+    gates = {"expand_edge_types": args.expand_edge_types, "admit_edge_types": args.admit_edge_types}
+    gates = {k: v for k, v in gates.items() if v is not None}
+    return replace(cfg, **gates) if gates else cfg
+
+
+def _say_types(caught: list[Any]) -> None:
+    """The walk's type warnings as the CLI's warning lines (stderr; the command still runs)."""
+    from ..wrap import WalkTypesWarning
+
+    for w in caught:
+        if issubclass(w.category, WalkTypesWarning):
+            sys.stderr.write(f"conceptwalk: warning: {w.message}\n")
+        else:  # anything else keeps its usual way out
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 def _add_walk_flags(p: argparse.ArgumentParser) -> None:
@@ -94,6 +116,18 @@ def _add_walk_flags(p: argparse.ArgumentParser) -> None:
         help="edge types whose far end may be added (default: IMPLEMENTED_BY,EXPLAINED_BY,ATTACHED_TO,TAGGED_CONCEPT)",
     )
     p.add_argument(
+        "--walk-types",
+        choices=["default", "auto"],
+        default="default",
+        help="the walk's node and edge types: 'default' (the settings' defaults and the flags above) or "
+        "'auto' (the KB's own, by the rule of WalkConfig.for_kb, for the caller; explicit type flags still win)",
+    )
+    p.add_argument(
+        "--no-stop-rule",
+        action="store_true",
+        help="append every walk candidate up to --max-added (the stop rule off: weak evidence is not cut)",
+    )
+    p.add_argument(
         "--max-added",
         type=int_in(0, MAX_K),
         default=None,
@@ -111,22 +145,26 @@ def cmd_query(args: argparse.Namespace) -> int:
     from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
 
     caller = caller_from_spec(args.scopes)
-    cfg = _walk_config(args, embedder=args.embedder)
     with open_kb(args.kb, read_only=args.read_only) as kb:
         warn_unknown_scopes(kb, caller)
+        cfg = _walk_config(args, kb, caller, embedder=args.embedder)
         flat = builtin_flat_search(
             kb, mode=args.mode, embedder=args.embedder if args.mode == "embedding" else None, caller=caller
         )
         retriever = ConceptAnchoredRetriever(flat, kb, config=cfg, event_sink=args.events)
-        out = retriever.run(args.text, args.k, concept_walk=args.concept_walk, caller=caller)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = retriever.run(args.text, args.k, concept_walk=args.concept_walk, caller=caller)
+    _say_types(caught)
     if args.json:
         emit(out.results, True)
     else:
         if out.event is not None:
             ev = out.event
             concepts = ", ".join(f"{c['id']} ({c['method']} {c['confidence']:.2f})" for c in ev["resolvedConcepts"])
+            cut = f", {ev['cut']} cut by the stop rule" if ev["cut"] else ""
             sys.stdout.write(
-                f"concepts: {concepts or '(none resolved)'}; walk added {ev['candidatesAdded']}"
+                f"concepts: {concepts or '(none resolved)'}; walk added {ev['candidatesAdded']}{cut}"
                 f"{' (truncated)' if ev['truncated'] else ''} in {ev['walkMs']:.2f} ms\n"
             )
         sys.stdout.write(format_results(out.results) + "\n")
@@ -136,9 +174,10 @@ def cmd_query(args: argparse.Namespace) -> int:
 def cmd_probe(args: argparse.Namespace) -> int:
     from ..wrap import format_probe, probe, suggest_settings
 
-    caller, cfg = caller_from_spec(args.scopes), _walk_config(args)
+    caller = caller_from_spec(args.scopes)
     with open_kb(args.kb, read_only=args.read_only) as kb:
         warn_unknown_scopes(kb, caller)
+        cfg = _walk_config(args, kb, caller)
         rep = probe(kb, cfg, caller=caller)
         suggested = (
             suggest_settings(kb, cfg, caller=caller, kb_path=args.kb) if not rep["reach"]["concepts2Hops"] else None
@@ -176,6 +215,8 @@ def cmd_events_summarize(args: argparse.Namespace) -> int:
         f"{s['file']}: {s['events']:,} walks, {s['contributed']:,} contributed "
         f"({100 * s['contributionRate']:.1f}%)\n"
         f"  candidates added: total {s['candidatesAdded']['total']:,}, mean {s['candidatesAdded']['mean']:.2f}\n"
+        f"  cut by the stop rule: total {s['cut']['total']:,}, mean {s['cut']['mean']:.2f} "
+        f"(score {s['cut']['byScore']:,}, hops {s['cut']['byHops']:,})\n"
         f"  walk time (ms): p50 {w['p50']:.3f}, p90 {w['p90']:.3f}, p99 {w['p99']:.3f}, max {w['max']:.3f}\n"
         f"  truncated by a budget: {s['truncated']:,}; malformed lines: {s['malformed']}; other events: {s['skipped']}\n"
     )

@@ -1,4 +1,5 @@
-"""Link suggestion by resource allocation: the one implementation behind both faces,
+"""Link suggestion by resource allocation (``method="ra"``) or rooted PageRank
+(``method="ppr"``, :func:`ppr_suggest`): the one implementation behind both faces,
 :meth:`LinkGraph.resource_allocation <conceptwalk.graph.LinkGraph.resource_allocation>` (a list
 of :class:`Suggestion`) and the tool :func:`conceptwalk.link_suggest` (a lazy ``SuggestResult``):
 the query node resolved under the caller's mask, the compiled call (``csrc/src/suggest.cpp``), and
@@ -26,18 +27,21 @@ from .. import _core
 if TYPE_CHECKING:  # the graph module imports this one
     from .linkgraph import LinkGraph
 
-__all__ = ["Suggestion", "suggest", "suggest_batch", "suggestions"]
+__all__ = ["Suggestion", "ppr_suggest", "ppr_suggest_batch", "suggest", "suggest_batch", "suggestions"]
 
 _resource_allocation = _core.resource_allocation
 _resource_allocation_id = _core.resource_allocation_id
+_ppr_suggest = _core.ppr_suggest
+_ppr_suggest_id = _core.ppr_suggest_id
 _decode = _core.decode_suggestions
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class Suggestion:
-    """One suggested missing link, to the node ``id``, scored by resource allocation, with the
-    visible neighbours it shares with the query node. The one suggestion type of the package:
-    :meth:`LinkGraph.resource_allocation` and :func:`conceptwalk.link_suggest` both return it.
+    """One suggested missing link, to the node ``id``, scored by resource allocation (or by rooted
+    PageRank), with the visible neighbours it shares with the query node. The one suggestion type
+    of the package: :meth:`LinkGraph.resource_allocation` and :func:`conceptwalk.link_suggest`
+    both return it.
 
     Parameters
     ----------
@@ -48,11 +52,18 @@ class Suggestion:
     title : str or None
         Its title.
     score : float
-        ``sum over shared neighbours z of 1 / deg(z)`` (visible degrees).
+        Resource allocation: ``sum over shared neighbours z of 1 / deg(z)`` (visible degrees).
+        Rooted PageRank: the node's PPR score from the query node (the push's estimate).
     shared : tuple of str
-        The shared neighbours' ids, ascending.
+        The shared neighbours' ids, ascending (rooted PageRank: empty beyond two hops).
     shared_titles : tuple of (str or None)
         Their titles, aligned with ``shared``.
+    hops : int or None
+        Rooted PageRank only: the node's hop distance from the query node (>= 2). ``None`` for
+        resource allocation (always two hops there).
+    path : tuple of str or None
+        Rooted PageRank only: the shortest chain from the query node to this one (the
+        lexicographically smallest, as ``graph_path`` gives it), ends included.
 
     Examples
     --------
@@ -67,10 +78,19 @@ class Suggestion:
     score: float
     shared: tuple[str, ...]
     shared_titles: tuple[str | None, ...]
+    hops: int | None = None
+    path: tuple[str, ...] | None = None
+
+    def __repr__(self) -> str:
+        extra = "" if self.hops is None else f", hops={self.hops!r}, path={self.path!r}"
+        return (
+            f"Suggestion(id={self.id!r}, type={self.type!r}, title={self.title!r}, score={self.score!r}, "
+            f"shared={self.shared!r}, shared_titles={self.shared_titles!r}{extra})"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``id``, ``type``, ``title``, ``score`` and ``shared`` as
-        ``[{id, title}]``.
+        ``[{id, title}]``; rooted PageRank suggestions also ``hops`` and ``path``.
 
         Returns
         -------
@@ -81,13 +101,17 @@ class Suggestion:
         >>> Suggestion("b", "NODE", "B", 1.0, (), ()).to_dict()["title"]
         'B'
         """
-        return {
+        d: dict[str, Any] = {
             "id": self.id,
             "type": self.type,
             "title": self.title,
             "score": self.score,
             "shared": [{"id": i, "title": t} for i, t in zip(self.shared, self.shared_titles)],
         }
+        if self.hops is not None:
+            d["hops"] = self.hops
+            d["path"] = list(self.path or ())
+        return d
 
 
 def suggest(
@@ -127,6 +151,94 @@ def suggest(
     if r is None:  # not an exact str id of a visible node: the checked path (raises, or a str subclass)
         r = _resource_allocation(graph.core, graph.index(node, visible=vm, argument=argument), min_shared, k, vm)
     return r
+
+
+def ppr_suggest(
+    graph: LinkGraph,
+    node: str,
+    restart: float,
+    eps: float,
+    k: int,
+    vm: _core.VisibilityMask | None,
+    argument: str = "node",
+) -> _core.RAResult:
+    """Rooted PageRank suggestions for node id ``node`` as the core's arrays (arguments already
+    checked; ``k=0`` = all): the visible nodes other than ``node`` and its neighbours with a PPR
+    score from ``node`` alone, by score descending then index, each with its hops, shared
+    neighbours (two hops) and shortest chain.
+
+    Parameters
+    ----------
+    graph : LinkGraph
+    node : str
+        A node id; unknown and hidden ids raise the same NotFoundError (naming ``argument``).
+    restart, eps : float
+        The push's parameters, as for ``graph_context`` (a hub lowers eps for itself the same way).
+    k : int
+        Top ``k`` (0 = all).
+    vm : VisibilityMask or None
+    argument : str
+
+    Returns
+    -------
+    conceptwalk._core.RAResult
+        As for :func:`suggest`, plus ``hops``, the chains at ``path[path_ptr[j]:path_ptr[j+1]]``,
+        ``eps`` (the eps reached) and ``fill_spent``.
+
+    Examples
+    --------
+    >>> from conceptwalk.graph import LinkGraph
+    >>> g = LinkGraph.from_edges([("a", "x"), ("x", "b"), ("b", "c")])
+    >>> r = ppr_suggest(g, "a", 0.25, 1e-4, 0, None)
+    >>> [s.id for s in suggestions(g, r)], r.hops.tolist()
+    (['b', 'c'], [2, 3])
+    >>> suggestions(g, r)[1].path
+    ('a', 'x', 'b', 'c')
+    """
+    r = _ppr_suggest_id(graph.core, graph.id_index, node, restart, eps, k, vm)
+    if r is None:  # not an exact str id of a visible node: the checked path (raises, or a str subclass)
+        r = _ppr_suggest(graph.core, graph.index(node, visible=vm, argument=argument), restart, eps, k, vm)
+    return r
+
+
+def ppr_suggest_batch(
+    graph: LinkGraph,
+    nodes: Sequence[str],
+    *,
+    restart: float,
+    eps: float,
+    k: int,
+    threads: int,
+    visible: _core.VisibilityMask | None,
+    argument: str = "node",
+) -> _core.RABatch:
+    """:func:`ppr_suggest` for many node ids, across C++ threads (arguments checked); every id is
+    resolved before any work.
+
+    Parameters
+    ----------
+    graph : LinkGraph
+    nodes : list of str
+    restart, eps, k, argument
+        As for :func:`ppr_suggest`.
+    threads : int
+    visible : VisibilityMask, optional
+
+    Returns
+    -------
+    conceptwalk._core.RABatch
+        Query ``i``'s suggestions at ``ptr[i]:ptr[i+1]``, with ``hops``, ``path_ptr``/``path``
+        per suggestion and ``eps``, ``fill_spent`` per query.
+
+    Examples
+    --------
+    >>> from conceptwalk.graph import LinkGraph
+    >>> g = LinkGraph.from_edges([("a", "x"), ("b", "x")])
+    >>> ppr_suggest_batch(g, ["a", "b"], restart=0.25, eps=1e-4, k=0, threads=1, visible=None).targets.tolist()
+    [1, 0]
+    """
+    idx = np.array([graph.index(c, visible=visible, argument=argument) for c in nodes], dtype=np.int32)
+    return _core.ppr_suggest_batch(graph.core, idx, restart, eps, k, threads, visible)
 
 
 def suggestions(

@@ -53,7 +53,7 @@ from ..errors import ConceptwalkError, InputError
 from ._intern import intern_strings
 from .view import View
 
-__all__ = ["TITLE_WEIGHT", "TOKENIZER_VERSION", "TextIndex", "text_search", "tokenize"]
+__all__ = ["TITLE_WEIGHT", "TOKENIZER_VERSION", "TextIndex", "text_search", "tokenize", "words"]
 
 #: A title token counts this many times in its document's term frequency and length.
 TITLE_WEIGHT = 2
@@ -94,6 +94,28 @@ def _fold(text: str) -> str:
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(_fold(text))
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` as the analyzer splits and folds them, before stemming (what a stop
+    list is checked against: :mod:`conceptwalk.graph.names`).
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> words("The Rôle of PUSH-based walks_2")
+    ['the', 'role', 'of', 'push', 'based', 'walks', '2']
+    """
+    if not isinstance(text, str):
+        raise InputError(f"text must be a string, got {type(text).__name__}")
+    return _words(text)
 
 
 def tokenize(text: str) -> list[str]:

@@ -6,7 +6,19 @@
   ``ConceptwalkRetriever`` and ``ConceptWalkPostprocessor`` (the wrap as a node postprocessor).
 
 Both share :func:`bodies`, :func:`result_text` and :func:`result_metadata` below, so a
-LangChain ``Document`` and a LlamaIndex node carry the same text and metadata.
+LangChain ``Document`` and a LlamaIndex node carry the same text and metadata, and
+:func:`check_fields`, so every adapter's constructor raises the library's errors (an
+:class:`~conceptwalk.errors.InputError`, never pydantic's ``ValidationError``) with one rule for
+``k`` (:func:`conceptwalk.graph.checks.check_count`: a positive integer, booleans and strings
+refused), as every other entry point does.
+
+**The caller per call.** Each retriever is built with a ``caller`` (required: there is no
+default access); a call may name another one -- LangChain through its run-time configuration,
+``invoke(q, config={"configurable": {"caller": c}})``, LlamaIndex through ``retrieve(q,
+caller=c)`` or the :func:`conceptwalk.integrations.llama_index.caller_context` block -- so one
+retriever serves every tenant of a server. A call that names none answers for the retriever's
+own ``caller`` (make it ``Caller.public()`` on a multi-tenant server); a named caller that is not
+a :class:`~conceptwalk.Caller` (``None``, a token string) is refused, never widened.
 """
 
 from __future__ import annotations
@@ -14,7 +26,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["PROVENANCE_KEYS", "result_text", "result_metadata", "bodies"]
+from ..errors import InputError
+from ..graph.checks import check_count
+from ..tools.common import check_caller
+
+__all__ = ["PROVENANCE_KEYS", "result_text", "result_metadata", "bodies", "check_fields"]
 
 #: The provenance axes a hop may carry (see docs/wrap.md), plus ``absent``.
 PROVENANCE_KEYS = ("authority", "fidelity", "extractionProvenance", "lifecycle", "absent")
@@ -107,3 +123,68 @@ def result_metadata(result: Mapping[str, Any]) -> dict[str, Any]:
         "paths": paths,
         "provenance": prov,
     }
+
+
+def check_fields(owner: str, fields: Mapping[str, Any], *, k: bool = False) -> None:
+    """Check an adapter's constructor arguments before its framework (pydantic) sees them.
+
+    ``caller`` must be a :class:`~conceptwalk.Caller` (absent counts as ``None``, error E40),
+    ``k`` (when the adapter has one and it is given) a positive integer (E44: ``True`` and
+    ``"3"`` are refused, not coerced), and ``concept_walk`` (when given) a bool.
+
+    Parameters
+    ----------
+    owner : str
+        The adapter's class name, for the messages.
+    fields : mapping
+        The keyword arguments the constructor received.
+    k : bool
+        Whether the adapter takes ``k``.
+
+    Raises
+    ------
+    InputError
+        The first bad argument.
+
+    Examples
+    --------
+    >>> from conceptwalk import Caller
+    >>> check_fields("R", {"caller": Caller.public(), "k": 3}, k=True)
+    >>> check_fields("R", {"caller": Caller.public(), "k": True}, k=True)
+    Traceback (most recent call last):
+    ...
+    conceptwalk.errors.InputError: k must be a positive integer, got True
+    """
+    check_caller(fields.get("caller"))
+    if k and "k" in fields:
+        check_count(fields["k"])
+    if "concept_walk" in fields and not isinstance(fields["concept_walk"], bool):
+        raise InputError(f"{owner}: concept_walk must be True or False, got {type(fields['concept_walk']).__name__}")
+
+
+def framework_error(owner: str, exc: Exception) -> InputError:
+    """A framework's validation error (pydantic's ``ValidationError``) as the library's
+    :class:`~conceptwalk.errors.InputError`: ``"<owner>: <field>: <what pydantic said>"``.
+
+    Parameters
+    ----------
+    owner : str
+        The adapter's class name.
+    exc : Exception
+        The framework's error (its ``errors()`` list is read when it has one).
+
+    Returns
+    -------
+    InputError
+
+    Examples
+    --------
+    >>> framework_error("R", ValueError("bad")).args[0]
+    'R: bad'
+    """
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "arguments"
+        return InputError(f"{owner}: {where}: {first.get('msg', exc)}")
+    return InputError(f"{owner}: {exc}")

@@ -59,7 +59,9 @@ from ..graph import intern_strings
 from ..errors import ConceptwalkError, InputError, NotFoundError, StoreNotFoundError, shown
 from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, Caller, LinkGraph
 from ..graph.linkgraph import JSON_VALUE_MARK, annotation_name
-from ..graph.text import TextIndex, text_search
+from ..graph.names import named_search, source_name_indexes
+from ..graph.scopes import warn_unknown_scopes
+from ..graph.text import TextIndex
 from .snapshot import CHANGE_ALIAS, CHANGELOG_SCHEMA, CHANGE_RESET, CHANGE_VECTOR
 from .state import StateKeeper, StoreDamaged, StoreState, meta_int, parse_scopes
 
@@ -816,7 +818,7 @@ class KnowledgeBase:
     """A knowledge base in one SQLite file: nodes, typed directed edges with provenance
     annotations, aliases, embeddings and a full-text index.
 
-    Open with :meth:`open`; use as a context manager or call :meth:`close`. Every write method
+    Open an existing store with :meth:`open`, make a new one with :meth:`create`; use as a context manager or call :meth:`close`. Every write method
     is one transaction (all or nothing) and bumps the version counter; :meth:`transaction`
     groups several writes into one. Readers in other processes see committed states (WAL).
     One object may be shared by threads (calls are serialised by a lock).
@@ -849,8 +851,9 @@ class KnowledgeBase:
         if not isinstance(conn, sqlite3.Connection) or not isinstance(path, str):
             shown_arg = repr(os.fspath(conn)) if isinstance(conn, (str, os.PathLike)) else "path"
             raise InputError(
-                f"KnowledgeBase(...) takes an open connection; to open or create a store "
-                f"file use KnowledgeBase.open({shown_arg}) (or KnowledgeBase.open_read_only)"
+                f"KnowledgeBase(...) takes an open connection; to open a store file use "
+                f"KnowledgeBase.open({shown_arg}) (KnowledgeBase.create to make a new one, "
+                f"KnowledgeBase.open_read_only to only read it)"
             )
         self._conn = conn
         self.path = path
@@ -884,17 +887,19 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, create: bool = True, read_only: bool = False) -> KnowledgeBase:
-        """Open (and by default create) the knowledge base stored at ``path``.
+    def open(cls, path: str | os.PathLike[str], *, create: bool = False, read_only: bool = False) -> KnowledgeBase:
+        """Open the knowledge base stored at ``path`` (an existing file: a mistyped path is an
+        error naming it, never a new empty store; :meth:`create` or ``create=True`` makes one).
 
         Parameters
         ----------
         path : str or path-like
-            The SQLite file; ``":memory:"`` gives a private in-memory store (no WAL).
+            The SQLite file; ``":memory:"`` gives a private in-memory store (no WAL, always new).
         create : bool
-            Create the file when absent; with ``False`` a missing file raises
-            :class:`~conceptwalk.errors.StoreNotFoundError` (a ``FileNotFoundError``). The schema
-            is only ever created in a new or empty file.
+            Create the file when absent (as :meth:`create` does). By default a missing file
+            raises :class:`~conceptwalk.errors.StoreNotFoundError` (a ``FileNotFoundError``)
+            naming the path, and nothing is created. The schema is only ever created in a new
+            or empty file.
         read_only : bool
             Open an existing file for reading only (see :meth:`open_read_only`): every write
             raises :class:`ConceptwalkError`, nothing next to the file is created or changed.
@@ -927,7 +932,9 @@ class KnowledgeBase:
                 raise ConceptwalkError(f"{p!r} is a directory, not a knowledge base file")
             if not os.path.exists(p):
                 if not create:
-                    raise StoreNotFoundError(f"knowledge base not found: {p!r}")
+                    raise StoreNotFoundError(
+                        f"knowledge base not found: {p!r} (KnowledgeBase.create({p!r}) makes a new one)"
+                    )
                 fresh = True
             else:
                 # Look before touching: a file that is not ours is refused before anything is
@@ -978,6 +985,35 @@ class KnowledgeBase:
         return cls(conn, p)
 
     @classmethod
+    def create(cls, path: str | os.PathLike[str]) -> KnowledgeBase:
+        """Open the knowledge base at ``path``, creating the file (and its schema) when it is
+        absent: ``open(path, create=True)``, as SQLite's ``mode=rwc``. An existing store is opened
+        as it is; a file that is not a knowledge base is refused as :meth:`open` refuses it.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The SQLite file (``":memory:"``: a private in-memory store).
+
+        Returns
+        -------
+        KnowledgeBase
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), "new.db")
+        >>> with KnowledgeBase.create(p) as kb:
+        ...     kb.version, os.path.exists(p)
+        (0, True)
+        >>> KnowledgeBase.open(p + ".typo")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        conceptwalk.errors.StoreNotFoundError: knowledge base not found: '...new.db.typo' (KnowledgeBase.create(...) makes a new one)
+        """
+        return cls.open(path, create=True)
+
+    @classmethod
     def open_read_only(cls, path: str | os.PathLike[str]) -> KnowledgeBase:
         """Open an existing knowledge base for reading only, e.g. on read-only media.
 
@@ -1017,7 +1053,7 @@ class KnowledgeBase:
         --------
         >>> import os, tempfile
         >>> p = os.path.join(tempfile.mkdtemp(), "kb.sqlite")
-        >>> with KnowledgeBase.open(p) as kb:
+        >>> with KnowledgeBase.create(p) as kb:
         ...     _ = kb.add_edges([("a", "b")])
         >>> with KnowledgeBase.open(p, read_only=True) as ro:
         ...     ro.graph().num_edges
@@ -2495,11 +2531,14 @@ class KnowledgeBase:
         Parameters
         ----------
         text : str
-            Arbitrary user text. Every word (letters and digits) is a search term; there is no
-            query syntax, so punctuation, quotes and operators (``AND``, ``NEAR``, ``-``, ``:``,
-            ``*``) are plain words or separators and never an error; a text without word
-            characters gives ``[]``. Matching is case-insensitive, diacritic-insensitive and
-            stemmed (Snowball English); title words count double.
+            Arbitrary user text (empty or blank: :class:`InputError`). Every word (letters and
+            digits) but the analyzer's stopwords (the Snowball English stop list) is a search
+            term; there is no query syntax, so punctuation, quotes and operators (``AND``,
+            ``NEAR``, ``-``, ``:``, ``*``) are plain words or separators and never an error; a
+            text without word characters, or of stopwords only, gives ``[]``. Matching is
+            case-insensitive, diacritic-insensitive and stemmed (Snowball English); title words
+            count double. The visible nodes the text names by id or alias (whole words of the
+            text equal to a normalised id or alias: :mod:`conceptwalk.graph.names`) come first.
         k : int
             The most hits to return.
         node_types : iterable of str, optional
@@ -2512,7 +2551,9 @@ class KnowledgeBase:
         Returns
         -------
         list of (id, score)
-            BM25 score (higher is better), ordered by score descending, then id ascending.
+            The named nodes first (the longer name first, then id), each with its BM25 score
+            when the text search scores it among the top ``k``, else 0.0; then the other hits by
+            BM25 score (higher is better) descending, then id ascending.
 
         Examples
         --------
@@ -2530,6 +2571,8 @@ class KnowledgeBase:
         """
         if not isinstance(text, str):
             raise InputError(f"search: text must be a string, got {type(text).__name__}")
+        if not text.strip():
+            raise InputError("search: text is empty: give words to search for")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InputError(f"search: k must be a positive integer, got {k!r}")
         if caller is not None and not isinstance(caller, Caller):
@@ -2538,8 +2581,11 @@ class KnowledgeBase:
             st = self.state()  # the graph and its text index of one committed state
         except InputError:  # no nodes: nothing to find
             return []
-        view = st.view(Caller.public() if caller is None else caller)  # fail closed
-        return text_search(st.text_index, st.graph, text, k, visible=view, node_types=node_types)
+        caller = Caller.public() if caller is None else caller  # fail closed
+        view = st.view(caller)
+        warn_unknown_scopes(self, st.graph, caller)
+        names = source_name_indexes(st.graph, self, st)
+        return named_search(st.text_index, st.graph, text, k, view=view, node_types=node_types, names=names)
 
     def state(self, *, annotations: bool = True) -> StoreState:
         """The store's current committed state: its graph snapshot, the text index of that graph
@@ -2641,6 +2687,8 @@ class KnowledgeBase:
         """
         if not isinstance(text, str):
             raise InputError(f"search: text must be a string, got {type(text).__name__}")
+        if not text.strip():
+            raise InputError("search: text is empty: give words to search for")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InputError(f"search: k must be a positive integer, got {k!r}")
         q = _fts_query(text)

@@ -12,6 +12,15 @@ the seeds) and the concept-anchored wrap (aliases, search, embeddings) -- the st
 is shipped the same way, once, as bytes (a consistent snapshot taken with SQLite's online
 backup), and each worker opens its own read-only copy. Nothing needs a shared file system.
 
+A shipment is **reused**: the client keeps the last :data:`KEEP_SHIPMENTS` shipments per client,
+keyed by the source's identity and state (a knowledge base's uuid, version counters and
+history; a graph's content), so a batch on an unchanged store ships nothing; its token is the
+digest of what was shipped, so a worker that already holds the same content (shipped by another
+client) rebuilds nothing. Each worker keeps the last :data:`KEEP_SHIPMENTS` shipments it used
+(the oldest is closed and its temporary copy of the store removed once no task uses it) and
+removes them all when it closes (:class:`ShipmentCleanup`, a worker plugin registered by
+:func:`ship`).
+
 Needs ``dask[distributed]`` (``pip install "conceptwalk[distributed]"``).
 
 Examples
@@ -48,13 +57,18 @@ in-process batch function on its partition. ``query_batch`` is the wrap's ``quer
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import math
 import os
+import shutil
 import sqlite3
 import tempfile
 import threading
-import uuid
-from collections.abc import Iterable, Mapping, Sequence
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,9 +76,15 @@ import numpy as np
 
 from ..errors import InputError
 from ..graph import Caller, LinkGraph
-from ..graph.checks import check_count, check_min_shared, check_ppr_params, query_list
-from ..tools.common import check_caller, source_kind
+from ..graph.checks import check_count, check_ppr_params, query_list
+from ..tools.common import check_caller, default_concepts
 from ..tools.context import check_rank, parse_context_query
+from ..tools.suggest import check_method
+
+try:  # the worker plugin's base (the module imports without distributed; the batches need it)
+    from distributed.diagnostics.plugin import WorkerPlugin as _PluginBase
+except ImportError:  # pragma: no cover - distributed not installed
+    _PluginBase = object  # type: ignore[assignment,misc]
 
 __all__ = [
     "Shipped",
@@ -76,7 +96,13 @@ __all__ = [
     "graph_path_batch",
     "query_batch",
     "worker_cache_info",
+    "ShipmentCleanup",
+    "KEEP_SHIPMENTS",
 ]
+
+#: Shipments kept per client (reused while the store is unchanged) and per worker (the graphs
+#: rebuilt and the store copies opened there); the oldest beyond the bound is released.
+KEEP_SHIPMENTS = 2
 
 
 # --------------------------------------------------------------------------- graph <-> arrays
@@ -220,6 +246,8 @@ class Shipped:
         Nodes of the shipped graph.
     ids : list of str
         Its node ids, ascending.
+    source_graph : LinkGraph or None
+        The shipped graph itself, in this process.
     """
 
     token: str
@@ -227,10 +255,18 @@ class Shipped:
     kb: Any = None
     num_nodes: int = 0
     ids: list[str] = field(default_factory=list, repr=False)
+    #: The graph that was shipped (this process's object), for what the client computes
+    #: before sending tasks (the default ``concepts`` of :func:`link_suggest_batch`).
+    source_graph: LinkGraph | None = field(default=None, repr=False, compare=False)
 
 
 def ship(client: Any, source: Any, *, with_kb: bool | None = None) -> Shipped:
     """Send ``source`` (a LinkGraph or a KnowledgeBase) to every worker of ``client`` once.
+
+    The client keeps the last :data:`KEEP_SHIPMENTS` shipments: shipping the same graph object,
+    or a store in the same state (its uuid, version counters and history), again returns the
+    kept :class:`Shipped` and sends nothing; after a write the new state is shipped and the
+    oldest shipment released. The first call on a client registers :class:`ShipmentCleanup`.
 
     Parameters
     ----------
@@ -265,71 +301,264 @@ def ship(client: Any, source: Any, *, with_kb: bool | None = None) -> Shipped:
             with_kb = True
     else:
         raise InputError(f"source must be a LinkGraph, a KnowledgeBase or a Shipped, got {type(source).__name__}")
-    token = uuid.uuid4().hex
+    want_kb = bool(with_kb and kb is not None)
+    key = _source_key(kb, g)
+    kept = _client_shipments(client)
+    with _CLIENT_LOCK:
+        for k in ((key, True), (key, False)) if not want_kb else ((key, True),):
+            hit = kept.get(k) if key is not None else None
+            if hit is None or (kb is None and hit.source_graph is not g):
+                continue
+            if _alive(hit):
+                kept.move_to_end(k)
+                return hit
+            del kept[k]  # its data is lost (every worker holding it died): ship again
+    _register_cleanup(client)
     arrays = graph_to_arrays(g)
+    digest = hashlib.blake2b(digest_size=16)
+    _digest_arrays(digest, arrays)
+    sqlite_bytes = _kb_bytes(kb) if want_kb else None
+    if sqlite_bytes is not None:
+        digest.update(b"sqlite")
+        digest.update(sqlite_bytes)
+        if kb is not None and _source_key(kb, kb.graph()) != key:  # written meanwhile: this copy is not the keyed state
+            key = None
+    # The digest of what is shipped: the same content has the same token on every worker,
+    # whichever client shipped it, so a worker holding it already rebuilds nothing.
+    token = digest.hexdigest()
     arrays["token"] = np.array(token)
     # A list of one item, so the dict travels as one object (scattering a dict would scatter
     # each value separately).
     fut_g = client.scatter([arrays], broadcast=True, hash=False)[0]
     fut_kb = None
-    if with_kb and kb is not None:
-        fut_kb = client.scatter([{"token": token, "sqlite": _kb_bytes(kb)}], broadcast=True, hash=False)[0]
-    return Shipped(token, fut_g, fut_kb, g.num_nodes, list(g.ids))
+    if sqlite_bytes is not None:
+        fut_kb = client.scatter([{"token": token, "sqlite": sqlite_bytes}], broadcast=True, hash=False)[0]
+    shipped = Shipped(token, fut_g, fut_kb, g.num_nodes, list(g.ids), source_graph=g)
+    if key is not None:
+        with _CLIENT_LOCK:
+            kept[(key, want_kb)] = shipped
+            while len(kept) > KEEP_SHIPMENTS:  # releasing the futures frees the workers' memory
+                kept.popitem(last=False)
+    return shipped
+
+
+_CLIENT_LOCK = threading.Lock()
+_CLEANUP_REGISTERED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _client_shipments(client: Any) -> OrderedDict[Any, Shipped]:
+    """The client's kept shipments, (source key, with the store) -> Shipped, oldest first: an
+    attribute of the client, so they go with it (a module-level map keyed by the client would
+    keep it alive through its own futures)."""
+    with _CLIENT_LOCK:
+        kept: OrderedDict[Any, Shipped] | None = getattr(client, "conceptwalk_shipments", None)
+        if kept is None:
+            kept = OrderedDict()
+            client.conceptwalk_shipments = kept
+        return kept
+
+
+def _alive(s: Shipped) -> bool:
+    """The shipment's data still held by the cluster (its futures not lost or released)."""
+    return all(getattr(f, "status", "finished") == "finished" for f in (s.graph, s.kb) if f is not None)
+
+
+def _source_key(kb: Any, g: LinkGraph) -> Any:
+    """What identifies the shipped content in this process: a store's uuid, version counters and
+    history (one committed state of one store), or the graph object itself (immutable)."""
+    if kb is None:
+        return ("graph", id(g))  # the kept Shipped holds g, so the id is not reused meanwhile
+    try:
+        st = kb.state()
+        row = kb.conn.execute("SELECT value FROM meta WHERE key = 'uuid'").fetchone()
+    except Exception:  # noqa: BLE001 - a store that cannot say: ship afresh every time
+        return None
+    return (
+        "kb",
+        os.path.abspath(str(kb.path)),
+        None if row is None else str(row[0]),
+        st.version,
+        st.graph_version,
+        st.history,
+    )
+
+
+def _digest_arrays(h: Any, arrays: Mapping[str, np.ndarray]) -> None:
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
+        h.update(a.tobytes())
+
+
+def _register_cleanup(client: Any) -> None:
+    """Register :class:`ShipmentCleanup` on the client's cluster once (idempotent by name)."""
+    with _CLIENT_LOCK:
+        if client in _CLEANUP_REGISTERED:
+            return
+    if _PluginBase is not object:
+        client.register_plugin(ShipmentCleanup(), name="conceptwalk-shipments")
+    with _CLIENT_LOCK:
+        _CLEANUP_REGISTERED.add(client)
 
 
 # --------------------------------------------------------------------------- worker side
 _LOCAL = threading.Lock()
-_LOCAL_CACHE: dict[tuple[str, ...], Any] = {}  # used when not running inside a Dask worker
 _BUILDS = {"graph": 0, "kb": 0}
 
 
-def _cache() -> dict[tuple[str, ...], Any]:
+class _Entry:
+    """One shipment on one worker: its rebuilt graph, its opened store copy (and the directory
+    holding it), the wrap retrievers made on it, and how many tasks use it now."""
+
+    __slots__ = ("token", "graph", "kb", "dir", "wraps", "refs", "evicted")
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.graph: LinkGraph | None = None
+        self.kb: Any = None
+        self.dir: str | None = None
+        self.wraps: dict[str, Any] = {}
+        self.refs = 0
+        self.evicted = False
+
+    def close(self) -> None:
+        """Close the store copy and remove its temporary directory (idempotent)."""
+        kb, d = self.kb, self.dir
+        self.kb = self.dir = None
+        self.graph = None
+        self.wraps.clear()
+        if kb is not None:
+            try:
+                kb.close()
+            except Exception:  # noqa: BLE001 - removing the copy matters more than closing it
+                pass
+        if d is not None:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+class _Shipments:
+    """A worker's shipments, most recently used last, at most :data:`KEEP_SHIPMENTS`."""
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[str, _Entry] = OrderedDict()
+
+    def acquire(self, token: str) -> _Entry:
+        with _LOCAL:
+            e = self.entries.get(token)
+            if e is None:
+                e = self.entries[token] = _Entry(token)
+            self.entries.move_to_end(token)
+            e.refs += 1
+            while len(self.entries) > KEEP_SHIPMENTS:
+                _, old = self.entries.popitem(last=False)
+                old.evicted = True
+                if old.refs == 0:
+                    old.close()
+            return e
+
+    def release(self, e: _Entry) -> None:
+        with _LOCAL:
+            e.refs -= 1
+            if e.evicted and e.refs == 0:
+                e.close()
+
+    def close(self) -> None:
+        """Close every shipment (the worker is closing: no task runs any more)."""
+        with _LOCAL:
+            entries = list(self.entries.values())
+            self.entries.clear()
+        for e in entries:
+            e.close()
+
+    def tokens(self) -> list[str]:
+        with _LOCAL:
+            return sorted(t for t, e in self.entries.items() if e.graph is not None)
+
+
+_LOCAL_CACHE = _Shipments()  # used when not running inside a Dask worker
+atexit.register(_LOCAL_CACHE.close)
+
+
+def _cache() -> _Shipments:
     try:
         from distributed import get_worker
 
         w = get_worker()
     except (ImportError, ValueError):
         return _LOCAL_CACHE
-    c: dict[tuple[str, ...], Any] | None = getattr(w, "conceptwalk_graph_cache", None)
-    if c is None:
-        c = {}
-        w.conceptwalk_graph_cache = c  # type: ignore[attr-defined]
-    return c
+    return _worker_shipments(w)
 
 
-def _worker_graph(arrays: Mapping[str, np.ndarray]) -> LinkGraph:
-    token = str(arrays["token"])
-    cache = _cache()
+def _worker_shipments(w: Any) -> _Shipments:
     with _LOCAL:
-        g: LinkGraph | None = cache.get(("graph", token))
-        if g is None:
-            g = graph_from_arrays(arrays)
-            cache[("graph", token)] = g
-            _BUILDS["graph"] += 1
-    return g
+        c: _Shipments | None = getattr(w, "conceptwalk_shipments", None)
+        if c is None:
+            c = _Shipments()
+            w.conceptwalk_shipments = c
+        return c
 
 
-def _worker_kb(payload: Mapping[str, Any]) -> Any:
+class ShipmentCleanup(_PluginBase):
+    """The Dask worker plugin :func:`ship` registers (once per client, as
+    ``"conceptwalk-shipments"``): when a worker closes, its shipments are closed and their
+    temporary store copies (``cw-worker-kb-*`` in the temporary directory) removed.
+
+    Examples
+    --------
+    >>> p = ShipmentCleanup()
+    >>> p.idempotent
+    True
+    """
+
+    #: Registered once per cluster, whichever client asks again.
+    idempotent = True
+
+    def teardown(self, worker: Any) -> None:
+        """Close the worker's shipments and remove their files.
+
+        Parameters
+        ----------
+        worker : distributed.Worker
+            The closing worker.
+        """
+        c: _Shipments | None = getattr(worker, "conceptwalk_shipments", None)
+        if c is not None:
+            c.close()
+
+
+@contextmanager
+def _shipment(
+    arrays: Mapping[str, np.ndarray], kbp: Mapping[str, Any] | None = None
+) -> Iterator[tuple[_Entry, LinkGraph]]:
+    """This task's shipment, its graph rebuilt (and its store opened when ``kbp`` is given) the
+    first time, kept from eviction while the task runs."""
     from ..kb import KnowledgeBase
 
-    token = str(payload["token"])
     cache = _cache()
-    with _LOCAL:
-        kb = cache.get(("kb", token))
-        if kb is None:
-            d = tempfile.mkdtemp(prefix="cw-worker-kb-")
-            path = os.path.join(d, "kb.db")
-            with open(path, "wb") as fh:
-                fh.write(payload["sqlite"])
-            kb = KnowledgeBase.open(path, create=False)
-            cache[("kb", token)] = kb
-            _BUILDS["kb"] += 1
-    return kb
+    e = cache.acquire(str(arrays["token"]))
+    try:
+        with _LOCAL:
+            if e.graph is None:
+                e.graph = graph_from_arrays(arrays)
+                _BUILDS["graph"] += 1
+            if kbp is not None and e.kb is None:
+                d = tempfile.mkdtemp(prefix="cw-worker-kb-")
+                e.dir = d
+                path = os.path.join(d, "kb.db")
+                with open(path, "wb") as fh:
+                    fh.write(kbp["sqlite"])
+                e.kb = KnowledgeBase.open(path, create=False)
+                _BUILDS["kb"] += 1
+            g = e.graph
+        yield e, g
+    finally:
+        cache.release(e)
 
 
 def worker_cache_info(dask_worker: Any = None) -> dict[str, Any]:
     """What a worker holds: ``client.run(worker_cache_info)`` gives, per worker, the tokens of
-    the graphs it rebuilt (one entry per rebuild) and the process-wide rebuild counters.
+    the shipments whose graph it holds (at most :data:`KEEP_SHIPMENTS`), its temporary store
+    copies and the process-wide rebuild counters.
 
     Parameters
     ----------
@@ -339,13 +568,17 @@ def worker_cache_info(dask_worker: Any = None) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``{"graph_builds": int, "kb_builds": int, "tokens": sorted shipment tokens}``.
+        ``{"graph_builds": int, "kb_builds": int, "tokens": sorted shipment tokens,
+        "kb_dirs": sorted temporary directories of the opened store copies}``.
     """
-    cache = _cache() if dask_worker is None else getattr(dask_worker, "conceptwalk_graph_cache", {})
+    cache = _cache() if dask_worker is None else _worker_shipments(dask_worker)
+    with _LOCAL:
+        dirs = sorted(e.dir for e in cache.entries.values() if e.dir is not None)
     return {
         "graph_builds": _BUILDS["graph"],
         "kb_builds": _BUILDS["kb"],
-        "tokens": sorted(k[1] for k in cache if isinstance(k, tuple) and k[0] == "graph"),
+        "tokens": cache.tokens(),
+        "kb_dirs": dirs,
     }
 
 
@@ -357,27 +590,26 @@ def _context_chunk(
 ) -> list[Any]:
     from ..tools import graph_context_batch
 
-    g = _worker_graph(arrays)
-    search = None
-    if kbp is not None:  # the store's own search, over what the caller sees (exact, not filtered)
-        kb, who = _worker_kb(kbp), kw["caller"]
-
-        def search(text: str, k: int) -> list[tuple[str, float]]:
-            return kb.search(text, k, caller=who)  # type: ignore[no-any-return]
-
-    return graph_context_batch(g, items, search=search, threads=1, **kw)
+    with _shipment(arrays, kbp) as (e, g):
+        if kbp is not None:
+            # the store copy is the source: its own search over what the caller sees (exact, not
+            # filtered), the ids and aliases a question names and its stopwords, as in-process
+            return graph_context_batch(e.kb, items, threads=1, **kw)
+        return graph_context_batch(g, items, threads=1, **kw)
 
 
 def _suggest_chunk(arrays: Mapping[str, np.ndarray], concepts: list[str], kw: dict[str, Any]) -> list[Any]:
     from ..tools import link_suggest_batch
 
-    return link_suggest_batch(_worker_graph(arrays), concepts, threads=1, **kw)
+    with _shipment(arrays) as (_, g):
+        return link_suggest_batch(g, concepts, threads=1, **kw)
 
 
 def _path_chunk(arrays: Mapping[str, np.ndarray], pairs: list[tuple[str, str]], kw: dict[str, Any]) -> list[Any]:
     from ..tools import graph_path_batch
 
-    return graph_path_batch(_worker_graph(arrays), pairs, threads=1, **kw)
+    with _shipment(arrays) as (_, g):
+        return graph_path_batch(g, pairs, threads=1, **kw)
 
 
 def _wrap_chunk(
@@ -390,16 +622,13 @@ def _wrap_chunk(
 ) -> list[Any]:
     from ..wrap import ConceptAnchoredRetriever, builtin_flat_search
 
-    _worker_graph(arrays)  # keeps the one-graph-per-worker accounting uniform
-    kb = _worker_kb(kbp)
-    cache = _cache()
-    key = ("wrap", str(arrays["token"]), repr(sorted(retriever_kw.items())))
-    with _LOCAL:
-        r = cache.get(key)
-        if r is None:
-            r = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, **retriever_kw)
-            cache[key] = r
-    return [r.query(t, k, **kw) for t in texts]
+    with _shipment(arrays, kbp) as (e, _):
+        key = repr(sorted(retriever_kw.items()))
+        with _LOCAL:
+            r = e.wraps.get(key)
+            if r is None:
+                r = e.wraps[key] = ConceptAnchoredRetriever(builtin_flat_search(e.kb), e.kb, **retriever_kw)
+        return [r.query(t, k, **kw) for t in texts]
 
 
 # --------------------------------------------------------------------------- client side
@@ -506,8 +735,11 @@ def link_suggest_batch(
     caller: Caller,
     node_types: Iterable[str] | None = ("CONCEPT",),
     k: int = 10,
-    min_shared: int = 2,
+    min_shared: int | None = None,
     partitions: int | None = None,
+    method: str = "ra",
+    restart: float | None = None,
+    eps: float | None = None,
 ) -> list[Any]:
     """:func:`conceptwalk.tools.link_suggest_batch` on the cluster.
 
@@ -516,20 +748,25 @@ def link_suggest_batch(
     client : distributed.Client
         The cluster's client.
     source : LinkGraph, KnowledgeBase or Shipped
-        The graph (a Shipped source needs ``concepts=``).
-    caller : Caller
-        Whose visibility applies.
+        The graph.
     concepts : iterable of str, optional
         The concepts to suggest links for; default: every node visible to ``caller`` whose type
-        is in ``node_types``.
+        is in ``node_types``, ascending (as :func:`conceptwalk.tools.link_suggest_batch`).
+    caller : Caller
+        Whose visibility applies.
     node_types : iterable of str or None
         The node types of the default ``concepts`` (``None`` = all types).
     k : int
         Suggestions per concept.
-    min_shared : int
-        Shared neighbours a candidate needs (>= 1).
+    min_shared : int, optional
+        ``method="ra"`` only: shared neighbours a candidate needs (>= 1; default 2).
     partitions : int, optional
         How many tasks (default: 4 per worker).
+    method : {"ra", "ppr"}
+        Resource allocation (default) or rooted PageRank, as for
+        :func:`conceptwalk.link_suggest`.
+    restart, eps : float, optional
+        ``method="ppr"`` only: the push's parameters (defaults 0.25, 1e-4).
 
     Returns
     -------
@@ -544,25 +781,19 @@ def link_suggest_batch(
     """
     check_caller(caller)
     k = check_count(k)
-    min_shared = check_min_shared(min_shared)
-    if concepts is None:
-        if isinstance(source, Shipped):
-            raise InputError("concepts= is required with a Shipped source")
-        g = source if source_kind(source) == "graph" else source.graph()
-        vm = caller.visibility(g)
-        keep = np.ones(g.num_nodes, dtype=bool) if vm is None else np.asarray(vm.mask, dtype=bool).copy()
-        if node_types is not None:
-            if isinstance(node_types, str):
-                raise InputError("node_types must be a list of type names, not a single string")
-            wanted = set(node_types)
-            tmask = np.array([t in wanted for t in g.node_type_names], dtype=bool)
-            keep &= tmask[g.node_type_codes]
-        ids = g.ids
-        todo = [ids[i] for i in np.flatnonzero(keep).tolist()]
+    method, min_shared, restart, eps = check_method(method, min_shared, restart, eps)
+    shipped = ship(client, source, with_kb=False) if not isinstance(source, Shipped) else source
+    if concepts is None:  # the in-process batch's default (tools.common.default_concepts)
+        if shipped.source_graph is None:
+            raise InputError("concepts= is required with a Shipped source made elsewhere (it holds no graph here)")
+        todo = default_concepts(shipped.source_graph, caller, node_types)
     else:
         todo = query_list(concepts, "concepts")
-    shipped = ship(client, source, with_kb=False) if not isinstance(source, Shipped) else source
-    kw = {"caller": caller, "k": k, "min_shared": min_shared}
+    kw: dict[str, Any] = {"caller": caller, "k": k, "method": method}
+    if method == "ra":
+        kw["min_shared"] = min_shared
+    else:
+        kw["restart"], kw["eps"] = restart, eps
     return _run(client, _suggest_chunk, todo, partitions, (shipped.graph,), kw)
 
 

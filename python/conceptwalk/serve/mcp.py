@@ -6,7 +6,7 @@ Four tools, whose names and argument names are a public contract (pinned by
 - ``graph_context`` ``{question?, concepts?, k?, nodeTypes?, nHits?}``: the nodes around a
   question, ranked by personalized PageRank (``nHits`` was ``hits``: a call that still sends
   ``hits`` is a tool error naming ``nHits``);
-- ``link_suggest`` ``{concept, k?, minShared?}``: missing links for a concept;
+- ``link_suggest`` ``{concept, k?, method?, minShared?}``: missing links for a concept;
 - ``graph_path`` ``{source, target}``: the shortest chain between two nodes (advanced);
 - ``query`` ``{text, k?, conceptWalk?}``: the knowledge base's search, optionally wrapped by the
   concept walk (only when :mod:`conceptwalk.wrap` exists).
@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import hmac
 import json
 import logging
 import os
@@ -105,9 +106,10 @@ _GRAPH_CONTEXT = {
         "Use first when you need the structural neighbourhood of a question or of known concept "
         "ids: which documents, concepts and code sit around it in the knowledge base's link graph. "
         "Seeds are the question's top full-text hits (weighted 1/rank) plus the given concept "
-        "ids (weight 1); the result ranks the other nodes by personalized PageRank from those "
-        "seeds. Give a question, concepts, or both. Output: 'seeds' (what the walk started from, "
-        "with source 'search' or 'concept'), 'results' (ranked nodes, each with id, type, title, "
+        "ids and the nodes the question names by id or alias (weight 1 each); the result ranks "
+        "the other nodes by personalized PageRank from those seeds. Give a question, concepts, or "
+        "both. Output: 'seeds' (what the walk started from, with source 'search', 'concept' or "
+        "'name'), 'results' (ranked nodes, each with id, type, title, "
         "score - the node's personalized PageRank mass from the seeds, in [0, 1], higher is "
         "closer; comparable within one call only, and not the 'score' of the query tool's "
         "search results -, hops from the nearest seed and 'via', the seed it is reached "
@@ -184,8 +186,11 @@ _LINK_SUGGEST = {
         "concept yet but share several neighbours with it (resource allocation: each shared "
         "neighbour z adds 1/degree(z), so rare shared neighbours count more). Output: "
         "'suggestions' (id, type, title, score, and the 'shared' neighbours that support each, "
-        "ids ascending), 'candidates' (how many nodes met 'minShared'), 'minShared'. Computed "
-        "only over nodes visible to this connection."
+        "ids ascending), 'candidates' (how many nodes met 'minShared'), 'minShared'. With method "
+        "'ppr' it ranks by rooted PageRank from the concept instead, which also finds nodes two or "
+        "more hops away on sparse, tree-like graphs where few nodes share two neighbours; each "
+        "suggestion then has 'hops' and 'path' (the chain from the concept). Computed only over "
+        "nodes visible to this connection."
     ),
     "inputSchema": {
         "type": "object",
@@ -202,12 +207,19 @@ _LINK_SUGGEST = {
                 "default": 10,
                 "description": "How many suggestions to return.",
             },
+            "method": {
+                "type": "string",
+                "enum": ["ra", "ppr"],
+                "default": "ra",
+                "description": "'ra' (default): resource allocation over shared neighbours. 'ppr': "
+                "rooted PageRank from the concept (no minShared).",
+            },
             "minShared": {
                 "type": "integer",
                 "minimum": 1,
                 "maximum": 1000,
-                "default": 2,
-                "description": "Least number of shared neighbours a suggestion needs.",
+                "description": "Method 'ra' only (an error with 'ppr'): least number of shared "
+                "neighbours a suggestion needs (default 2).",
             },
         },
         "required": ["concept"],
@@ -410,23 +422,38 @@ def tool_specs(*, with_query: bool = True) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- tokens
+_IDENTITY_KEY = os.urandom(32)
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object read as its (key, value) pairs in file order (duplicates kept)."""
+
+
 class TokenFile:
     """Tokens and the scopes they grant, read from a JSON file ``{"<token>": [scopes] | "*"}``.
 
-    ``[]`` grants public nodes only, ``"*"`` all access. The file is re-read when its
-    modification time or size changes, so a token can be revoked without a restart; a file that
-    becomes unreadable or malformed makes every token lookup fail (fail closed). Tokens are kept
-    only as SHA-256 digests in memory.
+    ``[]`` grants public nodes only, ``"*"`` all access. The file fails closed: a token that
+    appears twice (JSON would let the last one silently win) makes the whole file refused, the
+    error naming the two entries by their place in the file (1-based), never the token; entries
+    are numbered by that place everywhere (the unknown-scope warning too). The file is re-read
+    when its modification time, size, inode or mode changes, so a token can be revoked without a
+    restart; a file that becomes unreadable, malformed (or, with ``private``, readable by other
+    users) makes every token lookup fail until it is fixed. Tokens are kept only as SHA-256
+    digests in memory and compared in constant time.
 
     Parameters
     ----------
     path : str
         The JSON file.
+    private : bool
+        Refuse the file when users other than its owner may read or write it (the HTTP server
+        sets this; ``chmod 600``). Ignored where file modes do not exist (Windows).
 
     Raises
     ------
     ConceptwalkError
-        The file is missing or malformed (at construction).
+        The file is missing, malformed, holds a token twice or (``private``) is readable by
+        other users (at construction).
 
     Examples
     --------
@@ -443,11 +470,12 @@ class TokenFile:
     conceptwalk.errors.ConceptwalkError: unknown token
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, private: bool = False) -> None:
         self.path = os.fspath(path)
+        self.private = bool(private)
         self._lock = threading.Lock()
-        self._stamp: tuple[int, int] | None = None
-        self._table: dict[bytes, Caller] | None = None
+        self._stamp: tuple[int, ...] | None = None
+        self._table: list[tuple[bytes, Caller]] | None = None
         self._entries: list[Caller] = []
         self._error: str | None = None
         self._refresh(log=False)  # a start-up error is raised (and printed once by the caller)
@@ -456,38 +484,73 @@ class TokenFile:
 
     @staticmethod
     def _digest(token: str) -> bytes:
-        return hashlib.sha256(token.encode("utf-8")).digest()
+        return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
 
-    def _load(self) -> tuple[dict[bytes, Caller], list[Caller]]:
+    def _match(self, token: str) -> Caller | None:
+        """The entry whose token is ``token``: every entry's digest is compared in constant time
+        (no early exit, no hash-table probe whose timing depends on the token)."""
+        digest = self._digest(token)
+        found = None
+        for known, caller in self._table or ():
+            if hmac.compare_digest(known, digest):
+                found = caller
+        return found
+
+    def _load(self) -> tuple[list[tuple[bytes, Caller]], list[Caller]]:
+        if self.private and os.name == "posix":
+            try:
+                mode = os.stat(self.path).st_mode
+            except FileNotFoundError:
+                raise ConceptwalkError(f"token file not found: {self.path}") from None
+            except OSError as exc:
+                raise ConceptwalkError(f"token file {self.path} cannot be read: {exc}") from None
+            if mode & 0o066:
+                raise ConceptwalkError(
+                    f"token file {self.path} is readable or writable by other users (mode {mode & 0o777:o}); "
+                    f"make it private to the server's user: chmod 600 {self.path}"
+                )
         try:
             with open(self.path, encoding="utf-8") as f:
-                data = json.load(f)
+                # every object as its list of pairs: a repeated key must not silently win
+                data = json.load(f, object_pairs_hook=_Pairs)
         except FileNotFoundError:
             raise ConceptwalkError(f"token file not found: {self.path}") from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ConceptwalkError(f"token file {self.path} is not valid JSON: {exc}") from None
-        if not isinstance(data, dict):
+        if not isinstance(data, _Pairs):
             raise ConceptwalkError(f'token file {self.path} must hold a JSON object {{token: [scopes] or "*"}}')
-        table: dict[bytes, Caller] = {}
+        table: list[tuple[bytes, Caller]] = []
         entries: list[Caller] = []
-        for i, (token, scopes) in enumerate(data.items(), 1):
+        first: dict[str, int] = {}
+        for i, (token, scopes) in enumerate(data, 1):  # entries numbered by their place in the file
             if not token:
                 raise ConceptwalkError(f"token file {self.path}: entry {i} has an empty token")
+            if token in first:  # named by position, never by the token
+                raise ConceptwalkError(
+                    f"token file {self.path}: entry {i} repeats the token of entry {first[token]}; "
+                    "each token may appear once"
+                )
+            first[token] = i
             if scopes == "*":
                 entries.append(Caller.all_access())
-            elif isinstance(scopes, list) and all(isinstance(s, str) and s for s in scopes):
+            elif (
+                isinstance(scopes, list)
+                and not isinstance(scopes, _Pairs)
+                and all(isinstance(s, str) and s for s in scopes)
+            ):
                 entries.append(Caller.with_scopes(*scopes))
             else:
+                shown_value = "an object" if isinstance(scopes, _Pairs) else shown(scopes)
                 raise ConceptwalkError(
-                    f'token file {self.path}: entry {i} must map to a list of scope names or "*", got {shown(scopes)}'
+                    f'token file {self.path}: entry {i} must map to a list of scope names or "*", got {shown_value}'
                 )
-            table[self._digest(token)] = entries[-1]
+            table.append((self._digest(token), entries[-1]))
         return table, entries
 
     def _refresh(self, *, log: bool = True) -> None:
         try:
             st = os.stat(self.path)
-            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+            stamp: tuple[int, ...] | None = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode)
         except OSError:
             stamp = None
         if stamp is not None and stamp == self._stamp:
@@ -538,6 +601,41 @@ class TokenFile:
                 found.append((i, unknown))
         return found
 
+    def entries(self) -> list[Caller]:
+        """The caller of each entry, in file order, as of the file's last successful read (the
+        explorer's caller switch lists them by position, never by token).
+
+        Returns
+        -------
+        list of Caller
+        """
+        with self._lock:
+            return list(self._entries)
+
+    def lookup(self, token: str) -> tuple[str, Caller] | None:
+        """The caller a token stands for, with an opaque identity of the token, or None.
+
+        The identity (a keyed hash of the token, the key random per process) tells two
+        tokens apart without revealing either: the HTTP server binds a session to it.
+
+        Parameters
+        ----------
+        token : str
+
+        Returns
+        -------
+        (str, Caller) or None
+            None for a token not in the file, or while the file cannot be read (fail closed).
+        """
+        with self._lock:
+            self._refresh()
+            if self._table is None or not isinstance(token, str):
+                return None
+            found = self._match(token)
+        if found is None:
+            return None
+        return hmac.new(_IDENTITY_KEY, self._digest(token), hashlib.sha256).hexdigest(), found
+
     def caller(self, token: str) -> Caller:
         """The caller a token stands for.
 
@@ -559,7 +657,7 @@ class TokenFile:
             self._refresh()
             if self._table is None:
                 raise ConceptwalkError("the server's token file cannot be read; no token is accepted")
-            found = self._table.get(self._digest(token)) if isinstance(token, str) else None
+            found = self._match(token) if isinstance(token, str) else None
         if found is None:
             raise ConceptwalkError("unknown token")
         return found
@@ -611,8 +709,17 @@ def _schema_error(name: str, schema: Mapping[str, Any], args: Mapping[str, Any])
 
 
 def _clip(text: str, limit: int = 300) -> str:
-    """A validator message (which may quote the whole bad value) cut to ``limit`` characters."""
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} chars)"
+    """A validator message (which may quote the whole bad value) cut to about ``limit``
+    characters: its head and its tail, where the validator says what is wrong ("... is too
+    long").
+
+    >>> _clip("'" + "q" * 5000 + "' is too long", 40)
+    "'qqqqqqqqqqqqqqqqqqq… (5014 chars) …q' is too long"
+    """
+    if len(text) <= limit:
+        return text
+    head, tail = limit // 2, limit // 2 - 6
+    return f"{text[:head]}… ({len(text)} chars) …{text[-tail:]}"
 
 
 #: Arguments renamed for one name per concept across the API, the CLI and the tools: a call that
@@ -778,7 +885,14 @@ class ToolServer:
         return self.tokens.caller(token)
 
     # -- calls
-    def call(self, name: str, arguments: Mapping[str, Any] | None, *, token: str | None = None) -> ToolOutcome:
+    def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        token: str | None = None,
+        caller: Caller | None = None,
+    ) -> ToolOutcome:
         """Run one tool call; never raises for a bad call.
 
         Parameters
@@ -789,6 +903,9 @@ class ToolServer:
             The call's arguments, validated against the tool's input schema.
         token : str, optional
             The token the call presents (``_meta["conceptwalk/token"]``).
+        caller : Caller, optional
+            The caller a transport has already authenticated (the HTTP server's bearer token);
+            when given, ``token`` and the session token are not consulted.
 
         Returns
         -------
@@ -810,7 +927,10 @@ class ToolServer:
                 args = _integral_floats_to_int(spec["inputSchema"], args)
             if problem is not None:
                 raise _ToolError(problem)
-            caller = self.resolve_caller(token)
+            if caller is None:
+                caller = self.resolve_caller(token)
+            elif not isinstance(caller, Caller):
+                raise ConceptwalkError("internal error: the transport gave no caller")
             structured, text = self._handlers[name](args, caller)
             return ToolOutcome(structured, text, False)
         except _ToolError as exc:
@@ -905,7 +1025,14 @@ class ToolServer:
     def _link_suggest(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
         from ..tools import link_suggest
 
-        res = link_suggest(self.source, a["concept"], k=a.get("k", 10), caller=caller, min_shared=a.get("minShared", 2))
+        res = link_suggest(
+            self.source,
+            a["concept"],
+            k=a.get("k", 10),
+            caller=caller,
+            min_shared=a.get("minShared"),
+            method=a.get("method", "ra"),
+        )
         return res.to_dict(), str(res)
 
     def _graph_path(self, a: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], str]:
@@ -1030,12 +1157,17 @@ def _meta_token(ctx: Any, params: Any) -> str | None:
     return None
 
 
-def build_server(tools: ToolServer) -> Any:
+def build_server(tools: ToolServer, *, caller_of: Callable[[Any], Caller] | None = None) -> Any:
     """An ``mcp.server.lowlevel.Server`` serving ``tools`` (needs the ``mcp`` extra).
 
     Parameters
     ----------
     tools : ToolServer
+    caller_of : callable, optional
+        ``caller_of(ctx) -> Caller``: who a call is answered for, from the SDK's request
+        context (the HTTP server reads the caller its authentication put on the HTTP request);
+        a ``_meta`` token is then ignored. Default: the ``_meta`` token or the session token
+        (stdio).
 
     Returns
     -------
@@ -1058,8 +1190,12 @@ def build_server(tools: ToolServer) -> Any:
         return types.ListToolsResult(tools=tool_models)
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
-        token = _meta_token(ctx, params)
-        out = await anyio.to_thread.run_sync(lambda: tools.call(params.name, params.arguments, token=token))
+        if caller_of is not None:
+            caller = caller_of(ctx)
+            out = await anyio.to_thread.run_sync(lambda: tools.call(params.name, params.arguments, caller=caller))
+        else:
+            token = _meta_token(ctx, params)
+            out = await anyio.to_thread.run_sync(lambda: tools.call(params.name, params.arguments, token=token))
         content = [types.TextContent(type="text", text=out.text)]
         if out.is_error:
             return types.CallToolResult(content=content, isError=True)

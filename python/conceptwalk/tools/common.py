@@ -17,14 +17,25 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
+
+import numpy as np
 
 from ..errors import InputError
 from ..graph import Caller, LinkGraph
 from ..graph.ppr import offsets
 
-__all__ = ["GraphSource", "SearchFn", "check_caller", "offsets", "source_graph", "source_kind", "source_search"]
+__all__ = [
+    "GraphSource",
+    "SearchFn",
+    "check_caller",
+    "default_concepts",
+    "offsets",
+    "source_graph",
+    "source_kind",
+    "source_search",
+]
 
 #: A flat search: ``fn(text, k)`` returns hits (ids, ``(id, score)`` pairs or dicts with ``id``).
 SearchFn = Callable[[str, int], Sequence[Any]]
@@ -172,3 +183,43 @@ def check_caller(caller: Any) -> Caller:
     if type(caller) is Caller or isinstance(caller, Caller):
         return caller
     raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+
+
+def default_concepts(g: LinkGraph, caller: Caller, node_types: Iterable[str] | None = ("CONCEPT",)) -> list[str]:
+    """The concepts a batch runs over when it is given none: every node ``caller`` sees whose
+    type is in ``node_types`` (``None``: every type), ascending by id. The in-process and the
+    Dask ``link_suggest_batch`` share it.
+
+    Parameters
+    ----------
+    g : LinkGraph
+    caller : Caller
+    node_types : iterable of str or None
+        A list of type names (a single string is refused).
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    InputError
+        ``node_types`` is a single string.
+
+    Examples
+    --------
+    >>> g = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "type": "CONCEPT"},
+    ...                                               {"id": "c", "type": "CONCEPT", "scopes": ["t"]}])
+    >>> default_concepts(g, Caller.public()), default_concepts(g, Caller.all_access(), None)
+    (['a'], ['a', 'b', 'c'])
+    """
+    vm = caller.visibility(g)
+    keep = np.ones(g.num_nodes, dtype=bool) if vm is None else np.asarray(vm.mask, dtype=bool).copy()
+    if node_types is not None:
+        if isinstance(node_types, str):
+            raise InputError("node_types must be a list of type names, not a single string")
+        wanted = set(node_types)
+        tmask = np.array([t in wanted for t in g.node_type_names], dtype=bool)
+        keep &= tmask[np.asarray(g.node_type_codes)] if tmask.size else False
+    ids = g.ids
+    return [ids[i] for i in np.flatnonzero(keep).tolist()]

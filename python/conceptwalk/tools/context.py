@@ -20,7 +20,7 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -34,6 +34,9 @@ from ..graph.context import context, context_batch, context_text
 from ..graph.result import Later, Record, lazy
 from ..graph.text import TextIndex
 from ..graph.checks import check_count, check_ppr_params, check_threads, query_list
+from ..graph.names import STOPWORDS, content_text, named_nodes, source_name_indexes
+from ..graph.scopes import warn_unknown_scopes
+from ..graph.text import words
 from .common import GraphSource, SearchFn, check_caller, offsets, source_graph, source_search
 
 __all__ = [
@@ -41,6 +44,7 @@ __all__ = [
     "ContextItem",
     "ContextResult",
     "ContextSeed",
+    "check_question",
     "check_rank",
     "graph_context",
     "graph_context_batch",
@@ -50,7 +54,8 @@ __all__ = [
 
 @dataclass(slots=True)
 class ContextSeed:
-    """A seed of the walk: a full-text hit (weight 1/rank) or a given concept (weight 1).
+    """A seed of the walk: a full-text hit (weight 1/rank), a given concept (weight 1) or a node
+    the question names by id or alias (weight 1; :mod:`conceptwalk.graph.names`).
 
     Parameters
     ----------
@@ -60,7 +65,7 @@ class ContextSeed:
     weight : float
         Its seed weight (a concept that is also a hit gets both weights, in one seed each).
     source : str
-        ``"search"`` or ``"concept"``.
+        ``"search"``, ``"concept"`` or ``"name"``.
     rank : int, optional
         1-based rank among the visible search hits (search seeds only).
 
@@ -74,7 +79,7 @@ class ContextSeed:
     type: str
     title: str | None
     weight: float
-    source: str  # "search" or "concept"
+    source: str  # "search", "concept" or "name"
     rank: int | None = None  # 1-based rank among the visible search hits
 
     def to_dict(self) -> dict[str, Any]:
@@ -185,7 +190,15 @@ class ContextResult(Record):
         The eps the PPR ended at: below ``eps`` when a hub seed made the query lower it
         (``to_dict()`` has ``epsReached`` then).
     truncated : bool
-        ``rank="coverage"``: the coverage pass's work budget stopped it (coverage undercounted).
+        ``rank="coverage"``: the coverage pass's work budget stopped it short of ``max_hops``
+        (then ``hops_completed < max_hops``).
+    hops_completed : int or None
+        ``rank="coverage"``: the radius the coverage pass completed. The budget is spent level by
+        level across all seeds (every seed's first hop before any seed's second), so the
+        coverage shown is exact for this radius: ``max_hops`` unless ``truncated``, then the
+        largest radius whose search from every seed fits in the budget (``0``: not even one hop
+        fits, and there are no results). ``to_dict()`` has it as ``hopsCompleted``. ``None``
+        for ``rank="ppr"``.
 
     Examples
     --------
@@ -213,11 +226,12 @@ class ContextResult(Record):
         "max_hops",
         "eps_reached",
         "truncated",
+        "hops_completed",
         "_seeds",
         "_results",
     )
     _fields = ("question", "seeds", "results", "restart", "eps", "k", "residual", "pushes", "reason", "elapsed_ms")
-    _state = ("rank", "max_hops", "eps_reached", "truncated")
+    _state = ("rank", "max_hops", "eps_reached", "truncated", "hops_completed")
     _sequence = "results"
 
     seeds = lazy("What the walk started from.")
@@ -248,6 +262,7 @@ class ContextResult(Record):
         self.max_hops = 2
         self.eps_reached = eps
         self.truncated = False
+        self.hops_completed: int | None = None
         self._seeds = Later(seeds) if callable(seeds) else list(seeds)
         self._results = Later(results) if callable(results) else list(results)
 
@@ -286,6 +301,7 @@ class ContextResult(Record):
             return cls(question, seeds, results, restart, eps, k, 0.0, 0, None, elapsed_ms)
         self = cls(question, seeds, results, restart, eps, k, core.residual, core.pushes, None, elapsed_ms)
         self.eps_reached, self.truncated = core.eps, core.truncated
+        self.hops_completed = core.radius
         return self
 
     def __repr__(self) -> str:
@@ -313,6 +329,7 @@ class ContextResult(Record):
         if self.rank != "ppr":
             d["params"]["rank"] = self.rank
             d["params"]["maxHops"] = self.max_hops
+            d["hopsCompleted"] = self.hops_completed
         if self.eps_reached != self.eps:
             d["epsReached"] = self.eps_reached
         if self.truncated:
@@ -325,6 +342,11 @@ class ContextResult(Record):
         lines = [f"context for {self.question!r}" if self.question else "context"]
         if self.reason:
             lines.append(f"  (empty: {self.reason})")
+        if self.rank == "coverage" and self.hops_completed != self.max_hops:
+            lines.append(
+                f"  (coverage within {self.hops_completed} of {self.max_hops} hops: the work budget "
+                "ran out; the counts are exact for that radius)"
+            )
         if self.seeds:
             lines.append(
                 "  seeds: "
@@ -349,18 +371,70 @@ class ContextResult(Record):
 
 def _source_state(
     source: Any, questions: Iterable[str | None], search: SearchFn | None
-) -> tuple[LinkGraph, Any, TextIndex | None]:
-    """``(graph, source or None, text index or None)`` of one query (or batch). Questions answered
-    by a store's own search take the graph and its text index from one ``state()`` of the store
-    (one committed state, read together: a write committed meanwhile by another process cannot
-    make the two disagree); everything else reads only ``graph()``."""
+) -> tuple[LinkGraph, Any, TextIndex | None, Any]:
+    """``(graph, source or None, text index or None, state or None)`` of one query (or batch).
+    Questions answered by a store's own search take the graph and its text index from one
+    ``state()`` of the store (one committed state, read together: a write committed meanwhile by
+    another process cannot make the two disagree); everything else reads only ``graph()``."""
     if search is None and not isinstance(source, LinkGraph) and any(q is not None and q.strip() for q in questions):
         state = getattr(source, "state", None)
         if callable(state):
             st = state()
-            return st.graph, source, st.text_index
+            return st.graph, source, st.text_index, st
     g, kb = source_graph(source)
-    return g, kb, None
+    return g, kb, None, None
+
+
+def check_question(question: Any, argument: str = "question") -> str | None:
+    """``question`` checked: None, or a string with a non-space character (an empty or blank
+    question is an :class:`InputError`: pass None to seed from concepts only).
+
+    Parameters
+    ----------
+    question : str or None
+    argument : str
+        Its name in the message.
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> check_question("tls"), check_question(None)
+    ('tls', None)
+    >>> check_question("   ")
+    Traceback (most recent call last):
+    ...
+    conceptwalk.errors.InputError: question is empty: give words to search for, or question=None to seed from concepts only
+    """
+    if question is None:
+        return None
+    if not isinstance(question, str):
+        raise InputError(f"{argument} must be a string or None, got {type(question).__name__}")
+    if not question.strip():
+        raise InputError(
+            f"{argument} is empty: give words to search for, or {argument}=None to seed from concepts only"
+        )
+    return question
+
+
+def _nothing_left(question: str) -> str:
+    """Why a question whose text search is empty seeded nothing."""
+    ws = words(question)
+    if not ws:
+        return "the question has no words to search for and names no visible node"
+    shown = ", ".join(dict.fromkeys(w for w in ws if w in STOPWORDS))
+    return f"the question has only stopwords ({shown}): nothing is left to search, and it names no visible node"
+
+
+def _named(g: LinkGraph, kb: Any, st: Any, question: str | None, vm: VisibilityMask | None) -> list[int]:
+    """Indices of the visible nodes ``question`` names by id or alias, ranked
+    (:func:`conceptwalk.graph.names.named_nodes`)."""
+    if question is None:
+        return []
+    mask = None if vm is None else vm.mask
+    return [v for v, _ in named_nodes(question, g, mask, source_name_indexes(g, kb, st))]
 
 
 def _search_hits(
@@ -430,7 +504,11 @@ def graph_context(
 
     Seeds are the question's top ``n_hits`` full-text hits among visible nodes, weighted by
     reciprocal rank (1/rank; the backend's own scores are never mixed in), plus the given
-    ``concepts`` (weight 1 each; a concept that is also a hit gets both weights). Seeds are
+    ``concepts`` (weight 1 each; a concept that is also a hit gets both weights), plus the
+    visible nodes the question names by id or alias (weight 1 each, as a given concept, source
+    ``"name"``; the rule is :mod:`conceptwalk.graph.names`'s: whole words of the question equal
+    to a normalised id or alias; a named node that is also a given concept seeds once). The
+    store's own search drops the analyzer's stopwords from the question first. Seeds are
     reported separately and excluded from ``results``; each result carries its score, its hop
     count from the nearest seed and the seed it is reached through (smallest id on ties).
 
@@ -439,6 +517,7 @@ def graph_context(
     source : LinkGraph or knowledge base
         A knowledge base supplies ``search``; a bare graph needs ``concepts`` or ``search=``.
     question : str, optional
+        Free text; an empty or blank string is an :class:`InputError` (None: concepts only).
     concepts : iterable of str
         Concept ids. Unknown and hidden ids raise the same :class:`NotFoundError`.
     k : int
@@ -469,7 +548,8 @@ def graph_context(
     Notes
     -----
     Deterministic: same inputs, same output on every run and thread (ties by id). A question with
-    no visible hit and no concepts gives an empty result whose ``reason`` says why. A seed too
+    no visible hit, no visible node it names and no concepts gives an empty result whose
+    ``reason`` says why (a question of stopwords only, ``"the of and"``, says so). A seed too
     well connected for the push threshold still answers: while fewer than ``k`` results have a
     score and some reached node holds mass it never pushed, the query halves eps for itself
     (reusing the residuals) within a stated push budget; ``eps_reached`` says where it ended.
@@ -490,20 +570,58 @@ def graph_context(
     k = check_count(k)
     n_hits = check_count(n_hits, "n_hits")
     restart, eps = check_ppr_params(restart, eps)
-    if question is not None and not isinstance(question, str):
-        raise InputError(f"question must be a string or None, got {type(question).__name__}")
+    question = check_question(question)
     if isinstance(concepts, str):
         raise InputError("concepts must be a list of ids, not a single string")
-    g, kb, ix = _source_state(source, (question,), search)
+    g, kb, ix, st = _source_state(source, (question,), search)
     view = g.view(caller)  # the caller's mask and statistics, made once per (graph, caller)
     vm = view.mask
+    warn_unknown_scopes(kb, g, caller)
     concept_idx = _concept_indices(g, concepts, vm)
     type_filter = _type_filter(g, node_types)
-    if ix is not None and question is not None and question.strip():
-        # The store's own search: BM25 over the visible documents, the 1/rank seeds, the walk, the
+    if ix is not None and question is not None:
+        # The store's own search: BM25 over the visible documents (the question without its
+        # stopwords), the 1/rank seeds, the named nodes and the concepts (1 each), the walk, the
         # top k and their hops in one compiled call (the question tokenised once, here).
-        r = context_text(view, ix, question, n_hits, concept_idx, restart, eps, k, type_filter, rank_code, max_hops)
-        text_spec = partial(_text_seed_spec, r, concept_idx)
+        given = list(dict.fromkeys(concept_idx))
+        given_set = set(given)
+        named = [v for v in _named(g, kb, st, question, vm) if v not in given_set]
+        content = content_text(question)
+        if not content:
+            if not given and not named:
+                return _ranked(
+                    _context_result(
+                        g,
+                        question,
+                        [],
+                        restart,
+                        eps,
+                        k,
+                        _nothing_left(question),
+                        0,
+                        None,
+                        0.0,
+                        0,
+                        False,
+                        (time.perf_counter() - t0) * 1e3,
+                    ),
+                    rank,
+                    max_hops,
+                )
+            # nothing to search: the seeds are the concepts and the named nodes (weight 1 each)
+            seeds = given + named
+            spec0: list[tuple[int, float, str, int | None]] = [(c, 1.0, "concept", None) for c in given]
+            spec0.extend((v, 1.0, "name", None) for v in named)
+            order = sorted(seeds)
+            r = context(
+                g, np.array(order, dtype=np.int32), np.ones(len(order)), restart, eps, k, type_filter, vm,
+                rank_code, max_hops,
+            )  # fmt: skip
+            return _ranked(
+                _from_core(g, question, spec0, r, rank_code, restart, eps, k, type_filter, t0), rank, max_hops
+            )
+        r = context_text(view, ix, content, n_hits, given + named, restart, eps, k, type_filter, rank_code, max_hops)
+        text_spec = partial(_text_seed_spec, r, given, named)
         if not r.seeded:
             return _ranked(
                 _context_result(
@@ -513,7 +631,7 @@ def graph_context(
                     restart,
                     eps,
                     k,
-                    "the question matched no visible node and no concepts were given",
+                    "the question matched no visible node, names none and no concepts were given",
                     0,
                     None,
                     0.0,
@@ -527,7 +645,9 @@ def graph_context(
         return _ranked(
             _from_core(g, question, text_spec, r, rank_code, restart, eps, k, type_filter, t0), rank, max_hops
         )
-    spec, seed_nodes, seed_w, reason = _context_seeds(g, kb, search, question, concept_idx, n_hits, vm, ix)
+    spec, seed_nodes, seed_w, reason = _context_seeds(
+        g, kb, search, question, concept_idx, n_hits, vm, ix, _named(g, kb, st, question, vm)
+    )
     if seed_nodes is None or seed_w is None:
         return _ranked(
             _context_result(
@@ -590,17 +710,20 @@ def _from_core(
         (time.perf_counter() - t0) * 1e3,
         r.fill_spent,
     )
-    out.eps_reached, out.truncated = r.eps, r.truncated
+    out.eps_reached, out.truncated, out.hops_completed = r.eps, r.truncated, r.radius
     return out
 
 
-def _text_seed_spec(r: Any, concept_idx: list[int]) -> list[tuple[int, float, str, int | None]]:
+def _text_seed_spec(
+    r: Any, concept_idx: list[int], named: Sequence[int] = ()
+) -> list[tuple[int, float, str, int | None]]:
     """The seed spec of a question-seeded compiled query: its search hits by rank (1/rank), then
-    the distinct concepts (1 each)."""
+    the distinct concepts (1 each), then the named nodes that are not concepts (1 each)."""
     spec: list[tuple[int, float, str, int | None]] = [
         (h, 1.0 / rank, "search", rank) for rank, h in enumerate(r.hits.tolist(), 1)
     ]
     spec.extend((c, 1.0, "concept", None) for c in dict.fromkeys(concept_idx))
+    spec.extend((v, 1.0, "name", None) for v in named)
     return spec
 
 
@@ -639,8 +762,13 @@ def check_rank(rank: Any, max_hops: Any) -> tuple[int, int]:
 
 
 def _ranked(res: ContextResult, rank: str, max_hops: int) -> ContextResult:
-    """``res`` with its ranking recorded."""
+    """``res`` with its ranking recorded (and, for coverage, the radius completed: ``max_hops``
+    unless the budget cut the pass, as it says in ``truncated``)."""
     res.rank, res.max_hops = rank, max_hops
+    if rank != "coverage":
+        res.hops_completed = None
+    elif not res.truncated:
+        res.hops_completed = max_hops
     return res
 
 
@@ -697,11 +825,14 @@ def _context_seeds(
     n_hits: int,
     vm: VisibilityMask | None,
     ix: TextIndex | None = None,
+    named: Sequence[int] = (),
 ) -> tuple[Any, np.ndarray[Any, Any] | None, np.ndarray[Any, Any] | None, str | None]:
-    """The seeds of one context query (hits weighted 1/rank, concepts 1): ``(seed spec, seed
-    indices, weights, reason)``; the arrays are None when there is nothing to seed, and
-    ``reason`` then says why."""
-    if question is None or not question.strip():  # concepts only: every weight is 1
+    """The seeds of one context query (hits weighted 1/rank, concepts 1, the named nodes that
+    are not concepts 1): ``(seed spec, seed indices, weights, reason)``; the arrays are None
+    when there is nothing to seed, and ``reason`` then says why. With the store's own text
+    index ``ix`` the question is searched without its stopwords; a ``search=`` backend is
+    given the question as it is."""
+    if question is None:  # concepts only: every weight is 1
         if not concept_idx:
             return [], None, None, "no question and no concepts were given"
         order = sorted(set(concept_idx))
@@ -710,17 +841,24 @@ def _context_seeds(
         return (concept_idx, np.array(order, dtype=np.int32), _ONES[n] if n < len(_ONES) else np.ones(n), None)
     weights: dict[int, float] = {}
     spec: list[tuple[int, float, str, int | None]] = []  # (node, weight, source, rank)
-    if question is not None and question.strip():
-        for rank, idx in enumerate(_search_hits(kb, search, question, n_hits, g, vm, ix), 1):
+    own = search is None and ix is not None
+    text = content_text(question) if own else question
+    if text:
+        for rank, idx in enumerate(_search_hits(kb, search, text, n_hits, g, vm, ix), 1):
             weights[idx] = weights.get(idx, 0.0) + 1.0 / rank
             spec.append((idx, 1.0 / rank, "search", rank))
-    for idx in dict.fromkeys(concept_idx):
+    given = dict.fromkeys(concept_idx)
+    for idx in given:
         weights[idx] = weights.get(idx, 0.0) + 1.0
         spec.append((idx, 1.0, "concept", None))
+    for idx in named:
+        if idx not in given:
+            weights[idx] = weights.get(idx, 0.0) + 1.0
+            spec.append((idx, 1.0, "name", None))
     if not weights:
-        if question is None or not question.strip():
-            return spec, None, None, "no question and no concepts were given"
-        return spec, None, None, "the question matched no visible node and no concepts were given"
+        if not text:
+            return spec, None, None, _nothing_left(question)
+        return spec, None, None, "the question matched no visible node, names none and no concepts were given"
     order = sorted(weights)
     return spec, np.array(order, dtype=np.int32), np.array([weights[i] for i in order], dtype=np.float64), None
 
@@ -813,7 +951,7 @@ def parse_context_query(q: Any, i: int) -> tuple[str | None, list[str]]:
     ((None, ['a']), ('why?', ['b']))
     """
     if q is None or isinstance(q, str):
-        return q, []
+        return check_question(q, f"queries[{i}]"), []
     if isinstance(q, Mapping):
         unknown = set(q) - {"question", "concepts"}
         if unknown:
@@ -827,8 +965,7 @@ def parse_context_query(q: Any, i: int) -> tuple[str | None, list[str]]:
             f"queries[{i}]: expected a question string, a dict with 'question'/'concepts' "
             f"or a (question, concepts) tuple, got {type(q).__name__}"
         )
-    if question is not None and not isinstance(question, str):
-        raise InputError(f"queries[{i}]: question must be a string or None, got {type(question).__name__}")
+    question = check_question(question, f"queries[{i}]: question")
     if isinstance(concepts, str):
         raise InputError(f"queries[{i}]: concepts must be a list of ids, not a single string")
     return question, list(concepts or ())
@@ -889,8 +1026,9 @@ def graph_context_batch(
     restart, eps = check_ppr_params(restart, eps)
     nt = check_threads(threads)
     qs = [parse_context_query(q, i) for i, q in enumerate(query_list(queries, "queries"))]
-    g, kb, ix = _source_state(source, (q for q, _ in qs), search)
+    g, kb, ix, st = _source_state(source, (q for q, _ in qs), search)
     vm = caller.visibility(g)
+    warn_unknown_scopes(kb, g, caller)
     keep_arr = _type_filter(g, node_types)
     run: list[int] = []  # positions that need the core
     seed_parts: list[np.ndarray[Any, Any]] = []
@@ -899,7 +1037,9 @@ def graph_context_batch(
     concept_lists = [[g.index(c, visible=vm, argument="concept") for c in concepts] for _, concepts in qs]
     prepared = []
     for i, (question, _) in enumerate(qs):
-        spec, seed_nodes, seed_w, reason = _context_seeds(g, kb, search, question, concept_lists[i], n_hits, vm, ix)
+        spec, seed_nodes, seed_w, reason = _context_seeds(
+            g, kb, search, question, concept_lists[i], n_hits, vm, ix, _named(g, kb, st, question, vm)
+        )
         prepared.append((question, spec, reason))
         if seed_nodes is not None and seed_w is not None:
             seed_parts.append(seed_nodes)
@@ -925,7 +1065,7 @@ def graph_context_batch(
         op = b.ptr.tolist()
         nl, sl, hl, vl = b.nodes.tolist(), b.scores.tolist(), b.hops.tolist(), b.via.tolist()
         res_l, pu_l = b.residual.tolist(), b.pushes.tolist()
-        eps_l, sp_l, tr_l = b.eps.tolist(), b.fill_spent.tolist(), b.truncated.tolist()
+        eps_l, sp_l, tr_l, rad_l = b.eps.tolist(), b.fill_spent.tolist(), b.truncated.tolist(), b.radius.tolist()
         cl, cp, cs = b.coverage.tolist(), b.cover_ptr.tolist(), b.cover_seeds.tolist()
         for j, i in enumerate(run):
             lo, hi = op[j], op[j + 1]
@@ -954,6 +1094,7 @@ def graph_context_batch(
                 bool(sp_l[j]),
             )
             done[i].eps_reached, done[i].truncated = eps_l[j], bool(tr_l[j])
+            done[i].hops_completed = rad_l[j]
     results = [
         done[i] if i in done else _context_result(g, q, spec, restart, eps, k, reason, 0, None, 0.0, 0, False, 0.0)
         for i, (q, spec, reason) in enumerate(prepared)

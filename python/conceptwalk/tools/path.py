@@ -23,6 +23,7 @@ from ..graph import Caller, LinkGraph
 from ..graph.checks import check_threads, query_list
 from ..graph.path import path_edges, shortest_path, shortest_path_batch
 from ..graph.result import Later, Record, lazy
+from ..graph.scopes import warn_unknown_scopes
 from .common import GraphSource, check_caller, source_graph
 
 __all__ = ["PathResult", "PathStep", "graph_path", "graph_path_batch"]
@@ -202,7 +203,8 @@ def graph_path(source: LinkGraph | GraphSource, a: str, b: str, *, caller: Calle
     """
     t0 = time.perf_counter()
     caller = check_caller(caller)
-    g, _ = source_graph(source)
+    g, kb = source_graph(source)
+    warn_unknown_scopes(kb, g, caller)  # once per (store, scope): a typo grants nothing
     p = shortest_path(g, a, b, caller.visibility(g))
     return PathResult(a, b, partial(_path_parts, g, p), None, (time.perf_counter() - t0) * 1e3)
 
@@ -246,7 +248,8 @@ def graph_path_batch(
     caller = check_caller(caller)
     nt = check_threads(threads)
     plist = query_list(pairs, "pairs")
-    g, _ = source_graph(source)
+    g, kb = source_graph(source)
+    warn_unknown_scopes(kb, g, caller)  # once per (store, scope): a typo grants nothing
     bt = shortest_path_batch(g, plist, threads=nt, visible=caller.visibility(g))
     if not plist:
         return []

@@ -23,7 +23,7 @@ Examples
 
 from __future__ import annotations
 
-from .config import MAX_HOPS_CAP, WalkConfig
+from .config import MAX_HOPS_CAP, WalkConfig, WalkTypesWarning
 from .events import (
     CallbackSink,
     EventSink,
@@ -55,6 +55,7 @@ __all__ = [
     "ResolvedConcept",
     "VIA",
     "WalkConfig",
+    "WalkTypesWarning",
     "WrapResult",
     "builtin_flat_search",
     "format_probe",

@@ -20,7 +20,6 @@ import math
 import operator
 import os
 import re
-import unicodedata
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -29,6 +28,7 @@ import numpy as np
 
 from . import _hashembed
 from ..errors import InputError
+from ..graph.names import normalize_text
 
 __all__ = [
     "Embedder",
@@ -59,72 +59,8 @@ MAX_HASH_DIM = 1 << 16
 # --------------------------------------------------------------------------- normalisation
 
 
-class _CharMap(dict):  # type: ignore[type-arg]
-    """``str.translate`` table built lazily: punctuation, control characters and lone surrogates
-    become a space, format characters (soft hyphen, zero-width joiner, BOM, ...) are removed,
-    everything else is kept."""
-
-    def __missing__(self, code: int) -> int | str | None:
-        cat = unicodedata.category(chr(code))
-        value: int | str | None
-        if cat[0] == "P" or cat in ("Cc", "Cs"):
-            value = " "
-        elif cat == "Cf":
-            value = None
-        else:
-            value = code
-        self[code] = value
-        return value
-
-
-_CHAR_MAP = _CharMap()
-for _code in range(128):
-    _CHAR_MAP[_code]  # pre-fill the ASCII range
-del _code
-
-
-def normalize_text(text: str) -> str:
-    """Normalise a text for matching: NFKC, lowercase, punctuation to spaces, one space between words.
-
-    Steps, in order: Unicode NFKC (folds full-width and compatibility forms), ``str.lower``;
-    every punctuation character (Unicode category ``P*``: hyphens, underscores, dots, quotes,
-    brackets, ...), control character and lone surrogate becomes a space; format characters
-    (category ``Cf``: soft hyphen, zero-width joiner, byte order mark) are removed; NFKC once
-    more (for non-ASCII text) so that the result is stable; runs of whitespace collapse to one space and the ends are trimmed. Symbols (``+``, ``$``, ``=``)
-    and letters of every script are kept.
-
-    Parameters
-    ----------
-    text : str
-        Any text.
-
-    Returns
-    -------
-    str
-        The normalised text; ``""`` when nothing but punctuation and whitespace was there.
-
-    Raises
-    ------
-    TypeError
-        If ``text`` is not a ``str``.
-
-    Examples
-    --------
-    >>> normalize_text("  Vector-Index_lookup!  ")
-    'vector index lookup'
-    >>> normalize_text("ＣＡＦÉ  au\\tlait")
-    'café au lait'
-    >>> normalize_text("--- ...")
-    ''
-    """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    folded = unicodedata.normalize("NFKC", text).lower().translate(_CHAR_MAP)
-    if not folded.isascii():
-        # lowercasing and removing format characters can leave sequences that compose again
-        # (e.g. "E\u00ad\u0301" -> "e\u0301" -> "é"): one more NFKC makes the result stable
-        folded = unicodedata.normalize("NFKC", folded)
-    return " ".join(folded.split())
+# normalize_text lives in conceptwalk.graph.names (shared with the store's search over ids and
+# aliases); it is re-exported here.
 
 
 def normalize_texts(texts: Sequence[str]) -> list[str]:

@@ -30,7 +30,7 @@ __all__ = [
     "EVENT_SCHEMA_VERSION",
 ]
 
-EVENT_SCHEMA_VERSION = 1
+EVENT_SCHEMA_VERSION = 2
 _log = logging.getLogger("conceptwalk.wrap")
 
 
@@ -326,7 +326,8 @@ def summarize_events(events: Iterable[dict[str, Any]], *, malformed: int = 0) ->
         ``events``, ``contributed``, ``contributionRate`` (contributed / events, null without
         events), ``candidatesAdded`` ``{total, mean}``, ``truncated`` (count), ``walkMs``
         ``{p50, p90, p99, max}`` (linear interpolation between ranks; null without events),
-        ``skipped``, ``malformed``.
+        ``cut`` ``{total, mean, byScore, byHops}`` (candidates the stop rule did not append;
+        events of schema version 1 count 0), ``skipped``, ``malformed``.
 
     Examples
     --------
@@ -336,7 +337,7 @@ def summarize_events(events: Iterable[dict[str, Any]], *, malformed: int = 0) ->
     >>> s["contributionRate"], s["candidatesAdded"], s["walkMs"]["p50"]
     (0.5, {'total': 3, 'mean': 1.5}, 2.0)
     """
-    n = contributed = added = truncated = skipped = 0
+    n = contributed = added = truncated = skipped = cut = by_score = by_hops = 0
     times: list[float] = []
     for ev in events:
         if not isinstance(ev, dict) or ev.get("event") != "conceptwalk.retrieval":
@@ -346,6 +347,11 @@ def summarize_events(events: Iterable[dict[str, Any]], *, malformed: int = 0) ->
         contributed += bool(ev.get("walkContributed"))
         added += int(ev.get("candidatesAdded", 0) or 0)
         truncated += bool(ev.get("truncated"))
+        cut += int(ev.get("cut", 0) or 0)
+        why = ev.get("cutBy")
+        if isinstance(why, dict):
+            by_score += int(why.get("score", 0) or 0)
+            by_hops += int(why.get("hops", 0) or 0)
         t = ev.get("walkMs")
         if isinstance(t, (int, float)) and not isinstance(t, bool):
             times.append(float(t))
@@ -361,6 +367,7 @@ def summarize_events(events: Iterable[dict[str, Any]], *, malformed: int = 0) ->
         "candidatesAdded": {"total": added, "mean": (added / n) if n else None},
         "truncated": truncated,
         "walkMs": {"p50": pct(50), "p90": pct(90), "p99": pct(99), "max": times[-1] if times else None},
+        "cut": {"total": cut, "mean": (cut / n) if n else None, "byScore": by_score, "byHops": by_hops},
         "skipped": skipped,
         "malformed": malformed,
     }

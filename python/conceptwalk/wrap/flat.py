@@ -10,6 +10,7 @@ import numpy as np
 
 from .embed import get_embedder
 from ..errors import InputError
+from ..graph.names import named_search, source_name_indexes
 from ..graph import Caller
 from ..graph.vectors import vector_topk
 from ._reader import StoreReader
@@ -104,7 +105,9 @@ class BuiltinFlatSearch:
         """
         return self.search_state(None, text, k, caller=self.caller if caller is None else caller)
 
-    def search_state(self, state: Any, text: str, k: int, *, caller: Caller) -> list[dict[str, Any]]:
+    def search_state(
+        self, state: Any, text: str, k: int, *, caller: Caller, query_vector: Any = None
+    ) -> list[dict[str, Any]]:
         """:meth:`__call__` over one given state of the store: what the wrap calls, with the state
         its resolution and walk read, so that one answer reads one state (and the store's
         position once).
@@ -120,6 +123,9 @@ class BuiltinFlatSearch:
             The most hits to return (>= 1).
         caller : Caller
             Whose visibility applies.
+        query_vector : numpy.ndarray, optional
+            ``mode="embedding"``: the query's embedding by :attr:`embedder`, already computed (the
+            wrap embeds the query once for this search and its resolver); ignored for ``"fts"``.
 
         Returns
         -------
@@ -166,7 +172,11 @@ class BuiltinFlatSearch:
         view = g.view(who)
         vm = view.mask
         mask = None if vm is None else vm.mask
-        hits = self._fts(text, k, g, mask, view, ix) if self.mode == "fts" else self._embedding(text, k, g, mask)
+        hits = (
+            self._fts(text, k, g, mask, view, ix, st)
+            if self.mode == "fts"
+            else self._embedding(text, k, g, mask, query_vector)
+        )
         out = []
         for nid, score in hits:
             i = g.id_index[nid]
@@ -175,11 +185,12 @@ class BuiltinFlatSearch:
             )
         return out
 
-    def _fts(self, text: str, k: int, g: Any, mask: Any, view: Any, ix: Any) -> list[tuple[str, float]]:
+    def _fts(self, text: str, k: int, g: Any, mask: Any, view: Any, ix: Any, st: Any = None) -> list[tuple[str, float]]:
         if ix is not None:  # the text index of g's state, with the caller's statistics from its view
-            docs, scores = ix.search(text, k, visible=view)
-            ids = g.ids
-            return [(ids[d], s) for d, s in zip(docs, scores)]
+            # the store's search (KnowledgeBase.search's rule): the nodes the text names by id or
+            # alias first, then BM25 over the text without its stopwords
+            names = source_name_indexes(g, self.kb, st)
+            return named_search(ix, g, text, k, view=view, node_types=None, names=names)
         fetch = k if mask is None else max(2 * k, 16)
         got = -1
         while True:  # a store of another kind: drop what the caller may not see, ask for more
@@ -190,13 +201,13 @@ class BuiltinFlatSearch:
             got = len(raw)
             fetch *= 4
 
-    def _embedding(self, text: str, k: int, g: Any, mask: Any) -> list[tuple[str, float]]:
+    def _embedding(self, text: str, k: int, g: Any, mask: Any, qvec: Any = None) -> list[tuple[str, float]]:
         emb = self.embedder
         version = self.source.store_version()  # set_embeddings keeps the graph object
         if self._emb is None or self._emb[0] is not g or self._emb[2] != version:
             self._emb = (g, self.source.embeddings_for(emb, list(g.ids), g), version)
         mat = self._emb[1]
-        q = np.asarray(emb.embed([text]), dtype=np.float32)[0]  # type: ignore[union-attr]
+        q = qvec if qvec is not None else np.asarray(emb.embed([text]), dtype=np.float32)[0]  # type: ignore[union-attr]
         if not float(np.linalg.norm(q)) > 0:
             return []
         rows, scores = vector_topk(mat, q, k, visible=mask)

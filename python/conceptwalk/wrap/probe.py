@@ -9,16 +9,166 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from ..graph.walk import typed_walk
-from ..graph import Caller
+from ..graph import Caller, LinkGraph
 from ._reader import StoreReader
 from .config import WalkConfig
 from .walk import AXES, type_flags
 
-__all__ = ["probe", "format_probe", "suggest_settings", "SUGGEST_MAX_ADDED"]
+__all__ = ["probe", "format_probe", "suggest_settings", "walk_types", "missing_types", "SUGGEST_MAX_ADDED"]
 
 #: The cap on additions the suggested ``conceptwalk query`` line sets (``--max-added``).
 SUGGEST_MAX_ADDED = 10
+
+
+def _seen(g: LinkGraph, visible: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The caller's visible nodes (bool per node) and the edges it sees: both ends visible, not a
+    self-loop (the walk's projection has none)."""
+    vis = np.ones(g.num_nodes, dtype=bool) if visible is None else np.asarray(visible, dtype=bool)
+    if not g.num_edges:
+        return vis, np.zeros(0, dtype=bool)
+    return vis, vis[g.edge_src] & vis[g.edge_dst] & (g.edge_src != g.edge_dst)
+
+
+def _by_count(names: list[str], count: Any, pick: Any) -> tuple[str, ...]:
+    return tuple(
+        sorted((names[i] for i in range(len(names)) if pick(i)), key=lambda n: (-int(count[names.index(n)]), n))
+    )
+
+
+def missing_types(g: LinkGraph, visible: Any, config: WalkConfig) -> tuple[dict[str, list[str]], list[str]]:
+    """The configured walk types the caller's view lacks, and the gates left with none.
+
+    Counted over what the caller sees only (visible nodes, and edges whose two ends are
+    visible), so the answer equals the answer on the store with the hidden nodes deleted.
+
+    Parameters
+    ----------
+    g : LinkGraph
+        The snapshot.
+    visible : bool array or None
+        The caller's mask (None: everything visible).
+    config : WalkConfig
+        The walk's gates.
+
+    Returns
+    -------
+    missing : dict of str to list of str
+        Per gate with an absent type (``expandEdgeTypes``, ``admitEdgeTypes``,
+        ``conceptNodeTypes``, ``admitNodeTypes``, ``expandNodeTypes``), the absent types in
+        configured order; empty when every type is present.
+    empty : list of str
+        The gates none of whose types is present and without which the walk adds nothing
+        (``admitEdgeTypes``, ``conceptNodeTypes``, ``admitNodeTypes``). An absent expansion
+        gate only makes the walk 1 hop: it is named in ``missing``, not here.
+
+    Examples
+    --------
+    >>> from conceptwalk import LinkGraph
+    >>> g = LinkGraph.from_edges([("c", "f", "IMPLEMENTED_BY")], nodes=[{"id": "c", "type": "CONCEPT"}])
+    >>> missing, empty = missing_types(g, None, WalkConfig())
+    >>> missing["admitEdgeTypes"], missing["expandEdgeTypes"], empty
+    (['EXPLAINED_BY', 'ATTACHED_TO', 'TAGGED_CONCEPT'], ['PARENT_CONCEPT', 'RELATED_TO'], [])
+    >>> missing_types(g, None, WalkConfig(admit_edge_types=["mitigates"]))[1]
+    ['admitEdgeTypes']
+    """
+    vis, seen = _seen(g, visible)
+    ecount = np.bincount(g.edge_type_codes[seen], minlength=len(g.edge_type_names)) if g.num_edges else None
+    edge_present = {n for i, n in enumerate(g.edge_type_names) if ecount is not None and ecount[i]}
+    ncount = np.bincount(g.node_type_codes[vis], minlength=len(g.node_type_names))
+    node_present = {n for i, n in enumerate(g.node_type_names) if ncount[i]}
+    gates: list[tuple[str, tuple[str, ...] | None, set[str], bool]] = [
+        ("expandEdgeTypes", config.expand_edge_types, edge_present, False),
+        ("admitEdgeTypes", config.admit_edge_types, edge_present, True),
+        ("conceptNodeTypes", config.concept_node_types, node_present, True),
+        ("admitNodeTypes", config.admit_node_types, node_present, True),
+        ("expandNodeTypes", config.expand_node_types, node_present, False),
+    ]
+    missing: dict[str, list[str]] = {}
+    empty: list[str] = []
+    for key, names, present, matters in gates:
+        if names is None:  # any type
+            continue
+        gone = [t for t in names if t not in present]
+        if gone:
+            missing[key] = gone
+            if len(gone) == len(names) and matters:
+                empty.append(key)
+    return missing, empty
+
+
+def walk_types(
+    kb: Any, config: WalkConfig | None = None, *, caller: Caller
+) -> tuple[tuple[str, ...] | None, tuple[str, ...], tuple[str, ...]]:
+    """The concept, expansion and admission types of the graph as ``caller`` sees it, by the rule
+    of :meth:`WalkConfig.for_kb` (which documents it).
+
+    Parameters
+    ----------
+    kb : KnowledgeBase or LinkGraph
+    config : WalkConfig, optional
+        Its ``concept_node_types`` are kept when the caller sees a node of one of them.
+    caller : Caller
+        Whose view (required).
+
+    Returns
+    -------
+    (concept_node_types, expand_edge_types, admit_edge_types)
+
+    Examples
+    --------
+    >>> from conceptwalk import Caller, LinkGraph
+    >>> g = LinkGraph.from_edges([("w1", "w2", "ChildOf"), ("w2", "w3", "ChildOf"), ("w1", "w3", "PeerOf")],
+    ...     nodes=[{"id": i, "type": "WEAKNESS"} for i in ("w1", "w2", "w3")])
+    >>> walk_types(g, caller=Caller.all_access())
+    (('WEAKNESS',), ('ChildOf',), ('ChildOf', 'PeerOf'))
+    """
+    if not isinstance(caller, Caller):
+        raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+    cfg = config if config is not None else WalkConfig()
+    g = StoreReader(kb, annotations=False).read_cache().graph
+    vm = caller.visibility(g)
+    return _walk_types(g, None if vm is None else vm.mask, cfg.concept_node_types)
+
+
+def _walk_types(
+    g: LinkGraph, visible: Any, concept_types: tuple[str, ...] | None
+) -> tuple[tuple[str, ...] | None, tuple[str, ...], tuple[str, ...]]:
+    vis, seen = _seen(g, visible)
+    src, dst, codes = g.edge_src[seen], g.edge_dst[seen], g.edge_type_codes[seen]
+    nnames = list(g.node_type_names)
+    ntypes = np.asarray(g.node_type_codes)
+    present = np.bincount(ntypes[vis], minlength=len(nnames))
+    concept: tuple[str, ...] | None
+    if concept_types is None:
+        concept = None
+    else:
+        concept = tuple(t for t in concept_types if t in nnames and present[nnames.index(t)])
+        if not concept:
+            linked = np.zeros(g.num_nodes, dtype=bool)
+            linked[src] = True
+            linked[dst] = True
+            per = np.bincount(ntypes[linked & vis], minlength=len(nnames))
+            best = _by_count(nnames, per, lambda i: per[i] > 0)
+            concept = best[:1] if best else concept_types  # no visible edge: keep the configured
+    if concept is None:
+        is_c = np.ones(g.num_nodes, dtype=bool)
+    else:
+        is_c = np.isin(ntypes, [nnames.index(t) for t in concept if t in nnames])
+    enames = list(g.edge_type_names)
+    m = len(enames)
+    cs, cd = is_c[src], is_c[dst]
+    cc = np.bincount(codes[cs & cd], minlength=m)
+    co = np.bincount(codes[cs ^ cd], minlength=m)
+    total = cc + co
+    admit = _by_count(enames, total, lambda i: co[i] > 0 and co[i] >= cc[i])
+    if admit:
+        expand = _by_count(enames, total, lambda i: cc[i] > co[i])
+    else:  # concepts only: the related concepts are the candidates; the hierarchy is walked
+        admit = _by_count(enames, total, lambda i: cc[i] > 0)
+        expand = admit[:1]
+    return concept, expand, admit
 
 
 def _stats(values: list[int]) -> dict[str, Any]:
@@ -288,8 +438,9 @@ def suggest_settings(
 
     Derived from the KB's node and edge types as the caller sees them and from what the walk can
     reach: each node type, the most frequent first (at most 5 tried), is tried as the concept
-    type, with every edge type the caller sees (by count, descending) for both expansion and
-    admission; the first under which some concept reaches a candidate is suggested, with a
+    type, with the expansion and admission types the rule of :meth:`WalkConfig.for_kb` picks
+    for it (:func:`walk_types`; an empty expansion gate makes the suggestion 1 hop); the
+    first under which some concept reaches a candidate is suggested, with a
     ready ``conceptwalk query`` line whose question is the title of the first such concept (in
     id order).
 
@@ -319,7 +470,7 @@ def suggest_settings(
     >>> s["conceptNodeTypes"], s["admitEdgeTypes"]
     (['WEAKNESS'], ['ChildOf', 'PeerOf'])
     >>> print(s["command"])
-    conceptwalk query kb.db 'weakness w1' --concept-walk --concept-types WEAKNESS --expand-edge-types ChildOf,PeerOf --admit-edge-types ChildOf,PeerOf --max-added 10
+    conceptwalk query kb.db 'weakness w1' --concept-walk --concept-types WEAKNESS --expand-edge-types ChildOf --admit-edge-types ChildOf,PeerOf --max-added 10
     """
     cfg = config if config is not None else WalkConfig()
     who = caller if caller is not None else Caller.public()
@@ -329,14 +480,8 @@ def suggest_settings(
     g = StoreReader(kb, annotations=False).read_cache().graph
     vm = who.visibility(g)
     visible = np.ones(g.num_nodes, dtype=bool) if vm is None else vm.mask
-    seen_edges = visible[g.edge_src] & visible[g.edge_dst]
-    ecount = np.bincount(g.edge_type_codes[seen_edges], minlength=len(g.edge_type_names))
-    etypes = [
-        g.edge_type_names[i]
-        for i in sorted(range(len(ecount)), key=lambda i: (-ecount[i], g.edge_type_names[i]))
-        if ecount[i]
-    ]
-    if not etypes:
+    _, seen_edges = _seen(g, visible)
+    if not seen_edges.any():
         return None
     ncount = np.bincount(g.node_type_codes[visible], minlength=len(g.node_type_names))
     ntypes = [
@@ -344,15 +489,19 @@ def suggest_settings(
         for i in sorted(range(len(ncount)), key=lambda i: (-ncount[i], g.node_type_names[i]))
         if ncount[i]
     ]
-    flags = type_flags(tuple(etypes), g.edge_type_names)
     for t in ntypes[:5]:
+        _, expand, admit = _walk_types(g, visible, (t,))
+        hops = cfg.max_hops if expand else 1
         trial = replace(
             cfg,
+            max_hops=hops,
             concept_node_types=(t,),
-            expand_edge_types=tuple(etypes),
-            admit_edge_types=tuple(etypes),
+            expand_edge_types=expand,
+            admit_edge_types=admit,
             max_candidates=SUGGEST_MAX_ADDED,
         )
+        eflags = type_flags(expand, g.edge_type_names)
+        aflags = type_flags(admit, g.edge_type_names)
         rep = probe(kb, trial, caller=who)
         if not rep["reach"]["concepts2Hops"]:
             continue
@@ -361,9 +510,9 @@ def suggest_settings(
             w = typed_walk(
                 g,
                 np.array([i], dtype=np.int32),
-                cfg.max_hops,
-                flags,
-                flags,
+                hops,
+                eflags,
+                aflags,
                 None,
                 None,
                 None,
@@ -379,28 +528,16 @@ def suggest_settings(
                     break
         if question is None:
             continue
-        et = ",".join(etypes)
-        cmd = [
-            "conceptwalk",
-            "query",
-            kb_path,
-            question,
-            "--concept-walk",
-            "--concept-types",
-            t,
-            "--expand-edge-types",
-            et,
-            "--admit-edge-types",
-            et,
-            "--max-added",
-            str(SUGGEST_MAX_ADDED),
-        ]
-        if cfg.max_hops != 2:
-            cmd += ["--max-hops", str(cfg.max_hops)]
+        cmd = ["conceptwalk", "query", kb_path, question, "--concept-walk", "--concept-types", t]
+        if expand:
+            cmd += ["--expand-edge-types", ",".join(expand)]
+        cmd += ["--admit-edge-types", ",".join(admit), "--max-added", str(SUGGEST_MAX_ADDED)]
+        if hops != 2:
+            cmd += ["--max-hops", str(hops)]
         return {
             "conceptNodeTypes": [t],
-            "expandEdgeTypes": etypes,
-            "admitEdgeTypes": etypes,
+            "expandEdgeTypes": list(expand),
+            "admitEdgeTypes": list(admit),
             "maxAdded": SUGGEST_MAX_ADDED,
             "reach": rep["reach"],
             "question": question,

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .embed import NEUTRAL, FusionWeights, fusion_weights, get_embedder, normalize_text
-from ..errors import InputError
+from ..errors import InputError, shown
 from ..graph import Caller
 from ..graph.vectors import vector_topk_arrays
 from ._reader import ReadCache, StoreReader, phrases_in
@@ -231,6 +231,8 @@ class ConceptResolver:
         caller: Caller,
         flat_results: Sequence[Mapping[str, Any]] | None = None,
         read_cache: ReadCache | None = None,
+        query_vector: Any = None,
+        query_model: str | None = None,
     ) -> list[ResolvedConcept]:
         """All concepts ``text`` resolves to for ``caller`` (uncut; the walk takes the first
         ``max_concepts``).
@@ -246,16 +248,29 @@ class ConceptResolver:
         read_cache : ReadCache, optional
             The caches of the store state to resolve against (the retriever passes the one its walk uses,
             so both read one version of the store); None = the source's current one.
+        query_vector : array-like, optional
+            The query's embedding by this resolver's embedder, already computed (by the caller's
+            flat search): used instead of embedding ``text`` again. Must have the embedder's
+            dimension (``embedder.dim``) and be finite; see :meth:`check_query_vector`.
+        query_model : str, optional
+            The name of the model that made ``query_vector``; when given it must equal the
+            embedder's ``name`` (two models of one dimension are not interchangeable).
 
         Returns
         -------
         list of ResolvedConcept
             By confidence descending, then id.
+
+        Raises
+        ------
+        InputError
+            A ``query_vector`` the embedder does not match (see :meth:`check_query_vector`).
         """
         if not isinstance(text, str):
             raise InputError(f"text must be a string, got {type(text).__name__}")
         if not isinstance(caller, Caller):
             raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+        qvec = self.check_query_vector(query_vector, query_model)
         snap = read_cache if read_cache is not None else self.source.read_cache()
         g = snap.graph
         cfg = self.config
@@ -312,7 +327,7 @@ class ConceptResolver:
                     offer(c, cfg.lexical_confidence * fw.lexical / rank, "lexical", nid)
         # semantic
         if self.embedder is not None and cfg.semantic_k > 0:
-            for c, sim in self._semantic(text, snap, vm):
+            for c, sim in self._semantic(text, snap, vm, qvec):
                 for cc in canonical_concepts(c):
                     offer(cc, sim, "semantic", text)
         best: dict[str, ResolvedConcept] = {}
@@ -335,7 +350,67 @@ class ConceptResolver:
                             best[c] = ResolvedConcept(c, cfg.normalized_confidence, "normalized", phrase)
         return sorted(best.values(), key=lambda r: (-r.confidence, r.id))
 
-    def _semantic(self, text: str, snap: ReadCache, vm: Any) -> list[tuple[str, float]]:
+    def check_query_vector(self, query_vector: Any, query_model: str | None = None) -> Any:
+        """A caller-supplied query embedding, checked against this resolver's embedder.
+
+        Parameters
+        ----------
+        query_vector : array-like or None
+            The query's embedding (None: the resolver embeds the text itself).
+        query_model : str, optional
+            The model that made it; must equal ``embedder.name`` when given.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            The vector as a float32 array of shape ``(embedder.dim,)``, or None.
+
+        Raises
+        ------
+        InputError
+            A vector without an embedder to match (no semantic resolution), from another model,
+            of another dimension, or not finite.
+
+        Examples
+        --------
+        >>> from conceptwalk import LinkGraph
+        >>> g = LinkGraph.from_edges([("c:a", "c:b")], nodes=[{"id": "c:a", "type": "CONCEPT"}])
+        >>> r = ConceptResolver(g, WalkConfig(embedder="hashing:64"))
+        >>> r.check_query_vector([0.0] * 64).shape
+        (64,)
+        >>> r.check_query_vector([0.0] * 3)
+        Traceback (most recent call last):
+        ...
+        conceptwalk.errors.InputError: query_vector must have shape (64,) for the embedder 'hashing-v1-d64', got (3,)
+        """
+        if query_vector is None:
+            if query_model is not None:
+                raise InputError("query_model names the model of a query_vector, but no query_vector was given")
+            return None
+        emb = self.embedder
+        if emb is None:
+            raise InputError(
+                "query_vector was given, but the resolver has no embedder to match it "
+                "(config.embedder is None or semantic_k is 0): nothing would use it"
+            )
+        name = str(emb.name)
+        if query_model is not None and query_model != name:
+            raise InputError(
+                f"query_vector was made by {shown(query_model)}, but the resolver's embedder is {name!r}: "
+                f"pass the vector of the same model, or leave query_vector out"
+            )
+        try:
+            q = np.asarray(query_vector, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise InputError(f"query_vector must be an array of numbers, got {type(query_vector).__name__}") from None
+        dim = int(emb.dim)
+        if q.shape != (dim,):
+            raise InputError(f"query_vector must have shape ({dim},) for the embedder {name!r}, got {q.shape}")
+        if not np.all(np.isfinite(q)):
+            raise InputError("query_vector must be finite (no NaN or infinity)")
+        return q
+
+    def _semantic(self, text: str, snap: ReadCache, vm: Any, qvec: Any = None) -> list[tuple[str, float]]:
         """The semantic top-k over the visible concept rows: exact dot products in the core,
         each in an order that depends only on its row and the query (no BLAS, no threads), so
         the similarities equal those on the store with the hidden concepts deleted."""
@@ -343,7 +418,7 @@ class ConceptResolver:
         idx = snap.concept_indices(cfg)
         if idx.size == 0:
             return []
-        q = np.asarray(self.embedder.embed([text]), dtype=np.float32)[0]
+        q = qvec if qvec is not None else np.asarray(self.embedder.embed([text]), dtype=np.float32)[0]
         qn = float(np.linalg.norm(q))
         if not qn > 0:
             return []
@@ -508,6 +583,8 @@ def resolve(
     flat_results: Sequence[Mapping[str, Any]] | None = None,
     config: WalkConfig | None = None,
     embedder: Any = None,
+    query_vector: Any = None,
+    query_model: str | None = None,
 ) -> list[ResolvedConcept]:
     """Resolve ``text`` to concepts in one call (see :class:`ConceptResolver`; reuse a resolver
     object to keep its caches across queries).
@@ -526,6 +603,8 @@ def resolve(
         Thresholds, k and the embedder spec (default ``WalkConfig()``).
     embedder : Embedder, optional
         Overrides ``config.embedder``.
+    query_vector, query_model : optional
+        The query's embedding, already computed (see :meth:`ConceptResolver.resolve`).
 
     Returns
     -------
@@ -541,4 +620,6 @@ def resolve(
     ...                                    caller=Caller.all_access(), config=WalkConfig(embedder=None))]
     [('c:vector-index', 'normalized')]
     """
-    return ConceptResolver(kb, config, embedder=embedder).resolve(text, caller=caller, flat_results=flat_results)
+    return ConceptResolver(kb, config, embedder=embedder).resolve(
+        text, caller=caller, flat_results=flat_results, query_vector=query_vector, query_model=query_model
+    )

@@ -6,8 +6,9 @@ import datetime as _dt
 import inspect
 import json
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -15,9 +16,10 @@ import numpy as np
 from ..errors import InputError
 from ..graph import Caller
 from ._reader import StoreReader
-from .config import WalkConfig
+from .config import WalkConfig, WalkTypesWarning
 from .events import EVENT_SCHEMA_VERSION, emit_safely, make_sink
 from .flat import BuiltinFlatSearch
+from .probe import missing_types
 from .resolver import ConceptResolver, ResolvedConcept
 from .walk import Provenance, WalkOutcome, prepared, run_walk
 
@@ -66,11 +68,31 @@ class WrapResult:
         What the query resolved to (empty when the walk was off).
     event : dict or None
         The retrieval event emitted for this query (None when the walk was off).
+    cut : int
+        Walk candidates the stop rule did not append (``WalkConfig.stop_rule``; 0 when off).
+    cut_by : dict of str to int
+        Why: ``{"score": n, "hops": m}`` (each cut candidate counted once, under the first
+        test it failed: its path score below ``stop_score_ratio`` of the best, or more than one
+        hop from a concept resolved below ``stop_hop_confidence``).
+    best_score : float or None
+        The best path score of the walk's candidates (also those the flat results hold): the
+        reference of ``stop_score_ratio``; None when the walk found nothing or was off.
+    missing_types : dict of str to list of str
+        The configured walk types absent from the caller's view, per gate
+        (``expandEdgeTypes``, ``admitEdgeTypes``, ``conceptNodeTypes``, ``admitNodeTypes``,
+        ``expandNodeTypes``); empty when every type is present. When a gate the walk cannot
+        add anything without (admission edge types, concept node types, admission node types)
+        has none of its types, a :class:`~conceptwalk.wrap.WalkTypesWarning` says so, once per
+        retriever, store state and caller (see :meth:`WalkConfig.for_kb`).
     """
 
     results: list[Any]
     concepts: list[ResolvedConcept]
     event: dict[str, Any] | None
+    cut: int = 0
+    cut_by: dict[str, int] = field(default_factory=dict)
+    missing_types: dict[str, list[str]] = field(default_factory=dict)
+    best_score: float | None = None
 
 
 class ConceptAnchoredRetriever:
@@ -151,6 +173,7 @@ class ConceptAnchoredRetriever:
         self.resolver = ConceptResolver(kb, self.config, embedder=embedder, _reader=self.source)
         self.sink = make_sink(event_sink if event_sink is not None else self.config.event_sink)
         self._pool: WalkConfig | None = None
+        self._warned: set[tuple[Any, ...]] = set()
         self.warm()
 
     def warm(self) -> None:
@@ -167,7 +190,16 @@ class ConceptAnchoredRetriever:
         return f"ConceptAnchoredRetriever(flat_search={self.flat_search!r}, config={self.config!r})"
 
     # ------------------------------------------------------------------ public
-    def query(self, text: str, k: int, *, concept_walk: bool = False, caller: Caller) -> list[Any]:
+    def query(
+        self,
+        text: str,
+        k: int,
+        *,
+        concept_walk: bool = False,
+        caller: Caller,
+        query_vector: Any = None,
+        query_model: str | None = None,
+    ) -> list[Any]:
         """Answer ``text`` with the flat search's top ``k``, plus (with ``concept_walk=True``) the
         walk's candidates appended after them.
 
@@ -182,6 +214,13 @@ class ConceptAnchoredRetriever:
             serialised). On: one walk, one retrieval event.
         caller : Caller
             Whose visibility the walk (and the built-in flat search) respects.
+        query_vector : array-like, optional
+            The query's embedding by the resolver's embedder, when the caller already has it
+            (its flat search embedded the query): the resolver uses it instead of embedding the
+            text again. Checked: the embedder's dimension, finite, and ``query_model`` (see
+            :meth:`ConceptResolver.check_query_vector`); a mismatch raises ``InputError``.
+        query_model : str, optional
+            The name of the model that made ``query_vector`` (must equal the embedder's name).
 
         Returns
         -------
@@ -191,9 +230,20 @@ class ConceptAnchoredRetriever:
             "pathCount", "paths": [...]}`` (see docs/wrap.md for the full shape). When the walk
             adds nothing, exactly the flat results.
         """
-        return self.run(text, k, concept_walk=concept_walk, caller=caller).results
+        return self.run(
+            text, k, concept_walk=concept_walk, caller=caller, query_vector=query_vector, query_model=query_model
+        ).results
 
-    def run(self, text: str, k: int, *, concept_walk: bool = False, caller: Caller) -> WrapResult:
+    def run(
+        self,
+        text: str,
+        k: int,
+        *,
+        concept_walk: bool = False,
+        caller: Caller,
+        query_vector: Any = None,
+        query_model: str | None = None,
+    ) -> WrapResult:
         """Like :meth:`query`, also returning the resolved concepts and the retrieval event.
 
         Parameters
@@ -206,11 +256,14 @@ class ConceptAnchoredRetriever:
             Run the walk (see :meth:`query`).
         caller : Caller
             Whose visibility the walk (and the built-in flat search) respects.
+        query_vector, query_model : optional
+            The query's embedding, already computed (see :meth:`query`).
 
         Returns
         -------
         WrapResult
-            The results of :meth:`query`, the resolved concepts and the event.
+            The results of :meth:`query`, the resolved concepts, the event, what the stop rule
+            cut and the configured types the caller's view lacks.
         """
         if not isinstance(text, str):
             raise InputError(f"text must be a string, got {type(text).__name__}")
@@ -222,6 +275,7 @@ class ConceptAnchoredRetriever:
             concept_walk = False
         if not isinstance(concept_walk, bool):
             raise InputError(f"concept_walk must be a bool, got {concept_walk!r}")
+        qvec = self.resolver.check_query_vector(query_vector, query_model) if concept_walk else None
         t0 = time.perf_counter()
         flat: Any
         fs = self.flat_search
@@ -238,7 +292,13 @@ class ConceptAnchoredRetriever:
         if concept_walk and builtin is not None:
             snap = self.source.read_cache()  # the built-in search over this store: one state for all
         if builtin is not None and snap is not None and snap.state is not None:
-            flat = builtin.search_state(snap.state, text, k, caller=caller)
+            share = None
+            if builtin.mode == "embedding" and self._same_embedder(builtin.embedder):
+                # the built-in embedding search and the resolver embed with one model: embed once
+                if qvec is None:
+                    qvec = np.asarray(self.resolver.embedder.embed([text]), dtype=np.float32)[0]
+                share = qvec
+            flat = builtin.search_state(snap.state, text, k, caller=caller, query_vector=share)
         elif self._flat_takes_caller:  # fail closed: the flat search applies the query's caller
             flat = fs(text, k, caller=caller)  # type: ignore[call-arg]
         else:
@@ -257,13 +317,23 @@ class ConceptAnchoredRetriever:
             snap = self.source.read_cache()
         # one state for the resolution and the walk (and the built-in flat search's hits; nothing
         # here writes to the store)
-        resolved = self.resolver.resolve(text, caller=caller, flat_results=flat_list, read_cache=snap)
+        resolved = self.resolver.resolve(
+            text, caller=caller, flat_results=flat_list, read_cache=snap, query_vector=qvec
+        )
         g = snap.graph
         t2 = time.perf_counter()
         concepts = resolved[: cfg.max_concepts]
         truncated_by = ["concepts"] if len(resolved) > cfg.max_concepts else []
         view = g.view(caller)
         vm = view.mask
+        # the configured types this caller's view lacks (counted over what it sees; kept per view)
+        kept_missing, empty = view.memo(
+            ("wrap.missing-types", snap.identity, cfg),
+            lambda: missing_types(g, None if vm is None else vm.mask, cfg),
+        )
+        missing = {gate: list(names) for gate, names in kept_missing.items()}  # (the kept one stays intact)
+        if empty:
+            self._warn_types(missing, empty, snap.identity, view)
         starts = [(g.id_index[c.id], c.id, c.confidence) for c in concepts]
         rerank = cfg.rank_by == "ppr" or (cfg.rank_by != "path" and self.resolver.embedder is not None)
         walk_cfg = cfg if not rerank else self._pool_config()
@@ -277,7 +347,7 @@ class ConceptAnchoredRetriever:
         ids = g.ids
         ranked = outcome.candidates
         if rerank and ranked:
-            ranked = self._rerank(text, snap, outcome, g, vm, concepts)
+            ranked = self._rerank(text, snap, outcome, g, vm, concepts, qvec)
             if len(ranked) > cfg.max_candidates:
                 ranked = ranked[: cfg.max_candidates]
                 if "candidates" not in outcome.truncated_by:
@@ -286,6 +356,10 @@ class ConceptAnchoredRetriever:
         new = [c for c in ranked if ids[c] not in present]  # ranked by the walk (or reranked)
         filtered = len(ranked) - len(new)
         added = [self._render(g, c, outcome, paths) for c, paths in zip(new, outcome.rendered(new))]
+        cut_by: dict[str, int] = {}
+        if cfg.stop_rule and added:
+            added, cut_by = self._stop(added, outcome, ranked, concepts)
+        cut = sum(cut_by.values())
         t3 = time.perf_counter()
         event = {
             "schemaVersion": EVENT_SCHEMA_VERSION,
@@ -297,6 +371,9 @@ class ConceptAnchoredRetriever:
             "walkContributed": bool(added),
             "candidatesAdded": len(added),
             "filteredOut": filtered,
+            "cut": cut,
+            "cutBy": cut_by,
+            "missingTypes": missing,
             "truncated": bool(truncated_by),
             "truncatedBy": truncated_by,
             "edgesVisited": outcome.edges_visited,
@@ -308,7 +385,50 @@ class ConceptAnchoredRetriever:
         }
         emit_safely(self.sink, event)
         results = flat_list + added if added else flat_list
-        return WrapResult(results, concepts, event)
+        best = max((outcome.scores[c] for c in ranked), default=None)
+        return WrapResult(results, concepts, event, cut, cut_by, missing, best)
+
+    def _stop(
+        self, added: list[dict[str, Any]], outcome: WalkOutcome, ranked: list[int], concepts: list[ResolvedConcept]
+    ) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        """The stop rule (``WalkConfig.stop_rule``): the appended candidates whose evidence holds,
+        in their order, and how many were cut for what."""
+        cfg = self.config
+        best = max(outcome.scores[c] for c in ranked)  # the walk's strongest evidence for this query
+        floor = cfg.stop_score_ratio * best
+        conf = {c.id: c.confidence for c in concepts}
+        keep: list[dict[str, Any]] = []
+        by_score = by_hops = 0
+        for item in added:
+            if item["walkScore"] < floor:
+                by_score += 1
+            elif item["hops"] > 1 and conf.get(item["concept"], 0.0) < cfg.stop_hop_confidence:
+                by_hops += 1
+            else:
+                keep.append(item)
+        cut_by = {}
+        if by_score:
+            cut_by["score"] = by_score
+        if by_hops:
+            cut_by["hops"] = by_hops
+        return keep, cut_by
+
+    def _warn_types(self, missing: dict[str, list[str]], empty: list[str], identity: Any, view: Any) -> None:
+        """One :class:`WalkTypesWarning` per (retriever, store state, caller view, gates)."""
+        key = (identity, id(view), tuple(empty))
+        if key in self._warned:
+            return
+        if len(self._warned) >= 1024:  # a long-lived retriever over many states and callers: bounded
+            self._warned.clear()
+        self._warned.add(key)
+        warnings.warn(types_message(missing, empty), WalkTypesWarning, stacklevel=4)
+
+    def _same_embedder(self, other: Any) -> bool:
+        """Whether ``other`` is the resolver's embedder's model (same name and dimension)."""
+        mine = self.resolver.embedder
+        if mine is None or other is None or self.config.semantic_k == 0:
+            return False
+        return bool(str(mine.name) == str(other.name) and int(mine.dim) == int(other.dim))
 
     def _pool_config(self) -> WalkConfig:
         got = self._pool
@@ -318,7 +438,14 @@ class ConceptAnchoredRetriever:
         return got
 
     def _rerank(
-        self, text: str, snap: Any, outcome: WalkOutcome, g: Any, vm: Any, concepts: list[ResolvedConcept]
+        self,
+        text: str,
+        snap: Any,
+        outcome: WalkOutcome,
+        g: Any,
+        vm: Any,
+        concepts: list[ResolvedConcept],
+        qvec: Any = None,
     ) -> list[int]:
         """The walk's candidates by ``config.rank_by`` (ties: the walk's order)."""
         cands = outcome.candidates
@@ -330,7 +457,7 @@ class ConceptAnchoredRetriever:
             pk = [-ppr.get(ids[c], 0.0) for c in cands]
             return [cands[i] for i in sorted(range(len(cands)), key=lambda i: (pk[i], i))]
         emb = self.resolver.embedder
-        q = np.asarray(emb.embed([text]), dtype=np.float32)[0]
+        q = qvec if qvec is not None else np.asarray(emb.embed([text]), dtype=np.float32)[0]
         sims = np.einsum("ij,j->i", snap.node_vectors(emb, cands), q).astype(np.float64).tolist()
         if self.config.rank_by == "similarity":
             keys = [-s for s in sims]
@@ -354,6 +481,31 @@ class ConceptAnchoredRetriever:
             "pathCount": outcome.path_count[c],
             "paths": paths,
         }
+
+
+_GATE_WORDS = {
+    "expandEdgeTypes": "expansion edge types",
+    "admitEdgeTypes": "admission edge types",
+    "conceptNodeTypes": "concept node types",
+    "admitNodeTypes": "admission node types",
+    "expandNodeTypes": "expansion node types",
+}
+
+
+def types_message(missing: dict[str, list[str]], empty: list[str]) -> str:
+    """The text of the :class:`WalkTypesWarning` (also the CLI's warning line).
+
+    Examples
+    --------
+    >>> print(types_message({"admitEdgeTypes": ["IMPLEMENTED_BY"]}, ["admitEdgeTypes"]))
+    the walk's admission edge types IMPLEMENTED_BY are absent from what this caller sees, so the walk can add nothing; take the KB's own types with WalkConfig.for_kb(kb, caller=...) (CLI: --walk-types auto), or see `conceptwalk probe`
+    """
+    parts = [f"{_GATE_WORDS[k]} {', '.join(missing[k])}" for k in empty]
+    return (
+        f"the walk's {'; '.join(parts)} are absent "
+        f"from what this caller sees, so the walk can add nothing; take the KB's own types with "
+        f"WalkConfig.for_kb(kb, caller=...) (CLI: --walk-types auto), or see `conceptwalk probe`"
+    )
 
 
 def dumps(results: Any) -> str:

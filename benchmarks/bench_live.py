@@ -1,0 +1,217 @@
+"""A live knowledge base, as an agent uses it: what each read costs right after a one-node write,
+against the same read on an unchanged store, per tool, in one process (issue 31's table).
+
+    python benchmarks/bench_live.py --kb KB.db [--kb KB2.db ...] [--turns 20] [--json OUT.json]
+        [--vector-dim 384]
+
+For every ``--kb`` (``conceptwalk synth --concepts N KB.db``), on a copy opened for writing: each
+turn writes one MEMORY node and two ABOUT edges to concepts in one transaction (what an agent's
+turn writes), then times one tool's read right after the write (``after``) and again on the
+unchanged store (``warm``); the tools take turns, so each one's ``after`` pays for the write it
+follows. Tools: ``graph_context`` from concepts and from a question, ``link_suggest``,
+``graph_path``, ``KnowledgeBase.search`` and the wrapped query (built-in flat search,
+``concept_walk=True``), all as the all-access caller. Also per KB: whole turns per second (write +
+``graph_context`` from concepts, back to back), and with ``--vector-dim D`` the cost of a concept
+vector write (the store holds a D-dimensional vector for every concept under a stand-in model, a
+turn rewrites one concept's vector and the wrapped query with that model reads it) against a node
+write's turn. The garbage collector runs where it falls (as in the agent's process).
+
+Medians over the turns; ratios are taken inside one process. Measurements only: nothing is
+asserted on wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import zlib
+from typing import Any
+
+import numpy as np
+
+
+class _Model:
+    """A dense stand-in for a sentence model (unit rows seeded by the text's CRC-32)."""
+
+    def __init__(self, dim: int) -> None:
+        self.name, self.dim = f"live-bench-{dim}", dim
+
+    def embed(self, texts: Any) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for r, t in enumerate(texts):
+            v = np.random.default_rng(zlib.crc32(t.encode())).standard_normal(self.dim)
+            out[r] = v / np.linalg.norm(v)
+        return out
+
+
+def _copy(kb_path: str) -> str:
+    tmp = tempfile.mkdtemp(prefix="cw-live-")
+    path = os.path.join(tmp, "kb.db")
+    shutil.copy(kb_path, path)
+    if os.path.exists(kb_path + ".snapshot"):
+        shutil.copy(kb_path + ".snapshot", path + ".snapshot")
+    return path
+
+
+def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
+    from conceptwalk import Caller
+    from conceptwalk.kb.store import KnowledgeBase
+    from conceptwalk.tools import graph_context, graph_path, link_suggest
+    from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
+
+    who = Caller.all_access()
+    path = _copy(kb_path)
+    kb = KnowledgeBase.open(path)
+    try:
+        g = kb.graph()
+        types = list(g.node_type_names)
+        kinds = [types[c] for c in g.node_type_codes]
+        concepts = [i for k, i in enumerate(g.ids) if kinds[k] == "CONCEPT"][:5000]
+        memory = "MEMORY" if "MEMORY" in types else "memory"
+        titles = [g.titles[g.id_index[c]] or c for c in concepts[:: max(1, len(concepts) // 64)]]
+        ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
+        serial = [0]
+
+        def write() -> float:
+            t = serial[0]
+            serial[0] += 1
+            a, b = concepts[(7 * t) % len(concepts)], concepts[(13 * t + 1) % len(concepts)]
+            t0 = time.perf_counter()
+            with kb.transaction():
+                kb.add_nodes(
+                    [{"id": f"live-turn-{t}", "type": memory, "title": f"turn {t}: {titles[t % len(titles)]}"}]
+                )
+                kb.add_edges(
+                    [
+                        {"src": f"live-turn-{t}", "dst": a, "type": "ABOUT"},
+                        {"src": f"live-turn-{t}", "dst": b, "type": "ABOUT"},
+                    ]
+                )
+            return time.perf_counter() - t0
+
+        def c(t: int) -> str:
+            return concepts[(31 * t + 5) % len(concepts)]
+
+        tools = {
+            "graph_context (concepts)": lambda t: graph_context(kb, concepts=[c(t)], k=10, caller=who),
+            "graph_context (question)": lambda t: graph_context(kb, titles[t % len(titles)], k=10, caller=who),
+            "link_suggest": lambda t: link_suggest(kb, c(t), k=10, caller=who),
+            "graph_path": lambda t: graph_path(kb, c(t), c(t + 1), caller=who),
+            "search": lambda t: kb.search(titles[t % len(titles)], 10, caller=who),
+            "wrapped query": lambda t: ret.query(titles[t % len(titles)], 10, concept_walk=True, caller=who),
+        }
+        for name, fn in tools.items():  # every cache warm once
+            for t in range(3):
+                fn(t)
+        rows: dict[str, dict[str, list[float]]] = {n: {"after": [], "warm": []} for n in tools}
+        writes: list[float] = []
+        for t in range(turns):
+            for name, fn in tools.items():
+                writes.append(write())
+                t0 = time.perf_counter()
+                fn(t)
+                t1 = time.perf_counter()
+                fn(t)
+                t2 = time.perf_counter()
+                rows[name]["after"].append(t1 - t0)
+                rows[name]["warm"].append(t2 - t1)
+        # whole turns back to back: write + graph_context from concepts
+        n_turns = max(20, turns * 3)
+        t0 = time.perf_counter()
+        for t in range(n_turns):
+            write()
+            graph_context(kb, concepts=[c(t)], k=10, caller=who)
+        turns_per_s = n_turns / (time.perf_counter() - t0)
+        out: dict[str, Any] = {
+            "kb": os.path.basename(kb_path),
+            "nodes": g.num_nodes,
+            "write_ms": statistics.median(writes) * 1e3,
+            "turns_per_s": turns_per_s,
+            "tools": {
+                n: {
+                    "warm_ms": statistics.median(v["warm"]) * 1e3,
+                    "after_ms": statistics.median(v["after"]) * 1e3,
+                    "ratio": statistics.median(v["after"]) / statistics.median(v["warm"]),
+                }
+                for n, v in rows.items()
+            },
+        }
+        if vector_dim:
+            out["vectors"] = _vector_turns(kb, concepts, titles, vector_dim, max(5, turns // 2), write)
+        return out
+    finally:
+        kb.close()
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
+def _vector_turns(kb: Any, concepts: list[str], titles: list[str], dim: int, turns: int, write: Any) -> dict[str, Any]:
+    """A concept's vector rewritten (the store holds one for every concept) against a node write,
+    each followed by the wrapped query under the model."""
+    from conceptwalk import Caller
+    from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
+
+    who = Caller.all_access()
+    model = _Model(dim)
+    g = kb.graph()
+    types = list(g.node_type_names)
+    every = [i for k, i in enumerate(g.ids) if types[g.node_type_codes[k]] == "CONCEPT"]
+    for i in range(0, len(every), 20000):
+        part = every[i : i + 20000]
+        kb.set_embeddings(model.name, part, model.embed([g.titles[g.id_index[x]] or x for x in part]))
+    ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, embedder=model)
+    for t in range(3):
+        ret.query(titles[t % len(titles)], 10, concept_walk=True, caller=who)
+    vec, node = [], []
+    for t in range(turns):
+        x = concepts[(11 * t + 3) % len(concepts)]
+        t0 = time.perf_counter()
+        kb.set_embeddings(model.name, [x], model.embed([f"rewritten {t} {x}"]))
+        ret.query(titles[t % len(titles)], 10, concept_walk=True, caller=who)
+        t1 = time.perf_counter()
+        write()
+        ret.query(titles[t % len(titles)], 10, concept_walk=True, caller=who)
+        t2 = time.perf_counter()
+        vec.append(t1 - t0)
+        node.append(t2 - t1)
+    return {
+        "dim": dim,
+        "concepts": len(every),
+        "vector_turn_ms": statistics.median(vec) * 1e3,
+        "node_turn_ms": statistics.median(node) * 1e3,
+        "ratio": statistics.median(vec) / statistics.median(node),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--kb", action="append", required=True, help="a synthetic KB (conceptwalk synth); repeatable")
+    ap.add_argument("--turns", type=int, default=20, help="turns per tool (default 20)")
+    ap.add_argument("--vector-dim", type=int, default=0, help="also measure a concept vector write at this dim")
+    ap.add_argument("--json", help="write the measurements here")
+    args = ap.parse_args(argv)
+    results = [measure(p, args.turns, args.vector_dim) for p in args.kb]
+    for r in results:
+        print(f"\n{r['kb']}: {r['nodes']:,} nodes; write {r['write_ms']:.2f} ms; {r['turns_per_s']:.0f} turns/s")
+        print("| tool | warm (ms) | after a write (ms) | ratio |\n| --- | ---: | ---: | ---: |")
+        for n, v in r["tools"].items():
+            print(f"| {n} | {v['warm_ms']:.3f} | {v['after_ms']:.2f} | {v['ratio']:.0f}x |")
+        if "vectors" in r:
+            v = r["vectors"]
+            print(
+                f"concept vector write ({v['concepts']:,} x {v['dim']}) + wrapped query: {v['vector_turn_ms']:.1f} ms "
+                f"vs node write + wrapped query {v['node_turn_ms']:.1f} ms ({v['ratio']:.2f}x)"
+            )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"python": sys.version.split()[0], "results": results}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

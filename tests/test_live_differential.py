@@ -1,0 +1,219 @@
+"""A live store's answers equal a fresh build's, bit for bit, after any mix of writes (issue 31,
+item 3).
+
+Random write/read sequences (hypothesis): node adds, deletes, retitles and rescopes, edge adds and
+deletes with annotations, alias adds, and concept vector writes under a stand-in model, in batches
+of one to three per transaction, written either through the long-lived store that reads or through
+a second connection to the same file (another writer, followed through the change log). After
+every batch, every tool is asked the same questions for three callers (public, one scope, all
+access) through the long-lived store — whatever mix of carried-forward and rebuilt structures it
+holds — and through a fresh store made from a byte copy of the file without its snapshot file
+(nothing carried, nothing mapped: a fresh process's build). The answers are compared serialised
+(floats by ``repr``: bit for bit): ``graph_context`` from concepts and from a question,
+``link_suggest``, ``graph_path``, ``KnowledgeBase.search`` and the wrapped query.
+
+The module keeps a count of sequences, reads compared and mismatches (``LIVE_COUNTS``), which
+``test_the_counts_are_reported`` prints, so a run states what it compared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import zlib
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conceptwalk import Caller
+from conceptwalk.errors import ConceptwalkError
+from conceptwalk.kb.store import KnowledgeBase
+from conceptwalk.tools import graph_context, graph_path, link_suggest
+from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
+
+WORDS = ["graph", "walk", "push", "rank", "memory", "vector", "index", "token", "alpha", "omega", "river", "stone"]
+SCOPES = [[], [], ["a"], ["b"], ["a", "b"]]
+EDGE_TYPES = ["RELATED_TO", "ABOUT", "BROADER"]
+CALLERS = [Caller.public(), Caller.with_scopes("a"), Caller.all_access()]
+DIM = 8
+MODEL = "live-model"
+LIVE_COUNTS = {"sequences": 0, "reads": 0, "mismatches": 0}
+
+
+class _Model:
+    """A stand-in dense embedder (rows seeded by the text's CRC-32), the same for both stores."""
+
+    name, dim = MODEL, DIM
+
+    def embed(self, texts: Any) -> np.ndarray:
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        for r, t in enumerate(texts):
+            v = np.random.default_rng(zlib.crc32(t.encode())).standard_normal(DIM)
+            out[r] = v / np.linalg.norm(v)
+        return out
+
+
+def _title(i: int) -> str:
+    return f"{WORDS[i % len(WORDS)]} {WORDS[(5 * i + 3) % len(WORDS)]}"
+
+
+def _fill(kb: KnowledgeBase, n: int) -> None:
+    kb.add_nodes(
+        [
+            {
+                "id": f"n{i:03d}",
+                "type": "CONCEPT" if i % 3 else "MEMORY",
+                "title": _title(i),
+                "scopes": SCOPES[i % len(SCOPES)],
+            }
+            for i in range(n)
+        ]
+    )
+    kb.add_edges(
+        [
+            {
+                "src": f"n{i:03d}",
+                "dst": f"n{(i * 7 + 1) % n:03d}",
+                "type": EDGE_TYPES[i % 3],
+                "authority": "a" if i % 2 else None,
+            }
+            for i in range(n)
+        ]
+        + [{"src": f"n{i:03d}", "dst": f"n{(i + 2) % n:03d}", "type": "RELATED_TO"} for i in range(0, n, 2)]
+    )
+    kb.add_aliases([(WORDS[i % len(WORDS)] + " alias", f"n{i:03d}") for i in range(0, n, 4)])
+    concepts = [f"n{i:03d}" for i in range(n) if i % 3]
+    kb.set_embeddings(MODEL, concepts, _Model().embed([_title(int(c[1:])) for c in concepts]))
+
+
+# One write: (kind, a, b, c) with small integers the writer maps to ids, titles, scopes and types.
+WRITE = st.tuples(
+    st.sampled_from(["add_node", "retitle", "rescope", "delete_node", "add_edge", "delete_edge", "alias", "vector"]),
+    st.integers(0, 40),
+    st.integers(0, 40),
+    st.integers(0, 11),
+)
+
+
+def _apply(kb: KnowledgeBase, write: tuple[str, int, int, int]) -> None:
+    kind, a, b, c = write
+    x, y = f"n{a:03d}", f"n{b:03d}"
+    present = {r["id"] for r in kb.nodes([x, y]) if r is not None}
+    if kind == "add_node":
+        kb.add_nodes([{"id": x, "type": "CONCEPT" if c % 3 else "MEMORY", "title": _title(c), "scopes": SCOPES[c % 5]}])
+    elif kind == "retitle" and x in present:
+        kb.add_nodes([{"id": x, "title": f"{WORDS[c]} {WORDS[(c + 4) % len(WORDS)]} retitled"}])
+    elif kind == "rescope" and x in present:
+        kb.add_nodes([{"id": x, "scopes": SCOPES[c % 5]}])
+    elif kind == "delete_node":
+        kb.delete_nodes([x])
+    elif kind == "add_edge" and {x, y} <= present:
+        kb.add_edges([{"src": x, "dst": y, "type": EDGE_TYPES[c % 3], "fidelity": "high" if c % 2 else None}])
+    elif kind == "delete_edge":
+        kb.delete_edges([{"src": x, "dst": y, "type": EDGE_TYPES[c % 3]}])
+    elif kind == "alias" and x in present:
+        kb.add_aliases([(f"{WORDS[c]} nick", x)])
+    elif kind == "vector" and x in present:
+        kb.set_embeddings(MODEL, [x], _Model().embed([f"{WORDS[c]} vector {a}"]))
+
+
+def _dump(x: Any) -> str:
+    return json.dumps(x, sort_keys=True, default=repr)
+
+
+def _answers(kb: KnowledgeBase, probes: list[str]) -> dict[str, str]:
+    """Every tool's answer for every caller, serialised (an error's type and text stand for it)."""
+    out: dict[str, str] = {}
+    ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, embedder=_Model())
+    for ci, who in enumerate(CALLERS):
+        for q in ("graph walk", "memory vector rank", "alias stone"):
+            calls = {
+                f"context-q:{q}": lambda q=q: graph_context(kb, q, k=8, caller=who).to_dict(),
+                f"search:{q}": lambda q=q: kb.search(q, 8, caller=who),
+                f"wrap:{q}": lambda q=q: ret.query(q, 5, concept_walk=True, caller=who),
+            }
+            for name, fn in calls.items():
+                out[f"{ci}:{name}"] = _call(fn)
+        for x, y in zip(probes, probes[1:] + probes[:1]):
+            out[f"{ci}:context-c:{x}"] = _call(lambda x=x: graph_context(kb, concepts=[x], k=8, caller=who).to_dict())
+            out[f"{ci}:suggest:{x}"] = _call(lambda x=x: link_suggest(kb, x, k=5, caller=who, min_shared=1).to_dict())
+            out[f"{ci}:path:{x}:{y}"] = _call(lambda x=x, y=y: graph_path(kb, x, y, caller=who).to_dict())
+    return out
+
+
+def _call(fn: Any) -> str:
+    try:
+        return _dump(fn())
+    except ConceptwalkError as e:
+        return f"{type(e).__name__}: {e}"
+
+
+def _fresh(path: str, tmp: str) -> KnowledgeBase:
+    """A fresh store holding the same bytes (the file copied through SQLite's backup, no snapshot
+    file beside it): what a new process builds."""
+    target = os.path.join(tmp, f"fresh-{LIVE_COUNTS['reads']}.db")
+    src = sqlite3.connect(path)
+    dst = sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+    assert not os.path.exists(target + ".snapshot")
+    return KnowledgeBase.open(target, create=True)
+
+
+@settings(max_examples=18, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    batches=st.lists(
+        st.tuples(st.booleans(), st.lists(WRITE, min_size=1, max_size=3)),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_every_answer_after_writes_equals_a_fresh_build(tmp_path_factory, batches):
+    tmp = str(tmp_path_factory.mktemp("live"))
+    path = os.path.join(tmp, "kb.db")
+    kb = KnowledgeBase.open(path, create=True)
+    other = None
+    try:
+        _fill(kb, 30)
+        probes = ["n001", "n004", "n011", "n020"]
+        _answers(kb, probes)  # the reader holds a state before the writes: they are followed from it
+        other = KnowledgeBase.open(path, create=True)
+        LIVE_COUNTS["sequences"] += 1
+        for by_other, writes in batches:
+            writer = other if by_other else kb
+            with writer.transaction():
+                for w in writes:
+                    _apply(writer, w)
+            got = _answers(kb, probes)
+            fresh = _fresh(path, tmp)
+            try:
+                want = _answers(fresh, probes)
+            finally:
+                fresh.close()
+            LIVE_COUNTS["reads"] += len(want)
+            bad = [k for k in want if got.get(k) != want[k]]
+            LIVE_COUNTS["mismatches"] += len(bad)
+            assert not bad, (bad[:3], [(got.get(k), want[k]) for k in bad[:1]])
+    finally:
+        kb.close()
+        if other is not None:
+            other.close()
+
+
+def test_the_counts_are_reported(capsys):
+    """Prints what the differential test compared (run after it in file order)."""
+    if LIVE_COUNTS["sequences"] == 0:
+        pytest.skip("the differential test did not run in this session")
+    with capsys.disabled():
+        print(
+            f"\nlive differential: {LIVE_COUNTS['sequences']} sequences, {LIVE_COUNTS['reads']} reads compared, "
+            f"{LIVE_COUNTS['mismatches']} mismatches"
+        )
+    assert LIVE_COUNTS["mismatches"] == 0
