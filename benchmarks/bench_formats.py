@@ -54,7 +54,7 @@ def package_file(package: str, *parts: str) -> Path | None:
 
 
 def fresh(d: str, name: str) -> KnowledgeBase:
-    return KnowledgeBase.open(os.path.join(d, name + ".sqlite"))
+    return KnowledgeBase.open(os.path.join(d, name + ".sqlite"), create=True)
 
 
 def run_import(d: str, name: str, path: Path | str, fmt: str | None = None, **kw: Any) -> dict[str, Any]:

