@@ -286,7 +286,6 @@ TRIGGERS = {
     "E170": lambda t: _postprocessor(t).postprocess_nodes([]),
     "E190": lambda t: _llama_retriever()(_kb(t), caller=ALL, concept_walk="yes"),
     "E191": lambda t: _postprocessor_class()(kb=_kb(t), caller=ALL, id_key=3),
-
     "E210": lambda t: graph_context(_kb(t), "   ", caller=ALL),
     "E211": lambda t: _kb(t).search(""),
     "E212": lambda t: _unknown_scope_as_error(),
@@ -473,6 +472,7 @@ def _graph_file_number(t: Path):
 
 def _explorer(t: Path) -> Explorer:
     return Explorer(_kb(t), [("public", Caller.public())])
+
 
 def _unknown_scope_as_error() -> None:
     """E212 is a warning: raised here as an error to be caught like the others."""
