@@ -344,6 +344,15 @@ TRIGGERS = {
 }
 
 
+FORMATS = Path(__file__).parent / "data" / "formats"
+
+
+def _formats(name: str, *a, **k):
+    from conceptwalk.kb.formats import import_file
+
+    return import_file(KnowledgeBase.open(":memory:"), FORMATS / name, *a, **k)
+
+
 def _without(module: str, fn):
     """Call ``fn`` as if ``module`` were not installed."""
     import sys
@@ -357,6 +366,109 @@ def _without(module: str, fn):
             del sys.modules[module]
         else:
             sys.modules[module] = saved
+
+
+def _nx(kind: str, **kw):
+    import networkx as nx
+
+    from conceptwalk.kb.importers import import_networkx
+
+    G = nx.Graph()
+    if kind == "edge":
+        G.add_edge("a", "b", **kw)
+    else:
+        G.add_node("a", **kw)
+    return import_networkx(KnowledgeBase.open(":memory:"), G, **({"unknown": "error"} if kind == "edge" else {}))
+
+
+def _neo(t: Path, text: str, name: str = "late.csv", **kw):
+    from conceptwalk.kb.formats import import_neo4j_csv
+
+    p = t / name
+    p.write_text(text)
+    return import_neo4j_csv(KnowledgeBase.open(":memory:"), p, **kw)
+
+
+def _graph_file(t: Path, scopes: str):
+    import networkx as nx
+
+    G = nx.Graph()
+    G.add_node("a", scopes=scopes)
+    nx.write_graphml(G, t / "s.graphml")
+    return _formats_at(t / "s.graphml")
+
+
+def _formats_at(path: Path, *a, **k):
+    from conceptwalk.kb.formats import import_file
+
+    return import_file(KnowledgeBase.open(":memory:"), path, *a, **k)
+
+
+def _export(t: Path, name: str, fmt=None, caller=None):
+    from conceptwalk.kb.formats import export_file
+
+    return export_file(KnowledgeBase.open(":memory:"), t / name, fmt, caller=caller)
+
+
+def _cli_import(t: Path):
+    from conceptwalk.cli import build_parser
+
+    args = build_parser().parse_args(["import", str(t / "kb.db"), str(FORMATS / "tiny.obo"), "--languages", "en"])
+    return args.func(args)
+
+
+def _from_nx():
+    import networkx as nx
+
+    G = nx.Graph()
+    G.add_edge("tls", "tcp", weight=2.0)
+    return LinkGraph.from_networkx(G)
+
+
+TRIGGERS.update(
+    {
+        "E400": lambda t: _formats_at(t / "x.dat"),
+        "E401": lambda t: _formats("tiny.obo", "owl2"),
+        "E402": lambda t: _formats("tiny.obo", languages=["en"]),
+        "E403": lambda t: _without("fastobo", lambda: _formats("tiny.obo")),
+        "E404": lambda t: _formats("bad.obo"),
+        "E405": lambda t: _formats("bad.ttl"),
+        "E406": lambda t: _formats("bad.graphml"),
+        "E407": lambda t: _neo(t, "a,b\n1,2\n"),
+        "E408": lambda t: _formats("neo4j_bad.csv", "neo4j-csv"),
+        "E409": lambda t: _neo(t, '"_id","_labels","_start","_end","_type"\n,,"0",,\n'),
+        "E410": lambda t: _neo(t, "id:ID,n:int\na,x\n", "ints.csv"),
+        "E411": lambda t: _neo(t, "id:ID,name,colour\ntls,TLS,red\n", unknown="error"),
+        "E412": lambda t: _nx("edge", weight=2.0),
+        "E413": lambda t: _from_nx(),
+        "E414": lambda t: _nx("node", tags={"x"}),
+        "E415": lambda t: _nx("node", w=math.nan),
+        "E416": lambda t: (t / "a.jsonl").write_text('{"id": "a", "attributes": [1]}\n') and _formats_at(t / "a.jsonl"),
+        "E417": lambda t: (
+            (t / "a.jsonl").write_text('{"alias": "x", "canonical": "a", "attributes": {}}\n')
+            and _formats_at(t / "a.jsonl")
+        ),
+        "E418": lambda t: _graph_file(t, "[not json"),
+        "E419": lambda t: _graph_file_number(t),
+        "E420": lambda t: _formats("tiny.obo", scopes=[""]),
+        "E421": lambda t: _formats("tiny.obo", obsolete="drop"),
+        "E422": lambda t: _formats("tiny.obo", synonym_scopes=["EXACTLY"]),
+        "E423": lambda t: _formats("tiny.gml", gml_label="name"),
+        "E424": lambda t: _export(t, "x.obo"),
+        "E425": lambda t: _export(t, "x.obo", "obo"),
+        "E426": lambda t: _export(t, "x.jsonl", caller="t1"),
+        "E427": lambda t: _cli_import(t),
+    }
+)
+
+
+def _graph_file_number(t: Path):
+    import networkx as nx
+
+    G = nx.Graph()
+    G.add_node("a", scopes=3)
+    nx.write_graphml(G, t / "n.graphml")
+    return _formats_at(t / "n.graphml")
 
 
 def _explorer(t: Path) -> Explorer:

@@ -146,6 +146,7 @@ SCOPED_COMMANDS = {
     "path": ["path", "{kb}", "c:beta", "c:t1"],
     "query": ["query", "{kb}", "beta", "-k", "10", "--concept-walk"],
     "probe": ["probe", "{kb}"],
+    "export": ["export", "{kb}"],  # the JSONL export on standard output
 }
 
 

@@ -364,8 +364,8 @@ def test_networkx_multigraph_int_ids_and_unknown_attributes(kb):
     G.add_edge(1, 2, kind="A", weight=1)
     G.add_edge(1, 2, kind="A", authority="LATER")  # same (src, dst, type): the last one wins
     G.add_edge(1, 2, kind="B")
-    s = import_networkx(kb, G, type_attr="kind")
-    assert s.ignored_attributes == ["weight"]
+    s = import_networkx(kb, G, type_attr="kind", unknown="ignore")
+    assert s.ignored_attributes == ["weight"] and s.attributes == 0
     assert kb.node("1")["type"] == "CONCEPT"
     assert [(e["type"], e["authority"]) for e in stored_edges(kb)] == [("A", "LATER"), ("B", None)]
     with KnowledgeBase.open(":memory:") as other, pytest.raises(InputError, match="unknown attribute 'weight'"):

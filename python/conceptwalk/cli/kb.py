@@ -1,15 +1,16 @@
-"""Knowledge-base commands: ``import``, ``stats``, ``synth``, ``dataset``."""
+"""Knowledge-base commands: ``import``, ``export``, ``stats``, ``synth``, ``dataset``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
 from typing import Any
 
 from ..errors import ConceptwalkError
-from ._common import MAX_COUNT, emit, int_in, open_kb
+from ._common import MAX_COUNT, add_scopes, caller_from_spec, emit, int_in, open_kb, warn_unknown_scopes
 
 __all__ = ["register", "load_synthetic"]
 
@@ -41,40 +42,115 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+#: ``conceptwalk import`` flags that are one format's options: flag attribute -> (option, formats).
+_FORMAT_FLAGS = {
+    "default_type": ("default_type", ("edges",)),
+    "title_attr": ("title_attr", ("graphml", "gexf", "gml", "neo4j-csv")),
+    "type_attr": ("type_attr", ("graphml", "gexf", "gml")),
+    "scopes_attr": ("scopes_attr", ("graphml", "gexf", "gml", "neo4j-csv")),
+    "aliases_attr": ("aliases_attr", ("graphml", "gexf", "gml")),
+    "obsolete": ("obsolete", ("obo", "owl", "rdf", "ttl", "skos")),
+    "synonym_scopes": ("synonym_scopes", ("obo",)),
+    "languages": ("languages", ("owl", "rdf", "ttl", "skos")),
+    "graph_scopes": ("graph_scopes", ("owl", "rdf", "ttl", "skos")),
+}
+
+
+def _options(args: argparse.Namespace, fmt: str) -> dict[str, Any]:
+    """The format's options the command line gave; a flag of another format is refused."""
+    out: dict[str, Any] = {}
+    for attr, (option, formats) in _FORMAT_FLAGS.items():
+        val = getattr(args, attr, None)
+        if val is None:
+            continue
+        if fmt not in formats:
+            flag = "--" + attr.replace("_", "-")
+            raise ConceptwalkError(f"{flag} applies to --format {', '.join(formats)}, not {fmt}")
+        if option in ("synonym_scopes", "languages"):
+            val = [x.strip() for x in val.split(",") if x.strip()]
+        out[option] = val
+    return out
+
+
 def cmd_import(args: argparse.Namespace) -> int:
-    from ..kb import importers
+    from ..kb import formats as kb_formats
 
     bar = not args.quiet and sys.stderr.isatty()  # a progress bar only on a terminal
     with open_kb(args.kb, must_exist=False) as kb:
         total: dict[str, Any] = {}
         per_file: list[dict[str, Any]] = []
+        scopes = [s.strip() for s in args.file_scopes.split(",") if s.strip()] if args.file_scopes else None
+        jobs: list[tuple[str, list[str]]] = []
         for path in args.files:
             fmt = args.format
             if fmt == "auto":
-                low = path.lower()
-                fmt = "jsonl" if low.endswith((".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz")) else "edges"
-            t0 = time.perf_counter()
-            if fmt == "jsonl":
-                result = importers.import_jsonl(kb, path, progress=bar, missing_endpoints=args.missing_endpoints)
+                try:
+                    fmt = kb_formats.format_of(path)
+                except ConceptwalkError:
+                    fmt = "edges"  # any other extension: an edge list, as before
+            if fmt == "neo4j-csv" and jobs and jobs[-1][0] == "neo4j-csv":
+                jobs[-1][1].append(path)  # a Neo4j export's files: one transaction
             else:
-                result = importers.import_edge_list(
-                    kb, path, progress=bar, default_type=args.default_type, missing_endpoints=args.missing_endpoints
-                )
+                jobs.append((fmt, [path]))
+        for fmt, paths in jobs:
+            path = ", ".join(paths)
+            t0 = time.perf_counter()
+            common: dict[str, Any] = {
+                "progress": bar,
+                "missing_endpoints": args.missing_endpoints,
+                "scopes": scopes,
+                **_options(args, fmt),
+            }
+            if fmt == "neo4j-csv":
+                result = kb_formats.import_neo4j_csv(kb, paths, **common)
+            else:
+                result = kb_formats.import_file(kb, paths[0], fmt, **common)
             summary = result.to_dict()
             for key, val in summary.items():
                 if isinstance(val, bool):
                     continue
-                if isinstance(val, int):
+                if isinstance(val, (int, float)):
                     total[key] = total.get(key, 0) + val
                 elif isinstance(val, list):  # ignored attributes, endpoint-only examples: the union
                     total[key] = sorted(set(total.get(key, [])) | set(val))
-            per_file.append({"file": path, **summary})
+                elif isinstance(val, dict):  # counts by kind: summed
+                    d = total.setdefault(key, {})
+                    for k, v in val.items():
+                        d[k] = d.get(k, 0) + v
+            per_file.append({"file": path, "format": fmt, **summary})
             if not args.json:
                 print(f"imported {path} in {time.perf_counter() - t0:.2f} s: {result}")
         if args.json:
             if "endpoint_only_examples" in total:
-                total["endpoint_only_examples"] = total["endpoint_only_examples"][: importers.ENDPOINT_EXAMPLES]
+                total["endpoint_only_examples"] = total["endpoint_only_examples"][: kb_formats.ENDPOINT_EXAMPLES]
             emit({**total, "files": per_file}, True)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    import shutil
+    import tempfile
+
+    from ..kb import formats as kb_formats
+
+    caller = caller_from_spec(args.scopes)
+    with open_kb(args.kb, read_only=True) as kb:
+        warn_unknown_scopes(kb, caller)
+        if args.output == "-":
+            fmt = args.format or "jsonl"
+            with tempfile.TemporaryDirectory() as d:
+                tmp = os.path.join(d, "export." + fmt)
+                result = kb_formats.export_file(kb, tmp, fmt, caller=caller)
+                result.path = "-"  # standard output
+                with open(tmp, "rb") as fh:
+                    shutil.copyfileobj(fh, sys.stdout.buffer)
+                sys.stdout.flush()
+        else:
+            result = kb_formats.export_file(kb, args.output, args.format, caller=caller)
+    if args.json:
+        print(json.dumps({**result.to_dict(), "caller": str(caller)}), file=sys.stderr)
+    elif not args.quiet:
+        print(str(result) + f" for the caller {caller}", file=sys.stderr)
     return 0
 
 
@@ -185,16 +261,58 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the load summary as JSON")
     p.set_defaults(func=cmd_dataset)
 
-    p = sub.add_parser("import", help="import JSONL (nodes/edges/aliases) or CSV/TSV edge lists")
+    from ..kb.formats import EXPORT_FORMATS, IMPORT_FORMATS
+
+    p = sub.add_parser(
+        "import",
+        help="import JSONL, CSV/TSV edge lists, OBO, OWL, RDF/SKOS, GraphML, GEXF, GML or Neo4j CSV files",
+    )
     p.add_argument("kb", help="the SQLite file to import into (created when missing)")
-    p.add_argument("files", nargs="+", help="files to import, in order, each in its own transaction")
+    p.add_argument(
+        "files",
+        nargs="+",
+        help="files to import, in order, each in its own transaction (a Neo4j export's files together in one)",
+    )
     p.add_argument(
         "--format",
-        choices=["auto", "jsonl", "edges"],
+        choices=["auto", *IMPORT_FORMATS],
         default="auto",
-        help="file format (auto: by extension, .jsonl/.ndjson/.json[.gz] = jsonl, else edges)",
+        help="file format (auto: by extension: .jsonl/.ndjson/.json = jsonl, .obo, .owl, .rdf/.xml/.nt/.n3/.nq/"
+        ".trig/.jsonld = rdf, .ttl, .graphml, .gexf, .gml, anything else = edges; .gz looked through; neo4j-csv "
+        "and skos are never guessed)",
     )
-    p.add_argument("--default-type", default="LINK", help="edge type when a row has none")
+    p.add_argument(
+        "--file-scopes",
+        metavar="SCOPES",
+        default=None,
+        help="comma-separated scopes given to every node the files write (a tenant's taxonomy as that tenant's)",
+    )
+    p.add_argument("--default-type", default=None, help="edges: the edge type when a row has none (default LINK)")
+    p.add_argument("--title-attr", default=None, help="graph files, neo4j-csv: the attribute holding a node's title")
+    p.add_argument("--type-attr", default=None, help="graph files: the attribute holding node and edge types")
+    p.add_argument("--scopes-attr", default=None, help="graph files, neo4j-csv: the attribute holding a node's scopes")
+    p.add_argument("--aliases-attr", default=None, help="graph files: the attribute holding a node's aliases")
+    p.add_argument(
+        "--obsolete",
+        choices=["skip", "keep"],
+        default=None,
+        help="obo, owl/rdf: skip obsolete terms (default) or keep them with lifecycle 'obsolete'",
+    )
+    p.add_argument(
+        "--synonym-scopes",
+        default=None,
+        metavar="SCOPES",
+        help="obo: the synonym scopes that become aliases, comma-separated (default EXACT,RELATED,NARROW,BROAD)",
+    )
+    p.add_argument(
+        "--languages", default=None, help="owl/rdf/skos: preferred label languages, comma-separated (e.g. en,fr)"
+    )
+    p.add_argument(
+        "--graph-scopes",
+        choices=["name"],
+        default=None,
+        help="rdf (N-Quads, TriG): give a node described in a named graph that graph's name as a scope",
+    )
     p.add_argument(
         "--missing-endpoints",
         choices=["create", "refuse"],
@@ -204,6 +322,20 @@ def register(sub: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal)")
     p.add_argument("--json", action="store_true", help="print the totals and one summary per file as JSON")
     p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("export", help="write what a caller sees of a KB as JSONL, GraphML or GEXF")
+    p.add_argument("kb", help="the SQLite file")
+    p.add_argument("output", nargs="?", default="-", help="the file to write (default '-': standard output)")
+    p.add_argument(
+        "--format",
+        choices=list(EXPORT_FORMATS),
+        default=None,
+        help="output format (default from the file's extension; jsonl on standard output)",
+    )
+    add_scopes(p)
+    p.add_argument("--quiet", action="store_true", help="no summary line on stderr")
+    p.add_argument("--json", action="store_true", help="the summary line on stderr as JSON")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("stats", help="counts, types, annotation coverage and projection figures")
     p.add_argument("kb", help="the SQLite file")

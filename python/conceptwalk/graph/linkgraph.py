@@ -1237,6 +1237,57 @@ class LinkGraph:
             duplicate_edges=dups,
         )
 
+    @classmethod
+    def from_networkx(cls, G: Any, *, type_attr: str = "type", unknown: str = "error") -> LinkGraph:
+        """Build from a networkx graph: :func:`conceptwalk.graph.nxgraph.from_networkx` (an
+        attribute a LinkGraph cannot hold, such as ``weight``, is refused unless
+        ``unknown="ignore"``: the algorithms are unweighted, as published).
+
+        Parameters
+        ----------
+        G : networkx graph
+        type_attr : str
+            The attribute holding node and edge types.
+        unknown : {"error", "ignore"}
+            Other attributes: refused (the default) or dropped.
+
+        Returns
+        -------
+        LinkGraph
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> LinkGraph.from_networkx(nx.path_graph(3)).ids
+        ['0', '1', '2']
+        """
+        from .nxgraph import from_networkx
+
+        return from_networkx(G, type_attr=type_attr, unknown=unknown)
+
+    def to_networkx(self, *, caller: Caller | None = None) -> Any:
+        """What ``caller`` sees (default: public nodes only) as a ``networkx.MultiDiGraph``:
+        :func:`conceptwalk.graph.nxgraph.to_networkx`.
+
+        Parameters
+        ----------
+        caller : Caller, optional
+            Whose view; default :meth:`Caller.public`.
+
+        Returns
+        -------
+        networkx.MultiDiGraph
+
+        Examples
+        --------
+        >>> g = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "s", "scopes": ["t1"]}])
+        >>> sorted(g.to_networkx().nodes)
+        ['a', 'b']
+        """
+        from .nxgraph import to_networkx
+
+        return to_networkx(self, caller=caller)
+
     def without_annotations(self) -> LinkGraph:
         """The same graph without its edge annotation columns (the lighter projection a store
         loads with ``annotations=False``), sharing this graph's arrays and core. A new graph

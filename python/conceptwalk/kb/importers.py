@@ -1,5 +1,5 @@
 """Importers into a :class:`~conceptwalk.kb.store.KnowledgeBase`: JSONL, CSV/TSV edge lists and
-networkx graphs.
+networkx graphs (the ontology, RDF and graph-file formats are in :mod:`conceptwalk.kb.formats`).
 
 Each import is **one transaction**: a malformed line raises :class:`~conceptwalk.errors.InputError`
 naming the file and the 1-based line number, and nothing from the file is kept. Rows are
@@ -16,16 +16,19 @@ import json.scanner
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections import Counter
+from operator import itemgetter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
 from ..errors import InputError, shown
 from ..graph import DEFAULT_EDGE_TYPE
-from .store import ANNOTATION_AXES, EDGE_KEYS, NODE_KEYS, KnowledgeBase, RowError, alias_pair, edge_tuple, node_tuple
+from .attributes import attribute_value, ensure_tables
+from .store import ANNOTATION_AXES, EDGE_KEYS, KnowledgeBase, RowError, alias_pair, edge_tuple, node_tuple
 
-__all__ = ["ImportSummary", "import_jsonl", "import_edge_list", "import_networkx"]
+__all__ = ["ImportSummary", "RowWriter", "ProgressBar", "import_jsonl", "import_edge_list", "import_networkx"]
 
 _CHUNK = 4096
 #: How many endpoint-only node ids an import summary or refusal names.
@@ -55,6 +58,19 @@ class ImportSummary:
         typo'd id (``svc:autth``). ``missing_endpoints="refuse"`` refuses them instead.
     endpoint_only_examples : list of str
         The first few of them (at most :data:`ENDPOINT_EXAMPLES`), sorted.
+    attributes : int
+        Node and edge attributes written (values no store column holds, kept beside the node or
+        edge: :mod:`conceptwalk.kb.attributes`).
+    kept_attributes : list of str
+        The attribute names kept that way (networkx, graph files, Neo4j), sorted.
+    node_types, edge_types : dict of str to int
+        Node and edge rows read, by type (a node row without a type counts under ``""``).
+    skipped : dict of str to int
+        What the file held that was not imported, by kind (``obsolete`` terms, ``typedef``
+        frames, ``blank node`` subjects, ...).
+    parse_seconds, write_seconds : float
+        Time in the file's parser and time mapping and writing the rows (the formats of
+        :mod:`conceptwalk.kb.formats`; 0 for the others).
     """
 
     nodes: int = 0
@@ -66,6 +82,13 @@ class ImportSummary:
     ignored_attributes: list[str] = field(default_factory=list)
     endpoint_only_nodes: int = 0
     endpoint_only_examples: list[str] = field(default_factory=list)
+    attributes: int = 0
+    kept_attributes: list[str] = field(default_factory=list)
+    node_types: dict[str, int] = field(default_factory=dict)
+    edge_types: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    parse_seconds: float = 0.0
+    write_seconds: float = 0.0
 
     def __str__(self) -> str:
         """A readable summary (what ``conceptwalk import`` prints)."""
@@ -84,6 +107,21 @@ class ImportSummary:
                 f"\n  warning: {n(self.endpoint_only_nodes, 'node')} created only as edge endpoints "
                 f"(no node row; a typo'd id?): {', '.join(self.endpoint_only_examples)}{more}"
             )
+        if self.attributes:
+            text += f"; {n(self.attributes, 'attribute')} kept"
+        if self.node_types:
+            text += "\n  nodes by type: " + _counts(self.node_types)
+        if self.edge_types:
+            text += "\n  edges by type: " + _counts(self.edge_types)
+        if self.skipped:
+            text += "\n  skipped: " + _counts(self.skipped)
+        if self.parse_seconds or self.write_seconds:
+            rate = self.edges / self.write_seconds if self.write_seconds > 0 else 0.0
+            text += (
+                f"\n  parse {self.parse_seconds:.2f} s, map and write {self.write_seconds:.2f} s ({rate:,.0f} edges/s)"
+            )
+        if self.kept_attributes:
+            text += f"\n  kept as attributes: {', '.join(self.kept_attributes)}"
         if self.ignored_attributes:
             text += f"\n  ignored attributes: {', '.join(self.ignored_attributes)}"
         return text
@@ -99,8 +137,24 @@ class ImportSummary:
         return asdict(self)
 
 
-class _Progress:
-    """Calls the user's callback or drives a tqdm bar; silent when neither is available."""
+def _counts(d: dict[str, int], most: int = 8) -> str:
+    items = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = ", ".join(f"{k or '(none)'} {v:,}" for k, v in items[:most])
+    return text + (f", ... ({len(items) - most} more)" if len(items) > most else "")
+
+
+class ProgressBar:
+    """Calls the user's callback or drives a tqdm bar; silent when neither is available.
+
+    Parameters
+    ----------
+    progress : None, bool or callable
+        What ``progress=`` of an importer says (see :data:`Progress`).
+    desc : str
+        The bar's label.
+    total : int, optional
+        The count the bar runs to, when known.
+    """
 
     def __init__(self, progress: Progress, desc: str, total: int | None = None) -> None:
         self._cb: Callable[[int], Any] | None = None
@@ -119,6 +173,13 @@ class _Progress:
             raise InputError(f"progress must be None, True/False or a callable, got {progress!r}")
 
     def update(self, done: int) -> None:
+        """Report ``done`` items so far.
+
+        Parameters
+        ----------
+        done : int
+            Items done since the start.
+        """
         if self._cb is not None:
             self._cb(done)
         if self._bar is not None:
@@ -126,18 +187,61 @@ class _Progress:
         self._shown = done
 
     def close(self) -> None:
+        """Close the bar."""
         if self._bar is not None:
             self._bar.close()
 
 
-class _Writer:
-    """Buffers validated rows and flushes them in chunks inside the caller's transaction.
+def file_scopes(scopes: Any) -> list[str] | None:
+    """Check an importer's ``scopes=`` (a whole file to scopes): None or a list of non-empty strings."""
+    if scopes is None:
+        return None
+    if isinstance(scopes, str):
+        scopes = [scopes]
+    try:
+        out = list(scopes)
+    except TypeError:
+        out = [scopes]
+    if not out or any(not isinstance(s, str) or not s for s in out):
+        raise InputError(f"scopes must be a non-empty list of non-empty strings, got {shown(scopes)}")
+    return out
+
+
+class RowWriter:
+    """Buffers validated rows and flushes them in chunks inside the caller's transaction (the
+    write path every importer shares).
 
     It remembers the ids of the nodes it wrote (node rows and bare endpoints), so an edge's
     endpoint is only inserted as a bare node the first time it is met (each later one would be
-    an ``INSERT OR IGNORE`` that finds the node)."""
+    an ``INSERT OR IGNORE`` that finds the node).
 
-    def __init__(self, kb: KnowledgeBase, summary: ImportSummary, missing_endpoints: str = "create") -> None:
+    Parameters
+    ----------
+    kb : KnowledgeBase
+        The store, inside a transaction (:meth:`~KnowledgeBase.bulk`).
+    summary : ImportSummary
+        Counted into.
+    missing_endpoints : {"create", "refuse"}
+        As the importers' argument.
+    scopes : list of str, optional
+        Added to every node written (node rows and bare endpoints): a whole file to scopes.
+    ordered : bool
+        Hold every row until :meth:`finish` and write the nodes in id order and the edges in key
+        order ``(src, dst, type)`` (stable: of two rows with one key the later still wins), so
+        each index of the store grows at its end -- what the synthetic generator's bulk load
+        does, several times faster than rows in file order. For the formats whose parser holds
+        the file in memory anyway (and OBO, whose rows are few per line); the JSONL and CSV
+        importers stream their rows.
+    """
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        summary: ImportSummary,
+        missing_endpoints: str = "create",
+        scopes: list[str] | None = None,
+        ordered: bool = False,
+    ) -> None:
         if missing_endpoints not in _MISSING_ENDPOINTS:
             raise InputError(f"missing_endpoints must be 'create' or 'refuse', got {missing_endpoints!r}")
         self.kb = kb
@@ -149,23 +253,84 @@ class _Writer:
         self.aliases: list[tuple[str, str]] = []
         self.alias_where: list[str] = []
         self.known: set[str] = set()
+        self.node_attrs: list[tuple[str, str, str]] = []
+        self.edge_attrs: list[tuple[str, str, str, str, str]] = []
+        self.scopes = scopes
+        self.ordered = ordered
+        self._scopes_text = json.dumps(scopes, ensure_ascii=False) if scopes else None
+        self._merged: dict[Any, str] = {}
         c = kb.conn
         self._n0 = c.execute("SELECT count(*) FROM nodes").fetchone()[0]
         self._e0 = c.execute("SELECT count(*) FROM edges").fetchone()[0]
 
     def node(self, params: tuple[Any, ...]) -> None:
+        """One node row.
+
+        Parameters
+        ----------
+        params : tuple
+            What :func:`~conceptwalk.kb.store.node_tuple` returns.
+        """
+        if self.scopes is not None:
+            params = self._with_file_scopes(params)
         self.nodes.append(params)
-        self.summary.nodes += 1
-        if len(self.nodes) >= _CHUNK:
+        if len(self.nodes) >= _CHUNK and not self.ordered:
             self.flush_nodes()
 
+    def _with_file_scopes(self, params: tuple[Any, ...]) -> tuple[Any, ...]:
+        own = params[4]
+        text = self._merged.get(own)
+        if text is None:
+            merged = sorted(set(json.loads(own) if own else []) | set(self.scopes or ()))
+            text = self._merged[own] = json.dumps(merged, ensure_ascii=False)
+        return params[:4] + (text,) + params[5:6] + (params[6] | 8,)  # bit 3: scopes given
+
     def edge(self, params: tuple[Any, ...]) -> None:
+        """One edge row.
+
+        Parameters
+        ----------
+        params : tuple
+            What :func:`~conceptwalk.kb.store.edge_tuple` returns.
+        """
         self.edges.append(params)
-        self.summary.edges += 1
-        if len(self.edges) >= _CHUNK:
+        if len(self.edges) >= _CHUNK and not self.ordered:
             self.flush_edges()
 
+    def node_attribute(self, node_id: str, key: str, value: Any, where: str) -> None:
+        """An attribute of a node (kept beside it, read by no algorithm).
+
+        Parameters
+        ----------
+        node_id, key : str
+            The node and the attribute's name.
+        value : any
+            A string, number, boolean, or a list or dict of them.
+        where : str
+            Locates it in an error message.
+        """
+        self.node_attrs.append((node_id, key, attribute_value(value, where, key)))
+
+    def edge_attribute(self, src: str, dst: str, typ: str, key: str, value: Any, where: str) -> None:
+        """An attribute of an edge (kept beside it, read by no algorithm).
+
+        Parameters
+        ----------
+        src, dst, typ, key : str
+            The edge's key and the attribute's name.
+        value : any
+            A string, number, boolean, or a list or dict of them.
+        where : str
+            Locates it in an error message.
+        """
+        self.edge_attrs.append((src, dst, typ, key, attribute_value(value, where, key)))
+
     def flush_nodes(self) -> None:
+        """Write the buffered node rows (and count them by type)."""
+        s = self.summary
+        s.nodes += len(self.nodes)
+        for t, n in Counter(p[1] or "" for p in self.nodes).items():
+            s.node_types[t] = s.node_types.get(t, 0) + n
         self.kb.put_nodes(self.nodes)
         self.known.update(p[0] for p in self.nodes)
         if self.bare:
@@ -173,6 +338,12 @@ class _Writer:
         self.nodes = []
 
     def flush_edges(self) -> None:
+        """Write the buffered edge rows (and their endpoints that are not nodes yet; and count
+        them by type)."""
+        s = self.summary
+        s.edges += len(self.edges)
+        for t, n in Counter(map(itemgetter(2), self.edges)).items():
+            s.edge_types[t] = s.edge_types.get(t, 0) + n
         known = self.known
         ends = {p[0] for p in self.edges if p[0] not in known}
         ends.update(p[1] for p in self.edges if p[1] not in known)
@@ -185,18 +356,45 @@ class _Writer:
                     r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE id IN ({','.join('?' * len(part))})", part)
                 }
                 self.bare.update(e for e in part if e not in have)
-            conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in wanted))
+            if self._scopes_text is None:
+                conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in wanted))
+            else:
+                conn.executemany(
+                    "INSERT OR IGNORE INTO nodes(id, scopes) VALUES (?, ?)", ((e, self._scopes_text) for e in wanted)
+                )
             known |= ends
         self.kb.put_edges(self.edges, endpoints_exist=True)
         self.edges = []
 
     def alias(self, pair: tuple[str, str], where: str) -> None:
+        """One alias pair.
+
+        Parameters
+        ----------
+        pair : (str, str)
+            ``(alias, canonical)``, as :func:`~conceptwalk.kb.store.alias_pair` returns it.
+        where : str
+            Locates it in an error message (the canonical node is checked at the end).
+        """
         # Aliases are checked and written last, so a canonical node may come later in the file.
         self.aliases.append(pair)
         self.alias_where.append(where)
         self.summary.aliases += 1
 
     def finish(self) -> None:
+        """Write what is buffered, check the endpoints, write the aliases and attributes, and
+        count what is new."""
+        if self.ordered:
+            nodes, edges = self.nodes, self.edges
+            nodes.sort(key=itemgetter(0))  # stable: a later row of one id still comes later
+            edges.sort(key=itemgetter(0, 1, 2))
+            for i in range(0, len(nodes), _CHUNK):
+                self.nodes = nodes[i : i + _CHUNK]
+                self.flush_nodes()
+            for i in range(0, len(edges), _CHUNK):
+                self.edges = edges[i : i + _CHUNK]
+                self.flush_edges()
+            self.nodes, self.edges = [], []
         if self.nodes:
             self.flush_nodes()
         if self.edges:
@@ -214,6 +412,14 @@ class _Writer:
         for i in range(0, len(self.aliases), _CHUNK):
             self.kb.put_aliases(self.aliases[i : i + _CHUNK], self.alias_where[i : i + _CHUNK])
         c = self.kb.conn
+        if self.node_attrs or self.edge_attrs:
+            ensure_tables(c)
+            c.executemany("INSERT OR REPLACE INTO node_attributes(id, key, value) VALUES (?, ?, ?)", self.node_attrs)
+            c.executemany(
+                "INSERT OR REPLACE INTO edge_attributes(src, dst, type, key, value) VALUES (?, ?, ?, ?, ?)",
+                self.edge_attrs,
+            )
+            self.summary.attributes += len(self.node_attrs) + len(self.edge_attrs)
         self.summary.new_nodes = c.execute("SELECT count(*) FROM nodes").fetchone()[0] - self._n0
         self.summary.new_edges = c.execute("SELECT count(*) FROM edges").fetchone()[0] - self._e0
 
@@ -238,7 +444,12 @@ def _lines(fh: io.TextIOBase, name: str) -> Iterator[tuple[int, str]]:
 
 
 def import_jsonl(
-    kb: KnowledgeBase, path: str | os.PathLike[str], *, progress: Progress = None, missing_endpoints: str = "create"
+    kb: KnowledgeBase,
+    path: str | os.PathLike[str],
+    *,
+    progress: Progress = None,
+    missing_endpoints: str = "create",
+    scopes: Any = None,
 ) -> ImportSummary:
     """Import a JSON Lines file (``.jsonl`` or ``.jsonl.gz``) in one transaction.
 
@@ -249,6 +460,10 @@ def import_jsonl(
       extraction_method, extraction_confidence, lifecycle``);
     - an **alias**: ``{"alias": ..., "canonical": ...}`` (the canonical id may be defined
       anywhere in the file or already be stored).
+
+    A node or edge line may also have ``"attributes": {...}``: values no store column holds,
+    kept beside the node or edge (:mod:`conceptwalk.kb.attributes`; what ``conceptwalk export
+    --format jsonl`` writes for them).
 
     These are the rows of :meth:`KnowledgeBase.add_nodes`/``add_edges``/``add_aliases``, with
     the same rules (unknown keys are errors; edge endpoints that are not nodes become bare
@@ -267,6 +482,9 @@ def import_jsonl(
     progress : None, bool or callable
         ``callable(done_lines)`` is called after every chunk and at the end; ``True`` shows a
         tqdm bar when tqdm is installed (otherwise nothing).
+    scopes : str or list of str, optional
+        A whole file to scopes: added to the scopes of every node the file writes (bare
+        endpoints included), so a tenant's file is loaded as that tenant's.
 
     Returns
     -------
@@ -300,12 +518,13 @@ def import_jsonl(
     """
     p = Path(path)
     name = str(path)
+    scope_list = file_scopes(scopes)
     _check_readable(p, name)
     summary = ImportSummary()
-    bar = _Progress(progress, p.name)
+    bar = ProgressBar(progress, p.name)
     try:
         with _open_text(p) as fh, kb.bulk():
-            w = _Writer(kb, summary, missing_endpoints)
+            w = RowWriter(kb, summary, missing_endpoints, scope_list)
             lineno = 0
             scan = _SCAN
             node_row, edge_row = w.node, w.edge
@@ -331,12 +550,23 @@ def import_jsonl(
                 try:
                     if type(obj) is not dict:
                         raise RowError(f"expected a JSON object, got {type(obj).__name__}")
+                    attrs = obj.pop("attributes", None) if "attributes" in obj else None
                     if "id" in obj:
                         if "src" in obj or "dst" in obj or "alias" in obj:
                             raise RowError("ambiguous line: has 'id' (a node) and 'src'/'dst'/'alias'")
-                        node_row(node_tuple(obj))
+                        t = node_tuple(obj)
+                        node_row(t)
+                        if attrs is not None:
+                            for key, value in _attributes(attrs).items():
+                                w.node_attribute(t[0], key, value, f"{name}:{lineno}")
                     elif "src" in obj or "dst" in obj:
-                        edge_row(edge_tuple(obj))
+                        t = edge_tuple(obj)
+                        edge_row(t)
+                        if attrs is not None:
+                            for key, value in _attributes(attrs).items():
+                                w.edge_attribute(t[0], t[1], t[2], key, value, f"{name}:{lineno}")
+                    elif attrs is not None:
+                        raise RowError("'attributes' belongs to a node or an edge line")
                     elif "alias" in obj or "canonical" in obj:
                         w.alias(alias_pair(obj), f"{name}:{lineno}")
                     else:
@@ -356,6 +586,15 @@ def import_jsonl(
     finally:
         bar.close()
     return summary
+
+
+def _attributes(attrs: Any) -> dict[str, Any]:
+    if type(attrs) is not dict:
+        raise RowError(f"'attributes' must be a JSON object, got {type(attrs).__name__} {shown(attrs)}")
+    for key in attrs:
+        if not key:
+            raise RowError("'attributes' has an empty key")
+    return attrs
 
 
 #: The standard library's C JSON scanner (what :func:`json.loads` calls), and the whitespace
@@ -415,6 +654,7 @@ def import_edge_list(
     default_type: str = DEFAULT_EDGE_TYPE,
     progress: Progress = None,
     missing_endpoints: str = "create",
+    scopes: Any = None,
 ) -> ImportSummary:
     """Import a CSV/TSV edge list in one transaction.
 
@@ -445,6 +685,8 @@ def import_edge_list(
         ``"refuse"`` raises and writes nothing.
     progress : None, bool or callable
         As in :func:`import_jsonl`.
+    scopes : str or list of str, optional
+        As in :func:`import_jsonl` (the endpoints are the file's nodes).
 
     Returns
     -------
@@ -475,11 +717,12 @@ def import_edge_list(
         raise InputError(f"default_type must be a non-empty string, got {default_type!r}")
     if has_header not in (True, False, "auto"):
         raise InputError(f"has_header must be True, False or 'auto', got {has_header!r}")
+    scope_list = file_scopes(scopes)
     _check_readable(p, name)
     base = p.name[:-3] if p.name.endswith(".gz") else p.name
     ext = os.path.splitext(base)[1].lower()
     summary = ImportSummary()
-    bar = _Progress(progress, p.name)
+    bar = ProgressBar(progress, p.name)
     try:
         with _open_text(p) as fh, kb.bulk():
             if delimiter is None:
@@ -495,7 +738,7 @@ def import_edge_list(
                 if not isinstance(delimiter, str) or len(delimiter) != 1:
                     raise InputError(f"delimiter must be one character, got {delimiter!r}")
                 delim = delimiter
-            w = _Writer(kb, summary, missing_endpoints)
+            w = RowWriter(kb, summary, missing_endpoints, scope_list)
             reader = csv.reader(_skip_comments(fh), delimiter=delim, strict=True)
             columns: list[str] | None = None
             header_seen = False
@@ -593,18 +836,40 @@ def import_networkx(
     G: Any,
     *,
     type_attr: str = "type",
-    unknown: str = "ignore",
+    unknown: str = "keep",
     progress: Progress = None,
     missing_endpoints: str = "create",
+    title_attr: str | None = None,
+    scopes_attr: str = "scopes",
+    aliases_attr: str = "aliases",
+    scopes: Any = None,
+    where: str = "",
+    structural: Sequence[str] = (),
+    edge_type_fallback: str | None = None,
+    lists_as_text: bool = False,
 ) -> ImportSummary:
     """Import a networkx graph (any of Graph, DiGraph, MultiGraph, MultiDiGraph) in one
     transaction.
 
     Node ids become ``str(node)``. Node attributes map to node keys (``type_attr`` -> ``type``,
-    ``title``, ``body``, ``scopes``, ``lifecycle``); edge attributes map to edge keys
-    (``type_attr`` -> ``type``, default ``"LINK"``, and the annotation axes). An undirected
-    edge is stored once, in the direction networkx lists it (the algorithms use the undirected
-    projection). Parallel edges of one type collapse (the last one's annotations win).
+    ``title_attr`` -> ``title``, ``body``, ``scopes_attr`` -> ``scopes``, ``lifecycle``;
+    ``aliases_attr`` -> aliases of the node); edge attributes map to edge keys (``type_attr`` ->
+    ``type``, default ``"LINK"``, and the annotation axes). An undirected edge is stored once,
+    in the direction networkx lists it (the algorithms use the undirected projection). Parallel
+    edges of one type collapse (the last one's annotations win).
+
+    Every other attribute -- an edge's ``weight`` included -- is kept as an **attribute** of its
+    node or edge (``unknown="keep"``, :mod:`conceptwalk.kb.attributes`): exported again, never
+    read by an algorithm. conceptwalk's algorithms are unweighted as published (PPR's walk, the
+    resource allocation's degrees and the shortest chain count edges, not weights), so a weight
+    changes no answer; ``unknown="error"`` refuses such a graph instead, ``"ignore"`` drops the
+    attributes (listed in ``ImportSummary.ignored_attributes``).
+
+    A scopes or aliases value is a list of strings; from a graph file (``lists_as_text=True``)
+    also a JSON list text (``'["t1", "t2"]'``) or a comma-separated string (scopes) / one alias
+    (aliases). An attribute
+    whose name ends in ``@json`` holds JSON text (how a list-valued attribute is written to
+    GraphML and GEXF) and is kept decoded under the name without the suffix.
 
     Parameters
     ----------
@@ -614,15 +879,31 @@ def import_networkx(
         The graph to import (it is only read).
     type_attr : str
         The attribute holding node and edge types.
-    unknown : {"ignore", "error"}
-        What to do with other attributes: ignore them (listed in
-        ``ImportSummary.ignored_attributes``) or raise.
+    unknown : {"keep", "ignore", "error"}
+        What to do with other attributes: keep them as attributes (the default), ignore them
+        (listed in ``ImportSummary.ignored_attributes``) or raise.
     missing_endpoints : {"create", "refuse"}
         An edge endpoint that no node row defines (and the store does not hold): ``"create"``
         (the default) makes it a bare node and counts it in ``endpoint_only_nodes``;
         ``"refuse"`` raises and writes nothing.
     progress : None, bool or callable
         Called with the number of nodes + edges done.
+    title_attr : str, optional
+        The attribute holding a node's title; default the first of ``title``, ``label``,
+        ``name`` that a node has.
+    scopes_attr, aliases_attr : str
+        The attributes holding a node's scopes and aliases.
+    scopes : str or list of str, optional
+        Added to every node's scopes (a whole graph to scopes).
+    where : str
+        Prefixed to error messages (the graph file's name).
+    structural : sequence of str
+        Edge attributes that are the file's structure, not data (GraphML/GEXF edge ``id``s):
+        never kept.
+    edge_type_fallback : str, optional
+        An edge attribute that gives the type when ``type_attr`` is absent (GEXF's ``label``).
+    lists_as_text : bool
+        Read scopes and aliases given as strings (graph files cannot hold lists).
 
     Returns
     -------
@@ -639,78 +920,154 @@ def import_networkx(
     --------
     >>> import networkx as nx
     >>> G = nx.Graph()
-    >>> G.add_node(1, type="CONCEPT", title="one", weight=3)
-    >>> G.add_edge(1, 2, type="RELATED_TO", authority="CURATED")
+    >>> G.add_node(1, type="CONCEPT", title="one", colour="red", aliases=["uno"])
+    >>> G.add_edge(1, 2, type="RELATED_TO", authority="CURATED", weight=3)
     >>> kb = KnowledgeBase.open(":memory:")
     >>> s = import_networkx(kb, G)
-    >>> s.nodes, s.edges, s.ignored_attributes
-    (2, 1, ['weight'])
-    >>> kb.node("1")["title"]
-    'one'
+    >>> s.nodes, s.edges, s.aliases, s.kept_attributes
+    (2, 1, 1, ['colour', 'weight'])
+    >>> kb.node("1")["title"], kb.aliases()
+    ('one', {'uno': ['1']})
     """
-    if unknown not in ("ignore", "error"):
-        raise InputError(f"unknown must be 'ignore' or 'error', got {unknown!r}")
-    if not isinstance(type_attr, str) or not type_attr:
-        raise InputError(f"type_attr must be a non-empty string, got {type_attr!r}")
+    if unknown not in ("keep", "ignore", "error"):
+        raise InputError(f"unknown must be 'keep', 'ignore' or 'error', got {unknown!r}")
+    for arg, val in (("type_attr", type_attr), ("scopes_attr", scopes_attr), ("aliases_attr", aliases_attr)):
+        if not isinstance(val, str) or not val:
+            raise InputError(f"{arg} must be a non-empty string, got {val!r}")
+    if title_attr is not None and (not isinstance(title_attr, str) or not title_attr):
+        raise InputError(f"title_attr must be a non-empty string or None, got {title_attr!r}")
     if not (hasattr(G, "nodes") and hasattr(G, "edges") and hasattr(G, "is_multigraph")):
         raise InputError(f"G must be a networkx graph, got {type(G).__name__}")
-    node_keys = {k: k for k in NODE_KEYS if k not in ("id", "type")}
+    scope_list = file_scopes(scopes)
+    pre = f"{where}: " if where else ""
+    node_keys: dict[str, str] = {"body": "body", "lifecycle": "lifecycle", type_attr: "type", scopes_attr: "scopes"}
+    titles = (title_attr,) if title_attr is not None else ("title", "label", "name")
     edge_keys = {k: k for k in ANNOTATION_AXES}
-    node_keys[type_attr] = "type"
     edge_keys[type_attr] = "type"
+    skip_edge = set(structural)
     ignored: set[str] = set()
+    kept: set[str] = set()
     summary = ImportSummary()
-    bar = _Progress(progress, "networkx", total=G.number_of_nodes() + G.number_of_edges())
+    bar = ProgressBar(progress, "networkx", total=G.number_of_nodes() + G.number_of_edges())
     done = 0
 
-    def mapped(attrs: dict[str, Any], keys: dict[str, str], where: str) -> dict[str, Any]:
-        row: dict[str, Any] = {}
-        for k, v in attrs.items():
-            key = keys.get(k) if isinstance(k, str) else None
-            if key is None:
-                if unknown == "error":
-                    raise InputError(
-                        f"{where}: unknown attribute {shown(k)} "
-                        f"(known: {', '.join(sorted(keys))}; pass unknown='ignore')"
-                    )
-                ignored.add(str(k))
-                continue
-            row[key] = v
-        return row
+    def other(k: Any, v: Any, at: str, out: dict[str, Any], known: Any) -> None:
+        if not isinstance(k, str) or unknown != "keep":
+            if unknown == "error":
+                raise InputError(
+                    f"{pre}{at}: unknown attribute {shown(k)} "
+                    f"(known: {', '.join(sorted(known))}; pass unknown='keep' to keep it as an attribute, "
+                    f"or unknown='ignore')"
+                )
+            ignored.add(str(k))
+            return
+        if k.endswith("@json") and isinstance(v, str):
+            try:
+                v = json.loads(v)
+            except ValueError:
+                raise InputError(f"{pre}{at}: attribute {shown(k)} is not JSON text: {shown(v)}") from None
+            k = k[: -len("@json")]
+        kept.add(k)
+        out[k] = v
 
     try:
         with kb.bulk():
-            w = _Writer(kb, summary, missing_endpoints)
+            w = RowWriter(kb, summary, missing_endpoints, scope_list, ordered=True)
             ids: dict[str, Any] = {}
             for n, attrs in G.nodes(data=True):
                 sid = str(n)
+                at = f"node {shown(n)}"
                 if sid in ids:
-                    raise InputError(f"nodes {shown(ids[sid])} and {shown(n)} both become id {shown(sid)}")
+                    raise InputError(f"{pre}nodes {shown(ids[sid])} and {shown(n)} both become id {shown(sid)}")
                 ids[sid] = n
-                row = mapped(attrs, node_keys, f"node {shown(n)}")
-                row["id"] = sid
+                row: dict[str, Any] = {"id": sid}
+                extra: dict[str, Any] = {}
+                aliases: Any = None
+                title_from = next((t for t in titles if t in attrs), None)
+                for k, v in attrs.items():
+                    if k == title_from:
+                        row["title"] = v
+                    elif k == aliases_attr:
+                        aliases = v
+                    elif isinstance(k, str) and k in node_keys:
+                        key = node_keys[k]
+                        row[key] = _list_value(v, f"{pre}{at}", k) if key == "scopes" and lists_as_text else v
+                    else:
+                        other(k, v, at, extra, [*node_keys, aliases_attr, *titles])
                 try:
                     w.node(node_tuple(row))
                 except RowError as exc:
-                    raise InputError(f"node {shown(n)}: {exc}") from None
+                    raise InputError(f"{pre}{at}: {exc}") from None
+                for k, v in extra.items():
+                    w.node_attribute(sid, k, v, f"{pre}{at}")
+                if aliases is not None:
+                    if not lists_as_text and not isinstance(aliases, (list, tuple)):
+                        raise InputError(f"{pre}{at}: {aliases_attr!r} must be a list of strings, got {shown(aliases)}")
+                    for a in _list_value(aliases, f"{pre}{at}", aliases_attr, one=True) or []:
+                        try:
+                            w.alias(alias_pair((a, sid)), f"{pre}{at}")
+                        except RowError as exc:
+                            raise InputError(f"{pre}{at}: {aliases_attr}: {exc}") from None
                 done += 1
                 if done % _CHUNK == 0:
                     bar.update(done)
             for u, v, attrs in G.edges(data=True):
-                row = mapped(attrs, edge_keys, f"edge ({shown(u)}, {shown(v)})")
-                row["src"] = str(u)
-                row["dst"] = str(v)
+                su, sv = str(u), str(v)
+                if su and sv and (not attrs or (len(attrs) == 1 and type(attrs.get(type_attr)) is str)):
+                    typ = attrs.get(type_attr) or DEFAULT_EDGE_TYPE  # the common row: a type at most
+                    w.edge((su, sv, typ, None, None, None, None, None, 0))
+                    done += 1
+                    if done % _CHUNK == 0:
+                        bar.update(done)
+                    continue
+                at = f"edge ({shown(u)}, {shown(v)})"
+                row = {"src": su, "dst": sv}
+                extra = {}
+                for k, val in attrs.items():
+                    if isinstance(k, str) and k in edge_keys:
+                        row[edge_keys[k]] = val
+                    elif k in skip_edge:
+                        continue
+                    elif k == edge_type_fallback and type_attr not in attrs:
+                        row["type"] = val
+                    else:
+                        other(k, val, at, extra, list(edge_keys))
                 try:
-                    w.edge(edge_tuple(row))
+                    t = edge_tuple(row)
                 except RowError as exc:
-                    raise InputError(f"edge ({shown(u)}, {shown(v)}): {exc}") from None
+                    raise InputError(f"{pre}{at}: {exc}") from None
+                w.edge(t)
+                for k, val in extra.items():
+                    w.edge_attribute(t[0], t[1], t[2], k, val, f"{pre}{at}")
                 done += 1
                 if done % _CHUNK == 0:
                     bar.update(done)
             w.finish()
         summary.lines = done
         summary.ignored_attributes = sorted(ignored)
+        summary.kept_attributes = sorted(kept)
         bar.update(done)
     finally:
         bar.close()
     return summary
+
+
+def _list_value(v: Any, at: str, key: str, one: bool = False) -> list[str] | None:
+    """A list-valued attribute (scopes, aliases) as a graph file may hold it: a list, a JSON list
+    text, or a comma-separated string (scopes) / one string (aliases)."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        s = v.strip()
+        if s.startswith("["):
+            try:
+                v = json.loads(s)
+            except ValueError:
+                raise InputError(f"{at}: {key!r} starts with '[' but is not a JSON list: {shown(v)}") from None
+        elif one:
+            return [s] if s else []
+        else:
+            return [p.strip() for p in s.split(",") if p.strip()]
+    if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
+        return list(v)
+    raise InputError(f"{at}: {key!r} must be a list of strings (or its JSON text), got {shown(v)}")

@@ -1592,6 +1592,68 @@ class KnowledgeBase:
                 n += self.conn.execute("DELETE FROM edges WHERE src = ? AND dst = ? AND type = ?", key).rowcount
         return n
 
+    def import_file(self, path: str | os.PathLike[str], format: str | None = None, **options: Any) -> Any:
+        """Import one file -- JSONL, CSV/TSV, OBO, OWL, RDF/SKOS, GraphML, GEXF, GML, Neo4j CSV -- in
+        one transaction: :func:`conceptwalk.kb.formats.import_file` on this store.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file.
+        format : str, optional
+            Default from the extension (:func:`conceptwalk.kb.formats.format_of`).
+        **options
+            The importer's options (``scopes=``, ``progress=``, the format's own).
+
+        Returns
+        -------
+        ImportSummary
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), "links.csv")
+        >>> with open(p, "w") as f:
+        ...     _ = f.write("src,dst,type\\ntls,tcp,RUNS_OVER\\n")
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> kb.import_file(p, scopes="netops").edges, kb.node("tls")["scopes"]
+        (1, ['netops'])
+        """
+        from .formats import import_file
+
+        return import_file(self, path, format, **options)
+
+    def export_file(
+        self, path: str | os.PathLike[str], format: str | None = None, *, caller: Caller | None = None
+    ) -> Any:
+        """Write what ``caller`` sees (default: public nodes only) to JSONL, GraphML or GEXF:
+        :func:`conceptwalk.kb.formats.export_file` on this store.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write.
+        format : str, optional
+            ``"jsonl"``, ``"graphml"`` or ``"gexf"``; by default from the extension.
+        caller : Caller, optional
+            Whose view; default :meth:`Caller.public`.
+
+        Returns
+        -------
+        ExportSummary
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a"}, {"id": "s", "scopes": ["t1"]}])
+        >>> kb.export_file(os.path.join(tempfile.mkdtemp(), "kb.jsonl")).nodes
+        1
+        """
+        from .formats import export_file
+
+        return export_file(self, path, format, caller=caller)
+
     def put_nodes(
         self, params: list[tuple[Any, ...]], *, codes: Mapping[str, Sequence[str | None]] | None = None
     ) -> None:
