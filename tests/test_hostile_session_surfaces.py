@@ -104,3 +104,20 @@ def test_anonymous_clients_cannot_take_the_sessions_of_token_holders(tmp_path: P
             assert c.post("/mcp", content=json.dumps(init), headers=hdr).status_code == 200
         r = c.post("/mcp", content=json.dumps(init), headers={**hdr, "authorization": "Bearer tok-t"})
         assert r.status_code == 200  # today: 503 "Too many open sessions"
+
+
+def test_events_summarize_counts_an_event_with_a_non_numeric_cut_as_malformed(tmp_path: Path) -> None:
+    """A hand-edited or foreign events file whose ``cut``/``cutBy`` (new in schema 2) or
+    ``candidatesAdded`` is not a number aborted the whole summary with Python's uncatalogued
+    ``invalid literal for int()``; it is now one malformed event, the rest summarised."""
+    from conceptwalk.wrap.events import summarize_events
+
+    good = {"event": "conceptwalk.retrieval", "candidatesAdded": 2, "cut": 1, "cutBy": {"score": 1}, "walkMs": 1.0}
+    bad = [
+        {"event": "conceptwalk.retrieval", "cut": "lots"},
+        {"event": "conceptwalk.retrieval", "cutBy": {"score": [1]}},
+        {"event": "conceptwalk.retrieval", "candidatesAdded": "x"},
+    ]
+    s = summarize_events([good, *bad, good])
+    assert s["events"] == 2 and s["malformed"] == 3
+    assert s["cut"] == {"total": 2, "mean": 1.0, "byScore": 2, "byHops": 0} and s["candidatesAdded"]["total"] == 4
