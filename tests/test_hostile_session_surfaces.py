@@ -121,3 +121,82 @@ def test_events_summarize_counts_an_event_with_a_non_numeric_cut_as_malformed(tm
     s = summarize_events([good, *bad, good])
     assert s["events"] == 2 and s["malformed"] == 3
     assert s["cut"] == {"total": 2, "mean": 1.0, "byScore": 2, "byHops": 0} and s["candidatesAdded"]["total"] == 4
+
+
+_SLOW_SERVER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from conceptwalk.serve.mcp import ToolServer
+from conceptwalk.serve.mcp_http import HttpSettings, serve_http
+from deletion_oracle import open_store
+from explore_fixture import rows
+settings = HttpSettings(port=0, max_connections=4, idle_connection_seconds=1)
+serve_http(ToolServer(open_store(*rows())), settings, on_listening=lambda url: print(url, flush=True))
+"""
+
+
+def test_half_sent_request_heads_do_not_hold_the_connections_forever() -> None:
+    """Slow loris: uvicorn times out an idle keep-alive connection but not one still sending its
+    request head (any byte cancels its timer), so clients that never finish their headers held
+    ``max_connections`` connections and every other client got ``503`` for as long as they
+    liked. Now such a connection is closed after ``idle_connection_seconds``."""
+    pytest.importorskip("mcp")
+    pytest.importorskip("uvicorn")
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.error
+    import urllib.request
+
+    here = str(Path(__file__).parent)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_SERVER, here], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    socks: list[socket.socket] = []
+    try:
+        url = proc.stdout.readline().strip()  # type: ignore[union-attr]
+        assert url.startswith("http://127.0.0.1:"), url
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "x", "version": "1"},
+            },
+        }
+
+        def status() -> int:
+            req = urllib.request.Request(
+                url,
+                data=json.dumps(init).encode(),
+                headers={"accept": "application/json, text/event-stream", "content-type": "application/json"},
+            )
+            try:
+                with urllib.request.urlopen(req, timeout=10) as r:
+                    return int(r.status)
+            except urllib.error.HTTPError as exc:
+                return int(exc.code)
+
+        assert status() == 200
+        for _ in range(6):  # more half-sent heads than the server takes connections
+            s = socket.create_connection(("127.0.0.1", port), timeout=10)
+            s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            socks.append(s)
+        got = []
+        for _ in range(40):  # the idle timer is 1 s; without it they are held for good
+            got.append(status())
+            if got[-1] == 200:
+                break
+            time.sleep(0.5)
+        assert got[-1] == 200, got
+        for s in socks:  # the server closed them
+            assert s.recv(100) == b""
+    finally:
+        for s in socks:
+            s.close()
+        proc.terminate()
+        proc.wait(30)

@@ -344,7 +344,8 @@ def summarize_events(events: Iterable[dict[str, Any]], *, malformed: int = 0) ->
         if not isinstance(ev, dict) or ev.get("event") != "conceptwalk.retrieval":
             skipped += 1
             continue
-        why = ev.get("cutBy") if isinstance(ev.get("cutBy"), dict) else {}
+        why = ev.get("cutBy")
+        why = why if isinstance(why, dict) else {}
         try:
             counts = [
                 int(v or 0) for v in (ev.get("candidatesAdded"), ev.get("cut"), why.get("score"), why.get("hops"))
