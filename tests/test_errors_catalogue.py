@@ -135,6 +135,23 @@ def _public_tokens(t: Path) -> None:
     _cli_main(["serve", str(_kb(t).path), "--http", "127.0.0.1:0", "--token-file", str(t / "tokens.json")])
 
 
+def _foreign_owner_tokens(t: Path) -> None:
+    import os
+    from unittest import mock
+
+    from conceptwalk.serve.mcp import TokenFile
+
+    p = t / "tokens.json"
+    p.write_text('{"s3cret": []}')
+    p.chmod(0o600)
+    if os.geteuid() == 0:
+        os.chown(p, 65534, 65534)
+        TokenFile(str(p), private=True)
+    else:  # another user cannot be made the owner: the server runs as another user instead
+        with mock.patch.object(os, "geteuid", lambda: p.stat().st_uid + 1):
+            TokenFile(str(p), private=True)
+
+
 def _port_in_use(t: Path) -> None:
     import socket
 
@@ -262,6 +279,7 @@ TRIGGERS = {
     "E205": lambda t: _serve(t, "--http", ":0", "--allow-origin", "*"),
     "E206": lambda t: _serve(t, "--allow-origin", "https://app.example.com"),
     "E207": _port_in_use,
+    "E208": _foreign_owner_tokens,
     # what to do instead
     "E160": lambda t: Caller.with_scopes(["t1", 3]),
     "E161": lambda t: _g().edges_between("a", 1),

@@ -55,6 +55,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -423,6 +424,9 @@ def tool_specs(*, with_query: bool = True) -> list[dict[str, Any]]:
 
 # --------------------------------------------------------------------------- tokens
 _IDENTITY_KEY = os.urandom(32)
+#: A token file whose modification time is this recent is re-read even when its stamp is the same
+#: (the coarsest file system timestamp tick, FAT's, is 2 s).
+_RACY_NS = 3_000_000_000
 
 
 class _Pairs(list):  # type: ignore[type-arg]
@@ -436,8 +440,9 @@ class TokenFile:
     appears twice (JSON would let the last one silently win) makes the whole file refused, the
     error naming the two entries by their place in the file (1-based), never the token; entries
     are numbered by that place everywhere (the unknown-scope warning too). The file is re-read
-    when its modification time, size, inode or mode changes, so a token can be revoked without a
-    restart; a file that becomes unreadable, malformed (or, with ``private``, readable by other
+    when its modification time, size, inode or mode changes (and on every lookup while its
+    modification time is under 3 s old, as a rewrite within one coarse timestamp tick keeps
+    them all), so a token can be revoked without a restart; a file that becomes unreadable, malformed (or, with ``private``, readable by other
     users) makes every token lookup fail until it is fixed. Tokens are kept only as SHA-256
     digests in memory and compared in constant time.
 
@@ -447,7 +452,8 @@ class TokenFile:
         The JSON file.
     private : bool
         Refuse the file when users other than its owner may read or write it (the HTTP server
-        sets this; ``chmod 600``). Ignored where file modes do not exist (Windows).
+        sets this; ``chmod 600``), or when a user other than the server's (or root) owns it.
+        Ignored where file modes do not exist (Windows).
 
     Raises
     ------
@@ -475,6 +481,7 @@ class TokenFile:
         self.private = bool(private)
         self._lock = threading.Lock()
         self._stamp: tuple[int, ...] | None = None
+        self._racy = False
         self._table: list[tuple[bytes, Caller]] | None = None
         self._entries: list[Caller] = []
         self._error: str | None = None
@@ -499,11 +506,17 @@ class TokenFile:
     def _load(self) -> tuple[list[tuple[bytes, Caller]], list[Caller]]:
         if self.private and os.name == "posix":
             try:
-                mode = os.stat(self.path).st_mode
+                st = os.stat(self.path)
             except FileNotFoundError:
                 raise ConceptwalkError(f"token file not found: {self.path}") from None
             except OSError as exc:
                 raise ConceptwalkError(f"token file {self.path} cannot be read: {exc}") from None
+            mode = st.st_mode
+            if st.st_uid not in (os.geteuid(), 0):  # its owner may rewrite it: grant itself "*"
+                raise ConceptwalkError(
+                    f"token file {self.path} is owned by another user (uid {st.st_uid}); "
+                    f"make it the server's user's: chown {os.geteuid()} {self.path}"
+                )
             if mode & 0o066:
                 raise ConceptwalkError(
                     f"token file {self.path} is readable or writable by other users (mode {mode & 0o777:o}); "
@@ -553,16 +566,22 @@ class TokenFile:
             stamp: tuple[int, ...] | None = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode)
         except OSError:
             stamp = None
-        if stamp is not None and stamp == self._stamp:
+        now = time.time_ns()
+        if stamp is not None and stamp == self._stamp and not self._racy:
             return
+        # A rewrite within the timestamp tick of the last read keeps the stamp (coarse file system
+        # clocks): while the file's time is that recent, it is read again (git's "racy" rule).
+        self._racy = stamp is not None and now - stamp[0] < _RACY_NS
+        changed = stamp != self._stamp
         self._stamp = stamp
         try:
             self._table, self._entries = self._load()
             self._error = None
         except ConceptwalkError as exc:
             self._table, self._entries = None, []
+            again = not changed and self._error == str(exc)  # a racy re-read: logged once
             self._error = str(exc)
-            if log:  # a reload that failed while serving: the operator sees it in the log
+            if log and not again:  # a reload that failed while serving: the operator sees it in the log
                 logger.error("%s", exc)
 
     def unknown_scopes(self, graph: Any) -> list[tuple[int, list[str]]]:

@@ -183,6 +183,10 @@ class HttpSettings:
         On SIGTERM/SIGINT, how long in-flight calls may take to finish.
     request_seconds : float
         How long one request may take (``504`` after).
+    idle_connection_seconds : float
+        A connection with no request in flight -- idle between requests, or still sending a
+        request's head -- is closed after this long (a client that sends its headers a byte at a
+        time cannot hold a connection, and so ``max_connections``, forever).
     """
 
     host: str = "127.0.0.1"
@@ -195,6 +199,7 @@ class HttpSettings:
     max_connections: int = 1000
     drain_seconds: float = 10.0
     request_seconds: float = 60.0
+    idle_connection_seconds: float = 15.0
 
 
 class HttpGate:
@@ -412,6 +417,29 @@ def _server_class(early: list[int]) -> Any:
     return Server
 
 
+def _protocol_class() -> Any:
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Protocol(H11Protocol):
+        """uvicorn's h11 protocol whose idle timer also runs while a request's head is incomplete
+        (uvicorn arms it only after a response and cancels it on any byte received, so a
+        connection that never finishes its headers was held forever: a slow-loris client could
+        take every connection). Cancelled once a whole head arrives (uvicorn's own
+        ``handle_events``), armed again after each response."""
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive, self.timeout_keep_alive_handler
+            )
+
+        def data_received(self, data: bytes) -> None:
+            self.conn.receive_data(data)  # the timer runs on until the head is whole
+            self.handle_events()
+
+    return Protocol
+
+
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -468,7 +496,8 @@ def serve_http(
             log_level="warning",
             lifespan="on",
             limit_concurrency=settings.max_connections,
-            timeout_keep_alive=15,
+            http=_protocol_class(),
+            timeout_keep_alive=max(1, round(settings.idle_connection_seconds)),
             timeout_graceful_shutdown=max(1, round(settings.drain_seconds)),
             h11_max_incomplete_event_size=16 * 1024,
             server_header=False,

@@ -318,7 +318,8 @@ def summarize_events(events: Iterable[dict[str, Any]], *, malformed: int = 0) ->
         Retrieval events (entries that are not ``conceptwalk.retrieval`` events are skipped and
         counted in ``skipped``).
     malformed : int
-        Lines already found unreadable (reported as given).
+        Lines already found unreadable; retrieval events with a count (``candidatesAdded``,
+        ``cut``, ``cutBy``) that is not a number are added to it (and not summarised).
 
     Returns
     -------
@@ -343,15 +344,19 @@ def summarize_events(events: Iterable[dict[str, Any]], *, malformed: int = 0) ->
         if not isinstance(ev, dict) or ev.get("event") != "conceptwalk.retrieval":
             skipped += 1
             continue
+        why = ev.get("cutBy")
+        why = why if isinstance(why, dict) else {}
+        try:
+            counts = [
+                int(v or 0) for v in (ev.get("candidatesAdded"), ev.get("cut"), why.get("score"), why.get("hops"))
+            ]
+        except (TypeError, ValueError, OverflowError):  # a count that is not a number: a malformed event
+            malformed += 1
+            continue
         n += 1
         contributed += bool(ev.get("walkContributed"))
-        added += int(ev.get("candidatesAdded", 0) or 0)
         truncated += bool(ev.get("truncated"))
-        cut += int(ev.get("cut", 0) or 0)
-        why = ev.get("cutBy")
-        if isinstance(why, dict):
-            by_score += int(why.get("score", 0) or 0)
-            by_hops += int(why.get("hops", 0) or 0)
+        added, cut, by_score, by_hops = (a + b for a, b in zip((added, cut, by_score, by_hops), counts))
         t = ev.get("walkMs")
         if isinstance(t, (int, float)) and not isinstance(t, bool):
             times.append(float(t))
