@@ -3,7 +3,7 @@
 # against that build. The build goes into its own virtual environment and build directory, so the
 # normal (editable) install is not touched.
 #
-#   scripts/run_sanitized.sh                      # tests/test_core_*.py, test_id_calls.py, test_compiled_calls.py, test_sparse_vectors.py, test_vector_topk.py, test_walk_render.py
+#   scripts/run_sanitized.sh                      # tests/test_core_*.py, test_id_calls.py, test_compiled_calls.py, test_sparse_vectors.py, test_vector_topk.py, test_walk_render.py, test_hostile_session_view.py, test_link_suggest_ppr.py, test_coverage_rank.py
 #   scripts/run_sanitized.sh tests -x             # any pytest arguments (the whole suite here)
 #
 # Environment: CW_ASAN_VENV (default /tmp/cw-asan), CW_ASAN_BUILD_DIR (default build/asan),
@@ -27,7 +27,7 @@ echo "== build requirements, runtime dependencies and test dependencies into $VE
 # The package is installed below with --no-deps (the sanitized build must not be replaced), so its
 # runtime dependencies (pyproject.toml [project].dependencies) are installed here by hand.
 "$VPY" -m pip install -q "scikit-build-core>=0.11" "pybind11>=3" "cython>=3.0" "cython-cmake>=0.2" \
-  "numpy>=2.0" "tqdm>=4.60" "PyStemmer>=2.2" "pytest>=8" "hypothesis>=6.100" "networkx>=3.2" "scipy>=1.10"
+  "numpy>=2.0" "tqdm>=4.60" "PyStemmer>=2.2" "stopwords>=1.0.2" "pytest>=8" "hypothesis>=6.100" "jsonschema>=4.0" "networkx>=3.2" "scipy>=1.10"
 
 echo "== sanitized build (CONCEPTWALK_SANITIZE=ON, build dir $BUILD_DIR)"
 "$VPY" -m pip install -q --no-build-isolation --no-deps --force-reinstall \
@@ -48,7 +48,7 @@ esac
 echo "== $CORE_SO links $(printf '%s\n' "$LINKED" | grep -oE 'lib(asan|ubsan)[^ ]*' | sort -u | tr '\n' ' ')"
 
 if [ "$#" -eq 0 ]; then
-  set -- "$ROOT"/tests/test_core_*.py "$ROOT"/tests/test_id_calls.py "$ROOT"/tests/test_compiled_calls.py "$ROOT"/tests/test_sparse_vectors.py "$ROOT"/tests/test_vector_topk.py "$ROOT"/tests/test_walk_render.py "$ROOT"/tests/test_hostile_session_view.py
+  set -- "$ROOT"/tests/test_core_*.py "$ROOT"/tests/test_id_calls.py "$ROOT"/tests/test_compiled_calls.py "$ROOT"/tests/test_sparse_vectors.py "$ROOT"/tests/test_vector_topk.py "$ROOT"/tests/test_walk_render.py "$ROOT"/tests/test_hostile_session_view.py "$ROOT"/tests/test_link_suggest_ppr.py "$ROOT"/tests/test_coverage_rank.py
 fi
 
 # libstdc++ is preloaded too: the python binary does not link it, and without it ASan's
