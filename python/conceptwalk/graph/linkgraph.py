@@ -31,6 +31,7 @@ from ._intern import (
     strictly_sorted,
     to_float_array,
     unpack_strings,
+    untrack_strings,
 )
 from ..errors import InputError, NotFoundError, shown
 from .view import View
@@ -1166,6 +1167,7 @@ class LinkGraph:
         ids = _unpack_from(arrays, "ids", n)
         if not strictly_sorted(ids):
             raise InputError("saved graph arrays: ids are not strictly ascending")
+        untrack_strings(ids)  # str only (checked): never scanned by the cycle collector
         try:  # titles stay packed (views of the file's pages), decoded when read
             titles = PackedStrings(arrays["titles.data"], arrays["titles.offsets"], arrays["titles.present"])
         except KeyError as exc:
@@ -1478,10 +1480,10 @@ class LinkGraph:
             scope_codes = srank[codes_in[gather]].astype(np.int32) if gather.size else np.zeros(0, dtype=np.int32)
         return cls(
             core=core,
-            ids=ids,
+            ids=untrack_strings(ids),  # a new list of str: never scanned by the cycle collector
             node_type_codes=np.ascontiguousarray(ntype_codes),
             node_type_names=ntype_names,
-            titles=title_list,
+            titles=untrack_strings(title_list),  # str or None only (converted above)
             scope_ptr=scope_ptr,
             scope_codes=scope_codes,
             scope_names=scope_names,
@@ -1939,6 +1941,26 @@ class LinkGraph:
             while len(self._views) > limit:
                 self._views.popitem(last=False)
         return v
+
+    def release_views(self) -> None:
+        """Forget the per-caller views kept so far (:meth:`view_for_scopes` makes them again when
+        asked). A view holds its graph and the graph holds its views, a reference cycle that only
+        the cycle collector breaks: a store calls this on the graph a write replaced, so that the
+        graph (its arrays: hundreds of megabytes at 500k nodes) is freed as soon as no reader
+        holds it, not at some later collection together with every other replaced graph. A view
+        a reader holds stays valid.
+
+        Examples
+        --------
+        >>> from conceptwalk import Caller
+        >>> g = LinkGraph.from_edges([("a", "b")])
+        >>> v = g.view(Caller.public())
+        >>> g.release_views()
+        >>> g.view(Caller.public()) is v, v.graph is g
+        (False, True)
+        """
+        with self._view_lock:
+            self._views.clear()
 
     def visibility_for_scopes(self, scopes: Iterable[str] | None) -> _core.VisibilityMask | None:
         """The prepared mask of a scope set (None = all access, no mask): its view's mask

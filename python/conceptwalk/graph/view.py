@@ -70,7 +70,7 @@ class View:
     #: Most memo entries a view keeps (the least recently used is dropped first).
     MEMO_ENTRIES = 256
 
-    __slots__ = ("graph", "scopes", "mask", "_lock", "_memo", "_text")
+    __slots__ = ("graph", "scopes", "mask", "_lock", "_memo", "_text", "__weakref__")
 
     def __init__(self, graph: LinkGraph, scopes: frozenset[str] | None, mask: _core.VisibilityMask | None) -> None:
         self.graph = graph

@@ -41,6 +41,7 @@ import numpy.typing as npt
 
 from ..errors import ConceptwalkError, InputError
 from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph
+from ..graph._intern import untrack_strings
 from ..graph.linkgraph import IdIndex, codes_of, csr_patched, with_default_node_type
 
 try:  # ISA-L's CRC-32 (the same polynomial and values as zlib's, ~20x faster: a 1.8 GB file's check
@@ -1285,10 +1286,10 @@ class GraphSnapshot:
             new_loops[k] = np.concatenate([_apply_lut(lut, kl), c_loop]).astype(np.int32)
         graph = LinkGraph(
             core=new_core,
-            ids=ids,
+            ids=untrack_strings(ids),  # never scanned by the cycle collector (untrack_strings)
             node_type_codes=np.ascontiguousarray(ntypes[0]),
             node_type_names=ntypes[1],
-            titles=titles,
+            titles=untrack_strings(titles),
             scope_ptr=ptr,
             scope_codes=scodes,
             scope_names=snames_t,

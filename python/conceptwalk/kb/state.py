@@ -844,6 +844,13 @@ class StateKeeper:
                 f"its graph cannot be built from the stored rows ({type(exc).__name__}: {exc}; the store is damaged)"
             ) from None
         if keep:
+            if snap is not None and snap.graph is not out.graph:
+                # the replaced graph and its light projection: their views hold them (a cycle
+                # only the collector frees), so without this every graph a write replaced
+                # stays in memory until a collection, which then frees them all at once
+                snap.graph.release_views()
+                if self._light is not None and self._light[0] is snap.graph:
+                    self._light[1].release_views()
             self._snap = out
         return out
 

@@ -412,6 +412,10 @@ _SHARED: weakref.WeakKeyDictionary[LinkGraph, dict[Any, Any]] = weakref.WeakKeyD
 _SHARED_LOCK = threading.RLock()  # builders nest (alias_index -> aliases)
 
 
+def _built() -> None:  # pragma: no cover - never called: _LazyCounts' spent builder
+    return None
+
+
 class _LazyCounts(Mapping[str, int]):
     """A read-only mapping computed on its first lookup (None from the builder = unknown: every
     lookup gives the default)."""
@@ -425,6 +429,7 @@ class _LazyCounts(Mapping[str, int]):
         if not self._done:
             self._data = self._build()
             self._done = True
+            self._build = _built  # what the builder held is released
         return self._data or {}
 
     @property
@@ -658,7 +663,17 @@ class ReadCache:
         whole = self._get("presence", self.source.read_presence)
         if whole is None or visible is None or (isinstance(visible, View) and visible.mask is None):
             return whole  # type: ignore[no-any-return]
-        return _LazyCounts(lambda: self.visible_counts(visible))
+        # The counts are kept in the view's memo (with whatever holds this mapping, e.g. the
+        # provenance there): the view is held weakly, or the memo would hold the view that holds
+        # it, a cycle that keeps this state's graph alive until a collection.
+        vm = visible.mask if isinstance(visible, View) else visible
+        vref = weakref.ref(visible) if isinstance(visible, View) else None
+
+        def counts() -> dict[str, int] | None:
+            v = None if vref is None else vref()
+            return self.visible_counts(vm if v is None else v)
+
+        return _LazyCounts(counts)
 
     def visible_counts(self, visible: View | VisibilityMask | None) -> dict[str, int] | None:
         """Stored edges between nodes the caller sees (``"edges"``) and, per annotation column,
