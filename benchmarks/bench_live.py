@@ -2,7 +2,7 @@
 against the same read on an unchanged store, per tool, in one process (issue 31's table).
 
     python benchmarks/bench_live.py --kb KB.db [--kb KB2.db ...] [--turns 20] [--json OUT.json]
-        [--vector-dim 384]
+        [--vector-dim 384] [--memory-turns 100000]
 
 For every ``--kb`` (``conceptwalk synth --concepts N KB.db``), on a copy opened for writing: each
 turn writes one MEMORY node and two ABOUT edges to concepts in one transaction (what an agent's
@@ -14,7 +14,10 @@ follows. Tools: ``graph_context`` from concepts and from a question, ``link_sugg
 ``graph_context`` from concepts, back to back), and with ``--vector-dim D`` the cost of a concept
 vector write (the store holds a D-dimensional vector for every concept under a stand-in model, a
 turn rewrites one concept's vector and the wrapped query with that model reads it) against a node
-write's turn. The garbage collector runs where it falls (as in the agent's process).
+write's turn. The garbage collector runs where it falls (as in the agent's process). With
+``--memory-turns N``: the process's resident memory after N more turns (each a one-node write and
+``graph_context``, and every 97th turn every other tool too, for three callers), against a fresh
+process that opens the final store and answers the same reads once (issue 31 item 2).
 
 Medians over the turns; ratios are taken inside one process. Measurements only: nothing is
 asserted on wall time.
@@ -188,13 +191,113 @@ def _vector_turns(kb: Any, concepts: list[str], titles: list[str], dim: int, tur
     }
 
 
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+_FRESH = """
+import json, sys
+sys.path.insert(0, {here!r})
+from bench_live import _memory_reads, _rss_mb
+from conceptwalk.kb.store import KnowledgeBase
+kb = KnowledgeBase.open({path!r})
+g = kb.graph()
+types = list(g.node_type_names)
+concepts = [i for k, i in enumerate(g.ids) if types[g.node_type_codes[k]] == "CONCEPT"][:5000]
+_memory_reads(kb, concepts, 0, every=True)
+print(json.dumps({{"rss_mb": _rss_mb()}}))
+"""
+
+
+def _memory_reads(kb: Any, concepts: list[str], t: int, every: bool) -> None:
+    from conceptwalk import Caller
+    from conceptwalk.errors import NotFoundError
+    from conceptwalk.tools import graph_context, graph_path, link_suggest
+    from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
+
+    c = concepts[(31 * t + 5) % len(concepts)]
+    graph_context(kb, concepts=[c], k=10, caller=Caller.all_access())
+    if every:
+        ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
+        for who in (Caller.all_access(), Caller.public(), Caller.with_scopes("team-0")):
+            graph_context(kb, f"turn {t} {c}", k=10, caller=who)
+            kb.search(f"turn {t}", 10, caller=who)
+            ret.query(f"turn {t} {c}", 10, concept_walk=True, caller=who)
+            try:  # the concept may be hidden from this caller (same answer as an unknown id)
+                link_suggest(kb, c, k=10, caller=who)
+                graph_path(kb, c, concepts[(7 * t) % len(concepts)], caller=who)
+            except NotFoundError:
+                pass
+
+
+def measure_memory(kb_path: str, turns: int) -> dict[str, Any]:
+    """Resident memory after ``turns`` write+read turns against a fresh process on the final store."""
+    import subprocess
+    import warnings
+
+    from conceptwalk.kb.store import KnowledgeBase
+
+    warnings.simplefilter("ignore")  # the wrap's advice on edge types, once per query
+    path = _copy(kb_path)
+    kb = KnowledgeBase.open(path)
+    try:
+        g = kb.graph()
+        types = list(g.node_type_names)
+        concepts = [i for k, i in enumerate(g.ids) if types[g.node_type_codes[k]] == "CONCEPT"][:5000]
+        memory = "MEMORY" if "MEMORY" in types else "memory"
+        del g
+        _memory_reads(kb, concepts, 0, every=True)
+        start = _rss_mb()
+        t0 = time.perf_counter()
+        for t in range(turns):
+            a, b = concepts[(7 * t) % len(concepts)], concepts[(13 * t + 1) % len(concepts)]
+            with kb.transaction():
+                kb.add_nodes([{"id": f"mem-turn-{t}", "type": memory, "title": f"turn {t} about {a}"}])
+                kb.add_edges([(f"mem-turn-{t}", a, "ABOUT"), (f"mem-turn-{t}", b, "ABOUT")])
+            _memory_reads(kb, concepts, t, every=t % 97 == 0)
+        elapsed = time.perf_counter() - t0
+        _memory_reads(kb, concepts, turns, every=True)
+        after = _rss_mb()
+    finally:
+        kb.close()
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run(
+        [sys.executable, "-c", _FRESH.format(here=here, path=path)], capture_output=True, text=True, check=True
+    )
+    fresh = json.loads(out.stdout.strip().splitlines()[-1])["rss_mb"]
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    return {
+        "kb": os.path.basename(kb_path),
+        "turns": turns,
+        "turns_per_s": turns / elapsed,
+        "rss_start_mb": start,
+        "rss_after_mb": after,
+        "rss_fresh_mb": fresh,
+        "ratio": after / fresh,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kb", action="append", required=True, help="a synthetic KB (conceptwalk synth); repeatable")
     ap.add_argument("--turns", type=int, default=20, help="turns per tool (default 20)")
     ap.add_argument("--vector-dim", type=int, default=0, help="also measure a concept vector write at this dim")
     ap.add_argument("--json", help="write the measurements here")
+    ap.add_argument("--memory-turns", type=int, default=0, help="only the memory after this many turns (item 2)")
     args = ap.parse_args(argv)
+    if args.memory_turns:
+        mem = [measure_memory(p, args.memory_turns) for p in args.kb]
+        for m in mem:
+            print(
+                f"{m['kb']}: after {m['turns']:,} turns ({m['turns_per_s']:.0f}/s) RSS {m['rss_after_mb']:.0f} MB "
+                f"(at the start {m['rss_start_mb']:.0f} MB); a fresh process on the final store "
+                f"{m['rss_fresh_mb']:.0f} MB: {m['ratio']:.2f}x"
+            )
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"python": sys.version.split()[0], "memory": mem}, f, indent=1)
+        return 0
     results = [measure(p, args.turns, args.vector_dim) for p in args.kb]
     for r in results:
         print(f"\n{r['kb']}: {r['nodes']:,} nodes; write {r['write_ms']:.2f} ms; {r['turns_per_s']:.0f} turns/s")

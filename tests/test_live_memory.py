@@ -81,3 +81,33 @@ def test_snapshot_id_and_title_lists_are_not_tracked(tmp_path):
         mapped = kb.graph()  # from the saved file when there is one
         assert saved is None or mapped.num_nodes == 4
         assert mapped.ids == ["a", "b", "c", "d"] and not gc.is_tracked(mapped.ids)
+
+
+def test_a_retriever_per_request_and_unknown_scopes_leave_no_garbage(no_collector):
+    """A server that makes a retriever per request, and callers naming scopes no node carries
+    (a warning is issued once), must not leave reference cycles holding a store state."""
+    import warnings
+
+    kb = KnowledgeBase.open(":memory:")
+    try:
+        kb.add_nodes([{"id": f"c{i}", "type": "CONCEPT", "title": f"concept {i}"} for i in range(40)])
+        kb.add_edges([(f"c{i}", f"c{(3 * i + 1) % 40}") for i in range(40)])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for t in range(4):
+                kb.add_edges([(f"m{t}", "c1", "ABOUT")])
+                ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
+                for who in (Caller.with_scopes(f"unknown-{t}"), Caller.public()):
+                    ret.query("concept 5", 5, concept_walk=True, caller=who)
+                    graph_context(kb, "concept 3", k=5, caller=who)
+                del ret
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            gc.collect()
+            kinds = sorted({type(x).__name__ for x in gc.garbage})
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+        assert not {"LinkGraph", "StoreState", "ReadCache", "StoreReader", "frame"} & set(kinds), kinds
+    finally:
+        kb.close()

@@ -112,11 +112,16 @@ def _stacklevel() -> int:
     """The stack level of the first frame outside this package (the user's call)."""
     level = 1
     here = inspect.currentframe()
-    f = None if here is None else here.f_back
-    while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
-        f = f.f_back
-        level += 1
-    return level
+    try:
+        f = None if here is None else here.f_back
+        while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
+            f = f.f_back
+            level += 1
+        return level
+    finally:
+        # a frame held in a local of itself is a reference cycle: every caller's frame up the
+        # stack (their graphs and views with them) would live until the next collection
+        del here, f
 
 
 def warn_unknown_scopes(store: Any, graph: Any, caller: Caller) -> list[str]:

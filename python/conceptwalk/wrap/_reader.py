@@ -462,7 +462,10 @@ class ReadCache:
     ``resolve`` costs what a reused resolver costs). Nothing here writes to the store."""
 
     def __init__(self, source: StoreReader, graph: LinkGraph, state: Any = None) -> None:
-        self.source = source
+        # The reader owns this cache (StoreReader.read_cache keeps its latest one) and a cache is
+        # used only through its reader: held weakly, or the two would form a cycle that keeps
+        # this state's graph alive after the reader is dropped, until some collection.
+        self.source: StoreReader = weakref.proxy(source)
         self.graph = graph
         self._state = state  # the store's StoreState this graph was read in (None: graph() only)
         with _SHARED_LOCK:
