@@ -31,15 +31,18 @@ void register_context(py::module_& m) {
       m, "ContextResult",
       "graph_context's core result for one query: result nodes (no seed) by PPR score, their "
       "scores, hop counts from the nearest seed and the seed each is reached through, and the "
-      "PPR's residual and pushes. Read-only.")
+      "PPR's residual, pushes, edge_visits, eps and push_truncated (the work budget PUSH_VISITS "
+      "cut it). Read-only.")
       .def_property_readonly("nodes", vector_property(&cw::ContextResult::nodes))
       .def_property_readonly("scores", vector_property(&cw::ContextResult::scores))
       .def_property_readonly("hops", vector_property(&cw::ContextResult::hops))
       .def_property_readonly("via", vector_property(&cw::ContextResult::via))
       .def_readonly("residual", &cw::ContextResult::residual)
       .def_readonly("pushes", &cw::ContextResult::pushes)
+      .def_readonly("edge_visits", &cw::ContextResult::edge_visits)
       .def_readonly("eps", &cw::ContextResult::eps)
       .def_readonly("fill_spent", &cw::ContextResult::fill_spent)
+      .def_readonly("push_truncated", &cw::ContextResult::push_truncated)
       .def_property_readonly("coverage", vector_property(&cw::ContextResult::coverage))
       .def_property_readonly("cover_ptr", vector_property(&cw::ContextResult::cover_ptr))
       .def_property_readonly("cover_seeds", vector_property(&cw::ContextResult::cover_seeds))
@@ -61,9 +64,11 @@ void register_context(py::module_& m) {
       .def_property_readonly("via", vector_property(&cw::ContextBatch::via))
       .def_property_readonly("residual", vector_property(&cw::ContextBatch::residual))
       .def_property_readonly("pushes", vector_property(&cw::ContextBatch::pushes))
+      .def_property_readonly("edge_visits", vector_property(&cw::ContextBatch::edge_visits))
       .def_property_readonly("eps", vector_property(&cw::ContextBatch::eps))
       .def_property_readonly("fill_spent", vector_property(&cw::ContextBatch::fill_spent))
       .def_property_readonly("truncated", vector_property(&cw::ContextBatch::truncated))
+      .def_property_readonly("push_truncated", vector_property(&cw::ContextBatch::push_truncated))
       .def_property_readonly("radius", vector_property(&cw::ContextBatch::radius))
       .def_property_readonly("visits", vector_property(&cw::ContextBatch::visits))
       .def_property_readonly("coverage", vector_property(&cw::ContextBatch::coverage))

@@ -60,6 +60,7 @@ bool dict_seeds(py::handle seeds, py::handle index, const cw::CSRGraph& g, const
 }  // namespace
 
 void register_ppr(py::module_& m) {
+  m.attr("PUSH_VISITS") = cw::kPushVisits;
   py::class_<cw::PPRResult>(
       m, "PPRResult",
       "One PPR result: nodes with p > 0 by score descending then index ascending, their scores "

@@ -161,8 +161,10 @@ ContextResult run_coverage(const CSRGraph& g, const Visibility& vis, std::int64_
   ContextResult o;
   o.residual = r.residual;
   o.pushes = r.pushes;
+  o.edge_visits = r.edge_visits;
   o.eps = r.eps;
   o.fill_spent = r.fill_spent;
+  o.push_truncated = r.truncated;
   o.truncated = cp.truncated;
   o.radius = cp.radius;
   o.visits = cp.visits;
@@ -237,8 +239,10 @@ ContextResult run_context(const CSRGraph& g, const Visibility& vis, std::int64_t
   ContextResult o;
   o.residual = r.residual;
   o.pushes = r.pushes;
+  o.edge_visits = r.edge_visits;
   o.eps = r.eps;
   o.fill_spent = r.fill_spent;
+  o.push_truncated = r.truncated;
   for (std::size_t j = 0; j < r.nodes.size() && static_cast<std::int64_t>(o.nodes.size()) < k; ++j) {
     const node_t v = r.nodes[j];
     if (std::binary_search(qs, qs + ns, v)) continue;
@@ -363,9 +367,11 @@ ContextBatch graph_context_batch(const CSRGraph& g, const Visibility& vis, std::
   out.ptr.assign(Q + 1, 0);
   out.residual.resize(Q);
   out.pushes.resize(Q);
+  out.edge_visits.resize(Q);
   out.eps.resize(Q);
   out.fill_spent.resize(Q);
   out.truncated.resize(Q);
+  out.push_truncated.resize(Q);
   out.radius.resize(Q);
   out.visits.resize(Q);
   const bool cover = rank.rank == Rank::kCoverage;
@@ -376,9 +382,11 @@ ContextBatch graph_context_batch(const CSRGraph& g, const Visibility& vis, std::
     out.ptr[i + 1] = out.ptr[i] + static_cast<std::int64_t>(res[i].nodes.size());
     out.residual[i] = res[i].residual;
     out.pushes[i] = res[i].pushes;
+    out.edge_visits[i] = res[i].edge_visits;
     out.eps[i] = res[i].eps;
     out.fill_spent[i] = res[i].fill_spent;
     out.truncated[i] = res[i].truncated;
+    out.push_truncated[i] = res[i].push_truncated;
     out.radius[i] = res[i].radius;
     out.visits[i] = res[i].visits;
     np[i] = &res[i].nodes;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "conceptwalk/check.hpp"
@@ -147,21 +148,38 @@ class Pusher {
     }
   }
 
-  // Runs pushes until no node violates r(u) >= eps * deg(u) or the push budget is used up.
-  // Returns false when the budget stopped it. enqueue_violators(eps) must have been called with
-  // the same eps since the last change of eps.
-  bool run(double restart, double eps, std::int64_t max_pushes) {
+  // Runs pushes until no node violates r(u) >= eps * deg(u) or a budget is used up: the pushes
+  // done reach max_pushes (0: no cap), or the next push's row would take the edge visits past
+  // max_visits (that push is not done; the nodes without visible neighbours still queued are
+  // pushed, which reads nothing). Returns false when a budget stopped it.
+  // enqueue_violators(eps) must have been called with the same eps since the last change of eps.
+  bool run(double restart, double eps, std::int64_t max_pushes, std::int64_t max_visits) {
     eps_ = eps;
     // Prefetching pays once the node slots outgrow the caches (~2 MiB of slots); below that its
     // extra instructions cost more than it saves.
     if (g_.num_nodes() > (1 << 16)) {
-      if (vis_.mask && vis_.vindptr) return run_impl<kRows, true>(restart, eps, max_pushes);
-      if (vis_.mask) return run_impl<kMask, true>(restart, eps, max_pushes);
-      return run_impl<kAll, true>(restart, eps, max_pushes);
+      if (vis_.mask && vis_.vindptr) return run_impl<kRows, true>(restart, eps, max_pushes, max_visits);
+      if (vis_.mask) return run_impl<kMask, true>(restart, eps, max_pushes, max_visits);
+      return run_impl<kAll, true>(restart, eps, max_pushes, max_visits);
     }
-    if (vis_.mask && vis_.vindptr) return run_impl<kRows, false>(restart, eps, max_pushes);
-    if (vis_.mask) return run_impl<kMask, false>(restart, eps, max_pushes);
-    return run_impl<kAll, false>(restart, eps, max_pushes);
+    if (vis_.mask && vis_.vindptr) return run_impl<kRows, false>(restart, eps, max_pushes, max_visits);
+    if (vis_.mask) return run_impl<kMask, false>(restart, eps, max_pushes, max_visits);
+    return run_impl<kAll, false>(restart, eps, max_pushes, max_visits);
+  }
+
+  // The eps the current state satisfies after a run that a budget stopped: the per-node bound
+  // p*(v) - p(v) = deg(v) * sum_u ppr_v(u) * r(u) / deg(u) < eps' * deg(v) for eps' just above
+  // max_u r(u) / deg(u) (and never below `eps`, the eps asked for); +inf when a node without
+  // visible neighbours holds mass (its error is its residual: no eps bounds it).
+  double satisfied_eps(double eps) const {
+    double m = 0.0;
+    for (std::size_t i = 0; i < nt_; ++i) {
+      const PushNode& x = nd_[touched_[i]];
+      if (!(x.r > 0.0)) continue;
+      if (x.deg == 0) return std::numeric_limits<double>::infinity();
+      m = std::max(m, x.r / static_cast<double>(x.deg));
+    }
+    return std::max(eps, std::nextafter(m, std::numeric_limits<double>::infinity()));
   }
 
   double residual_sum() const {
@@ -250,7 +268,8 @@ class Pusher {
   enum Mode { kAll, kMask, kRows };
 
   template <Mode kMode, bool kPrefetch>
-  bool run_impl(const double restart, const double eps, const std::int64_t max_pushes) {
+  bool run_impl(const double restart, const double eps, const std::int64_t max_pushes,
+                const std::int64_t max_visits) {
     constexpr bool kMasked = kMode != kAll;
     const offset_t* const indptr = g_.indptr();
     const offset_t* const rptr = kMode == kRows ? vis_.vindptr : indptr;
@@ -302,6 +321,22 @@ class Pusher {
       xu.flags &= ~kQueued;
       const double ru = xu.r;
       const std::int32_t du = xu.deg;
+      const offset_t row = indptr[u + 1] - indptr[u];  // entries of the full row, as counted everywhere
+      if (du != 0 && row > max_visits - visits) {
+        // The work budget: this push would read past it. It is not done (u keeps its residual);
+        // the rest of the queue is dropped, its nodes without visible neighbours pushed (free).
+        for (; qsize != 0; --qsize, head = (head + 1) & cmask) {
+          PushNode& x = nd[ring[head]];
+          x.flags &= ~kQueued;
+          if (x.deg == 0 && (max_pushes == 0 || pushes < max_pushes)) {
+            x.p += x.r;
+            x.r = 0.0;
+            ++pushes;
+          }
+        }
+        finished = false;
+        break;
+      }
       ++pushes;
       if (du == 0) {  // no visible neighbour: the walk stays here (as with a self-loop)
         xu.p += ru;
@@ -311,7 +346,7 @@ class Pusher {
       xu.p += restart * ru;
       xu.r = 0.0;
       const double share = keep * ru / static_cast<double>(du);
-      visits += indptr[u + 1] - indptr[u];  // entries of the full row, as counted everywhere
+      visits += row;
       const offset_t b = rptr[u], e = rptr[u + 1];
       for (offset_t j = b; j < e; ++j) {
         const node_t v = indices[j];
@@ -421,6 +456,8 @@ void validate_ppr(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
   if (!(params.eps > 0.0) || !std::isfinite(params.eps))
     throw InvalidArgument("eps must be positive and finite, got " + std::to_string(params.eps));
   if (params.max_pushes < 0) throw InvalidArgument("max_pushes must be >= 0");
+  if (params.max_visits < 1)
+    throw InvalidArgument("the push's max_visits must be >= 1, got " + std::to_string(params.max_visits));
   if (!(params.max_residual >= 0.0) || !std::isfinite(params.max_residual))
     throw InvalidArgument("max_residual must be >= 0 and finite, got " + std::to_string(params.max_residual));
   // An uncapped push does up to 1/(restart*eps) pushes (each moves >= restart*eps mass into p):
@@ -452,7 +489,7 @@ PPRResult personalized_pagerank(const CSRGraph& g, const Visibility& vis, std::i
   PPRResult res;
   Pusher pusher(g, vis);
   seed(pusher, nseeds, seeds, weights, params.eps);
-  res.truncated = !pusher.run(params.restart, params.eps, params.max_pushes);
+  res.truncated = !pusher.run(params.restart, params.eps, params.max_pushes, params.max_visits);
   double eps = params.eps;
   if (params.max_residual > 0.0) {
     // Lower eps until the exact L1 error (the residual mass) meets the target; never below the
@@ -469,10 +506,10 @@ PPRResult personalized_pagerank(const CSRGraph& g, const Visibility& vis, std::i
         res.truncated = true;
         break;
       }
-      res.truncated = !pusher.run(params.restart, eps, left);
+      res.truncated = !pusher.run(params.restart, eps, left, params.max_visits);
     }
   }
-  res.eps = eps;
+  res.eps = res.truncated ? pusher.satisfied_eps(eps) : eps;
   std::vector<node_t> order;
   pusher.ranked(k, order);
   fill_result(pusher, order, res);
@@ -486,11 +523,15 @@ PPRResult personalized_pagerank_fill(const CSRGraph& g, const Visibility& vis, s
   PPRResult res;
   Pusher pusher(g, vis);
   seed(pusher, nseeds, seeds, weights, params.eps);
-  pusher.run(params.restart, params.eps, 0);
+  res.truncated = !pusher.run(params.restart, params.eps, 0, params.max_visits);
   double eps = params.eps;
   for (int halvings = 0;; ++halvings) {
     bool pending = false;
     res.results = pusher.count_results(target, nseeds, seeds, pending);  // of the final state
+    if (res.truncated) {  // the work budget cut the round: no lower eps is tried
+      res.fill_spent = res.results < target.k;
+      break;
+    }
     if (res.results >= target.k || !pending) break;
     if (pusher.pushes() >= kFillPushes || halvings >= kFillHalvings ||
         params.restart * eps * 0.5 < kMinUncappedRestartEps) {
@@ -499,9 +540,9 @@ PPRResult personalized_pagerank_fill(const CSRGraph& g, const Visibility& vis, s
     }
     eps *= 0.5;
     pusher.enqueue_violators(eps);
-    pusher.run(params.restart, eps, 0);
+    res.truncated = !pusher.run(params.restart, eps, 0, params.max_visits);
   }
-  res.eps = eps;
+  res.eps = res.truncated ? pusher.satisfied_eps(eps) : eps;
   std::vector<node_t> order;
   pusher.ranked(k_rank, order);
   fill_result(pusher, order, res);
@@ -524,7 +565,7 @@ PPRResult personalized_pagerank_certified(const CSRGraph& g, const Visibility& v
   std::vector<node_t> top;
   for (;;) {
     const std::int64_t left = params.max_pushes - pusher.pushes();
-    const bool done = left > 0 && pusher.run(params.restart, eps, left);
+    const bool done = left > 0 && pusher.run(params.restart, eps, left, params.max_visits);
     if (!done) {
       res.truncated = true;
       break;
@@ -537,7 +578,7 @@ PPRResult personalized_pagerank_certified(const CSRGraph& g, const Visibility& v
     eps = std::max(eps / shrink, min_eps);
     pusher.enqueue_violators(eps);
   }
-  res.eps = eps;
+  res.eps = res.truncated ? pusher.satisfied_eps(eps) : eps;
   std::vector<node_t> order;
   pusher.ranked(k, order);
   fill_result(pusher, order, res);

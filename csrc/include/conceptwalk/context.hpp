@@ -49,8 +49,10 @@ struct ContextResult {
   std::vector<node_t> via;         // the smallest-index seed among the nearest
   double residual = 0.0;           // the PPR's unpushed mass
   std::int64_t pushes = 0;
-  double eps = 0.0;         // the eps the PPR ended at (lowered for a hub seed)
-  bool fill_spent = false;  // the hub fill's budget stopped it short of k
+  std::int64_t edge_visits = 0;  // adjacency entries the PPR read (<= kPushVisits)
+  double eps = 0.0;              // the eps the PPR satisfies (lowered for a hub seed; raised when truncated)
+  bool fill_spent = false;       // the hub fill's budget (or the work budget) stopped it short of k
+  bool push_truncated = false;   // the push's work budget (kPushVisits) cut it: eps is above the one asked for
   // Coverage only (empty for kPPR): per result its coverage and the seeds within max_hops
   // (ascending) at cover_seeds[cover_ptr[i] .. cover_ptr[i + 1]).
   std::vector<std::int32_t> coverage;
@@ -105,11 +107,11 @@ struct ContextBatch {
   std::vector<std::int32_t> hops;
   std::vector<node_t> via;
   std::vector<double> residual;  // per query
-  std::vector<std::int64_t> pushes;
-  std::vector<double> eps;                          // per query
-  std::vector<std::uint8_t> fill_spent, truncated;  // per query
-  std::vector<std::int32_t> radius;                 // per query (coverage)
-  std::vector<std::int64_t> visits;                 // per query
+  std::vector<std::int64_t> pushes, edge_visits;
+  std::vector<double> eps;                                          // per query
+  std::vector<std::uint8_t> fill_spent, truncated, push_truncated;  // per query
+  std::vector<std::int32_t> radius;                                 // per query (coverage)
+  std::vector<std::int64_t> visits;                                 // per query
   // Coverage only: per result (aligned with nodes) its coverage; result j's seeds at
   // cover_seeds[cover_ptr[j] .. cover_ptr[j + 1]) (cover_ptr has nodes.size() + 1 entries).
   std::vector<std::int32_t> coverage;

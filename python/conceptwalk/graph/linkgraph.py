@@ -508,11 +508,14 @@ class Ranking(Result):
     residual : float
         The unpushed mass (the exact L1 error).
     eps : float
-        The push threshold the result satisfies.
+        The push threshold the result satisfies: the one asked for (certified mode lowers it),
+        or, when ``truncated``, the larger one the scores do satisfy (``inf`` only when a node
+        without visible neighbours still holds mass: then only ``residual`` bounds the error).
     pushes, edge_visits : int
-        Work done.
+        Work done (``edge_visits`` never passes the work budget ``_core.PUSH_VISITS``).
     truncated : bool
-        A push budget stopped the push before ``eps`` was reached.
+        A budget stopped the push before the ``eps`` asked for was reached: ``max_pushes``, or
+        the work budget every push has (``_core.PUSH_VISITS`` adjacency entries read).
     certified : bool
         The top-k set and order are proven exact (certified mode).
     degrees : int array
@@ -653,7 +656,11 @@ class Ranking(Result):
         True
         """
         deg = self._degrees[self.indices].astype(np.float64)
-        return np.minimum(self.eps * deg, self.residual)
+        # A returned node without visible neighbours was pushed, and nothing reaches it: exact
+        # (eps * 0 would be nan for the eps = inf of a truncated push).
+        bound = np.zeros_like(deg)
+        np.multiply(self.eps, deg, out=bound, where=deg > 0)
+        return np.minimum(bound, self.residual)
 
     def __repr__(self) -> str:
         head = ", ".join(f"{i!r}: {s:.4g}" for i, s in list(self.items())[:5])
@@ -2069,8 +2076,8 @@ class LinkGraph:
             A hard cap on the total error: after reaching ``eps``, keep halving ``eps``
             (reusing the residuals) until the unpushed mass — which *is* the exact L1 error
             ``sum_v p*(v) - p(v)`` — is at most ``max_residual``. ``ranking.eps`` reports the
-            final eps; ``truncated`` is set if ``max_pushes`` (or the smallest eps an uncapped
-            push may use) stopped it first.
+            final eps; ``truncated`` is set if ``max_pushes``, the work budget (or the smallest
+            eps an uncapped push may use) stopped it first.
 
         Returns
         -------
@@ -2081,6 +2088,12 @@ class LinkGraph:
         Error bound: ``0 <= p*(v) - score(v) < eps * deg(v)`` for every node, and the unpushed
         mass (``residual``) bounds the total error. A node without visible neighbours keeps its
         mass (as with a self-loop).
+
+        Work: a push reads at most ``1 / (restart * eps)`` adjacency entries, and never more than
+        the work budget ``_core.PUSH_VISITS`` (2^26; the defaults read at most 40,000). A push
+        the budget stops (a vanishing ``restart``, a tiny ``eps``) returns ``truncated`` with
+        ``ranking.eps`` raised to the eps its scores do satisfy, so :meth:`Ranking.error_bounds`
+        stays true.
 
         Determinism: seeds are processed in index order and the push queue is FIFO over sorted
         neighbours, so the result is identical across runs, threads and input orders on one build.
@@ -2122,8 +2135,10 @@ class LinkGraph:
     ) -> Ranking:
         """Top-``k`` PPR that proves itself: pushes at ``eps``, then lowers ``eps`` by ``shrink``
         (reusing the residuals) until the top-``k`` set and order are certified exact by the bound
-        ``0 <= p*(v) - p(v) <= min(eps*deg(v), residual)``, or ``min_eps``/``max_pushes`` stop it.
-        ``ranking.certified`` says which; ``ranking.eps`` is the final eps.
+        ``0 <= p*(v) - p(v) <= min(eps*deg(v), residual)``, or ``min_eps``/``max_pushes`` or the
+        work budget (``_core.PUSH_VISITS`` edge visits) stop it. ``ranking.certified`` says which
+        (a budget sets ``truncated`` and never ``certified``); ``ranking.eps`` is the final eps
+        (the eps the scores satisfy).
 
         Parameters
         ----------

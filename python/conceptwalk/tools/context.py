@@ -187,11 +187,22 @@ class ContextResult(Record):
     rank : str
         ``"ppr"`` or ``"coverage"`` (with ``max_hops``).
     eps_reached : float
-        The eps the PPR ended at: below ``eps`` when a hub seed made the query lower it
-        (``to_dict()`` has ``epsReached`` then).
+        The eps the PPR's scores satisfy (each is below its exact PPR by less than
+        ``eps_reached`` times its visible degree): below ``eps`` when a hub seed made the query
+        lower it, above it when the push's work budget cut it (``push_truncated``);
+        ``to_dict()`` has ``epsReached`` when it differs from ``eps``.
     truncated : bool
-        ``rank="coverage"``: the coverage pass's work budget stopped it short of ``max_hops``
-        (then ``hops_completed < max_hops``).
+        A work budget cut the answer: the push's (``push_truncated``) or, for
+        ``rank="coverage"``, the coverage pass's (then ``hops_completed < max_hops``).
+        ``to_dict()`` has ``truncated`` then.
+    push_truncated : bool
+        The push's work budget (``_core.PUSH_VISITS`` adjacency entries read, every round
+        together) stopped it before ``eps`` held; the scores satisfy ``eps_reached`` instead.
+        Only a vanishing ``restart`` or a tiny ``eps`` gets there: every round with
+        ``restart * eps >= 2**-26`` fits. ``to_dict()`` has ``pushTruncated`` then, and
+        ``str()`` a line.
+    edge_visits : int
+        Adjacency entries the push read (at most ``_core.PUSH_VISITS``).
     hops_completed : int or None
         ``rank="coverage"``: the radius the coverage pass completed. The budget is spent level by
         level across all seeds (every seed's first hop before any seed's second), so the
@@ -226,12 +237,14 @@ class ContextResult(Record):
         "max_hops",
         "eps_reached",
         "truncated",
+        "push_truncated",
+        "edge_visits",
         "hops_completed",
         "_seeds",
         "_results",
     )
     _fields = ("question", "seeds", "results", "restart", "eps", "k", "residual", "pushes", "reason", "elapsed_ms")
-    _state = ("rank", "max_hops", "eps_reached", "truncated", "hops_completed")
+    _state = ("rank", "max_hops", "eps_reached", "truncated", "push_truncated", "edge_visits", "hops_completed")
     _sequence = "results"
 
     seeds = lazy("What the walk started from.")
@@ -262,6 +275,8 @@ class ContextResult(Record):
         self.max_hops = 2
         self.eps_reached = eps
         self.truncated = False
+        self.push_truncated = False
+        self.edge_visits = 0
         self.hops_completed: int | None = None
         self._seeds = Later(seeds) if callable(seeds) else list(seeds)
         self._results = Later(results) if callable(results) else list(results)
@@ -278,15 +293,16 @@ class ContextResult(Record):
         core: Any,
         elapsed_ms: float,
     ) -> ContextResult:
-        """The result of a core result (its ``residual``, ``pushes``, ``eps`` reached and
-        ``truncated`` read from it).
+        """The result of a core result (its ``residual``, ``pushes``, ``eps`` reached, work and
+        budgets read from it).
 
         Parameters
         ----------
         question, seeds, results, restart, eps, k, elapsed_ms
             As for the constructor.
         core : conceptwalk._core.ContextResult or None
-            The core result (with ``residual``, ``pushes``, ``eps`` and ``truncated``).
+            The core result (with ``residual``, ``pushes``, ``eps``, ``edge_visits``,
+            ``truncated``, ``push_truncated`` and ``radius``).
 
         Returns
         -------
@@ -300,9 +316,36 @@ class ContextResult(Record):
         if core is None:
             return cls(question, seeds, results, restart, eps, k, 0.0, 0, None, elapsed_ms)
         self = cls(question, seeds, results, restart, eps, k, core.residual, core.pushes, None, elapsed_ms)
-        self.eps_reached, self.truncated = core.eps, core.truncated
-        self.hops_completed = core.radius
+        self.set_work(core.eps, core.edge_visits, bool(core.push_truncated), bool(core.truncated), core.radius)
         return self
+
+    def set_work(
+        self, eps_reached: float, edge_visits: int, push_truncated: bool, cover_truncated: bool, radius: int
+    ) -> None:
+        """Record what the core reported about the push and the coverage pass.
+
+        Parameters
+        ----------
+        eps_reached : float
+            The eps the scores satisfy.
+        edge_visits : int
+            Adjacency entries the push read.
+        push_truncated, cover_truncated : bool
+            The push's, the coverage pass's work budget cut it.
+        radius : int
+            The radius the coverage pass completed.
+
+        Examples
+        --------
+        >>> r = ContextResult(None, [], [], 1e-9, 1e-3, 5)
+        >>> r.set_work(0.03, 2**26, True, False, 2)
+        >>> r.truncated, r.to_dict()["pushTruncated"], r.to_dict()["epsReached"]
+        (True, True, 0.03)
+        """
+        self.eps_reached, self.edge_visits = eps_reached, edge_visits
+        self.push_truncated = push_truncated
+        self.truncated = push_truncated or cover_truncated
+        self.hops_completed = radius
 
     def __repr__(self) -> str:
         return (
@@ -334,6 +377,8 @@ class ContextResult(Record):
             d["epsReached"] = self.eps_reached
         if self.truncated:
             d["truncated"] = True
+        if self.push_truncated:
+            d["pushTruncated"] = True
         if self.reason is not None:
             d["reason"] = self.reason
         return d
@@ -346,6 +391,11 @@ class ContextResult(Record):
             lines.append(
                 f"  (coverage within {self.hops_completed} of {self.max_hops} hops: the work budget "
                 "ran out; the counts are exact for that radius)"
+            )
+        if self.push_truncated:
+            lines.append(
+                f"  (the push's work budget ran out after {self.edge_visits:,} edge visits: each score is "
+                f"within {self.eps_reached:.3g} x its degree of exact PPR, not eps={self.eps:g})"
             )
         if self.seeds:
             lines.append(
@@ -710,7 +760,7 @@ def _from_core(
         (time.perf_counter() - t0) * 1e3,
         r.fill_spent,
     )
-    out.eps_reached, out.truncated, out.hops_completed = r.eps, r.truncated, r.radius
+    out.set_work(r.eps, r.edge_visits, bool(r.push_truncated), bool(r.truncated), r.radius)
     return out
 
 
@@ -762,12 +812,12 @@ def check_rank(rank: Any, max_hops: Any) -> tuple[int, int]:
 
 
 def _ranked(res: ContextResult, rank: str, max_hops: int) -> ContextResult:
-    """``res`` with its ranking recorded (and, for coverage, the radius completed: ``max_hops``
-    unless the budget cut the pass, as it says in ``truncated``)."""
+    """``res`` with its ranking recorded (and, for coverage, the radius completed: the core's,
+    or ``max_hops`` when the core did not run)."""
     res.rank, res.max_hops = rank, max_hops
     if rank != "coverage":
         res.hops_completed = None
-    elif not res.truncated:
+    elif res.hops_completed is None:
         res.hops_completed = max_hops
     return res
 
@@ -1064,7 +1114,12 @@ def graph_context_batch(
         )
         op = b.ptr.tolist()
         nl, sl, hl, vl = b.nodes.tolist(), b.scores.tolist(), b.hops.tolist(), b.via.tolist()
-        res_l, pu_l = b.residual.tolist(), b.pushes.tolist()
+        res_l, pu_l, ev_l, pt_l = (
+            b.residual.tolist(),
+            b.pushes.tolist(),
+            b.edge_visits.tolist(),
+            b.push_truncated.tolist(),
+        )
         eps_l, sp_l, tr_l, rad_l = b.eps.tolist(), b.fill_spent.tolist(), b.truncated.tolist(), b.radius.tolist()
         cl, cp, cs = b.coverage.tolist(), b.cover_ptr.tolist(), b.cover_seeds.tolist()
         for j, i in enumerate(run):
@@ -1093,8 +1148,7 @@ def graph_context_batch(
                 0.0,
                 bool(sp_l[j]),
             )
-            done[i].eps_reached, done[i].truncated = eps_l[j], bool(tr_l[j])
-            done[i].hops_completed = rad_l[j]
+            done[i].set_work(eps_l[j], ev_l[j], bool(pt_l[j]), bool(tr_l[j]), rad_l[j])
     results = [
         done[i] if i in done else _context_result(g, q, spec, restart, eps, k, reason, 0, None, 0.0, 0, False, 0.0)
         for i, (q, spec, reason) in enumerate(prepared)
