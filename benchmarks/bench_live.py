@@ -278,6 +278,12 @@ def measure_memory(kb_path: str, turns: int) -> dict[str, Any]:
     }
 
 
+def _write_json(path: str | None, key: str, rows: list[dict[str, Any]]) -> None:
+    if path:
+        with open(path, "w") as f:
+            json.dump({"python": sys.version.split()[0], key: rows}, f, indent=1)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kb", action="append", required=True, help="a synthetic KB (conceptwalk synth); repeatable")
@@ -294,9 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"(at the start {m['rss_start_mb']:.0f} MB); a fresh process on the final store "
                 f"{m['rss_fresh_mb']:.0f} MB: {m['ratio']:.2f}x"
             )
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump({"python": sys.version.split()[0], "memory": mem}, f, indent=1)
+        _write_json(args.json, "memory", mem)
         return 0
     results = [measure(p, args.turns, args.vector_dim) for p in args.kb]
     for r in results:
@@ -310,9 +314,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"concept vector write ({v['concepts']:,} x {v['dim']}) + wrapped query: {v['vector_turn_ms']:.1f} ms "
                 f"vs node write + wrapped query {v['node_turn_ms']:.1f} ms ({v['ratio']:.2f}x)"
             )
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"python": sys.version.split()[0], "results": results}, f, indent=1)
+    _write_json(args.json, "results", results)
     return 0
 
 
