@@ -567,6 +567,31 @@ class Row:
             return "met" if 1.0 / r <= float(m.group(1)) else "not met"
         return "n/a"
 
+    def to_dict(self) -> dict[str, Any]:
+        """The row as JSON values (NaN times and ratios as None), as ``conceptwalk bench --json``
+        and the report's table give it.
+
+        Examples
+        --------
+        >>> Row("x", "ours", 1.0).to_dict()["reference_s"], Row("x", "ours", 1.0, "ref", 2.0).to_dict()["ratio"]
+        (None, 2.0)
+        """
+
+        def num(x: float) -> float | None:
+            return None if x != x else x
+
+        return {
+            "measurement": self.group,
+            "ours": self.ours,
+            "ours_s": num(self.ours_s),
+            "reference": self.ref,
+            "reference_s": num(self.ref_s),
+            "ratio": num(self.ratio),
+            "target": self.target,
+            "met": self.met,
+            "note": self.note,
+        }
+
 
 def _check_ppr(ours: Any, ref: dict[int, float], adj: list[list[int]], eps: float) -> None:
     """Our push and the reference push run the same algorithm: every score within the push

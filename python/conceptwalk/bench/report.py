@@ -240,20 +240,7 @@ def write_report(
     _plot_latencies(plt, latencies, os.path.join(directory, "latency.png"), f"latency per call: {info['source']}")
     if curve:
         _plot_scaling(plt, curve, os.path.join(directory, "scaling.png"))
-    table = [
-        {
-            "measurement": r.group,
-            "ours": r.ours,
-            "ours_s": None if r.ours_s != r.ours_s else r.ours_s,
-            "reference": r.ref,
-            "reference_s": None if r.ref_s != r.ref_s else r.ref_s,
-            "ratio": None if r.ratio != r.ratio else r.ratio,
-            "target": r.target,
-            "met": r.met,
-            "note": r.note,
-        }
-        for r in rows
-    ]
+    table = [r.to_dict() for r in rows]
     dist = {
         tool: {
             name: {

@@ -86,20 +86,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.json:
         payload = {
             **info,
-            "rows": [
-                {
-                    "measurement": r.group,
-                    "ours": r.ours,
-                    "ours_s": None if r.ours_s != r.ours_s else r.ours_s,
-                    "reference": r.ref,
-                    "reference_s": None if r.ref_s != r.ref_s else r.ref_s,
-                    "ratio": None if r.ratio != r.ratio else r.ratio,
-                    "target": r.target,
-                    "met": r.met,
-                    "note": r.note,
-                }
-                for r in rows
-            ],
+            "rows": [r.to_dict() for r in rows],
         }
         sys.stdout.write(json.dumps(payload) + "\n")
     else:
