@@ -47,7 +47,6 @@ conceptwalk.errors.NotFoundError: id not found: 'jwt'
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -58,6 +57,7 @@ import numpy as np
 
 from ..errors import ConceptwalkError, InputError, NotFoundError, shown
 from ..graph import Caller
+from ._net import is_loopback as loopback
 
 __all__ = [
     "Explorer",
@@ -454,30 +454,6 @@ def static_files() -> dict[str, tuple[bytes, str]]:
     for name in ("index.html", "explore.js", "explore.css"):
         out[name] = (base.joinpath(name).read_bytes(), kinds[os.path.splitext(name)[1]])
     return out
-
-
-def loopback(host: str) -> bool:
-    """Whether ``host`` names a loopback address (``localhost``, ``127.0.0.0/8``, ``::1``).
-
-    Parameters
-    ----------
-    host : str
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> loopback("127.0.0.1"), loopback("[::1]"), loopback("localhost"), loopback("0.0.0.0")
-    (True, True, True, False)
-    """
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def build_app(explorer: Explorer, *, host: str = "127.0.0.1", port: int = 8765) -> Any:

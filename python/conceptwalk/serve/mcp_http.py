@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import ipaddress
 import json
 import logging
 import signal
@@ -51,6 +50,7 @@ from typing import Any
 
 from ..errors import ConceptwalkError
 from ..graph import Caller
+from ._net import is_loopback
 from .mcp import TokenFile, ToolServer, build_server, require_mcp
 
 __all__ = [
@@ -122,25 +122,6 @@ def parse_bind(spec: str) -> tuple[str, int]:
     if not (port_s.isascii() and port_s.isdigit()) or int(port_s) > 65535 or not host:
         raise ConceptwalkError(f"--http: expected HOST:PORT with a port in 0..65535, got {spec!r}")
     return host, int(port_s)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback address (or ``localhost``).
-
-    Parameters
-    ----------
-    host : str
-
-    Returns
-    -------
-    bool
-    """
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def own_origins(host: str, port: int) -> list[str]:
