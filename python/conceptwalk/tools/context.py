@@ -640,21 +640,7 @@ def graph_context(
         if not content:
             if not given and not named:
                 return _ranked(
-                    _context_result(
-                        g,
-                        question,
-                        [],
-                        restart,
-                        eps,
-                        k,
-                        _nothing_left(question),
-                        0,
-                        None,
-                        0.0,
-                        0,
-                        False,
-                        (time.perf_counter() - t0) * 1e3,
-                    ),
+                    _no_result(g, question, [], restart, eps, k, _nothing_left(question), t0),
                     rank,
                     max_hops,
                 )
@@ -674,7 +660,7 @@ def graph_context(
         text_spec = partial(_text_seed_spec, r, given, named)
         if not r.seeded:
             return _ranked(
-                _context_result(
+                _no_result(
                     g,
                     question,
                     text_spec,
@@ -682,12 +668,7 @@ def graph_context(
                     eps,
                     k,
                     "the question matched no visible node, names none and no concepts were given",
-                    0,
-                    None,
-                    0.0,
-                    0,
-                    False,
-                    (time.perf_counter() - t0) * 1e3,
+                    t0,
                 ),
                 rank,
                 max_hops,
@@ -700,9 +681,7 @@ def graph_context(
     )
     if seed_nodes is None or seed_w is None:
         return _ranked(
-            _context_result(
-                g, question, spec, restart, eps, k, reason, 0, None, 0.0, 0, False, (time.perf_counter() - t0) * 1e3
-            ),
+            _no_result(g, question, spec, restart, eps, k, reason, t0),
             rank,
             max_hops,
         )
@@ -939,6 +918,21 @@ def _items(g: LinkGraph, top: Any, scores: Any, hops: Any, via: Any) -> list[Con
     return [ContextItem(ids[v], names[codes[v]], titles[v], s, h, ids[w]) for v, s, h, w in zip(top, scores, hops, via)]
 
 
+def _no_result(
+    g: LinkGraph,
+    question: str | None,
+    spec: Any,
+    restart: float,
+    eps: float,
+    k: int,
+    reason: str | None,
+    t0: float | None = None,
+) -> ContextResult:
+    """A query answered without a push (nothing to seed it), timed from ``t0`` (None: 0 ms)."""
+    elapsed = 0.0 if t0 is None else (time.perf_counter() - t0) * 1e3
+    return _context_result(g, question, spec, restart, eps, k, reason, 0, None, 0.0, 0, False, elapsed)
+
+
 def _context_result(
     g: LinkGraph,
     question: str | None,
@@ -1150,7 +1144,7 @@ def graph_context_batch(
             )
             done[i].set_work(eps_l[j], ev_l[j], bool(pt_l[j]), bool(tr_l[j]), rad_l[j])
     results = [
-        done[i] if i in done else _context_result(g, q, spec, restart, eps, k, reason, 0, None, 0.0, 0, False, 0.0)
+        done[i] if i in done else _no_result(g, q, spec, restart, eps, k, reason)
         for i, (q, spec, reason) in enumerate(prepared)
     ]
     per = (time.perf_counter() - t0) * 1e3 / max(len(results), 1)
