@@ -195,6 +195,16 @@ def _stop_only(norm: str) -> bool:
 
 
 # --------------------------------------------------------------------------- names
+def _joined(got: str | tuple[str, ...] | None, nid: str) -> str | tuple[str, ...] | None:
+    """A name's value after ``nid`` is added to ``got`` (one id, or the sorted ids sharing the
+    name), or None when ``nid`` already is among them."""
+    if got is None:
+        return nid
+    if isinstance(got, str):
+        return None if got == nid else tuple(sorted((got, nid)))
+    return None if nid in got else tuple(sorted((*got, nid)))
+
+
 class NameIndex:
     """Normalised names -> the node ids they name (ascending), and the longest name's words (an
     upper bound).
@@ -268,14 +278,9 @@ class NameIndex:
             for norm, nid in zip(norms, ids):
                 if not norm:
                     continue
-                got = names.get(norm)
-                if got is None:
-                    names[norm] = nid
-                elif isinstance(got, str):
-                    if got != nid:
-                        names[norm] = tuple(sorted((got, nid)))
-                elif nid not in got:
-                    names[norm] = tuple(sorted((*got, nid)))
+                joined = _joined(names.get(norm), nid)
+                if joined is not None:
+                    names[norm] = joined
         self.size = len(self.names)
         self.longest = max(self.longest, folded.count(" ") + 1 if " " in folded else 1)
         self.longest = min(self.longest, MAX_NAME_WORDS)
@@ -297,17 +302,10 @@ class NameIndex:
             norm = _normalize_name(name)
             if not norm:
                 continue
-            got = names.get(norm)
-            if got is None:
-                names[norm] = nid
-            elif isinstance(got, str):
-                if got == nid:
-                    continue
-                names[norm] = tuple(sorted((got, nid)))
-            elif nid not in got:
-                names[norm] = tuple(sorted((*got, nid)))
-            else:
+            joined = _joined(names.get(norm), nid)
+            if joined is None:
                 continue
+            names[norm] = joined
             added += 1
             n = norm.count(" ") + 1
             if n > longest:
