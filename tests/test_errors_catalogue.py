@@ -287,6 +287,7 @@ TRIGGERS = {
     "E163": lambda t: WalkConfig(embedder=42),
     "E320": lambda t: WalkConfig(stop_score_ratio=1.5),
     "E321": lambda t: WalkConfig(stop_rule="yes"),
+    "E328": lambda t: WalkConfig(stop_flat_support=-1),
     "E322": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.zeros(3)),
     "E323": lambda t: _resolver().resolve("x", caller=ALL, query_vector=np.zeros(64), query_model="st:other"),
     "E324": lambda t: _resolver(None).resolve("x", caller=ALL, query_vector=np.zeros(64)),

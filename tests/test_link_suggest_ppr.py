@@ -13,7 +13,16 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from conceptwalk import Caller, InputError, LinkGraph, NotFoundError, graph_path, link_suggest, link_suggest_batch
+from conceptwalk import (
+    Caller,
+    _core,
+    InputError,
+    LinkGraph,
+    NotFoundError,
+    graph_path,
+    link_suggest,
+    link_suggest_batch,
+)
 
 ALL = Caller.all_access()
 CALLERS = [ALL, Caller(scopes={"team"}), Caller(scopes=set())]
@@ -192,6 +201,27 @@ def test_ppr_suggest_hub_lowers_eps_like_graph_context() -> None:
     r = link_suggest(g, "hub", k=1, caller=ALL, method="ppr")
     assert [s.id for s in r.suggestions] == ["far"] and r.eps_reached < 1e-4
     assert r.to_dict()["epsReached"] == r.eps_reached
+
+
+def test_ppr_suggest_chains_past_a_hub_the_bfs_cannot_afford() -> None:
+    # The chains of suggestions beyond two hops come from one BFS from the query node, within the
+    # push's own work; here the BFS meets a hub (5,000 leaves, which the push never pushes: its
+    # residual stays below eps * deg) before the chain's far end, so those targets take the
+    # bidirectional BFS instead. Either way each chain is graph_path's, for every caller.
+    edges = [("a", "b-hub"), ("a", "x"), ("x", "y"), ("y", "z"), ("z", "w"), ("y", "v"), ("v", "w")]
+    edges += [("b-hub", f"leaf{i:04d}") for i in range(5000)]
+    nodes = [{"id": i} for i in ("a", "b-hub", "x", "y", "z", "w")] + [{"id": "v", "scopes": ["team"]}]
+    g = LinkGraph.from_edges(edges, nodes=nodes)
+    far = np.array([g.index("z"), g.index("w")], dtype=np.int32)
+    assert _core.shortest_paths_from(g.core, g.index("a"), far, 200).path.size == 0  # the construction
+    for caller in CALLERS:
+        r = link_suggest(g, "a", k=20, caller=caller, method="ppr")
+        got = {s.id: (s.hops, s.path) for s in r.suggestions}
+        assert {"y", "z", "w"} <= set(got)
+        for s in r.suggestions:
+            want = [x[0] for x in graph_path(g, "a", s.id, caller=caller).nodes]
+            assert list(s.path) == want and s.hops == len(want) - 1
+        assert got["w"][1] == (("a", "x", "y", "v", "w") if caller is not CALLERS[2] else ("a", "x", "y", "z", "w"))
 
 
 def test_ppr_suggest_pickles_equal() -> None:

@@ -118,11 +118,17 @@ def test_stop_rule_is_the_documented_filter_of_the_rule_off_output(seed):
         edges.append(e)
     g = LinkGraph.from_edges(edges, nodes=nodes)
     ratio, hc = rng.choice([0.0, 0.25, 0.5, 0.8]), rng.choice([0.0, 0.5, 0.95, 1.0])
+    support = rng.choice([0, 1, 2])
     text = " ".join(f"word{c}" for c in rng.sample(ids[:5], 2))
-    flat = fixed([{"id": rng.choice(ids)}])
+    flat_ids = rng.sample(ids, 3)
+    flat = fixed([{"id": i} for i in flat_ids])
     kw = dict(embedder=None, max_candidates=8)
     off = ConceptAnchoredRetriever(flat, g, config=WalkConfig(stop_rule=False, **kw))
-    on = ConceptAnchoredRetriever(flat, g, config=WalkConfig(stop_score_ratio=ratio, stop_hop_confidence=hc, **kw))
+    on = ConceptAnchoredRetriever(
+        flat,
+        g,
+        config=WalkConfig(stop_score_ratio=ratio, stop_hop_confidence=hc, stop_flat_support=support, **kw),
+    )
     a = off.run(text, 3, concept_walk=True, caller=EVERYONE)
     b = on.run(text, 3, concept_walk=True, caller=EVERYONE)
     conf = {c.id: c.confidence for c in a.concepts}
@@ -130,6 +136,7 @@ def test_stop_rule_is_the_documented_filter_of_the_rule_off_output(seed):
     # the best over every candidate of the walk: the appended ones and those the flat results hold
     pool = ConceptAnchoredRetriever(fixed([]), g, config=WalkConfig(stop_rule=False, **kw))
     every = pool.run(text, 3, concept_walk=True, caller=EVERYONE)
+    held = set(flat_ids)
     best = max((o["walkScore"] for o in every.results), default=0.0) if every.concepts == a.concepts else None
     if best is None:  # the flat hit changed the resolution: compare the shape only
         assert len(b.results) <= len(a.results)
@@ -138,12 +145,55 @@ def test_stop_rule_is_the_documented_filter_of_the_rule_off_output(seed):
     for o in added:
         if o["walkScore"] < ratio * best:
             why["score"] += 1
-        elif o["hops"] > 1 and conf[o["concept"]] < hc:
+        elif (
+            o["hops"] > 1
+            and conf[o["concept"]] < hc
+            and not (support and len(held & set(g.neighbors(o["id"]))) >= support)
+        ):
             why["hops"] += 1
         else:
             want.append(o)
     assert b.results[b.event["flatCount"] :] == want
     assert b.cut_by == {k: v for k, v in why.items() if v} and b.cut == len(added) - len(want)
+
+
+def test_stop_rule_keeps_a_two_hop_candidate_the_flat_results_support():
+    """A candidate two hops from a concept resolved below stop_hop_confidence is appended when
+    at least stop_flat_support flat results are its neighbours, counted over what the caller
+    sees (a hidden neighbour supports nothing, whatever the flat search returned)."""
+    base = [
+        {"src": "c:a", "dst": "f:a1", "type": "IMPLEMENTED_BY"},
+        {"src": "c:a", "dst": "f:a2", "type": "IMPLEMENTED_BY", "extraction_confidence": 0.9},
+        {"src": "c:a", "dst": "c:r", "type": "RELATED_TO"},
+        {"src": "c:r", "dst": "f:r1", "type": "IMPLEMENTED_BY"},
+        {"src": "d:x", "dst": "f:r1", "type": "CITES"},  # no walk gate: the walk is unchanged
+        {"src": "d:y", "dst": "f:r1", "type": "CITES"},
+    ]
+    nodes = [
+        {"id": "c:a", "type": "CONCEPT", "title": "Alpha"},
+        {"id": "c:r", "type": "CONCEPT", "title": "Rho"},
+        {"id": "d:x", "type": "DOC", "title": "x"},
+        {"id": "d:y", "type": "DOC", "title": "y", "scopes": ["secret"]},
+    ] + [{"id": f, "type": "FILE", "title": f} for f in ("f:a1", "f:a2", "f:r1")]
+    g = LinkGraph.from_edges(base, nodes=nodes)
+
+    def added(flat, caller=EVERYONE, **kw):
+        r = ConceptAnchoredRetriever(fixed(flat), g, config=WalkConfig(embedder=None, stop_score_ratio=0.0, **kw))
+        res = r.run("alpha", 10, concept_walk=True, caller=caller)
+        return [o["id"] for o in res.results[res.event["flatCount"] :]], res.cut_by
+
+    # f:r1 is two hops from c:a, resolved below 1.0 (the default stop_hop_confidence)
+    assert added([]) == (["f:a1", "f:a2"], {"hops": 1})
+    assert added([{"id": "d:x"}]) == (["f:a1", "f:a2", "f:r1"], {})
+    assert added([{"id": "d:x"}], stop_flat_support=0) == (["f:a1", "f:a2"], {"hops": 1})
+    assert added([{"id": "d:x"}], stop_flat_support=2) == (["f:a1", "f:a2"], {"hops": 1})
+    assert added([{"id": "d:x"}, {"id": "d:y"}], stop_flat_support=2) == (["f:a1", "f:a2", "f:r1"], {})
+    # d:y is hidden from the public caller: it supports nothing even when the flat search names it
+    assert added([{"id": "d:x"}, {"id": "d:y"}], PUBLIC, stop_flat_support=2) == (["f:a1", "f:a2"], {"hops": 1})
+    with pytest.raises(InputError, match="stop_flat_support must be an integer >= 0"):
+        WalkConfig(stop_flat_support=-1)
+    with pytest.raises(InputError, match="stop_flat_support"):
+        WalkConfig(stop_flat_support=True)
 
 
 def test_events_with_cuts_and_missing_types_match_the_schema():

@@ -20,6 +20,14 @@ void register_path(py::module_& m) {
       .def_property_readonly("ptr", vector_property(&cw::PathBatch::ptr))
       .def_property_readonly("nodes", vector_property(&cw::PathBatch::nodes));
 
+  py::class_<cw::ChainsResult>(
+      m, "ChainsResult",
+      "Shortest chains from one source: target i's chain at path[ptr[i]:ptr[i + 1]] (empty: not "
+      "reached within the budget, or not connected) and the row entries the BFS read. Read-only.")
+      .def_property_readonly("ptr", vector_property(&cw::ChainsResult::ptr))
+      .def_property_readonly("path", vector_property(&cw::ChainsResult::path))
+      .def_readonly("visits", &cw::ChainsResult::visits);
+
   py::class_<cw::HopsResult>(
       m, "HopsResult",
       "Per target: hops to the nearest seed (-1: not reached) and that seed (smallest index on "
@@ -81,6 +89,23 @@ void register_path(py::module_& m) {
       },
       "graph"_a, "sources"_a, "targets"_a, "threads"_a = 1, "visible"_a = py::none(),
       "Shortest paths for many (source, target) pairs across threads; returns a PathBatch.");
+
+  m.def(
+      "shortest_paths_from",
+      [](const cw::CSRGraph& g, std::int64_t source, py::handle targets_in, std::int64_t max_visits,
+         py::handle visible) {
+        const cw::node_t s = node_scalar(source, g, "source");
+        const carray<std::int32_t> targets = node_array(targets_in, g, "targets");
+        check_1d(targets, "targets");
+        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
+        const std::int32_t* t = targets.data();
+        const std::int64_t nt = targets.shape(0);
+        py::gil_scoped_release nogil;
+        return cw::shortest_paths_from(g, vis, s, nt, t, max_visits);
+      },
+      "graph"_a, "source"_a, "targets"_a, "max_visits"_a = -1, "visible"_a = py::none(),
+      "shortest_path's chain from source to every target by one BFS (max_visits < 0: no budget; a "
+      "target not reached within it gets an empty chain); returns a ChainsResult.");
 
   m.def(
       "multi_source_hops",

@@ -149,6 +149,75 @@ PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, nod
   return res;
 }
 
+ChainsResult shortest_paths_from(const CSRGraph& g, const Visibility& vis, node_t s, std::int64_t ntargets,
+                                 const node_t* targets, std::int64_t max_visits) {
+  check_node(g, vis, s, "source");
+  if (ntargets < 0) throw InvalidArgument("ntargets must be >= 0");
+  check_nodes(g, vis, ntargets, targets, "target");
+  Workspace& ws = thread_workspace(g.num_nodes(), Workspace::kWorkspaceMarks);
+  const offset_t* const indptr = g.indptr();
+  const node_t* const indices = g.indices();
+  std::int32_t* const dist = ws.ia.data();    // -1 when clean
+  std::int32_t* const pred = ws.ib.data();    // -1 when clean
+  std::uint8_t* const flag = ws.flag.data();  // 1: a target not reached yet
+  std::vector<node_t>& seen = ws.queue;       // BFS order
+  seen.clear();
+  std::int64_t remaining = 0;
+  for (std::int64_t i = 0; i < ntargets; ++i) {
+    if (!flag[targets[i]]) {
+      flag[targets[i]] = 1;
+      ++remaining;
+    }
+  }
+  ChainsResult res;
+  dist[s] = 0;
+  seen.push_back(s);
+  if (flag[s] == 1) {
+    flag[s] = 2;
+    --remaining;
+  }
+  for (std::size_t head = 0; remaining > 0 && head < seen.size(); ++head) {
+    const node_t u = seen[head];
+    const offset_t b = indptr[u], e = indptr[u + 1];
+    if (max_visits >= 0 && res.visits + (e - b) > max_visits) break;
+    res.visits += e - b;
+    const std::int32_t d = dist[u] + 1;
+    for (offset_t j = b; j < e; ++j) {
+      const node_t v = indices[j];
+      if (dist[v] >= 0 || !CSRGraph::visible(v, vis)) continue;
+      dist[v] = d;
+      pred[v] = u;
+      seen.push_back(v);
+      if (flag[v] == 1) {
+        flag[v] = 2;
+        if (--remaining == 0) break;  // every chain is known: predecessors never change
+      }
+    }
+  }
+  res.ptr.reserve(static_cast<std::size_t>(ntargets) + 1);
+  res.ptr.push_back(0);
+  for (std::int64_t i = 0; i < ntargets; ++i) {
+    const node_t t = targets[i];
+    if (dist[t] >= 0) {
+      const std::size_t at = res.path.size();
+      res.path.resize(at + static_cast<std::size_t>(dist[t]) + 1);
+      node_t x = t;
+      for (std::size_t q = res.path.size(); q-- > at;) {  // t back to s
+        res.path[q] = x;
+        x = pred[x];
+      }
+    }
+    res.ptr.push_back(static_cast<std::int64_t>(res.path.size()));
+  }
+  for (node_t v : seen) {
+    dist[v] = -1;
+    pred[v] = -1;
+  }
+  for (std::int64_t i = 0; i < ntargets; ++i) flag[targets[i]] = 0;
+  seen.clear();
+  return res;
+}
+
 HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
                              std::int64_t ntargets, const node_t* targets, std::int32_t max_hops) {
   check_nodes(g, vis, nseeds, seeds, "seed");

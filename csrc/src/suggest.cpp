@@ -142,13 +142,40 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
   return res;
 }
 
+namespace {
+
+// Per-thread marks of rooted PageRank suggestion, grown on demand and clean between queries
+// (zeros): bit 0 = the query node or one of its visible neighbours (excluded, and at two hops the
+// shared neighbours), bit 1 = a target with no shared neighbour (farther than two hops).
+struct PPRScratch {
+  RawVector<std::uint8_t> flag;
+  std::vector<node_t> excl, far;
+  void ensure(std::size_t n) {
+    if (flag.size() >= n) return;
+    const std::size_t old = flag.size();
+    flag.resize(n);
+    for (std::size_t i = old; i < n; ++i) flag[i] = 0;
+  }
+};
+
+PPRScratch& ppr_scratch(node_t n) {
+  thread_local PPRScratch ws;
+  ws.ensure(static_cast<std::size_t>(n));
+  return ws;
+}
+
+}  // namespace
+
 RAResult ppr_suggest(const CSRGraph& g, const Visibility& vis, node_t a, const PPRParams& params, std::int64_t k) {
   check_node(g, vis, a, "node");
   const offset_t* indptr = g.indptr();
   const node_t* indices = g.indices();
+  PPRScratch& ws = ppr_scratch(g.num_nodes());
+  std::uint8_t* const flag = ws.flag.data();
+  constexpr std::uint8_t kExcluded = 1, kFar = 2;
   // Excluded: a and its visible neighbours, ascending (a's row is ascending and has no a).
-  std::vector<node_t> excl;
-  excl.reserve(static_cast<std::size_t>(indptr[a + 1] - indptr[a]) + 1);
+  std::vector<node_t>& excl = ws.excl;
+  excl.clear();
   bool placed = false;
   for (offset_t j = indptr[a]; j < indptr[a + 1]; ++j) {
     const node_t z = indices[j];
@@ -160,7 +187,6 @@ RAResult ppr_suggest(const CSRGraph& g, const Visibility& vis, node_t a, const P
     excl.push_back(z);
   }
   if (!placed) excl.push_back(a);
-  auto excluded = [&](node_t v) { return std::binary_search(excl.begin(), excl.end(), v); };
   FillTarget target;
   target.k = k > 0 ? k : 1;
   target.exclude = excl.data();
@@ -169,40 +195,82 @@ RAResult ppr_suggest(const CSRGraph& g, const Visibility& vis, node_t a, const P
   // The top k + |excl| PPR nodes hold the top k candidates (k <= 0: rank all).
   const std::int64_t k_rank = k > 0 ? k + static_cast<std::int64_t>(excl.size()) : 0;
   PPRResult r = personalized_pagerank_fill(g, vis, 1, &a, &one, params, k_rank, target);
+  // Marked after the push (which validated the parameters); cleaned however this returns.
+  std::vector<node_t>& far = ws.far;
+  far.clear();
+  struct Clean {
+    std::uint8_t* flag;
+    const std::vector<node_t>& a;
+    const std::vector<node_t>& b;
+    ~Clean() {
+      for (node_t v : a) flag[v] = 0;
+      for (node_t v : b) flag[v] = 0;
+    }
+  } clean{flag, excl, far};
+  for (node_t z : excl) flag[z] = kExcluded;
   RAResult res;
   res.eps = r.eps;
   res.fill_spent = r.fill_spent;
   res.candidates = r.results;
-  for (std::size_t j = 0; j < r.nodes.size(); ++j) {
+  const std::size_t want = k > 0 ? static_cast<std::size_t>(k) : r.nodes.size();
+  res.targets.reserve(std::min(want, r.nodes.size()));
+  res.scores.reserve(std::min(want, r.nodes.size()));
+  for (std::size_t j = 0; j < r.nodes.size() && res.targets.size() < want; ++j) {
     const node_t v = r.nodes[j];
-    if (excluded(v)) continue;
-    if (k > 0 && static_cast<std::int64_t>(res.targets.size()) >= k) break;
+    if (flag[v] & kExcluded) continue;
     res.targets.push_back(v);
     res.scores.push_back(r.scores[j]);
   }
   const std::size_t m = res.targets.size();
   res.hops.resize(m);
-  res.shared_ptr.assign(1, 0);
-  res.path_ptr.assign(1, 0);
+  res.shared_ptr.reserve(m + 1);
+  res.shared_ptr.push_back(0);
+  // Two hops exactly when b's row holds a visible neighbour of a (then those are the shared
+  // neighbours, ascending; a itself is not in the row: b is no neighbour of a). Flagged nodes
+  // are visible.
   for (std::size_t j = 0; j < m; ++j) {
     const node_t b = res.targets[j];
-    // Two hops exactly when b's row holds a visible neighbour of a (then those are the shared
-    // neighbours, ascending; a itself is not in the row: b is no neighbour of a).
+    const std::size_t s0 = res.shared.size();
     for (offset_t t = indptr[b]; t < indptr[b + 1]; ++t) {
       const node_t x = indices[t];
-      if (x != a && CSRGraph::visible(x, vis) && excluded(x)) res.shared.push_back(x);
+      if ((flag[x] & kExcluded) && x != a) res.shared.push_back(x);
     }
-    const std::size_t s0 = static_cast<std::size_t>(res.shared_ptr.back());
-    if (res.shared.size() > s0) {
-      res.hops[j] = 2;
-      res.path.insert(res.path.end(), {a, res.shared[s0], b});
-    } else {
-      // Farther (p > 0 only within a's component, so a visible path exists).
-      const PathResult p = shortest_path(g, vis, a, b);
-      res.hops[j] = static_cast<std::int32_t>(p.path.size()) - 1;
-      res.path.insert(res.path.end(), p.path.begin(), p.path.end());
+    if (res.shared.size() == s0) {
+      far.push_back(b);
+      flag[b] |= kFar;
     }
     res.shared_ptr.push_back(static_cast<std::int64_t>(res.shared.size()));
+  }
+  // The chains of the farther targets (p > 0 only within a's component, so each has one): one
+  // BFS from a for all of them, within the push's own work (its row visits); a target it does
+  // not reach within that budget (a hub's row on the way) gets shortest_path's bidirectional
+  // BFS. Both give shortest_path's chain.
+  ChainsResult chains;
+  if (!far.empty())
+    chains = shortest_paths_from(g, vis, a, static_cast<std::int64_t>(far.size()), far.data(),
+                                 std::max<std::int64_t>(r.edge_visits, 64));
+  res.path_ptr.reserve(m + 1);
+  res.path_ptr.push_back(0);
+  res.path.reserve(3 * m);
+  std::size_t f = 0;
+  for (std::size_t j = 0; j < m; ++j) {
+    const node_t b = res.targets[j];
+    if (!(flag[b] & kFar)) {
+      res.hops[j] = 2;
+      res.path.insert(res.path.end(), {a, res.shared[static_cast<std::size_t>(res.shared_ptr[j])], b});
+    } else {
+      const auto c0 = static_cast<std::size_t>(chains.ptr[f]), c1 = static_cast<std::size_t>(chains.ptr[f + 1]);
+      ++f;
+      if (c1 > c0) {
+        res.hops[j] = static_cast<std::int32_t>(c1 - c0) - 1;
+        res.path.insert(res.path.end(), chains.path.begin() + static_cast<std::ptrdiff_t>(c0),
+                        chains.path.begin() + static_cast<std::ptrdiff_t>(c1));
+      } else {
+        const PathResult p = shortest_path(g, vis, a, b);
+        res.hops[j] = static_cast<std::int32_t>(p.path.size()) - 1;
+        res.path.insert(res.path.end(), p.path.begin(), p.path.end());
+      }
+    }
     res.path_ptr.push_back(static_cast<std::int64_t>(res.path.size()));
   }
   return res;

@@ -202,6 +202,16 @@ class PathBatch:
     @property
     def nodes(self) -> npt.NDArray[np.int32]: ...
 
+class ChainsResult:
+    """Shortest chains from one source: target i's at path[ptr[i]:ptr[i + 1]] (empty: not reached)."""
+
+    @property
+    def ptr(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def path(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def visits(self) -> int: ...
+
 class HopsResult:
     """Per target: hops to the nearest seed and that seed (-1: not reached)."""
 
@@ -418,6 +428,13 @@ def path_batch(
     threads: _Int = 1,
     visible: VisibilityMask | None = None,
 ) -> PathBatch: ...
+def shortest_paths_from(
+    graph: CSRGraph,
+    source: _Int,
+    targets: npt.ArrayLike,
+    max_visits: _Int = -1,
+    visible: VisibilityMask | None = None,
+) -> ChainsResult: ...
 def multi_source_hops(
     graph: CSRGraph,
     seeds: npt.ArrayLike,

@@ -16,6 +16,22 @@ struct PathResult {
 // node indices. s == t gives [s].
 PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, node_t t);
 
+struct ChainsResult {
+  std::vector<std::int64_t> ptr;  // ntargets + 1 offsets: target i's chain at path[ptr[i] .. ptr[i + 1])
+  std::vector<node_t> path;       // s .. t inclusive per target; empty when not reached within the budget
+  std::int64_t visits = 0;        // row entries the BFS read
+};
+
+// The shortest chains from s to each target, by one BFS from s, each the chain shortest_path
+// gives (the lexicographically smallest sequence of node indices among the shortest): with rows
+// ascending and a FIFO queue, every node's first discoverer is its predecessor on that chain (the
+// queue holds each layer in the lexicographic order of its chains). Stops once every target is
+// reached, or before reading a row that would take the visits past max_visits (max_visits < 0:
+// no limit); a target not reached by then, or not connected to s, gets an empty chain (ask
+// shortest_path for it). Targets: visible nodes, repeats allowed.
+ChainsResult shortest_paths_from(const CSRGraph& g, const Visibility& vis, node_t s, std::int64_t ntargets,
+                                 const node_t* targets, std::int64_t max_visits);
+
 struct HopsResult {
   std::vector<std::int32_t> hops;  // per target: distance to the nearest seed, -1 if not reached
   std::vector<node_t> via;         // per target: the smallest-index seed among the nearest, or -1

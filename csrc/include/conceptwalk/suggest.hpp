@@ -37,8 +37,9 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
 // spent), over the visible graph; candidates are the visible nodes other than a and its
 // neighbours with p > 0, by p descending then index, the top k (k <= 0: all). Each target is
 // explained by its hop distance, the neighbours of a it shares (hops == 2; none beyond) and the
-// shortest chain from a. The work is the push's (local) plus, per target beyond two hops, one
-// bidirectional BFS; no O(n) allocation or clearing per query.
+// shortest chain from a. The work is the push's (local) plus one BFS from a for the targets
+// beyond two hops, held to the push's own row visits (a target it does not reach within them gets
+// the bidirectional BFS of shortest_path); no O(n) allocation or clearing per query.
 RAResult ppr_suggest(const CSRGraph& g, const Visibility& vis, node_t a, const PPRParams& params, std::int64_t k);
 
 }  // namespace cw

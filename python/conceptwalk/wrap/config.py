@@ -155,22 +155,26 @@ class WalkConfig:
         ``"logging"`` or ``"logging:LOGGER"``.
     stop_rule : bool, default True
         The wrap stops when the evidence does: of the walk's candidates the flat results do not
-        hold, those failing ``stop_score_ratio`` or ``stop_hop_confidence`` are not appended
-        (counted in the result's ``cut`` and the event's ``cut``/``cutBy``). ``max_candidates``
-        stays the hard cap. False appends every candidate up to ``max_candidates`` (the output
-        before the rule, exactly).
+        hold, those failing ``stop_score_ratio`` or the hop test (``stop_hop_confidence``,
+        ``stop_flat_support``) are not appended (counted in the result's ``cut`` and the event's
+        ``cut``/``cutBy``). ``max_candidates`` stays the hard cap. False appends every candidate
+        up to ``max_candidates`` (the output before the rule, exactly).
     stop_score_ratio : float, default 0.25
         A candidate whose path score is below this fraction of the best path score of the
         query's walk (over all its candidates, also those the flat results hold) is cut
         (``cutBy.score``), in [0, 1].
-    stop_hop_confidence : float, default 0.95
+    stop_hop_confidence : float, default 1.0
         A candidate whose best path has more than one hop is cut (``cutBy.hops``) unless the
-        concept that path starts from was resolved with at least this confidence, in [0, 1];
-        0 keeps every 2-hop candidate, a value above every confidence (not allowed: use
-        ``max_hops=1``) would cut them all. Both defaults were chosen on the tuning half of
-        four real datasets (CWE, EDAM, UMLS, GeoNames, two flat searches each) as the setting
-        with the best mean precision of the appended items whose recall@20 stayed within 0.02
-        of the rule-off output on every one; the held-out figures are in docs/performance.md
+        concept that path starts from was resolved with at least this confidence, in [0, 1],
+        or the flat results support it (``stop_flat_support``); 0 keeps every 2-hop candidate.
+    stop_flat_support : int, default 1
+        A candidate more than one hop from a concept resolved below ``stop_hop_confidence`` is
+        still appended when at least this many of the flat results are its neighbours (in what
+        the caller sees): the flat search and the walk agree on it. 0 turns the support off (the
+        confidence alone decides). The three defaults were chosen on the tuning half of four
+        real datasets (CWE, EDAM, UMLS, GeoNames, two flat searches each) as the setting with
+        the best mean precision of the appended items whose recall@20 stayed within 0.02 of the
+        rule-off output on every one; the held-out figures are in docs/performance.md
         (``benchmarks/bench_wrap_precision.py``).
 
     Examples
@@ -216,7 +220,8 @@ class WalkConfig:
     event_sink: str | None = None
     stop_rule: bool = True
     stop_score_ratio: float = 0.25
-    stop_hop_confidence: float = 0.95
+    stop_hop_confidence: float = 1.0
+    stop_flat_support: int = 1
 
     def __post_init__(self) -> None:
         if (
@@ -262,6 +267,7 @@ class WalkConfig:
             raise InputError(f"stop_rule must be a bool, got {self.stop_rule!r}")
         set_(self, "stop_score_ratio", _unit(self.stop_score_ratio, "stop_score_ratio"))
         set_(self, "stop_hop_confidence", _unit(self.stop_hop_confidence, "stop_hop_confidence"))
+        _int(self.stop_flat_support, "stop_flat_support", 0)
 
     @classmethod
     def for_kb(cls, kb: Any, *, caller: Any, **fields: Any) -> WalkConfig:

@@ -73,7 +73,8 @@ class WrapResult:
     cut_by : dict of str to int
         Why: ``{"score": n, "hops": m}`` (each cut candidate counted once, under the first
         test it failed: its path score below ``stop_score_ratio`` of the best, or more than one
-        hop from a concept resolved below ``stop_hop_confidence``).
+        hop from a concept resolved below ``stop_hop_confidence`` with fewer than
+        ``stop_flat_support`` flat results among its neighbours).
     best_score : float or None
         The best path score of the walk's candidates (also those the flat results hold): the
         reference of ``stop_score_ratio``; None when the walk found nothing or was off.
@@ -360,7 +361,7 @@ class ConceptAnchoredRetriever:
         added = [self._render(g, c, outcome, paths) for c, paths in zip(new, outcome.rendered(new))]
         cut_by: dict[str, int] = {}
         if cfg.stop_rule and added:
-            added, cut_by = self._stop(added, outcome, ranked, concepts)
+            added, cut_by = self._stop(added, outcome, ranked, concepts, g, vm, present)
         cut = sum(cut_by.values())
         t3 = time.perf_counter()
         event = {
@@ -391,20 +392,33 @@ class ConceptAnchoredRetriever:
         return WrapResult(results, concepts, event, cut, cut_by, missing, best)
 
     def _stop(
-        self, added: list[dict[str, Any]], outcome: WalkOutcome, ranked: list[int], concepts: list[ResolvedConcept]
+        self,
+        added: list[dict[str, Any]],
+        outcome: WalkOutcome,
+        ranked: list[int],
+        concepts: list[ResolvedConcept],
+        g: Any,
+        vm: Any,
+        present: set[str],
     ) -> tuple[list[dict[str, Any]], dict[str, int]]:
         """The stop rule (``WalkConfig.stop_rule``): the appended candidates whose evidence holds,
-        in their order, and how many were cut for what."""
+        in their order, and how many were cut for what. The flat support of a candidate is the
+        number of flat results among its neighbours the caller sees (``present``: the flat ids)."""
         cfg = self.config
         best = max(outcome.scores[c] for c in ranked)  # the walk's strongest evidence for this query
         floor = cfg.stop_score_ratio * best
         conf = {c.id: c.confidence for c in concepts}
+        support = cfg.stop_flat_support
         keep: list[dict[str, Any]] = []
         by_score = by_hops = 0
         for item in added:
             if item["walkScore"] < floor:
                 by_score += 1
-            elif item["hops"] > 1 and conf.get(item["concept"], 0.0) < cfg.stop_hop_confidence:
+            elif (
+                item["hops"] > 1
+                and conf.get(item["concept"], 0.0) < cfg.stop_hop_confidence
+                and not (support and _flat_support(g, item["id"], vm, present, support))
+            ):
                 by_hops += 1
             else:
                 keep.append(item)
@@ -483,6 +497,25 @@ class ConceptAnchoredRetriever:
             "pathCount": outcome.path_count[c],
             "paths": paths,
         }
+
+
+def _flat_support(g: Any, node: str, vm: Any, present: set[str], need: int) -> bool:
+    """Whether at least ``need`` of the ids in ``present`` are visible neighbours of ``node``.
+
+    Examples
+    --------
+    >>> from conceptwalk.graph import LinkGraph
+    >>> g = LinkGraph.from_edges([("c", "x"), ("c", "y"), ("z", "x")])
+    >>> _flat_support(g, "c", None, {"x", "y"}, 2), _flat_support(g, "z", None, {"x", "y"}, 2)
+    (True, False)
+    """
+    n = 0
+    for x in g.neighbors(node, visible=vm):
+        if x in present:
+            n += 1
+            if n >= need:
+                return True
+    return False
 
 
 _GATE_WORDS = {
