@@ -211,8 +211,16 @@ def test_link_suggest_ppr_stops_where_the_context_push_stops() -> None:
     assert core.push_truncated and core.edge_visits <= BUDGET
     s = link_suggest(g, "n00", caller=ALL, method="ppr", restart=1e-9, eps=1e-3)
     assert s.eps_reached == core.eps and s.to_dict()["epsReached"] == core.eps
+    assert s.truncated and s.to_dict()["truncated"] is True and "work budget cut it" in str(s)
     b = link_suggest_batch(g, ["n00", "n00"], caller=ALL, method="ppr", restart=1e-9, eps=1e-3, threads=2)
     assert [x.eps_reached for x in b] == [core.eps, core.eps]
+    assert [x.truncated for x in b] == [True, True]
+    import pickle
+
+    assert pickle.loads(pickle.dumps(s)).truncated  # pickled with it (Dask ships results)
+    # a normal query is not cut and says nothing about it
+    ok = link_suggest(g, "n00", caller=ALL, method="ppr")
+    assert not ok.truncated and "truncated" not in ok.to_dict()
 
 
 def test_a_question_through_the_store_is_bounded(tmp_path) -> None:

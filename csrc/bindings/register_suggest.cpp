@@ -120,6 +120,7 @@ void register_suggest(py::module_& m) {
       .def_property_readonly("path", vector_property(&cw::RAResult::path))
       .def_readonly("eps", &cw::RAResult::eps)
       .def_readonly("fill_spent", &cw::RAResult::fill_spent)
+      .def_readonly("truncated", &cw::RAResult::truncated)
       .def("__len__", [](const cw::RAResult& r) { return r.targets.size(); });
 
   py::class_<cw::RABatch>(m, "RABatch",
@@ -136,7 +137,8 @@ void register_suggest(py::module_& m) {
       .def_property_readonly("path_ptr", vector_property(&cw::RABatch::path_ptr))
       .def_property_readonly("path", vector_property(&cw::RABatch::path))
       .def_property_readonly("eps", vector_property(&cw::RABatch::eps))
-      .def_property_readonly("fill_spent", vector_property(&cw::RABatch::fill_spent));
+      .def_property_readonly("fill_spent", vector_property(&cw::RABatch::fill_spent))
+      .def_property_readonly("truncated", vector_property(&cw::RABatch::truncated));
 
   m.def(
       "resource_allocation",

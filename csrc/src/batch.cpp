@@ -67,6 +67,7 @@ RABatch concat_suggestions(const std::vector<RAResult>& res, bool ppr) {
     out.path.reserve(npath);
     out.eps.resize(Q);
     out.fill_spent.resize(Q);
+    out.truncated.resize(Q);
   }
   for (std::size_t i = 0; i < Q; ++i) {
     const RAResult& r = res[i];
@@ -84,6 +85,7 @@ RABatch concat_suggestions(const std::vector<RAResult>& res, bool ppr) {
         out.path_ptr[static_cast<std::size_t>(out.ptr[i]) + j + 1] = pbase + r.path_ptr[j + 1];
       out.eps[i] = r.eps;
       out.fill_spent[i] = r.fill_spent ? 1 : 0;
+      out.truncated[i] = r.truncated ? 1 : 0;
     }
   }
   return out;

@@ -211,6 +211,7 @@ RAResult ppr_suggest(const CSRGraph& g, const Visibility& vis, node_t a, const P
   RAResult res;
   res.eps = r.eps;
   res.fill_spent = r.fill_spent;
+  res.truncated = r.truncated;
   res.candidates = r.results;
   const std::size_t want = k > 0 ? static_cast<std::size_t>(k) : r.nodes.size();
   res.targets.reserve(std::min(want, r.nodes.size()));

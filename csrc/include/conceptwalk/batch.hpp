@@ -82,6 +82,7 @@ struct RABatch {
   std::vector<node_t> path;
   std::vector<double> eps;
   std::vector<std::uint8_t> fill_spent;
+  std::vector<std::uint8_t> truncated;  // per query: a work budget stopped the push
 };
 RABatch resource_allocation_batch(const CSRGraph& g, const Visibility& vis, std::int64_t q, const node_t* nodes,
                                   std::int64_t min_shared, std::int64_t k, int threads);

@@ -25,6 +25,7 @@ struct RAResult {
   std::vector<node_t> path;
   double eps = 0.0;
   bool fill_spent = false;
+  bool truncated = false;  // PPR: a work budget (the push's, or max_pushes) stopped the push
 };
 
 // Candidates: visible nodes at distance exactly 2 from a (not a, not adjacent to a) with at least

@@ -109,7 +109,11 @@ class SuggestResult(Record):
         ``"ra"`` or ``"ppr"``.
     restart, eps, eps_reached : float or None
         ``"ppr"`` only: the push's parameters and the eps it ended at (below ``eps`` when a hub
-        lowered it, as graph_context does); None for ``"ra"``.
+        lowered it, as graph_context does; above it when a work budget cut the push); None for
+        ``"ra"``.
+    truncated : bool
+        ``"ppr"`` only: the push's work budget (``_core.PUSH_VISITS`` entries read) stopped it
+        before ``eps`` held; the scores satisfy ``eps_reached`` instead. False for ``"ra"``.
 
     Examples
     --------
@@ -137,10 +141,11 @@ class SuggestResult(Record):
         "restart",
         "eps",
         "eps_reached",
+        "truncated",
         "_suggestions",
     )
     _fields = ("concept", "suggestions", "candidates", "min_shared", "elapsed_ms")
-    _state = ("method", "restart", "eps", "eps_reached")
+    _state = ("method", "restart", "eps", "eps_reached", "truncated")
     _sequence = "suggestions"
 
     suggestions = lazy(
@@ -165,6 +170,7 @@ class SuggestResult(Record):
         self.restart: float | None = None
         self.eps: float | None = None
         self.eps_reached: float | None = None
+        self.truncated = False
 
     @classmethod
     def from_core(
@@ -205,8 +211,8 @@ class SuggestResult(Record):
         """JSON-ready form (keys ``concept``, ``suggestions``, ``candidates``, ``minShared``;
         multi-word keys are camelCase in every tool output, as in the MCP arguments). A
         ``method="ppr"`` result has ``method``, ``params`` (``restart``, ``eps``) and, when a
-        hub lowered it, ``epsReached`` instead of ``minShared``; its suggestions carry ``hops``
-        and ``path``.
+        hub lowered it, ``epsReached`` instead of ``minShared`` (and ``truncated: true`` when a work
+        budget cut the push); its suggestions carry ``hops`` and ``path``.
 
         Returns
         -------
@@ -224,6 +230,8 @@ class SuggestResult(Record):
         d["params"] = {"restart": self.restart, "eps": self.eps}
         if self.eps_reached != self.eps:
             d["epsReached"] = self.eps_reached
+        if self.truncated:
+            d["truncated"] = True
         return d
 
     def __str__(self) -> str:
@@ -244,6 +252,8 @@ class SuggestResult(Record):
     def _str_ppr(self) -> str:
         c = self.candidates
         lines = [f"link suggestions for {self.concept} by rooted PageRank ({c} candidate{'' if c == 1 else 's'})"]
+        if self.truncated:
+            lines.append(f"  (the push's work budget cut it: scores within eps {self.eps_reached:.3g} x degree)")
         if not self.suggestions:
             lines.append("  (none)")
         for i, s in enumerate(self.suggestions, 1):
@@ -255,9 +265,12 @@ class SuggestResult(Record):
         return "\n".join(lines)
 
 
-def _as_ppr(res: SuggestResult, restart: float, eps: float, eps_reached: float) -> SuggestResult:
+def _as_ppr(
+    res: SuggestResult, restart: float, eps: float, eps_reached: float, truncated: bool = False
+) -> SuggestResult:
     """``res`` marked as a rooted PageRank result with its push's parameters."""
     res.method, res.restart, res.eps, res.eps_reached = "ppr", restart, eps, eps_reached
+    res.truncated = bool(truncated)
     return res
 
 
@@ -334,7 +347,7 @@ def link_suggest(
         assert restart is not None and eps is not None
         r = ppr_suggest(g, concept, restart, eps, k, caller.visibility(g), "concept")
         res = SuggestResult(concept, partial(suggestions, g, r), r.candidates, None, (time.perf_counter() - t0) * 1e3)
-        return _as_ppr(res, restart, eps, r.eps)
+        return _as_ppr(res, restart, eps, r.eps, r.truncated)
     assert min_shared is not None
     r = suggest(g, concept, min_shared, k, caller.visibility(g), "concept")
     return SuggestResult(
@@ -414,7 +427,7 @@ def link_suggest_batch(
     ]
     if method == "ppr":
         assert restart is not None and eps is not None
-        er = b.eps.tolist()
+        er, tr = b.eps.tolist(), b.truncated.tolist()
         for i, res in enumerate(out):
-            _as_ppr(res, restart, eps, er[i])
+            _as_ppr(res, restart, eps, er[i], tr[i])
     return out
