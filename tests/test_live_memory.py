@@ -111,3 +111,25 @@ def test_a_retriever_per_request_and_unknown_scopes_leave_no_garbage(no_collecto
         assert not {"LinkGraph", "StoreState", "ReadCache", "StoreReader", "frame"} & set(kinds), kinds
     finally:
         kb.close()
+
+
+def test_the_freed_heap_is_given_back_every_so_many_replaced_snapshots(monkeypatch):
+    from conceptwalk.kb import state as state_mod
+
+    calls = []
+    monkeypatch.setattr(state_mod, "_trim_heap", lambda: calls.append(1))
+    monkeypatch.setattr(state_mod.StateKeeper, "TRIM_EVERY", 4)
+    kb = KnowledgeBase.open(":memory:")
+    try:
+        kb.add_edges([("a", "b")])
+        kb.graph()
+        for t in range(9):
+            kb.add_edges([(f"m{t}", "a")])
+            kb.graph()  # the read after the write replaces the snapshot
+        assert len(calls) == 2  # after the 4th and the 8th replacement
+        kb.add_nodes([{"id": "a", "title": "same graph"}])  # a title change: a new snapshot too
+        kb.graph()
+        kb.graph()  # an unchanged store replaces nothing
+        assert len(calls) == 2
+    finally:
+        kb.close()

@@ -39,10 +39,12 @@ Examples
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
@@ -70,6 +72,27 @@ from .snapshot import (
 )
 
 __all__ = ["StoreState", "StateKeeper"]
+
+
+def _heap_trimmer() -> Callable[[], Any] | None:
+    """glibc's ``malloc_trim(0)``, or None where there is none (not Linux, musl, no libc)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    return lambda: fn(0)
+
+
+#: Gives the pages of freed heap memory back to the system (None: not available here). A store
+#: written on every turn replaces its snapshot's arrays on every read after a write; the arrays
+#: freed are of slightly different sizes each time, and glibc keeps most of the freed heap
+#: mapped: 3,000 turns at 50k nodes left the process at 171 MB without trimming and at 140 MB
+#: trimming every 64th replacement (a fresh process on the same store: 124 MB after a trim).
+_trim_heap = _heap_trimmer()
 
 
 @dataclass(frozen=True, eq=False)
@@ -273,6 +296,9 @@ class StateKeeper:
     (['a', 'b'], True, True)
     """
 
+    #: After how many replaced snapshots the freed heap is given back (``malloc_trim``).
+    TRIM_EVERY = 64
+
     def __init__(
         self,
         store: Store,
@@ -295,6 +321,7 @@ class StateKeeper:
         self._schema_version = schema_version
         self._persist = not (path == ":memory:" or path.startswith("file::memory:"))
         self._snap: GraphSnapshot | None = None  # the graph at a change-log position
+        self._replaced = 0  # snapshots replaced by a newer one (for TRIM_EVERY)
         self._light: tuple[LinkGraph, LinkGraph] | None = None  # a graph and its annotations=False projection
         self._file_version: int | None = None  # the change-log position of the snapshot file on disk
         self._file_text = False  # whether that file holds the text index too
@@ -851,6 +878,9 @@ class StateKeeper:
                 snap.graph.release_views()
                 if self._light is not None and self._light[0] is snap.graph:
                     self._light[1].release_views()
+                self._replaced += 1
+                if _trim_heap is not None and self._replaced % self.TRIM_EVERY == 0:
+                    _trim_heap()  # ~3 ms at 50k nodes, once per TRIM_EVERY replaced snapshots
             self._snap = out
         return out
 
