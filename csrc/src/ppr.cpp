@@ -17,6 +17,7 @@ namespace {
 constexpr std::uint32_t kTouched = 1;
 constexpr std::uint32_t kQueued = 2;
 constexpr std::uint32_t kTop = 4;
+constexpr std::uint32_t kSkip = 8;  // count_results: a seed or an excluded node (set and cleared there)
 
 // Ranking: nodes by (p desc, index asc). For p > 0 the IEEE bit pattern of p grows with p, so
 // the key ~bits(p) ascending is p descending, and (key, index) ascending is the wanted order, a
@@ -240,6 +241,10 @@ class Pusher {
   std::int64_t count_results(const FillTarget& t, std::int64_t nseeds, const node_t* seeds, bool& pending) const {
     std::int64_t c = 0;
     pending = false;
+    // The seeds and the excluded nodes marked in their slots (a flag test per touched node, not
+    // two binary searches), the marks cleared again below (an untouched slot's flags stay 0).
+    for (std::int64_t i = 0; i < nseeds; ++i) nd_[seeds[i]].flags |= kSkip;
+    for (std::int64_t i = 0; i < t.num_exclude; ++i) nd_[t.exclude[i]].flags |= kSkip;
     for (std::size_t i = 0; i < nt_; ++i) {
       const node_t u = touched_[i];
       const PushNode& x = nd_[u];
@@ -247,14 +252,15 @@ class Pusher {
         if (x.r > 0.0) pending = true;
         continue;
       }
-      if (std::binary_search(seeds, seeds + nseeds, u)) continue;
-      if (t.num_exclude > 0 && std::binary_search(t.exclude, t.exclude + t.num_exclude, u)) continue;
+      if (x.flags & kSkip) continue;
       if (t.node_type) {
         const std::int32_t code = t.node_type[u];
         if (code < 0 || code >= t.num_keep || !t.keep[code]) continue;
       }
       ++c;
     }
+    for (std::int64_t i = 0; i < nseeds; ++i) nd_[seeds[i]].flags &= ~kSkip;
+    for (std::int64_t i = 0; i < t.num_exclude; ++i) nd_[t.exclude[i]].flags &= ~kSkip;
     return c;
   }
 
