@@ -106,7 +106,7 @@ _RDF_SYNTAX = {
     ".trig": "trig",
     ".jsonld": "json-ld",
 }
-_QUADS = ("nquads", "trig")
+_QUADS = ("nquads", "trig", "trix")
 _OBSOLETE = ("skip", "keep")
 #: The lifecycle an obsolete term kept with ``obsolete="keep"`` gets.
 OBSOLETE_LIFECYCLE = "obsolete"
@@ -177,6 +177,58 @@ def _open_binary(name: str) -> Any:
     """The file as bytes (a ``.gz`` file decompressed)."""
     _, gz = _base_ext(name)
     return gzip.open(name, "rb") if gz else open(name, "rb")
+
+
+#: The XML a file may not hold: any DTD (``<!DOCTYPE ...>``), so no entity declaration, no
+#: external entity and no external DTD subset (defusedxml's three refusals, all on).
+_XML_REFUSALS = {"forbid_dtd": True, "forbid_entities": True, "forbid_external": True}
+
+
+def _read_xml(name: str, label: str) -> io.BytesIO:
+    """The file's bytes (a ``.gz`` file decompressed), read once, through defusedxml's expat
+    reader first: a file that declares a DTD is refused at its ``<!DOCTYPE`` before any entity is
+    expanded (billion laughs), read (external entities, ``file:///etc/passwd``) or skipped (an
+    undefined entity after an external DTD subset, which expat would otherwise let pass). The
+    parser (rdflib's RDF/XML and TriX readers, networkx's GraphML and GEXF readers) then reads
+    these same bytes, never the file again.
+
+    The scan runs in expat (C) with SAX's per-element callbacks: about a tenth of networkx's own
+    GraphML parse, a smaller part of rdflib's RDF/XML parse.
+
+    Raises
+    ------
+    InputError
+        ``"<path>:<line>: refused: ... DTD ..."`` (E428), or ``"<path>:<line>: malformed <label>
+        (...)"`` for XML expat cannot read (an undefined entity included).
+    """
+    expatreader = _needs("defusedxml.expatreader", label)
+    from xml.sax import SAXParseException
+
+    from defusedxml import DefusedXmlException, DTDForbidden
+
+    parser = expatreader.create_parser(**_XML_REFUSALS)
+    buf = io.BytesIO()
+    with _open_binary(name) as fh:
+        try:
+            while True:
+                chunk = fh.read(1 << 20)
+                if not chunk:
+                    break
+                buf.write(chunk)
+                parser.feed(chunk)
+            parser.close()
+        except DefusedXmlException as exc:
+            what = getattr(exc, "name", None) if isinstance(exc, DTDForbidden) else None
+            decl = f" ({shown('<!DOCTYPE ' + what)})" if isinstance(what, str) else ""
+            raise InputError(
+                f"{name}:{parser.getLineNumber()}: refused: the file declares a DTD{decl}; "
+                "conceptwalk reads no XML DTD, entity declaration or external entity (entity expansion "
+                "and external files); remove the DOCTYPE, replacing each entity by its text"
+            ) from None
+        except SAXParseException as exc:
+            raise InputError(f"{name}:{exc.getLineNumber()}: malformed {label} ({exc.getMessage()})") from None
+    buf.seek(0)
+    return buf
 
 
 def _bump(d: dict[str, int], key: str, n: int = 1) -> None:
@@ -594,7 +646,9 @@ def import_rdf(
     Raises
     ------
     InputError
-        ``"<path>:<line>: malformed RDF (...)"``; nothing is written.
+        ``"<path>:<line>: malformed RDF (...)"``; an RDF/XML or TriX file that declares a DTD,
+        ``"<path>:<line>: refused: the file declares a DTD ..."`` (no entity is expanded and no
+        external file read); nothing is written.
 
     Examples
     --------
@@ -631,8 +685,11 @@ def import_rdf(
     quads = fmt in _QUADS
     store = rdflib.Dataset() if quads else rdflib.Graph()
     try:
-        with _open_binary(name) as fh:
+        xml = _rdf_is_xml(rdflib, fmt)
+        with _read_xml(name, "RDF") if xml else _open_binary(name) as fh:
             store.parse(source=fh, format=fmt, publicID=Path(name).resolve().as_uri())
+    except InputError:
+        raise
     except (EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"{name}: not a valid gzip file ({exc})") from None
     except Exception as exc:  # the parsers raise many kinds; each is the file's fault
@@ -789,6 +846,20 @@ def import_rdf(
     return summary
 
 
+def _rdf_is_xml(rdflib: Any, fmt: str) -> bool:
+    """Whether rdflib's parser for ``fmt`` reads XML (RDF/XML, TriX): those files go through
+    :func:`_read_xml` first. An unknown format is rdflib's to refuse."""
+    from rdflib.parser import Parser
+    from rdflib.plugins.parsers.rdfxml import RDFXMLParser
+    from rdflib.plugins.parsers.trix import TriXParser
+
+    try:
+        cls = rdflib.plugin.get(fmt, Parser)
+    except rdflib.plugin.PluginException:
+        return False
+    return issubclass(cls, (RDFXMLParser, TriXParser))
+
+
 def _rdf_edge(w: RowWriter, src: str, pred: str, dst: str, idf: _Ids, where: str) -> None:
     if pred in _INVERSE:
         src, dst, pred = dst, src, _INVERSE[pred]
@@ -888,7 +959,8 @@ def import_graph_file(
     ------
     InputError
         ``"<path>:<line>: malformed GraphML (...)"`` (or the element: ``"<path>: node 'x': ..."``);
-        nothing is written.
+        a GraphML or GEXF file that declares a DTD, ``"<path>:<line>: refused: the file declares
+        a DTD ..."`` (no entity is expanded and no external file read); nothing is written.
 
     Examples
     --------
@@ -909,18 +981,20 @@ def import_graph_file(
     if gml_label not in ("label", "id"):
         raise InputError(f"gml_label must be 'label' or 'id', got {shown(gml_label)}")
     t0 = time.perf_counter()
+    label = {"graphml": "GraphML", "gexf": "GEXF", "gml": "GML"}[fmt]
     try:
-        with _open_binary(name) as fh:
+        with _open_binary(name) if fmt == "gml" else _read_xml(name, label) as fh:
             if fmt == "graphml":
                 G = nx.read_graphml(fh)
             elif fmt == "gexf":
                 G = nx.read_gexf(fh)
             else:
                 G = nx.read_gml(fh, label="label" if gml_label == "label" else None)
+    except InputError:
+        raise
     except (EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"{name}: not a valid gzip file ({exc})") from None
     except Exception as exc:  # ParseError, NetworkXError, ValueError, KeyError...: the file's fault
-        label = {"graphml": "GraphML", "gexf": "GEXF", "gml": "GML"}[fmt]
         raise InputError(f"{name}:{_xml_line(exc)}: malformed {label} ({_rdf_why(exc)})") from None
     parse = time.perf_counter() - t0
     if fmt == "gexf":  # GEXF's mandatory label: no title when it is the id, no attribute when it repeats one
