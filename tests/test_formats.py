@@ -517,3 +517,31 @@ def test_round_trip_edge_cases(tmp_path, out_fmt):
     again = KnowledgeBase.open(":memory:")
     import_file(again, out)
     assert store(again) == store(kb)
+
+
+# ------------------------------------------------------------------ fuzz findings (fuzz_formats)
+
+
+def test_obo_bytes_that_are_not_utf8_are_an_input_error(tmp_path):
+    import gzip
+
+    good = (DATA / "tiny.obo").read_bytes()
+    late = tmp_path / "late.obo"  # after the header: fastobo's reader raised a bare OSError
+    late.write_bytes(good.replace(b"name: neuron", b"name: neur\xff\xfeon"))
+    early = tmp_path / "early.obo.gz"  # in the header: fastobo.iter raised TypeError
+    early.write_bytes(gzip.compress(good.replace(b"ontology: tiny", b"ontology: \xff\xff\x05 tiny")))
+    for p in (late, early):
+        with pytest.raises(InputError, match=rf"^{p}: cannot read the OBO file .*UTF-8"):
+            import_file(KnowledgeBase.open(":memory:"), p)
+
+
+def test_a_panic_in_fastobo_is_an_input_error_and_keeps_nothing(tmp_path):
+    # fastobo's Rust parser panics (`unreachable!()`) on this malformed term clause; pyo3 raises
+    # PanicException, a BaseException that escaped every `except Exception`
+    path = tmp_path / "kb.sqlite"
+    with KnowledgeBase.open(path, create=True) as kb:
+        import_file(kb, DATA / "tiny.graphml")
+        before = raw(path)
+        with pytest.raises(InputError, match=r"fastobo_panic\.obo: malformed OBO after .*fastobo failed"):
+            import_file(kb, DATA / "fastobo_panic.obo")
+        assert raw(path) == before

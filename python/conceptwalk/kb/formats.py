@@ -417,6 +417,23 @@ def import_obo(
                 raise InputError(f"{name}:{line}: malformed OBO ({exc.msg})") from None
             except (ValueError, RuntimeError) as exc:
                 raise InputError(f"{name}: malformed OBO after {last} ({exc})") from None
+            except OSError as exc:  # fastobo's reader: "stream did not contain valid UTF-8", ...
+                if isinstance(exc, gzip.BadGzipFile):
+                    raise
+                raise InputError(f"{name}: cannot read the OBO file after {last} ({exc})") from None
+            except TypeError as exc:
+                # fastobo.iter reads the header at once and reports a failed read (bytes that
+                # are not UTF-8, a corrupt .gz) as "expected path or binary file handle"
+                if exc.__cause__ is None:
+                    raise
+                raise InputError(f"{name}: cannot read the OBO file ({exc.__cause__})") from None
+            except BaseException as exc:
+                # a panic in fastobo's Rust parser (pyo3's PanicException, a BaseException) on a
+                # clause it failed to reject: fastobo-py 0.14's (Rust fastobo 0.15) `unreachable!()` on some
+                # term clauses (a fuzz finding); the file's fault, not a crash of the import
+                if type(exc).__name__ != "PanicException":
+                    raise
+                raise InputError(f"{name}: malformed OBO after {last} (fastobo failed: {exc})") from None
             w.finish()
     except (EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"{name}: not a valid gzip file ({exc})") from None
