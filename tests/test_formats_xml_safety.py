@@ -219,3 +219,17 @@ def test_internal_entities_for_namespaces_are_refused_too(tmp_path):
     p.write_text(_rdfxml("", "A"))
     kb = KnowledgeBase.open(":memory:")
     assert import_file(kb, p, ids="iri").nodes == 2 and kb.node("http://ex.org/A")["title"] == "A"
+
+
+@pytest.mark.parametrize("name, fmt, doc, root, a", FORMATS, ids=IDS)
+def test_a_dtd_after_the_root_element_is_malformed(tmp_path, name, fmt, doc, root, a):
+    """The scan stops at the root element (a DTD can only stand before it): one placed later is
+    malformed XML to the parser, expat as well, and nothing of it is expanded."""
+    text = doc("", "&l9;")
+    start = text.index(">", text.index(f"<{root}")) + 1
+    p = tmp_path / name
+    p.write_text(text[:start] + f"<!DOCTYPE {root} [\n{LAUGHS}]>" + text[start:])
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match=rf"^{p}:\d+: malformed \w+ \("):
+        _import(p, fmt)
+    assert time.perf_counter() - t0 < 5

@@ -184,30 +184,43 @@ def _open_binary(name: str) -> Any:
 _XML_REFUSALS = {"forbid_dtd": True, "forbid_entities": True, "forbid_external": True}
 
 
-def _read_xml(name: str, label: str) -> io.BytesIO:
-    """The file's bytes (a ``.gz`` file decompressed), read once, through defusedxml's expat
-    reader first: a file that declares a DTD is refused at its ``<!DOCTYPE`` before any entity is
-    expanded (billion laughs), read (external entities, ``file:///etc/passwd``) or skipped (an
-    undefined entity after an external DTD subset, which expat would otherwise let pass). The
-    parser (rdflib's RDF/XML and TriX readers, networkx's GraphML and GEXF readers) then reads
-    these same bytes, never the file again.
+class _RootReached(Exception):
+    """The scan of :func:`_read_xml` met the root element: the prolog, where a DTD can be, is over."""
 
-    The scan runs in expat (C) with SAX's per-element callbacks: about a tenth of networkx's own
-    GraphML parse, a smaller part of rdflib's RDF/XML parse.
+
+def _read_xml(name: str, label: str) -> io.BytesIO:
+    """The file's bytes (a ``.gz`` file decompressed), read once, its prolog through
+    defusedxml's expat reader first: a file that declares a DTD is refused at its ``<!DOCTYPE``
+    before any entity is expanded (billion laughs), read (external entities,
+    ``file:///etc/passwd``) or skipped (an undefined entity after an external DTD subset, which
+    expat would otherwise let pass). The parser (rdflib's RDF/XML and TriX readers, networkx's
+    GraphML and GEXF readers) then reads these same bytes, never the file again.
+
+    A DTD can only stand in the prolog, before the root element; entities can only be declared
+    in a DTD. So the scan stops at the root element's start tag and costs next to nothing: the
+    parser, expat too, refuses a DOCTYPE after it as malformed XML, and reports an undefined
+    entity (the only kind left: no DTD) as malformed with its line.
 
     Raises
     ------
     InputError
         ``"<path>:<line>: refused: ... DTD ..."`` (E428), or ``"<path>:<line>: malformed <label>
-        (...)"`` for XML expat cannot read (an undefined entity included).
+        (...)"`` for a prolog expat cannot read.
     """
     expatreader = _needs("defusedxml.expatreader", label)
     from xml.sax import SAXParseException
+    from xml.sax.handler import ContentHandler
 
     from defusedxml import DefusedXmlException, DTDForbidden
 
+    class Prolog(ContentHandler):
+        def startElement(self, name: str, attrs: Any) -> None:  # noqa: N802 (SAX's name)
+            raise _RootReached
+
     parser = expatreader.create_parser(**_XML_REFUSALS)
+    parser.setContentHandler(Prolog())
     buf = io.BytesIO()
+    scanning = True
     with _open_binary(name) as fh:
         try:
             while True:
@@ -215,8 +228,13 @@ def _read_xml(name: str, label: str) -> io.BytesIO:
                 if not chunk:
                     break
                 buf.write(chunk)
-                parser.feed(chunk)
-            parser.close()
+                if scanning:
+                    try:
+                        parser.feed(chunk)
+                    except _RootReached:
+                        scanning = False
+            if scanning:
+                parser.close()  # a file that ends before any element: expat says what is wrong
         except DefusedXmlException as exc:
             what = getattr(exc, "name", None) if isinstance(exc, DTDForbidden) else None
             decl = f" ({shown('<!DOCTYPE ' + what)})" if isinstance(what, str) else ""
@@ -915,7 +933,14 @@ def _rdf_line(exc: BaseException) -> str:
 
 
 def _rdf_why(exc: BaseException) -> str:
-    why = getattr(exc, "_why", None) or getattr(exc, "msg", None) or str(exc) or type(exc).__name__
+    get_message = getattr(exc, "getMessage", None)  # SAX: the message without "<source>:line:col: "
+    why = (
+        (get_message() if callable(get_message) else None)
+        or getattr(exc, "_why", None)
+        or getattr(exc, "msg", None)
+        or str(exc)
+        or type(exc).__name__
+    )
     why = " ".join(str(why).split())
     return why[:200]
 
