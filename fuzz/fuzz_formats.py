@@ -1,6 +1,6 @@
 """Fuzz the format importers (issue 35): arbitrary bytes written to a temporary file of one of
 the formats ``import_file`` reads through a parser library -- OBO (fastobo), RDF/XML and OWL,
-TriX, Turtle, N-Triples, N3, N-Quads, TriG (rdflib), GraphML, GEXF, GML (networkx) and Neo4j's
+TriX, Turtle, N-Triples, N3, N-Quads, TriG, JSON-LD (rdflib), GraphML, GEXF, GML (networkx) and Neo4j's
 CSV export -- optionally gzip-compressed (or a corrupt ``.gz``), with one of the formats' options,
 into one store.
 
@@ -11,8 +11,9 @@ version, same node/edge/alias counts: an import is one transaction); after a suc
 the store's graph must build. A hang (``-timeout``) or a memory blow-up (``-rss_limit_mb``) is a
 finding too: an XML file that declares a DTD must be refused before any entity is expanded.
 
-JSON-LD is left out: rdflib's JSON-LD reader fetches a remote ``@context`` (a URL or a local
-file) while it parses, which a fuzzer must not make it do (``docs/formats/rdf.md``).
+JSON-LD is in: rdflib's JSON-LD reader would fetch a ``@context`` that names a document (a URL, a
+local file) while it parses, and the import refuses such a file first (E429), so a fuzzed
+context never makes a request.
 
 Run: ``python fuzz/fuzz_formats.py fuzz/corpus/fuzz_formats -max_total_time=60``
 Replay: ``python fuzz/fuzz_formats.py --replay fuzz/corpus/fuzz_formats``
@@ -52,6 +53,7 @@ FORMATS: list[tuple[str, str | None, dict[str, object]]] = [
     (".gexf", None, {}),
     (".gml", None, {}),
     (".csv", "neo4j-csv", {}),
+    (".jsonld", None, {}),
 ]
 
 #: One option per format family, picked by bits 4-6 of the first byte (0: none).

@@ -477,6 +477,10 @@ TRIGGERS.update(
         "E426": lambda t: _export(t, "x.jsonl", caller="t1"),
         "E427": lambda t: _cli_import(t),
         "E428": lambda t: _laughs(t),
+        "E429": lambda t: (
+            (t / "ctx.jsonld").write_text('{"@context": "file:///etc/passwd", "@id": "http://ex.org/a"}')
+            and _formats_at(t / "ctx.jsonld")
+        ),
     }
 )
 

@@ -2,11 +2,13 @@
 (RDF/XML and OWL, TriX, GraphML, GEXF) refuses a file that declares a DTD -- so no entity
 expansion ("billion laughs"), no external entity (``file:///etc/passwd`` is never opened) and no
 undefined entity slipping through as an empty title -- with an ``InputError`` naming the file and
-the line (E428), promptly and in bounded memory, and nothing written; a plain file still imports."""
+the line (E428), promptly and in bounded memory, and nothing written; a plain file still imports.
+And JSON-LD, whose reader fetches a remote ``@context`` while parsing, refuses one (E429)."""
 
 from __future__ import annotations
 
 import gzip
+import json
 import subprocess
 import sys
 import textwrap
@@ -233,3 +235,33 @@ def test_a_dtd_after_the_root_element_is_malformed(tmp_path, name, fmt, doc, roo
     with pytest.raises(InputError, match=rf"^{p}:\d+: malformed \w+ \("):
         _import(p, fmt)
     assert time.perf_counter() - t0 < 5
+
+
+def test_a_jsonld_remote_context_is_never_fetched(tmp_path, opened):
+    """rdflib's JSON-LD reader fetches a ``@context`` that names a document (a URL, a local file)
+    while it parses: refused (E429), the document never opened; a context in the file imports."""
+    ctx = tmp_path / "ctx.json"
+    ctx.write_text('{"@context": {"label": "http://www.w3.org/2000/01/rdf-schema#label"}}')
+    inline = {"label": "http://www.w3.org/2000/01/rdf-schema#label"}
+    p = tmp_path / "x.jsonld"
+    for context in (
+        "file:///etc/passwd",
+        ctx.as_uri(),
+        "http://127.0.0.1:9/context.jsonld",
+        [inline, ctx.as_uri()],
+        {"@import": ctx.as_uri()},
+    ):
+        for where in ("top", "nested"):  # a term's scoped context is fetched too
+            doc = {"@id": "http://ex.org/A", "label": "A"}
+            if where == "top":
+                doc["@context"] = context
+            else:
+                doc["@context"] = {**inline, "rel": {"@id": "http://ex.org/rel", "@context": context}}
+            p.write_text(json.dumps(doc))
+            opened.clear()
+            with pytest.raises(InputError, match=rf"^{p}: refused: a JSON-LD @context names another document"):
+                import_file(KnowledgeBase.open(":memory:"), p)
+            assert not [o for o in opened if "passwd" in o or "ctx.json" in o or "127.0.0.1" in o], opened
+    p.write_text(json.dumps({"@context": inline, "@id": "http://ex.org/A", "label": "A"}))
+    kb = KnowledgeBase.open(":memory:")
+    assert import_file(kb, p, ids="iri").nodes == 1 and kb.node("http://ex.org/A")["title"] == "A"

@@ -683,7 +683,9 @@ def import_rdf(
     InputError
         ``"<path>:<line>: malformed RDF (...)"``; an RDF/XML or TriX file that declares a DTD,
         ``"<path>:<line>: refused: the file declares a DTD ..."`` (no entity is expanded and no
-        external file read); nothing is written.
+        external file read); a JSON-LD file whose ``@context`` names another document,
+        ``"<path>: refused: a JSON-LD @context names another document ..."`` (nothing fetched);
+        nothing is written.
 
     Examples
     --------
@@ -720,8 +722,14 @@ def import_rdf(
     quads = fmt in _QUADS
     store = rdflib.Dataset() if quads else rdflib.Graph()
     try:
-        xml = _rdf_is_xml(rdflib, fmt)
-        with _read_xml(name, "RDF") if xml else _open_binary(name) as fh:
+        kind = _rdf_kind(rdflib, fmt)
+        if kind == "xml":
+            source = _read_xml(name, "RDF")
+        elif kind == "json-ld":
+            source = _read_jsonld(name)
+        else:
+            source = _open_binary(name)
+        with source as fh:
             store.parse(source=fh, format=fmt, publicID=Path(name).resolve().as_uri())
     except InputError:
         raise
@@ -881,18 +889,58 @@ def import_rdf(
     return summary
 
 
-def _rdf_is_xml(rdflib: Any, fmt: str) -> bool:
-    """Whether rdflib's parser for ``fmt`` reads XML (RDF/XML, TriX): those files go through
-    :func:`_read_xml` first. An unknown format is rdflib's to refuse."""
+def _rdf_kind(rdflib: Any, fmt: str) -> str | None:
+    """``"xml"`` when rdflib's parser for ``fmt`` reads XML (RDF/XML, TriX: those files go
+    through :func:`_read_xml` first), ``"json-ld"`` for JSON-LD (:func:`_read_jsonld`), else
+    None. An unknown format is rdflib's to refuse."""
     from rdflib.parser import Parser
+    from rdflib.plugins.parsers.jsonld import JsonLDParser
     from rdflib.plugins.parsers.rdfxml import RDFXMLParser
     from rdflib.plugins.parsers.trix import TriXParser
 
     try:
         cls = rdflib.plugin.get(fmt, Parser)
     except rdflib.plugin.PluginException:
-        return False
-    return issubclass(cls, (RDFXMLParser, TriXParser))
+        return None
+    if issubclass(cls, (RDFXMLParser, TriXParser)):
+        return "xml"
+    return "json-ld" if issubclass(cls, JsonLDParser) else None
+
+
+def _read_jsonld(name: str) -> io.BytesIO:
+    """The file's bytes, read once, refused when a JSON-LD ``@context`` names another document (a
+    URL or a file, or an ``@import``): rdflib's JSON-LD reader would fetch it while parsing --
+    a request to any address, or a local file read, on import. A context written in the file is
+    read as usual. JSON that does not load is left to rdflib's error.
+
+    Raises
+    ------
+    InputError
+        ``"<path>: refused: a JSON-LD @context names another document ..."`` (E429).
+    """
+    with _open_binary(name) as fh:
+        data = fh.read()
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return io.BytesIO(data)
+    stack = [doc]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, list):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            ctx = x.get("@context")
+            for c in ctx if isinstance(ctx, list) else [ctx]:
+                if isinstance(c, str) or (isinstance(c, dict) and "@import" in c):
+                    ref = c if isinstance(c, str) else c["@import"]
+                    raise InputError(
+                        f"{name}: refused: a JSON-LD @context names another document ({shown(ref)}), "
+                        "which conceptwalk does not fetch on import (a request or a file read while "
+                        "parsing); write the context in the file"
+                    )
+            stack.extend(x.values())
+    return io.BytesIO(data)
 
 
 def _rdf_edge(w: RowWriter, src: str, pred: str, dst: str, idf: _Ids, where: str) -> None:
