@@ -465,6 +465,30 @@ def import_obo(
     return summary
 
 
+#: The clauses :func:`_obo_term` maps, by kind (the others become attributes).
+_IS_A, _NAME, _SYNONYM, _DEF, _RELATIONSHIP, _OBSOLETE_CLAUSE = range(1, 7)
+_OBO_KINDS: dict[type, int] = {}
+
+
+def _obo_kinds() -> dict[type, int]:
+    """fastobo's clause class of each tag :func:`_obo_term` maps (the others become attributes)."""
+    if not _OBO_KINDS:
+        import fastobo
+
+        t = fastobo.term
+        _OBO_KINDS.update(
+            {
+                t.IsAClause: _IS_A,
+                t.NameClause: _NAME,
+                t.SynonymClause: _SYNONYM,
+                t.DefClause: _DEF,
+                t.RelationshipClause: _RELATIONSHIP,
+                t.IsObsoleteClause: _OBSOLETE_CLAUSE,
+            }
+        )
+    return _OBO_KINDS
+
+
 def _obo_term(
     w: RowWriter,
     frame: Any,
@@ -481,23 +505,26 @@ def _obo_term(
     synonyms: list[tuple[str, str]] = []
     parents: list[tuple[str, str]] = []
     extra: dict[str, list[str]] = {}
+    kinds = _obo_kinds()
     for clause in frame:
-        tag = clause.raw_tag()
-        if tag == "name":
+        # dispatch on the clause's class (one per tag): no raw_tag() call and string compares
+        # for the common clauses, which the ontologies' millions of is_a lines make count
+        kind = kinds.get(type(clause), 0)
+        if kind == _IS_A:
+            parents.append(("is_a", str(clause.term)))
+        elif kind == _NAME:
             title = clause.name
-        elif tag == "def":
-            body = str(clause.definition)
-        elif tag == "synonym":
+        elif kind == _SYNONYM:
             syn = clause.synonym
             synonyms.append((str(syn.desc), str(syn.scope)))
-        elif tag == "is_a":
-            parents.append(("is_a", str(clause.term)))
-        elif tag == "relationship":
+        elif kind == _DEF:
+            body = str(clause.definition)
+        elif kind == _RELATIONSHIP:
             parents.append((str(clause.typedef), str(clause.term)))
-        elif tag == "is_obsolete":
+        elif kind == _OBSOLETE_CLAUSE:
             is_obsolete = bool(clause.obsolete)
         else:
-            extra.setdefault(tag, []).append(str(clause.raw_value()))
+            extra.setdefault(clause.raw_tag(), []).append(str(clause.raw_value()))
     if is_obsolete and obsolete == "skip":
         _bump(summary.skipped, "obsolete")
         return
@@ -512,9 +539,8 @@ def _obo_term(
         w.node(node_tuple(row))
     except RowError as exc:
         raise InputError(f"{where}: {exc}") from None
-    edge = w.edge
-    for typ, target in parents:  # ids and types fastobo parsed: non-empty strings
-        edge((tid, target, typ, None, None, None, None, None, 0))  # edge_tuple's row: no annotation given
+    if parents:  # ids and types fastobo parsed: non-empty strings; edge_tuple's row, no annotation given
+        w.extend_edges([(tid, target, typ, None, None, None, None, None, 0) for typ, target in parents])
     if synonyms:
         synonyms.sort(key=lambda st: rank.get(st[1], len(rank)))  # EXACT first; stable otherwise
         w.node_attribute(tid, "synonyms", [{"text": t, "scope": s} for t, s in synonyms], where)
