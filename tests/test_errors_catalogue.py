@@ -477,8 +477,25 @@ TRIGGERS.update(
         "E425": lambda t: _export(t, "x.obo", "obo"),
         "E426": lambda t: _export(t, "x.jsonl", caller="t1"),
         "E427": lambda t: _cli_import(t),
+        "E428": lambda t: _laughs(t),
+        "E429": lambda t: (
+            (t / "ctx.jsonld").write_text('{"@context": "file:///etc/passwd", "@id": "http://ex.org/a"}')
+            and _formats_at(t / "ctx.jsonld")
+        ),
     }
 )
+
+
+def _laughs(t: Path):
+    """Billion laughs in RDF/XML: refused at its DOCTYPE."""
+    p = t / "laughs.owl"
+    levels = "".join(f'<!ENTITY l{i} "{(f"&l{i - 1};" * 10) if i else "lol"}">' for i in range(10))
+    p.write_text(
+        f'<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [{levels}]>\n'
+        '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description '
+        'rdf:about="http://ex.org/a"><rdf:value>&l9;</rdf:value></rdf:Description></rdf:RDF>\n'
+    )
+    return _formats_at(p)
 
 
 def _graph_file_number(t: Path):

@@ -453,6 +453,81 @@ def test_real_shacl_vocabulary_from_pyshacl():
     assert kb.node("sh:NodeShape")["body"]
 
 
+def _owlready2_onto(name: str) -> Path:
+    # owlready2 is a source distribution: the README's test command installs it with --no-deps
+    # for these files only (its package data, owlready2/ontos/*.owl)
+    spec = importlib.util.find_spec("owlready2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("owlready2 is not installed (pip install --no-deps owlready2, as the README's test command)")
+    p = Path(list(spec.submodule_search_locations)[0], "ontos", name)
+    assert p.is_file(), p
+    return p
+
+
+def test_real_rdfxml_owl_dublin_core_from_owlready2(tmp_path):
+    """DCMI Metadata Terms as OWL 2 DL in RDF/XML (owlready2's ``ontos/dcterms.owl``), with the
+    DC elements and DCMI Type vocabularies it imports, into one store. DCMI gives each term one
+    label and no synonym, so these files have no aliases to check (HPO's and Brick's do)."""
+    kb = KnowledgeBase.open(tmp_path / "dc.sqlite", create=True)
+    s = import_file(kb, _owlready2_onto("dcterms.owl"))
+    assert s.nodes > 90 and s.node_types["PROPERTY"] > 50 and s.node_types["CONCEPT"] > 20
+    assert s.edge_types["rdfs:subPropertyOf"] > 40 and s.edge_types["rdfs:range"] > 30
+    assert s.skipped == {"ontology header": 1} and s.parse_seconds > 0
+    agent = kb.node("dcterms:Agent")
+    assert agent["type"] == "CONCEPT" and agent["title"] == "Agent"
+    assert agent["body"] == "A resource that acts or has the power to act."
+    assert kb.node("dcterms:creator")["type"] == "PROPERTY"
+    # the endpoints dcterms only names (dc:creator, dcmitype:Image, ...) get their rows from the
+    # vocabularies it imports
+    assert s.endpoint_only_nodes > 30 and "dc:creator" in s.endpoint_only_examples
+    assert kb.node("dc:creator")["title"] is None
+    for name in ("dc.owl", "dcmitype.owl"):
+        import_file(kb, _owlready2_onto(name))
+    assert kb.node("dc:creator")["title"] == "Creator" and kb.node("dcmitype:Image")["type"] == "CONCEPT"
+    # typed edges, walkable
+    from conceptwalk.tools.path import graph_path
+
+    chain = graph_path(kb.graph(), "dcterms:creator", "dcterms:Agent", caller=ALL)
+    assert str(chain) == "path of length 1: dcterms:creator -[rdfs:range>]- dcterms:Agent"
+    chain = graph_path(kb.graph(), "dcterms:abstract", "dc:description", caller=ALL)
+    assert chain.found and "rdfs:subPropertyOf>" in str(chain)
+    # a title resolves (there are no aliases to resolve through)
+    from conceptwalk.wrap import WalkConfig
+    from conceptwalk.wrap.resolver import resolve
+
+    hits = resolve(kb, "bibliographic resource", caller=ALL, config=WalkConfig(embedder=None))
+    assert hits and hits[0].id == "dcterms:BibliographicResource"
+    # round trip through GraphML on the real vocabulary
+    out = tmp_path / "dc.graphml"
+    export_file(kb, out, caller=ALL)
+    again = KnowledgeBase.open(":memory:")
+    import_file(again, out)
+    assert store(again) == store(kb)
+
+
+def test_real_owl_with_entity_declarations_is_refused_then_imports_fixed(tmp_path):
+    """owlready2's own ``owlready_ontology.owl`` declares its namespaces as XML entities (older
+    OWL tools' habit): refused with E428 like any DTD; with the DOCTYPE removed and each entity
+    written out, as docs/formats/rdf.md says, it imports."""
+    import re
+
+    path = _owlready2_onto("owlready_ontology.owl")
+    with pytest.raises(InputError, match=r"owlready_ontology\.owl:\d+: refused: the file declares a DTD"):
+        import_file(KnowledgeBase.open(":memory:"), path)
+    text = path.read_text(encoding="utf-8")
+    doctype = re.search(r"<!DOCTYPE[^\[]*\[(.*?)\]>", text, re.S)
+    assert doctype is not None
+    entities = dict(re.findall(r'<!ENTITY\s+(\w+)\s+"([^"]*)"\s*>', doctype.group(1)))
+    assert entities["owl"] == "http://www.w3.org/2002/07/owl#"
+    fixed = text[: doctype.start()] + text[doctype.end() :]
+    fixed = re.sub(r"&(\w+);", lambda m: entities.get(m.group(1), m.group(0)), fixed)
+    p = tmp_path / "owlready_ontology.owl"
+    p.write_text(fixed, encoding="utf-8")
+    kb = KnowledgeBase.open(":memory:")
+    s = import_file(kb, p)
+    assert s.nodes > 3 and s.edges > 0
+
+
 def test_kb_import_file_method_and_environment_hint(monkeypatch):
     kb = KnowledgeBase.open(":memory:")
     assert kb.import_file(DATA / "tiny.obo").nodes == 3
@@ -517,3 +592,31 @@ def test_round_trip_edge_cases(tmp_path, out_fmt):
     again = KnowledgeBase.open(":memory:")
     import_file(again, out)
     assert store(again) == store(kb)
+
+
+# ------------------------------------------------------------------ fuzz findings (fuzz_formats)
+
+
+def test_obo_bytes_that_are_not_utf8_are_an_input_error(tmp_path):
+    import gzip
+
+    good = (DATA / "tiny.obo").read_bytes()
+    late = tmp_path / "late.obo"  # after the header: fastobo's reader raised a bare OSError
+    late.write_bytes(good.replace(b"name: neuron", b"name: neur\xff\xfeon"))
+    early = tmp_path / "early.obo.gz"  # in the header: fastobo.iter raised TypeError
+    early.write_bytes(gzip.compress(good.replace(b"ontology: tiny", b"ontology: \xff\xff\x05 tiny")))
+    for p in (late, early):
+        with pytest.raises(InputError, match=rf"^{p}: cannot read the OBO file .*UTF-8"):
+            import_file(KnowledgeBase.open(":memory:"), p)
+
+
+def test_a_panic_in_fastobo_is_an_input_error_and_keeps_nothing(tmp_path):
+    # fastobo's Rust parser panics (`unreachable!()`) on this malformed term clause; pyo3 raises
+    # PanicException, a BaseException that escaped every `except Exception`
+    path = tmp_path / "kb.sqlite"
+    with KnowledgeBase.open(path, create=True) as kb:
+        import_file(kb, DATA / "tiny.graphml")
+        before = raw(path)
+        with pytest.raises(InputError, match=r"fastobo_panic\.obo: malformed OBO after .*fastobo failed"):
+            import_file(kb, DATA / "fastobo_panic.obo")
+        assert raw(path) == before

@@ -106,7 +106,7 @@ _RDF_SYNTAX = {
     ".trig": "trig",
     ".jsonld": "json-ld",
 }
-_QUADS = ("nquads", "trig")
+_QUADS = ("nquads", "trig", "trix")
 _OBSOLETE = ("skip", "keep")
 #: The lifecycle an obsolete term kept with ``obsolete="keep"`` gets.
 OBSOLETE_LIFECYCLE = "obsolete"
@@ -177,6 +177,76 @@ def _open_binary(name: str) -> Any:
     """The file as bytes (a ``.gz`` file decompressed)."""
     _, gz = _base_ext(name)
     return gzip.open(name, "rb") if gz else open(name, "rb")
+
+
+#: The XML a file may not hold: any DTD (``<!DOCTYPE ...>``), so no entity declaration, no
+#: external entity and no external DTD subset (defusedxml's three refusals, all on).
+_XML_REFUSALS = {"forbid_dtd": True, "forbid_entities": True, "forbid_external": True}
+
+
+class _RootReached(Exception):
+    """The scan of :func:`_read_xml` met the root element: the prolog, where a DTD can be, is over."""
+
+
+def _read_xml(name: str, label: str) -> io.BytesIO:
+    """The file's bytes (a ``.gz`` file decompressed), read once, its prolog through
+    defusedxml's expat reader first: a file that declares a DTD is refused at its ``<!DOCTYPE``
+    before any entity is expanded (billion laughs), read (external entities,
+    ``file:///etc/passwd``) or skipped (an undefined entity after an external DTD subset, which
+    expat would otherwise let pass). The parser (rdflib's RDF/XML and TriX readers, networkx's
+    GraphML and GEXF readers) then reads these same bytes, never the file again.
+
+    A DTD can only stand in the prolog, before the root element; entities can only be declared
+    in a DTD. So the scan stops at the root element's start tag and costs next to nothing: the
+    parser, expat too, refuses a DOCTYPE after it as malformed XML, and reports an undefined
+    entity (the only kind left: no DTD) as malformed with its line.
+
+    Raises
+    ------
+    InputError
+        ``"<path>:<line>: refused: ... DTD ..."`` (E428), or ``"<path>:<line>: malformed <label>
+        (...)"`` for a prolog expat cannot read.
+    """
+    expatreader = _needs("defusedxml.expatreader", label)
+    from xml.sax import SAXParseException
+    from xml.sax.handler import ContentHandler
+
+    from defusedxml import DefusedXmlException, DTDForbidden
+
+    class Prolog(ContentHandler):
+        def startElement(self, name: str, attrs: Any) -> None:  # noqa: N802 (SAX's name)
+            raise _RootReached
+
+    parser = expatreader.create_parser(**_XML_REFUSALS)
+    parser.setContentHandler(Prolog())
+    buf = io.BytesIO()
+    scanning = True
+    with _open_binary(name) as fh:
+        try:
+            while True:
+                chunk = fh.read(1 << 20)
+                if not chunk:
+                    break
+                buf.write(chunk)
+                if scanning:
+                    try:
+                        parser.feed(chunk)
+                    except _RootReached:
+                        scanning = False
+            if scanning:
+                parser.close()  # a file that ends before any element: expat says what is wrong
+        except DefusedXmlException as exc:
+            what = getattr(exc, "name", None) if isinstance(exc, DTDForbidden) else None
+            decl = f" ({shown('<!DOCTYPE ' + what)})" if isinstance(what, str) else ""
+            raise InputError(
+                f"{name}:{parser.getLineNumber()}: refused: the file declares a DTD{decl}; "
+                "conceptwalk reads no XML DTD, entity declaration or external entity (entity expansion "
+                "and external files); remove the DOCTYPE, replacing each entity by its text"
+            ) from None
+        except SAXParseException as exc:
+            raise InputError(f"{name}:{exc.getLineNumber()}: malformed {label} ({exc.getMessage()})") from None
+    buf.seek(0)
+    return buf
 
 
 def _bump(d: dict[str, int], key: str, n: int = 1) -> None:
@@ -365,6 +435,23 @@ def import_obo(
                 raise InputError(f"{name}:{line}: malformed OBO ({exc.msg})") from None
             except (ValueError, RuntimeError) as exc:
                 raise InputError(f"{name}: malformed OBO after {last} ({exc})") from None
+            except OSError as exc:  # fastobo's reader: "stream did not contain valid UTF-8", ...
+                if isinstance(exc, gzip.BadGzipFile):
+                    raise
+                raise InputError(f"{name}: cannot read the OBO file after {last} ({exc})") from None
+            except TypeError as exc:
+                # fastobo.iter reads the header at once and reports a failed read (bytes that
+                # are not UTF-8, a corrupt .gz) as "expected path or binary file handle"
+                if exc.__cause__ is None:
+                    raise
+                raise InputError(f"{name}: cannot read the OBO file ({exc.__cause__})") from None
+            except BaseException as exc:
+                # a panic in fastobo's Rust parser (pyo3's PanicException, a BaseException) on a
+                # clause it failed to reject: fastobo-py 0.14's (Rust fastobo 0.15) `unreachable!()` on some
+                # term clauses (a fuzz finding); the file's fault, not a crash of the import
+                if type(exc).__name__ != "PanicException":
+                    raise
+                raise InputError(f"{name}: malformed OBO after {last} (fastobo failed: {exc})") from None
             w.finish()
     except (EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"{name}: not a valid gzip file ({exc})") from None
@@ -376,6 +463,30 @@ def import_obo(
     summary.parse_seconds = parse
     summary.write_seconds = time.perf_counter() - t_start - parse
     return summary
+
+
+#: The clauses :func:`_obo_term` maps, by kind (the others become attributes).
+_IS_A, _NAME, _SYNONYM, _DEF, _RELATIONSHIP, _OBSOLETE_CLAUSE = range(1, 7)
+_OBO_KINDS: dict[type, int] = {}
+
+
+def _obo_kinds() -> dict[type, int]:
+    """fastobo's clause class of each tag :func:`_obo_term` maps (the others become attributes)."""
+    if not _OBO_KINDS:
+        import fastobo
+
+        t = fastobo.term
+        _OBO_KINDS.update(
+            {
+                t.IsAClause: _IS_A,
+                t.NameClause: _NAME,
+                t.SynonymClause: _SYNONYM,
+                t.DefClause: _DEF,
+                t.RelationshipClause: _RELATIONSHIP,
+                t.IsObsoleteClause: _OBSOLETE_CLAUSE,
+            }
+        )
+    return _OBO_KINDS
 
 
 def _obo_term(
@@ -394,23 +505,26 @@ def _obo_term(
     synonyms: list[tuple[str, str]] = []
     parents: list[tuple[str, str]] = []
     extra: dict[str, list[str]] = {}
+    kinds = _obo_kinds()
     for clause in frame:
-        tag = clause.raw_tag()
-        if tag == "name":
+        # dispatch on the clause's class (one per tag): no raw_tag() call and string compares
+        # for the common clauses, which the ontologies' millions of is_a lines make count
+        kind = kinds.get(type(clause), 0)
+        if kind == _IS_A:
+            parents.append(("is_a", str(clause.term)))
+        elif kind == _NAME:
             title = clause.name
-        elif tag == "def":
-            body = str(clause.definition)
-        elif tag == "synonym":
+        elif kind == _SYNONYM:
             syn = clause.synonym
             synonyms.append((str(syn.desc), str(syn.scope)))
-        elif tag == "is_a":
-            parents.append(("is_a", str(clause.term)))
-        elif tag == "relationship":
+        elif kind == _DEF:
+            body = str(clause.definition)
+        elif kind == _RELATIONSHIP:
             parents.append((str(clause.typedef), str(clause.term)))
-        elif tag == "is_obsolete":
+        elif kind == _OBSOLETE_CLAUSE:
             is_obsolete = bool(clause.obsolete)
         else:
-            extra.setdefault(tag, []).append(str(clause.raw_value()))
+            extra.setdefault(clause.raw_tag(), []).append(str(clause.raw_value()))
     if is_obsolete and obsolete == "skip":
         _bump(summary.skipped, "obsolete")
         return
@@ -425,9 +539,8 @@ def _obo_term(
         w.node(node_tuple(row))
     except RowError as exc:
         raise InputError(f"{where}: {exc}") from None
-    edge = w.edge
-    for typ, target in parents:  # ids and types fastobo parsed: non-empty strings
-        edge((tid, target, typ, None, None, None, None, None, 0))  # edge_tuple's row: no annotation given
+    if parents:  # ids and types fastobo parsed: non-empty strings; edge_tuple's row, no annotation given
+        w.extend_edges([(tid, target, typ, None, None, None, None, None, 0) for typ, target in parents])
     if synonyms:
         synonyms.sort(key=lambda st: rank.get(st[1], len(rank)))  # EXACT first; stable otherwise
         w.node_attribute(tid, "synonyms", [{"text": t, "scope": s} for t, s in synonyms], where)
@@ -594,7 +707,11 @@ def import_rdf(
     Raises
     ------
     InputError
-        ``"<path>:<line>: malformed RDF (...)"``; nothing is written.
+        ``"<path>:<line>: malformed RDF (...)"``; an RDF/XML or TriX file that declares a DTD,
+        ``"<path>:<line>: refused: the file declares a DTD ..."`` (no entity is expanded and no
+        external file read); a JSON-LD file whose ``@context`` names another document,
+        ``"<path>: refused: a JSON-LD @context names another document ..."`` (nothing fetched);
+        nothing is written.
 
     Examples
     --------
@@ -631,8 +748,17 @@ def import_rdf(
     quads = fmt in _QUADS
     store = rdflib.Dataset() if quads else rdflib.Graph()
     try:
-        with _open_binary(name) as fh:
+        kind = _rdf_kind(rdflib, fmt)
+        if kind == "xml":
+            source = _read_xml(name, "RDF")
+        elif kind == "json-ld":
+            source = _read_jsonld(name)
+        else:
+            source = _open_binary(name)
+        with source as fh:
             store.parse(source=fh, format=fmt, publicID=Path(name).resolve().as_uri())
+    except InputError:
+        raise
     except (EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"{name}: not a valid gzip file ({exc})") from None
     except Exception as exc:  # the parsers raise many kinds; each is the file's fault
@@ -789,6 +915,60 @@ def import_rdf(
     return summary
 
 
+def _rdf_kind(rdflib: Any, fmt: str) -> str | None:
+    """``"xml"`` when rdflib's parser for ``fmt`` reads XML (RDF/XML, TriX: those files go
+    through :func:`_read_xml` first), ``"json-ld"`` for JSON-LD (:func:`_read_jsonld`), else
+    None. An unknown format is rdflib's to refuse."""
+    from rdflib.parser import Parser
+    from rdflib.plugins.parsers.jsonld import JsonLDParser
+    from rdflib.plugins.parsers.rdfxml import RDFXMLParser
+    from rdflib.plugins.parsers.trix import TriXParser
+
+    try:
+        cls = rdflib.plugin.get(fmt, Parser)
+    except rdflib.plugin.PluginException:
+        return None
+    if issubclass(cls, (RDFXMLParser, TriXParser)):
+        return "xml"
+    return "json-ld" if issubclass(cls, JsonLDParser) else None
+
+
+def _read_jsonld(name: str) -> io.BytesIO:
+    """The file's bytes, read once, refused when a JSON-LD ``@context`` names another document (a
+    URL or a file, or an ``@import``): rdflib's JSON-LD reader would fetch it while parsing --
+    a request to any address, or a local file read, on import. A context written in the file is
+    read as usual. JSON that does not load is left to rdflib's error.
+
+    Raises
+    ------
+    InputError
+        ``"<path>: refused: a JSON-LD @context names another document ..."`` (E429).
+    """
+    with _open_binary(name) as fh:
+        data = fh.read()
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return io.BytesIO(data)
+    stack = [doc]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, list):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            ctx = x.get("@context")
+            for c in ctx if isinstance(ctx, list) else [ctx]:
+                if isinstance(c, str) or (isinstance(c, dict) and "@import" in c):
+                    ref = c if isinstance(c, str) else c["@import"]
+                    raise InputError(
+                        f"{name}: refused: a JSON-LD @context names another document ({shown(ref)}), "
+                        "which conceptwalk does not fetch on import (a request or a file read while "
+                        "parsing); write the context in the file"
+                    )
+            stack.extend(x.values())
+    return io.BytesIO(data)
+
+
 def _rdf_edge(w: RowWriter, src: str, pred: str, dst: str, idf: _Ids, where: str) -> None:
     if pred in _INVERSE:
         src, dst, pred = dst, src, _INVERSE[pred]
@@ -827,7 +1007,14 @@ def _rdf_line(exc: BaseException) -> str:
 
 
 def _rdf_why(exc: BaseException) -> str:
-    why = getattr(exc, "_why", None) or getattr(exc, "msg", None) or str(exc) or type(exc).__name__
+    get_message = getattr(exc, "getMessage", None)  # SAX: the message without "<source>:line:col: "
+    why = (
+        (get_message() if callable(get_message) else None)
+        or getattr(exc, "_why", None)
+        or getattr(exc, "msg", None)
+        or str(exc)
+        or type(exc).__name__
+    )
     why = " ".join(str(why).split())
     return why[:200]
 
@@ -888,7 +1075,8 @@ def import_graph_file(
     ------
     InputError
         ``"<path>:<line>: malformed GraphML (...)"`` (or the element: ``"<path>: node 'x': ..."``);
-        nothing is written.
+        a GraphML or GEXF file that declares a DTD, ``"<path>:<line>: refused: the file declares
+        a DTD ..."`` (no entity is expanded and no external file read); nothing is written.
 
     Examples
     --------
@@ -909,18 +1097,20 @@ def import_graph_file(
     if gml_label not in ("label", "id"):
         raise InputError(f"gml_label must be 'label' or 'id', got {shown(gml_label)}")
     t0 = time.perf_counter()
+    label = {"graphml": "GraphML", "gexf": "GEXF", "gml": "GML"}[fmt]
     try:
-        with _open_binary(name) as fh:
+        with _open_binary(name) if fmt == "gml" else _read_xml(name, label) as fh:
             if fmt == "graphml":
                 G = nx.read_graphml(fh)
             elif fmt == "gexf":
                 G = nx.read_gexf(fh)
             else:
                 G = nx.read_gml(fh, label="label" if gml_label == "label" else None)
+    except InputError:
+        raise
     except (EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"{name}: not a valid gzip file ({exc})") from None
     except Exception as exc:  # ParseError, NetworkXError, ValueError, KeyError...: the file's fault
-        label = {"graphml": "GraphML", "gexf": "GEXF", "gml": "GML"}[fmt]
         raise InputError(f"{name}:{_xml_line(exc)}: malformed {label} ({_rdf_why(exc)})") from None
     parse = time.perf_counter() - t0
     if fmt == "gexf":  # GEXF's mandatory label: no title when it is the id, no attribute when it repeats one

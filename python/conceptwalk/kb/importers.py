@@ -297,6 +297,18 @@ class RowWriter:
         if len(self.edges) >= _CHUNK and not self.ordered:
             self.flush_edges()
 
+    def extend_edges(self, params: list[tuple[Any, ...]]) -> None:
+        """Several edge rows at once (as :meth:`edge` each, without a call per row).
+
+        Parameters
+        ----------
+        params : list of tuple
+            What :func:`~conceptwalk.kb.store.edge_tuple` returns, one per edge.
+        """
+        self.edges.extend(params)
+        if len(self.edges) >= _CHUNK and not self.ordered:
+            self.flush_edges()
+
     def node_attribute(self, node_id: str, key: str, value: Any, where: str) -> None:
         """An attribute of a node (kept beside it, read by no algorithm).
 
@@ -332,9 +344,9 @@ class RowWriter:
         for t, n in Counter(p[1] or "" for p in self.nodes).items():
             s.node_types[t] = s.node_types.get(t, 0) + n
         self.kb.put_nodes(self.nodes)
-        self.known.update(p[0] for p in self.nodes)
+        self.known.update(map(itemgetter(0), self.nodes))
         if self.bare:
-            self.bare.difference_update(p[0] for p in self.nodes)
+            self.bare.difference_update(map(itemgetter(0), self.nodes))
         self.nodes = []
 
     def flush_edges(self) -> None:
@@ -345,8 +357,10 @@ class RowWriter:
         for t, n in Counter(map(itemgetter(2), self.edges)).items():
             s.edge_types[t] = s.edge_types.get(t, 0) + n
         known = self.known
-        ends = {p[0] for p in self.edges if p[0] not in known}
-        ends.update(p[1] for p in self.edges if p[1] not in known)
+        # the endpoints not written yet, by set operations in C (no Python per edge)
+        ends = set(map(itemgetter(0), self.edges))
+        ends.update(map(itemgetter(1), self.edges))
+        ends -= known
         if ends:
             conn = self.kb.conn
             wanted = sorted(ends)
@@ -1011,15 +1025,22 @@ def import_networkx(
                 done += 1
                 if done % _CHUNK == 0:
                     bar.update(done)
+            batch: list[tuple[Any, ...]] = []  # the common rows (a type at most), written in batches
+            default_type = DEFAULT_EDGE_TYPE
             for u, v, attrs in G.edges(data=True):
                 su, sv = str(u), str(v)
                 if su and sv and (not attrs or (len(attrs) == 1 and type(attrs.get(type_attr)) is str)):
-                    typ = attrs.get(type_attr) or DEFAULT_EDGE_TYPE  # the common row: a type at most
-                    w.edge((su, sv, typ, None, None, None, None, None, 0))
-                    done += 1
-                    if done % _CHUNK == 0:
+                    batch.append((su, sv, attrs.get(type_attr) or default_type, None, None, None, None, None, 0))
+                    if len(batch) >= _CHUNK:
+                        w.extend_edges(batch)
+                        done += len(batch)
+                        batch = []
                         bar.update(done)
                     continue
+                if batch:  # the rows keep the graph's order (of two with one key, the later wins)
+                    w.extend_edges(batch)
+                    done += len(batch)
+                    batch = []
                 at = f"edge ({shown(u)}, {shown(v)})"
                 row = {"src": su, "dst": sv}
                 extra = {}
@@ -1042,6 +1063,9 @@ def import_networkx(
                 done += 1
                 if done % _CHUNK == 0:
                     bar.update(done)
+            if batch:
+                w.extend_edges(batch)
+                done += len(batch)
             w.finish()
         summary.lines = done
         summary.ignored_attributes = sorted(ignored)
