@@ -462,10 +462,7 @@ class ReadCache:
     ``resolve`` costs what a reused resolver costs). Nothing here writes to the store."""
 
     def __init__(self, source: StoreReader, graph: LinkGraph, state: Any = None) -> None:
-        # The reader owns this cache (StoreReader.read_cache keeps its latest one) and a cache is
-        # used only through its reader: held weakly, or the two would form a cycle that keeps
-        # this state's graph alive after the reader is dropped, until some collection.
-        self.source: StoreReader = weakref.proxy(source)
+        self.source = source
         self.graph = graph
         self._state = state  # the store's StoreState this graph was read in (None: graph() only)
         with _SHARED_LOCK:
@@ -1247,7 +1244,11 @@ class StoreReader:
         self.kb = None if kind == "graph" else kb
         self._static: LinkGraph | None = kb if kind == "graph" else None
         self.annotations = annotations
-        self._snap: ReadCache | None = None
+        # The latest cache, held weakly (the cache holds its reader: a strong reference back
+        # would be a cycle keeping the state's graph alive after the reader is dropped, until
+        # some collection). What a cache derives lives in _SHARED, per graph, so a cache made
+        # again for the same state finds it all.
+        self._snap: weakref.ref[ReadCache] | None = None
         self._lock = threading.Lock()
         self._mem_embeddings: dict[tuple[str, str, str], npt.NDArray[np.float32]] = {}
         self._mem_version: tuple[int, int | None] | None = None
@@ -1279,13 +1280,15 @@ class StoreReader:
         else:
             st, g, version = None, self.graph(), self.store_version()
         gv = None if st is None else st.graph_version
-        snap = self._snap
+        ref = self._snap
+        snap = None if ref is None else ref()
         if snap is None or snap.graph is not g or snap.store_version != version or snap.graph_version != gv:
             with self._lock:
-                snap = self._snap
+                ref = self._snap
+                snap = None if ref is None else ref()
                 if snap is None or snap.graph is not g or snap.store_version != version or snap.graph_version != gv:
                     snap = ReadCache(self, g, st)
-                    self._snap = snap
+                    self._snap = weakref.ref(snap)
         return snap
 
     # -------------------------------------------------------------- reads
