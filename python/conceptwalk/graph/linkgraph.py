@@ -65,6 +65,7 @@ __all__ = [
     "with_default_node_type",
     "pack_strings",
     "unpack_strings",
+    "untrack_strings",
 ]
 
 #: Version of the layout written by :meth:`LinkGraph.to_arrays` (bump on any change).

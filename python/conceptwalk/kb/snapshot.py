@@ -41,8 +41,7 @@ import numpy.typing as npt
 
 from ..errors import ConceptwalkError, InputError
 from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph
-from ..graph._intern import untrack_strings
-from ..graph.linkgraph import IdIndex, codes_of, csr_patched, with_default_node_type
+from ..graph.linkgraph import IdIndex, codes_of, csr_patched, untrack_strings, with_default_node_type
 
 try:  # ISA-L's CRC-32 (the same polynomial and values as zlib's, ~20x faster: a 1.8 GB file's check
     # took 2.2 s with zlib); zlib's where the wheel is not installed (see pyproject's marker)
