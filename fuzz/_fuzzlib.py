@@ -87,3 +87,41 @@ def run(target: Callable[[bytes], None], argv: list[str] | None = None) -> None:
 
     atheris.Setup(argv, target)
     atheris.Fuzz()
+
+
+class StoreCycle:
+    """One store per fuzzing process for the import targets, made afresh every ``every`` runs
+    (so it stays small and fast) in a temporary directory of its own (``tmp``, where a target
+    may write its input files too). conceptwalk is imported at the first call, inside the
+    target's instrumented import."""
+
+    def __init__(self, prefix: str, every: int = 500) -> None:
+        import tempfile
+
+        self.tmp = tempfile.mkdtemp(prefix=prefix)
+        self.every = every
+        self._kb: object = None
+        self._runs = 0
+
+    def __call__(self) -> object:
+        from conceptwalk.kb.store import KnowledgeBase
+
+        self._runs += 1
+        if self._kb is None or self._runs % self.every == 0:
+            if self._kb is not None:
+                self._kb.close()  # type: ignore[attr-defined]
+            path = os.path.join(self.tmp, "kb.db")
+            for ext in ("", "-wal", "-shm"):
+                if os.path.exists(path + ext):
+                    os.unlink(path + ext)
+            self._kb = KnowledgeBase.create(path)
+        return self._kb
+
+
+def store_counts(kb: object) -> tuple[int, ...]:
+    """The store's write counter and its node, edge and alias counts (an import is one
+    transaction: a failed one leaves them as they were)."""
+    c = kb.conn  # type: ignore[attr-defined]
+    return (kb.version,) + tuple(  # type: ignore[attr-defined]
+        c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("nodes", "edges", "aliases")
+    )

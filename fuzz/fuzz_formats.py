@@ -24,19 +24,18 @@ from __future__ import annotations
 import gzip
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _fuzzlib import instrumented, run  # noqa: E402
+from _fuzzlib import StoreCycle, instrumented, run, store_counts  # noqa: E402
 
 with instrumented():
     from conceptwalk.errors import ConceptwalkError
     from conceptwalk.kb.formats import import_file
-    from conceptwalk.kb.store import KnowledgeBase
 
-_TMP = tempfile.mkdtemp(prefix="cw-fuzz-formats-")
-_STATE: dict[str, object] = {"kb": None, "runs": 0}
+store = StoreCycle("cw-fuzz-formats-")
+_TMP = store.tmp
+counts = store_counts
 
 #: (suffix, format passed to import_file, options): the low nibble of the first byte picks one.
 FORMATS: list[tuple[str, str | None, dict[str, object]]] = [
@@ -83,29 +82,6 @@ def _family(suffix: str, fmt: str | None) -> str:
     if fmt == "neo4j-csv":
         return "neo4j-csv"
     return "rdf"
-
-
-def store() -> KnowledgeBase:
-    """One store per process, recreated every 500 runs so it stays small and fast."""
-    kb = _STATE["kb"]
-    _STATE["runs"] = int(_STATE["runs"]) + 1  # type: ignore[call-overload]
-    if kb is None or int(_STATE["runs"]) % 500 == 0:  # type: ignore[call-overload]
-        if kb is not None:
-            kb.close()  # type: ignore[attr-defined]
-        path = os.path.join(_TMP, "kb.db")
-        for ext in ("", "-wal", "-shm"):
-            if os.path.exists(path + ext):
-                os.unlink(path + ext)
-        kb = KnowledgeBase.create(path)
-        _STATE["kb"] = kb
-    return kb  # type: ignore[return-value]
-
-
-def counts(kb: KnowledgeBase) -> tuple[int, ...]:
-    c = kb.conn
-    return (kb.version,) + tuple(
-        c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("nodes", "edges", "aliases")
-    )
 
 
 def target(data: bytes) -> None:

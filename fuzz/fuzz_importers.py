@@ -14,44 +14,20 @@ from __future__ import annotations
 import gzip
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _fuzzlib import documented, instrumented, run  # noqa: E402
+from _fuzzlib import StoreCycle, documented, instrumented, run, store_counts  # noqa: E402
 
 with instrumented():
     from conceptwalk.errors import InputError
     from conceptwalk.kb.importers import import_edge_list, import_jsonl
-    from conceptwalk.kb.store import KnowledgeBase
 
 ALLOWED = documented()
-_TMP = tempfile.mkdtemp(prefix="cw-fuzz-importers-")
-_STATE: dict[str, object] = {"kb": None, "runs": 0}
+store = StoreCycle("cw-fuzz-importers-")
+_TMP = store.tmp
+counts = store_counts
 SUFFIXES = [".jsonl", ".csv", ".tsv", ".txt", ".jsonl.gz", ".csv.gz", ".tsv.gz", ".tab"]
-
-
-def store() -> KnowledgeBase:
-    """One store per process, recreated every 500 runs so it stays small and fast."""
-    kb = _STATE["kb"]
-    _STATE["runs"] = int(_STATE["runs"]) + 1  # type: ignore[call-overload]
-    if kb is None or int(_STATE["runs"]) % 500 == 0:  # type: ignore[call-overload]
-        if kb is not None:
-            kb.close()  # type: ignore[attr-defined]
-        path = os.path.join(_TMP, "kb.db")
-        for ext in ("", "-wal", "-shm"):
-            if os.path.exists(path + ext):
-                os.unlink(path + ext)
-        kb = KnowledgeBase.create(path)
-        _STATE["kb"] = kb
-    return kb  # type: ignore[return-value]
-
-
-def counts(kb: KnowledgeBase) -> tuple[int, ...]:
-    c = kb.conn
-    return (kb.version,) + tuple(
-        c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("nodes", "edges", "aliases")
-    )
 
 
 def target(data: bytes) -> None:
