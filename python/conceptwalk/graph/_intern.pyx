@@ -417,6 +417,16 @@ def untrack_strings(list values):
     milliseconds per collection. The caller guarantees the items are str or None and that the
     list is not changed afterwards (a snapshot's lists are read-only by contract).
 
+    Parameters
+    ----------
+    values : list of str or None
+        Only str and None items, never changed afterwards.
+
+    Returns
+    -------
+    list
+        ``values`` itself, untracked.
+
     Examples
     --------
     >>> import gc
