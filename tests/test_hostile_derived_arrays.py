@@ -375,6 +375,8 @@ def test_concurrent_writer_never_gives_a_reader_vectors_of_another_position(tmp_
             k += 1
             kb.add_nodes([{{"id": f"c{{k % 25}}", "type": "CONCEPT", "title": f"zebra {{k}} stripes"}}])
             _answers(kb)
+            if k % 10 == 0:  # a short quiet spell now and then: a reader's whole round can see
+                time.sleep(0.05)  # one position (writes are ~3 ms apart otherwise)
         print(k)
         """
     )
