@@ -27,7 +27,7 @@ for target in fuzz_importers fuzz_formats fuzz_from_edges fuzz_algorithms fuzz_s
       -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$artifacts/$target-" >"$log" 2>&1
   rc=$?
-  done_line="$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)"
+  done_line="$(grep -a -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)"
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
   cov="$(echo "$done_line" | sed -n 's/.*cov: \([0-9]*\).*/\1/p')"
   ft="$(echo "$done_line" | sed -n 's/.*ft: \([0-9]*\).*/\1/p')"
@@ -41,7 +41,7 @@ for target in fuzz_importers fuzz_formats fuzz_from_edges fuzz_algorithms fuzz_s
   printf '%-18s %10s %8s %8s %8s %s\n' "$target" "${execs:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$result"
   if [ "$result" != ok ]; then
     echo "---- $target log (tail) ----"
-    grep -v -E '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)' "$log" | tail -40
+    grep -a -v -E '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)' "$log" | tail -40
     echo "---- reproducer(s) in $artifacts ----"
     ls -1 "$artifacts" | grep "^$target-" || true
   fi
