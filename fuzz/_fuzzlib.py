@@ -125,3 +125,16 @@ def store_counts(kb: object) -> tuple[int, ...]:
     return (kb.version,) + tuple(  # type: ignore[attr-defined]
         c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("nodes", "edges", "aliases")
     )
+
+
+def check_failed_import(kb: object, path: str, exc: BaseException, before: tuple[int, ...]) -> None:
+    """A failed import names its file in its error and leaves the store as it was."""
+    assert str(exc).startswith(path), (type(exc), exc)
+    after = store_counts(kb)
+    assert after == before, ("a failed import changed the store", before, after)
+
+
+def check_accepted_import(kb: object) -> None:
+    """The snapshot must build from whatever an import accepted."""
+    if store_counts(kb)[1]:
+        kb.graph()  # type: ignore[attr-defined]

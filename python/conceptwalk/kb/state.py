@@ -90,8 +90,9 @@ def _heap_trimmer() -> Callable[[], Any] | None:
 #: Gives the pages of freed heap memory back to the system (None: not available here). A store
 #: written on every turn replaces its snapshot's arrays on every read after a write; the arrays
 #: freed are of slightly different sizes each time, and glibc keeps most of the freed heap
-#: mapped: 3,000 turns at 50k nodes left the process at 171 MB without trimming and at 140 MB
-#: trimming every 64th replacement (a fresh process on the same store: 124 MB after a trim).
+#: mapped: 3,000 turns at 50k nodes left the process at 171 MB without trimming and at 154 MB
+#: trimming every 64th replacement (``benchmarks/bench_live.py --memory-turns 3000``; a fresh
+#: process on the same store: 95 MB).
 _trim_heap = _heap_trimmer()
 
 
