@@ -154,6 +154,8 @@ conceptwalk._core.VisibilityMask
 conceptwalk._core.WalkResult
 conceptwalk._core.WalkResult.__init__
 conceptwalk._core.CSRGraph.__init__
+conceptwalk._core.LiveGraph
+conceptwalk._core.LiveGraph.__init__
 conceptwalk._core.TextIndex
 conceptwalk._core.TextIndex.__init__
 conceptwalk._core.TextStats

@@ -55,6 +55,19 @@ def _g() -> LinkGraph:
     return LinkGraph.from_edges([("a", "b"), ("b", "c"), ("c", "a")], nodes=[{"id": "h", "scopes": ["secret"]}])
 
 
+_E32 = np.empty(0, np.int32)
+_LIVE: list[_core.LiveGraph] = []
+
+
+def _live() -> _core.LiveGraph:
+    """One LiveGraph over one base (made once: E442 and E444 need the same base object)."""
+    if not _LIVE:
+        _LIVE.append(
+            _core.LiveGraph.grow(_g().core, None, np.array([(1 << 32) | 5, (2 << 32) | 5], np.uint64), _E32, _E32)
+        )
+    return _LIVE[0]
+
+
 def _kb(tmp: Path) -> KnowledgeBase:
     kb = KnowledgeBase.create(tmp / "kb.db")
     kb.add_nodes([{"id": "a"}, {"id": "b"}])
@@ -347,6 +360,22 @@ TRIGGERS = {
     "E74": lambda t: _core.typed_walk(_g().core, np.array([0], np.int32), 9, np.ones(1, bool), np.ones(1, bool)),
     "E75": lambda t: _core.personalized_pagerank(_g().core, np.array([2.7]), np.ones(1)),
     "E76": lambda t: _core.personalized_pagerank(_g().core, np.array([2**32 + 2], np.int64), np.ones(1)),
+    # a live store's graph (base plus delta) in the core
+    "E440": lambda t: _core.LiveGraph.grow(_g().core, None, np.array([5 << 32], np.uint64), _E32, _E32),
+    "E441": lambda t: _core.LiveGraph.grow(_g().core, None, np.array([1 << 32, 1 << 32], np.uint64), _E32, _E32),
+    "E442": lambda t: _core.LiveGraph.grow(
+        _live().base, _live(), np.array([(2 << 32) | 5, (1 << 32) | 5], np.uint64), _E32, _E32
+    ),
+    "E443": lambda t: _core.LiveGraph.grow(
+        _g().core, None, np.empty(0, np.uint64), np.array([0], np.int32), np.array([4], np.int32)
+    ),
+    "E444": lambda t: _core.graph_context(
+        _live(), np.array([0], np.int32), np.ones(1), visible=_core.VisibilityMask(_live().base, np.ones(4, bool))
+    ),
+    "E445": lambda t: _core.LiveGraph.grow(
+        _g().core, _live(), np.array([(1 << 32) | 5, (2 << 32) | 5], np.uint64), _E32, _E32
+    ),
+    "E446": lambda t: _core.graph_context(_live(), np.array([1, 4], np.int32), np.ones(2)),
     "E300": lambda t: _explorer(t).answer("search", {"q": ["x"], "k": ["zero"]}),
     "E301": lambda t: _explorer(t).answer("search", {"q": ["x"], "kk": ["1"]}),
     "E302": lambda t: _explorer(t).answer("search", {}),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "conceptwalk/csr_graph.hpp"
+#include "conceptwalk/live_graph.hpp"
 #include "conceptwalk/text_index.hpp"
 
 namespace py = pybind11;
@@ -71,7 +72,7 @@ auto flag_property(std::vector<std::uint8_t> S::*member) {
 // that is not an integer (2.7 would become node 2) and integers that int32 cannot hold
 // (2**32 + 2 would become node 2) -- the range is checked before any cast. Empty inputs of any
 // dtype are an empty array.
-inline carray<std::int32_t> node_array(py::handle obj, const cw::CSRGraph& g, const char* name) {
+inline carray<std::int32_t> node_array(py::handle obj, const cw::GraphRef& g, const char* name) {
   if (obj.is_none()) throw py::type_error(std::string(name) + " must be an array of node indices, got None");
   py::array a = py::array::ensure(obj);
   if (!a) throw py::type_error(std::string(name) + " must be an array of node indices");
@@ -175,6 +176,14 @@ struct VisibilityMask {
   cw::RawVector<cw::node_t> vindices;
   std::int64_t visible_count = 0;
   cw::Visibility view() const { return cw::Visibility{mask.data(), vdeg.data(), vindptr.data(), vindices.data()}; }
+};
+
+// A live store's graph (issue 31): a base CSRGraph and the delta over it (cw::GraphDelta). The base
+// is shared, never copied; the delta is immutable.
+struct LiveGraph {
+  std::shared_ptr<const cw::CSRGraph> base;
+  std::shared_ptr<const cw::GraphDelta> delta;
+  cw::GraphRef ref() const { return cw::GraphRef(*base, delta.get()); }
 };
 
 // The `visible` argument of an entry point: None or a VisibilityMask. Taken as a handle and cast

@@ -9,7 +9,7 @@ namespace {
 
 // The optional node-type filter: node_type (one code per node) and keep_types (per code) go
 // together.
-cw::NodeTypeFilter type_filter(const cw::CSRGraph& g, const std::optional<carray<std::int32_t>>& node_type,
+cw::NodeTypeFilter type_filter(const cw::GraphRef& g, const std::optional<carray<std::int32_t>>& node_type,
                                const std::optional<carray<bool>>& keep_types) {
   if (node_type.has_value() != keep_types.has_value())
     throw py::value_error("node_type and keep_types go together");
@@ -100,6 +100,34 @@ void register_context(py::module_& m) {
       "One graph_context query (seeds strictly ascending): PPR (eps lowered for a hub seed), drop "
       "the seeds, keep the wanted node types, the top k by PPR (rank 0) or by coverage within "
       "max_hops, then PPR (rank 1), then hop counts and reached-through seeds; returns a ContextResult.");
+
+  m.def(
+      "graph_context",
+      [](const LiveGraph& g, py::handle seeds_in, const carray<double>& weights, double restart, double eps,
+         std::int64_t k, const std::optional<carray<std::int32_t>>& node_type,
+         const std::optional<carray<bool>>& keep_types, py::handle visible, std::int32_t rank,
+         std::int32_t max_hops, std::int64_t max_visits) {
+        const cw::GraphRef ref = g.ref();
+        const carray<std::int32_t> seeds = node_array(seeds_in, ref, "seeds");
+        check_1d(seeds, "seeds");
+        check_1d(weights, "weights", seeds.shape(0));
+        const cw::NodeTypeFilter filter = type_filter(ref, node_type, keep_types);
+        if (!visible.is_none())
+          throw py::value_error("visible: a LiveGraph is read by the all-access caller only (None)");
+        const cw::Visibility vis{};
+        const cw::PPRParams params{restart, eps, 0};
+        const std::int32_t* s = seeds.data();
+        const double* w = weights.data();
+        const std::int64_t n = seeds.shape(0);
+        const cw::RankParams rp{static_cast<cw::Rank>(rank), max_hops, max_visits};
+        py::gil_scoped_release nogil;
+        return cw::graph_context(ref, vis, n, s, w, params, k, filter, rp);
+      },
+      "graph"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 20,
+      "node_type"_a = py::none(), "keep_types"_a = py::none(), "visible"_a = py::none(), "rank"_a = 0,
+      "max_hops"_a = 2, "max_visits"_a = cw::kCoverageVisits,
+      "graph_context over a LiveGraph (base plus delta): seeds strictly ascending in the graph's "
+      "order (their order keys); the result equals the same query on a fresh build, bit for bit.");
 
   m.def(
       "graph_context_text",

@@ -195,4 +195,72 @@ void register_graph(py::module_& m) {
         auto a = readonly_view(vm.mask.data(), static_cast<std::int64_t>(vm.mask.size()), self);
         return a.attr("view")("bool");
       });
+
+  py::class_<LiveGraph, std::shared_ptr<LiveGraph>>(
+      m, "LiveGraph",
+      "A live store's graph (issue 31, docs/live_store.md): an immutable base CSRGraph (shared, never "
+      "copied) plus a small delta of new nodes (slots after the base's) and grown rows, every row in "
+      "order-key order, so graph_context over it equals a fresh build's bit for bit.")
+      .def_static(
+          "grow",
+          [](std::shared_ptr<cw::CSRGraph> base, py::handle prev, const carray<std::uint64_t>& keys,
+             const carray<std::int32_t>& a, const carray<std::int32_t>& b) {
+            check_1d(keys, "keys");
+            check_1d(a, "a");
+            check_1d(b, "b", a.shape(0));
+            const LiveGraph* p = nullptr;
+            if (!prev.is_none()) {
+              if (!py::isinstance<LiveGraph>(prev)) throw py::type_error("prev must be a LiveGraph or None");
+              p = prev.cast<const LiveGraph*>();
+              if (p->base.get() != base.get()) throw py::value_error("prev: a LiveGraph over another base graph");
+            }
+            auto out = std::make_shared<LiveGraph>();
+            out->base = base;
+            {
+              const std::uint64_t* k = keys.data();
+              const std::int32_t* x = a.data();
+              const std::int32_t* y = b.data();
+              const std::int64_t nk = keys.shape(0), np = a.shape(0);
+              const cw::GraphDelta* pd = p ? p->delta.get() : nullptr;
+              py::gil_scoped_release nogil;
+              out->delta = cw::grow_delta(*base, pd, nk, k, np, x, y);
+            }
+            return out;
+          },
+          "base"_a, "prev"_a, "keys"_a, "a"_a, "b"_a,
+          "The live graph of `base` plus `prev`'s delta (a LiveGraph over the same base, or None) plus "
+          "new nodes and neighbour pairs: `keys` (uint64) are the order keys of every slot past the "
+          "base ((gap << 32) | rank; prev's slots first, their order unchanged), `a`/`b` node index "
+          "pairs to join (already adjacent, or equal: nothing added).")
+      .def_property_readonly("num_nodes", [](const LiveGraph& g) { return g.delta->n; })
+      .def_property_readonly("base_nodes", [](const LiveGraph& g) { return g.delta->base_n; })
+      .def_property_readonly("base",
+                             [](const LiveGraph& g) { return std::const_pointer_cast<cw::CSRGraph>(g.base); })
+      .def_property_readonly("delta_rows",
+                             [](const LiveGraph& g) { return static_cast<std::int64_t>(g.delta->ptr.size()) - 1; })
+      .def_property_readonly("delta_entries", [](const LiveGraph& g) { return g.delta->num_entries(); })
+      .def_property_readonly("max_degree", [](const LiveGraph& g) { return g.delta->max_degree; })
+      .def(
+          "degree",
+          [](const LiveGraph& g, std::int64_t u) {
+            if (u < 0 || u >= g.delta->n)
+              throw cw::NodeOutOfRange("node index " + std::to_string(u) + " outside [0, " +
+                                       std::to_string(g.delta->n) + ")");
+            return g.ref().degree(static_cast<cw::node_t>(u));
+          },
+          "u"_a, "Degree of node u over base plus delta.")
+      .def(
+          "neighbors",
+          [](const LiveGraph& g, std::int64_t u) {
+            if (u < 0 || u >= g.delta->n)
+              throw cw::NodeOutOfRange("node index " + std::to_string(u) + " outside [0, " +
+                                       std::to_string(g.delta->n) + ")");
+            const cw::node_t* b;
+            const cw::node_t* e;
+            g.ref().row(static_cast<cw::node_t>(u), b, e);
+            py::array_t<std::int32_t> out(e - b);
+            std::copy(b, e, out.mutable_data());
+            return out;
+          },
+          "u"_a, "Row u over base plus delta (neighbours in order-key order).");
 }

@@ -4,7 +4,7 @@
 
 namespace cw {
 
-void check_node(const CSRGraph& g, const Visibility& vis, node_t u, const char* what) {
+void check_node(const GraphRef& g, const Visibility& vis, node_t u, const char* what) {
   if (u < 0 || u >= g.num_nodes())
     throw NodeOutOfRange(std::string(what) + " index " + std::to_string(u) + " outside [0, " +
                          std::to_string(g.num_nodes()) + ")");
@@ -12,12 +12,12 @@ void check_node(const CSRGraph& g, const Visibility& vis, node_t u, const char* 
     throw NodeOutOfRange(std::string(what) + " index " + std::to_string(u) + " is not visible");
 }
 
-void check_nodes(const CSRGraph& g, const Visibility& vis, std::int64_t count, const node_t* nodes,
+void check_nodes(const GraphRef& g, const Visibility& vis, std::int64_t count, const node_t* nodes,
                  const char* what) {
   for (std::int64_t i = 0; i < count; ++i) check_node(g, vis, nodes[i], what);
 }
 
-void check_in_range(const CSRGraph& g, std::int64_t count, const node_t* nodes, const char* what) {
+void check_in_range(const GraphRef& g, std::int64_t count, const node_t* nodes, const char* what) {
   for (std::int64_t i = 0; i < count; ++i) {
     const node_t u = nodes[i];
     if (u < 0 || u >= g.num_nodes())

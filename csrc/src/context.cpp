@@ -46,14 +46,21 @@ struct CoverPass {
   std::int64_t visits = 0;  // adjacency entries read (dropped levels included)
 };
 
-CoverPass coverage_pass(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
+// The seeds (ascending in g's order) hold v.
+inline bool is_seed(const GraphRef& g, std::int64_t ns, const node_t* qs, node_t v) {
+  if (!g.delta()) return std::binary_search(qs, qs + ns, v);
+  return std::binary_search(qs, qs + ns, v, [&](node_t x, node_t y) { return g.before(x, y); });
+}
+
+CoverPass coverage_pass(const GraphRef& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
                         const RankParams& rp) {
   Workspace& ws = thread_workspace(g.num_nodes(), Workspace::kWorkspaceMarks);
   std::int32_t* cnt = ws.ia.data();
   std::int32_t* dist = ws.ib.data();
-  const offset_t* rptr = (vis.mask && vis.vindptr) ? vis.vindptr : g.indptr();
-  const node_t* idx = (vis.mask && vis.vindptr) ? vis.vindices : g.indices();
+  const offset_t* rptr = (vis.mask && vis.vindptr) ? vis.vindptr : g.base().indptr();
+  const node_t* idx = (vis.mask && vis.vindptr) ? vis.vindices : g.base().indices();
   const std::uint8_t* mask = (vis.mask && !vis.vindptr) ? vis.mask : nullptr;
+  const bool delta = g.delta() != nullptr;
   CoverPass out;
   std::vector<node_t>& seen = ws.tmp;
   std::vector<node_t>& frontier = ws.queue;
@@ -74,8 +81,16 @@ CoverPass coverage_pass(const CSRGraph& g, const Visibility& vis, std::int64_t n
     for (std::int32_t d = 1; d <= R && !frontier.empty() && !cut; ++d) {
       next.clear();
       for (const node_t u : frontier) {
-        for (offset_t j = rptr[u], je = rptr[u + 1]; j < je; ++j) {
-          const node_t v = idx[j];
+        const node_t* jb;
+        const node_t* je;
+        if (delta) {
+          g.row(u, jb, je);
+        } else {
+          jb = idx + rptr[u];
+          je = idx + rptr[u + 1];
+        }
+        for (; jb != je; ++jb) {
+          const node_t v = *jb;
           if (mask && !mask[v]) continue;
           if (used >= rp.max_visits) {
             // This entry (level d) does not fit with levels 1..R: drop the deepest levels until
@@ -109,7 +124,7 @@ CoverPass coverage_pass(const CSRGraph& g, const Visibility& vis, std::int64_t n
     for (const node_t v : seen) {
       const std::int32_t dv = dist[v];
       dist[v] = -1;
-      if (dv > R || std::binary_search(qs, qs + ns, v)) continue;
+      if (dv > R || is_seed(g, ns, qs, v)) continue;
       raw.emplace_back(v, s);
       rdist.push_back(dv);
     }
@@ -145,14 +160,14 @@ CoverPass coverage_pass(const CSRGraph& g, const Visibility& vis, std::int64_t n
   return out;
 }
 
-void add_hops(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs, ContextResult& o) {
+void add_hops(const GraphRef& g, const Visibility& vis, std::int64_t ns, const node_t* qs, ContextResult& o) {
   if (o.nodes.empty()) return;
   HopsResult h = multi_source_hops(g, vis, ns, qs, static_cast<std::int64_t>(o.nodes.size()), o.nodes.data(), -1);
   o.hops = std::move(h.hops);
   o.via = std::move(h.via);
 }
 
-ContextResult run_coverage(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
+ContextResult run_coverage(const GraphRef& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
                            const double* w, const PPRParams& params, std::int64_t k, const NodeTypeFilter& filter,
                            const RankParams& rp) {
   const FillTarget target{k, filter.node_type, filter.keep, filter.num_keep};
@@ -194,11 +209,11 @@ ContextResult run_coverage(const CSRGraph& g, const Visibility& vis, std::int64_
     if (kept(filter, v))
       items.push_back(Item{cp.cov[j], cp.near[j], p / static_cast<double>(g.degree(v, vis)), p, v});
   }
-  auto better = [](const Item& x, const Item& y) {
+  auto better = [&g](const Item& x, const Item& y) {
     if (x.cov != y.cov) return x.cov > y.cov;
     if (x.near != y.near) return x.near > y.near;
     if (x.q != y.q) return x.q > y.q;
-    return x.v < y.v;
+    return g.before(x.v, y.v);
   };
   const std::size_t m = std::min(items.size(), static_cast<std::size_t>(k));
   std::partial_sort(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(m), items.end(), better);
@@ -227,7 +242,7 @@ ContextResult run_coverage(const CSRGraph& g, const Visibility& vis, std::int64_
   return o;
 }
 
-ContextResult run_context(const CSRGraph& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
+ContextResult run_context(const GraphRef& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
                           const double* w, const PPRParams& params, std::int64_t k, const NodeTypeFilter& filter,
                           const RankParams& rp) {
   if (rp.rank == Rank::kCoverage) return run_coverage(g, vis, ns, qs, w, params, k, filter, rp);
@@ -245,7 +260,7 @@ ContextResult run_context(const CSRGraph& g, const Visibility& vis, std::int64_t
   o.push_truncated = r.truncated;
   for (std::size_t j = 0; j < r.nodes.size() && static_cast<std::int64_t>(o.nodes.size()) < k; ++j) {
     const node_t v = r.nodes[j];
-    if (std::binary_search(qs, qs + ns, v)) continue;
+    if (is_seed(g, ns, qs, v)) continue;
     if (!kept(filter, v)) continue;
     o.nodes.push_back(v);
     o.scores.push_back(r.scores[j]);
@@ -256,12 +271,14 @@ ContextResult run_context(const CSRGraph& g, const Visibility& vis, std::int64_t
 
 }  // namespace
 
-void validate_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+void validate_context(const GraphRef& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
                       const double* weights, const PPRParams& params, std::int64_t k) {
   if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
   validate_ppr(g, vis, nseeds, seeds, weights, params);
   for (std::int64_t j = 1; j < nseeds; ++j)
-    if (seeds[j] <= seeds[j - 1]) throw InvalidArgument("seeds of each query must be strictly ascending");
+    if (!g.before(seeds[j - 1], seeds[j]))
+      throw InvalidArgument(g.delta() ? "seeds of each query must be strictly ascending in the graph's order"
+                                      : "seeds of each query must be strictly ascending");
 }
 
 void validate_rank(const RankParams& rank) {
@@ -274,7 +291,7 @@ void validate_rank(const RankParams& rank) {
     throw InvalidArgument("max_visits must be >= 1, got " + std::to_string(rank.max_visits));
 }
 
-ContextResult graph_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+ContextResult graph_context(const GraphRef& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
                             const double* weights, const PPRParams& params, std::int64_t k,
                             const NodeTypeFilter& filter, const RankParams& rank) {
   validate_context(g, vis, nseeds, seeds, weights, params, k);

@@ -218,13 +218,11 @@ ChainsResult shortest_paths_from(const CSRGraph& g, const Visibility& vis, node_
   return res;
 }
 
-HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+HopsResult multi_source_hops(const GraphRef& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
                              std::int64_t ntargets, const node_t* targets, std::int32_t max_hops) {
   check_nodes(g, vis, nseeds, seeds, "seed");
   check_in_range(g, ntargets, targets, "target");
   Workspace& ws = thread_workspace(g.num_nodes(), Workspace::kWorkspaceMarks);
-  const offset_t* indptr = g.indptr();
-  const node_t* indices = g.indices();
   auto& dist = ws.ia;
   auto& via = ws.ib;
   std::vector<node_t>& seen = ws.queue;
@@ -252,19 +250,22 @@ HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int6
     if (dist[s] < 0)
       reach(s, 0, s);
     else
-      via[s] = std::min(via[s], s);
+      via[s] = g.before(s, via[s]) ? s : via[s];
   }
   std::size_t b = 0, e = seen.size();
   std::int32_t depth = 0;
   while (remaining > 0 && b < e && (max_hops < 0 || depth < max_hops)) {
     for (std::size_t i = b; i < e; ++i) {
       const node_t u = seen[i];
-      for (offset_t j = indptr[u]; j < indptr[u + 1]; ++j) {
-        const node_t v = indices[j];
+      const node_t* jb;
+      const node_t* je;
+      g.row(u, jb, je);
+      for (; jb != je; ++jb) {
+        const node_t v = *jb;
         if (!CSRGraph::visible(v, vis)) continue;
         if (dist[v] < 0)
           reach(v, depth + 1, via[u]);
-        else if (dist[v] == depth + 1 && via[u] < via[v])
+        else if (dist[v] == depth + 1 && g.before(via[u], via[v]))
           via[v] = via[u];
       }
     }

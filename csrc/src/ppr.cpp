@@ -19,11 +19,13 @@ constexpr std::uint32_t kQueued = 2;
 constexpr std::uint32_t kTop = 4;
 constexpr std::uint32_t kSkip = 8;  // count_results: a seed or an excluded node (set and cleared there)
 
-// Ranking: nodes by (p desc, index asc). For p > 0 the IEEE bit pattern of p grows with p, so
-// the key ~bits(p) ascending is p descending, and (key, index) ascending is the wanted order, a
-// strict total order (indices are distinct): any correct sort gives the same sequence.
+// Ranking: nodes by (p desc, id asc). For p > 0 the IEEE bit pattern of p grows with p, so
+// the key ~bits(p) ascending is p descending, and (key, tie) ascending is the wanted order, where
+// tie is the node's order key (GraphRef::order; the index itself without a delta): a strict total
+// order (tie keys are distinct), so any correct sort gives the same sequence.
 struct RankItem {
   std::uint64_t key;
+  std::uint64_t tie;
   node_t u;
 };
 
@@ -33,7 +35,9 @@ inline std::uint64_t rank_key(double p) {
   return ~bits;
 }
 
-inline bool rank_less(const RankItem& a, const RankItem& b) { return a.key != b.key ? a.key < b.key : a.u < b.u; }
+inline bool rank_less(const RankItem& a, const RankItem& b) {
+  return a.key != b.key ? a.key < b.key : a.tie < b.tie;
+}
 
 std::vector<RankItem>& ws_rank_items() {
   thread_local std::vector<RankItem> items;
@@ -108,7 +112,7 @@ void sort_ranked(std::vector<RankItem>& items, std::int64_t k) {
 // the textbook loop, so results are bit-identical to it.
 class Pusher {
  public:
-  Pusher(const CSRGraph& g, const Visibility& vis)
+  Pusher(const GraphRef& g, const Visibility& vis)
       : g_(g), vis_(vis), ws_(thread_workspace(g.num_nodes(), Workspace::kWorkspaceNodes)) {
     nd_ = ws_.node.data();
     touched_ = ws_.push_touched.data();
@@ -158,14 +162,22 @@ class Pusher {
     eps_ = eps;
     // Prefetching pays once the node slots outgrow the caches (~2 MiB of slots); below that its
     // extra instructions cost more than it saves.
-    if (g_.num_nodes() > (1 << 16)) {
-      if (vis_.mask && vis_.vindptr) return run_impl<kRows, true>(restart, eps, max_pushes, max_visits);
-      if (vis_.mask) return run_impl<kMask, true>(restart, eps, max_pushes, max_visits);
-      return run_impl<kAll, true>(restart, eps, max_pushes, max_visits);
+    if (g_.delta()) {  // a live graph's delta rows (validate_ppr refuses visible rows with one)
+      if (g_.num_nodes() > (1 << 16)) {
+        if (vis_.mask) return run_impl<kMask, true, true>(restart, eps, max_pushes, max_visits);
+        return run_impl<kAll, true, true>(restart, eps, max_pushes, max_visits);
+      }
+      if (vis_.mask) return run_impl<kMask, false, true>(restart, eps, max_pushes, max_visits);
+      return run_impl<kAll, false, true>(restart, eps, max_pushes, max_visits);
     }
-    if (vis_.mask && vis_.vindptr) return run_impl<kRows, false>(restart, eps, max_pushes, max_visits);
-    if (vis_.mask) return run_impl<kMask, false>(restart, eps, max_pushes, max_visits);
-    return run_impl<kAll, false>(restart, eps, max_pushes, max_visits);
+    if (g_.num_nodes() > (1 << 16)) {
+      if (vis_.mask && vis_.vindptr) return run_impl<kRows, true, false>(restart, eps, max_pushes, max_visits);
+      if (vis_.mask) return run_impl<kMask, true, false>(restart, eps, max_pushes, max_visits);
+      return run_impl<kAll, true, false>(restart, eps, max_pushes, max_visits);
+    }
+    if (vis_.mask && vis_.vindptr) return run_impl<kRows, false, false>(restart, eps, max_pushes, max_visits);
+    if (vis_.mask) return run_impl<kMask, false, false>(restart, eps, max_pushes, max_visits);
+    return run_impl<kAll, false, false>(restart, eps, max_pushes, max_visits);
   }
 
   // The eps the current state satisfies after a run that a budget stopped: the per-node bound
@@ -193,10 +205,11 @@ class Pusher {
   void ranked(std::int64_t k, std::vector<node_t>& out) const {
     std::vector<RankItem>& items = ws_rank_items();
     items.clear();
+    const bool delta = g_.delta() != nullptr;
     for (std::size_t i = 0; i < nt_; ++i) {
       const node_t u = touched_[i];
       const double p = nd_[u].p;
-      if (p > 0.0) items.push_back(RankItem{rank_key(p), u});
+      if (p > 0.0) items.push_back(RankItem{rank_key(p), delta ? g_.order(u) : static_cast<std::uint64_t>(u), u});
     }
     sort_ranked(items, k);
     const std::size_t m = k > 0 ? std::min(items.size(), static_cast<std::size_t>(k)) : items.size();
@@ -213,7 +226,7 @@ class Pusher {
     for (std::size_t i = 0; i + 1 < top.size(); ++i) {
       const double lo = nd_[top[i]].p;
       const double up = upper(top[i + 1]);
-      if (lo < up || (lo == up && top[i] > top[i + 1])) return false;
+      if (lo < up || (lo == up && g_.before(top[i + 1], top[i]))) return false;
     }
     if (top.empty()) return true;
     // Every node outside the top-k: touched ones by their bound, untouched ones by min(eps*maxdeg, R).
@@ -230,7 +243,7 @@ class Pusher {
       const node_t u = touched_[i];
       if (nd_[u].flags & kTop) continue;
       const double up = upper(u);
-      if (up > kth || (up == kth && u < top.back())) ok = false;
+      if (up > kth || (up == kth && g_.before(u, top.back()))) ok = false;
     }
     for (node_t v : top) nd_[v].flags &= ~kTop;
     return ok;
@@ -273,13 +286,15 @@ class Pusher {
   // of the visible subgraph (same neighbours in the same order, without the hidden entries).
   enum Mode { kAll, kMask, kRows };
 
-  template <Mode kMode, bool kPrefetch>
+  // kDelta: rows (and degrees) through the graph's delta (GraphRef::row), never visible rows.
+  template <Mode kMode, bool kPrefetch, bool kDelta>
   bool run_impl(const double restart, const double eps, const std::int64_t max_pushes,
                 const std::int64_t max_visits) {
     constexpr bool kMasked = kMode != kAll;
-    const offset_t* const indptr = g_.indptr();
+    const offset_t* const indptr = g_.base().indptr();
     const offset_t* const rptr = kMode == kRows ? vis_.vindptr : indptr;
-    const node_t* const indices = kMode == kRows ? vis_.vindices : g_.indices();
+    const node_t* const indices = kMode == kRows ? vis_.vindices : g_.base().indices();
+    const node_t base_n = g_.base().num_nodes();
     const std::uint8_t* const mask = vis_.mask;
     const std::int32_t* const vdeg = vis_.vdeg;
     PushNode* const nd = nd_;
@@ -301,22 +316,37 @@ class Pusher {
       // 4 ahead, the node slots of the neighbours 2 ahead. Prefetches do not change results.
       if (kPrefetch && qsize > 8) {
         const node_t w = ring[(head + 8) & cmask];
-        CW_PREFETCH(&rptr[w]);
+        if (!kDelta || w < base_n) CW_PREFETCH(&rptr[w]);
         CW_PREFETCH(&nd[w]);
       }
       if (kPrefetch && qsize > 4) {
         const node_t w = ring[(head + 4) & cmask];
-        CW_PREFETCH(&indices[rptr[w]]);
+        if (kDelta) {
+          const node_t* pb;
+          const node_t* pe;
+          g_.row(w, pb, pe);
+          CW_PREFETCH(pb);
+        } else {
+          CW_PREFETCH(&indices[rptr[w]]);
+        }
       }
       if (kPrefetch && qsize > 2) {
         const node_t w = ring[(head + 2) & cmask];
-        for (offset_t j = rptr[w], je = rptr[w + 1]; j < je; ++j) {
-          const node_t v = indices[j];
+        const node_t* pb;
+        const node_t* pe;
+        if (kDelta) {
+          g_.row(w, pb, pe);
+        } else {
+          pb = indices + rptr[w];
+          pe = indices + rptr[w + 1];
+        }
+        for (; pb != pe; ++pb) {
+          const node_t v = *pb;
           CW_PREFETCH(&nd[v]);
           // The degree is read on a first touch: fetch it too.
           if (kMasked)
             CW_PREFETCH(&vdeg[v]);
-          else
+          else if (!kDelta || v < base_n)
             CW_PREFETCH(&indptr[v]);
         }
       }
@@ -327,7 +357,16 @@ class Pusher {
       xu.flags &= ~kQueued;
       const double ru = xu.r;
       const std::int32_t du = xu.deg;
-      const offset_t row = indptr[u + 1] - indptr[u];  // entries of the full row, as counted everywhere
+      const node_t* rb;
+      const node_t* re;
+      if (kDelta) {
+        g_.row(u, rb, re);
+      } else {
+        rb = indices + rptr[u];
+        re = indices + rptr[u + 1];
+      }
+      // entries of the full row, as counted everywhere
+      const offset_t row = kDelta ? static_cast<offset_t>(re - rb) : indptr[u + 1] - indptr[u];
       if (du != 0 && row > max_visits - visits) {
         // The work budget: this push would read past it. It is not done (u keeps its residual);
         // the rest of the queue is dropped, its nodes without visible neighbours pushed (free).
@@ -353,15 +392,16 @@ class Pusher {
       xu.r = 0.0;
       const double share = keep * ru / static_cast<double>(du);
       visits += row;
-      const offset_t b = rptr[u], e = rptr[u + 1];
-      for (offset_t j = b; j < e; ++j) {
-        const node_t v = indices[j];
+      for (const node_t* jp = rb; jp != re; ++jp) {
+        const node_t v = *jp;
         if (kMode == kMask && !mask[v]) continue;
         PushNode& x = nd[v];
         std::uint32_t f = x.flags;
         if (!(f & kTouched)) {
           // First touch: r is 0; record the visible degree and the threshold for this eps.
-          const std::int32_t dv = kMasked ? vdeg[v] : static_cast<std::int32_t>(indptr[v + 1] - indptr[v]);
+          const std::int32_t dv = kMasked  ? vdeg[v]
+                                  : kDelta ? g_.degree(v)
+                                           : static_cast<std::int32_t>(indptr[v + 1] - indptr[v]);
           x.deg = dv;
           x.thr = eps * static_cast<double>(dv);
           f = kTouched;
@@ -421,7 +461,7 @@ class Pusher {
     ring_ = ws_.push_ring.data();
   }
 
-  const CSRGraph& g_;
+  const GraphRef g_;
   const Visibility& vis_;
   Workspace& ws_;
   PushNode* nd_ = nullptr;
@@ -455,7 +495,7 @@ namespace {
 constexpr double kMinUncappedRestartEps = 1e-12;
 }  // namespace
 
-void validate_ppr(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+void validate_ppr(const GraphRef& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
                   const double* weights, const PPRParams& params) {
   if (!(params.restart > 0.0 && params.restart < 1.0))
     throw InvalidArgument("restart must be in (0, 1), got " + std::to_string(params.restart));
@@ -476,6 +516,8 @@ void validate_ppr(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
                   params.restart, params.eps);
     throw InvalidArgument(buf);
   }
+  if (g.delta() && vis.vindptr)
+    throw InvalidArgument("a graph with a delta reads a mask without visible rows (VisibilityMask rows=False)");
   if (nseeds <= 0) throw InvalidArgument("seeds must not be empty");
   double total = 0.0;
   for (std::int64_t i = 0; i < nseeds; ++i) {
@@ -489,7 +531,7 @@ void validate_ppr(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
     throw InvalidArgument("seed weights must have a positive finite sum");
 }
 
-PPRResult personalized_pagerank(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+PPRResult personalized_pagerank(const GraphRef& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
                                 const double* weights, const PPRParams& params, std::int64_t k) {
   validate_ppr(g, vis, nseeds, seeds, weights, params);
   PPRResult res;
@@ -522,7 +564,7 @@ PPRResult personalized_pagerank(const CSRGraph& g, const Visibility& vis, std::i
   return res;
 }
 
-PPRResult personalized_pagerank_fill(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
+PPRResult personalized_pagerank_fill(const GraphRef& g, const Visibility& vis, std::int64_t nseeds,
                                      const node_t* seeds, const double* weights, const PPRParams& params,
                                      std::int64_t k_rank, const FillTarget& target) {
   validate_ppr(g, vis, nseeds, seeds, weights, params);
@@ -555,7 +597,7 @@ PPRResult personalized_pagerank_fill(const CSRGraph& g, const Visibility& vis, s
   return res;
 }
 
-PPRResult personalized_pagerank_certified(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
+PPRResult personalized_pagerank_certified(const GraphRef& g, const Visibility& vis, std::int64_t nseeds,
                                           const node_t* seeds, const double* weights, const PPRParams& params,
                                           std::int64_t k, double shrink, double min_eps) {
   validate_ppr(g, vis, nseeds, seeds, weights, params);

@@ -5,18 +5,19 @@
 #include <cstdint>
 
 #include "conceptwalk/csr_graph.hpp"
+#include "conceptwalk/live_graph.hpp"
 
 namespace cw {
 
 // Throws NodeOutOfRange "<what> index <u> outside [0, n)" or "<what> index <u> is not visible".
-void check_node(const CSRGraph& g, const Visibility& vis, node_t u, const char* what);
+void check_node(const GraphRef& g, const Visibility& vis, node_t u, const char* what);
 
 // check_node for each of count nodes.
-void check_nodes(const CSRGraph& g, const Visibility& vis, std::int64_t count, const node_t* nodes,
+void check_nodes(const GraphRef& g, const Visibility& vis, std::int64_t count, const node_t* nodes,
                  const char* what);
 
 // Range only (hidden nodes allowed): "<what> index <u> outside [0, n)".
-void check_in_range(const CSRGraph& g, std::int64_t count, const node_t* nodes, const char* what);
+void check_in_range(const GraphRef& g, std::int64_t count, const node_t* nodes, const char* what);
 
 // A CSR-style query pointer of q + 1 offsets into an array of length total: starts at 0, ends at
 // total, non-decreasing. Returns q. Throws InvalidArgument naming `name`.

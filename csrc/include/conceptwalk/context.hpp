@@ -69,11 +69,11 @@ struct ContextResult {
 };
 
 // Seeds: distinct, strictly ascending, visible node indices with weights as for PPR; k >= 1.
-void validate_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+void validate_context(const GraphRef& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
                       const double* weights, const PPRParams& params, std::int64_t k);
 void validate_rank(const RankParams& rank);
 
-ContextResult graph_context(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+ContextResult graph_context(const GraphRef& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
                             const double* weights, const PPRParams& params, std::int64_t k,
                             const NodeTypeFilter& filter, const RankParams& rank = RankParams{});
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "conceptwalk/csr_graph.hpp"
+#include "conceptwalk/live_graph.hpp"
 
 namespace cw {
 
@@ -39,7 +40,7 @@ struct HopsResult {
 
 // Multi-source BFS from the seeds, stopping once every target is reached or max_hops layers are
 // done (max_hops < 0: no limit). Ties: via is the smallest seed index at the minimal distance.
-HopsResult multi_source_hops(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+HopsResult multi_source_hops(const GraphRef& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
                              std::int64_t ntargets, const node_t* targets, std::int32_t max_hops);
 
 }  // namespace cw

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "conceptwalk/csr_graph.hpp"
+#include "conceptwalk/live_graph.hpp"
 
 namespace cw {
 
@@ -73,10 +74,10 @@ constexpr int kFillHalvings = 20;
 
 // Seeds: node indices (distinct, visible) and positive weights (normalised to sum 1 inside).
 // k <= 0 returns every node with p > 0; otherwise the top k.
-void validate_ppr(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+void validate_ppr(const GraphRef& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
                   const double* weights, const PPRParams& params);
 
-PPRResult personalized_pagerank(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
+PPRResult personalized_pagerank(const GraphRef& g, const Visibility& vis, std::int64_t nseeds, const node_t* seeds,
                                 const double* weights, const PPRParams& params, std::int64_t k);
 
 // Certified top-k: pushes at params.eps, then keeps lowering eps (by `shrink`, reusing the
@@ -84,14 +85,14 @@ PPRResult personalized_pagerank(const CSRGraph& g, const Visibility& vis, std::i
 // 0 <= p*(v) - p(v) <= min(eps * deg(v), residual), or until total pushes reach max_pushes
 // (required > 0 here), the edge visits the work budget (max_visits; both: truncated, never
 // certified) or eps reaches min_eps. Certification is only tried on a round that completed.
-PPRResult personalized_pagerank_certified(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
+PPRResult personalized_pagerank_certified(const GraphRef& g, const Visibility& vis, std::int64_t nseeds,
                                           const node_t* seeds, const double* weights, const PPRParams& params,
                                           std::int64_t k, double shrink, double min_eps);
 
 // Hub seeds answer: the push at params.eps, then lowered eps as stated above until target.k
 // results have p > 0 or the budget is spent (fill_spent). Ranks the top k_rank (0: all) as
 // personalized_pagerank does; res.eps is the eps the result ended at.
-PPRResult personalized_pagerank_fill(const CSRGraph& g, const Visibility& vis, std::int64_t nseeds,
+PPRResult personalized_pagerank_fill(const GraphRef& g, const Visibility& vis, std::int64_t nseeds,
                                      const node_t* seeds, const double* weights, const PPRParams& params,
                                      std::int64_t k_rank, const FillTarget& target);
 

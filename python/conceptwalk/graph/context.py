@@ -25,12 +25,13 @@ from typing import TYPE_CHECKING
 
 from .. import _core
 from .linkgraph import LinkGraph
+from .live import LiveGraph
 
 if TYPE_CHECKING:
     from .text import TextIndex
     from .view import View
 
-__all__ = ["context", "context_batch", "context_text"]
+__all__ = ["context", "context_batch", "context_live", "context_text"]
 
 _graph_context = _core.graph_context
 _graph_context_text = _core.graph_context_text
@@ -90,6 +91,45 @@ def context(
     if rank:
         return _graph_context(graph.core, seeds, weights, restart, eps, k, codes, keep_types, visible, rank, max_hops)
     return _graph_context(graph.core, seeds, weights, restart, eps, k, codes, keep_types, visible)
+
+
+def context_live(
+    graph: LiveGraph,
+    seeds: npt.NDArray[np.int32],
+    weights: npt.NDArray[np.float64],
+    restart: float,
+    eps: float,
+    k: int,
+    rank: int = 0,
+    max_hops: int = 2,
+) -> _core.ContextResult:
+    """:func:`context` over a live graph (base plus delta) for the all-access caller: the seeds
+    are slots in id order (:meth:`LiveGraph.sorted_slots`); the result equals :func:`context`'s
+    over a fresh build of the same graph, bit for bit, with slots for node indices.
+
+    Parameters
+    ----------
+    graph : LiveGraph
+    seeds : int32 array
+        Seed slots, strictly ascending in id order.
+    weights : float64 array
+    restart, eps, k, rank, max_hops
+        As for :func:`context` (checked by the caller).
+
+    Returns
+    -------
+    conceptwalk._core.ContextResult
+
+    Examples
+    --------
+    >>> g = LiveGraph.over(LinkGraph.from_edges([("a", "c")]), version=0).grown({"b": ("NODE", None, None, None)}, [("b", "c")], version=1)
+    >>> r = context_live(g, np.array([0], np.int32), np.ones(1), 0.25, 1e-4, 5)
+    >>> [g.node_at(s)[0] for s in r.nodes.tolist()], r.hops.tolist()
+    (['c', 'b'], [1, 2])
+    """
+    if rank:
+        return _graph_context(graph.core, seeds, weights, restart, eps, k, None, None, None, rank, max_hops)
+    return _graph_context(graph.core, seeds, weights, restart, eps, k)
 
 
 def context_text(

@@ -56,10 +56,12 @@ import numpy.typing as npt
 
 from ..errors import ConceptwalkError, InputError, shown
 from ..graph import Caller, LinkGraph
+from ..graph.live import LiveGraph
 from ..graph.text import TextIndex
 from ..graph.view import View
 from .snapshot import (
     CHANGE_ALIAS,
+    CHANGE_EDGE,
     CHANGE_NODE,
     CHANGE_RESET,
     CHANGE_TEXT,
@@ -322,6 +324,7 @@ class StateKeeper:
         self._schema_version = schema_version
         self._persist = not (path == ":memory:" or path.startswith("file::memory:"))
         self._snap: GraphSnapshot | None = None  # the graph at a change-log position
+        self._live: LiveGraph | None = None  # the last live graph (live_graph): a base plus a delta
         self._replaced = 0  # snapshots replaced by a newer one (for TRIM_EVERY)
         self._light: tuple[LinkGraph, LinkGraph] | None = None  # a graph and its annotations=False projection
         self._file_version: int | None = None  # the change-log position of the snapshot file on disk
@@ -465,6 +468,7 @@ class StateKeeper:
             # else: the same position with another row, or the log went back: another history
         if not same:
             self._snap = self._light = None
+            self._live = None
             self._state = self._state_light = None
             self._forget_kept()
             self._history += 1
@@ -551,6 +555,78 @@ class StateKeeper:
             if self._light is None or self._light[0] is not snap.graph:
                 self._light = (snap.graph, snap.graph.without_annotations())
             return self._light[1]
+
+    #: A live graph's delta is folded into a new base (the full snapshot, :meth:`graph`) once it
+    #: holds this many added or rewritten nodes, or a batch of changes names more nodes and edges.
+    LIVE_DELTA_NODES = 1000
+
+    def live_graph(self) -> LiveGraph:
+        """The store's graph as a base plus a delta (see :meth:`KnowledgeBase.live_graph
+        <conceptwalk.kb.store.KnowledgeBase.live_graph>`): the last one brought forward by the
+        change log at the cost of the change, or a new one over the full snapshot when the changes
+        since hold one a delta does not express (a deletion, a bulk load), or the delta is full.
+
+        Returns
+        -------
+        LiveGraph
+        """
+        with self._lock:
+            if self._writing():  # inside the store's own transaction: uncommitted, never kept
+                return LiveGraph.over(self.graph(), version=-1, history=self._history)
+            gv = self._versions(self._store.conn)[0]  # the history checked: a replaced log drops _live
+            live, snap = self._live, self._snap
+            if live is not None and live.version == gv:
+                return live
+            if snap is not None and snap.version <= gv and (live is None or snap.version > live.base_version):
+                live = LiveGraph.over(snap.graph, version=snap.version, history=self._history)
+            if live is not None and live.version == gv:
+                self._live = live
+                return live
+            if live is not None and self._changelog and live.version < gv and live.rewritten < self.LIVE_DELTA_NODES:
+                with self._read() as conn:
+                    gv = self._versions(conn)[0]
+                    grown = self._grow_live(conn, live, gv)
+                if grown is not None:
+                    self._live = grown
+                    return grown
+            self.graph()  # a new base: the full snapshot at the current position
+            snap = self._snap
+            assert snap is not None
+            self._live = LiveGraph.over(snap.graph, version=snap.version, history=self._history)
+            return self._live
+
+    #: The changes after a position with, for a node change, the node's row now (NULL: deleted)
+    #: and, for an edge change, whether the edge exists now: one statement for a delta's batch.
+    _LIVE_CHANGES = (
+        "SELECT c.kind, c.a, c.b, c.c, n.id IS NOT NULL, n.type, n.title, n.scopes, n.lifecycle, "
+        "e.rowid IS NOT NULL FROM changes AS c "
+        f"LEFT JOIN nodes AS n ON c.kind = {CHANGE_NODE} AND n.id = c.a "
+        f"LEFT JOIN edges AS e ON c.kind = {CHANGE_EDGE} AND e.src = c.a AND e.dst = c.b AND e.type = c.c "
+        "WHERE c.seq > ? AND c.seq <= ? ORDER BY c.seq LIMIT ?"
+    )
+
+    def _grow_live(self, conn: sqlite3.Connection, live: LiveGraph, version: int) -> LiveGraph | None:
+        """``live`` brought to ``version`` (inside a read transaction) from the change log, or
+        None when the changes since hold one its delta does not express."""
+        if not 0 <= live.version <= version:
+            return None
+        if live.version == version:
+            return live
+        rows = conn.execute(self._LIVE_CHANGES, (live.version, version, self.LIVE_DELTA_NODES + 1)).fetchall()
+        if len(rows) != version - live.version:
+            return None  # a gap in the log, or too many changes
+        nodes: dict[str, tuple[Any, ...] | None] = {}
+        edges: list[tuple[str, str]] = []
+        for kind, a, b, _c, node_now, ntype, title, scopes, life, edge_now in rows:
+            if kind == CHANGE_NODE:
+                nodes[a] = (ntype, title, scopes, life) if node_now else None
+            elif kind == CHANGE_EDGE:
+                if not edge_now:
+                    return None  # a deleted edge
+                edges.append((a, b))
+            elif kind == CHANGE_RESET:
+                return None  # a bulk load
+        return live.grown(nodes, edges, version=version)
 
     def text_index(self, graph: LinkGraph | None = None) -> TextIndex | None:
         """The text index of ``graph`` (default: the current state's; see

@@ -59,6 +59,7 @@ from ..graph import intern_strings
 from ..errors import ConceptwalkError, InputError, NotFoundError, StoreNotFoundError, shown
 from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, Caller, LinkGraph
 from ..graph.linkgraph import JSON_VALUE_MARK, annotation_name
+from ..graph.live import LiveGraph
 from ..graph.names import named_search, source_name_indexes
 from ..graph.scopes import warn_unknown_scopes
 from ..graph.text import TextIndex
@@ -2763,3 +2764,33 @@ class KnowledgeBase:
         (False, 3)
         """
         return self._keeper.graph(annotations=annotations)
+
+    def live_graph(self) -> LiveGraph:
+        """The store's graph as an immutable base plus a small delta of the nodes and edges
+        added since (:class:`~conceptwalk.graph.live.LiveGraph`; issue 31, ``docs/live_store.md``).
+
+        Where :meth:`graph` brings the whole snapshot forward after every write (at memory speed,
+        but over the whole store), this brings a delta forward at the cost of the change: the
+        nodes and edges a write added take new slots, and only the rows they touch are rebuilt.
+        A query over it equals the same query over :meth:`graph` bit for bit. A change a delta
+        does not express (a deleted node or edge, a bulk load) or a full delta
+        (:attr:`StateKeeper.LIVE_DELTA_NODES <conceptwalk.kb.state.StateKeeper.LIVE_DELTA_NODES>`)
+        starts a new one over :meth:`graph`. Today ``graph_context`` from concepts for the
+        all-access caller reads it; everything else reads :meth:`graph`.
+
+        Returns
+        -------
+        LiveGraph
+            The same object while the store is unchanged.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_edges([("a", "c")])
+        >>> base = kb.graph()
+        >>> _ = kb.add_edges([("b", "c")])
+        >>> live = kb.live_graph()
+        >>> live.base is base, live.num_nodes, live.delta_nodes, kb.live_graph() is live
+        (True, 3, 1, True)
+        """
+        return self._keeper.live_graph()

@@ -30,7 +30,8 @@ import numpy.typing as npt
 
 from ..errors import InputError
 from ..graph import Caller, LinkGraph, VisibilityMask
-from ..graph.context import context, context_batch, context_text
+from ..graph.context import context, context_batch, context_live, context_text
+from ..graph.live import LiveGraph
 from ..graph.result import Later, Record, lazy
 from ..graph.text import TextIndex
 from ..graph.checks import check_count, check_ppr_params, check_threads, query_list
@@ -623,6 +624,12 @@ def graph_context(
     question = check_question(question)
     if isinstance(concepts, str):
         raise InputError("concepts must be a list of ids, not a single string")
+    if question is None and search is None and caller.scopes is None and node_types is None:
+        # concepts only, for the all-access caller: a store's live graph (base plus delta, brought
+        # forward at the cost of the change) answers exactly as its full snapshot would
+        live = _live_context(source, concepts, k, restart, eps, rank_code, max_hops, t0)
+        if live is not None:
+            return _ranked(live, rank, max_hops)
     g, kb, ix, st = _source_state(source, (question,), search)
     view = g.view(caller)  # the caller's mask and statistics, made once per (graph, caller)
     vm = view.mask
@@ -691,8 +698,44 @@ def graph_context(
     return _ranked(_from_core(g, question, spec, r, rank_code, restart, eps, k, type_filter, t0), rank, max_hops)
 
 
+def _live_context(
+    source: Any,
+    concepts: Iterable[str],
+    k: int,
+    restart: float,
+    eps: float,
+    rank_code: int,
+    max_hops: int,
+    t0: float,
+) -> ContextResult | None:
+    """A concepts-only query of the all-access caller over the source's live graph
+    (``source.live_graph()``, a knowledge base's), or None to take the snapshot path: a bare
+    graph, a source without one, or a concept it does not know (the snapshot path names it)."""
+    if isinstance(source, LinkGraph) or type(concepts) is not list or not concepts:
+        return None
+    fn = getattr(source, "live_graph", None)
+    if not callable(fn):
+        return None
+    live = fn()
+    if not isinstance(live, LiveGraph):
+        return None
+    slots = []
+    for c in concepts:
+        s = live.slot(c) if isinstance(c, str) else None
+        if s is None:
+            return None
+        slots.append(s)
+    order = live.sorted_slots(slots)
+    n = len(order)
+    r = context_live(
+        live, np.array(order, dtype=np.int32), _ONES[n] if n < len(_ONES) else np.ones(n), restart, eps, k,
+        rank_code, max_hops,
+    )  # fmt: skip
+    return _from_core(live, None, slots, r, rank_code, restart, eps, k, None, t0)
+
+
 def _from_core(
-    g: LinkGraph,
+    g: LinkGraph | LiveGraph,
     question: str | None,
     spec: Any,
     r: Any,
@@ -802,7 +845,7 @@ def _ranked(res: ContextResult, rank: str, max_hops: int) -> ContextResult:
 
 
 def _cover_items(
-    g: LinkGraph,
+    g: LinkGraph | LiveGraph,
     top: list[int],
     scores: list[float],
     hops: list[int],
@@ -813,6 +856,12 @@ def _cover_items(
 ) -> list[ContextItem]:
     """Context items of a coverage ranking (``ptr`` indexes ``seeds`` per item; ``ptr[0]`` may be
     a batch offset)."""
+    if isinstance(g, LiveGraph):
+        at = g.node_at
+        return [
+            ContextItem(*at(v), s, h, at(w)[0], c, tuple(at(x)[0] for x in seeds[ptr[j] : ptr[j + 1]]))
+            for j, (v, s, h, w, c) in enumerate(zip(top, scores, hops, via, cov))
+        ]
     ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes_list
     return [
         ContextItem(
@@ -898,7 +947,7 @@ _ONES_BASE.setflags(write=False)
 _ONES = [_ONES_BASE[:n] for n in range(257)]
 
 
-def _seed_objects(g: LinkGraph, spec: list[Any] | Callable[[], list[Any]]) -> list[ContextSeed]:
+def _seed_objects(g: LinkGraph | LiveGraph, spec: list[Any] | Callable[[], list[Any]]) -> list[ContextSeed]:
     """Seed objects of a seed spec: ``(node, weight, source, rank)`` tuples, or bare node indices
     for concepts (weight 1), or a callable returning one."""
     if callable(spec):
@@ -909,11 +958,14 @@ def _seed_objects(g: LinkGraph, spec: list[Any] | Callable[[], list[Any]]) -> li
     return [ContextSeed(*node_at(x[0]), *x[1:]) for x in spec]
 
 
-def _items(g: LinkGraph, top: Any, scores: Any, hops: Any, via: Any) -> list[ContextItem]:
+def _items(g: LinkGraph | LiveGraph, top: Any, scores: Any, hops: Any, via: Any) -> list[ContextItem]:
     """Context items of core output (node indices, scores, hops, via seeds: lists, or a core
     ``ContextResult`` passed as ``top`` with the rest None)."""
     if scores is None:
         top, scores, hops, via = top.nodes.tolist(), top.scores.tolist(), top.hops.tolist(), top.via.tolist()
+    if isinstance(g, LiveGraph):
+        at = g.node_at
+        return [ContextItem(*at(v), s, h, at(w)[0]) for v, s, h, w in zip(top, scores, hops, via)]
     ids, names, titles, codes = g.ids, g.node_type_names, g.titles, g.node_type_codes_list
     return [ContextItem(ids[v], names[codes[v]], titles[v], s, h, ids[w]) for v, s, h, w in zip(top, scores, hops, via)]
 
@@ -934,7 +986,7 @@ def _no_result(
 
 
 def _context_result(
-    g: LinkGraph,
+    g: LinkGraph | LiveGraph,
     question: str | None,
     spec: Any,
     restart: float,
