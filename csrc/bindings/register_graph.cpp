@@ -237,8 +237,9 @@ void register_graph(py::module_& m) {
       .def_property_readonly("base",
                              [](const LiveGraph& g) { return std::const_pointer_cast<cw::CSRGraph>(g.base); })
       .def_property_readonly("delta_rows",
-                             [](const LiveGraph& g) { return static_cast<std::int64_t>(g.delta->ptr.size()) - 1; })
+                             [](const LiveGraph& g) { return static_cast<std::int64_t>(g.delta->rows.size()); })
       .def_property_readonly("delta_entries", [](const LiveGraph& g) { return g.delta->num_entries(); })
+      .def_property_readonly("arena_entries", [](const LiveGraph& g) { return g.delta->arena->entries(); })
       .def_property_readonly("max_degree", [](const LiveGraph& g) { return g.delta->max_degree; })
       .def(
           "degree",

@@ -7,6 +7,24 @@
 
 namespace cw {
 
+node_t* RowArena::alloc(std::size_t len) {
+  std::lock_guard<std::mutex> lock(m_);
+  entries_ += static_cast<std::int64_t>(len);
+  if (len == 0) len = 1;  // a valid pointer for an empty row
+  if (len > kChunk) {     // a long row gets a chunk of its own, before the current one
+    chunks_.emplace(chunks_.empty() ? chunks_.end() : chunks_.end() - 1, new node_t[len]);
+    return chunks_[chunks_.size() >= 2 ? chunks_.size() - 2 : 0].get();
+  }
+  if (chunks_.empty() || cap_ - used_ < len) {
+    chunks_.emplace_back(new node_t[kChunk]);
+    used_ = 0;
+    cap_ = kChunk;
+  }
+  node_t* p = chunks_.back().get() + used_;
+  used_ += len;
+  return p;
+}
+
 std::shared_ptr<const GraphDelta> grow_delta(const CSRGraph& base, const GraphDelta* prev, std::int64_t num_keys,
                                              const std::uint64_t* keys, std::int64_t num_pairs, const node_t* a,
                                              const node_t* b) {
@@ -68,74 +86,82 @@ std::shared_ptr<const GraphDelta> grow_delta(const CSRGraph& base, const GraphDe
   d->n = n;
   d->keys.assign(keys, keys + num_keys);
   d->by_key = std::move(by_key);
-  // over: prev's and the touched base nodes, ascending
+  d->arena = prev ? prev->arena : std::make_shared<RowArena>();
+  d->filter = prev ? prev->filter : decltype(d->filter){};
+  // over: prev's and the touched base nodes, ascending; rows: prev's (shared), a new slot's empty,
+  // a newly grown base node's the base row (rewritten below)
+  std::vector<node_t> touched_base;
+  for (const auto& p : adds)
+    if (p.first < B && (touched_base.empty() || touched_base.back() != p.first)) touched_base.push_back(p.first);
   {
-    std::vector<node_t> touched;
-    for (const auto& p : adds)
-      if (p.first < B && (touched.empty() || touched.back() != p.first)) touched.push_back(p.first);
     const std::vector<node_t> none;
     const std::vector<node_t>& was = prev ? prev->over : none;
-    d->over.reserve(was.size() + touched.size());
-    std::set_union(was.begin(), was.end(), touched.begin(), touched.end(), std::back_inserter(d->over));
-  }
-  const std::size_t rows = static_cast<std::size_t>(num_keys) + d->over.size();
-  d->ptr.assign(rows + 1, 0);
-  d->ind.reserve((prev ? prev->ind.size() : 0) + adds.size());
-  std::int32_t maxdeg = prev ? prev->max_degree : base.max_degree();
-  GraphRef old = prev ? GraphRef(base, prev) : GraphRef(base);
-  std::size_t ai = 0;
-  auto emit = [&](std::size_t r, node_t u) {
-    const node_t* sb = nullptr;
-    const node_t* se = nullptr;
-    if (static_cast<std::int64_t>(u) < B + d0) old.row(u, sb, se);  // a new slot's row starts empty
-    while (ai < adds.size() && adds[ai].first < u) ++ai;
-    std::size_t aj = ai;
-    while (aj < adds.size() && adds[aj].first == u) ++aj;
-    // merge the row with the additions (key order), an addition already present kept once
-    std::size_t x = ai;
-    while (x < aj) {
-      if (sb == se) {
-        d->ind.push_back(adds[x++].second);
+    d->over.reserve(was.size() + touched_base.size());
+    d->rows.reserve(static_cast<std::size_t>(num_keys) + was.size() + touched_base.size());
+    if (prev) d->rows.assign(prev->rows.begin(), prev->rows.begin() + d0);
+    d->rows.resize(static_cast<std::size_t>(num_keys));  // the new slots: empty rows
+    std::size_t i = 0, j = 0;
+    while (i < was.size() || j < touched_base.size()) {
+      if (j == touched_base.size() || (i < was.size() && was[i] < touched_base[j])) {
+        d->over.push_back(was[i]);
+        d->rows.push_back(prev->rows[static_cast<std::size_t>(d0) + i]);
+        ++i;
       } else {
-        const std::uint64_t ks = key_of(*sb), ka = key_of(adds[x].second);
-        if (ks < ka) {
-          d->ind.push_back(*sb++);
+        const node_t u = touched_base[j];
+        if (i < was.size() && was[i] == u) {
+          d->rows.push_back(prev->rows[static_cast<std::size_t>(d0) + i]);
+          ++i;
         } else {
-          if (ks == ka) ++sb;
-          d->ind.push_back(adds[x++].second);
+          const offset_t* ip = base.indptr();
+          d->rows.push_back(DeltaRow{base.indices() + ip[u], static_cast<std::int32_t>(ip[u + 1] - ip[u])});
         }
+        d->over.push_back(u);
+        ++j;
       }
     }
-    d->ind.insert(d->ind.end(), sb, se);  // the rest of the row (all of it when untouched)
-    ai = aj;
-    d->ptr[r + 1] = static_cast<offset_t>(d->ind.size());
-    maxdeg = std::max(maxdeg, static_cast<std::int32_t>(d->ptr[r + 1] - d->ptr[r]));
-  };
-  // new slots' rows in slot order, then over's rows: additions are sorted by node, so walk them in
-  // two passes (base nodes first: over ascending; then the slots)
-  {
-    std::size_t r = static_cast<std::size_t>(num_keys);
-    ai = 0;
-    for (const node_t u : d->over) emit(r++, u);
-    // the over rows were written first into ind: lay the slots' rows before them
-    std::vector<node_t> over_ind(std::move(d->ind));
-    std::vector<offset_t> over_ptr(d->ptr.begin() + num_keys, d->ptr.end());
-    const offset_t first = over_ptr.front();
-    d->ind.clear();
-    d->ind.reserve(over_ind.size() + adds.size());
-    d->ptr[0] = 0;
-    while (ai < adds.size() && adds[ai].first < B) ++ai;
-    for (std::int64_t s = 0; s < num_keys; ++s) emit(static_cast<std::size_t>(s), static_cast<node_t>(B + s));
-    const offset_t shift = static_cast<offset_t>(d->ind.size()) - first;
-    d->ind.insert(d->ind.end(), over_ind.begin() + first, over_ind.end());
-    for (std::size_t i = 0; i < d->over.size(); ++i)
-      d->ptr[static_cast<std::size_t>(num_keys) + i + 1] = over_ptr[i + 1] + shift;
   }
   for (const node_t u : d->over) {
     const std::uint32_t bit = static_cast<std::uint32_t>(u) & (GraphDelta::kFilterBits - 1);
     d->filter[bit >> 6] |= std::uint64_t{1} << (bit & 63);
   }
+  // the touched rows: merged with their additions (key order; one already present kept once)
+  std::int32_t maxdeg = prev ? prev->max_degree : base.max_degree();
+  std::vector<node_t> merged;
+  for (std::size_t ai = 0; ai < adds.size();) {
+    const node_t u = adds[ai].first;
+    std::size_t aj = ai;
+    while (aj < adds.size() && adds[aj].first == u) ++aj;
+    const std::int64_t r = d->row_of(u);
+    DeltaRow& row = d->rows[static_cast<std::size_t>(r)];
+    const node_t* sb = row.p;
+    const node_t* se = row.p + row.len;
+    merged.clear();
+    for (std::size_t x = ai; x < aj;) {
+      if (sb == se) {
+        merged.push_back(adds[x++].second);
+        continue;
+      }
+      const std::uint64_t ks = key_of(*sb), ka = key_of(adds[x].second);
+      if (ks < ka) {
+        merged.push_back(*sb++);
+      } else {
+        if (ks == ka) ++sb;
+        merged.push_back(adds[x++].second);
+      }
+    }
+    merged.insert(merged.end(), sb, se);
+    if (merged.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+      throw InvalidArgument("a row longer than 2^31 - 1 entries");
+    node_t* out = d->arena->alloc(merged.size());
+    std::copy(merged.begin(), merged.end(), out);
+    row = DeltaRow{out, static_cast<std::int32_t>(merged.size())};
+    maxdeg = std::max(maxdeg, row.len);
+    ai = aj;
+  }
   d->max_degree = maxdeg;
+  std::int64_t entries = 0;
+  for (const DeltaRow& r : d->rows) entries += r.len;
+  d->entries = entries;
   return d;
 }
 

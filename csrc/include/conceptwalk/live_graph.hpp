@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "conceptwalk/csr_graph.hpp"
@@ -20,8 +21,32 @@ inline std::uint64_t base_order_key(node_t u) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(u)) << 32) | 0xFFFFFFFFull;
 }
 
+// Where the rows of a chain of deltas live: chunks that never move (a delta keeps raw pointers
+// into them), appended to by each delta made from the last, shared by all of them.
+class RowArena {
+ public:
+  // Room for len entries (a row), valid as long as the arena lives. Thread-safe.
+  node_t* alloc(std::size_t len);
+  std::int64_t entries() const { return entries_; }
+
+ private:
+  static constexpr std::size_t kChunk = std::size_t{1} << 16;
+  std::mutex m_;
+  std::vector<std::unique_ptr<node_t[]>> chunks_;
+  std::size_t used_ = 0, cap_ = 0;
+  std::int64_t entries_ = 0;
+};
+
+// A row of a delta: its neighbours in key order, in a RowArena.
+struct DeltaRow {
+  const node_t* p = nullptr;
+  std::int32_t len = 0;
+};
+
 // The rows that differ from the base's: those of the new slots [base_n, n) and of the base nodes
-// whose neighbour set grew (`over`, ascending), each in key order; immutable once made.
+// whose neighbour set grew (`over`, ascending), each in key order; immutable once made. A delta
+// made from another shares its arena and copies only its row index (O(delta rows)): the rows a
+// write did not touch are not copied.
 struct GraphDelta {
   static constexpr int kFilterBits = 1 << 16;  // a base node u may be in `over` only if bit u % 2^16 is set
 
@@ -30,10 +55,11 @@ struct GraphDelta {
   std::vector<std::uint64_t> keys;  // n - base_n: the new slots' order keys
   std::vector<node_t> by_key;       // the new slots (as offsets from base_n) in key order
   std::vector<node_t> over;         // base nodes with a row here, ascending
-  std::vector<offset_t> ptr;        // rows: the new slots' (slot order), then over's; size + 1
-  std::vector<node_t> ind;          // neighbours, each row in key order
+  std::vector<DeltaRow> rows;       // the new slots' rows (slot order), then over's
   std::array<std::uint64_t, kFilterBits / 64> filter{};
   std::int32_t max_degree = 0;  // the largest degree of any node of base plus delta
+  std::int64_t entries = 0;     // entries of the rows above
+  std::shared_ptr<RowArena> arena;
 
   // The delta row of node u (in [0, n)), or -1: u's row is the base's.
   std::int64_t row_of(node_t u) const {
@@ -44,7 +70,7 @@ struct GraphDelta {
     if (it == over.end() || *it != u) return -1;
     return static_cast<std::int64_t>(n - base_n) + (it - over.begin());
   }
-  std::int64_t num_entries() const { return static_cast<std::int64_t>(ind.size()); }
+  std::int64_t num_entries() const { return entries; }
 };
 
 // What the traversals read: a CSRGraph's own rows, or a base graph's with a GraphDelta over them.
@@ -64,8 +90,9 @@ class GraphRef {
     if (d_) {
       const std::int64_t r = d_->row_of(u);
       if (r >= 0) {
-        b = d_->ind.data() + d_->ptr[static_cast<std::size_t>(r)];
-        e = d_->ind.data() + d_->ptr[static_cast<std::size_t>(r) + 1];
+        const DeltaRow& dr = d_->rows[static_cast<std::size_t>(r)];
+        b = dr.p;
+        e = dr.p + dr.len;
         return;
       }
     }
@@ -76,9 +103,7 @@ class GraphRef {
   std::int32_t degree(node_t u) const {
     if (d_) {
       const std::int64_t r = d_->row_of(u);
-      if (r >= 0)
-        return static_cast<std::int32_t>(d_->ptr[static_cast<std::size_t>(r) + 1] -
-                                         d_->ptr[static_cast<std::size_t>(r)]);
+      if (r >= 0) return d_->rows[static_cast<std::size_t>(r)].len;
     }
     return g_->degree(u);
   }
@@ -99,7 +124,7 @@ class GraphRef {
 // ones; their relative order must not change and each must be a valid key: gap <= base_n,
 // rank < 0xFFFFFFFF, distinct) and the undirected neighbour pairs to add (`a[i]`, `b[i]` in
 // [0, n), a pair already adjacent, or a == b, adds nothing). Only the rows the pairs touch are
-// rebuilt; prev's others are copied. O(delta entries + the touched rows' degrees).
+// written (into prev's arena); prev's others are shared. O(delta rows + the touched rows' degrees).
 // Throws InvalidArgument on bad input.
 std::shared_ptr<const GraphDelta> grow_delta(const CSRGraph& base, const GraphDelta* prev, std::int64_t num_keys,
                                              const std::uint64_t* keys, std::int64_t num_pairs, const node_t* a,

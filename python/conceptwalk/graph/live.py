@@ -287,29 +287,51 @@ class LiveGraph:
             raise InputError(f"version must be above {self.version}, got {version}")
         base = self.base
         bindex = base.id_index
-        known = self.slot
-        if any(r is None and known(x) is not None for x, r in nodes.items()):
-            return None  # a deletion
-        new = sorted(x for x, r in nodes.items() if r is not None and known(x) is None)
-        fresh = set(new)
-        if any((known(x) is None and x not in fresh) for e in edges for x in e):
-            return None  # an endpoint neither known nor added (rows read out of order)
+        b = base.num_nodes
+        n_new = self._n_new
+        n_all = b + n_new
+        cslot = self._chain.slot
+
+        def known(x: str) -> int | None:
+            s = cslot.get(x)
+            return bindex.get(x) if s is None else (s if s < n_all else None)
+
+        new: list[str] = []
+        for x, r in nodes.items():
+            if known(x) is None:
+                if r is not None:
+                    new.append(x)
+            elif r is None:
+                return None  # a deletion
+        new.sort()
+        # every endpoint: known, or one of the new nodes (their slots follow in id order)
+        at = {x: n_all + i for i, x in enumerate(new)}
+        a: list[int] = []
+        bb: list[int] = []
+        for src, dst in edges:
+            sa = known(src)
+            sd = known(dst)
+            sa = at.get(src) if sa is None else sa
+            sd = at.get(dst) if sd is None else sd
+            if sa is None or sd is None:
+                return None  # an endpoint neither known nor added (rows read out of order)
+            if sa != sd:
+                a.append(sa)
+                bb.append(sd)
         chain = self._chain
         if chain.head is not self:
             chain = chain.copy(self._n_new, self.version)
         chain.head = None  # until the new graph is made: a failure below leaves a chain no graph grows in place
         keys = self._keys
-        b = base.num_nodes
-        n_new = self._n_new
         if new:
             keys = np.concatenate([keys, np.zeros(len(new), dtype=np.uint64)])
             for x in new:
                 g = bisect.bisect_left(base.ids, x)
                 members = chain.gaps.setdefault(g, [])
-                at = bisect.bisect_left(members, x)
-                lo = (int(keys[chain.slot[members[at - 1]] - b]) & _RANK_TOP) if at else -1
-                hi = (int(keys[chain.slot[members[at]] - b]) & _RANK_TOP) if at < len(members) else _RANK_TOP
-                members.insert(at, x)
+                pos = bisect.bisect_left(members, x)
+                lo = (int(keys[chain.slot[members[pos - 1]] - b]) & _RANK_TOP) if pos else -1
+                hi = (int(keys[chain.slot[members[pos]] - b]) & _RANK_TOP) if pos < len(members) else _RANK_TOP
+                members.insert(pos, x)
                 s = chain.slot[x] = b + n_new
                 chain.ids.append(x)
                 n_new += 1
@@ -322,16 +344,6 @@ class LiveGraph:
         for x, r in nodes.items():
             if r is not None:
                 chain.rows.setdefault(x, []).append((version, r))
-        n_all = b + n_new
-        a: list[int] = []
-        bb: list[int] = []
-        for src, dst in edges:
-            sa, sd = chain.slot.get(src), chain.slot.get(dst)
-            sa = bindex.get(src) if sa is None or sa >= n_all else sa
-            sd = bindex.get(dst) if sd is None or sd >= n_all else sd
-            if sa is not None and sd is not None and sa != sd:
-                a.append(sa)
-                bb.append(sd)
         core = self.core
         if new or a:
             core = _core.LiveGraph.grow(

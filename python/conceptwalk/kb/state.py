@@ -583,9 +583,13 @@ class StateKeeper:
                 self._live = live
                 return live
             if live is not None and self._changelog and live.version < gv and live.rewritten < self.LIVE_DELTA_NODES:
-                with self._read() as conn:
-                    gv = self._versions(conn)[0]
-                    grown = self._grow_live(conn, live, gv)
+                # one statement (one committed state) reads the changes and the rows they name
+                # now, with the position: a store moved past gv since the check above takes the
+                # long way below, which checks the history again
+                try:
+                    grown = self._grow_live(self._store.conn, live, gv)
+                except sqlite3.DatabaseError:
+                    grown = None  # the long way names the store in its error
                 if grown is not None:
                     self._live = grown
                     return grown
@@ -599,15 +603,16 @@ class StateKeeper:
     #: and, for an edge change, whether the edge exists now: one statement for a delta's batch.
     _LIVE_CHANGES = (
         "SELECT c.kind, c.a, c.b, c.c, n.id IS NOT NULL, n.type, n.title, n.scopes, n.lifecycle, "
-        "e.rowid IS NOT NULL FROM changes AS c "
+        "e.rowid IS NOT NULL, (SELECT seq FROM sqlite_sequence WHERE name = 'changes') FROM changes AS c "
         f"LEFT JOIN nodes AS n ON c.kind = {CHANGE_NODE} AND n.id = c.a "
         f"LEFT JOIN edges AS e ON c.kind = {CHANGE_EDGE} AND e.src = c.a AND e.dst = c.b AND e.type = c.c "
         "WHERE c.seq > ? AND c.seq <= ? ORDER BY c.seq LIMIT ?"
     )
 
     def _grow_live(self, conn: sqlite3.Connection, live: LiveGraph, version: int) -> LiveGraph | None:
-        """``live`` brought to ``version`` (inside a read transaction) from the change log, or
-        None when the changes since hold one its delta does not express."""
+        """``live`` brought to ``version`` from the change log, read in one statement (one
+        committed state), or None when that state is not at ``version`` (a write committed since)
+        or the changes since hold one its delta does not express."""
         if not 0 <= live.version <= version:
             return None
         if live.version == version:
@@ -617,7 +622,9 @@ class StateKeeper:
             return None  # a gap in the log, or too many changes
         nodes: dict[str, tuple[Any, ...] | None] = {}
         edges: list[tuple[str, str]] = []
-        for kind, a, b, _c, node_now, ntype, title, scopes, life, edge_now in rows:
+        for kind, a, b, _c, node_now, ntype, title, scopes, life, edge_now, now in rows:
+            if now != version:
+                return None  # the rows are of a later state
             if kind == CHANGE_NODE:
                 nodes[a] = (ntype, title, scopes, life) if node_now else None
             elif kind == CHANGE_EDGE:
