@@ -1,7 +1,7 @@
 """Issue 35: OBO, OWL, RDF/SKOS, GraphML, GEXF, GML and Neo4j CSV into the store (each mapping
 rule on a small fixture, malformed input named by line or element with nothing kept), real files
-shipped in PyPI packages, exports for a caller (fail closed, exact to deletion) and the round trip
-import -> export -> import per format."""
+shipped in PyPI and Debian packages, exports for a caller (fail closed, exact to deletion) and
+the round trip import -> export -> import per format."""
 
 from __future__ import annotations
 
@@ -669,6 +669,37 @@ def test_real_gml_and_graphml_karate_club_from_debian(tmp_path):
     assert renamed == edges and len(edges) == 78
     _round_trip(kb, tmp_path / "karate.graphml")
     _round_trip(again, tmp_path / "zachary.jsonl")
+
+
+CELEGANS_GML = "/usr/share/doc/libigraph-dev/examples/simple/celegansneural.gml"
+
+
+def test_real_gml_with_duplicated_edges_celegans_from_debian(tmp_path):
+    """The neural network of C. elegans (Watts and Strogatz 1998; 297 neurons, 2,359 weighted
+    synapse records) in Mark Newman's GML, from Debian's libigraph-doc. 14 records repeat a neuron
+    pair and the file does not say ``multigraph 1``: networkx's reader refuses it, named
+    here; with that line added, the parallel edges of one type collapse into one (the last one's
+    ``value`` wins), as docs/formats/graph_files.md says."""
+    import re
+
+    path = debian_file("libigraph-doc", CELEGANS_GML)
+    with pytest.raises(
+        InputError, match=r"celegansneural\.gml:\?: malformed GML \(edge #186 \(12->168\) is duplicated\)"
+    ):
+        import_file(KnowledgeBase.open(":memory:"), path)
+    text, n = re.subn(r"graph\s*\[", "graph\n[\n  multigraph 1", path.read_text(), count=1)
+    assert n == 1
+    p = tmp_path / "celegansneural.gml"
+    p.write_text(text)
+    kb = KnowledgeBase.open(":memory:")
+    s = import_file(kb, p)
+    assert (s.nodes, s.edges, s.kept_attributes) == (297, 2359, ["value"])
+    assert kb.conn.execute("SELECT COUNT(*) FROM edges").fetchone() == (2345,)
+    assert edge_attributes(kb.conn)[("1", "51", "LINK")] == {"value": 1}
+    from conceptwalk.tools.path import graph_path
+
+    assert graph_path(kb.graph(), "1", "72", caller=ALL).found
+    _round_trip(kb, tmp_path / "celegans.graphml")
 
 
 MINE_GEXF = "/usr/share/doc/qvge/examples/mine airing network graph - 117 branches.gexf"
