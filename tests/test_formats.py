@@ -605,7 +605,7 @@ def test_real_gml_power_grid_from_tno(tmp_path):
     edge blocks), with voltage limits, loads and impedances as complex-number text."""
     path = dist_file("tno-quantum-problems-n-minus-1", "_data/medium_dataset.gml.gz")
     kb = KnowledgeBase.open(tmp_path / "grid.sqlite", create=True)
-    s = import_file(kb, path)
+    s = kb.import_file(path)  # the method, as a user calls it
     assert (s.nodes, s.edges) == (2380, 2506)
     assert s.node_types == {"MSR": 2350, "OS": 30} and s.edge_types == {"LINK": 2506}
     assert s.kept_attributes == ["I_max", "P_high", "P_low", "U_max", "U_min", "U_ref", "Z", "active", "edge_idx"]
