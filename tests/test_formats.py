@@ -634,7 +634,7 @@ KARATE_GML = "/usr/share/doc/libigraph-dev/examples/simple/karate.gml"
 ZACHARY_GRAPHML = "/usr/share/doc/r-cran-igraph/tests/testthat/zachary.graphml.gz"
 
 
-def test_real_gml_and_graphml_karate_club_from_debian(tmp_path):
+def test_real_gml_and_graphml_karate_club_from_debian(tmp_path, capsys):
     """Zachary's karate club (W. W. Zachary 1977; 34 members, 78 friendships) twice: Mark
     Newman's GML, which igraph's C library ships as an example (Debian's libigraph-doc), and the
     GraphML igraph writes, from R igraph's tests (Debian's r-cran-igraph). Newman's GML has
@@ -643,10 +643,17 @@ def test_real_gml_and_graphml_karate_club_from_debian(tmp_path):
     gml = debian_file("libigraph-doc", KARATE_GML)
     graphml = debian_file("r-cran-igraph", ZACHARY_GRAPHML)
     kb = KnowledgeBase.open(":memory:")
-    with pytest.raises(InputError, match=r"karate\.gml:\?: malformed GML \(node #0 has no 'label' attribute\)"):
+    with pytest.raises(
+        InputError,
+        match=r"karate\.gml:\?: malformed GML \(node #0 has no 'label' attribute; gml_label='id' \(--gml-label id\)",
+    ):
         import_file(kb, gml)  # networkx's default takes ids from labels, which this file lacks
     s = import_file(kb, gml, gml_label="id")
     assert (s.nodes, s.edges, s.edge_types) == (34, 78, {"LINK": 78}) and s.kept_attributes == []
+    from conceptwalk.cli import main
+
+    assert main(["import", str(tmp_path / "karate.sqlite"), str(gml), "--gml-label", "id", "--quiet", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files"][0]["nodes"] == 34
     degree = dict(kb.conn.execute("SELECT id, (SELECT COUNT(*) FROM edges WHERE src = id OR dst = id) FROM nodes"))
     # the instructor (1, "Mr. Hi") and the administrator (34, "John A.") are the hubs
     assert (degree["34"], degree["1"], degree["33"]) == (17, 16, 12)
@@ -784,6 +791,13 @@ def test_cli_import_and_export(tmp_path, capsys):
     assert main(["import", db, str(DATA / "tiny.obo"), "--languages", "en"]) == 2
     assert "--languages applies to --format owl" in capsys.readouterr().err
     assert os.path.exists(db)
+    # GML node ids from the numeric ids, the label a title (a file without labels needs it)
+    gml_db = str(tmp_path / "gml.sqlite")
+    assert main(["import", gml_db, str(DATA / "tiny.gml"), "--gml-label", "id", "--quiet"]) == 0
+    with KnowledgeBase.open(gml_db) as kb:
+        assert kb.node("0")["title"] == "TLS"
+    assert main(["import", gml_db, str(DATA / "tiny.graphml"), "--gml-label", "id"]) == 2
+    assert "--gml-label applies to --format gml, not graphml" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("out_fmt", ["jsonl", "graphml", "gexf"])

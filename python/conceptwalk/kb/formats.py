@@ -1115,6 +1115,8 @@ def import_graph_file(
         line, why = _xml_line(exc), _rdf_why(exc)
         if fmt == "gexf" and isinstance(exc, RuntimeError) and "reraise" in why:
             line, why = _gexf_attributes_class(name)
+        elif fmt == "gml" and gml_label == "label" and "has no 'label' attribute" in why:
+            why += "; gml_label='id' (--gml-label id) takes the nodes' numeric ids"
         raise InputError(f"{name}:{line}: malformed {label} ({why})") from None
     parse = time.perf_counter() - t0
     if fmt == "gexf":  # GEXF's mandatory label: no title when it is the id, no attribute when it repeats one
