@@ -559,6 +559,9 @@ class StateKeeper:
     #: A live graph's delta is folded into a new base (the full snapshot, :meth:`graph`) once it
     #: holds this many added or rewritten nodes, or a batch of changes names more nodes and edges.
     LIVE_DELTA_NODES = 1000
+    #: ... or once the rows its delta wrote (every version of a grown row is kept while a graph of
+    #: the chain may read it) pass this many entries (4 bytes each).
+    LIVE_ARENA_ENTRIES = 1 << 23
 
     def live_graph(self) -> LiveGraph:
         """The store's graph as a base plus a delta (see :meth:`KnowledgeBase.live_graph
@@ -582,7 +585,13 @@ class StateKeeper:
             if live is not None and live.version == gv:
                 self._live = live
                 return live
-            if live is not None and self._changelog and live.version < gv and live.rewritten < self.LIVE_DELTA_NODES:
+            if (
+                live is not None
+                and self._changelog
+                and live.version < gv
+                and live.rewritten < self.LIVE_DELTA_NODES
+                and live.core.arena_entries < self.LIVE_ARENA_ENTRIES
+            ):
                 # one statement (one committed state) reads the changes and the rows they name
                 # now, with the position: a store moved past gv since the check above takes the
                 # long way below, which checks the history again
@@ -593,10 +602,11 @@ class StateKeeper:
                 if grown is not None:
                     self._live = grown
                     return grown
-            self.graph()  # a new base: the full snapshot at the current position
+            g = self.graph()  # a new base: the full snapshot at the current position
             snap = self._snap
-            assert snap is not None
-            self._live = LiveGraph.over(snap.graph, version=snap.version, history=self._history)
+            if snap is None or snap.graph is not g:  # not kept (a history replaced meanwhile): not kept either
+                return LiveGraph.over(g, version=-1, history=self._history)
+            self._live = LiveGraph.over(g, version=snap.version, history=self._history)
             return self._live
 
     #: The changes after a position with, for a node change, the node's row now (NULL: deleted)
