@@ -376,6 +376,19 @@ TRIGGERS = {
         _g().core, _live(), np.array([(1 << 32) | 5, (2 << 32) | 5], np.uint64), _E32, _E32
     ),
     "E446": lambda t: _core.graph_context(_live(), np.array([1, 4], np.int32), np.ones(2)),
+    "E447": lambda t: _core.graph_context(
+        _live(),
+        np.array([0], np.int32),
+        np.ones(1),
+        visible=_core.LiveVisibility(
+            _core.LiveGraph.grow(_live().base, None, np.array([(1 << 32) | 5], np.uint64), _E32, _E32),
+            _core.VisibilityMask(_live().base, np.ones(4, bool)),
+            np.ones(1, bool),
+        ),
+    ),
+    "E448": lambda t: _core.LiveVisibility(
+        _live(), _core.VisibilityMask(_g().core, np.ones(4, bool)), np.ones(2, bool)
+    ),
     "E300": lambda t: _explorer(t).answer("search", {"q": ["x"], "k": ["zero"]}),
     "E301": lambda t: _explorer(t).answer("search", {"q": ["x"], "kk": ["1"]}),
     "E302": lambda t: _explorer(t).answer("search", {}),

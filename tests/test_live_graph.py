@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.tools import graph_context
 
 ALL = Caller.all_access()
+CALLERS = [ALL, Caller.public(), Caller.with_scopes("t"), Caller.with_scopes("u", "t")]
 LIVE_COUNTS = {"graphs": 0, "queries": 0, "mismatches": 0}
 
 
@@ -98,19 +100,35 @@ def test_core_live_graph_equals_a_fresh_build(base_ids: list[str], data: st.Data
             want = [fresh_ids[i] for i in fresh.indices[fresh.indptr[fslot[x]] : fresh.indptr[fslot[x] + 1]].tolist()]
             assert got == want, x
             assert live.degree(slot[x]) == len(want)
-        for seeds in data.draw(st.lists(st.lists(st.sampled_from(every), min_size=1, max_size=3), max_size=4)):
-            seeds = sorted(set(seeds))  # id order: the order both graphs want
-            for rank in (0, 1):
+        # a caller's visibility: all access, or a random mask (the base's as a VisibilityMask of
+        # the base, the new slots' as the delta's part) against the fresh graph's VisibilityMask
+        hidden = set(data.draw(st.lists(st.sampled_from(every), max_size=len(every) // 2)))
+        lv = _core.LiveVisibility(
+            live,
+            _core.VisibilityMask(base, np.array([x not in hidden for x in base_ids], bool)),
+            np.array([x not in hidden for x in new_ids], bool),
+        )
+        fv = _core.VisibilityMask(fresh, np.array([x not in hidden for x in fresh_ids], bool))
+        for x in every:
+            assert lv.degree(slot[x]) == fv.visible_degrees[fslot[x]], x
+        for drawn in data.draw(st.lists(st.lists(st.sampled_from(every), min_size=1, max_size=3), max_size=4)):
+            for rank, masked in itertools.product((0, 1), (False, True)):
+                # id order: the order both graphs want
+                seeds = sorted({x for x in drawn if not masked or x not in hidden})
+                if not seeds:
+                    continue
                 r1 = _core.graph_context(
-                    live, np.array([slot[s] for s in seeds], np.int32), np.ones(len(seeds)), 0.25, 1e-4, 8, rank=rank
-                )
+                    live, np.array([slot[s] for s in seeds], np.int32), np.ones(len(seeds)), 0.25, 1e-4, 8,
+                    visible=lv if masked else None, rank=rank,
+                )  # fmt: skip
                 r2 = _core.graph_context(
-                    fresh, np.array([fslot[s] for s in seeds], np.int32), np.ones(len(seeds)), 0.25, 1e-4, 8, rank=rank
-                )
+                    fresh, np.array([fslot[s] for s in seeds], np.int32), np.ones(len(seeds)), 0.25, 1e-4, 8,
+                    visible=fv if masked else None, rank=rank,
+                )  # fmt: skip
                 LIVE_COUNTS["queries"] += 1
                 same = _answer(r1, every) == _answer(r2, fresh_ids)
                 LIVE_COUNTS["mismatches"] += not same
-                assert same, (seeds, rank)
+                assert same, (seeds, rank, masked)
 
 
 def test_core_live_graph_with_a_hub_and_a_fill() -> None:
@@ -191,14 +209,22 @@ def test_an_older_graph_of_a_chain_answers_as_before() -> None:
     assert g2.grown({"a": None}, [], version=3) is None
 
 
-def _context(kb: KnowledgeBase | LinkGraph, x: str, rank: str = "ppr") -> dict:
-    return graph_context(kb, concepts=[x], k=10, caller=ALL, rank=rank).to_dict()
+def _context(kb: KnowledgeBase | LinkGraph, x: str, rank: str = "ppr", caller: Caller = ALL) -> dict:
+    try:
+        return graph_context(kb, concepts=[x], k=10, caller=caller, rank=rank).to_dict()
+    except Exception as exc:  # noqa: BLE001 - the same error text on both sides
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def test_a_store_follows_its_writes_with_a_delta(tmp_path) -> None:
     path = str(tmp_path / "kb.db")
     kb = KnowledgeBase.create(path)
-    kb.add_nodes([{"id": f"c{i:02d}", "type": "CONCEPT", "title": f"concept {i}"} for i in range(30)])
+    kb.add_nodes(
+        [
+            {"id": f"c{i:02d}", "type": "CONCEPT", "title": f"concept {i}", "scopes": [["t"], ["u"], None][i % 3]}
+            for i in range(30)
+        ]
+    )
     kb.add_edges([(f"c{i:02d}", f"c{(i * 7 + 3) % 30:02d}") for i in range(30)])
     base = kb.graph()
     other = KnowledgeBase.open(path)  # another writer: followed through the change log
@@ -206,7 +232,16 @@ def test_a_store_follows_its_writes_with_a_delta(tmp_path) -> None:
     for t in range(40):
         writer = other if t % 3 == 0 else kb
         with writer.transaction():
-            writer.add_nodes([{"id": f"m{(t * 17) % 97:02d}-{t}", "type": "MEMORY", "title": f"turn {t}"}])
+            writer.add_nodes(
+                [
+                    {
+                        "id": f"m{(t * 17) % 97:02d}-{t}",
+                        "type": "MEMORY",
+                        "title": f"turn {t}",
+                        "scopes": [["t"], None, ["u", "t"], ["u"]][t % 4],
+                    }
+                ]
+            )
             writer.add_edges([(f"m{(t * 17) % 97:02d}-{t}", f"c{(t * 11) % 30:02d}", "ABOUT")])
             if t % 5 == 0:
                 writer.add_edges([(f"c{t % 30:02d}", f"c{(t + 13) % 30:02d}", "RELATED_TO")])
@@ -214,17 +249,26 @@ def test_a_store_follows_its_writes_with_a_delta(tmp_path) -> None:
             writer.add_nodes([{"id": f"c{t % 30:02d}", "type": "CONCEPT", "title": f"retitled {t}"}])
         live = kb.live_graph()
         assert live.base is base and live.delta_nodes == t + 1  # no new base: every change was a delta
-        for x in (f"c{(t * 3) % 30:02d}", f"m{(t * 17) % 97:02d}-{t}"):
-            for rank in ("ppr", "coverage"):
-                fresh = KnowledgeBase.open(path, read_only=True)
-                try:
-                    assert _context(kb, x, rank) == _context(fresh.graph(), x, rank)
-                finally:
-                    fresh.close()
-                compared += 1
-    assert compared == 160
+        fresh = KnowledgeBase.open(path, read_only=True)
+        try:
+            # seeds every caller sees (a hidden seed takes the snapshot path for its error, which
+            # brings the full snapshot forward: the next live graph is over it)
+            public_memory = [f"m{(t * 17) % 97:02d}-{t}"] if t % 4 == 1 else []
+            for x in [f"c{(t * 3 + 2) % 30:02d}", *public_memory]:
+                for rank, who in itertools.product(("ppr", "coverage"), CALLERS):
+                    assert _context(kb, x, rank, who) == _context(fresh.graph(), x, rank, who), (x, rank, who)
+                    compared += 1
+        finally:
+            fresh.close()
+    assert compared == (40 + 10) * 2 * len(CALLERS)
+    assert live.view(["t"]) is not None  # retitles (same scopes) keep the delta's visibility
+    # a base node's scopes changed: the delta's visibility cannot say it (the snapshot answers)
+    kb.add_nodes([{"id": "c05", "scopes": ["u"]}])  # public before
+    assert kb.live_graph().view(["t"]) is None
+    for who in CALLERS:
+        assert _context(kb, "c06", "ppr", who) == _context(kb.graph(), "c06", "ppr", who)
     # a deletion is not a delta: a new base (the full snapshot at the new position)
-    kb.delete_nodes(["c05"])
+    kb.delete_nodes(["c08"])
     live = kb.live_graph()
     assert live.base is kb.graph() and live.delta_nodes == 0
     assert _context(kb, "c06") == _context(kb.graph(), "c06")
@@ -271,10 +315,18 @@ def test_live_graph_grow_checks_its_arguments() -> None:
     other = LinkGraph.from_edges([("a", "b")]).core
     with pytest.raises(ValueError, match="another base"):
         _core.LiveGraph.grow(other, one, np.array([(1 << 32) | 5, (2 << 32) | 5], np.uint64), e32, e32)
-    with pytest.raises(ValueError, match="all-access"):
+    with pytest.raises(ValueError, match="takes a LiveVisibility"):
         _core.graph_context(
             one, np.array([0], np.int32), np.ones(1), visible=_core.VisibilityMask(base, np.ones(3, bool))
         )
+    two = _core.LiveGraph.grow(base, None, np.array([(1 << 32) | 5, (2 << 32) | 5], np.uint64), e32, e32)
+    lv = _core.LiveVisibility(two, _core.VisibilityMask(base, np.ones(3, bool)), np.ones(2, bool))
+    with pytest.raises(ValueError, match="another LiveGraph"):
+        _core.graph_context(one, np.array([0], np.int32), np.ones(1), visible=lv)
+    with pytest.raises(ValueError, match="another graph than"):
+        _core.LiveVisibility(two, _core.VisibilityMask(other, np.ones(2, bool)), np.ones(2, bool))
+    with pytest.raises(ValueError, match="slot_mask must have length 2"):
+        _core.LiveVisibility(two, _core.VisibilityMask(base, np.ones(3, bool)), np.ones(3, bool))
     with pytest.raises(ValueError, match="ascending in the graph's order"):
         _core.graph_context(one, np.array([1, 3], np.int32), np.ones(2))  # slot 3 sorts before node 1
     with pytest.raises(IndexError, match="outside"):

@@ -186,6 +186,25 @@ struct LiveGraph {
   cw::GraphRef ref() const { return cw::GraphRef(*base, delta.get()); }
 };
 
+// A caller's visibility of a LiveGraph: the base's VisibilityMask (kept alive) and the delta's
+// part (cw::DeltaVisibility: the new slots' mask and visible degrees, the grown base rows' visible
+// degrees), made once per (live graph, caller) in O(delta entries).
+struct LiveVisibility {
+  py::object live_obj;  // the LiveGraph it is for (kept alive)
+  const LiveGraph* live = nullptr;
+  py::object base_obj;  // the base's VisibilityMask (kept alive)
+  const VisibilityMask* base = nullptr;
+  std::vector<std::uint8_t> slot_mask;
+  std::vector<std::int32_t> slot_vdeg, over_vdeg;
+  cw::DeltaVisibility dv;
+  std::int64_t visible_count = 0;
+  cw::Visibility view() const {
+    cw::Visibility v{base->mask.data(), base->vdeg.data(), nullptr, nullptr};
+    v.delta = &dv;
+    return v;
+  }
+};
+
 // The `visible` argument of an entry point: None or a VisibilityMask. Taken as a handle and cast
 // here, because pybind11 refuses None for a class pointer in its first (no-conversion) overload
 // pass and then converts every argument again: about 1 us per call spent on nothing.

@@ -264,4 +264,50 @@ void register_graph(py::module_& m) {
             return out;
           },
           "u"_a, "Row u over base plus delta (neighbours in order-key order).");
+
+  py::class_<LiveVisibility, std::shared_ptr<LiveVisibility>>(
+      m, "LiveVisibility",
+      "A caller's visibility of a LiveGraph: the base's VisibilityMask and the delta's part (the new "
+      "slots' mask, the visible degrees of the new slots and of the grown base rows).")
+      .def(py::init([](py::object live_obj, py::object base_obj, const carray<bool>& slot_mask) {
+             if (!py::isinstance<LiveGraph>(live_obj)) throw py::type_error("live must be a LiveGraph");
+             if (!py::isinstance<VisibilityMask>(base_obj)) throw py::type_error("base must be a VisibilityMask");
+             auto out = std::make_shared<LiveVisibility>();
+             out->live_obj = live_obj;
+             out->live = live_obj.cast<const LiveGraph*>();
+             out->base_obj = base_obj;
+             out->base = base_obj.cast<const VisibilityMask*>();
+             const cw::GraphDelta& d = *out->live->delta;
+             if (out->base->graph.get() != out->live->base.get())
+               throw py::value_error(
+                   "base: the VisibilityMask was built for another graph than the LiveGraph's base");
+             check_1d(slot_mask, "slot_mask", d.n - d.base_n);
+             const auto* sm = reinterpret_cast<const std::uint8_t*>(slot_mask.data());
+             out->slot_mask.assign(sm, sm + slot_mask.shape(0));
+             out->slot_vdeg.resize(out->slot_mask.size());
+             out->over_vdeg.resize(d.over.size());
+             cw::delta_visible_degrees(d, out->base->mask.data(), out->slot_mask.data(), out->slot_vdeg.data(),
+                                       out->over_vdeg.data());
+             std::int64_t c = out->base->visible_count;
+             for (const std::uint8_t x : out->slot_mask) c += x ? 1 : 0;
+             out->visible_count = c;
+             out->dv.base_n = d.base_n;
+             out->dv.slot_mask = out->slot_mask.data();
+             out->dv.slot_vdeg = out->slot_vdeg.data();
+             out->dv.over = d.over.data();
+             out->dv.over_vdeg = out->over_vdeg.data();
+             out->dv.num_over = static_cast<std::int64_t>(d.over.size());
+             return out;
+           }),
+           "live"_a, "base"_a, "slot_mask"_a)
+      .def_property_readonly("visible_count", [](const LiveVisibility& v) { return v.visible_count; })
+      .def(
+          "degree",
+          [](const LiveVisibility& v, std::int64_t u) {
+            if (u < 0 || u >= v.live->delta->n)
+              throw cw::NodeOutOfRange("node index " + std::to_string(u) + " outside [0, " +
+                                       std::to_string(v.live->delta->n) + ")");
+            return v.live->ref().degree(static_cast<cw::node_t>(u), v.view());
+          },
+          "u"_a, "Visible degree of node u over base plus delta (0 for a hidden node).");
 }

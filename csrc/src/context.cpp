@@ -91,7 +91,7 @@ CoverPass coverage_pass(const GraphRef& g, const Visibility& vis, std::int64_t n
         }
         for (; jb != je; ++jb) {
           const node_t v = *jb;
-          if (mask && !mask[v]) continue;
+          if (mask && (delta ? !CSRGraph::visible(v, vis) : !mask[v])) continue;
           if (used >= rp.max_visits) {
             // This entry (level d) does not fit with levels 1..R: drop the deepest levels until
             // it does. If even level d must go, the radius is d - 1 (its levels fit: they were

@@ -165,4 +165,19 @@ std::shared_ptr<const GraphDelta> grow_delta(const CSRGraph& base, const GraphDe
   return d;
 }
 
+void delta_visible_degrees(const GraphDelta& delta, const std::uint8_t* base_mask, const std::uint8_t* slot_mask,
+                           std::int32_t* slot_vdeg, std::int32_t* over_vdeg) {
+  const node_t B = delta.base_n;
+  auto vis = [&](node_t v) { return v < B ? base_mask[v] != 0 : slot_mask[v - B] != 0; };
+  auto count = [&](const DeltaRow& r) {
+    std::int32_t c = 0;
+    for (std::int32_t j = 0; j < r.len; ++j) c += vis(r.p[j]) ? 1 : 0;
+    return c;
+  };
+  const std::size_t ns = static_cast<std::size_t>(delta.n - B);
+  for (std::size_t s = 0; s < ns; ++s) slot_vdeg[s] = slot_mask[s] ? count(delta.rows[s]) : 0;
+  for (std::size_t i = 0; i < delta.over.size(); ++i)
+    over_vdeg[i] = base_mask[delta.over[i]] ? count(delta.rows[ns + i]) : 0;
+}
+
 }  // namespace cw

@@ -344,9 +344,10 @@ class Pusher {
           const node_t v = *pb;
           CW_PREFETCH(&nd[v]);
           // The degree is read on a first touch: fetch it too.
+          if (kDelta && v >= base_n) continue;  // a new slot: its degree is in the delta
           if (kMasked)
             CW_PREFETCH(&vdeg[v]);
-          else if (!kDelta || v < base_n)
+          else
             CW_PREFETCH(&indptr[v]);
         }
       }
@@ -394,14 +395,14 @@ class Pusher {
       visits += row;
       for (const node_t* jp = rb; jp != re; ++jp) {
         const node_t v = *jp;
-        if (kMode == kMask && !mask[v]) continue;
+        if (kMode == kMask && (kDelta ? !vis_.delta->visible(mask, v) : !mask[v])) continue;
         PushNode& x = nd[v];
         std::uint32_t f = x.flags;
         if (!(f & kTouched)) {
           // First touch: r is 0; record the visible degree and the threshold for this eps.
-          const std::int32_t dv = kMasked  ? vdeg[v]
-                                  : kDelta ? g_.degree(v)
-                                           : static_cast<std::int32_t>(indptr[v + 1] - indptr[v]);
+          const std::int32_t dv = kDelta    ? g_.degree(v, vis_)
+                                  : kMasked ? vdeg[v]
+                                            : static_cast<std::int32_t>(indptr[v + 1] - indptr[v]);
           x.deg = dv;
           x.thr = eps * static_cast<double>(dv);
           f = kTouched;
@@ -516,8 +517,10 @@ void validate_ppr(const GraphRef& g, const Visibility& vis, std::int64_t nseeds,
                   params.restart, params.eps);
     throw InvalidArgument(buf);
   }
-  if (g.delta() && vis.vindptr)
-    throw InvalidArgument("a graph with a delta reads a mask without visible rows (VisibilityMask rows=False)");
+  if (g.delta() && (vis.vindptr || (vis.mask && !vis.delta)))
+    throw InvalidArgument("a graph with a delta reads a mask with its delta's part (a LiveVisibility)");
+  if (vis.delta && (!g.delta() || vis.delta->base_n != g.delta()->base_n))
+    throw InvalidArgument("visible: a LiveVisibility of another graph");
   if (nseeds <= 0) throw InvalidArgument("seeds must not be empty");
   double total = 0.0;
   for (std::int64_t i = 0; i < nseeds; ++i) {

@@ -105,6 +105,14 @@ class LiveGraph:
     def degree(self, u: _Int) -> int: ...
     def neighbors(self, u: _Int) -> npt.NDArray[np.int32]: ...
 
+class LiveVisibility:
+    """A caller's visibility of a LiveGraph: the base's VisibilityMask and the delta's part."""
+
+    def __init__(self, live: LiveGraph, base: VisibilityMask, slot_mask: npt.ArrayLike) -> None: ...
+    @property
+    def visible_count(self) -> int: ...
+    def degree(self, u: _Int) -> int: ...
+
 class VisibilityMask:
     """A caller's node mask over one graph, with visible degrees precomputed once."""
 
@@ -526,7 +534,7 @@ def graph_context(
     k: _Int = 20,
     node_type: npt.ArrayLike | None = None,
     keep_types: npt.ArrayLike | None = None,
-    visible: VisibilityMask | None = None,
+    visible: VisibilityMask | LiveVisibility | None = None,
     rank: _Int = 0,
     max_hops: _Int = 2,
     max_visits: _Int = 4000000,

@@ -125,6 +125,28 @@ class Buffer {
 // every node (the number of visible neighbours). Both arrays are owned by the caller of the core
 // (numpy arrays in the Python layer) and must outlive the computation. mask == nullptr means all
 // nodes are visible and the plain degrees apply.
+// A caller's visibility of a live graph's delta (live_graph.hpp): the new slots' mask and visible
+// degrees, and the visible degrees of the base nodes whose row the delta grew (`over`, ascending:
+// the delta's own list). The base's mask and visible degrees stay in Visibility::mask / vdeg.
+struct DeltaVisibility {
+  node_t base_n = 0;
+  const std::uint8_t* slot_mask = nullptr;  // n - base_n
+  const std::int32_t* slot_vdeg = nullptr;  // n - base_n
+  const node_t* over = nullptr;             // ascending
+  const std::int32_t* over_vdeg = nullptr;  // aligned with over
+  std::int64_t num_over = 0;
+
+  bool visible(const std::uint8_t* base_mask, node_t u) const {
+    return u < base_n ? base_mask[u] != 0 : slot_mask[u - base_n] != 0;
+  }
+  std::int32_t vdeg(const std::int32_t* base_vdeg, node_t u) const {
+    if (u >= base_n) return slot_vdeg[u - base_n];
+    const node_t* e = over + num_over;
+    const node_t* it = std::lower_bound(over, e, u);
+    return (it != e && *it == u) ? over_vdeg[it - over] : base_vdeg[u];
+  }
+};
+
 struct Visibility {
   const std::uint8_t* mask = nullptr;
   const std::int32_t* vdeg = nullptr;
@@ -133,6 +155,9 @@ struct Visibility {
   // only visible entries. Built once per caller by CSRGraph::visible_rows.
   const offset_t* vindptr = nullptr;
   const node_t* vindices = nullptr;
+  // With a live graph's delta (and a mask): the delta's part of the mask and degrees; vindptr
+  // is then null (the push reads full rows and the mask).
+  const DeltaVisibility* delta = nullptr;
 };
 
 // Per-edge outputs of CSRGraph::patched, each of capacity old.num_edges() + m_add (the result
@@ -198,7 +223,9 @@ class CSRGraph {
 
   std::int32_t degree(node_t u) const { return static_cast<std::int32_t>(indptr_[u + 1] - indptr_[u]); }
   std::int32_t degree(node_t u, const Visibility& vis) const { return vis.mask ? vis.vdeg[u] : degree(u); }
-  static bool visible(node_t u, const Visibility& vis) { return !vis.mask || vis.mask[u]; }
+  static bool visible(node_t u, const Visibility& vis) {
+    return !vis.mask || (vis.delta ? vis.delta->visible(vis.mask, u) : vis.mask[u] != 0);
+  }
 
   const offset_t* indptr() const { return indptr_.data(); }
   const node_t* indices() const { return indices_.data(); }

@@ -107,7 +107,10 @@ class GraphRef {
     }
     return g_->degree(u);
   }
-  std::int32_t degree(node_t u, const Visibility& vis) const { return vis.mask ? vis.vdeg[u] : degree(u); }
+  std::int32_t degree(node_t u, const Visibility& vis) const {
+    if (!vis.mask) return degree(u);
+    return vis.delta ? vis.delta->vdeg(vis.vdeg, u) : vis.vdeg[u];
+  }
   std::uint64_t order(node_t u) const {
     return (d_ && u >= d_->base_n) ? d_->keys[static_cast<std::size_t>(u - d_->base_n)] : base_order_key(u);
   }
@@ -129,5 +132,11 @@ class GraphRef {
 std::shared_ptr<const GraphDelta> grow_delta(const CSRGraph& base, const GraphDelta* prev, std::int64_t num_keys,
                                              const std::uint64_t* keys, std::int64_t num_pairs, const node_t* a,
                                              const node_t* b);
+
+// A caller's DeltaVisibility data over `delta`: from the base's mask (base_n entries) and the
+// new slots' mask (n - base_n entries), the visible degree of every new slot and of every base
+// node the delta grew (0 for a hidden node), counted over their delta rows. O(delta entries).
+void delta_visible_degrees(const GraphDelta& delta, const std::uint8_t* base_mask, const std::uint8_t* slot_mask,
+                           std::int32_t* slot_vdeg, std::int32_t* over_vdeg);
 
 }  // namespace cw

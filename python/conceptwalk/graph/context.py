@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from .. import _core
 from .linkgraph import LinkGraph
-from .live import LiveGraph
+from .live import LiveGraph, LiveView
 
 if TYPE_CHECKING:
     from .text import TextIndex
@@ -102,10 +102,12 @@ def context_live(
     k: int,
     rank: int = 0,
     max_hops: int = 2,
+    visible: LiveView | None = None,
 ) -> _core.ContextResult:
-    """:func:`context` over a live graph (base plus delta) for the all-access caller: the seeds
-    are slots in id order (:meth:`LiveGraph.sorted_slots`); the result equals :func:`context`'s
-    over a fresh build of the same graph, bit for bit, with slots for node indices.
+    """:func:`context` over a live graph (base plus delta): the seeds are slots in id order
+    (:meth:`LiveGraph.sorted_slots`), visible to the caller of ``visible``
+    (:meth:`LiveGraph.view`; None: all access); the result equals :func:`context`'s over a fresh
+    build of the same graph, bit for bit, with slots for node indices.
 
     Parameters
     ----------
@@ -115,6 +117,7 @@ def context_live(
     weights : float64 array
     restart, eps, k, rank, max_hops
         As for :func:`context` (checked by the caller).
+    visible : LiveView, optional
 
     Returns
     -------
@@ -127,8 +130,9 @@ def context_live(
     >>> [g.node_at(s)[0] for s in r.nodes.tolist()], r.hops.tolist()
     (['c', 'b'], [1, 2])
     """
-    if rank:
-        return _graph_context(graph.core, seeds, weights, restart, eps, k, None, None, None, rank, max_hops)
+    vis = None if visible is None else visible.core
+    if rank or vis is not None:
+        return _graph_context(graph.core, seeds, weights, restart, eps, k, None, None, vis, rank, max_hops)
     return _graph_context(graph.core, seeds, weights, restart, eps, k)
 
 

@@ -31,6 +31,7 @@ Examples
 from __future__ import annotations
 
 import bisect
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -41,13 +42,65 @@ from .. import _core
 from ..errors import InputError
 from .linkgraph import DEFAULT_NODE_TYPE, LinkGraph
 
-__all__ = ["LiveGraph", "NodeRow"]
+__all__ = ["LiveGraph", "LiveView", "NodeRow"]
 
 #: A node's columns as the store holds them: ``(type, title, scopes JSON text, lifecycle)``.
 NodeRow = tuple[Any, Any, Any, Any]
 
 _RANK_TOP = 0xFFFFFFFF  # the low word of a base node's key; a new node's rank is below it
 _FIRST = 1 << 31  # the rank a gap's first new node gets (room on both sides)
+
+
+def _scopes(text: Any) -> list[str]:
+    """A stored ``scopes`` value (JSON list text or None) as a list (the store checked it)."""
+    if text is None:
+        return []
+    v = json.loads(text)
+    return [str(x) for x in v] if isinstance(v, list) else []
+
+
+class LiveView:
+    """A caller's visibility of one :class:`LiveGraph` (see :meth:`LiveGraph.view`).
+
+    Parameters
+    ----------
+    core : conceptwalk._core.LiveVisibility
+        What the core reads (the base's mask and the delta's part).
+    base_mask : numpy.ndarray of bool
+        The base's mask.
+    slot_mask : numpy.ndarray of bool
+        The new slots' mask.
+    base_nodes : int
+        The base's node count.
+    """
+
+    __slots__ = ("core", "_base_mask", "_slot_mask", "_b")
+
+    def __init__(
+        self,
+        core: _core.LiveVisibility,
+        base_mask: npt.NDArray[np.bool_],
+        slot_mask: npt.NDArray[np.bool_],
+        base_nodes: int,
+    ) -> None:
+        self.core = core
+        self._base_mask = base_mask
+        self._slot_mask = slot_mask
+        self._b = base_nodes
+
+    def visible(self, slot: int) -> bool:
+        """Whether the caller sees the node at ``slot``.
+
+        Parameters
+        ----------
+        slot : int
+
+        Returns
+        -------
+        bool
+        """
+        b = self._b
+        return bool(self._base_mask[slot] if slot < b else self._slot_mask[slot - b])
 
 
 class _Chain:
@@ -112,7 +165,19 @@ class LiveGraph:
         Base plus delta in the core (what ``_core.graph_context`` reads).
     """
 
-    __slots__ = ("base", "base_version", "version", "history", "core", "_chain", "_n_new", "_keys", "_rewritten")
+    __slots__ = (
+        "base",
+        "base_version",
+        "version",
+        "history",
+        "core",
+        "_chain",
+        "_n_new",
+        "_keys",
+        "_rewritten",
+        "_views",
+        "_rescoped",
+    )
 
     def __init__(
         self,
@@ -135,6 +200,8 @@ class LiveGraph:
         self._n_new = n_new  # the new nodes this graph has: the chain's first n_new ids
         self._keys = keys  # their order keys, in slot order
         self._rewritten = rewritten  # nodes added or rewritten since the base
+        self._views: dict[frozenset[str], LiveView] = {}  # per scope set (made once)
+        self._rescoped: bool | None = None  # whether a base node's scopes changed since the base
         chain.head = self
 
     @classmethod
@@ -255,6 +322,63 @@ class LiveGraph:
         if s is None:
             raise InputError(f"unknown node {node!r}")
         return list(self.core.neighbors(s).tolist())
+
+    def _row_at(self, node_id: str) -> NodeRow | None:
+        """The row of a node added or rewritten since the base, as of this graph's version."""
+        for v, r in reversed(self._chain.rows.get(node_id, ())):
+            if v <= self.version:
+                return r
+        return None
+
+    def view(self, scopes: Iterable[str]) -> LiveView | None:
+        """The visibility of a caller holding ``scopes`` (not all access: it needs none), made once
+        per scope set; None when this delta cannot express it (a base node's scopes changed since
+        the base: the full snapshot answers then).
+
+        Parameters
+        ----------
+        scopes : iterable of str
+
+        Returns
+        -------
+        LiveView or None
+
+        Examples
+        --------
+        >>> base = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "b", "scopes": ["t"]}])
+        >>> g = LiveGraph.over(base, version=0).grown({"c": ("NODE", None, '["t"]', None)}, [("c", "a")], version=1)
+        >>> v = g.view([])
+        >>> [v.visible(s) for s in range(3)], v.core.visible_count, v.core.degree(0)
+        ([True, False, False], 1, 0)
+        """
+        key = frozenset(scopes)
+        got = self._views.get(key)
+        if got is not None:
+            return got
+        if self._rescoped is None:
+            self._rescoped = False
+            bindex = self.base.id_index
+            for x in self._chain.rows:
+                i = bindex.get(x)
+                if i is None:
+                    continue
+                r = self._row_at(x)
+                if r is not None and tuple(sorted(set(_scopes(r[2])))) != self.base.node_scopes_at(i):
+                    self._rescoped = True
+                    break
+        if self._rescoped:
+            return None
+        b = self.base.num_nodes
+        base_mask = self.base.view_for_scopes(key).mask
+        assert base_mask is not None  # a scope set always has a mask
+        slot_mask = np.zeros(self._n_new, dtype=bool)
+        for j, x in enumerate(self._chain.ids[: self._n_new]):
+            r = self._row_at(x)
+            own = _scopes(None if r is None else r[2])
+            slot_mask[j] = not own or not key.isdisjoint(own)
+        got = LiveView(_core.LiveVisibility(self.core, base_mask, slot_mask), base_mask.mask, slot_mask, b)
+        self._views[key] = got
+        return got
 
     # ------------------------------------------------------------------ growing
     def grown(

@@ -624,10 +624,10 @@ def graph_context(
     question = check_question(question)
     if isinstance(concepts, str):
         raise InputError("concepts must be a list of ids, not a single string")
-    if question is None and search is None and caller.scopes is None and node_types is None:
-        # concepts only, for the all-access caller: a store's live graph (base plus delta, brought
-        # forward at the cost of the change) answers exactly as its full snapshot would
-        live = _live_context(source, concepts, k, restart, eps, rank_code, max_hops, t0)
+    if question is None and search is None and node_types is None:
+        # concepts only: a store's live graph (base plus delta, brought forward at the cost of the
+        # change) answers exactly as its full snapshot would
+        live = _live_context(source, concepts, caller, k, restart, eps, rank_code, max_hops, t0)
         if live is not None:
             return _ranked(live, rank, max_hops)
     g, kb, ix, st = _source_state(source, (question,), search)
@@ -701,6 +701,7 @@ def graph_context(
 def _live_context(
     source: Any,
     concepts: Iterable[str],
+    caller: Caller,
     k: int,
     restart: float,
     eps: float,
@@ -708,9 +709,11 @@ def _live_context(
     max_hops: int,
     t0: float,
 ) -> ContextResult | None:
-    """A concepts-only query of the all-access caller over the source's live graph
-    (``source.live_graph()``, a knowledge base's), or None to take the snapshot path: a bare
-    graph, a source without one, or a concept it does not know (the snapshot path names it)."""
+    """A concepts-only query over the source's live graph (``source.live_graph()``, a knowledge
+    base's), or None to take the snapshot path: a bare graph, a source without one, a concept it
+    does not know or the caller does not see (the snapshot path names it), a caller naming a
+    scope the base does not know (the snapshot path warns about it) or a visibility the delta
+    does not express (:meth:`LiveGraph.view`)."""
     if isinstance(source, LinkGraph) or type(concepts) is not list or not concepts:
         return None
     fn = getattr(source, "live_graph", None)
@@ -719,17 +722,25 @@ def _live_context(
     live = fn()
     if not isinstance(live, LiveGraph):
         return None
+    view = None
+    if caller.scopes is not None:
+        names = live.base.scope_names
+        if any(x not in names for x in caller.scopes):
+            return None
+        view = live.view(caller.scopes)
+        if view is None:
+            return None
     slots = []
     for c in concepts:
         s = live.slot(c) if isinstance(c, str) else None
-        if s is None:
+        if s is None or (view is not None and not view.visible(s)):
             return None
         slots.append(s)
     order = live.sorted_slots(slots)
     n = len(order)
     r = context_live(
         live, np.array(order, dtype=np.int32), _ONES[n] if n < len(_ONES) else np.ones(n), restart, eps, k,
-        rank_code, max_hops,
+        rank_code, max_hops, view,
     )  # fmt: skip
     return _from_core(live, None, slots, r, rank_code, restart, eps, k, None, t0)
 
