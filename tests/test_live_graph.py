@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from conceptwalk import Caller, LinkGraph, _core
 from conceptwalk.graph.live import LiveGraph
 from conceptwalk.kb.store import KnowledgeBase
-from conceptwalk.tools import graph_context
+from conceptwalk.tools import graph_context, link_suggest
 
 ALL = Caller.all_access()
 CALLERS = [ALL, Caller.public(), Caller.with_scopes("t"), Caller.with_scopes("u", "t")]
@@ -57,6 +57,10 @@ def _answer(r: _core.ContextResult, name: list[str]) -> tuple:
         repr(r.eps),
         r.edge_visits,
     )
+
+
+def _ids(nodes: np.ndarray, name: list[str]) -> list[str]:
+    return [name[i] for i in nodes.tolist()]
 
 
 _ID = st.text("abcdefgh", min_size=1, max_size=3)
@@ -129,6 +133,17 @@ def test_core_live_graph_equals_a_fresh_build(base_ids: list[str], data: st.Data
                 same = _answer(r1, every) == _answer(r2, fresh_ids)
                 LIVE_COUNTS["mismatches"] += not same
                 assert same, (seeds, rank, masked)
+        # resource allocation from every visible node, both ways (min_shared 1 and 2)
+        for x, masked, ms in itertools.product(every, (False, True), (1, 2)):
+            if masked and x in hidden:
+                continue
+            a1 = _core.resource_allocation(live, slot[x], ms, 0, lv if masked else None)
+            a2 = _core.resource_allocation(fresh, fslot[x], ms, 0, fv if masked else None)
+            got = (_ids(a1.targets, every), [repr(v) for v in a1.scores.tolist()], _ids(a1.shared, every))
+            want = (_ids(a2.targets, fresh_ids), [repr(v) for v in a2.scores.tolist()], _ids(a2.shared, fresh_ids))
+            LIVE_COUNTS["queries"] += 1
+            LIVE_COUNTS["mismatches"] += got != want
+            assert got == want and a1.shared_ptr.tolist() == a2.shared_ptr.tolist(), (x, masked, ms)
 
 
 def test_core_live_graph_with_a_hub_and_a_fill() -> None:
@@ -209,6 +224,13 @@ def test_an_older_graph_of_a_chain_answers_as_before() -> None:
     assert g2.grown({"a": None}, [], version=3) is None
 
 
+def _suggest(kb: KnowledgeBase | LinkGraph, x: str, caller: Caller) -> dict:
+    try:
+        return link_suggest(kb, x, caller=caller, min_shared=1).to_dict()
+    except Exception as exc:  # noqa: BLE001 - the same error text on both sides
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
 def _context(kb: KnowledgeBase | LinkGraph, x: str, rank: str = "ppr", caller: Caller = ALL) -> dict:
     try:
         return graph_context(kb, concepts=[x], k=10, caller=caller, rank=rank).to_dict()
@@ -258,6 +280,8 @@ def test_a_store_follows_its_writes_with_a_delta(tmp_path) -> None:
                 for rank, who in itertools.product(("ppr", "coverage"), CALLERS):
                     assert _context(kb, x, rank, who) == _context(fresh.graph(), x, rank, who), (x, rank, who)
                     compared += 1
+                for who in CALLERS:
+                    assert _suggest(kb, x, who) == _suggest(fresh.graph(), x, who), (x, who)
         finally:
             fresh.close()
     assert compared == (40 + 10) * 2 * len(CALLERS)

@@ -205,6 +205,17 @@ struct LiveVisibility {
   }
 };
 
+// The `visible` argument of an entry point over a LiveGraph: None (all access) or the
+// LiveVisibility made for it.
+inline cw::Visibility live_visibility(const LiveGraph& g, py::handle visible) {
+  if (visible.is_none()) return cw::Visibility{};
+  if (!py::isinstance<LiveVisibility>(visible))
+    throw py::value_error("visible: a LiveGraph takes a LiveVisibility made for it (or None: all access)");
+  const auto* lv = visible.cast<const LiveVisibility*>();
+  if (lv->live != &g) throw py::value_error("visible: the LiveVisibility was made for another LiveGraph");
+  return lv->view();
+}
+
 // The `visible` argument of an entry point: None or a VisibilityMask. Taken as a handle and cast
 // here, because pybind11 refuses None for a class pointer in its first (no-conversion) overload
 // pass and then converts every argument again: about 1 us per call spent on nothing.

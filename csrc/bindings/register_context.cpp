@@ -112,14 +112,7 @@ void register_context(py::module_& m) {
         check_1d(seeds, "seeds");
         check_1d(weights, "weights", seeds.shape(0));
         const cw::NodeTypeFilter filter = type_filter(ref, node_type, keep_types);
-        cw::Visibility vis{};
-        if (!visible.is_none()) {
-          if (!py::isinstance<LiveVisibility>(visible))
-            throw py::value_error("visible: a LiveGraph takes a LiveVisibility made for it (or None: all access)");
-          const auto* lv = visible.cast<const LiveVisibility*>();
-          if (lv->live != &g) throw py::value_error("visible: the LiveVisibility was made for another LiveGraph");
-          vis = lv->view();
-        }
+        const cw::Visibility vis = live_visibility(g, visible);
         const cw::PPRParams params{restart, eps, 0};
         const std::int32_t* s = seeds.data();
         const double* w = weights.data();

@@ -152,6 +152,21 @@ void register_suggest(py::module_& m) {
       "Resource allocation for one node (k <= 0: all candidates); returns an RAResult.");
 
   m.def(
+      "resource_allocation",
+      [](const LiveGraph& g, std::int64_t node, std::int64_t min_shared, std::int64_t k, py::handle visible) {
+        const cw::GraphRef ref = g.ref();
+        if (node < 0 || node >= ref.num_nodes())
+          throw cw::NodeOutOfRange("node index " + std::to_string(node) + " outside [0, " +
+                                   std::to_string(ref.num_nodes()) + ")");
+        const cw::Visibility vis = live_visibility(g, visible);
+        py::gil_scoped_release nogil;
+        return cw::resource_allocation(ref, vis, static_cast<cw::node_t>(node), min_shared, k);
+      },
+      "graph"_a, "node"_a, "min_shared"_a = 2, "k"_a = 0, "visible"_a = py::none(),
+      "resource_allocation over a LiveGraph (base plus delta; visible: its LiveVisibility or None): "
+      "equals the same query on a fresh build, ties by id.");
+
+  m.def(
       "resource_allocation_id",
       [](const cw::CSRGraph& g, py::handle index, py::handle node, std::int64_t min_shared, std::int64_t k,
          py::handle visible) -> py::object {

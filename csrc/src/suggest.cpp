@@ -41,16 +41,98 @@ RAScratch& ra_scratch(node_t n) {
   return ws;
 }
 
+// resource_allocation over a live graph (base plus delta): the same counting over GraphRef's rows
+// (each in key order), the mask through the delta's part, ties by order key; no prefetching.
+RAResult resource_allocation_delta(const GraphRef& g, const Visibility& vis, node_t a, std::int64_t min_shared,
+                                   std::int64_t k) {
+  RAScratch& ws = ra_scratch(g.num_nodes());
+  std::uint8_t* const flag = ws.flag.data();
+  double* const score = ws.score.data();
+  std::int32_t* const count = ws.count.data();
+  std::vector<node_t>& touched = ws.touched;
+  std::vector<node_t>& listed = ws.listed;
+  touched.clear();
+  listed.clear();
+  constexpr std::uint8_t kCand = 1, kExcluded = 4;
+  const node_t* ab;
+  const node_t* ae;
+  g.row(a, ab, ae);
+  flag[a] = kExcluded;
+  for (const node_t* p = ab; p != ae; ++p) flag[*p] = kExcluded;
+  for (const node_t* p = ab; p != ae; ++p) {
+    const node_t z = *p;
+    if (!CSRGraph::visible(z, vis)) continue;
+    const double w = 1.0 / static_cast<double>(g.degree(z, vis));
+    const node_t* zb;
+    const node_t* ze;
+    g.row(z, zb, ze);
+    for (; zb != ze; ++zb) {
+      const node_t b = *zb;
+      const std::uint8_t f = flag[b];
+      if ((f & kExcluded) || !CSRGraph::visible(b, vis)) continue;
+      if (!(f & kCand)) {
+        flag[b] = kCand;
+        touched.push_back(b);
+      }
+      const std::int32_t c = ++count[b];
+      score[b] += w;
+      if (c == min_shared) listed.push_back(b);
+    }
+  }
+  struct Item {
+    double p;
+    node_t b;
+  };
+  std::vector<Item> cand;
+  cand.reserve(listed.size());
+  for (node_t b : listed) cand.push_back(Item{score[b], b});
+  listed.clear();
+  for (node_t b : touched) {
+    flag[b] = 0;
+    score[b] = 0.0;
+    count[b] = 0;
+  }
+  RAResult res;
+  res.candidates = static_cast<std::int64_t>(cand.size());
+  auto cmp = [&g](const Item& x, const Item& y) { return x.p != y.p ? x.p > y.p : g.before(x.b, y.b); };
+  if (k > 0 && static_cast<std::size_t>(k) < cand.size()) {
+    std::partial_sort(cand.begin(), cand.begin() + k, cand.end(), cmp);
+    cand.resize(static_cast<std::size_t>(k));
+  } else {
+    std::sort(cand.begin(), cand.end(), cmp);
+  }
+  for (const Item& it : cand) {
+    res.targets.push_back(it.b);
+    res.scores.push_back(it.p);
+  }
+  res.shared_ptr.push_back(0);
+  for (node_t b : res.targets) {
+    const node_t* bb;
+    const node_t* be;
+    g.row(b, bb, be);
+    for (; bb != be; ++bb)
+      if ((flag[*bb] & kExcluded) && CSRGraph::visible(*bb, vis)) res.shared.push_back(*bb);
+    res.shared_ptr.push_back(static_cast<std::int64_t>(res.shared.size()));
+  }
+  touched.clear();
+  flag[a] = 0;
+  for (const node_t* p = ab; p != ae; ++p) flag[*p] = 0;
+  return res;
+}
+
 }  // namespace
 
-RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a, std::int64_t min_shared,
+RAResult resource_allocation(const GraphRef& g, const Visibility& vis, node_t a, std::int64_t min_shared,
                              std::int64_t k) {
   check_node(g, vis, a, "node");
   check_min_shared(min_shared);
+  if (g.delta() && (vis.vindptr || (vis.mask && !vis.delta)))
+    throw InvalidArgument("a graph with a delta reads a mask with its delta's part (a LiveVisibility)");
+  if (g.delta()) return resource_allocation_delta(g, vis, a, min_shared, k);
 
   RAScratch& ws = ra_scratch(g.num_nodes());
-  const offset_t* indptr = g.indptr();
-  const node_t* indices = g.indices();
+  const offset_t* indptr = g.base().indptr();
+  const node_t* indices = g.base().indices();
   std::uint8_t* const flag = ws.flag.data();
   double* const score = ws.score.data();
   std::int32_t* const count = ws.count.data();
@@ -78,7 +160,7 @@ RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a,
     }
     const node_t z = indices[j];
     if (!CSRGraph::visible(z, vis)) continue;
-    const double w = 1.0 / static_cast<double>(g.degree(z, vis));
+    const double w = 1.0 / static_cast<double>(g.base().degree(z, vis));
     for (offset_t t = indptr[z], te = indptr[z + 1]; t < te; ++t) {
       const node_t b = indices[t];
       const std::uint8_t f = flag[b];

@@ -386,11 +386,11 @@ def ppr_batch(
     visible: VisibilityMask | None = None,
 ) -> PPRBatch: ...
 def resource_allocation(
-    graph: CSRGraph,
+    graph: CSRGraph | LiveGraph,
     node: _Int,
     min_shared: _Int = 2,
     k: _Int = 0,
-    visible: VisibilityMask | None = None,
+    visible: VisibilityMask | LiveVisibility | None = None,
 ) -> RAResult: ...
 def resource_allocation_id(
     graph: CSRGraph,

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "conceptwalk/csr_graph.hpp"
+#include "conceptwalk/live_graph.hpp"
 #include "conceptwalk/ppr.hpp"
 
 namespace cw {
@@ -30,7 +31,7 @@ struct RAResult {
 
 // Candidates: visible nodes at distance exactly 2 from a (not a, not adjacent to a) with at least
 // min_shared shared visible neighbours. k <= 0 returns all.
-RAResult resource_allocation(const CSRGraph& g, const Visibility& vis, node_t a, std::int64_t min_shared,
+RAResult resource_allocation(const GraphRef& g, const Visibility& vis, node_t a, std::int64_t min_shared,
                              std::int64_t k);
 
 // Rooted PageRank link suggestion: the forward push from a alone (graph_context's push: restart,

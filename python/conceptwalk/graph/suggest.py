@@ -26,8 +26,18 @@ from .. import _core
 
 if TYPE_CHECKING:  # the graph module imports this one
     from .linkgraph import LinkGraph
+    from .live import LiveGraph, LiveView
 
-__all__ = ["Suggestion", "ppr_suggest", "ppr_suggest_batch", "suggest", "suggest_batch", "suggestions"]
+__all__ = [
+    "Suggestion",
+    "live_suggestions",
+    "ppr_suggest",
+    "ppr_suggest_batch",
+    "suggest",
+    "suggest_batch",
+    "suggest_live",
+    "suggestions",
+]
 
 _resource_allocation = _core.resource_allocation
 _resource_allocation_id = _core.resource_allocation_id
@@ -151,6 +161,59 @@ def suggest(
     if r is None:  # not an exact str id of a visible node: the checked path (raises, or a str subclass)
         r = _resource_allocation(graph.core, graph.index(node, visible=vm, argument=argument), min_shared, k, vm)
     return r
+
+
+def suggest_live(
+    graph: LiveGraph, slot: int, min_shared: int, k: int, view: LiveView | None = None
+) -> _core.RAResult:
+    """:func:`suggest` over a live graph (base plus delta), for the node at ``slot`` (visible to
+    ``view``'s caller; None: all access): the same targets, scores and shared neighbours as on a
+    fresh build of the same graph, with slots for node indices.
+
+    Parameters
+    ----------
+    graph : LiveGraph
+    slot : int
+    min_shared, k : int
+        As for :func:`suggest` (checked by the caller).
+    view : LiveView, optional
+
+    Returns
+    -------
+    conceptwalk._core.RAResult
+
+    Examples
+    --------
+    >>> from conceptwalk.graph import LinkGraph
+    >>> from conceptwalk.graph.live import LiveGraph
+    >>> g = LiveGraph.over(LinkGraph.from_edges([("a", "x")]), version=0).grown(
+    ...     {"b": ("NODE", None, None, None)}, [("b", "x")], version=1)
+    >>> [s.id for s in live_suggestions(g, suggest_live(g, g.slot("a"), 1, 0))]
+    ['b']
+    """
+    return _resource_allocation(graph.core, slot, min_shared, k, None if view is None else view.core)
+
+
+def live_suggestions(graph: LiveGraph, r: _core.RAResult) -> list[Suggestion]:
+    """The :class:`Suggestion` objects of a :func:`suggest_live` result.
+
+    Parameters
+    ----------
+    graph : LiveGraph
+    r : conceptwalk._core.RAResult
+
+    Returns
+    -------
+    list of Suggestion
+    """
+    at = graph.node_at
+    ptr = r.shared_ptr.tolist()
+    shared = r.shared.tolist()
+    out = []
+    for j, (b, score) in enumerate(zip(r.targets.tolist(), r.scores.tolist())):
+        nodes = [at(x) for x in shared[ptr[j] : ptr[j + 1]]]
+        out.append(Suggestion(*at(b), score, tuple(x[0] for x in nodes), tuple(x[2] for x in nodes)))
+    return out
 
 
 def ppr_suggest(

@@ -25,7 +25,16 @@ from ..errors import InputError
 from ..graph.checks import check_count, check_min_shared, check_ppr_params, check_threads, query_list
 from ..graph.result import Later, Record, lazy
 from ..graph.scopes import warn_unknown_scopes
-from ..graph.suggest import ppr_suggest, ppr_suggest_batch, suggest, suggest_batch, suggestions
+from ..graph.live import LiveGraph
+from ..graph.suggest import (
+    live_suggestions,
+    ppr_suggest,
+    ppr_suggest_batch,
+    suggest,
+    suggest_batch,
+    suggest_live,
+    suggestions,
+)
 from .common import GraphSource, check_caller, default_concepts, source_graph
 
 __all__ = ["METHODS", "SuggestResult", "check_method", "link_suggest", "link_suggest_batch"]
@@ -341,6 +350,11 @@ def link_suggest(
     caller = check_caller(caller)
     k = check_count(k)
     method, min_shared, restart, eps = check_method(method, min_shared, restart, eps)
+    if method == "ra":
+        assert min_shared is not None
+        live = _live_suggest(source, concept, caller, min_shared, k, t0)
+        if live is not None:
+            return live
     g, kb = source_graph(source)
     warn_unknown_scopes(kb, g, caller)  # once per (store, scope): a typo grants nothing
     if method == "ppr":
@@ -352,6 +366,39 @@ def link_suggest(
     r = suggest(g, concept, min_shared, k, caller.visibility(g), "concept")
     return SuggestResult(
         concept, partial(suggestions, g, r), r.candidates, min_shared, (time.perf_counter() - t0) * 1e3
+    )
+
+
+def _live_suggest(
+    source: Any, concept: Any, caller: Caller, min_shared: int, k: int, t0: float
+) -> SuggestResult | None:
+    """Resource allocation over the source's live graph (``source.live_graph()``, a knowledge
+    base's: base plus delta, brought forward at the cost of the change), or None to take the
+    snapshot path: a bare graph, a concept it does not know or the caller does not see (the
+    snapshot path names it), a caller naming a scope the base does not know (the snapshot path
+    warns about it) or a visibility the delta does not express."""
+    if isinstance(source, LinkGraph) or not isinstance(concept, str):
+        return None
+    fn = getattr(source, "live_graph", None)
+    if not callable(fn):
+        return None
+    live = fn()
+    if not isinstance(live, LiveGraph):
+        return None
+    view = None
+    if caller.scopes is not None:
+        names = live.base.scope_names
+        if any(x not in names for x in caller.scopes):
+            return None
+        view = live.view(caller.scopes)
+        if view is None:
+            return None
+    s = live.slot(concept)
+    if s is None or (view is not None and not view.visible(s)):
+        return None
+    r = suggest_live(live, s, min_shared, k, view)
+    return SuggestResult(
+        concept, partial(live_suggestions, live, r), r.candidates, min_shared, (time.perf_counter() - t0) * 1e3
     )
 
 
