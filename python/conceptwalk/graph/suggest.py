@@ -163,9 +163,7 @@ def suggest(
     return r
 
 
-def suggest_live(
-    graph: LiveGraph, slot: int, min_shared: int, k: int, view: LiveView | None = None
-) -> _core.RAResult:
+def suggest_live(graph: LiveGraph, slot: int, min_shared: int, k: int, view: LiveView | None = None) -> _core.RAResult:
     """:func:`suggest` over a live graph (base plus delta), for the node at ``slot`` (visible to
     ``view``'s caller; None: all access): the same targets, scores and shared neighbours as on a
     fresh build of the same graph, with slots for node indices.
