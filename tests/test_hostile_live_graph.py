@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from typing import Any
 
@@ -194,6 +195,48 @@ def test_a_restore_between_the_history_check_and_the_read(tmp_path) -> None:
     kb.close()
     want = {_fresh(h1, ["m"]), _fresh(h2, ["m"])}
     assert got in want, got[:400]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: LiveGraph.grown from two threads on the same graph: both see it as the chain's head and append to the shared chain (one slot, two ids)",
+)
+def test_grown_on_one_graph_from_two_threads(monkeypatch) -> None:
+    """An immutable graph grown by two threads at once. The thread switch that can fall between
+    ``chain.head is not self`` and ``chain.head = None`` is made certain by a slow ``head`` read."""
+    from conceptwalk.graph import live as livemod
+
+    slot_head = livemod._Chain.__dict__["head"]
+
+    class SlowHead:
+        def __get__(self, obj: Any, typ: Any = None) -> Any:
+            if obj is None:
+                return self
+            v = slot_head.__get__(obj, typ)
+            if threading.current_thread() is not threading.main_thread():
+                time.sleep(0.05)  # a thread switch here
+            return v
+
+        def __set__(self, obj: Any, v: Any) -> None:
+            slot_head.__set__(obj, v)
+
+    g = LiveGraph.over(LinkGraph.from_edges([("a", "c"), ("c", "e")]), version=0)
+    monkeypatch.setattr(livemod._Chain, "head", SlowHead())
+    out: dict[str, LiveGraph] = {}
+
+    def grow(x: str) -> None:
+        out[x] = g.grown({x: ("NODE", x.upper(), None, None)}, [(x, "c")], version=1)
+
+    threads = [threading.Thread(target=grow, args=(x,)) for x in ("b", "d")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    monkeypatch.undo()
+    for x, h in out.items():
+        assert h.num_nodes == 4
+        assert h.node_at(h.slot(x))[0] == x  # today the graph that added "d" names its slot "b"
+        assert [h.node_at(s)[0] for s in h.neighbors("c")] == sorted(["a", "e", x])
 
 
 # ------------------------------------------------------------------------------- what held
