@@ -538,3 +538,60 @@ def test_the_arena_bound_starts_a_new_base(monkeypatch) -> None:
     assert peak < 20_000 + 2 * 402
     assert _ans(kb, ["hub"]) == _ans(kb.graph(), ["hub"])
     kb.close()
+
+
+def test_kept_live_graphs_answer_as_their_state_after_the_store_moved_on(tmp_path) -> None:
+    """A caller keeps every live graph it was given (over one base, across new bases, across
+    bulk loads and deletions) and reads them all after the store moved on: each answers as a
+    fresh store of the state it was taken at."""
+    path = str(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(path)
+    kb.add_edges([("m", "n"), ("n", "p"), ("p", "m")])
+    kb.graph()
+    kept: list[tuple[LiveGraph, str, list[str]]] = []
+    for t in range(24):
+        with kb.transaction():
+            kb.add_edges([(f"n{t:02d}x", "m"), (f"n{t:02d}x", "p" if t % 2 else "n")])
+            if t % 3 == 0:
+                kb.add_nodes([{"id": "m", "type": f"T{t}", "title": f"m{t}"}])
+        if t % 8 == 7:
+            kb.delete_edges([(f"n{t - 1:02d}x", "m")])
+        if t % 11 == 10:
+            with kb.bulk():
+                kb.add_edges([(f"b{t}", "n")])
+        live = kb.live_graph()
+        d = str(tmp_path / f"s{t}.db")
+        _backup(path, d)
+        kept.append((live, d, ["m", f"n{t:02d}x"]))
+    kb.close()
+    for live, d, probes in kept:
+        for c in probes:
+            for rank in ("ppr", "coverage"):
+                assert _ans(_Src(live), [c], rank) == _fresh(d, [c], rank), (d, c, rank)
+
+
+def test_a_second_process_writing_is_followed(tmp_path) -> None:
+    path = str(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(path)
+    kb.add_nodes([{"id": f"c{i:03d}"} for i in range(60)])
+    kb.add_edges([(f"c{i:03d}", f"c{(i * 7 + 1) % 60:03d}") for i in range(60)])
+    kb.graph()
+    writer = r"""
+import sys
+from conceptwalk.kb.store import KnowledgeBase
+kb = KnowledgeBase.open(sys.argv[1])
+t0 = int(sys.argv[2])
+for t in range(t0, t0 + 5):
+    with kb.transaction():
+        kb.add_nodes([{"id": f"m{t:04d}", "title": f"turn {t}"}])
+        kb.add_edges([(f"m{t:04d}", f"c{t % 60:03d}"), (f"c{(t * 3) % 60:03d}", f"c{(t * 5) % 60:03d}", "R")])
+kb.close()
+"""
+    for r in range(5):
+        out = subprocess.run([sys.executable, "-c", writer, path, str(5 * r)], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-500:]
+        for c in (["c001"], [f"m{5 * r + 4:04d}"], ["c010", "c003"]):
+            for rank in ("ppr", "coverage"):
+                assert _ans(kb, c, rank) == _fresh(path, c, rank), (r, c, rank)
+    assert kb.live_graph().delta_nodes == 25
+    kb.close()
