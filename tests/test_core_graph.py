@@ -156,6 +156,7 @@ conceptwalk._core.WalkResult.__init__
 conceptwalk._core.CSRGraph.__init__
 conceptwalk._core.LiveGraph
 conceptwalk._core.LiveGraph.__init__
+conceptwalk._core.LiveVisibility
 conceptwalk._core.TextIndex
 conceptwalk._core.TextIndex.__init__
 conceptwalk._core.TextStats
@@ -218,7 +219,10 @@ def test_stubtest(tmp_path):
 
 def _pybind_params(func) -> list[tuple[str, str | None]]:
     """(name, default text) of each parameter in a pybind11 signature line (no self)."""
-    line = func.__doc__.strip().splitlines()[0]
+    lines = func.__doc__.strip().splitlines()
+    line = lines[0]
+    if "Overloaded function." in lines[:2]:  # the first overload (a CSRGraph's; a LiveGraph's follows)
+        line = next(x for x in lines if x.startswith("1. "))[3:]
     body = line[line.index("(") + 1 : line.rindex(") -> ")]
     parts, depth, cur = [], 0, ""
     for ch in body:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from conceptwalk import Caller, LinkGraph, _core
 from conceptwalk.graph.live import LiveGraph
 from conceptwalk.kb.store import KnowledgeBase
-from conceptwalk.tools import graph_context, link_suggest
+from conceptwalk.tools import graph_context, graph_path, link_suggest
 
 ALL = Caller.all_access()
 CALLERS = [ALL, Caller.public(), Caller.with_scopes("t"), Caller.with_scopes("u", "t")]
@@ -133,6 +133,16 @@ def test_core_live_graph_equals_a_fresh_build(base_ids: list[str], data: st.Data
                 same = _answer(r1, every) == _answer(r2, fresh_ids)
                 LIVE_COUNTS["mismatches"] += not same
                 assert same, (seeds, rank, masked)
+        # the shortest path between visible nodes (lexicographically smallest by id), both ways
+        for x, y in data.draw(st.lists(st.tuples(st.sampled_from(every), st.sampled_from(every)), max_size=6)):
+            for masked in (False, True):
+                if masked and (x in hidden or y in hidden):
+                    continue
+                p1 = _core.shortest_path(live, slot[x], slot[y], lv if masked else None).path
+                p2 = _core.shortest_path(fresh, fslot[x], fslot[y], fv if masked else None).path
+                LIVE_COUNTS["queries"] += 1
+                LIVE_COUNTS["mismatches"] += _ids(p1, every) != _ids(p2, fresh_ids)
+                assert _ids(p1, every) == _ids(p2, fresh_ids), (x, y, masked)
         # resource allocation from every visible node, both ways (min_shared 1 and 2)
         for x, masked, ms in itertools.product(every, (False, True), (1, 2)):
             if masked and x in hidden:
@@ -224,6 +234,13 @@ def test_an_older_graph_of_a_chain_answers_as_before() -> None:
     assert g2.grown({"a": None}, [], version=3) is None
 
 
+def _path(kb: KnowledgeBase | LinkGraph, x: str, y: str, caller: Caller) -> dict:
+    try:
+        return graph_path(kb, x, y, caller=caller).to_dict()
+    except Exception as exc:  # noqa: BLE001 - the same error text on both sides
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
 def _suggest(kb: KnowledgeBase | LinkGraph, x: str, caller: Caller) -> dict:
     try:
         return link_suggest(kb, x, caller=caller, min_shared=1).to_dict()
@@ -248,7 +265,6 @@ def test_a_store_follows_its_writes_with_a_delta(tmp_path) -> None:
         ]
     )
     kb.add_edges([(f"c{i:02d}", f"c{(i * 7 + 3) % 30:02d}") for i in range(30)])
-    base = kb.graph()
     other = KnowledgeBase.open(path)  # another writer: followed through the change log
     compared = 0
     for t in range(40):
@@ -267,10 +283,13 @@ def test_a_store_follows_its_writes_with_a_delta(tmp_path) -> None:
             writer.add_edges([(f"m{(t * 17) % 97:02d}-{t}", f"c{(t * 11) % 30:02d}", "ABOUT")])
             if t % 5 == 0:
                 writer.add_edges([(f"c{t % 30:02d}", f"c{(t + 13) % 30:02d}", "RELATED_TO")])
+                writer.add_edges([(f"c{(t + 13) % 30:02d}", f"c{t % 30:02d}", ["BROADER", "LINK"][t % 2])])
         if t % 7 == 3:
             writer.add_nodes([{"id": f"c{t % 30:02d}", "type": "CONCEPT", "title": f"retitled {t}"}])
         live = kb.live_graph()
-        assert live.base is base and live.delta_nodes == t + 1  # no new base: every change was a delta
+        # a read the delta does not answer (a seed hidden from its caller: the snapshot path names
+        # it) brings the full snapshot forward, and the next live graph is over it
+        assert live.base is kb.graph() or live.delta_nodes > 0
         fresh = KnowledgeBase.open(path, read_only=True)
         try:
             # seeds every caller sees (a hidden seed takes the snapshot path for its error, which
@@ -282,6 +301,8 @@ def test_a_store_follows_its_writes_with_a_delta(tmp_path) -> None:
                     compared += 1
                 for who in CALLERS:
                     assert _suggest(kb, x, who) == _suggest(fresh.graph(), x, who), (x, who)
+                    y = f"c{(t * 7 + 5) % 30:02d}"
+                    assert _path(kb, x, y, who) == _path(fresh.graph(), x, y, who), (x, y, who)
         finally:
             fresh.close()
     assert compared == (40 + 10) * 2 * len(CALLERS)
@@ -297,6 +318,40 @@ def test_a_store_follows_its_writes_with_a_delta(tmp_path) -> None:
     assert live.base is kb.graph() and live.delta_nodes == 0
     assert _context(kb, "c06") == _context(kb.graph(), "c06")
     other.close()
+    kb.close()
+
+
+def test_an_agents_turns_are_answered_from_one_base(tmp_path) -> None:
+    """Writes and the reads a delta answers (every tool it serves, every caller, seeds they see):
+    one base throughout, the delta growing by a node a turn, every answer a fresh store's."""
+    path = str(tmp_path / "kb.db")
+    kb = KnowledgeBase.create(path)
+    kb.add_nodes([{"id": f"c{i:02d}", "type": "CONCEPT", "scopes": [["t"], None][i % 2]} for i in range(20)])
+    kb.add_edges([(f"c{i:02d}", f"c{(i * 3 + 1) % 20:02d}") for i in range(20)])
+    base = kb.graph()
+    for t in range(30):
+        with kb.transaction():
+            kb.add_nodes([{"id": f"mem-{t:03d}", "type": "MEMORY", "scopes": [None, ["t"]][t % 2]}])
+            kb.add_edges(
+                [(f"mem-{t:03d}", f"c{(t * 7) % 20:02d}", "ABOUT"), (f"mem-{t:03d}", f"c{t % 20:02d}", "ABOUT")]
+            )
+        x, y = f"c{(2 * t + 1) % 20:02d}", f"c{(2 * t + 5) % 20:02d}"  # public
+        got = [
+            (_context(kb, x, "ppr", who), _suggest(kb, x, who), _path(kb, x, y, who))
+            for who in (ALL, Caller.public(), Caller.with_scopes("t"))
+        ]
+        live = kb.live_graph()
+        assert live.base is base and live.delta_nodes == t + 1
+        fresh = KnowledgeBase.open(path, read_only=True)
+        try:
+            g = fresh.graph()
+            want = [
+                (_context(g, x, "ppr", who), _suggest(g, x, who), _path(g, x, y, who))
+                for who in (ALL, Caller.public(), Caller.with_scopes("t"))
+            ]
+        finally:
+            fresh.close()
+        assert got == want
     kb.close()
 
 

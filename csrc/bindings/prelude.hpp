@@ -102,7 +102,7 @@ inline carray<std::int32_t> node_array(py::handle obj, const cw::GraphRef& g, co
 }
 
 // A node index scalar: int64 from Python, checked to fit a node index before the narrowing.
-inline cw::node_t node_scalar(std::int64_t x, const cw::CSRGraph& g, const char* what) {
+inline cw::node_t node_scalar(std::int64_t x, const cw::GraphRef& g, const char* what) {
   if (x < 0 || x >= g.num_nodes())
     throw cw::NodeOutOfRange(std::string(what) + " index " + std::to_string(x) + " outside [0, " +
                              std::to_string(g.num_nodes()) + ")");
@@ -183,7 +183,11 @@ struct VisibilityMask {
 struct LiveGraph {
   std::shared_ptr<const cw::CSRGraph> base;
   std::shared_ptr<const cw::GraphDelta> delta;
-  cw::GraphRef ref() const { return cw::GraphRef(*base, delta.get()); }
+  // Base plus delta; refuses an object that LiveGraph.grow did not make (LiveGraph.__new__).
+  cw::GraphRef ref() const {
+    if (!base || !delta) throw py::value_error("an uninitialised LiveGraph: make one with LiveGraph.grow");
+    return cw::GraphRef(*base, delta.get());
+  }
 };
 
 // A caller's visibility of a LiveGraph: the base's VisibilityMask (kept alive) and the delta's
@@ -205,9 +209,16 @@ struct LiveVisibility {
   }
 };
 
+// The delta of an initialised LiveGraph (ValueError otherwise).
+inline const cw::GraphDelta* live_delta(const LiveGraph& g) {
+  (void)g.ref();
+  return g.delta.get();
+}
+
 // The `visible` argument of an entry point over a LiveGraph: None (all access) or the
 // LiveVisibility made for it.
 inline cw::Visibility live_visibility(const LiveGraph& g, py::handle visible) {
+  (void)g.ref();  // initialised
   if (visible.is_none()) return cw::Visibility{};
   if (!py::isinstance<LiveVisibility>(visible))
     throw py::value_error("visible: a LiveGraph takes a LiveVisibility made for it (or None: all access)");

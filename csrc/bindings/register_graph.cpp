@@ -204,26 +204,32 @@ void register_graph(py::module_& m) {
       .def_static(
           "grow",
           [](std::shared_ptr<cw::CSRGraph> base, py::handle prev, const carray<std::uint64_t>& keys,
-             const carray<std::int32_t>& a, const carray<std::int32_t>& b) {
+             py::handle a_in, py::handle b_in) {
+            if (!base) throw py::type_error("base must be a CSRGraph, got None");
             check_1d(keys, "keys");
-            check_1d(a, "a");
-            check_1d(b, "b", a.shape(0));
             const LiveGraph* p = nullptr;
             if (!prev.is_none()) {
               if (!py::isinstance<LiveGraph>(prev)) throw py::type_error("prev must be a LiveGraph or None");
               p = prev.cast<const LiveGraph*>();
+              (void)p->ref();  // initialised
               if (p->base.get() != base.get()) throw py::value_error("prev: a LiveGraph over another base graph");
             }
+            // the pairs as node indices (refused, never cast, past int32), and every array copied
+            // under the GIL: another thread cannot change them while the core reads them
+            const carray<std::int32_t> a = node_array(a_in, *base, "a");
+            const carray<std::int32_t> b = node_array(b_in, *base, "b");
+            check_1d(a, "a");
+            check_1d(b, "b", a.shape(0));
+            const std::vector<std::uint64_t> k(keys.data(), keys.data() + keys.shape(0));
+            const std::vector<std::int32_t> x(a.data(), a.data() + a.shape(0));
+            const std::vector<std::int32_t> y(b.data(), b.data() + b.shape(0));
             auto out = std::make_shared<LiveGraph>();
             out->base = base;
             {
-              const std::uint64_t* k = keys.data();
-              const std::int32_t* x = a.data();
-              const std::int32_t* y = b.data();
-              const std::int64_t nk = keys.shape(0), np = a.shape(0);
               const cw::GraphDelta* pd = p ? p->delta.get() : nullptr;
               py::gil_scoped_release nogil;
-              out->delta = cw::grow_delta(*base, pd, nk, k, np, x, y);
+              out->delta = cw::grow_delta(*base, pd, static_cast<std::int64_t>(k.size()), k.data(),
+                                          static_cast<std::int64_t>(x.size()), x.data(), y.data());
             }
             return out;
           },
@@ -232,30 +238,30 @@ void register_graph(py::module_& m) {
           "new nodes and neighbour pairs: `keys` (uint64) are the order keys of every slot past the "
           "base ((gap << 32) | rank; prev's slots first, their order unchanged), `a`/`b` node index "
           "pairs to join (already adjacent, or equal: nothing added).")
-      .def_property_readonly("num_nodes", [](const LiveGraph& g) { return g.delta->n; })
-      .def_property_readonly("base_nodes", [](const LiveGraph& g) { return g.delta->base_n; })
+      .def_property_readonly("num_nodes", [](const LiveGraph& g) { return live_delta(g)->n; })
+      .def_property_readonly("base_nodes", [](const LiveGraph& g) { return live_delta(g)->base_n; })
       .def_property_readonly("base",
                              [](const LiveGraph& g) { return std::const_pointer_cast<cw::CSRGraph>(g.base); })
-      .def_property_readonly("delta_rows",
-                             [](const LiveGraph& g) { return static_cast<std::int64_t>(g.delta->rows.size()); })
-      .def_property_readonly("delta_entries", [](const LiveGraph& g) { return g.delta->num_entries(); })
-      .def_property_readonly("arena_entries", [](const LiveGraph& g) { return g.delta->arena->entries(); })
-      .def_property_readonly("max_degree", [](const LiveGraph& g) { return g.delta->max_degree; })
+      .def_property_readonly(
+          "delta_rows", [](const LiveGraph& g) { return static_cast<std::int64_t>(live_delta(g)->rows.size()); })
+      .def_property_readonly("delta_entries", [](const LiveGraph& g) { return live_delta(g)->num_entries(); })
+      .def_property_readonly("arena_entries", [](const LiveGraph& g) { return live_delta(g)->arena->entries(); })
+      .def_property_readonly("max_degree", [](const LiveGraph& g) { return live_delta(g)->max_degree; })
       .def(
           "degree",
           [](const LiveGraph& g, std::int64_t u) {
-            if (u < 0 || u >= g.delta->n)
+            if (u < 0 || u >= live_delta(g)->n)
               throw cw::NodeOutOfRange("node index " + std::to_string(u) + " outside [0, " +
-                                       std::to_string(g.delta->n) + ")");
+                                       std::to_string(live_delta(g)->n) + ")");
             return g.ref().degree(static_cast<cw::node_t>(u));
           },
           "u"_a, "Degree of node u over base plus delta.")
       .def(
           "neighbors",
           [](const LiveGraph& g, std::int64_t u) {
-            if (u < 0 || u >= g.delta->n)
+            if (u < 0 || u >= live_delta(g)->n)
               throw cw::NodeOutOfRange("node index " + std::to_string(u) + " outside [0, " +
-                                       std::to_string(g.delta->n) + ")");
+                                       std::to_string(live_delta(g)->n) + ")");
             const cw::node_t* b;
             const cw::node_t* e;
             g.ref().row(static_cast<cw::node_t>(u), b, e);
@@ -277,7 +283,7 @@ void register_graph(py::module_& m) {
              out->live = live_obj.cast<const LiveGraph*>();
              out->base_obj = base_obj;
              out->base = base_obj.cast<const VisibilityMask*>();
-             const cw::GraphDelta& d = *out->live->delta;
+             const cw::GraphDelta& d = *live_delta(*out->live);
              if (out->base->graph.get() != out->live->base.get())
                throw py::value_error(
                    "base: the VisibilityMask was built for another graph than the LiveGraph's base");
@@ -304,9 +310,9 @@ void register_graph(py::module_& m) {
       .def(
           "degree",
           [](const LiveVisibility& v, std::int64_t u) {
-            if (u < 0 || u >= v.live->delta->n)
+            if (u < 0 || u >= live_delta(*v.live)->n)
               throw cw::NodeOutOfRange("node index " + std::to_string(u) + " outside [0, " +
-                                       std::to_string(v.live->delta->n) + ")");
+                                       std::to_string(live_delta(*v.live)->n) + ")");
             return v.live->ref().degree(static_cast<cw::node_t>(u), v.view());
           },
           "u"_a, "Visible degree of node u over base plus delta (0 for a hidden node).");

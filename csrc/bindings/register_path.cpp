@@ -48,6 +48,20 @@ void register_path(py::module_& m) {
       "Bidirectional BFS, lexicographically smallest shortest path; returns a PathResult.");
 
   m.def(
+      "shortest_path",
+      [](const LiveGraph& g, std::int64_t source, std::int64_t target, py::handle visible) {
+        const cw::GraphRef ref = g.ref();
+        const cw::node_t s = node_scalar(source, ref, "source");
+        const cw::node_t t = node_scalar(target, ref, "target");
+        const cw::Visibility vis = live_visibility(g, visible);
+        py::gil_scoped_release nogil;
+        return cw::shortest_path(ref, vis, s, t);
+      },
+      "graph"_a, "source"_a, "target"_a, "visible"_a = py::none(),
+      "shortest_path over a LiveGraph (base plus delta; visible: its LiveVisibility or None): the "
+      "same path as on a fresh build (lexicographically smallest by id).");
+
+  m.def(
       "shortest_path_ids",
       [](const cw::CSRGraph& g, py::handle index, py::handle source, py::handle target, py::handle visible,
          py::handle ids) -> py::object {

@@ -45,7 +45,7 @@ BfsScratch& bfs_scratch(node_t n) {
 
 }  // namespace
 
-PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, node_t t) {
+PathResult shortest_path(const GraphRef& g, const Visibility& vis, node_t s, node_t t) {
   check_node(g, vis, s, "source");
   check_node(g, vis, t, "target");
   PathResult res;
@@ -54,10 +54,14 @@ PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, nod
     res.visited = 1;
     return res;
   }
+  if (g.delta() && (vis.vindptr || (vis.mask && !vis.delta)))
+    throw InvalidArgument("a graph with a delta reads a mask with its delta's part (a LiveVisibility)");
   BfsScratch& ws = bfs_scratch(g.num_nodes());
-  const offset_t* const indptr = g.indptr();
-  const node_t* const indices = g.indices();
+  // rows through GraphRef (in id order: a live graph's rows are in key order), the mask through
+  // the delta's part when there is one
   const std::uint8_t* const mask = vis.mask;
+  const bool delta = vis.delta != nullptr;
+  auto hidden = [&](node_t v) { return mask && (delta ? !CSRGraph::visible(v, vis) : !mask[v]); };
   BfsScratch::Slot* const dist = ws.dist.data();
   std::uint8_t* const mark = ws.mark.data();
   node_t* const seen[2] = {ws.seen[0].data(), ws.seen[1].data()};
@@ -84,10 +88,13 @@ PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, nod
     bool hit = false;
     for (std::size_t i = b; i < e; ++i) {
       const node_t u = out[i];
-      for (offset_t j = indptr[u], je = indptr[u + 1]; j < je; ++j) {
-        const node_t v = indices[j];
+      const node_t* jb;
+      const node_t* je;
+      g.row(u, jb, je);
+      for (; jb != je; ++jb) {
+        const node_t v = *jb;
         BfsScratch::Slot& x = dist[v];
-        if (x.d[side] >= 0 || (mask && !mask[v])) continue;
+        if (x.d[side] >= 0 || hidden(v)) continue;
         x.d[side] = next;
         out[c++] = v;  // each node enters a side once: c <= n
         hit |= x.d[other] >= 0;
@@ -112,8 +119,11 @@ PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, nod
     for (std::int32_t j = ks - 1; j >= 0; --j) {
       for (std::size_t i = ls[j]; i < ls[j + 1]; ++i) {
         const node_t v = seen_s[i];
-        for (offset_t q = indptr[v], qe = indptr[v + 1]; q < qe; ++q) {
-          const node_t w = indices[q];
+        const node_t* qb;
+        const node_t* qe;
+        g.row(v, qb, qe);
+        for (; qb != qe; ++qb) {
+          const node_t w = *qb;
           if (dist[w].d[0] == j + 1 && mark[w]) {
             mark[v] = 1;
             break;
@@ -127,9 +137,12 @@ PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, nod
     res.path.push_back(x);
     for (std::int32_t j = 0; j < d; ++j) {
       node_t best = -1;
-      for (offset_t q = indptr[x], qe = indptr[x + 1]; q < qe; ++q) {  // ascending: first match is smallest
-        const node_t w = indices[q];
-        if (mask && !mask[w]) continue;
+      const node_t* qb;
+      const node_t* qe;
+      g.row(x, qb, qe);
+      for (; qb != qe; ++qb) {  // ascending (id order): the first match is the smallest
+        const node_t w = *qb;
+        if (hidden(w)) continue;
         const bool ok = (j + 1 <= ks) ? (dist[w].d[0] == j + 1 && mark[w]) : (dist[w].d[1] == d - j - 1);
         if (ok) {
           best = w;

@@ -445,10 +445,10 @@ def suggest_batch(
     visible: VisibilityMask | None = None,
 ) -> RABatch: ...
 def shortest_path(
-    graph: CSRGraph,
+    graph: CSRGraph | LiveGraph,
     source: _Int,
     target: _Int,
-    visible: VisibilityMask | None = None,
+    visible: VisibilityMask | LiveVisibility | None = None,
 ) -> PathResult: ...
 def shortest_path_ids(
     graph: CSRGraph,

@@ -15,7 +15,7 @@ struct PathResult {
 
 // Bidirectional BFS. Among all shortest paths returns the lexicographically smallest sequence of
 // node indices. s == t gives [s].
-PathResult shortest_path(const CSRGraph& g, const Visibility& vis, node_t s, node_t t);
+PathResult shortest_path(const GraphRef& g, const Visibility& vis, node_t s, node_t t);
 
 struct ChainsResult {
   std::vector<std::int64_t> ptr;  // ntargets + 1 offsets: target i's chain at path[ptr[i] .. ptr[i + 1])

@@ -31,7 +31,9 @@ Examples
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -40,13 +42,14 @@ import numpy.typing as npt
 
 from .. import _core
 from ..errors import InputError
-from .linkgraph import DEFAULT_NODE_TYPE, LinkGraph
+from .linkgraph import DEFAULT_EDGE_TYPE, DEFAULT_NODE_TYPE, LinkGraph
 
 __all__ = ["LiveGraph", "LiveView", "NodeRow"]
 
 #: A node's columns as the store holds them: ``(type, title, scopes JSON text, lifecycle)``.
 NodeRow = tuple[Any, Any, Any, Any]
 
+_SERIALS = itertools.count()  # one per LiveGraph (its chain's head names the newest by it)
 _RANK_TOP = 0xFFFFFFFF  # the low word of a base node's key; a new node's rank is below it
 _FIRST = 1 << 31  # the rank a gap's first new node gets (room on both sides)
 
@@ -109,14 +112,19 @@ class _Chain:
     version, and the new ids of each gap, sorted. A graph reads only the first ``n_new`` ids and
     the rows of versions up to its own; only the newest graph (``head``) grows it in place."""
 
-    __slots__ = ("ids", "slot", "rows", "gaps", "head")
+    __slots__ = ("ids", "slot", "rows", "gaps", "edges", "head", "lock")
 
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.slot: dict[str, int] = {}
         self.rows: dict[str, list[tuple[int, NodeRow]]] = {}
         self.gaps: dict[int, list[str]] = {}
-        self.head: object = None
+        #: per pair of slots (lo, hi), the edges written since the base: (version, type, source slot)
+        self.edges: dict[tuple[int, int], list[tuple[int, str, int]]] = {}
+        #: the serial of the newest graph (an int, not the graph: no reference cycle between a
+        #: chain and its graphs, so a chain a new base replaced is freed without the collector)
+        self.head = -1
+        self.lock = threading.Lock()  # one grower at a time
 
     def copy(self, n_new: int, version: int) -> _Chain:
         """The chain as a graph with ``n_new`` new nodes at ``version`` sees it (a graph that is
@@ -128,6 +136,8 @@ class _Chain:
         c.rows = {x: v for x, v in c.rows.items() if v}
         new = set(c.ids)
         c.gaps = {g: [x for x in m if x in new] for g, m in self.gaps.items()}
+        c.edges = {p: [e for e in v if e[0] <= version] for p, v in self.edges.items()}
+        c.edges = {p: v for p, v in c.edges.items() if v}
         return c
 
 
@@ -166,6 +176,7 @@ class LiveGraph:
     """
 
     __slots__ = (
+        "_serial",
         "base",
         "base_version",
         "version",
@@ -202,7 +213,8 @@ class LiveGraph:
         self._rewritten = rewritten  # nodes added or rewritten since the base
         self._views: dict[frozenset[str], LiveView] = {}  # per scope set (made once)
         self._rescoped: bool | None = None  # whether a base node's scopes changed since the base
-        chain.head = self
+        self._serial = next(_SERIALS)
+        chain.head = self._serial
 
     @classmethod
     def over(cls, base: LinkGraph, *, version: int, history: int = 0) -> LiveGraph:
@@ -380,11 +392,89 @@ class LiveGraph:
         self._views[key] = got
         return got
 
+    def path_edges(self, path: Sequence[int]) -> list[tuple[tuple[str, str], ...]]:
+        """Per hop of a path of slots, the edges joining it, as
+        :func:`~conceptwalk.graph.path.path_edges` gives them for a fresh build: sorted
+        ``(type, direction)`` pairs (the base's edges of the pair and those written since).
+
+        Parameters
+        ----------
+        path : sequence of int
+            Slots, consecutive ones adjacent.
+
+        Returns
+        -------
+        list of tuple
+        """
+        base = self.base
+        b = base.num_nodes
+        core = base.core
+        out = []
+        for x, y in zip(path, path[1:]):
+            got: set[tuple[str, str]] = set()
+            if x < b and y < b:
+                pair = core.pair_of(x, y)
+                if pair >= 0:
+                    lo, hi = int(base.pair_ptr[pair]), int(base.pair_ptr[pair + 1])
+                    tn = base.edge_type_names
+                    for c, sx in zip(base.edge_type_codes[lo:hi].tolist(), base.edge_src[lo:hi].tolist()):
+                        got.add((tn[c], "forward" if sx == x else "backward"))
+            for v, t, sa in self._chain.edges.get((min(x, y), max(x, y)), ()):
+                if v <= self.version:
+                    got.add((t, "forward" if sa == x else "backward"))
+            out.append(tuple(sorted(got)))
+        return out
+
     # ------------------------------------------------------------------ growing
+    def _grow(
+        self,
+        chain: _Chain,
+        new: list[str],
+        nodes: Mapping[str, NodeRow | None],
+        typed: list[tuple[int, int, str]],
+        a: list[int],
+        bb: list[int],
+        version: int,
+    ) -> tuple[npt.NDArray[np.uint64], int, _core.LiveGraph]:
+        """The chain appended to (its lock held) and the new keys, count and core."""
+        base = self.base
+        b = base.num_nodes
+        n_new = self._n_new
+        keys = self._keys
+        if new:
+            keys = np.concatenate([keys, np.zeros(len(new), dtype=np.uint64)])
+            for x in new:
+                g = bisect.bisect_left(base.ids, x)
+                members = chain.gaps.setdefault(g, [])
+                pos = bisect.bisect_left(members, x)
+                lo = (int(keys[chain.slot[members[pos - 1]] - b]) & _RANK_TOP) if pos else -1
+                hi = (int(keys[chain.slot[members[pos]] - b]) & _RANK_TOP) if pos < len(members) else _RANK_TOP
+                members.insert(pos, x)
+                s = chain.slot[x] = b + n_new
+                chain.ids.append(x)
+                n_new += 1
+                if hi - lo > 1:
+                    keys[s - b] = (g << 32) | (_FIRST if lo < 0 and hi == _RANK_TOP else (lo + hi) // 2)
+                else:  # no room left in the gap: spread its new nodes evenly (their order kept)
+                    step = _RANK_TOP // (len(members) + 1)
+                    for j, y in enumerate(members, 1):
+                        keys[chain.slot[y] - b] = (g << 32) | (j * step)
+        for x, r in nodes.items():
+            if r is not None:
+                chain.rows.setdefault(x, []).append((version, r))
+        for sa, sd, t in typed:
+            chain.edges.setdefault((min(sa, sd), max(sa, sd)), []).append((version, t, sa))
+        core = self.core
+        if new or a:
+            core = _core.LiveGraph.grow(
+                base.core, self.core, keys, np.array(a, dtype=np.int32), np.array(bb, dtype=np.int32)
+            )
+        return keys, n_new, core
+
     def grown(
         self,
         nodes: Mapping[str, NodeRow | None],
-        edges: Sequence[tuple[str, str]],
+        edges: Sequence[tuple[str, ...]],
         *,
         version: int,
     ) -> LiveGraph | None:
@@ -397,9 +487,10 @@ class LiveGraph:
         ----------
         nodes : mapping of str to row or None
             Every node the batch changed, with its row now (None: deleted).
-        edges : sequence of (str, str)
-            The endpoints of every edge the batch inserted or rewrote (existing now; the caller
-            returns None itself for a deleted edge).
+        edges : sequence of (str, str, str) or (str, str)
+            The source, target and type of every edge the batch inserted or rewrote (existing
+            now; the caller returns None itself for a deleted edge). A pair without a type is of
+            :data:`~conceptwalk.graph.DEFAULT_EDGE_TYPE`.
         version : int
             The change-log position after the batch (above this graph's).
 
@@ -432,7 +523,9 @@ class LiveGraph:
         at = {x: n_all + i for i, x in enumerate(new)}
         a: list[int] = []
         bb: list[int] = []
-        for src, dst in edges:
+        typed: list[tuple[int, int, str]] = []
+        for e in edges:
+            src, dst = e[0], e[1]
             sa = known(src)
             sd = known(dst)
             sa = at.get(src) if sa is None else sa
@@ -442,36 +535,12 @@ class LiveGraph:
             if sa != sd:
                 a.append(sa)
                 bb.append(sd)
-        chain = self._chain
-        if chain.head is not self:
-            chain = chain.copy(self._n_new, self.version)
-        chain.head = None  # until the new graph is made: a failure below leaves a chain no graph grows in place
-        keys = self._keys
-        if new:
-            keys = np.concatenate([keys, np.zeros(len(new), dtype=np.uint64)])
-            for x in new:
-                g = bisect.bisect_left(base.ids, x)
-                members = chain.gaps.setdefault(g, [])
-                pos = bisect.bisect_left(members, x)
-                lo = (int(keys[chain.slot[members[pos - 1]] - b]) & _RANK_TOP) if pos else -1
-                hi = (int(keys[chain.slot[members[pos]] - b]) & _RANK_TOP) if pos < len(members) else _RANK_TOP
-                members.insert(pos, x)
-                s = chain.slot[x] = b + n_new
-                chain.ids.append(x)
-                n_new += 1
-                if hi - lo > 1:
-                    keys[s - b] = (g << 32) | (_FIRST if lo < 0 and hi == _RANK_TOP else (lo + hi) // 2)
-                else:  # no room left in the gap: spread its new nodes evenly (their order kept)
-                    step = _RANK_TOP // (len(members) + 1)
-                    for j, y in enumerate(members, 1):
-                        keys[chain.slot[y] - b] = (g << 32) | (j * step)
-        for x, r in nodes.items():
-            if r is not None:
-                chain.rows.setdefault(x, []).append((version, r))
-        core = self.core
-        if new or a:
-            core = _core.LiveGraph.grow(
-                base.core, self.core, keys, np.array(a, dtype=np.int32), np.array(bb, dtype=np.int32)
-            )
+                typed.append((sa, sd, str(e[2]) if len(e) > 2 else DEFAULT_EDGE_TYPE))
+        with self._chain.lock:  # one grower of a chain at a time (another thread's copy waits too)
+            chain = self._chain
+            if chain.head != self._serial:  # not the newest graph of its chain: grow a copy
+                chain = chain.copy(self._n_new, self.version)
+            chain.head = -1  # until the new graph is made: a failure below leaves a chain no graph grows in place
+            keys, n_new, core = self._grow(chain, new, nodes, typed, a, bb, version)
         rewritten = self._rewritten + sum(1 for r in nodes.values() if r is not None)
         return LiveGraph(base, self.base_version, version, self.history, core, chain, n_new, keys, rewritten)

@@ -25,8 +25,9 @@ from ..errors import InputError
 
 if TYPE_CHECKING:  # the graph module imports this one
     from .linkgraph import LinkGraph
+    from .live import LiveGraph, LiveView
 
-__all__ = ["path_edges", "shortest_path", "shortest_path_batch"]
+__all__ = ["path_edges", "shortest_path", "shortest_path_batch", "shortest_path_live"]
 
 _shortest_path = _core.shortest_path
 _shortest_path_ids = _core.shortest_path_ids
@@ -73,6 +74,35 @@ def shortest_path(
         if ids is not None:
             p = [ids[i] for i in p]
     return p
+
+
+def shortest_path_live(graph: LiveGraph, source: int, target: int, view: LiveView | None = None) -> list[int]:
+    """The shortest path between two slots of a live graph (base plus delta), visible to ``view``'s
+    caller (None: all access): the same path as on a fresh build of the same graph (the
+    lexicographically smallest by id), as slots; empty when there is none.
+
+    Parameters
+    ----------
+    graph : LiveGraph
+    source, target : int
+        Slots (visible).
+    view : LiveView, optional
+
+    Returns
+    -------
+    list of int
+
+    Examples
+    --------
+    >>> from conceptwalk.graph import LinkGraph
+    >>> from conceptwalk.graph.live import LiveGraph
+    >>> g = LiveGraph.over(LinkGraph.from_edges([("a", "c"), ("c", "d")]), version=0).grown(
+    ...     {"b": ("NODE", None, None, None)}, [("a", "b", "X"), ("b", "d", "Y")], version=1)
+    >>> p = shortest_path_live(g, g.slot("a"), g.slot("d"))
+    >>> [g.node_at(s)[0] for s in p], g.path_edges(p)
+    (['a', 'b', 'd'], [(('X', 'forward'),), (('Y', 'forward'),)])
+    """
+    return list(_shortest_path(graph.core, source, target, None if view is None else view.core).path.tolist())
 
 
 def path_edges(graph: LinkGraph, path: Sequence[int]) -> list[tuple[tuple[str, str], ...]]:

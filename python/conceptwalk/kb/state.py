@@ -595,8 +595,15 @@ class StateKeeper:
                 # one statement (one committed state) reads the changes and the rows they name
                 # now, with the position: a store moved past gv since the check above takes the
                 # long way below, which checks the history again
+                seen = self._seen
                 try:
-                    grown = self._grow_live(self._store.conn, live, gv)
+                    if self._nonces and seen is not None and seen[0] == gv:
+                        # with the nonce of the change-log row at gv: a backup of another history
+                        # restored since the check above (the same position, other rows) is seen
+                        grown = self._grow_live(self._store.conn, live, gv, seen[1])
+                    else:  # no nonces to tell histories apart: in a read transaction, checked again
+                        with self._read() as conn:
+                            grown = self._grow_live(conn, live, gv) if self._versions(conn)[0] == gv else None
                 except sqlite3.DatabaseError:
                     grown = None  # the long way names the store in its error
                 if grown is not None:
@@ -613,34 +620,47 @@ class StateKeeper:
     #: and, for an edge change, whether the edge exists now: one statement for a delta's batch.
     _LIVE_CHANGES = (
         "SELECT c.kind, c.a, c.b, c.c, n.id IS NOT NULL, n.type, n.title, n.scopes, n.lifecycle, "
-        "e.rowid IS NOT NULL, (SELECT seq FROM sqlite_sequence WHERE name = 'changes') FROM changes AS c "
+        "e.rowid IS NOT NULL, (SELECT seq FROM sqlite_sequence WHERE name = 'changes'), NULL FROM changes AS c "
         f"LEFT JOIN nodes AS n ON c.kind = {CHANGE_NODE} AND n.id = c.a "
         f"LEFT JOIN edges AS e ON c.kind = {CHANGE_EDGE} AND e.src = c.a AND e.dst = c.b AND e.type = c.c "
         "WHERE c.seq > ? AND c.seq <= ? ORDER BY c.seq LIMIT ?"
     )
+    #: ... with, per row, the nonce of the change-log row at the position (schema 3 and later).
+    _LIVE_CHANGES_NONCE = (
+        _LIVE_CHANGES.replace("NULL FROM", "(SELECT hex(nonce) FROM change_nonces WHERE seq = ?2) FROM", 1)
+        .replace("c.seq > ? AND c.seq <= ?", "c.seq > ?1 AND c.seq <= ?2", 1)
+        .replace("LIMIT ?", "LIMIT ?3", 1)
+    )
 
-    def _grow_live(self, conn: sqlite3.Connection, live: LiveGraph, version: int) -> LiveGraph | None:
+    def _grow_live(
+        self, conn: sqlite3.Connection, live: LiveGraph, version: int, nonce: Any = False
+    ) -> LiveGraph | None:
         """``live`` brought to ``version`` from the change log, read in one statement (one
-        committed state), or None when that state is not at ``version`` (a write committed since)
+        committed state), or None when that state is not at ``version`` (a write committed since),
+        its change-log row there has not the ``nonce`` read with the position (another history
+        restored since; ``False``: not checked, the caller's read transaction dates the position)
         or the changes since hold one its delta does not express."""
         if not 0 <= live.version <= version:
             return None
         if live.version == version:
             return live
-        rows = conn.execute(self._LIVE_CHANGES, (live.version, version, self.LIVE_DELTA_NODES + 1)).fetchall()
+        if nonce is False:
+            rows = conn.execute(self._LIVE_CHANGES, (live.version, version, self.LIVE_DELTA_NODES + 1)).fetchall()
+        else:
+            rows = conn.execute(self._LIVE_CHANGES_NONCE, (live.version, version, self.LIVE_DELTA_NODES + 1)).fetchall()
         if len(rows) != version - live.version:
             return None  # a gap in the log, or too many changes
         nodes: dict[str, tuple[Any, ...] | None] = {}
-        edges: list[tuple[str, str]] = []
-        for kind, a, b, _c, node_now, ntype, title, scopes, life, edge_now, now in rows:
-            if now != version:
-                return None  # the rows are of a later state
+        edges: list[tuple[str, str, str]] = []
+        for kind, a, b, c, node_now, ntype, title, scopes, life, edge_now, now, row_nonce in rows:
+            if now != version or (nonce is not False and row_nonce != nonce):
+                return None  # the rows are of a later state, or of another history
             if kind == CHANGE_NODE:
                 nodes[a] = (ntype, title, scopes, life) if node_now else None
             elif kind == CHANGE_EDGE:
                 if not edge_now:
                     return None  # a deleted edge
-                edges.append((a, b))
+                edges.append((a, b, c))
             elif kind == CHANGE_RESET:
                 return None  # a bulk load
         return live.grown(nodes, edges, version=version)
@@ -972,6 +992,8 @@ class StateKeeper:
                 snap.graph.release_views()
                 if self._light is not None and self._light[0] is snap.graph:
                     self._light[1].release_views()
+                if self._live is not None and self._live.base is snap.graph:
+                    self._live = None  # the next live graph is over the new snapshot: the old one is freed
                 self._replaced += 1
                 if _trim_heap is not None and self._replaced % self.TRIM_EVERY == 0:
                     _trim_heap()  # ~3 ms at 50k nodes, once per TRIM_EVERY replaced snapshots

@@ -21,7 +21,8 @@ from typing import Any
 
 from ..graph import Caller, LinkGraph
 from ..graph.checks import check_threads, query_list
-from ..graph.path import path_edges, shortest_path, shortest_path_batch
+from ..graph.live import LiveGraph
+from ..graph.path import path_edges, shortest_path, shortest_path_batch, shortest_path_live
 from ..graph.result import Later, Record, lazy
 from ..graph.scopes import warn_unknown_scopes
 from .common import GraphSource, check_caller, source_graph
@@ -203,10 +204,51 @@ def graph_path(source: LinkGraph | GraphSource, a: str, b: str, *, caller: Calle
     """
     t0 = time.perf_counter()
     caller = check_caller(caller)
+    live = _live_path(source, a, b, caller)
+    if live is not None:
+        return PathResult(a, b, live, None, (time.perf_counter() - t0) * 1e3)
     g, kb = source_graph(source)
     warn_unknown_scopes(kb, g, caller)  # once per (store, scope): a typo grants nothing
     p = shortest_path(g, a, b, caller.visibility(g))
     return PathResult(a, b, partial(_path_parts, g, p), None, (time.perf_counter() - t0) * 1e3)
+
+
+def _live_path(
+    source: Any, a: Any, b: Any, caller: Caller
+) -> Callable[[], tuple[list[tuple[str, str, str | None]], list[PathStep]]] | None:
+    """The path's parts over the source's live graph (``source.live_graph()``, a knowledge base's:
+    base plus delta, brought forward at the cost of the change), or None to take the snapshot
+    path: a bare graph, an id it does not know or the caller does not see (the snapshot path
+    names it), a caller naming a scope the base does not know (the snapshot path warns about it)
+    or a visibility the delta does not express."""
+    if isinstance(source, LinkGraph) or not isinstance(a, str) or not isinstance(b, str):
+        return None
+    fn = getattr(source, "live_graph", None)
+    if not callable(fn):
+        return None
+    live = fn()
+    if not isinstance(live, LiveGraph):
+        return None
+    view = None
+    if caller.scopes is not None:
+        names = live.base.scope_names
+        if any(x not in names for x in caller.scopes):
+            return None
+        view = live.view(caller.scopes)
+        if view is None:
+            return None
+    s, t = live.slot(a), live.slot(b)
+    if s is None or t is None or (view is not None and not (view.visible(s) and view.visible(t))):
+        return None
+    p = shortest_path_live(live, s, t, view)
+    return partial(_live_path_parts, live, p)
+
+
+def _live_path_parts(g: LiveGraph, p: list[int]) -> tuple[list[tuple[str, str, str | None]], list[PathStep]]:
+    """:func:`_path_parts` over a live graph."""
+    nodes = [g.node_at(i) for i in p]
+    steps = [PathStep(nodes[j][0], nodes[j + 1][0], e) for j, e in enumerate(g.path_edges(p))]
+    return nodes, steps
 
 
 def _path_parts(g: LinkGraph, p: list[int]) -> tuple[list[tuple[str, str, str | None]], list[PathStep]]:
