@@ -177,7 +177,7 @@ def test_delta_query_checks() -> None:
     with pytest.raises(InputError, match="method"):
         dd.topk(np.ones(4, np.float32), 2, method="fast")
     with pytest.raises(InputError, match="base must be"):
-        DenseDelta(np.eye(2), 2, [[0, 2, 0]], np.zeros((0, 2)), [])  # type: ignore[arg-type]
+        DenseDelta(np.eye(2), None, np.zeros((0, 3), np.int64), np.zeros((0, 2), np.float32), np.zeros(0, np.int32))  # type: ignore[arg-type]
 
 
 def test_core_delta_rejects_bad_input_without_crashing() -> None:

@@ -509,7 +509,12 @@ class DenseVectors(_VectorIndex):
         >>> [a.tolist() for a in dd.topk(q, 2)] == [a.tolist() for a in vector_topk_arrays(new, q, 2)]
         True
         """
-        return DenseDelta(self, n, runs, rows, row_numbers)
+        run_arr, mat, nums = _delta_args(self.dim, n, runs, rows, row_numbers)
+        try:
+            core = self._core.with_delta(int(n), run_arr, mat, nums)
+        except ValueError as e:
+            raise InputError(f"DenseDelta: {e}") from None
+        return DenseDelta(self, core, run_arr, mat, nums)
 
     @classmethod
     def _of_core(cls, core: Any) -> DenseVectors:
@@ -571,6 +576,31 @@ def _int_array(a: npt.ArrayLike, name: str, ndim: int, lo: int, hi: int) -> npt.
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
+def _delta_args(
+    dim: int, n: Any, runs: npt.ArrayLike, rows: npt.ArrayLike, row_numbers: npt.ArrayLike
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int32]]:
+    """The checked arguments of :meth:`DenseVectors.with_delta` over a base of ``dim``
+    dimensions: the runs ``(m, 3)`` int64, the delta rows float32 (a read-only copy) and their
+    row numbers int32 (the core checks the cover, the ranges and the values)."""
+    _check_shape(n, dim)
+    lim = int(np.iinfo(np.int32).max)
+    run_arr = _int_array(runs, "runs", 2, 0, lim)
+    if run_arr.size == 0:
+        run_arr = run_arr.reshape(0, 3)
+    if run_arr.shape[1] != 3:
+        raise InputError(f"runs must have shape (m, 3), got {run_arr.shape}")
+    nums = _int_array(row_numbers, "row_numbers", 1, 0, lim).astype(np.int32)
+    mat = np.asarray(rows, dtype=np.float32)
+    if mat.size == 0:
+        mat = mat.reshape(0, dim)
+    if mat.shape != (len(nums), dim):
+        raise InputError(f"rows must have shape ({len(nums)}, {dim}) (one per row number), got {mat.shape}")
+    mat = np.array(mat, dtype=np.float32, order="C", copy=True)
+    for a in (run_arr, mat, nums):
+        a.setflags(write=False)
+    return run_arr, mat, nums
+
+
 class DenseDelta(_VectorIndex):
     """A :class:`DenseVectors` base plus a small delta: the index of a matrix that a few writes
     made from the base's, built without copying the base's rows or re-coding them
@@ -586,24 +616,27 @@ class DenseDelta(_VectorIndex):
     bit (and a fresh :class:`DenseVectors` of it), and a hidden row never changes a visible
     row's result. A query costs the base's pruned top-k plus the delta rows' exact scores.
 
+    Made by :meth:`DenseVectors.with_delta` (which checks the arguments and compiles it), not
+    directly.
+
     Parameters
     ----------
     base : DenseVectors
         The base index (kept alive by this one).
-    n : int
-        Rows of the new matrix.
-    runs : (m, 3) integer array
+    core : object
+        The compiled index (``_core.DenseDelta``) over ``base``.
+    runs : (m, 3) int64 array
         Per run: base begin, base end, new begin (ascending, disjoint on both sides).
-    rows : (d, dim) array
-        The delta rows (float32, finite; copied).
-    row_numbers : (d,) integer array
+    rows : (d, dim) float32 array
+        The delta rows (finite).
+    row_numbers : (d,) int32 array
         The delta rows' rows in the new matrix (strictly ascending); with the runs they cover
         ``[0, n)`` once each.
 
     Examples
     --------
     >>> base = DenseVectors(np.eye(3, dtype=np.float32))
-    >>> dd = DenseDelta(base, 3, [[0, 2, 0]], [[0, 0.6, 0.8]], [2])
+    >>> dd = base.with_delta(3, [[0, 2, 0]], [[0, 0.6, 0.8]], [2])
     >>> rows, scores = dd.topk(np.array([0, 0, 1], dtype=np.float32), 2)
     >>> rows.tolist(), scores.tolist()
     ([2, 0], [0.800000011920929, 0.0])
@@ -614,32 +647,17 @@ class DenseDelta(_VectorIndex):
     __slots__ = ("_core", "_base", "_runs", "_rows", "_row_numbers")
 
     def __init__(
-        self, base: DenseVectors, n: int, runs: npt.ArrayLike, rows: npt.ArrayLike, row_numbers: npt.ArrayLike
+        self,
+        base: DenseVectors,
+        core: Any,
+        runs: npt.NDArray[np.int64],
+        rows: npt.NDArray[np.float32],
+        row_numbers: npt.NDArray[np.int32],
     ) -> None:
         if not isinstance(base, DenseVectors):
             raise InputError(f"base must be a DenseVectors, got {type(base).__name__}")
-        _check_shape(n, base.dim)
-        lim = int(np.iinfo(np.int32).max)
-        run_arr = _int_array(runs, "runs", 2, 0, lim)
-        if run_arr.size == 0:
-            run_arr = run_arr.reshape(0, 3)
-        if run_arr.shape[1] != 3:
-            raise InputError(f"runs must have shape (m, 3), got {run_arr.shape}")
-        nums = _int_array(row_numbers, "row_numbers", 1, 0, lim).astype(np.int32)
-        mat = np.asarray(rows, dtype=np.float32)
-        if mat.size == 0:
-            mat = mat.reshape(0, base.dim)
-        if mat.shape != (len(nums), base.dim):
-            raise InputError(f"rows must have shape ({len(nums)}, {base.dim}) (one per row number), got {mat.shape}")
-        mat = np.array(mat, dtype=np.float32, order="C", copy=True)
-        mat.setflags(write=False)
-        run_arr.setflags(write=False)
-        nums.setflags(write=False)
-        try:
-            self._core = base._core.with_delta(int(n), run_arr, mat, nums)
-        except ValueError as e:
-            raise InputError(f"DenseDelta: {e}") from None
-        self._base, self._runs, self._rows, self._row_numbers = base, run_arr, mat, nums
+        self._core = core
+        self._base, self._runs, self._rows, self._row_numbers = base, runs, rows, row_numbers
 
     @property
     def base(self) -> DenseVectors:
@@ -670,7 +688,7 @@ class DenseDelta(_VectorIndex):
 
         Examples
         --------
-        >>> dd = DenseDelta(DenseVectors(np.eye(2, dtype=np.float32)), 3, [[0, 2, 1]], [[1, 1]], [0])
+        >>> dd = DenseVectors(np.eye(2, dtype=np.float32)).with_delta(3, [[0, 2, 1]], [[1, 1]], [0])
         >>> dd.base_rows().tolist()
         [-1, 0, 1]
         """
@@ -688,7 +706,7 @@ class DenseDelta(_VectorIndex):
 
         Examples
         --------
-        >>> dd = DenseDelta(DenseVectors(np.eye(2, dtype=np.float32)), 2, [[1, 2, 1]], [[3, 4]], [0])
+        >>> dd = DenseVectors(np.eye(2, dtype=np.float32)).with_delta(2, [[1, 2, 1]], [[3, 4]], [0])
         >>> dd.matrix().tolist()
         [[3.0, 4.0], [0.0, 1.0]]
         """

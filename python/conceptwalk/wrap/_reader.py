@@ -1262,7 +1262,7 @@ class ReadCache:
         order = np.argsort(all_nums, kind="stable")
         all_rows = np.concatenate([kept_rows, np.asarray(vecs, dtype=np.float32).reshape(len(fresh), base.dim)])[order]
         try:
-            out = DenseDelta(base, len(idx), runs, all_rows, all_nums[order])
+            out = base.with_delta(len(idx), runs, all_rows, all_nums[order])
             excluded = base.n - (len(idx) - out.delta_rows)  # base rows no longer read
             if max(out.delta_rows, excluded) > _delta_limit(len(idx)):
                 return base.updated(out.matrix(), out.base_rows())  # folded into a new base
