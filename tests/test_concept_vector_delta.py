@@ -62,7 +62,7 @@ def _fill(kb: KnowledgeBase, n: int = 30) -> None:
 
 
 WRITE = st.tuples(
-    st.sampled_from(["rewrite", "rewrite", "rewrite", "add", "add_bare", "delete", "retype", "memory"]),
+    st.sampled_from(["rewrite", "rewrite", "rewrite", "add", "add_bare", "delete", "retype", "memory", "body"]),
     st.integers(0, 40),
     st.integers(0, 20),
 )
@@ -83,6 +83,8 @@ def _apply(kb: KnowledgeBase, write: tuple[str, int, int]) -> None:
         kb.delete_nodes([x])
     elif kind == "retype" and present:
         kb.add_nodes([{"id": x, "type": "MEMORY" if b % 2 else "CONCEPT"}])
+    elif kind == "body":  # a bare concept's body (embedded with concept_text="title+body")
+        kb.add_nodes([{"id": f"{x}b", "type": "CONCEPT", "title": f"{WORDS[a % 10]} bare", "body": f"body {b}"}])
     elif kind == "memory":  # a node write between concepts (shifts the node indices after it)
         kb.add_nodes([{"id": f"{x}m{b}", "type": "MEMORY", "title": f"note {WORDS[b % 10]}"}])
 
@@ -91,8 +93,8 @@ def _bits(xs: Any) -> list[int]:
     return np.asarray(xs, dtype=np.float64).view(np.uint64).tolist()
 
 
-def _compare(kb: KnowledgeBase, tmp_path: Any, tag: str) -> None:
-    model, cfg = Model(), WalkConfig(lexical_k=0)
+def _compare(kb: KnowledgeBase, tmp_path: Any, tag: str, text: str = "title") -> None:
+    model, cfg = Model(), WalkConfig(lexical_k=0, concept_text=text)
     cache = _reader.StoreReader(kb).read_cache()
     cols = cache.concept_columns(model, cfg)
     if isinstance(cols, DenseDelta):
@@ -123,8 +125,8 @@ def _compare(kb: KnowledgeBase, tmp_path: Any, tag: str) -> None:
             got_r = [c.to_dict() for c in ConceptResolver(kb, cfg, embedder=model).resolve(q, caller=ALL)]
             want_r = [c.to_dict() for c in ConceptResolver(fresh, cfg, embedder=model).resolve(q, caller=ALL)]
             assert json.dumps(got_r) == json.dumps(want_r), (tag, q)
-            ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, embedder=model)
-            fret = ConceptAnchoredRetriever(builtin_flat_search(fresh), fresh, embedder=model)
+            ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=cfg, embedder=model)
+            fret = ConceptAnchoredRetriever(builtin_flat_search(fresh), fresh, config=cfg, embedder=model)
             got_q = ret.query(q, 5, concept_walk=True, caller=ALL)
             want_q = fret.query(q, 5, concept_walk=True, caller=ALL)
             assert json.dumps(got_q, sort_keys=True, default=repr) == json.dumps(want_q, sort_keys=True, default=repr)
@@ -133,22 +135,26 @@ def _compare(kb: KnowledgeBase, tmp_path: Any, tag: str) -> None:
         fresh.close()
 
 
-@pytest.mark.parametrize("limit", [None, 3], ids=["delta", "folded-often"])
+@pytest.mark.parametrize(
+    ("limit", "text"),
+    [(None, "title"), (3, "title"), (None, "title+body")],
+    ids=["delta", "folded-often", "title+body"],
+)
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(batches=st.lists(st.lists(WRITE, min_size=1, max_size=3), min_size=1, max_size=6))
-def test_answers_after_vector_writes_equal_a_fresh_process(tmp_path_factory, monkeypatch, limit, batches):
+def test_answers_after_vector_writes_equal_a_fresh_process(tmp_path_factory, monkeypatch, limit, text, batches):
     if limit is not None:
         monkeypatch.setattr(_reader, "_delta_limit", lambda n: limit)
     tmp = tmp_path_factory.mktemp("delta")
     kb = KnowledgeBase.create(tmp / "kb.db")
     try:
         _fill(kb)
-        _compare(kb, tmp, "start")  # the reader holds a dense index before the writes
+        _compare(kb, tmp, "start", text)  # the reader holds a dense index before the writes
         for b, writes in enumerate(batches):
             with kb.transaction():
                 for w in writes:
                     _apply(kb, w)
-            _compare(kb, tmp, f"b{b}")
+            _compare(kb, tmp, f"b{b}", text)
     finally:
         kb.close()
 
