@@ -14,7 +14,8 @@ follows. Tools: ``graph_context`` from concepts and from a question, ``link_sugg
 ``graph_context`` from concepts, back to back), and with ``--vector-dim D`` the cost of a concept
 vector write (the store holds a D-dimensional vector for every concept under a stand-in model, a
 turn rewrites one concept's vector and the wrapped query with that model reads it) against a node
-write's turn. The garbage collector runs where it falls (as in the agent's process). With
+write's turn, and then (after those turns) a new concept with its vector written in one
+transaction, followed by the wrapped query. The garbage collector runs where it falls (as in the agent's process). With
 ``--memory-turns N``: the process's resident memory after N more turns (each a one-node write and
 ``graph_context``, and every 97th turn every other tool too, for three callers), against a fresh
 process that opens the final store and answers the same reads once (issue 31 item 2).
@@ -182,12 +183,24 @@ def _vector_turns(kb: Any, concepts: list[str], titles: list[str], dim: int, tur
         t2 = time.perf_counter()
         vec.append(t1 - t0)
         node.append(t2 - t1)
+    # after the turns above (their figures unchanged): a new concept and its vector in one
+    # transaction (renumbers the concept rows after it), then the wrapped query
+    added = []
+    for t in range(turns):
+        x = f"{concepts[(17 * t + 5) % len(concepts)]}-added-{t}"
+        t0 = time.perf_counter()
+        with kb.transaction():
+            kb.add_nodes([{"id": x, "type": "CONCEPT", "title": f"added concept {t}"}])
+            kb.set_embeddings(model.name, [x], model.embed([f"added {t} {x}"]))
+        ret.query(titles[t % len(titles)], 10, concept_walk=True, caller=who)
+        added.append(time.perf_counter() - t0)
     return {
         "dim": dim,
         "concepts": len(every),
         "vector_turn_ms": statistics.median(vec) * 1e3,
         "node_turn_ms": statistics.median(node) * 1e3,
         "ratio": statistics.median(vec) / statistics.median(node),
+        "concept_add_turn_ms": statistics.median(added) * 1e3,
     }
 
 
@@ -312,7 +325,8 @@ def main(argv: list[str] | None = None) -> int:
             v = r["vectors"]
             print(
                 f"concept vector write ({v['concepts']:,} x {v['dim']}) + wrapped query: {v['vector_turn_ms']:.1f} ms "
-                f"vs node write + wrapped query {v['node_turn_ms']:.1f} ms ({v['ratio']:.2f}x)"
+                f"vs node write + wrapped query {v['node_turn_ms']:.1f} ms ({v['ratio']:.2f}x); "
+                f"a new concept and its vector + wrapped query {v['concept_add_turn_ms']:.1f} ms"
             )
     _write_json(args.json, "results", results)
     return 0

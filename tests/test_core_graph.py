@@ -183,6 +183,8 @@ conceptwalk._core.ContextBatch
 conceptwalk._core.ContextBatch.__init__
 conceptwalk._core.SparseVectors
 conceptwalk._core.DenseVectors
+conceptwalk._core.DenseDelta
+conceptwalk._core.DenseDelta.__init__
 """
 
 

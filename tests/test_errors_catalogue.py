@@ -21,7 +21,7 @@ from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
 from conceptwalk.wrap.embed import get_embedder
 from hot_journal import hot_journal_copy
-from conceptwalk.graph.vectors import SparseVectors
+from conceptwalk.graph.vectors import DenseVectors, SparseVectors
 from conceptwalk.serve.explore import Explorer, require_explore
 from conceptwalk.bench.report import require_matplotlib
 from conceptwalk.cli import build_parser
@@ -324,6 +324,9 @@ TRIGGERS = {
     "E213": lambda t: ConceptAnchoredRetriever(builtin_flat_search(_kb(t)), _kb(t)).query("   ", 5, caller=ALL),
     "E91": lambda t: SparseVectors(1, 4, np.array([0, 1]), np.array([7], np.int32), np.ones(1, np.float32)),
     "E92": lambda t: SparseVectors(-1, 4, np.zeros(0), np.zeros(0), np.zeros(0)),
+    "E430": lambda t: DenseVectors(np.eye(4, dtype=np.float32)).with_delta(
+        4, [[0, 3, 0]], np.ones((1, 4), np.float32), [2]
+    ),
     # graph_context's ranking
     "E120": lambda t: graph_context(_g(), concepts=[_g().ids[0]], caller=Caller.all_access(), rank="bm25"),
     "E121": lambda t: graph_context(

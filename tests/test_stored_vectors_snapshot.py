@@ -287,10 +287,20 @@ def test_a_write_of_concept_vectors_reads_those_rows_only(tmp_path, reads):
 
 
 def test_a_concept_write_recodes_the_changed_rows_of_the_dense_index_only(tmp_path, monkeypatch):
-    """The dense index of the concept vectors is brought forward (``DenseVectors.updated``),
-    not coded again whole, across concept writes of every kind; the answers are the fresh
-    oracle's."""
-    from conceptwalk.graph.vectors import DenseVectors
+    """The dense index of the concept vectors is brought forward, not coded again whole, across
+    concept writes of every kind: as its base plus the changed rows (``DenseDelta``, issue 31),
+    or, with the delta's limit at 0, folded at once (``DenseVectors.updated``: only the changed
+    rows coded); the answers are the fresh oracle's."""
+    from conceptwalk.graph.vectors import DenseDelta, DenseVectors
+
+    for limit in (None, 0):
+        _recode_case(tmp_path / f"limit-{limit}", monkeypatch, limit, DenseVectors, DenseDelta)
+
+
+def _recode_case(tmp_path, monkeypatch, limit, DenseVectors, DenseDelta):
+    tmp_path.mkdir()
+    if limit is not None:
+        monkeypatch.setattr(_reader, "_delta_limit", lambda n: limit)
 
     made = {"fresh": 0, "updated": 0}
     real_init, real_updated = DenseVectors.__init__, DenseVectors.updated
@@ -322,11 +332,15 @@ def test_a_concept_write_recodes_the_changed_rows_of_the_dense_index_only(tmp_pa
         before = dict(made)
         got = _semantic(w, "x one")
         assert made["fresh"] == before["fresh"], n
-        assert made["updated"] == before["updated"] + (n < 4), n  # (the last write changes no concept row)
+        # (the last write changes no concept row); with a delta nothing is coded or copied
+        assert made["updated"] == before["updated"] + (n < 4 and limit == 0), n
+        cols = _reader.StoreReader(w).read_cache().concept_columns(model, WalkConfig(lexical_k=0))
+        assert isinstance(cols, DenseDelta if limit is None else DenseVectors), n
         oracle = _fresh(w, tmp_path, f"u{n}")
         assert got == _semantic(oracle, "x one"), n
         oracle.close()
     w.close()
+    monkeypatch.undo()
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 300])
@@ -387,6 +401,9 @@ def test_vectors_another_client_writes_after_the_state_are_never_kept_as_its_own
     assert _semantic(r, "written after the state")[0][0] == "c03"
     later = _reader.StoreReader(r).read_cache()
     assert later.graph_version > gv
+    # (the query's dense index may be the last one plus a delta, which makes no matrix: the
+    # matrix, when read, is kept as the position's own)
+    later.concept_embeddings(model, cfg)
     assert r.derived_arrays(name, later.graph_version, history=later.state.history) is not None
     oracle = _fresh(w, tmp_path, "race")
     assert _semantic(r, "written after the state") == _semantic(oracle, "written after the state")

@@ -36,6 +36,17 @@ struct DenseIndex {
   std::unique_ptr<cw::DenseVectors> ix;
 };
 
+// A base index plus a delta; holds the base so the delta never outlives it.
+struct DenseDeltaIndex {
+  std::shared_ptr<DenseIndex> base;
+  std::unique_ptr<cw::DenseDelta> ix;
+};
+
+template <class T>
+std::vector<T> to_vector(const carray<T>& a) {
+  return std::vector<T>(a.data(), a.data() + a.size());
+}
+
 }  // namespace
 
 void register_vectors(py::module_& m) {
@@ -100,6 +111,32 @@ void register_vectors(py::module_& m) {
           },
           "matrix"_a, "base_rows"_a,
           "The index of matrix, taking each row's codes from base_rows[r] of this one when the rows are equal.")
+      .def(
+          "with_delta",
+          [](const std::shared_ptr<DenseIndex>& base, std::int64_t n, const carray<std::int64_t>& runs,
+             const carray<float>& rows, const carray<std::int32_t>& row_numbers) {
+            const std::int64_t dim = base->ix->dim();
+            if (runs.ndim() != 2 || runs.shape(1) != 3)
+              throw py::value_error("runs must have shape (m, 3), got " + std::to_string(runs.ndim()) +
+                                    " dimensions" +
+                                    (runs.ndim() == 2 ? " of width " + std::to_string(runs.shape(1)) : ""));
+            if (rows.ndim() != 2 || rows.shape(1) != dim)
+              throw py::value_error("rows must have shape (m, " + std::to_string(dim) + ")");
+            check_1d(row_numbers, "row_numbers", rows.shape(0));
+            auto h = std::make_shared<DenseDeltaIndex>();
+            h->base = base;
+            std::vector<std::int64_t> rv = to_vector(runs);
+            std::vector<float> dv = to_vector(rows);
+            std::vector<std::int32_t> nv = to_vector(row_numbers);
+            {
+              py::gil_scoped_release nogil;
+              h->ix = std::make_unique<cw::DenseDelta>(*base->ix, n, std::move(rv), std::move(dv), std::move(nv));
+            }
+            return h;
+          },
+          "n"_a, "runs"_a, "rows"_a, "row_numbers"_a,
+          "This index's rows read through runs (base begin, base end, new begin) plus delta rows at row_numbers: "
+          "a matrix of n rows, neither copied nor re-coded.")
       .def_property_readonly("rows", [](const DenseIndex& h) { return h.ix->rows(); })
       .def_property_readonly("dim", [](const DenseIndex& h) { return h.ix->dim(); })
       .def_property_readonly(
@@ -123,6 +160,35 @@ void register_vectors(py::module_& m) {
           },
           "query"_a, "k"_a, "visible"_a = py::none(), "min_score"_a = py::none(), "method"_a = "auto",
           "Exact top-k rows by dot product over the visible rows (vector_topk's result); returns (rows, scores).");
+
+  py::class_<DenseDeltaIndex, std::shared_ptr<DenseDeltaIndex>>(
+      m, "DenseDelta", "A DenseVectors base read through runs plus a few delta rows (DenseVectors.with_delta).")
+      .def_property_readonly("rows", [](const DenseDeltaIndex& h) { return h.ix->rows(); })
+      .def_property_readonly("dim", [](const DenseDeltaIndex& h) { return h.ix->dim(); })
+      .def_property_readonly("delta_rows", [](const DenseDeltaIndex& h) { return h.ix->delta_rows(); })
+      .def_property_readonly("runs", [](const DenseDeltaIndex& h) { return h.ix->runs(); })
+      .def_property_readonly(
+          "base", [](const DenseDeltaIndex& h) { return h.base; }, "The base index read.")
+      .def(
+          "topk",
+          [](const DenseDeltaIndex& h, const carray<float>& query, std::int64_t k,
+             const std::optional<carray<std::uint8_t>>& visible, std::optional<double> min_score_opt,
+             const std::string& method) {
+            const int code = method_code(method);
+            const double min_score = min_score_opt ? *min_score_opt : -std::numeric_limits<double>::infinity();
+            check_1d(query, "query", static_cast<py::ssize_t>(h.ix->dim()));
+            const std::uint8_t* vis = row_mask(visible, h.ix->rows());
+            const float* qp = query.data();
+            cw::VectorHits r;
+            {
+              py::gil_scoped_release nogil;
+              r = run_topk(*h.ix, code, qp, k, vis, min_score);
+            }
+            return py::make_tuple(vector_to_array(std::move(r.rows)), vector_to_array(std::move(r.scores)));
+          },
+          "query"_a, "k"_a, "visible"_a = py::none(), "min_score"_a = py::none(), "method"_a = "auto",
+          "Exact top-k rows of the base-plus-delta matrix by dot product over the visible rows (vector_topk's "
+          "result on that matrix); returns (rows, scores).");
 
   py::class_<cw::SparseVectors, std::shared_ptr<cw::SparseVectors>>(
       m, "SparseVectors", "Sparse rows indexed by dimension, for exact dot-product top-k.")

@@ -296,7 +296,8 @@ std::int32_t dot_i8(const std::int8_t* a, const std::int8_t* b, std::int64_t dim
 
 struct DenseCand {
   double ub;
-  std::int32_t row;
+  std::int32_t row;  // the base row
+  std::int32_t out;  // the row returned (the same without a delta)
 };
 
 struct DenseScratch {
@@ -440,13 +441,39 @@ VectorHits DenseVectors::topk(const float* query, std::int64_t k, const std::uin
 
 VectorHits DenseVectors::topk_pruned(const float* query, std::int64_t k, const std::uint8_t* visible,
                                      double min_score) const {
+  return topk_over(query, k, visible, min_score, nullptr, true);
+}
+
+VectorHits DenseVectors::topk_over(const float* query, std::int64_t k, const std::uint8_t* visible,
+                                   double min_score, const DenseDelta* delta, bool pruned) const {
   check_k_query(k, query, dim_);
-  const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, n_));
+  const std::int64_t n_out = delta != nullptr ? delta->n_ : n_;
+  const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, n_out));
   if (kk == 0) return VectorHits{};
+  // the base rows read, as runs (base begin, base end, output begin): all rows in place without a delta
+  const std::int64_t whole[3] = {0, n_, 0};
+  const std::int64_t* runs = delta != nullptr ? delta->runs_.data() : whole;
+  const std::int64_t nruns = delta != nullptr ? static_cast<std::int64_t>(delta->runs_.size() / 3) : 1;
   float qmx = 0.0f;
   for (std::int64_t j = 0; j < dim_; ++j) qmx = std::max(qmx, std::fabs(query[j]));
-  // nothing to prune: no codes, or a zero query (every score is 0.0)
-  if (code_.empty() || qmx == 0.0f) return vector_topk(m_, n_, dim_, query, k, visible, min_score);
+  // nothing to prune: asked to scan, no codes, or a zero query (every score is 0.0)
+  if (!pruned || code_.empty() || qmx == 0.0f) {
+    if (delta == nullptr) return vector_topk(m_, n_, dim_, query, k, visible, min_score);
+    TopK top(kk);
+    const auto offer = [&](const float* row, std::int64_t out) {
+      if (visible != nullptr && !visible[out]) return;
+      const double sc = dot_fixed(row, query, dim_);
+      if (std::isnan(sc) || !(sc >= min_score)) return;
+      top.offer(ScoredIndex{sc, static_cast<node_t>(out)});
+    };
+    for (std::int64_t i = 0; i < delta->delta_rows(); ++i)
+      offer(delta->rows_.data() + i * dim_, delta->row_numbers_[static_cast<std::size_t>(i)]);
+    for (std::int64_t u = 0; u < nruns; ++u) {
+      const std::int64_t b0 = runs[3 * u], b1 = runs[3 * u + 1], off = runs[3 * u + 2] - b0;
+      for (std::int64_t r = b0; r < b1; ++r) offer(m_ + r * dim_, r + off);
+    }
+    return unpack(std::move(top));
+  }
   DenseScratch& s = dense_scratch();
   s.qcode.resize(static_cast<std::size_t>(dim_));
   const double tq = static_cast<double>(qmx) / 127.0;
@@ -468,16 +495,8 @@ VectorHits DenseVectors::topk_pruned(const float* query, std::int64_t k, const s
   s.cand.clear();
   TopK top(kk);
   double lb_k = -std::numeric_limits<double>::infinity();
-  const std::size_t compact_at = 4 * kk + 4096;
-  const std::int8_t* qc = s.qcode.data();
-  for (std::int64_t r = 0; r < n_; ++r) {
-    if (visible != nullptr && !visible[r]) continue;
-    const std::int32_t dot = dot_i8(code_.data() + r * dim_, qc, dim_);
-    const double a = tq * static_cast<double>(scale_[r]) * static_cast<double>(dot);
-    const double sl =
-        (err_[r] * eq1 + errq * l1_[r] + round_rel * (static_cast<double>(qmx) * l1_[r] + std::fabs(a))) *
-        (1.0 + 0x1p-30);
-    const double lb = a - sl, ub = a + sl;
+  // a lower bound of some visible row's score: the k largest make lb_k
+  const auto bound = [&](double lb) {
     if (s.heap.size() < kk) {
       s.heap.push_back(lb);
       std::push_heap(s.heap.begin(), s.heap.end(), std::greater<double>());
@@ -488,22 +507,117 @@ VectorHits DenseVectors::topk_pruned(const float* query, std::int64_t k, const s
       std::push_heap(s.heap.begin(), s.heap.end(), std::greater<double>());
       lb_k = s.heap.front();
     }
-    if (ub >= lb_k && ub >= min_score) {
-      s.cand.push_back(DenseCand{ub, static_cast<std::int32_t>(r)});
-      if (s.cand.size() >= compact_at) {
-        std::size_t w = 0;
-        for (const DenseCand& c : s.cand)
-          if (c.ub >= lb_k) s.cand[w++] = c;
-        s.cand.resize(w);
+  };
+  if (delta != nullptr) {
+    // the delta rows exactly: their scores are lower bounds too (the base rows then prune against them)
+    for (std::int64_t i = 0; i < delta->delta_rows(); ++i) {
+      const std::int32_t out = delta->row_numbers_[static_cast<std::size_t>(i)];
+      if (visible != nullptr && !visible[out]) continue;
+      const double sc = dot_fixed(delta->rows_.data() + i * dim_, query, dim_);
+      bound(sc);
+      if (std::isnan(sc) || !(sc >= min_score)) continue;
+      top.offer(ScoredIndex{sc, out});
+    }
+  }
+  const std::size_t compact_at = 4 * kk + 4096;
+  const std::int8_t* qc = s.qcode.data();
+  for (std::int64_t u = 0; u < nruns; ++u) {
+    const std::int64_t b0 = runs[3 * u], b1 = runs[3 * u + 1], off = runs[3 * u + 2] - b0;
+    for (std::int64_t r = b0; r < b1; ++r) {
+      if (visible != nullptr && !visible[r + off]) continue;
+      const std::int32_t dot = dot_i8(code_.data() + r * dim_, qc, dim_);
+      const double a = tq * static_cast<double>(scale_[r]) * static_cast<double>(dot);
+      const double sl =
+          (err_[r] * eq1 + errq * l1_[r] + round_rel * (static_cast<double>(qmx) * l1_[r] + std::fabs(a))) *
+          (1.0 + 0x1p-30);
+      const double lb = a - sl, ub = a + sl;
+      bound(lb);
+      if (ub >= lb_k && ub >= min_score) {
+        s.cand.push_back(DenseCand{ub, static_cast<std::int32_t>(r), static_cast<std::int32_t>(r + off)});
+        if (s.cand.size() >= compact_at) {
+          std::size_t w = 0;
+          for (const DenseCand& c : s.cand)
+            if (c.ub >= lb_k) s.cand[w++] = c;
+          s.cand.resize(w);
+        }
       }
     }
   }
   for (const DenseCand& c : s.cand) {
     if (c.ub < lb_k) continue;
-    const ScoredIndex h{dot_fixed(m_ + static_cast<std::int64_t>(c.row) * dim_, query, dim_), c.row};
+    const ScoredIndex h{dot_fixed(m_ + static_cast<std::int64_t>(c.row) * dim_, query, dim_), c.out};
     if (h.score >= min_score && top.admits(h)) top.offer(h);
   }
   return unpack(std::move(top));
+}
+
+DenseDelta::DenseDelta(const DenseVectors& base, std::int64_t n, std::vector<std::int64_t> runs,
+                       std::vector<float> rows, std::vector<std::int32_t> row_numbers)
+    : base_(&base), n_(n), runs_(std::move(runs)), rows_(std::move(rows)), row_numbers_(std::move(row_numbers)) {
+  if (n < 0 || n > INT32_MAX) throw InvalidArgument("n must be in [0, 2**31 - 1], got " + std::to_string(n));
+  if (runs_.size() % 3 != 0) throw InvalidArgument("runs must hold 3 numbers per run");
+  const std::int64_t dim = base.dim_, nd = static_cast<std::int64_t>(row_numbers_.size());
+  if (static_cast<std::int64_t>(rows_.size()) != nd * dim)
+    throw InvalidArgument("rows must be " + std::to_string(nd) + " x " + std::to_string(dim) +
+                          " (one per row number)");
+  const std::int64_t nruns = static_cast<std::int64_t>(runs_.size() / 3);
+  std::int64_t base_end = 0;
+  for (std::int64_t u = 0; u < nruns; ++u) {
+    const std::int64_t b0 = runs_[3 * u], b1 = runs_[3 * u + 1], o = runs_[3 * u + 2];
+    if (b0 < base_end || b1 < b0 || b1 > base.n_)
+      throw InvalidArgument("run " + std::to_string(u) + ": base rows [" + std::to_string(b0) + ", " +
+                            std::to_string(b1) + ") not ascending, disjoint and within [0, " +
+                            std::to_string(base.n_) + ")");
+    if (o < 0 || o > n - (b1 - b0))
+      throw InvalidArgument("run " + std::to_string(u) + ": rows from " + std::to_string(o) + " outside [0, " +
+                            std::to_string(n) + ")");
+    base_end = b1;
+  }
+  for (std::int64_t i = 0; i < nd; ++i) {
+    const std::int32_t r = row_numbers_[static_cast<std::size_t>(i)];
+    if (r < 0 || r >= n)
+      throw InvalidArgument("row_numbers[" + std::to_string(i) + "] = " + std::to_string(r) + " outside [0, " +
+                            std::to_string(n) + ")");
+    if (i > 0 && r <= row_numbers_[static_cast<std::size_t>(i - 1)])
+      throw InvalidArgument("row_numbers must be strictly ascending");
+  }
+  // runs and delta rows cover [0, n) once each, in order
+  std::int64_t at = 0, u = 0, i = 0;
+  while (u < nruns || i < nd) {
+    if (u < nruns && runs_[3 * u] == runs_[3 * u + 1]) {
+      ++u;  // an empty run
+    } else if (u < nruns && runs_[3 * u + 2] == at) {
+      at += runs_[3 * u + 1] - runs_[3 * u];
+      ++u;
+    } else if (i < nd && row_numbers_[static_cast<std::size_t>(i)] == at) {
+      ++at;
+      ++i;
+    } else {
+      throw InvalidArgument("runs and row_numbers must cover rows [0, " + std::to_string(n) +
+                            ") once each, in order; row " + std::to_string(at) + " is not");
+    }
+  }
+  if (at != n)
+    throw InvalidArgument("runs and row_numbers cover " + std::to_string(at) + " rows, not " + std::to_string(n));
+  bool finite = true;
+  for (const float x : rows_) finite &= std::fabs(x) <= std::numeric_limits<float>::max();
+  if (!finite) throw InvalidArgument("rows must be finite");
+}
+
+VectorHits DenseDelta::topk(const float* query, std::int64_t k, const std::uint8_t* visible,
+                            double min_score) const {
+  check_k_query(k, query, dim());
+  return base_->topk_over(query, k, visible, min_score, this, 8 * std::min<std::int64_t>(k, n_) < n_);
+}
+
+VectorHits DenseDelta::topk_pruned(const float* query, std::int64_t k, const std::uint8_t* visible,
+                                   double min_score) const {
+  return base_->topk_over(query, k, visible, min_score, this, true);
+}
+
+VectorHits DenseDelta::topk_scan(const float* query, std::int64_t k, const std::uint8_t* visible,
+                                 double min_score) const {
+  return base_->topk_over(query, k, visible, min_score, this, false);
 }
 
 }  // namespace cw

@@ -40,6 +40,8 @@ double dot_fixed(const float* a, const float* b, std::int64_t dim);
 VectorHits vector_topk(const float* matrix, std::int64_t n, std::int64_t dim, const float* query, std::int64_t k,
                        const std::uint8_t* visible, double min_score);
 
+class DenseDelta;
+
 class SparseVectors {
  public:
   // From rows in CSR form: row r's entries are [indptr[r], indptr[r + 1]) of `indices` (the
@@ -142,6 +144,7 @@ class DenseVectors {
   }
 
  private:
+  friend class DenseDelta;
   const float* m_;
   std::int64_t n_, dim_;
   std::vector<std::int8_t> code_;  // n x dim
@@ -149,6 +152,46 @@ class DenseVectors {
   std::vector<double> err_, l1_;   // per row: largest coding error (rounded up), L1 norm (rounded up)
   void check_shape() const;
   void code_row(std::int64_t r);  // row r's code, scale, err and l1 from m_ (allocated)
+  // The pruned top-k over the rows of `delta` (see DenseDelta), or over all rows (delta null).
+  VectorHits topk_over(const float* query, std::int64_t k, const std::uint8_t* visible, double min_score,
+                       const DenseDelta* delta, bool pruned) const;
+};
+
+// A base DenseVectors plus a small delta: the rows of a matrix of n rows that a few writes made
+// from the base's matrix without copying or re-coding it. The new matrix's rows are either base
+// rows, read through runs -- run i maps the base rows [runs[3i], runs[3i + 1]) to the new rows
+// starting at runs[3i + 2] (a base row in no run is excluded: tombstoned or rewritten) -- or delta
+// rows, held here (ndelta x dim float32, copied) with their new row numbers (strictly
+// ascending). Runs ascend and are disjoint on both sides, and runs and delta rows together cover
+// [0, n) exactly once (checked; InvalidArgument otherwise, as for non-finite delta rows).
+// topk is vector_topk over the new matrix, bit for bit: every score is dot_fixed of one row and
+// the query, the delta rows are scored exactly and seed the pruning bound, the base rows are
+// pruned by their codes as in DenseVectors::topk, and ties break by the new row ascending.
+// The base must outlive the delta and not change. A query costs the base's pruned top-k plus
+// the delta rows' exact scores: no O(n) allocation or clear.
+class DenseDelta {
+ public:
+  DenseDelta(const DenseVectors& base, std::int64_t n, std::vector<std::int64_t> runs, std::vector<float> rows,
+             std::vector<std::int32_t> row_numbers);
+
+  std::int64_t rows() const { return n_; }
+  std::int64_t dim() const { return base_->dim(); }
+  std::int64_t delta_rows() const { return static_cast<std::int64_t>(row_numbers_.size()); }
+  std::int64_t runs() const { return static_cast<std::int64_t>(runs_.size() / 3); }
+  const DenseVectors& base() const { return *base_; }
+
+  // vector_topk over the new matrix (pruned, or a scan of the base runs for a large k: 8k >= n).
+  VectorHits topk(const float* query, std::int64_t k, const std::uint8_t* visible, double min_score) const;
+  VectorHits topk_pruned(const float* query, std::int64_t k, const std::uint8_t* visible, double min_score) const;
+  VectorHits topk_scan(const float* query, std::int64_t k, const std::uint8_t* visible, double min_score) const;
+
+ private:
+  friend class DenseVectors;
+  const DenseVectors* base_;
+  std::int64_t n_;
+  std::vector<std::int64_t> runs_;  // nruns x 3: base begin, base end, new begin
+  std::vector<float> rows_;         // ndelta x dim
+  std::vector<std::int32_t> row_numbers_;
 };
 
 }  // namespace cw

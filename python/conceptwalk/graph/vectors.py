@@ -38,7 +38,7 @@ import numpy.typing as npt
 from .. import _core
 from ..errors import InputError
 
-__all__ = ["EXACT_MAX_ROWS", "DenseVectors", "SparseVectors", "vector_topk", "vector_topk_arrays"]
+__all__ = ["EXACT_MAX_ROWS", "DenseDelta", "DenseVectors", "SparseVectors", "vector_topk", "vector_topk_arrays"]
 
 _METHODS = ("auto", "pruned", "scan")
 
@@ -469,6 +469,53 @@ class DenseVectors(_VectorIndex):
             raise InputError(f"DenseVectors.updated: {e}") from None
         return self._of_core(core)
 
+    def with_delta(self, n: int, runs: npt.ArrayLike, rows: npt.ArrayLike, row_numbers: npt.ArrayLike) -> DenseDelta:
+        """This index as the base of a matrix of ``n`` rows that differs from it by a few rows:
+        the base is read through ``runs``, neither copied nor re-coded, and ``rows`` are the
+        delta (the changed or new rows, at ``row_numbers``).
+
+        Run ``i`` maps this index's rows ``[runs[i, 0], runs[i, 1])`` to the new rows starting
+        at ``runs[i, 2]``; a row of this index in no run is excluded (a rewritten or deleted
+        row). Runs ascend and are disjoint on both sides, ``row_numbers`` ascend strictly, and
+        runs and delta rows together cover ``[0, n)`` once each.
+
+        Parameters
+        ----------
+        n : int
+            Rows of the new matrix.
+        runs : (m, 3) integer array
+            Per run: base begin, base end, new begin.
+        rows : (d, dim) array
+            The delta rows, float32 and finite (copied).
+        row_numbers : (d,) integer array
+            Their rows in the new matrix, strictly ascending.
+
+        Returns
+        -------
+        DenseDelta
+
+        Raises
+        ------
+        InputError
+            If the shapes disagree, a row number or run is out of range, the cover is not
+            exact, or a delta row is not finite.
+
+        Examples
+        --------
+        >>> base = DenseVectors(np.eye(3, dtype=np.float32))
+        >>> dd = base.with_delta(3, [[0, 1, 0], [2, 3, 2]], [[0.6, 0.8, 0]], [1])
+        >>> q = np.array([1, 0, 0], dtype=np.float32)
+        >>> new = np.array([[1, 0, 0], [0.6, 0.8, 0], [0, 0, 1]], dtype=np.float32)
+        >>> [a.tolist() for a in dd.topk(q, 2)] == [a.tolist() for a in vector_topk_arrays(new, q, 2)]
+        True
+        """
+        run_arr, mat, nums = _delta_args(self.dim, n, runs, rows, row_numbers)
+        try:
+            core = self._core.with_delta(int(n), run_arr, mat, nums)
+        except ValueError as e:
+            raise InputError(f"DenseDelta: {e}") from None
+        return DenseDelta(self, core, run_arr, mat, nums)
+
     @classmethod
     def _of_core(cls, core: Any) -> DenseVectors:
         self = cls.__new__(cls)
@@ -510,5 +557,194 @@ class DenseVectors(_VectorIndex):
         -------
         (rows int32, scores float64)
             By score descending, then row ascending.
+        """
+        return self._ranked(query, k, visible, min_score, method)
+
+
+def _int_array(a: npt.ArrayLike, name: str, ndim: int, lo: int, hi: int) -> npt.NDArray[np.int64]:
+    """``a`` as an int64 array of ``ndim`` dimensions with every entry in ``[lo, hi]``, or a
+    clear InputError."""
+    arr = np.asarray(a)
+    if arr.size == 0:
+        arr = arr.astype(np.int64)
+    if arr.ndim != ndim or (arr.size and arr.dtype.kind not in "iu"):
+        raise InputError(
+            f"{name} must be a {ndim}-dimensional integer array, got dtype {arr.dtype} and shape {arr.shape}"
+        )
+    if arr.size and (int(arr.min()) < lo or int(arr.max()) > hi):
+        raise InputError(f"{name} must be in [{lo}, {hi}], got [{int(arr.min())}, {int(arr.max())}]")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def _delta_args(
+    dim: int, n: Any, runs: npt.ArrayLike, rows: npt.ArrayLike, row_numbers: npt.ArrayLike
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int32]]:
+    """The checked arguments of :meth:`DenseVectors.with_delta` over a base of ``dim``
+    dimensions: the runs ``(m, 3)`` int64, the delta rows float32 (a read-only copy) and their
+    row numbers int32 (the core checks the cover, the ranges and the values)."""
+    _check_shape(n, dim)
+    lim = int(np.iinfo(np.int32).max)
+    run_arr = _int_array(runs, "runs", 2, 0, lim)
+    if run_arr.size == 0:
+        run_arr = run_arr.reshape(0, 3)
+    if run_arr.shape[1] != 3:
+        raise InputError(f"runs must have shape (m, 3), got {run_arr.shape}")
+    nums = _int_array(row_numbers, "row_numbers", 1, 0, lim).astype(np.int32)
+    mat = np.asarray(rows, dtype=np.float32)
+    if mat.size == 0:
+        mat = mat.reshape(0, dim)
+    if mat.shape != (len(nums), dim):
+        raise InputError(f"rows must have shape ({len(nums)}, {dim}) (one per row number), got {mat.shape}")
+    mat = np.array(mat, dtype=np.float32, order="C", copy=True)
+    for a in (run_arr, mat, nums):
+        a.setflags(write=False)
+    return run_arr, mat, nums
+
+
+class DenseDelta(_VectorIndex):
+    """A :class:`DenseVectors` base plus a small delta: the index of a matrix that a few writes
+    made from the base's, built without copying the base's rows or re-coding them
+    (:meth:`DenseVectors.with_delta`).
+
+    The new matrix's rows are base rows, read through runs (run ``i`` maps the base rows
+    ``[runs[i, 0], runs[i, 1])`` to the new rows from ``runs[i, 2]``; a base row in no run is
+    excluded), or delta rows held here with their row numbers. :meth:`topk` is one call into the
+    core: the delta rows are scored exactly and seed the pruning bound, the base rows are pruned
+    by their int8 codes as :meth:`DenseVectors.topk` prunes them, and the two are merged by
+    score descending, then row ascending. Every score is the fixed-order dot product of one row
+    and the query, so the result equals :func:`vector_topk_arrays` over the new matrix bit for
+    bit (and a fresh :class:`DenseVectors` of it), and a hidden row never changes a visible
+    row's result. A query costs the base's pruned top-k plus the delta rows' exact scores.
+
+    Made by :meth:`DenseVectors.with_delta` (which checks the arguments and compiles it), not
+    directly.
+
+    Parameters
+    ----------
+    base : DenseVectors
+        The base index (kept alive by this one).
+    core : object
+        The compiled index (``_core.DenseDelta``) over ``base``.
+    runs : (m, 3) int64 array
+        Per run: base begin, base end, new begin (ascending, disjoint on both sides).
+    rows : (d, dim) float32 array
+        The delta rows (finite).
+    row_numbers : (d,) int32 array
+        The delta rows' rows in the new matrix (strictly ascending); with the runs they cover
+        ``[0, n)`` once each.
+
+    Examples
+    --------
+    >>> base = DenseVectors(np.eye(3, dtype=np.float32))
+    >>> dd = base.with_delta(3, [[0, 2, 0]], [[0, 0.6, 0.8]], [2])
+    >>> rows, scores = dd.topk(np.array([0, 0, 1], dtype=np.float32), 2)
+    >>> rows.tolist(), scores.tolist()
+    ([2, 0], [0.800000011920929, 0.0])
+    >>> dd.delta_rows, dd.base is base
+    (1, True)
+    """
+
+    __slots__ = ("_core", "_base", "_runs", "_rows", "_row_numbers")
+
+    def __init__(
+        self,
+        base: DenseVectors,
+        core: Any,
+        runs: npt.NDArray[np.int64],
+        rows: npt.NDArray[np.float32],
+        row_numbers: npt.NDArray[np.int32],
+    ) -> None:
+        if not isinstance(base, DenseVectors):
+            raise InputError(f"base must be a DenseVectors, got {type(base).__name__}")
+        self._core = core
+        self._base, self._runs, self._rows, self._row_numbers = base, runs, rows, row_numbers
+
+    @property
+    def base(self) -> DenseVectors:
+        """The base index read."""
+        return self._base
+
+    @property
+    def runs(self) -> npt.NDArray[np.int64]:
+        """The base rows read, ``(m, 3)``: base begin, base end, new begin (read-only)."""
+        return self._runs
+
+    @property
+    def delta(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+        """The delta: its row numbers and rows (read-only)."""
+        return self._row_numbers, self._rows
+
+    @property
+    def delta_rows(self) -> int:
+        """Rows held in the delta."""
+        return len(self._row_numbers)
+
+    def base_rows(self) -> npt.NDArray[np.int64]:
+        """Per row of the new matrix, the base row it reads, or -1 for a delta row (O(n)).
+
+        Returns
+        -------
+        (n,) int64 array
+
+        Examples
+        --------
+        >>> dd = DenseVectors(np.eye(2, dtype=np.float32)).with_delta(3, [[0, 2, 1]], [[1, 1]], [0])
+        >>> dd.base_rows().tolist()
+        [-1, 0, 1]
+        """
+        out = np.full(self.n, -1, dtype=np.int64)
+        for b0, b1, o in self._runs.tolist():
+            out[o : o + b1 - b0] = np.arange(b0, b1, dtype=np.int64)
+        return out
+
+    def matrix(self) -> npt.NDArray[np.float32]:
+        """The new matrix, made (an O(n x dim) copy: what folding the delta into a new base reads).
+
+        Returns
+        -------
+        (n, dim) float32 array, read-only
+
+        Examples
+        --------
+        >>> dd = DenseVectors(np.eye(2, dtype=np.float32)).with_delta(2, [[1, 2, 1]], [[3, 4]], [0])
+        >>> dd.matrix().tolist()
+        [[3.0, 4.0], [0.0, 1.0]]
+        """
+        out = np.empty((self.n, self.dim), dtype=np.float32)
+        src = self._base.matrix
+        for b0, b1, o in self._runs.tolist():
+            out[o : o + b1 - b0] = src[b0:b1]
+        out[self._row_numbers] = self._rows
+        out.setflags(write=False)
+        return out
+
+    def topk(
+        self,
+        query: npt.ArrayLike,
+        k: int,
+        *,
+        visible: npt.NDArray[np.bool_] | Any = None,
+        min_score: float | None = None,
+        method: str = "auto",
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+        """:func:`vector_topk_arrays` over the new matrix, in one call into the core.
+
+        Parameters
+        ----------
+        query : (dim,) array
+            The query vector (finite).
+        k : int
+            The most rows.
+        visible : boolean mask of shape (n,), or a prepared VisibilityMask, optional
+            Only these rows (of the new matrix) are read and ranked.
+        min_score : float, optional
+            Keep only rows scoring at least this.
+        method : {"auto", "pruned", "scan"}
+            As :meth:`DenseVectors.topk`. The same result, bit for bit.
+
+        Returns
+        -------
+        (rows int32, scores float64)
+            Rows of the new matrix, by score descending, then row ascending.
         """
         return self._ranked(query, k, visible, min_score, method)

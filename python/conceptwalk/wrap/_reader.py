@@ -30,7 +30,7 @@ import numpy.typing as npt
 from .embed import HashingEmbedder, normalize_text, normalize_texts
 from ..errors import ConceptwalkError, InputError, NotFoundError
 from ..graph import CORE_VERSION, EDGE_ANNOTATION_KEYS, LinkGraph, VisibilityMask
-from ..graph.vectors import DenseVectors, SparseVectors
+from ..graph.vectors import DenseDelta, DenseVectors, SparseVectors
 from ..graph.view import View
 from ..tools.common import source_kind
 from .config import WalkConfig
@@ -403,6 +403,53 @@ def _matrix_from_parts(
     mat: npt.NDArray[np.float32] = np.ascontiguousarray(flat).reshape(n, dim).view()
     mat.setflags(write=False)
     return mat
+
+
+def _delta_limit(n: int) -> int:
+    """The most rows a dense concept index of ``n`` rows keeps as a delta over its base
+    (:class:`DenseDelta`: its delta rows, or the base rows it excludes) before they are folded into
+    a new base: 1% of the rows, at least 256, at most 4,096 (a query then scores at most that
+    many rows exactly, about a millisecond at 384 dimensions)."""
+    return min(4096, max(256, n // 100))
+
+
+def _concept_row_of(graph: LinkGraph, idx: npt.NDArray[np.int64], ids: list[str]) -> npt.NDArray[np.int64]:
+    """Per id, its concept row in ``graph`` (its position in ``idx``, the concepts' node
+    indices ascending), or -1 (not a node, or not a concept)."""
+    index = graph.id_index
+    nodes = np.fromiter((index.get(x, -1) for x in ids), dtype=np.int64, count=len(ids))
+    if not len(idx):
+        return np.full(len(ids), -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(idx, nodes), len(idx) - 1)
+    return np.where((nodes >= 0) & (idx[at] == nodes), at, -1).astype(np.int64)
+
+
+def _cut_runs(runs: npt.NDArray[np.int64], cuts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """``runs`` (base begin, base end, new begin; non-empty, ascending, disjoint) without the new
+    rows ``cuts`` (ascending, distinct, each inside a run): each run split around its cuts."""
+    if not len(cuts):
+        return runs
+    o = runs[:, 2]
+    starts = np.sort(np.concatenate([o, cuts + 1]))
+    ends = np.sort(np.concatenate([o + (runs[:, 1] - runs[:, 0]), cuts]))
+    keep = ends > starts
+    starts, ends = starts[keep], ends[keep]
+    j = np.searchsorted(o, starts, side="right") - 1
+    b0 = runs[j, 0] + (starts - o[j])
+    return np.stack([b0, b0 + (ends - starts), starts], axis=1).astype(np.int64)
+
+
+def _runs_of(base_of: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The runs (base begin, base end, new begin) of a per-row base row array (-1: not a base
+    row): the stretches where consecutive rows read consecutive base rows."""
+    at = np.flatnonzero(base_of >= 0)
+    if not len(at):
+        return np.zeros((0, 3), dtype=np.int64)
+    b = base_of[at]
+    cut = np.flatnonzero((np.diff(at) != 1) | (np.diff(b) != 1)) + 1
+    firsts = np.concatenate([[0], cut]).astype(np.int64)
+    lasts = np.concatenate([cut, [len(at)]]).astype(np.int64)
+    return np.stack([b[firsts], b[firsts] + (lasts - firsts), at[firsts]], axis=1).astype(np.int64)
 
 
 #: Per graph, the caches every StoreReader over it shares (alias index, concept indices and
@@ -1021,7 +1068,7 @@ class ReadCache:
             history=self._history,
         )
 
-    def concept_columns(self, embedder: Any, config: WalkConfig) -> SparseVectors | DenseVectors | None:
+    def concept_columns(self, embedder: Any, config: WalkConfig) -> SparseVectors | DenseVectors | DenseDelta | None:
         """:meth:`concept_embeddings` as a compiled exact top-k index (bit for bit the dense
         scan's scores and order): indexed by dimension (:class:`SparseVectors`) when the
         vectors are sparse (at most :data:`SPARSE_DENSITY` of the entries nonzero, as the
@@ -1029,7 +1076,9 @@ class ReadCache:
         model's); None when the matrix is empty or not finite (the plain scan then reads it).
         With the built-in hashing embedder and no stored vectors under its name, the rows are
         hashed straight into the index (:meth:`HashingEmbedder.embed_csr`): the dense matrix is
-        never made."""
+        never made. A dense index is brought across concept writes as its base plus the
+        changed rows (:meth:`_dense_delta`: :class:`DenseDelta`, the same results), so the
+        read after a concept vector write costs the change, not the matrix."""
 
         def build() -> Any:
             if isinstance(embedder, HashingEmbedder) and not self.source.stores_embeddings(embedder):
@@ -1062,6 +1111,9 @@ class ReadCache:
             return self._by_embeddings(("embcols",) + key[1:], config, from_matrix)
 
         def from_matrix() -> Any:
+            delta = self._dense_delta(("embcols",) + key[1:], embedder, config)
+            if delta is not None:  # the last position's index plus the changed rows (or folded)
+                return delta
             mat = self.concept_embeddings(embedder, config)
             n, dim = mat.shape
             if n == 0 or dim == 0:
@@ -1108,17 +1160,115 @@ class ReadCache:
         if got is None or changed_fn is None or gv is None:
             return None
         _ev, old_g, old_v, old_idx, old = got
-        if not isinstance(old, DenseVectors) or not 0 <= old_v <= gv or old.n != len(old_idx):
+        if not isinstance(old, (DenseVectors, DenseDelta)) or not 0 <= old_v <= gv or old.n != len(old_idx):
             return None
         idx = self.concept_indices(config)
         g = self.graph
         if old_v == gv:
             if old_g is not g or len(old_idx) != len(idx):
                 return None
-            return old, np.arange(len(idx), dtype=np.int64)
-        changed = changed_fn(old_v, gv, limit=max(1000, len(idx) // 8))
-        new_from = None if changed is None else _paired_rows(old_g, old_idx, g, idx, changed)
-        return None if new_from is None else (old, new_from)
+            new_from = np.arange(len(idx), dtype=np.int64)
+        else:
+            changed = changed_fn(old_v, gv, limit=max(1000, len(idx) // 8))
+            got_from = None if changed is None else _paired_rows(old_g, old_idx, g, idx, changed)
+            if got_from is None:
+                return None
+            new_from = got_from
+        if isinstance(old, DenseDelta):  # its base's rows (a delta row: none)
+            base_of = old.base_rows()
+            return old.base, np.where(new_from >= 0, base_of[np.maximum(new_from, 0)], -1)
+        return old, new_from
+
+    def _dense_delta(self, key: Any, embedder: Any, config: WalkConfig) -> DenseVectors | DenseDelta | None:
+        """The dense index of this position made from the one this store object made at its last
+        position (:meth:`_by_embeddings`' entry under ``key``) without copying or re-coding its
+        rows: the base stays, the rows of the concepts the change log names since (a stored
+        vector written or deleted, a concept added, re-typed, or its embedded text changed) are
+        read from the store (or embedded) into a delta, the base rows they replace are excluded,
+        and deleted concepts' rows dropped (:class:`DenseDelta`, read in one call into the
+        core, bit for bit the fresh index's top-k). A rewrite of existing concepts' vectors (the
+        concepts in the same rows) costs the changed rows; a concept added or deleted also
+        costs a pass over the row numbers (no rows copied). When the delta would hold more than
+        :func:`_delta_limit` rows it is folded into a new base here, on the query that finds it
+        (:meth:`DenseVectors.updated`: unchanged rows' codes are copied, not made again). None
+        when there is no last dense index, the log cannot tell what changed, or more than
+        :data:`_FEW_IDS` concepts changed at once (the full path then builds it)."""
+        changed_fn, got = self._carried(("embeddings", key))
+        gv = self.graph_version
+        if got is None or changed_fn is None or gv is None:
+            return None
+        _ev, old_g, old_v, old_idx, old = got
+        if not isinstance(old, (DenseVectors, DenseDelta)) or not 0 <= old_v < gv or old.n != len(old_idx):
+            return None
+        idx = self.concept_indices(config)
+        if not len(idx) or old.dim != int(embedder.dim):
+            return None
+        changed = changed_fn(
+            old_v,
+            gv,
+            text=config.concept_text != "title",
+            vectors=str(embedder.name),
+            limit=max(1000, len(idx) // 8),
+        )
+        if changed is None:
+            return None
+        g = self.graph
+        base: DenseVectors
+        if isinstance(old, DenseDelta):
+            base, runs = old.base, old.runs
+            nums, drows = old.delta
+        else:
+            base = old
+            runs = np.array([[0, old.n, 0]], dtype=np.int64)
+            nums, drows = np.zeros(0, dtype=np.int32), np.zeros((0, old.dim), dtype=np.float32)
+        new_rows = _concept_row_of(g, idx, changed)
+        if len(idx) == len(old_idx) and np.array_equal(_concept_row_of(old_g, old_idx, changed), new_rows):
+            # the same concepts in the same rows (vectors rewritten): only the changed rows move
+            fresh = np.unique(new_rows[new_rows >= 0])
+            runs = _cut_runs(runs, fresh[~np.isin(fresh, nums)])
+            keep = ~np.isin(nums, fresh)
+            kept_nums, kept_rows = nums[keep].astype(np.int64), drows[keep]
+        else:  # concepts added or deleted: the rows renumbered (one pass over the row numbers)
+            new_from = _paired_rows(old_g, old_idx, g, idx, changed)
+            if new_from is None:
+                return None  # pragma: no cover - the two graphs differ by more than the log says
+            old_base = old.base_rows() if isinstance(old, DenseDelta) else np.arange(old.n, dtype=np.int64)
+            in_delta = np.full(len(old_idx), -1, dtype=np.int64)
+            in_delta[nums] = np.arange(len(nums), dtype=np.int64)
+            had = new_from >= 0
+            from_old = np.maximum(new_from, 0)
+            base_of = np.where(had, old_base[from_old], -1)
+            runs = _runs_of(base_of)
+            need = np.flatnonzero(base_of < 0)
+            at = np.where(had[need], in_delta[from_old[need]], -1)
+            fresh = need[at < 0]
+            kept_nums, kept_rows = need[at >= 0], drows[at[at >= 0]]
+        if len(fresh) > _FEW_IDS:
+            return None
+        vecs = (
+            self.source.embeddings_for(
+                embedder,
+                [g.ids[int(i)] for i in idx[fresh]],
+                g,
+                text=config.concept_text,
+                graph_version=gv,
+                history=self._history,
+                by_id=True,
+            )
+            if len(fresh)
+            else np.zeros((0, base.dim), dtype=np.float32)
+        )
+        all_nums = np.concatenate([kept_nums, fresh]).astype(np.int64)
+        order = np.argsort(all_nums, kind="stable")
+        all_rows = np.concatenate([kept_rows, np.asarray(vecs, dtype=np.float32).reshape(len(fresh), base.dim)])[order]
+        try:
+            out = base.with_delta(len(idx), runs, all_rows, all_nums[order])
+            excluded = base.n - (len(idx) - out.delta_rows)  # base rows no longer read
+            if max(out.delta_rows, excluded) > _delta_limit(len(idx)):
+                return base.updated(out.matrix(), out.base_rows())  # folded into a new base
+        except InputError:  # a changed row not finite: the full path decides
+            return None
+        return out
 
     def node_vectors(self, embedder: Any, indices: list[int]) -> npt.NDArray[np.float32]:
         """Title vectors of the nodes at ``indices`` (any type), embedded on first use and held
