@@ -24,9 +24,11 @@ import numpy as np
 
 from ..errors import InputError
 from ..graph import Caller, LinkGraph
+from ..graph.live import LiveGraph, LiveView
 from ..graph.ppr import offsets
 
 __all__ = [
+    "live_slots",
     "GraphSource",
     "SearchFn",
     "check_caller",
@@ -223,3 +225,57 @@ def default_concepts(g: LinkGraph, caller: Caller, node_types: Iterable[str] | N
         keep &= tmask[np.asarray(g.node_type_codes)] if tmask.size else False
     ids = g.ids
     return [ids[i] for i in np.flatnonzero(keep).tolist()]
+
+
+def live_slots(source: Any, caller: Caller, ids: Sequence[Any]) -> tuple[LiveGraph, LiveView | None, list[int]] | None:
+    """The source's live graph (``source.live_graph()``, a knowledge base's: its base plus the
+    delta written since, brought forward at the cost of the change), the caller's view of it
+    (None: all access) and the slots of ``ids``; or None, and the tool takes the snapshot path: a
+    bare graph or a source without one, no ids, an id it does not know or the caller does not see
+    (the snapshot path names it), a caller naming a scope the base does not know (the snapshot
+    path warns about it) or a visibility the delta does not express
+    (:meth:`~conceptwalk.graph.live.LiveGraph.view`).
+
+    Parameters
+    ----------
+    source : LinkGraph or GraphSource
+    caller : Caller
+    ids : sequence
+        Node ids.
+
+    Returns
+    -------
+    tuple of (LiveGraph, LiveView or None, list of int), or None
+
+    Examples
+    --------
+    >>> from conceptwalk.kb import KnowledgeBase
+    >>> kb = KnowledgeBase.open(":memory:")
+    >>> _ = kb.add_edges([("a", "b")])
+    >>> live, view, slots = live_slots(kb, Caller.all_access(), ["b"])
+    >>> view, slots, live_slots(LinkGraph.from_edges([("a", "b")]), Caller.all_access(), ["b"])
+    (None, [1], None)
+    """
+    if isinstance(source, LinkGraph) or not ids:
+        return None
+    fn = getattr(source, "live_graph", None)
+    if not callable(fn):
+        return None
+    live = fn()
+    if not isinstance(live, LiveGraph):
+        return None
+    view = None
+    if caller.scopes is not None:
+        names = live.base.scope_names
+        if any(x not in names for x in caller.scopes):
+            return None
+        view = live.view(caller.scopes)
+        if view is None:
+            return None
+    slots = []
+    for x in ids:
+        s = live.slot(x) if isinstance(x, str) else None
+        if s is None or (view is not None and not view.visible(s)):
+            return None
+        slots.append(s)
+    return live, view, slots

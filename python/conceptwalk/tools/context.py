@@ -38,7 +38,7 @@ from ..graph.checks import check_count, check_ppr_params, check_threads, query_l
 from ..graph.names import STOPWORDS, content_text, named_nodes, source_name_indexes
 from ..graph.scopes import warn_unknown_scopes
 from ..graph.text import words
-from .common import GraphSource, SearchFn, check_caller, offsets, source_graph, source_search
+from .common import GraphSource, SearchFn, check_caller, live_slots, offsets, source_graph, source_search
 
 __all__ = [
     "MAX_COVERAGE_HOPS",
@@ -709,33 +709,14 @@ def _live_context(
     max_hops: int,
     t0: float,
 ) -> ContextResult | None:
-    """A concepts-only query over the source's live graph (``source.live_graph()``, a knowledge
-    base's), or None to take the snapshot path: a bare graph, a source without one, a concept it
-    does not know or the caller does not see (the snapshot path names it), a caller naming a
-    scope the base does not know (the snapshot path warns about it) or a visibility the delta
-    does not express (:meth:`LiveGraph.view`)."""
-    if isinstance(source, LinkGraph) or type(concepts) is not list or not concepts:
+    """A concepts-only query over the source's live graph, or None to take the snapshot path
+    (:func:`~conceptwalk.tools.common.live_slots` says when)."""
+    if type(concepts) is not list:
         return None
-    fn = getattr(source, "live_graph", None)
-    if not callable(fn):
+    got = live_slots(source, caller, concepts)
+    if got is None:
         return None
-    live = fn()
-    if not isinstance(live, LiveGraph):
-        return None
-    view = None
-    if caller.scopes is not None:
-        names = live.base.scope_names
-        if any(x not in names for x in caller.scopes):
-            return None
-        view = live.view(caller.scopes)
-        if view is None:
-            return None
-    slots = []
-    for c in concepts:
-        s = live.slot(c) if isinstance(c, str) else None
-        if s is None or (view is not None and not view.visible(s)):
-            return None
-        slots.append(s)
+    live, view, slots = got
     order = live.sorted_slots(slots)
     n = len(order)
     r = context_live(

@@ -25,7 +25,7 @@ from ..graph.live import LiveGraph
 from ..graph.path import path_edges, shortest_path, shortest_path_batch, shortest_path_live
 from ..graph.result import Later, Record, lazy
 from ..graph.scopes import warn_unknown_scopes
-from .common import GraphSource, check_caller, source_graph
+from .common import GraphSource, check_caller, live_slots, source_graph
 
 __all__ = ["PathResult", "PathStep", "graph_path", "graph_path_batch"]
 
@@ -216,30 +216,12 @@ def graph_path(source: LinkGraph | GraphSource, a: str, b: str, *, caller: Calle
 def _live_path(
     source: Any, a: Any, b: Any, caller: Caller
 ) -> Callable[[], tuple[list[tuple[str, str, str | None]], list[PathStep]]] | None:
-    """The path's parts over the source's live graph (``source.live_graph()``, a knowledge base's:
-    base plus delta, brought forward at the cost of the change), or None to take the snapshot
-    path: a bare graph, an id it does not know or the caller does not see (the snapshot path
-    names it), a caller naming a scope the base does not know (the snapshot path warns about it)
-    or a visibility the delta does not express."""
-    if isinstance(source, LinkGraph) or not isinstance(a, str) or not isinstance(b, str):
+    """The path's parts over the source's live graph, or None to take the snapshot path
+    (:func:`~conceptwalk.tools.common.live_slots` says when)."""
+    got = live_slots(source, caller, [a, b])
+    if got is None:
         return None
-    fn = getattr(source, "live_graph", None)
-    if not callable(fn):
-        return None
-    live = fn()
-    if not isinstance(live, LiveGraph):
-        return None
-    view = None
-    if caller.scopes is not None:
-        names = live.base.scope_names
-        if any(x not in names for x in caller.scopes):
-            return None
-        view = live.view(caller.scopes)
-        if view is None:
-            return None
-    s, t = live.slot(a), live.slot(b)
-    if s is None or t is None or (view is not None and not (view.visible(s) and view.visible(t))):
-        return None
+    live, view, (s, t) = got
     p = shortest_path_live(live, s, t, view)
     return partial(_live_path_parts, live, p)
 

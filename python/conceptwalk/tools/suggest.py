@@ -25,7 +25,6 @@ from ..errors import InputError
 from ..graph.checks import check_count, check_min_shared, check_ppr_params, check_threads, query_list
 from ..graph.result import Later, Record, lazy
 from ..graph.scopes import warn_unknown_scopes
-from ..graph.live import LiveGraph
 from ..graph.suggest import (
     live_suggestions,
     ppr_suggest,
@@ -35,7 +34,7 @@ from ..graph.suggest import (
     suggest_live,
     suggestions,
 )
-from .common import GraphSource, check_caller, default_concepts, source_graph
+from .common import GraphSource, check_caller, default_concepts, live_slots, source_graph
 
 __all__ = ["METHODS", "SuggestResult", "check_method", "link_suggest", "link_suggest_batch"]
 
@@ -372,30 +371,12 @@ def link_suggest(
 def _live_suggest(
     source: Any, concept: Any, caller: Caller, min_shared: int, k: int, t0: float
 ) -> SuggestResult | None:
-    """Resource allocation over the source's live graph (``source.live_graph()``, a knowledge
-    base's: base plus delta, brought forward at the cost of the change), or None to take the
-    snapshot path: a bare graph, a concept it does not know or the caller does not see (the
-    snapshot path names it), a caller naming a scope the base does not know (the snapshot path
-    warns about it) or a visibility the delta does not express."""
-    if isinstance(source, LinkGraph) or not isinstance(concept, str):
+    """Resource allocation over the source's live graph, or None to take the snapshot path
+    (:func:`~conceptwalk.tools.common.live_slots` says when)."""
+    got = live_slots(source, caller, [concept])
+    if got is None:
         return None
-    fn = getattr(source, "live_graph", None)
-    if not callable(fn):
-        return None
-    live = fn()
-    if not isinstance(live, LiveGraph):
-        return None
-    view = None
-    if caller.scopes is not None:
-        names = live.base.scope_names
-        if any(x not in names for x in caller.scopes):
-            return None
-        view = live.view(caller.scopes)
-        if view is None:
-            return None
-    s = live.slot(concept)
-    if s is None or (view is not None and not view.visible(s)):
-        return None
+    live, view, (s,) = got
     r = suggest_live(live, s, min_shared, k, view)
     return SuggestResult(
         concept, partial(live_suggestions, live, r), r.candidates, min_shared, (time.perf_counter() - t0) * 1e3
