@@ -86,3 +86,46 @@ def test_bulk_load_equals_row_by_row_writes(tmp_path):
         assert a.version > 1 and b.version == 1
         for kb in (a, b):
             kb.conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
+
+
+def test_null_sentinels_store_what_none_stores(tmp_path):
+    """put_nodes / put_edges take a NULL as None or as NULL_TEXT / NULL_CONFIDENCE (what
+    node_tuple and edge_tuple return); values that look like the sentinels stay values."""
+    from conceptwalk.kb.store import NULL_CONFIDENCE, NULL_TEXT, edge_tuple, node_tuple
+
+    nodes = [{"id": "a", "title": "0", "body": "", "type": "-1"}, {"id": "b", "title": None, "lifecycle": "0"}]
+    edges = [
+        {"src": "a", "dst": "b", "authority": "0", "extraction_confidence": 0.0},
+        {"src": "b", "dst": "a", "fidelity": "", "extraction_confidence": None, "lifecycle": None},
+        {"src": "a", "dst": "a", "fidelity": 0, "extraction_method": -1, "extraction_confidence": 1},
+    ]
+    nt, et = [node_tuple(r) for r in nodes], [edge_tuple(r) for r in edges]
+    assert nt[1][2] == NULL_TEXT and et[1][6] == NULL_CONFIDENCE and et[1][7] == NULL_TEXT
+
+    def with_none(row: tuple, nullable: range, conf: int = -1) -> tuple:
+        """The tuple with its sentinels as None (the int sentinels only: a text "0" stays)."""
+        return tuple(
+            None
+            if type(v) is int and ((j in nullable and v == NULL_TEXT) or (j == conf and v == NULL_CONFIDENCE))
+            else v
+            for j, v in enumerate(row)
+        )
+
+    out = []
+    for name, n_rows, e_rows in (
+        ("sentinel", nt, et),
+        ("none", [with_none(r, range(1, 6)) for r in nt], [with_none(r, range(3, 8), conf=6) for r in et]),
+    ):
+        with KnowledgeBase.create(tmp_path / f"{name}.sqlite") as kb:
+            with kb.bulk():
+                kb.put_nodes(n_rows)
+                kb.put_edges(e_rows)
+            out.append(_content(kb))
+    assert out[0] == out[1]
+    c = out[0]
+    assert ("a", "-1", "text", "0", "", None, None) in c["nodes"]
+    assert ("b", None, "null", None, None, None, "0") in c["nodes"]
+    got = {(e[0], e[1]): e[3:] for e in c["edges"]}
+    assert got[("a", "b")] == ("0", "text", None, "null", None, 0.0, "real", None, "null")
+    assert got[("b", "a")] == (None, "null", "", "text", None, None, "null", None, "null")
+    assert got[("a", "a")][2:6] == ("\x000", "text", "\x00-1", 1.0)  # numbers as their typed names

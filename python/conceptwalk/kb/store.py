@@ -363,17 +363,34 @@ INSERT OR IGNORE INTO meta(key, value) VALUES ('uuid', lower(hex(randomblob(16))
 
 # Upserts: bit i of the last parameter says whether optional key i was given. A given key
 # (even None) overwrites the stored value; an absent key keeps it.
-_NODE_UPSERT = (
-    "INSERT INTO nodes(id, type, title, body, scopes, lifecycle) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
-    "ON CONFLICT(id) DO UPDATE SET "
-    + ", ".join(f"{k} = CASE WHEN ?7 & {1 << i} THEN excluded.{k} ELSE {k} END" for i, k in enumerate(_NODE_OPTIONAL))
-)
-_EDGE_UPSERT = (
-    "INSERT INTO edges(src, dst, type, authority, fidelity, extraction_method, "
-    "extraction_confidence, lifecycle) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
-    "ON CONFLICT(src, dst, type) DO UPDATE SET "
-    + ", ".join(f"{k} = CASE WHEN ?9 & {1 << i} THEN excluded.{k} ELSE {k} END" for i, k in enumerate(ANNOTATION_AXES))
-)
+#
+# A NULL value may be bound as None or as a sentinel that binds faster: 0 (an int) for the
+# nullable text columns, -1 for extraction_confidence (``nullif`` turns either back into NULL;
+# a validated value is never one: text columns hold strings, a confidence is a float in
+# [0, 1]). Python's sqlite3 binds None through its adapter lookup (two failed attribute lookups
+# per value), an int directly: at five NULL annotations per edge that is most of an edge's
+# binding time. node_tuple and edge_tuple return the sentinels.
+#: A NULL text value as put_nodes / put_edges take it (binds faster than None).
+NULL_TEXT = 0
+#: A NULL extraction_confidence as put_edges takes it.
+NULL_CONFIDENCE = -1
+_NODE_VALUES = ["?1"] + [f"nullif(?{i}, {NULL_TEXT})" for i in range(2, 7)]
+_EDGE_VALUES = ["?1", "?2", "?3"] + [f"nullif(?{i}, {NULL_CONFIDENCE if i == 7 else NULL_TEXT})" for i in range(4, 9)]
+
+
+def _upsert(table: str, values: Sequence[str]) -> str:
+    if table == "nodes":
+        cols, key, optional, mask = "id, type, title, body, scopes, lifecycle", "id", _NODE_OPTIONAL, 7
+    else:
+        cols = "src, dst, type, authority, fidelity, extraction_method, extraction_confidence, lifecycle"
+        key, optional, mask = "src, dst, type", ANNOTATION_AXES, 9
+    return f"INSERT INTO {table}({cols}) VALUES ({', '.join(values)}) ON CONFLICT({key}) DO UPDATE SET " + ", ".join(
+        f"{k} = CASE WHEN ?{mask} & {1 << i} THEN excluded.{k} ELSE {k} END" for i, k in enumerate(optional)
+    )
+
+
+_NODE_UPSERT = _upsert("nodes", _NODE_VALUES)
+_EDGE_UPSERT = _upsert("edges", _EDGE_VALUES)
 
 
 #: Upsert parameters that may be given as integer codes (put_nodes / put_edges ``codes=``):
@@ -418,14 +435,11 @@ def _coded_upsert(table: str, key: tuple[tuple[int, tuple[str | None, ...]], ...
     (the same stored values; each coded row binds an integer instead of a string)."""
     sql = _CODED_SQL.get((table, key))
     if sql is None:
-        base = _NODE_UPSERT if table == "nodes" else _EDGE_UPSERT
-        head, rest = base.split(" VALUES (", 1)
-        args, tail = rest.split(") ON CONFLICT", 1)
-        parts = [a.strip() for a in args.split(",")]
+        parts = list(_NODE_VALUES if table == "nodes" else _EDGE_VALUES)
         for pos, vals in key:
             whens = " ".join(f"WHEN {i} THEN {_sql_text(v)}" for i, v in enumerate(vals))
             parts[pos - 1] = f"CASE ?{pos} {whens} END"
-        sql = f"{head} VALUES ({', '.join(parts)}) ON CONFLICT{tail}"
+        sql = _upsert(table, parts)
         if len(_CODED_SQL) > 256:
             _CODED_SQL.clear()
         _CODED_SQL[(table, key)] = sql
@@ -507,7 +521,8 @@ _SCOPES_TEXT: dict[tuple[str, ...], str] = {}
 
 
 def node_tuple(row: Any) -> tuple[Any, ...]:
-    """Validate one node row; return the parameters of the node upsert. Raises RowError."""
+    """Validate one node row; return the parameters of the node upsert (a NULL as
+    :data:`NULL_TEXT`). Raises RowError."""
     row = _check_keys(row, NODE_KEYS, "node")
     nid = _req_str(row, "id")
     scopes = row.get("scopes")
@@ -530,13 +545,20 @@ def node_tuple(row: Any) -> tuple[Any, ...]:
     for i, k in enumerate(_NODE_OPTIONAL):
         if k in row:
             mask |= 1 << i
-    return (
-        nid,
+    typ, title, body, life = (
         _opt_str(row, "type"),
         _opt_str(row, "title"),
         _opt_str(row, "body"),
-        scopes,
         _opt_str(row, "lifecycle"),
+    )
+    z = NULL_TEXT  # NULL as the sentinel that binds faster than None (see _NODE_UPSERT)
+    return (
+        nid,
+        z if typ is None else typ,
+        z if title is None else title,
+        z if body is None else body,
+        z if scopes is None else scopes,
+        z if life is None else life,
         mask,
     )
 
@@ -559,7 +581,8 @@ _EDGE_KEYSET = frozenset(EDGE_KEYS)
 
 
 def edge_tuple(row: Any, default_type: str = DEFAULT_EDGE_TYPE) -> tuple[Any, ...]:
-    """Validate one edge row; return the parameters of the edge upsert. Raises RowError."""
+    """Validate one edge row; return the parameters of the edge upsert (a NULL as
+    :data:`NULL_TEXT`, a NULL confidence as :data:`NULL_CONFIDENCE`). Raises RowError."""
     # Fast path for the common well-formed dict; anything unusual takes the checked path below
     # (which accepts a superset of this and produces the error messages).
     if type(row) is dict and not (row.keys() - _EDGE_KEYSET):
@@ -591,7 +614,18 @@ def edge_tuple(row: Any, default_type: str = DEFAULT_EDGE_TYPE) -> tuple[Any, ..
                 | (("extraction_confidence" in row) << 3)
                 | (("lifecycle" in row) << 4)
             )
-            return (src, dst, default_type if typ is None else typ, au, fi, me, co, li, mask)
+            z = NULL_TEXT  # NULL as the sentinels that bind faster than None (see _EDGE_UPSERT)
+            return (
+                src,
+                dst,
+                default_type if typ is None else typ,
+                z if au is None else au,
+                z if fi is None else fi,
+                z if me is None else me,
+                NULL_CONFIDENCE if co is None else co,
+                z if li is None else li,
+                mask,
+            )
     return _edge_tuple_checked(row, default_type)
 
 
@@ -610,15 +644,16 @@ def _edge_tuple_checked(row: Any, default_type: str) -> tuple[Any, ...]:
     for i, k in enumerate(ANNOTATION_AXES):
         if k in row:
             mask |= 1 << i
+    vals = [_opt_axis(row, k) for k in ("authority", "fidelity", "extraction_method")]
+    co, li = _confidence(row.get("extraction_confidence")), _opt_axis(row, "lifecycle")
+    z = NULL_TEXT
     return (
         src,
         dst,
         typ,
-        _opt_axis(row, "authority"),
-        _opt_axis(row, "fidelity"),
-        _opt_axis(row, "extraction_method"),
-        _confidence(row.get("extraction_confidence")),
-        _opt_axis(row, "lifecycle"),
+        *(z if v is None else v for v in vals),
+        NULL_CONFIDENCE if co is None else co,
+        z if li is None else li,
         mask,
     )
 
@@ -1663,7 +1698,8 @@ class KnowledgeBase:
         Parameters
         ----------
         params : list of tuple
-            Rows already validated by :func:`node_tuple`.
+            Rows already validated by :func:`node_tuple`. A NULL value may be None or
+            :data:`NULL_TEXT` (0, which binds faster; what :func:`node_tuple` returns).
         codes : mapping of str to sequence of (str or None), optional
             For the keys ``type``, ``scopes`` (its stored JSON text) and ``lifecycle``: the values
             that the tuples hold as integer codes at that key (code ``i`` stands for
@@ -1694,7 +1730,9 @@ class KnowledgeBase:
         Parameters
         ----------
         params : list of tuple
-            Rows already validated by :func:`edge_tuple`.
+            Rows already validated by :func:`edge_tuple`. A NULL value may be None or the
+            sentinel that binds faster (what :func:`edge_tuple` returns): :data:`NULL_TEXT`
+            (0) for an annotation, :data:`NULL_CONFIDENCE` (-1) for the confidence.
         endpoints_exist : bool
             Skip creating the endpoint nodes: the caller wrote every endpoint as a node first
             (the synthetic generator, or an importer that tracks the ids it wrote).
