@@ -47,6 +47,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 from pathlib import Path
 from types import MethodType
 from numbers import Real
@@ -91,6 +92,15 @@ ANNOTATION_AXES: tuple[str, ...] = tuple(EDGE_ANNOTATION_KEYS)
 #: by the upgrade of an older store, in the upgrade's one transaction.
 _TALLY_EDGE_COUNTS = (
     " UNION ALL ".join(f"SELECT 'edges.{k}', count({k}) FROM edges" for k in ANNOTATION_AXES)
+    + " UNION ALL SELECT 'edges.pending', 0"
+)
+#: The same counts in one pass over the table (a bulk load's end): SQLite (3.35+) materializes a
+#: CTE read more than once, so the table is scanned once instead of five times.
+_TALLY_EDGE_COUNTS_ONE_PASS = (
+    "WITH c AS (SELECT "
+    + ", ".join(f"count({k}) AS {k}" for k in ANNOTATION_AXES)
+    + " FROM edges) "
+    + " UNION ALL ".join(f"SELECT 'edges.{k}', {k} FROM c" for k in ANNOTATION_AXES)
     + " UNION ALL SELECT 'edges.pending', 0"
 )
 #: ``edges.pending``: the annotation bits (bit i = axis i has a value) of the row an INSERT is
@@ -520,9 +530,57 @@ def _key_hint(key: Any, allowed: tuple[str, ...], what: str) -> str:
 _SCOPES_TEXT: dict[tuple[str, ...], str] = {}
 
 
+_NODE_KEYSET = frozenset(NODE_KEYS)
+
+
 def node_tuple(row: Any) -> tuple[Any, ...]:
     """Validate one node row; return the parameters of the node upsert (a NULL as
     :data:`NULL_TEXT`). Raises RowError."""
+    # Fast path for the common well-formed dict (string values, scopes absent, null or a list
+    # already seen); anything else takes the checked path below, which accepts a superset of
+    # this, returns the same tuple and produces the error messages.
+    if type(row) is dict and not (row.keys() - _NODE_KEYSET):
+        g = row.get
+        nid, typ, title, body, scopes, life = g("id"), g("type"), g("title"), g("body"), g("scopes"), g("lifecycle")
+        if (
+            type(nid) is str
+            and nid
+            and (typ is None or type(typ) is str)
+            and (title is None or type(title) is str)
+            and (body is None or type(body) is str)
+            and (life is None or type(life) is str)
+        ):
+            z = NULL_TEXT
+            if scopes is None:
+                text: Any = z
+            elif type(scopes) is list:
+                try:
+                    text = _SCOPES_TEXT.get(tuple(scopes))  # a list seen before: checked then
+                except TypeError:  # an unhashable element
+                    text = None
+            else:
+                text = None
+            if text is not None:
+                mask = (
+                    ("type" in row)
+                    | (("title" in row) << 1)
+                    | (("body" in row) << 2)
+                    | (("scopes" in row) << 3)
+                    | (("lifecycle" in row) << 4)
+                )
+                return (
+                    nid,
+                    z if typ is None else typ,
+                    z if title is None else title,
+                    z if body is None else body,
+                    text,
+                    z if life is None else life,
+                    mask,
+                )
+    return _node_tuple_checked(row)
+
+
+def _node_tuple_checked(row: Any) -> tuple[Any, ...]:
     row = _check_keys(row, NODE_KEYS, "node")
     nid = _req_str(row, "id")
     scopes = row.get("scopes")
@@ -677,6 +735,21 @@ def _chunks(it: Iterable[Any], size: int = _CHUNK) -> Iterator[list[Any]]:
             buf = []
     if buf:
         yield buf
+
+
+def _insert_bare_nodes(conn: sqlite3.Connection, ids: list[str]) -> None:
+    """``INSERT OR IGNORE`` a bare node per id, in the order given: the ids as one JSON array
+    read by ``json_each`` (one statement; about a third of the time of a bound row per id),
+    or row by row when the JSON text holds an escape (a control character in an id) that
+    SQLite's JSON reader might not give back byte for byte."""
+    text = json.dumps(ids, ensure_ascii=False)
+    if "\\u" not in text:
+        try:
+            conn.execute("INSERT OR IGNORE INTO nodes(id) SELECT value FROM json_each(?)", (text,))
+            return
+        except UnicodeEncodeError:  # a lone surrogate: not bound (nothing written), as row by row
+            pass
+    conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in ids))
 
 
 def _fts_query(text: str) -> str | None:
@@ -1363,7 +1436,7 @@ class KnowledgeBase:
                     conn.execute(sql)
                 # the edge tallies' triggers were dropped with the others: counted in one pass
                 conn.execute("DELETE FROM tallies WHERE name LIKE 'edges.%'")
-                conn.execute(f"INSERT INTO tallies(name, n) {_TALLY_EDGE_COUNTS}")
+                conn.execute(f"INSERT INTO tallies(name, n) {_TALLY_EDGE_COUNTS_ONE_PASS}")
             finally:
                 conn.execute(f"PRAGMA cache_size = {int(cache)}")
             conn.execute("INSERT INTO changes(kind) VALUES (?)", (CHANGE_RESET,))
@@ -1753,9 +1826,9 @@ class KnowledgeBase:
         """
         conn = self.conn
         if not endpoints_exist:
-            ends = {p[0] for p in params}
-            ends.update(p[1] for p in params)
-            conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in sorted(ends)))
+            ends = set(map(itemgetter(0), params))
+            ends.update(map(itemgetter(1), params))
+            _insert_bare_nodes(conn, sorted(ends))
         sql = _EDGE_UPSERT if not codes else _coded_upsert("edges", _coded_key(codes, _EDGE_CODED))
         conn.executemany(sql, params)
 
