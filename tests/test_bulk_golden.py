@@ -129,3 +129,46 @@ def test_null_sentinels_store_what_none_stores(tmp_path):
     assert got[("a", "b")] == ("0", "text", None, "null", None, 0.0, "real", None, "null")
     assert got[("b", "a")] == (None, "null", "", "text", None, None, "null", None, "null")
     assert got[("a", "a")][2:6] == ("\x000", "text", "\x00-1", 1.0)  # numbers as their typed names
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_multi_row_inserts_with_repeated_keys_equal_row_by_row_writes(tmp_path, seed):
+    """A bulk load into an empty store writes whole hundreds of rows per statement and writes
+    a hundred again row by row when one of its keys was met before: keys repeated inside one
+    hundred, across hundreds, between the hundreds and the rest of a call, and across calls,
+    with different given keys, end as row-by-row writes leave them."""
+    import random
+
+    rng = random.Random(seed)
+    ids = [f"k{i}" for i in range(rng.choice([40, 400, 4000]))]
+    nodes, edges = [], []
+    for _ in range(rng.choice([250, 1234])):
+        row = {"id": rng.choice(ids)}
+        for k in ("type", "title", "body", "lifecycle"):
+            if rng.random() < 0.5:
+                row[k] = rng.choice([None, "x", "graph walk", "0"])
+        if rng.random() < 0.3:
+            row["scopes"] = rng.choice([None, ["t1"], []])
+        nodes.append(row)
+    for _ in range(rng.choice([250, 2345])):
+        e = {"src": rng.choice(ids), "dst": rng.choice(ids), "type": rng.choice(["A", "B"])}
+        for k in ("authority", "lifecycle"):
+            if rng.random() < 0.5:
+                e[k] = rng.choice([None, "x", 1.5])
+        if rng.random() < 0.5:
+            e["extraction_confidence"] = rng.choice([None, 0.0, 0.5])
+        edges.append(e)
+    calls = rng.choice([1, 3])
+    with KnowledgeBase.create(tmp_path / "rows.sqlite") as a, KnowledgeBase.create(tmp_path / "bulk.sqlite") as b:
+        for i in range(0, len(nodes), 37):
+            a.add_nodes(nodes[i : i + 37])
+        for i in range(0, len(edges), 37):
+            a.add_edges(edges[i : i + 37])
+        with b.bulk():
+            for part in range(calls):
+                b.add_nodes(nodes[len(nodes) * part // calls : len(nodes) * (part + 1) // calls])
+            for part in range(calls):
+                b.add_edges(edges[len(edges) * part // calls : len(edges) * (part + 1) // calls])
+        ca, cb = _content(a), _content(b)
+        for name in ca:
+            assert ca[name] == cb[name], name

@@ -38,6 +38,7 @@ killed before it committed) is rolled back first, as any SQLite opener does.
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import math
 import os
@@ -384,23 +385,42 @@ INSERT OR IGNORE INTO meta(key, value) VALUES ('uuid', lower(hex(randomblob(16))
 NULL_TEXT = 0
 #: A NULL extraction_confidence as put_edges takes it.
 NULL_CONFIDENCE = -1
-_NODE_VALUES = ["?1"] + [f"nullif(?{i}, {NULL_TEXT})" for i in range(2, 7)]
-_EDGE_VALUES = ["?1", "?2", "?3"] + [f"nullif(?{i}, {NULL_CONFIDENCE if i == 7 else NULL_TEXT})" for i in range(4, 9)]
+_Coded = tuple[tuple[int, tuple[str | None, ...]], ...]
+
+
+def _values(table: str, coded: _Coded = (), base: int = 0) -> list[str]:
+    """The upsert's value expressions for one row whose parameters are ``?base+1`` on (7 per
+    node row, 9 per edge row, the last being the given-keys mask): a nullable text column as
+    ``nullif(?i, 0)``, the confidence as ``nullif(?i, -1)``, a coded parameter as a CASE over
+    its values (see :func:`_coded_upsert`)."""
+    if table == "nodes":
+        parts = [f"?{base + 1}"] + [f"nullif(?{base + i}, {NULL_TEXT})" for i in range(2, 7)]
+    else:
+        parts = [f"?{base + 1}", f"?{base + 2}", f"?{base + 3}"] + [
+            f"nullif(?{base + i}, {NULL_CONFIDENCE if i == 7 else NULL_TEXT})" for i in range(4, 9)
+        ]
+    for pos, vals in coded:
+        whens = " ".join(f"WHEN {i} THEN {_sql_text(v)}" for i, v in enumerate(vals))
+        parts[pos - 1] = f"CASE ?{base + pos} {whens} END"
+    return parts
+
+
+_NODE_COLUMNS = "id, type, title, body, scopes, lifecycle"
+_EDGE_COLUMNS = "src, dst, type, authority, fidelity, extraction_method, extraction_confidence, lifecycle"
 
 
 def _upsert(table: str, values: Sequence[str]) -> str:
     if table == "nodes":
-        cols, key, optional, mask = "id, type, title, body, scopes, lifecycle", "id", _NODE_OPTIONAL, 7
+        cols, key, optional, mask = _NODE_COLUMNS, "id", _NODE_OPTIONAL, 7
     else:
-        cols = "src, dst, type, authority, fidelity, extraction_method, extraction_confidence, lifecycle"
-        key, optional, mask = "src, dst, type", ANNOTATION_AXES, 9
+        cols, key, optional, mask = _EDGE_COLUMNS, "src, dst, type", ANNOTATION_AXES, 9
     return f"INSERT INTO {table}({cols}) VALUES ({', '.join(values)}) ON CONFLICT({key}) DO UPDATE SET " + ", ".join(
         f"{k} = CASE WHEN ?{mask} & {1 << i} THEN excluded.{k} ELSE {k} END" for i, k in enumerate(optional)
     )
 
 
-_NODE_UPSERT = _upsert("nodes", _NODE_VALUES)
-_EDGE_UPSERT = _upsert("edges", _EDGE_VALUES)
+_NODE_UPSERT = _upsert("nodes", _values("nodes"))
+_EDGE_UPSERT = _upsert("edges", _values("edges"))
 
 
 #: Upsert parameters that may be given as integer codes (put_nodes / put_edges ``codes=``):
@@ -437,22 +457,46 @@ def _coded_key(
     return tuple(sorted(out))
 
 
-_CODED_SQL: dict[tuple[str, tuple[tuple[int, tuple[str | None, ...]], ...]], str] = {}
+_CODED_SQL: dict[tuple[str, _Coded], str] = {}
 
 
-def _coded_upsert(table: str, key: tuple[tuple[int, tuple[str | None, ...]], ...]) -> str:
+def _coded_upsert(table: str, key: _Coded) -> str:
     """The node or edge upsert with the coded parameters replaced by a CASE over their values
     (the same stored values; each coded row binds an integer instead of a string)."""
     sql = _CODED_SQL.get((table, key))
     if sql is None:
-        parts = list(_NODE_VALUES if table == "nodes" else _EDGE_VALUES)
-        for pos, vals in key:
-            whens = " ".join(f"WHEN {i} THEN {_sql_text(v)}" for i, v in enumerate(vals))
-            parts[pos - 1] = f"CASE ?{pos} {whens} END"
-        sql = _upsert(table, parts)
+        sql = _upsert(table, _values(table, key))
         if len(_CODED_SQL) > 256:
             _CODED_SQL.clear()
         _CODED_SQL[(table, key)] = sql
+    return sql
+
+
+#: Rows per multi-row INSERT of a bulk load into an empty store (at 9 parameters a row, under
+#: the 999 bound parameters an old SQLite allows).
+_MULTI_ROWS = 100
+_MULTI_SQL: dict[tuple[str, _Coded], str] = {}
+
+
+def _multi_insert(table: str, key: _Coded) -> str:
+    """``INSERT ... VALUES (row 1), ..., (row _MULTI_ROWS) ON CONFLICT DO NOTHING`` with each
+    row's value expressions as the upsert's (the same stored values): one statement per
+    hundred rows saves most of the per-row cost of a statement. The rows' masks are bound but
+    unused (the last one is referenced, so that the statement takes every parameter)."""
+    sql = _MULTI_SQL.get((table, key))
+    if sql is None:
+        n = 7 if table == "nodes" else 9
+        rows = [_values(table, key, j * n) for j in range(_MULTI_ROWS)]
+        rows[0][0] = f"coalesce(?1, ?{n * _MULTI_ROWS})"  # ?1 (the id, the src) is never NULL
+        cols = _NODE_COLUMNS if table == "nodes" else _EDGE_COLUMNS
+        sql = (
+            f"INSERT INTO {table}({cols}) VALUES "
+            + ", ".join(f"({', '.join(r)})" for r in rows)
+            + " ON CONFLICT DO NOTHING"
+        )
+        if len(_MULTI_SQL) > 64:
+            _MULTI_SQL.clear()
+        _MULTI_SQL[(table, key)] = sql
     return sql
 
 
@@ -967,6 +1011,7 @@ class KnowledgeBase:
         self.path = path
         self._lock = threading.RLock()
         self._depth = 0  # nesting of transaction()
+        self._fresh_bulk = False  # inside bulk() into an empty store: no trigger on nodes or edges
         #: Opened with ``read_only=True``; ``immutable``: with SQLite's ``immutable=1``.
         self.read_only = False
         self.immutable = False
@@ -1422,7 +1467,11 @@ class KnowledgeBase:
             cache = conn.execute("PRAGMA cache_size").fetchone()[0]
             conn.execute("PRAGMA cache_size = -262144")  # 256 MiB of pages for the index builds
             try:
-                yield
+                self._fresh_bulk = True
+                try:
+                    yield
+                finally:
+                    self._fresh_bulk = False
                 # The full-text index in one pass. FTS5 buffers pending terms up to its
                 # 'hashsize' (1 MiB by default) before writing a segment, and then merges the
                 # segments: a larger buffer for the rebuild writes far fewer of them (the same
@@ -1788,8 +1837,8 @@ class KnowledgeBase:
         >>> kb.node("a")["type"], kb.node("a")["lifecycle"]
         ('CONCEPT', None)
         """
-        sql = _NODE_UPSERT if not codes else _coded_upsert("nodes", _coded_key(codes, _NODE_CODED))
-        self.conn.executemany(sql, params)
+        key = _coded_key(codes, _NODE_CODED) if codes else ()
+        self._put_rows(params, "nodes", key, 7)
 
     def put_edges(
         self,
@@ -1829,7 +1878,29 @@ class KnowledgeBase:
             ends = set(map(itemgetter(0), params))
             ends.update(map(itemgetter(1), params))
             _insert_bare_nodes(conn, sorted(ends))
-        sql = _EDGE_UPSERT if not codes else _coded_upsert("edges", _coded_key(codes, _EDGE_CODED))
+        key = _coded_key(codes, _EDGE_CODED) if codes else ()
+        self._put_rows(params, "edges", key, 9)
+
+    def _put_rows(self, params: list[tuple[Any, ...]], table: str, key: _Coded, n: int) -> None:
+        """Upsert the rows in their order. Inside a bulk load into an empty store (no trigger
+        on the table), whole hundreds of rows go as multi-row ``INSERT ... ON CONFLICT DO
+        NOTHING`` statements; when one of those rows met a stored key (counted by
+        ``total_changes``), the hundreds are written again row by row with the upsert, in
+        order, so every key ends as the upserts alone leave it (a row written twice sets its
+        own values again), before the rest of the rows."""
+        conn = self.conn
+        sql = _coded_upsert(table, key) if key else (_NODE_UPSERT if table == "nodes" else _EDGE_UPSERT)
+        m = len(params) // _MULTI_ROWS * _MULTI_ROWS if self._fresh_bulk else 0
+        if m:
+            flat = list(itertools.chain.from_iterable(itertools.islice(params, m)))
+            if len(flat) == m * n:  # every row has its n parameters (else the upsert reports it)
+                step = n * _MULTI_ROWS
+                before = conn.total_changes
+                conn.executemany(_multi_insert(table, key), (flat[i : i + step] for i in range(0, len(flat), step)))
+                del flat
+                if conn.total_changes - before != m:
+                    conn.executemany(sql, itertools.islice(params, m))
+                params = params[m:]
         conn.executemany(sql, params)
 
     def _missing_nodes(self, ids: Iterable[str]) -> set[str]:
