@@ -169,6 +169,11 @@ def loads(tmp: Path) -> dict[str, dict[str, dict[str, Any]]]:
         syn.edge_annotations["authority"][0] = "it's"
         syn.write_to(kb, chunk=97)
         out["synth"] = dump(kb.conn)
+    with KnowledgeBase.create(tmp / "synth_chunk.sqlite") as kb:  # write_to's own chunk: one call per table
+        syn = synthetic.generate(300, seed=5)
+        syn.edge_annotations["authority"][0] = "it's"
+        syn.write_to(kb)
+        out["synth_default_chunk"] = dump(kb.conn)
     return out
 
 

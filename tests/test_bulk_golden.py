@@ -26,7 +26,7 @@ def loads(tmp_path_factory):
     return bulk_golden.loads(tmp_path_factory.mktemp("golden"))
 
 
-@pytest.mark.parametrize("path", ["bulk_api", "jsonl", "obo", "synth"])
+@pytest.mark.parametrize("path", ["bulk_api", "jsonl", "obo", "synth", "synth_default_chunk"])
 def test_bulk_load_stores_what_the_previous_code_stored(loads, path):
     want = json.loads(bulk_golden.GOLDEN.read_text())[path]
     got = loads[path]
