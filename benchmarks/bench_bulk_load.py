@@ -8,8 +8,10 @@ so compare rows of one run and read the CPU seconds beside the wall seconds):
 
 - ``sqlite-floor``: the rows of ``store-bulk`` as ready tuples, ``executemany`` of a plain
   ``INSERT`` into a bare copy of the ``nodes`` and ``edges`` tables (their keys and UNIQUE
-  indexes, no trigger, no FTS, no upsert) in one transaction, the same page size, cache and
-  journal as a bulk load: what SQLite itself costs for these rows, with no Python mapping.
+  indexes, no trigger, no FTS, no upsert, no ``edges(dst)`` index) in one transaction, the same
+  page size, cache and journal as a bulk load: what SQLite itself costs for these rows, with no
+  Python mapping -- binding every column (NULLs as None), only the non-NULL ones, and those a
+  hundred rows per statement.
 - ``store-bulk``: ``--edges`` typed edges (``--edges / 5`` nodes, five parents each, a title
   per node; ``bench_formats.py``'s graph) as ready tuples in key order through
   ``KnowledgeBase.bulk`` + ``put_nodes``/``put_edges``: the store's bulk path.
@@ -33,6 +35,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -130,11 +133,28 @@ def _store_bulk_rows(n_edges: int, null: str = "none") -> tuple[list[tuple[Any, 
     return nodes, edges
 
 
-def sqlite_floor(d: str, n_edges: int) -> dict[str, Any]:
+def sqlite_floor(d: str, n_edges: int, variant: str = "all") -> dict[str, Any]:
+    """SQLite's own cost for the rows of ``store-bulk``: ``executemany`` of a plain INSERT into
+    a bare copy of the two tables (keys and UNIQUE indexes; no trigger, FTS, upsert or index on
+    ``dst``). ``variant``: ``"all"`` binds every column (a NULL as None), ``"non-null"`` only
+    the columns that hold a value (node id and title; edge src, dst, type), ``"multi"`` those
+    a hundred rows per statement."""
     nodes, edges = _store_bulk_rows(n_edges)
-    nodes6 = [r[:6] for r in nodes]
-    edges8 = [r[:8] for r in edges]
-    p = os.path.join(d, "floor.sqlite")
+    if variant == "all":
+        node_rows: list[Any] = [r[:6] for r in nodes]
+        edge_rows: list[Any] = [r[:8] for r in edges]
+        node_sql = "INSERT INTO nodes(id, type, title, body, scopes, lifecycle) VALUES (?, ?, ?, ?, ?, ?)"
+        edge_sql = "INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    else:
+        k = 100 if variant == "multi" else 1
+        node_rows = [(r[0], r[2]) for r in nodes]
+        edge_rows = [r[:3] for r in edges]
+        if k > 1:
+            node_rows = [sum(node_rows[i : i + k], ()) for i in range(0, len(node_rows) // k * k, k)]
+            edge_rows = [sum(edge_rows[i : i + k], ()) for i in range(0, len(edge_rows) // k * k, k)]
+        node_sql = "INSERT INTO nodes(id, title) VALUES " + ", ".join(["(?, ?)"] * k)
+        edge_sql = "INSERT INTO edges(src, dst, type) VALUES " + ", ".join(["(?, ?, ?)"] * k)
+    p = os.path.join(d, f"floor-{variant}.sqlite")
     conn = sqlite3.connect(p, isolation_level=None)
     conn.execute("PRAGMA page_size = 16384")
     conn.execute("PRAGMA journal_mode = DELETE")
@@ -148,20 +168,23 @@ def sqlite_floor(d: str, n_edges: int) -> dict[str, Any]:
     )
     t = _clock()
     conn.execute("BEGIN IMMEDIATE")
-    conn.executemany("INSERT INTO nodes(id, type, title, body, scopes, lifecycle) VALUES (?, ?, ?, ?, ?, ?)", nodes6)
+    conn.executemany(node_sql, node_rows)
     tn = _since(t)
-    conn.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?, ?, ?)", edges8)
+    conn.executemany(edge_sql, edge_rows)
     conn.execute("COMMIT")
     wall, cpu = _since(t)
+    n_nodes, n_edges_in = (conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("nodes", "edges"))
     conn.close()
     return _row(
-        "sqlite-floor (plain INSERT, no index/trigger/FTS)",
-        len(nodes),
-        len(edges),
+        f"sqlite-floor ({variant}: plain INSERT, no upsert/trigger/FTS/dst index)",
+        n_nodes,
+        n_edges_in,
         wall,
         cpu,
         nodes_s=round(tn[0], 3),
-        edges_per_s_edge_phase=round(len(edges) / (wall - tn[0])),
+        nodes_cpu_s=round(tn[1], 3),
+        edges_per_s_edge_phase=round(n_edges_in / (wall - tn[0])),
+        edges_per_cpu_s_edge_phase=round(n_edges_in / (cpu - tn[1])),
     )
 
 
@@ -251,12 +274,15 @@ def run_import(d: str, case: str, path: str) -> dict[str, Any]:
 def synth(d: str, concepts: int) -> dict[str, Any]:
     p = os.path.join(d, "synth.sqlite")
     t = _clock()
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = subprocess.run(
         [os.path.join(os.path.dirname(sys.executable), "conceptwalk"), "synth", p, "--concepts", str(concepts)],
         capture_output=True,
         text=True,
     )
     wall, _ = _since(t)
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)  # the subprocess's CPU seconds
     if r.returncode:
         raise SystemExit(f"conceptwalk synth failed: {r.stderr}")
     c = sqlite3.connect(p)
@@ -267,8 +293,8 @@ def synth(d: str, concepts: int) -> dict[str, Any]:
         nodes,
         edges,
         wall,
-        0.0,
-        out=r.stdout.strip()[-300:],
+        cpu,
+        out=(r.stdout + r.stderr).strip()[-300:],
     )
 
 
@@ -294,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(dir=args.dir) as d:
         if "sqlite-floor" in args.cases:
-            show(sqlite_floor(d, args.edges))
+            for variant in ("all", "non-null", "multi"):
+                show(sqlite_floor(d, args.edges, variant))
         if "store-bulk" in args.cases:
             show(store_bulk(d, args.edges))
         if "store-bulk-sentinel" in args.cases:
