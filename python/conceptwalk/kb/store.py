@@ -1889,6 +1889,8 @@ class KnowledgeBase:
         order, so every key ends as the upserts alone leave it (a row written twice sets its
         own values again), before the rest of the rows."""
         conn = self.conn
+        if not isinstance(params, list):  # any iterable of tuples, as executemany takes
+            params = list(params)
         sql = _coded_upsert(table, key) if key else (_NODE_UPSERT if table == "nodes" else _EDGE_UPSERT)
         m = len(params) // _MULTI_ROWS * _MULTI_ROWS if self._fresh_bulk else 0
         if m:

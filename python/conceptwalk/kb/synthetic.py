@@ -48,6 +48,9 @@ import numpy.typing as npt
 from ..errors import InputError
 from .store import NULL_CONFIDENCE, NULL_TEXT
 
+#: None as a 0-d object array: ``np.equal(column, _NONE)`` finds the Nones of an object column.
+_NONE = np.array(None, dtype=object)
+
 __all__ = [
     "SyntheticKB",
     "generate",
@@ -780,7 +783,7 @@ class SyntheticKB:
             else:
                 col = np.empty(len(a[k]), dtype=object)
                 col[:] = a[k]
-                col[np.equal(col, None)] = NULL_TEXT
+                col[np.equal(col, _NONE)] = NULL_TEXT
                 ecols[k] = col
         if len(t_names) > _MAX_CODES:
             col = np.empty(len(t_names), dtype=object)
@@ -789,7 +792,7 @@ class SyntheticKB:
             del ecodes["type"]
         conf = np.empty(len(a["extraction_confidence"]), dtype=object)
         conf[:] = a["extraction_confidence"]
-        conf[np.equal(conf, None)] = NULL_CONFIDENCE
+        conf[np.equal(conf, _NONE)] = NULL_CONFIDENCE
         with kb.bulk():
             for i in range(0, len(nodes), chunk):
                 kb.put_nodes(nodes[i : i + chunk], codes=node_codes)
