@@ -627,3 +627,42 @@ def test_edge_fast_path_agrees_with_checked_path():
     for row in rows:
         assert edge_tuple(row, "DEF") == _edge_tuple_checked(row, "DEF"), row
     assert edge_tuple(("a", "b")) == _edge_tuple_checked({"src": "a", "dst": "b"}, "LINK")
+
+
+def test_node_fast_path_agrees_with_checked_path():
+    from conceptwalk.kb.store import RowError, _node_tuple_checked, node_tuple
+
+    class Str(str):
+        pass
+
+    rows = [
+        {"id": "a"},
+        {"id": "a", "type": None, "title": "", "body": "b", "lifecycle": None},
+        {"id": "a", "type": "T", "title": "t", "body": None, "scopes": None, "lifecycle": "L"},
+        {"id": "a", "scopes": []},
+        {"id": "a", "scopes": ["t1", "t2"]},
+        {"id": "a", "scopes": ["t1", "t2"]},  # the second time from the cache
+        {"id": "a", "scopes": ("t1",)},  # a tuple: checked path only
+        {"id": "a", "scopes": [Str("t1")]},
+        {"id": Str("a"), "title": Str("x")},
+        {"id": "ü'", "title": "0", "body": "-1"},
+    ]
+    for row in rows:
+        assert node_tuple(row) == _node_tuple_checked(row), row
+    # what the fast path cannot take goes to the checked path and fails there, with its message
+    for bad in (
+        {"id": ""},
+        {"id": None},
+        {"title": "t"},
+        {"id": "a", "title": 3},
+        {"id": "a", "scopes": "t1"},
+        {"id": "a", "scopes": [["t1"]]},
+        {"id": "a", "scopes": [""]},
+        {"id": "a", "weight": 1},
+        ["a"],
+    ):
+        with pytest.raises(RowError) as fast:
+            node_tuple(bad)
+        with pytest.raises(RowError) as checked:
+            _node_tuple_checked(bad)
+        assert str(fast.value) == str(checked.value), bad

@@ -52,7 +52,8 @@ from .importers import (
     import_networkx,
 )
 from .state import parse_scopes
-from .store import ANNOTATION_AXES, KnowledgeBase, RowError, edge_tuple, node_tuple
+from .store import ANNOTATION_AXES, NULL_CONFIDENCE, KnowledgeBase, RowError, edge_tuple, node_tuple
+from .store import NULL_TEXT as Z  # edge tuples with no annotation: NULLs as the store's sentinels
 
 __all__ = [
     "ENDPOINT_EXAMPLES",
@@ -540,7 +541,7 @@ def _obo_term(
     except RowError as exc:
         raise InputError(f"{where}: {exc}") from None
     if parents:  # ids and types fastobo parsed: non-empty strings; edge_tuple's row, no annotation given
-        w.extend_edges([(tid, target, typ, None, None, None, None, None, 0) for typ, target in parents])
+        w.extend_edges([(tid, target, typ, Z, Z, Z, NULL_CONFIDENCE, Z, 0) for typ, target in parents])
     if synonyms:
         synonyms.sort(key=lambda st: rank.get(st[1], len(rank)))  # EXACT first; stable otherwise
         w.node_attribute(tid, "synonyms", [{"text": t, "scope": s} for t, s in synonyms], where)

@@ -26,7 +26,9 @@ from typing import Any, Union
 from ..errors import InputError, shown
 from ..graph import DEFAULT_EDGE_TYPE
 from .attributes import attribute_value, ensure_tables
-from .store import ANNOTATION_AXES, EDGE_KEYS, KnowledgeBase, RowError, alias_pair, edge_tuple, node_tuple
+from .store import ANNOTATION_AXES, EDGE_KEYS, NULL_CONFIDENCE, KnowledgeBase, RowError, alias_pair, edge_tuple
+from .store import node_tuple
+from .store import NULL_TEXT as Z  # edge tuples with no annotation: NULLs as the store's sentinels
 
 __all__ = ["ImportSummary", "RowWriter", "ProgressBar", "import_jsonl", "import_edge_list", "import_networkx"]
 
@@ -1030,7 +1032,7 @@ def import_networkx(
             for u, v, attrs in G.edges(data=True):
                 su, sv = str(u), str(v)
                 if su and sv and (not attrs or (len(attrs) == 1 and type(attrs.get(type_attr)) is str)):
-                    batch.append((su, sv, attrs.get(type_attr) or default_type, None, None, None, None, None, 0))
+                    batch.append((su, sv, attrs.get(type_attr) or default_type, Z, Z, Z, NULL_CONFIDENCE, Z, 0))
                     if len(batch) >= _CHUNK:
                         w.extend_edges(batch)
                         done += len(batch)

@@ -38,6 +38,7 @@ killed before it committed) is rolled back first, as any SQLite opener does.
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import math
 import os
@@ -47,6 +48,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 from pathlib import Path
 from types import MethodType
 from numbers import Real
@@ -92,6 +94,15 @@ ANNOTATION_AXES: tuple[str, ...] = tuple(EDGE_ANNOTATION_KEYS)
 #: by the upgrade of an older store, in the upgrade's one transaction.
 _TALLY_EDGE_COUNTS = (
     " UNION ALL ".join(f"SELECT 'edges.{k}', count({k}) FROM edges" for k in ANNOTATION_AXES)
+    + " UNION ALL SELECT 'edges.pending', 0"
+)
+#: The same counts in one pass over the table (a bulk load's end): SQLite (3.35+) materializes a
+#: CTE read more than once, so the table is scanned once instead of five times.
+_TALLY_EDGE_COUNTS_ONE_PASS = (
+    "WITH c AS (SELECT "
+    + ", ".join(f"count({k}) AS {k}" for k in ANNOTATION_AXES)
+    + " FROM edges) "
+    + " UNION ALL ".join(f"SELECT 'edges.{k}', {k} FROM c" for k in ANNOTATION_AXES)
     + " UNION ALL SELECT 'edges.pending', 0"
 )
 #: ``edges.pending``: the annotation bits (bit i = axis i has a value) of the row an INSERT is
@@ -364,17 +375,53 @@ INSERT OR IGNORE INTO meta(key, value) VALUES ('uuid', lower(hex(randomblob(16))
 
 # Upserts: bit i of the last parameter says whether optional key i was given. A given key
 # (even None) overwrites the stored value; an absent key keeps it.
-_NODE_UPSERT = (
-    "INSERT INTO nodes(id, type, title, body, scopes, lifecycle) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
-    "ON CONFLICT(id) DO UPDATE SET "
-    + ", ".join(f"{k} = CASE WHEN ?7 & {1 << i} THEN excluded.{k} ELSE {k} END" for i, k in enumerate(_NODE_OPTIONAL))
-)
-_EDGE_UPSERT = (
-    "INSERT INTO edges(src, dst, type, authority, fidelity, extraction_method, "
-    "extraction_confidence, lifecycle) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
-    "ON CONFLICT(src, dst, type) DO UPDATE SET "
-    + ", ".join(f"{k} = CASE WHEN ?9 & {1 << i} THEN excluded.{k} ELSE {k} END" for i, k in enumerate(ANNOTATION_AXES))
-)
+#
+# A NULL value may be bound as None or as a sentinel that binds faster: 0 (an int) for the
+# nullable text columns, -1 for extraction_confidence (``nullif`` turns either back into NULL;
+# a validated value is never one: text columns hold strings, a confidence is a float in
+# [0, 1]). Python's sqlite3 binds None through its adapter lookup (two failed attribute lookups
+# per value), an int directly: at five NULL annotations per edge that is most of an edge's
+# binding time. node_tuple and edge_tuple return the sentinels.
+#: A NULL text value as put_nodes / put_edges take it (binds faster than None).
+NULL_TEXT = 0
+#: A NULL extraction_confidence as put_edges takes it.
+NULL_CONFIDENCE = -1
+_Coded = tuple[tuple[int, tuple[str | None, ...]], ...]
+
+
+def _values(table: str, coded: _Coded = (), base: int = 0) -> list[str]:
+    """The upsert's value expressions for one row whose parameters are ``?base+1`` on (7 per
+    node row, 9 per edge row, the last being the given-keys mask): a nullable text column as
+    ``nullif(?i, 0)``, the confidence as ``nullif(?i, -1)``, a coded parameter as a CASE over
+    its values (see :func:`_coded_upsert`)."""
+    if table == "nodes":
+        parts = [f"?{base + 1}"] + [f"nullif(?{base + i}, {NULL_TEXT})" for i in range(2, 7)]
+    else:
+        parts = [f"?{base + 1}", f"?{base + 2}", f"?{base + 3}"] + [
+            f"nullif(?{base + i}, {NULL_CONFIDENCE if i == 7 else NULL_TEXT})" for i in range(4, 9)
+        ]
+    for pos, vals in coded:
+        whens = " ".join(f"WHEN {i} THEN {_sql_text(v)}" for i, v in enumerate(vals))
+        parts[pos - 1] = f"CASE ?{base + pos} {whens} END"
+    return parts
+
+
+_NODE_COLUMNS = "id, type, title, body, scopes, lifecycle"
+_EDGE_COLUMNS = "src, dst, type, authority, fidelity, extraction_method, extraction_confidence, lifecycle"
+
+
+def _upsert(table: str, values: Sequence[str]) -> str:
+    if table == "nodes":
+        cols, key, optional, mask = _NODE_COLUMNS, "id", _NODE_OPTIONAL, 7
+    else:
+        cols, key, optional, mask = _EDGE_COLUMNS, "src, dst, type", ANNOTATION_AXES, 9
+    return f"INSERT INTO {table}({cols}) VALUES ({', '.join(values)}) ON CONFLICT({key}) DO UPDATE SET " + ", ".join(
+        f"{k} = CASE WHEN ?{mask} & {1 << i} THEN excluded.{k} ELSE {k} END" for i, k in enumerate(optional)
+    )
+
+
+_NODE_UPSERT = _upsert("nodes", _values("nodes"))
+_EDGE_UPSERT = _upsert("edges", _values("edges"))
 
 
 #: Upsert parameters that may be given as integer codes (put_nodes / put_edges ``codes=``):
@@ -411,25 +458,46 @@ def _coded_key(
     return tuple(sorted(out))
 
 
-_CODED_SQL: dict[tuple[str, tuple[tuple[int, tuple[str | None, ...]], ...]], str] = {}
+_CODED_SQL: dict[tuple[str, _Coded], str] = {}
 
 
-def _coded_upsert(table: str, key: tuple[tuple[int, tuple[str | None, ...]], ...]) -> str:
+def _coded_upsert(table: str, key: _Coded) -> str:
     """The node or edge upsert with the coded parameters replaced by a CASE over their values
     (the same stored values; each coded row binds an integer instead of a string)."""
     sql = _CODED_SQL.get((table, key))
     if sql is None:
-        base = _NODE_UPSERT if table == "nodes" else _EDGE_UPSERT
-        head, rest = base.split(" VALUES (", 1)
-        args, tail = rest.split(") ON CONFLICT", 1)
-        parts = [a.strip() for a in args.split(",")]
-        for pos, vals in key:
-            whens = " ".join(f"WHEN {i} THEN {_sql_text(v)}" for i, v in enumerate(vals))
-            parts[pos - 1] = f"CASE ?{pos} {whens} END"
-        sql = f"{head} VALUES ({', '.join(parts)}) ON CONFLICT{tail}"
+        sql = _upsert(table, _values(table, key))
         if len(_CODED_SQL) > 256:
             _CODED_SQL.clear()
         _CODED_SQL[(table, key)] = sql
+    return sql
+
+
+#: Rows per multi-row INSERT of a bulk load into an empty store (at 9 parameters a row, under
+#: the 999 bound parameters an old SQLite allows).
+_MULTI_ROWS = 100
+_MULTI_SQL: dict[tuple[str, _Coded], str] = {}
+
+
+def _multi_insert(table: str, key: _Coded) -> str:
+    """``INSERT ... VALUES (row 1), ..., (row _MULTI_ROWS) ON CONFLICT DO NOTHING`` with each
+    row's value expressions as the upsert's (the same stored values): one statement per
+    hundred rows saves most of the per-row cost of a statement. The rows' masks are bound but
+    unused (the last one is referenced, so that the statement takes every parameter)."""
+    sql = _MULTI_SQL.get((table, key))
+    if sql is None:
+        n = 7 if table == "nodes" else 9
+        rows = [_values(table, key, j * n) for j in range(_MULTI_ROWS)]
+        rows[0][0] = f"coalesce(?1, ?{n * _MULTI_ROWS})"  # ?1 (the id, the src) is never NULL
+        cols = _NODE_COLUMNS if table == "nodes" else _EDGE_COLUMNS
+        sql = (
+            f"INSERT INTO {table}({cols}) VALUES "
+            + ", ".join(f"({', '.join(r)})" for r in rows)
+            + " ON CONFLICT DO NOTHING"
+        )
+        if len(_MULTI_SQL) > 64:
+            _MULTI_SQL.clear()
+        _MULTI_SQL[(table, key)] = sql
     return sql
 
 
@@ -507,8 +575,57 @@ def _key_hint(key: Any, allowed: tuple[str, ...], what: str) -> str:
 _SCOPES_TEXT: dict[tuple[str, ...], str] = {}
 
 
+_NODE_KEYSET = frozenset(NODE_KEYS)
+
+
 def node_tuple(row: Any) -> tuple[Any, ...]:
-    """Validate one node row; return the parameters of the node upsert. Raises RowError."""
+    """Validate one node row; return the parameters of the node upsert (a NULL as
+    :data:`NULL_TEXT`). Raises RowError."""
+    # Fast path for the common well-formed dict (string values, scopes absent, null or a list
+    # already seen); anything else takes the checked path below, which accepts a superset of
+    # this, returns the same tuple and produces the error messages.
+    if type(row) is dict and not (row.keys() - _NODE_KEYSET):
+        g = row.get
+        nid, typ, title, body, scopes, life = g("id"), g("type"), g("title"), g("body"), g("scopes"), g("lifecycle")
+        if (
+            type(nid) is str
+            and nid
+            and (typ is None or type(typ) is str)
+            and (title is None or type(title) is str)
+            and (body is None or type(body) is str)
+            and (life is None or type(life) is str)
+        ):
+            z = NULL_TEXT
+            if scopes is None:
+                text: Any = z
+            elif type(scopes) is list:
+                try:
+                    text = _SCOPES_TEXT.get(tuple(scopes))  # a list seen before: checked then
+                except TypeError:  # an unhashable element
+                    text = None
+            else:
+                text = None
+            if text is not None:
+                mask = (
+                    ("type" in row)
+                    | (("title" in row) << 1)
+                    | (("body" in row) << 2)
+                    | (("scopes" in row) << 3)
+                    | (("lifecycle" in row) << 4)
+                )
+                return (
+                    nid,
+                    z if typ is None else typ,
+                    z if title is None else title,
+                    z if body is None else body,
+                    text,
+                    z if life is None else life,
+                    mask,
+                )
+    return _node_tuple_checked(row)
+
+
+def _node_tuple_checked(row: Any) -> tuple[Any, ...]:
     row = _check_keys(row, NODE_KEYS, "node")
     nid = _req_str(row, "id")
     scopes = row.get("scopes")
@@ -531,13 +648,20 @@ def node_tuple(row: Any) -> tuple[Any, ...]:
     for i, k in enumerate(_NODE_OPTIONAL):
         if k in row:
             mask |= 1 << i
-    return (
-        nid,
+    typ, title, body, life = (
         _opt_str(row, "type"),
         _opt_str(row, "title"),
         _opt_str(row, "body"),
-        scopes,
         _opt_str(row, "lifecycle"),
+    )
+    z = NULL_TEXT  # NULL as the sentinel that binds faster than None (see _NODE_UPSERT)
+    return (
+        nid,
+        z if typ is None else typ,
+        z if title is None else title,
+        z if body is None else body,
+        z if scopes is None else scopes,
+        z if life is None else life,
         mask,
     )
 
@@ -560,7 +684,8 @@ _EDGE_KEYSET = frozenset(EDGE_KEYS)
 
 
 def edge_tuple(row: Any, default_type: str = DEFAULT_EDGE_TYPE) -> tuple[Any, ...]:
-    """Validate one edge row; return the parameters of the edge upsert. Raises RowError."""
+    """Validate one edge row; return the parameters of the edge upsert (a NULL as
+    :data:`NULL_TEXT`, a NULL confidence as :data:`NULL_CONFIDENCE`). Raises RowError."""
     # Fast path for the common well-formed dict; anything unusual takes the checked path below
     # (which accepts a superset of this and produces the error messages).
     if type(row) is dict and not (row.keys() - _EDGE_KEYSET):
@@ -592,7 +717,18 @@ def edge_tuple(row: Any, default_type: str = DEFAULT_EDGE_TYPE) -> tuple[Any, ..
                 | (("extraction_confidence" in row) << 3)
                 | (("lifecycle" in row) << 4)
             )
-            return (src, dst, default_type if typ is None else typ, au, fi, me, co, li, mask)
+            z = NULL_TEXT  # NULL as the sentinels that bind faster than None (see _EDGE_UPSERT)
+            return (
+                src,
+                dst,
+                default_type if typ is None else typ,
+                z if au is None else au,
+                z if fi is None else fi,
+                z if me is None else me,
+                NULL_CONFIDENCE if co is None else co,
+                z if li is None else li,
+                mask,
+            )
     return _edge_tuple_checked(row, default_type)
 
 
@@ -611,15 +747,16 @@ def _edge_tuple_checked(row: Any, default_type: str) -> tuple[Any, ...]:
     for i, k in enumerate(ANNOTATION_AXES):
         if k in row:
             mask |= 1 << i
+    vals = [_opt_axis(row, k) for k in ("authority", "fidelity", "extraction_method")]
+    co, li = _confidence(row.get("extraction_confidence")), _opt_axis(row, "lifecycle")
+    z = NULL_TEXT
     return (
         src,
         dst,
         typ,
-        _opt_axis(row, "authority"),
-        _opt_axis(row, "fidelity"),
-        _opt_axis(row, "extraction_method"),
-        _confidence(row.get("extraction_confidence")),
-        _opt_axis(row, "lifecycle"),
+        *(z if v is None else v for v in vals),
+        NULL_CONFIDENCE if co is None else co,
+        z if li is None else li,
         mask,
     )
 
@@ -643,6 +780,21 @@ def _chunks(it: Iterable[Any], size: int = _CHUNK) -> Iterator[list[Any]]:
             buf = []
     if buf:
         yield buf
+
+
+def _insert_bare_nodes(conn: sqlite3.Connection, ids: list[str]) -> None:
+    """``INSERT OR IGNORE`` a bare node per id, in the order given: the ids as one JSON array
+    read by ``json_each`` (one statement; about a third of the time of a bound row per id),
+    or row by row when the JSON text holds an escape (a control character in an id) that
+    SQLite's JSON reader might not give back byte for byte."""
+    text = json.dumps(ids, ensure_ascii=False)
+    if "\\u" not in text:
+        try:
+            conn.execute("INSERT OR IGNORE INTO nodes(id) SELECT value FROM json_each(?)", (text,))
+            return
+        except UnicodeEncodeError:  # a lone surrogate: not bound (nothing written), as row by row
+            pass
+    conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in ids))
 
 
 def _fts_query(text: str) -> str | None:
@@ -860,6 +1012,7 @@ class KnowledgeBase:
         self.path = path
         self._lock = threading.RLock()
         self._depth = 0  # nesting of transaction()
+        self._fresh_bulk = False  # inside bulk() into an empty store: no trigger on nodes or edges
         #: Opened with ``read_only=True``; ``immutable``: with SQLite's ``immutable=1``.
         self.read_only = False
         self.immutable = False
@@ -1315,7 +1468,11 @@ class KnowledgeBase:
             cache = conn.execute("PRAGMA cache_size").fetchone()[0]
             conn.execute("PRAGMA cache_size = -262144")  # 256 MiB of pages for the index builds
             try:
-                yield
+                self._fresh_bulk = True
+                try:
+                    yield
+                finally:
+                    self._fresh_bulk = False
                 # The full-text index in one pass. FTS5 buffers pending terms up to its
                 # 'hashsize' (1 MiB by default) before writing a segment, and then merges the
                 # segments: a larger buffer for the rebuild writes far fewer of them (the same
@@ -1329,7 +1486,7 @@ class KnowledgeBase:
                     conn.execute(sql)
                 # the edge tallies' triggers were dropped with the others: counted in one pass
                 conn.execute("DELETE FROM tallies WHERE name LIKE 'edges.%'")
-                conn.execute(f"INSERT INTO tallies(name, n) {_TALLY_EDGE_COUNTS}")
+                conn.execute(f"INSERT INTO tallies(name, n) {_TALLY_EDGE_COUNTS_ONE_PASS}")
             finally:
                 conn.execute(f"PRAGMA cache_size = {int(cache)}")
             conn.execute("INSERT INTO changes(kind) VALUES (?)", (CHANGE_RESET,))
@@ -1664,7 +1821,8 @@ class KnowledgeBase:
         Parameters
         ----------
         params : list of tuple
-            Rows already validated by :func:`node_tuple`.
+            Rows already validated by :func:`node_tuple`. A NULL value may be None or
+            :data:`NULL_TEXT` (0, which binds faster; what :func:`node_tuple` returns).
         codes : mapping of str to sequence of (str or None), optional
             For the keys ``type``, ``scopes`` (its stored JSON text) and ``lifecycle``: the values
             that the tuples hold as integer codes at that key (code ``i`` stands for
@@ -1680,8 +1838,8 @@ class KnowledgeBase:
         >>> kb.node("a")["type"], kb.node("a")["lifecycle"]
         ('CONCEPT', None)
         """
-        sql = _NODE_UPSERT if not codes else _coded_upsert("nodes", _coded_key(codes, _NODE_CODED))
-        self.conn.executemany(sql, params)
+        key = _coded_key(codes, _NODE_CODED) if codes else ()
+        self._put_rows(params, "nodes", key, 7)
 
     def put_edges(
         self,
@@ -1695,7 +1853,9 @@ class KnowledgeBase:
         Parameters
         ----------
         params : list of tuple
-            Rows already validated by :func:`edge_tuple`.
+            Rows already validated by :func:`edge_tuple`. A NULL value may be None or the
+            sentinel that binds faster (what :func:`edge_tuple` returns): :data:`NULL_TEXT`
+            (0) for an annotation, :data:`NULL_CONFIDENCE` (-1) for the confidence.
         endpoints_exist : bool
             Skip creating the endpoint nodes: the caller wrote every endpoint as a node first
             (the synthetic generator, or an importer that tracks the ids it wrote).
@@ -1716,10 +1876,34 @@ class KnowledgeBase:
         """
         conn = self.conn
         if not endpoints_exist:
-            ends = {p[0] for p in params}
-            ends.update(p[1] for p in params)
-            conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in sorted(ends)))
-        sql = _EDGE_UPSERT if not codes else _coded_upsert("edges", _coded_key(codes, _EDGE_CODED))
+            ends = set(map(itemgetter(0), params))
+            ends.update(map(itemgetter(1), params))
+            _insert_bare_nodes(conn, sorted(ends))
+        key = _coded_key(codes, _EDGE_CODED) if codes else ()
+        self._put_rows(params, "edges", key, 9)
+
+    def _put_rows(self, params: list[tuple[Any, ...]], table: str, key: _Coded, n: int) -> None:
+        """Upsert the rows in their order. Inside a bulk load into an empty store (no trigger
+        on the table), whole hundreds of rows go as multi-row ``INSERT ... ON CONFLICT DO
+        NOTHING`` statements; when one of those rows met a stored key (counted by
+        ``total_changes``), the hundreds are written again row by row with the upsert, in
+        order, so every key ends as the upserts alone leave it (a row written twice sets its
+        own values again), before the rest of the rows."""
+        conn = self.conn
+        if not isinstance(params, list):  # any iterable of tuples, as executemany takes
+            params = list(params)
+        sql = _coded_upsert(table, key) if key else (_NODE_UPSERT if table == "nodes" else _EDGE_UPSERT)
+        m = len(params) // _MULTI_ROWS * _MULTI_ROWS if self._fresh_bulk else 0
+        if m:
+            flat = list(itertools.chain.from_iterable(itertools.islice(params, m)))
+            if len(flat) == m * n:  # every row has its n parameters (else the upsert reports it)
+                step = n * _MULTI_ROWS
+                before = conn.total_changes
+                conn.executemany(_multi_insert(table, key), (flat[i : i + step] for i in range(0, len(flat), step)))
+                del flat
+                if conn.total_changes - before != m:
+                    conn.executemany(sql, itertools.islice(params, m))
+                params = params[m:]
         conn.executemany(sql, params)
 
     def _missing_nodes(self, ids: Iterable[str]) -> set[str]:

@@ -46,6 +46,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError
+from .store import NULL_CONFIDENCE, NULL_TEXT
+
+#: None as a 0-d object array: ``np.equal(column, _NONE)`` finds the Nones of an object column.
+_NONE = np.array(None, dtype=object)
 
 __all__ = [
     "SyntheticKB",
@@ -735,20 +739,24 @@ class SyntheticKB:
         }
         o = order.tolist()
 
+        # A NULL goes as the store's sentinel (NULL_TEXT, NULL_CONFIDENCE), which binds faster
+        # than None (see put_nodes / put_edges).
+        z = NULL_TEXT
+
         def node_col(name: str, col: Sequence[Any]) -> list[Any]:
             if name in node_codes:
                 out: list[Any] = ncols[name][order].tolist()
                 return out
             if name == "scopes":
-                return [scope_text[scope_keys[i]] for i in o]
-            return [col[i] for i in o]
+                return [z if (t := scope_text[scope_keys[i]]) is None else t for i in o]
+            return [z if (v := col[i]) is None else v for i in o]
 
         nodes = list(
             zip(
                 ids_o[order].tolist(),
                 node_col("type", self.node_types),
-                [self.titles[i] for i in o],
-                [self.bodies[i] for i in o],
+                node_col("title", self.titles),
+                node_col("body", self.bodies),
                 node_col("scopes", []),
                 node_col("lifecycle", self.lifecycle),
                 itertools.repeat(every, n),
@@ -775,6 +783,7 @@ class SyntheticKB:
             else:
                 col = np.empty(len(a[k]), dtype=object)
                 col[:] = a[k]
+                col[np.equal(col, _NONE)] = NULL_TEXT
                 ecols[k] = col
         if len(t_names) > _MAX_CODES:
             col = np.empty(len(t_names), dtype=object)
@@ -783,6 +792,7 @@ class SyntheticKB:
             del ecodes["type"]
         conf = np.empty(len(a["extraction_confidence"]), dtype=object)
         conf[:] = a["extraction_confidence"]
+        conf[np.equal(conf, _NONE)] = NULL_CONFIDENCE
         with kb.bulk():
             for i in range(0, len(nodes), chunk):
                 kb.put_nodes(nodes[i : i + chunk], codes=node_codes)
