@@ -157,6 +157,7 @@ conceptwalk._core.CSRGraph.__init__
 conceptwalk._core.LiveGraph
 conceptwalk._core.LiveGraph.__init__
 conceptwalk._core.LiveVisibility
+conceptwalk._core.LiveVisibility.__init__
 conceptwalk._core.TextIndex
 conceptwalk._core.TextIndex.__init__
 conceptwalk._core.TextStats

@@ -383,13 +383,13 @@ TRIGGERS = {
         _live(),
         np.array([0], np.int32),
         np.ones(1),
-        visible=_core.LiveVisibility(
+        visible=_core.LiveVisibility.make(
             _core.LiveGraph.grow(_live().base, None, np.array([(1 << 32) | 5], np.uint64), _E32, _E32),
             _core.VisibilityMask(_live().base, np.ones(4, bool)),
             np.ones(1, bool),
         ),
     ),
-    "E448": lambda t: _core.LiveVisibility(
+    "E448": lambda t: _core.LiveVisibility.make(
         _live(), _core.VisibilityMask(_g().core, np.ones(4, bool)), np.ones(2, bool)
     ),
     "E300": lambda t: _explorer(t).answer("search", {"q": ["x"], "k": ["zero"]}),

@@ -107,7 +107,7 @@ def test_core_live_graph_equals_a_fresh_build(base_ids: list[str], data: st.Data
         # a caller's visibility: all access, or a random mask (the base's as a VisibilityMask of
         # the base, the new slots' as the delta's part) against the fresh graph's VisibilityMask
         hidden = set(data.draw(st.lists(st.sampled_from(every), max_size=len(every) // 2)))
-        lv = _core.LiveVisibility(
+        lv = _core.LiveVisibility.make(
             live,
             _core.VisibilityMask(base, np.array([x not in hidden for x in base_ids], bool)),
             np.array([x not in hidden for x in new_ids], bool),
@@ -399,13 +399,13 @@ def test_live_graph_grow_checks_its_arguments() -> None:
             one, np.array([0], np.int32), np.ones(1), visible=_core.VisibilityMask(base, np.ones(3, bool))
         )
     two = _core.LiveGraph.grow(base, None, np.array([(1 << 32) | 5, (2 << 32) | 5], np.uint64), e32, e32)
-    lv = _core.LiveVisibility(two, _core.VisibilityMask(base, np.ones(3, bool)), np.ones(2, bool))
+    lv = _core.LiveVisibility.make(two, _core.VisibilityMask(base, np.ones(3, bool)), np.ones(2, bool))
     with pytest.raises(ValueError, match="another LiveGraph"):
         _core.graph_context(one, np.array([0], np.int32), np.ones(1), visible=lv)
     with pytest.raises(ValueError, match="another graph than"):
-        _core.LiveVisibility(two, _core.VisibilityMask(other, np.ones(2, bool)), np.ones(2, bool))
+        _core.LiveVisibility.make(two, _core.VisibilityMask(other, np.ones(2, bool)), np.ones(2, bool))
     with pytest.raises(ValueError, match="slot_mask must have length 2"):
-        _core.LiveVisibility(two, _core.VisibilityMask(base, np.ones(3, bool)), np.ones(3, bool))
+        _core.LiveVisibility.make(two, _core.VisibilityMask(base, np.ones(3, bool)), np.ones(3, bool))
     with pytest.raises(ValueError, match="ascending in the graph's order"):
         _core.graph_context(one, np.array([1, 3], np.int32), np.ones(2))  # slot 3 sorts before node 1
     with pytest.raises(IndexError, match="outside"):

@@ -201,6 +201,12 @@ void register_graph(py::module_& m) {
       "A live store's graph (issue 31, docs/live_store.md): an immutable base CSRGraph (shared, never "
       "copied) plus a small delta of new nodes (slots after the base's) and grown rows, every row in "
       "order-key order, so graph_context over it equals a fresh build's bit for bit.")
+      // No LiveGraph without grow: pybind11 would let LiveGraph.__new__ make one whose members
+      // were never constructed (read as garbage, not as null).
+      .def_static("__new__",
+                  [](py::args, const py::kwargs&) -> py::object {
+                    throw py::type_error("LiveGraph objects are made by LiveGraph.grow");
+                  })
       .def_static(
           "grow",
           [](std::shared_ptr<cw::CSRGraph> base, py::handle prev, const carray<std::uint64_t>& keys,
@@ -275,37 +281,45 @@ void register_graph(py::module_& m) {
       m, "LiveVisibility",
       "A caller's visibility of a LiveGraph: the base's VisibilityMask and the delta's part (the new "
       "slots' mask, the visible degrees of the new slots and of the grown base rows).")
-      .def(py::init([](py::object live_obj, py::object base_obj, const carray<bool>& slot_mask) {
-             if (!py::isinstance<LiveGraph>(live_obj)) throw py::type_error("live must be a LiveGraph");
-             if (!py::isinstance<VisibilityMask>(base_obj)) throw py::type_error("base must be a VisibilityMask");
-             auto out = std::make_shared<LiveVisibility>();
-             out->live_obj = live_obj;
-             out->live = live_obj.cast<const LiveGraph*>();
-             out->base_obj = base_obj;
-             out->base = base_obj.cast<const VisibilityMask*>();
-             const cw::GraphDelta& d = *live_delta(*out->live);
-             if (out->base->graph.get() != out->live->base.get())
-               throw py::value_error(
-                   "base: the VisibilityMask was built for another graph than the LiveGraph's base");
-             check_1d(slot_mask, "slot_mask", d.n - d.base_n);
-             const auto* sm = reinterpret_cast<const std::uint8_t*>(slot_mask.data());
-             out->slot_mask.assign(sm, sm + slot_mask.shape(0));
-             out->slot_vdeg.resize(out->slot_mask.size());
-             out->over_vdeg.resize(d.over.size());
-             cw::delta_visible_degrees(d, out->base->mask.data(), out->slot_mask.data(), out->slot_vdeg.data(),
-                                       out->over_vdeg.data());
-             std::int64_t c = out->base->visible_count;
-             for (const std::uint8_t x : out->slot_mask) c += x ? 1 : 0;
-             out->visible_count = c;
-             out->dv.base_n = d.base_n;
-             out->dv.slot_mask = out->slot_mask.data();
-             out->dv.slot_vdeg = out->slot_vdeg.data();
-             out->dv.over = d.over.data();
-             out->dv.over_vdeg = out->over_vdeg.data();
-             out->dv.num_over = static_cast<std::int64_t>(d.over.size());
-             return out;
-           }),
-           "live"_a, "base"_a, "slot_mask"_a)
+      // No LiveVisibility without make (see LiveGraph's __new__).
+      .def_static("__new__",
+                  [](py::args, const py::kwargs&) -> py::object {
+                    throw py::type_error("LiveVisibility objects are made by LiveVisibility.make");
+                  })
+      .def_static(
+          "make",
+          [](py::object live_obj, py::object base_obj, const carray<bool>& slot_mask) {
+            if (!py::isinstance<LiveGraph>(live_obj)) throw py::type_error("live must be a LiveGraph");
+            if (!py::isinstance<VisibilityMask>(base_obj)) throw py::type_error("base must be a VisibilityMask");
+            auto out = std::make_shared<LiveVisibility>();
+            out->live_obj = live_obj;
+            out->live = live_obj.cast<const LiveGraph*>();
+            out->base_obj = base_obj;
+            out->base = base_obj.cast<const VisibilityMask*>();
+            const cw::GraphDelta& d = *live_delta(*out->live);
+            if (out->base->graph.get() != out->live->base.get())
+              throw py::value_error(
+                  "base: the VisibilityMask was built for another graph than the LiveGraph's base");
+            check_1d(slot_mask, "slot_mask", d.n - d.base_n);
+            const auto* sm = reinterpret_cast<const std::uint8_t*>(slot_mask.data());
+            out->slot_mask.assign(sm, sm + slot_mask.shape(0));
+            out->slot_vdeg.resize(out->slot_mask.size());
+            out->over_vdeg.resize(d.over.size());
+            cw::delta_visible_degrees(d, out->base->mask.data(), out->slot_mask.data(), out->slot_vdeg.data(),
+                                      out->over_vdeg.data());
+            std::int64_t c = out->base->visible_count;
+            for (const std::uint8_t x : out->slot_mask) c += x ? 1 : 0;
+            out->visible_count = c;
+            out->dv.base_n = d.base_n;
+            out->dv.slot_mask = out->slot_mask.data();
+            out->dv.slot_vdeg = out->slot_vdeg.data();
+            out->dv.over = d.over.data();
+            out->dv.over_vdeg = out->over_vdeg.data();
+            out->dv.num_over = static_cast<std::int64_t>(d.over.size());
+            return out;
+          },
+          "live"_a, "base"_a, "slot_mask"_a,
+          "The visibility of a caller over `live` from its base's VisibilityMask and the new slots' mask.")
       .def_property_readonly("visible_count", [](const LiveVisibility& v) { return v.visible_count; })
       .def(
           "degree",

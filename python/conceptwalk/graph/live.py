@@ -388,7 +388,7 @@ class LiveGraph:
             r = self._row_at(x)
             own = _scopes(None if r is None else r[2])
             slot_mask[j] = not own or not key.isdisjoint(own)
-        got = LiveView(_core.LiveVisibility(self.core, base_mask, slot_mask), base_mask.mask, slot_mask, b)
+        got = LiveView(_core.LiveVisibility.make(self.core, base_mask, slot_mask), base_mask.mask, slot_mask, b)
         self._views[key] = got
         return got
 
