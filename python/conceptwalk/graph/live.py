@@ -313,8 +313,9 @@ class LiveGraph:
             if v <= self.version:
                 row = r
                 break
-        if row is None:
-            return self.base.node_at(slot)
+        if row is None:  # the base's columns, read at one index (node_at's list of type codes is O(n) once)
+            base = self.base
+            return nid, base.node_type_names[int(base.node_type_codes[slot])], base.titles[slot]
         t = row[0]
         return nid, DEFAULT_NODE_TYPE if t is None else str(t), row[1]
 
