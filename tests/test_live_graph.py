@@ -439,3 +439,25 @@ def test_keys_order_like_ids(n: int) -> None:
     every = base.ids + new
     by_key = sorted(every, key=lambda x: live.order_key(live.slot(x)))
     assert by_key == sorted(every)
+
+
+def test_a_damaged_row_in_the_delta_is_the_stores_error(tmp_path) -> None:
+    """A row written around the API (scopes that are not a JSON list, an id that is not text)
+    after the live graph was made: the read says the store is damaged, as the snapshot path does,
+    never a TypeError from the delta."""
+    import sqlite3
+
+    from conceptwalk.errors import ConceptwalkError
+
+    for bad in ("INSERT INTO nodes(id, scopes) VALUES ('x', 'not json')", "INSERT INTO nodes(id) VALUES (x'00ff')"):
+        path = str(tmp_path / f"kb{len(bad)}.db")
+        kb = KnowledgeBase.create(path)
+        kb.add_edges([("a", "b"), ("b", "c")])
+        kb.live_graph()
+        con = sqlite3.connect(path)
+        con.execute(bad)
+        con.commit()
+        con.close()
+        with pytest.warns(RuntimeWarning), pytest.raises(ConceptwalkError, match="damaged"):
+            graph_context(kb, concepts=["a"], caller=ALL)
+        kb.close()

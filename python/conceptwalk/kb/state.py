@@ -604,8 +604,10 @@ class StateKeeper:
                     else:  # no nonces to tell histories apart: in a read transaction, checked again
                         with self._read() as conn:
                             grown = self._grow_live(conn, live, gv) if self._versions(conn)[0] == gv else None
-                except sqlite3.DatabaseError:
+                except (sqlite3.DatabaseError, StoreDamaged):
                     grown = None  # the long way names the store in its error
+                except (TypeError, ValueError, KeyError, OverflowError, UnicodeDecodeError, RecursionError):
+                    grown = None  # rows written around the API (a damaged store): the long way says so
                 if grown is not None:
                     self._live = grown
                     return grown
@@ -656,6 +658,8 @@ class StateKeeper:
             if now != version or (nonce is not False and row_nonce != nonce):
                 return None  # the rows are of a later state, or of another history
             if kind == CHANGE_NODE:
+                if node_now:
+                    parse_scopes(scopes, a)  # StoreDamaged for scopes the store did not write
                 nodes[a] = (ntype, title, scopes, life) if node_now else None
             elif kind == CHANGE_EDGE:
                 if not edge_now:
