@@ -65,6 +65,13 @@ def _copy(kb_path: str) -> str:
     return path
 
 
+def _concepts(g: Any) -> list[str]:
+    """The first 5,000 CONCEPT ids of a synthetic KB's graph (the tools' seeds)."""
+    types = list(g.node_type_names)
+    kinds = [types[c] for c in g.node_type_codes]
+    return [i for k, i in enumerate(g.ids) if kinds[k] == "CONCEPT"][:5000]
+
+
 def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
     from conceptwalk import Caller
     from conceptwalk.kb.store import KnowledgeBase
@@ -76,10 +83,8 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
     kb = KnowledgeBase.open(path)
     try:
         g = kb.graph()
-        types = list(g.node_type_names)
-        kinds = [types[c] for c in g.node_type_codes]
-        concepts = [i for k, i in enumerate(g.ids) if kinds[k] == "CONCEPT"][:5000]
-        memory = "MEMORY" if "MEMORY" in types else "memory"
+        concepts = _concepts(g)
+        memory = "MEMORY" if "MEMORY" in g.node_type_names else "memory"
         titles = [g.titles[g.id_index[c]] or c for c in concepts[:: max(1, len(concepts) // 64)]]
         ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
         serial = [0]
@@ -309,9 +314,7 @@ def measure_delta_warm(kb_path: str, fraction: float, reads: int = 300) -> dict[
     kb = KnowledgeBase.open(path)
     try:
         g = kb.graph()
-        types = list(g.node_type_names)
-        kinds = [types[c] for c in g.node_type_codes]
-        concepts = [i for k, i in enumerate(g.ids) if kinds[k] == "CONCEPT"][:5000]
+        concepts = _concepts(g)
 
         def warm() -> dict[str, float]:
             got: dict[str, list[float]] = {"graph_context (concepts)": [], "link_suggest": [], "graph_path": []}
