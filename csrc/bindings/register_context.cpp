@@ -24,6 +24,26 @@ cw::NodeTypeFilter type_filter(const cw::GraphRef& g, const std::optional<carray
   return f;
 }
 
+// One graph_context query over a graph (a CSRGraph's rows or a LiveGraph's) for a resolved
+// visibility: the arguments checked, the core run with the GIL released.
+cw::ContextResult context_one(const cw::GraphRef& g, const cw::Visibility& vis, py::handle seeds_in,
+                              const carray<double>& weights, double restart, double eps, std::int64_t k,
+                              const std::optional<carray<std::int32_t>>& node_type,
+                              const std::optional<carray<bool>>& keep_types, std::int32_t rank,
+                              std::int32_t max_hops, std::int64_t max_visits) {
+  const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
+  check_1d(seeds, "seeds");
+  check_1d(weights, "weights", seeds.shape(0));
+  const cw::NodeTypeFilter filter = type_filter(g, node_type, keep_types);
+  const cw::PPRParams params{restart, eps, 0};
+  const std::int32_t* s = seeds.data();
+  const double* w = weights.data();
+  const std::int64_t n = seeds.shape(0);
+  const cw::RankParams rp{static_cast<cw::Rank>(rank), max_hops, max_visits};
+  py::gil_scoped_release nogil;
+  return cw::graph_context(g, vis, n, s, w, params, k, filter, rp);
+}
+
 }  // namespace
 
 void register_context(py::module_& m) {
@@ -81,18 +101,8 @@ void register_context(py::module_& m) {
          std::int64_t k, const std::optional<carray<std::int32_t>>& node_type,
          const std::optional<carray<bool>>& keep_types, py::handle visible, std::int32_t rank,
          std::int32_t max_hops, std::int64_t max_visits) {
-        const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
-        check_1d(seeds, "seeds");
-        check_1d(weights, "weights", seeds.shape(0));
-        const cw::NodeTypeFilter filter = type_filter(g, node_type, keep_types);
-        const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
-        const cw::PPRParams params{restart, eps, 0};
-        const std::int32_t* s = seeds.data();
-        const double* w = weights.data();
-        const std::int64_t n = seeds.shape(0);
-        const cw::RankParams rp{static_cast<cw::Rank>(rank), max_hops, max_visits};
-        py::gil_scoped_release nogil;
-        return cw::graph_context(g, vis, n, s, w, params, k, filter, rp);
+        return context_one(g, resolve_visibility(g, mask_arg(visible)), seeds_in, weights, restart, eps, k,
+                           node_type, keep_types, rank, max_hops, max_visits);
       },
       "graph"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 20,
       "node_type"_a = py::none(), "keep_types"_a = py::none(), "visible"_a = py::none(), "rank"_a = 0,
@@ -108,18 +118,8 @@ void register_context(py::module_& m) {
          const std::optional<carray<bool>>& keep_types, py::handle visible, std::int32_t rank,
          std::int32_t max_hops, std::int64_t max_visits) {
         const cw::GraphRef ref = g.ref();
-        const carray<std::int32_t> seeds = node_array(seeds_in, ref, "seeds");
-        check_1d(seeds, "seeds");
-        check_1d(weights, "weights", seeds.shape(0));
-        const cw::NodeTypeFilter filter = type_filter(ref, node_type, keep_types);
-        const cw::Visibility vis = live_visibility(g, visible);
-        const cw::PPRParams params{restart, eps, 0};
-        const std::int32_t* s = seeds.data();
-        const double* w = weights.data();
-        const std::int64_t n = seeds.shape(0);
-        const cw::RankParams rp{static_cast<cw::Rank>(rank), max_hops, max_visits};
-        py::gil_scoped_release nogil;
-        return cw::graph_context(ref, vis, n, s, w, params, k, filter, rp);
+        return context_one(ref, live_visibility(g, visible), seeds_in, weights, restart, eps, k, node_type,
+                           keep_types, rank, max_hops, max_visits);
       },
       "graph"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 20,
       "node_type"_a = py::none(), "keep_types"_a = py::none(), "visible"_a = py::none(), "rank"_a = 0,

@@ -49,6 +49,25 @@ std::vector<T> to_vector(const carray<T>& a) {
 
 }  // namespace
 
+// The top-k of a dense index holder (DenseIndex or DenseDeltaIndex: `ix` with rows(), dim() and
+// the index run_topk reads), checked and run with the GIL released; returns (rows, scores).
+template <class H>
+py::tuple dense_topk(const H& h, const carray<float>& query, std::int64_t k,
+                     const std::optional<carray<std::uint8_t>>& visible, std::optional<double> min_score_opt,
+                     const std::string& method) {
+  const int code = method_code(method);
+  const double min_score = min_score_opt ? *min_score_opt : -std::numeric_limits<double>::infinity();
+  check_1d(query, "query", static_cast<py::ssize_t>(h.ix->dim()));
+  const std::uint8_t* vis = row_mask(visible, h.ix->rows());
+  const float* qp = query.data();
+  cw::VectorHits r;
+  {
+    py::gil_scoped_release nogil;
+    r = run_topk(*h.ix, code, qp, k, vis, min_score);
+  }
+  return py::make_tuple(vector_to_array(std::move(r.rows)), vector_to_array(std::move(r.scores)));
+}
+
 void register_vectors(py::module_& m) {
   m.def(
       "vector_topk",
@@ -142,23 +161,8 @@ void register_vectors(py::module_& m) {
       .def_property_readonly(
           "matrix", [](const DenseIndex& h) { return h.matrix; }, "The rows (the array held).")
       .def(
-          "topk",
-          [](const DenseIndex& h, const carray<float>& query, std::int64_t k,
-             const std::optional<carray<std::uint8_t>>& visible, std::optional<double> min_score_opt,
-             const std::string& method) {
-            const int code = method_code(method);
-            const double min_score = min_score_opt ? *min_score_opt : -std::numeric_limits<double>::infinity();
-            check_1d(query, "query", static_cast<py::ssize_t>(h.ix->dim()));
-            const std::uint8_t* vis = row_mask(visible, h.ix->rows());
-            const float* qp = query.data();
-            cw::VectorHits r;
-            {
-              py::gil_scoped_release nogil;
-              r = run_topk(*h.ix, code, qp, k, vis, min_score);
-            }
-            return py::make_tuple(vector_to_array(std::move(r.rows)), vector_to_array(std::move(r.scores)));
-          },
-          "query"_a, "k"_a, "visible"_a = py::none(), "min_score"_a = py::none(), "method"_a = "auto",
+          "topk", &dense_topk<DenseIndex>, "query"_a, "k"_a, "visible"_a = py::none(), "min_score"_a = py::none(),
+          "method"_a = "auto",
           "Exact top-k rows by dot product over the visible rows (vector_topk's result); returns (rows, scores).");
 
   py::class_<DenseDeltaIndex, std::shared_ptr<DenseDeltaIndex>>(
@@ -169,26 +173,10 @@ void register_vectors(py::module_& m) {
       .def_property_readonly("runs", [](const DenseDeltaIndex& h) { return h.ix->runs(); })
       .def_property_readonly(
           "base", [](const DenseDeltaIndex& h) { return h.base; }, "The base index read.")
-      .def(
-          "topk",
-          [](const DenseDeltaIndex& h, const carray<float>& query, std::int64_t k,
-             const std::optional<carray<std::uint8_t>>& visible, std::optional<double> min_score_opt,
-             const std::string& method) {
-            const int code = method_code(method);
-            const double min_score = min_score_opt ? *min_score_opt : -std::numeric_limits<double>::infinity();
-            check_1d(query, "query", static_cast<py::ssize_t>(h.ix->dim()));
-            const std::uint8_t* vis = row_mask(visible, h.ix->rows());
-            const float* qp = query.data();
-            cw::VectorHits r;
-            {
-              py::gil_scoped_release nogil;
-              r = run_topk(*h.ix, code, qp, k, vis, min_score);
-            }
-            return py::make_tuple(vector_to_array(std::move(r.rows)), vector_to_array(std::move(r.scores)));
-          },
-          "query"_a, "k"_a, "visible"_a = py::none(), "min_score"_a = py::none(), "method"_a = "auto",
-          "Exact top-k rows of the base-plus-delta matrix by dot product over the visible rows (vector_topk's "
-          "result on that matrix); returns (rows, scores).");
+      .def("topk", &dense_topk<DenseDeltaIndex>, "query"_a, "k"_a, "visible"_a = py::none(),
+           "min_score"_a = py::none(), "method"_a = "auto",
+           "Exact top-k rows of the base-plus-delta matrix by dot product over the visible rows (vector_topk's "
+           "result on that matrix); returns (rows, scores).");
 
   py::class_<cw::SparseVectors, std::shared_ptr<cw::SparseVectors>>(
       m, "SparseVectors", "Sparse rows indexed by dimension, for exact dot-product top-k.")
