@@ -224,4 +224,45 @@ void register_text(py::module_& m) {
       "index"_a, "terms"_a, "k"_a, "visible"_a = py::none(), "eligible"_a = py::none(), "stats"_a = py::none(),
       "k1"_a = 1.2, "b"_a = 0.75,
       "BM25 top-k over the visible documents (MaxScore); returns (docs, scores, scored, postings_read).");
+
+  m.def(
+      "bm25_topk_live",
+      [](TextIndexPtr base, const TextStatsHolder& base_stats,
+         const std::optional<carray<std::uint8_t>>& base_visible,
+         const std::optional<carray<std::uint8_t>>& base_eligible, const carray<std::int32_t>& dropped,
+         TextIndexPtr delta, const carray<std::uint64_t>& delta_keys,
+         const std::optional<carray<std::uint8_t>>& delta_visible,
+         const std::optional<carray<std::uint8_t>>& delta_eligible, const carray<std::int32_t>& base_terms,
+         const carray<std::int32_t>& delta_terms, std::int64_t k, double k1, double b) {
+        if (!base || !delta) throw py::type_error("base and delta must be TextIndex objects");
+        if (base_stats.index.get() != base.get())
+          throw py::value_error("base_stats: computed for a different TextIndex");
+        check_1d(dropped, "dropped");
+        check_1d(delta_keys, "delta_keys", delta->num_docs);
+        check_1d(base_terms, "base_terms");
+        check_1d(delta_terms, "delta_terms", base_terms.shape(0));
+        const std::uint8_t* bv = opt_mask(base_visible, base->num_docs, "base_visible");
+        const std::uint8_t* be = opt_mask(base_eligible, base->num_docs, "base_eligible");
+        const std::uint8_t* dv = opt_mask(delta_visible, delta->num_docs, "delta_visible");
+        const std::uint8_t* de = opt_mask(delta_eligible, delta->num_docs, "delta_eligible");
+        const auto* dp = dropped.data();
+        const auto* dk = delta_keys.data();
+        const auto* bt = base_terms.data();
+        const auto* dt = delta_terms.data();
+        const std::int64_t nd = dropped.shape(0), nt = base_terms.shape(0);
+        cw::TextHits r;
+        {
+          py::gil_scoped_release nogil;
+          r = cw::bm25_topk_live(*base, base_stats.stats, bv, be, dp, nd, *delta, dk, dv, de, bt, dt, nt, k,
+                                 cw::BM25Params{k1, b});
+        }
+        const std::int64_t scored = r.scored, read = r.postings_read;
+        return py::make_tuple(vector_to_array(std::move(r.docs)), vector_to_array(std::move(r.scores)), scored,
+                              read);
+      },
+      "base"_a, "base_stats"_a, "base_visible"_a, "base_eligible"_a, "dropped"_a, "delta"_a, "delta_keys"_a,
+      "delta_visible"_a, "delta_eligible"_a, "base_terms"_a, "delta_terms"_a, "k"_a, "k1"_a = 1.2, "b"_a = 0.75,
+      "BM25 top-k over a base index (less its dropped documents) and a delta index as one collection, statistics "
+      "exact over both; delta document j is returned as base.num_docs + j. Returns (docs, scores, scored, "
+      "postings_read).");
 }

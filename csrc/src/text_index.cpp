@@ -574,67 +574,19 @@ struct PostingList {
 
 }  // namespace
 
-TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_terms, std::int64_t k,
-                   const std::uint8_t* visible, const std::uint8_t* eligible, const TextStats* stats,
-                   BM25Params p) {
-  if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
-  if (!(p.k1 >= 0.0) || !std::isfinite(p.k1))
-    throw InvalidArgument("k1 must be finite and >= 0, got " + std::to_string(p.k1));
-  if (!(p.b >= 0.0 && p.b <= 1.0)) throw InvalidArgument("b must be in [0, 1], got " + std::to_string(p.b));
-  std::vector<term_t> terms(terms_in, terms_in + n_terms);
-  for (std::int64_t i = 0; i < n_terms; ++i)
-    if (terms[static_cast<std::size_t>(i)] < 0 || terms[static_cast<std::size_t>(i)] >= ix.num_terms)
-      throw InvalidArgument("terms[" + std::to_string(i) +
-                            "] = " + std::to_string(terms[static_cast<std::size_t>(i)]) + " is outside [0, " +
-                            std::to_string(ix.num_terms) + ")");
-  if (stats != nullptr && !stats->df.empty() && stats->df.size() != static_cast<std::size_t>(ix.num_terms))
-    throw InvalidArgument("stats were computed for a different index");
-  std::sort(terms.begin(), terms.end());
-  terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+namespace {
 
-  TextHits out;
-  TextStats local;
-  const TextStats* st = stats;
-  if (st == nullptr) {
-    local = text_stats(ix, visible, false);
-    st = &local;
-  }
-  if (st->num_docs == 0 || st->total_len == 0) return out;
-  const double avgdl = static_cast<double>(st->total_len) / static_cast<double>(st->num_docs);
-  // documents that may be returned: the eligible ones (when given) that are visible (when a mask
-  // is given), read from both masks here rather than from their AND made per query by the caller
-  const bool filtered = eligible != nullptr || visible != nullptr;
-  auto allowed = [eligible, visible](node_t d) {
-    return (eligible == nullptr || eligible[d] != 0) && (visible == nullptr || visible[d] != 0);
-  };
-
-  std::vector<PostingList> lists;
-  lists.reserve(terms.size());
-  for (std::size_t j = 0; j < terms.size(); ++j) {
-    const auto t = static_cast<std::size_t>(terms[j]);
-    const offset_t a = ix.offsets[t], b = ix.offsets[t + 1];
-    std::int64_t df;
-    if (!st->df.empty()) {
-      df = st->df[t];
-    } else if (visible == nullptr) {
-      df = b - a;
-    } else {
-      df = 0;
-      for (offset_t i = a; i < b; ++i) df += visible[ix.docs[static_cast<std::size_t>(i)]] != 0;
-    }
-    if (df == 0) continue;  // the term does not occur in what the caller sees
-    const double idf = bm25_idf(st->num_docs, df);
-    // Upper bound of the term's contribution to any document: the largest tf with the shortest
-    // length among its postings (the contribution grows with tf and shrinks with length),
-    // inflated so that floating-point rounding can never make a true score exceed it.
-    const bool exact_ub = !st->max_contrib.empty() && st->k1 == p.k1 && st->b == p.b;
-    const double ub =
-        (exact_ub ? st->max_contrib[t] : bm25_term(idf, ix.max_tf[t], ix.min_len[t], avgdl, p)) * (1.0 + 1e-9);
-    lists.push_back(PostingList{ix.docs.data(), ix.tfs.data(), a, b, idf, ub, j});
-  }
-  if (lists.empty()) return out;
+// MaxScore over `lists` (each a term's postings with its idf, upper bound and summation slot):
+// the top `k` documents `allowed` admits by score descending, then document ascending; a
+// document's score is the sum of its contributions in ascending slot order. `filtered`: whether
+// `allowed` can refuse a document. Adds to out.scored and out.postings_read and fills out.docs and
+// out.scores.
+template <class Allowed>
+void maxscore_topk(std::vector<PostingList>& lists, std::size_t n_slots, std::int64_t k, std::int32_t num_docs,
+                   const std::int32_t* dl, double avgdl, BM25Params p, bool filtered, Allowed allowed,
+                   TextHits& out) {
   const std::size_t m = lists.size();
-  std::vector<double> contrib(terms.size(), 0.0);
+  std::vector<double> contrib(n_slots, 0.0);
   // MaxScore: lists by upper bound ascending; the first `e` lists are non-essential (their bounds
   // together cannot lift a document into the top k), so only the others generate candidates.
   std::stable_sort(lists.begin(), lists.end(),
@@ -643,11 +595,10 @@ TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_t
   for (std::size_t i = 0; i < m; ++i) pre[i + 1] = pre[i] + lists[i].ub;
   constexpr double slack = 1.0 + 1e-10;  // covers rounding differences between summation orders
   std::size_t e = 0;
-  const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, ix.num_docs));
+  const std::size_t kk = static_cast<std::size_t>(std::min<std::int64_t>(k, num_docs));
   TopK top(kk);
   bool full = false;
   double theta = 0.0;
-  const std::int32_t* dl = ix.doc_len.data();
 
   auto settle = [&](PostingList& l) {  // skip postings of documents that may not be returned
     if (!filtered) return;
@@ -734,6 +685,230 @@ TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_t
   out.scores.reserve(best.size());
   for (const ScoredIndex& h : best) {
     out.docs.push_back(h.index);
+    out.scores.push_back(h.score);
+  }
+}
+
+}  // namespace
+
+TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_terms, std::int64_t k,
+                   const std::uint8_t* visible, const std::uint8_t* eligible, const TextStats* stats,
+                   BM25Params p) {
+  if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
+  if (!(p.k1 >= 0.0) || !std::isfinite(p.k1))
+    throw InvalidArgument("k1 must be finite and >= 0, got " + std::to_string(p.k1));
+  if (!(p.b >= 0.0 && p.b <= 1.0)) throw InvalidArgument("b must be in [0, 1], got " + std::to_string(p.b));
+  std::vector<term_t> terms(terms_in, terms_in + n_terms);
+  for (std::int64_t i = 0; i < n_terms; ++i)
+    if (terms[static_cast<std::size_t>(i)] < 0 || terms[static_cast<std::size_t>(i)] >= ix.num_terms)
+      throw InvalidArgument("terms[" + std::to_string(i) +
+                            "] = " + std::to_string(terms[static_cast<std::size_t>(i)]) + " is outside [0, " +
+                            std::to_string(ix.num_terms) + ")");
+  if (stats != nullptr && !stats->df.empty() && stats->df.size() != static_cast<std::size_t>(ix.num_terms))
+    throw InvalidArgument("stats were computed for a different index");
+  std::sort(terms.begin(), terms.end());
+  terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+
+  TextHits out;
+  TextStats local;
+  const TextStats* st = stats;
+  if (st == nullptr) {
+    local = text_stats(ix, visible, false);
+    st = &local;
+  }
+  if (st->num_docs == 0 || st->total_len == 0) return out;
+  const double avgdl = static_cast<double>(st->total_len) / static_cast<double>(st->num_docs);
+  // documents that may be returned: the eligible ones (when given) that are visible (when a mask
+  // is given), read from both masks here rather than from their AND made per query by the caller
+  const bool filtered = eligible != nullptr || visible != nullptr;
+
+  std::vector<PostingList> lists;
+  lists.reserve(terms.size());
+  for (std::size_t j = 0; j < terms.size(); ++j) {
+    const auto t = static_cast<std::size_t>(terms[j]);
+    const offset_t a = ix.offsets[t], b = ix.offsets[t + 1];
+    std::int64_t df;
+    if (!st->df.empty()) {
+      df = st->df[t];
+    } else if (visible == nullptr) {
+      df = b - a;
+    } else {
+      df = 0;
+      for (offset_t i = a; i < b; ++i) df += visible[ix.docs[static_cast<std::size_t>(i)]] != 0;
+    }
+    if (df == 0) continue;  // the term does not occur in what the caller sees
+    const double idf = bm25_idf(st->num_docs, df);
+    // Upper bound of the term's contribution to any document: the largest tf with the shortest
+    // length among its postings (the contribution grows with tf and shrinks with length),
+    // inflated so that floating-point rounding can never make a true score exceed it.
+    const bool exact_ub = !st->max_contrib.empty() && st->k1 == p.k1 && st->b == p.b;
+    const double ub =
+        (exact_ub ? st->max_contrib[t] : bm25_term(idf, ix.max_tf[t], ix.min_len[t], avgdl, p)) * (1.0 + 1e-9);
+    lists.push_back(PostingList{ix.docs.data(), ix.tfs.data(), a, b, idf, ub, j});
+  }
+  if (lists.empty()) return out;
+  maxscore_topk(
+      lists, terms.size(), k, ix.num_docs, ix.doc_len.data(), avgdl, p, filtered,
+      [eligible, visible](node_t d) {
+        return (eligible == nullptr || eligible[d] != 0) && (visible == nullptr || visible[d] != 0);
+      },
+      out);
+  return out;
+}
+
+TextHits bm25_topk_live(const TextIndex& base, const TextStats& base_stats, const std::uint8_t* base_visible,
+                        const std::uint8_t* base_eligible, const node_t* dropped, std::int64_t n_dropped,
+                        const TextIndex& delta, const std::uint64_t* delta_keys, const std::uint8_t* delta_visible,
+                        const std::uint8_t* delta_eligible, const term_t* base_terms, const term_t* delta_terms,
+                        std::int64_t n_terms, std::int64_t k, BM25Params p) {
+  if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
+  if (!(p.k1 >= 0.0) || !std::isfinite(p.k1))
+    throw InvalidArgument("k1 must be finite and >= 0, got " + std::to_string(p.k1));
+  if (!(p.b >= 0.0 && p.b <= 1.0)) throw InvalidArgument("b must be in [0, 1], got " + std::to_string(p.b));
+  if (base_stats.df.size() != static_cast<std::size_t>(base.num_terms))
+    throw InvalidArgument("base_stats must hold every base term's document frequency");
+  if (delta.title_weight != base.title_weight)
+    throw InvalidArgument("the delta's title weight " + std::to_string(delta.title_weight) +
+                          " is not the base's " + std::to_string(base.title_weight));
+  if (static_cast<std::int64_t>(base.num_docs) + delta.num_docs > std::numeric_limits<std::int32_t>::max())
+    throw InvalidArgument("base and delta hold too many documents");
+  if (n_dropped < 0 || n_terms < 0) throw InvalidArgument("negative count");
+  for (std::int64_t i = 0; i < n_dropped; ++i) {
+    if (dropped[i] < 0 || dropped[i] >= base.num_docs)
+      throw InvalidArgument("dropped[" + std::to_string(i) + "] = " + std::to_string(dropped[i]) +
+                            " is outside [0, " + std::to_string(base.num_docs) + ")");
+    if (i > 0 && dropped[i] <= dropped[i - 1]) throw InvalidArgument("dropped must be strictly ascending");
+  }
+  const auto nq = static_cast<std::size_t>(n_terms);
+  std::vector<term_t> seen_delta;
+  term_t last_base = -1;
+  for (std::size_t q = 0; q < nq; ++q) {
+    const term_t bt = base_terms[q], dt = delta_terms[q];
+    if (bt < -1 || bt >= base.num_terms || dt < -1 || dt >= delta.num_terms)
+      throw InvalidArgument("query term " + std::to_string(q) + ": an id outside its index");
+    if (bt >= 0) {
+      if (bt <= last_base) throw InvalidArgument("base_terms must ascend (the vocabulary's order)");
+      last_base = bt;
+    }
+    if (dt >= 0) seen_delta.push_back(dt);
+  }
+  std::sort(seen_delta.begin(), seen_delta.end());
+  if (std::adjacent_find(seen_delta.begin(), seen_delta.end()) != seen_delta.end())
+    throw InvalidArgument("delta_terms repeat a term");
+
+  TextHits out;
+  // the statistics of the collection: the base's, less its dropped visible documents, plus the
+  // delta's visible documents
+  std::int64_t n_docs = base_stats.num_docs, total = base_stats.total_len;
+  std::vector<std::int64_t> df(nq, 0);
+  for (std::size_t q = 0; q < nq; ++q)
+    if (base_terms[q] >= 0) df[q] = base_stats.df[static_cast<std::size_t>(base_terms[q])];
+  for (std::int64_t i = 0; i < n_dropped; ++i) {
+    const node_t d = dropped[i];
+    if (base_visible != nullptr && base_visible[d] == 0) continue;
+    --n_docs;
+    total -= base.doc_len[static_cast<std::size_t>(d)];
+    for (std::size_t q = 0; q < nq; ++q) {
+      const term_t bt = base_terms[q];
+      if (bt < 0) continue;
+      const node_t* a = base.docs.data() + base.offsets[static_cast<std::size_t>(bt)];
+      const node_t* e = base.docs.data() + base.offsets[static_cast<std::size_t>(bt) + 1];
+      if (std::binary_search(a, e, d)) --df[q];
+    }
+  }
+  auto delta_sees = [delta_visible](node_t j) { return delta_visible == nullptr || delta_visible[j] != 0; };
+  for (node_t j = 0; j < delta.num_docs; ++j) {
+    if (!delta_sees(j)) continue;
+    ++n_docs;
+    total += delta.doc_len[static_cast<std::size_t>(j)];
+  }
+  for (std::size_t q = 0; q < nq; ++q) {
+    const term_t dt = delta_terms[q];
+    if (dt < 0) continue;
+    for (offset_t i = delta.offsets[static_cast<std::size_t>(dt)];
+         i < delta.offsets[static_cast<std::size_t>(dt) + 1]; ++i)
+      df[q] += delta_sees(delta.docs[static_cast<std::size_t>(i)]);
+  }
+  if (n_docs <= 0 || total <= 0) return out;
+  const double avgdl = static_cast<double>(total) / static_cast<double>(n_docs);
+  std::vector<double> idf(nq, 0.0);
+  for (std::size_t q = 0; q < nq; ++q)
+    if (df[q] > 0) idf[q] = bm25_idf(n_docs, df[q]);
+
+  // the base: MaxScore, with bounds from each term's largest tf and shortest document (the exact
+  // per-caller bounds are of other statistics)
+  std::vector<PostingList> lists;
+  for (std::size_t q = 0; q < nq; ++q) {
+    const term_t bt = base_terms[q];
+    if (bt < 0 || df[q] <= 0) continue;
+    const auto t = static_cast<std::size_t>(bt);
+    if (base.offsets[t] == base.offsets[t + 1]) continue;
+    const double ub = bm25_term(idf[q], base.max_tf[t], base.min_len[t], avgdl, p) * (1.0 + 1e-9);
+    lists.push_back(
+        PostingList{base.docs.data(), base.tfs.data(), base.offsets[t], base.offsets[t + 1], idf[q], ub, q});
+  }
+  TextHits base_hits;
+  if (!lists.empty()) {
+    const bool filtered = base_visible != nullptr || base_eligible != nullptr || n_dropped > 0;
+    const node_t* dr_end = dropped + n_dropped;
+    maxscore_topk(
+        lists, nq, k, base.num_docs, base.doc_len.data(), avgdl, p, filtered,
+        [base_visible, base_eligible, dropped, dr_end](node_t d) {
+          return (base_visible == nullptr || base_visible[d] != 0) &&
+                 (base_eligible == nullptr || base_eligible[d] != 0) && !std::binary_search(dropped, dr_end, d);
+        },
+        base_hits);
+  }
+  // the delta: every visible eligible document holding a query term, scored in full (its
+  // contributions in ascending q, as the MaxScore loop sums them)
+  struct Posting {
+    node_t doc;
+    std::size_t q;
+    std::int32_t tf;
+  };
+  std::vector<Posting> posts;
+  for (std::size_t q = 0; q < nq; ++q) {
+    const term_t dt = delta_terms[q];
+    if (dt < 0 || df[q] <= 0) continue;
+    for (offset_t i = delta.offsets[static_cast<std::size_t>(dt)];
+         i < delta.offsets[static_cast<std::size_t>(dt) + 1]; ++i) {
+      const node_t j = delta.docs[static_cast<std::size_t>(i)];
+      if (!delta_sees(j) || (delta_eligible != nullptr && delta_eligible[j] == 0)) continue;
+      posts.push_back(Posting{j, q, delta.tfs[static_cast<std::size_t>(i)]});
+      ++out.postings_read;
+    }
+  }
+  std::sort(posts.begin(), posts.end(),
+            [](const Posting& a, const Posting& b) { return a.doc < b.doc || (a.doc == b.doc && a.q < b.q); });
+  struct Hit {
+    double score;
+    std::uint64_t key;
+    node_t doc;  // as returned
+  };
+  std::vector<Hit> hits;
+  hits.reserve(base_hits.docs.size() + posts.size());
+  for (std::size_t i = 0; i < base_hits.docs.size(); ++i) {
+    const node_t d = base_hits.docs[i];
+    hits.push_back(Hit{base_hits.scores[i], (static_cast<std::uint64_t>(d) << 32) | 0xFFFFFFFFull, d});
+  }
+  for (std::size_t i = 0; i < posts.size();) {
+    const node_t j = posts[i].doc;
+    const std::int32_t dl = delta.doc_len[static_cast<std::size_t>(j)];
+    double s = 0.0;
+    for (; i < posts.size() && posts[i].doc == j; ++i) s += bm25_term(idf[posts[i].q], posts[i].tf, dl, avgdl, p);
+    ++out.scored;
+    hits.push_back(Hit{s, delta_keys[j], base.num_docs + j});
+  }
+  std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
+    return a.score > b.score || (a.score == b.score && (a.key < b.key || (a.key == b.key && a.doc < b.doc)));
+  });
+  if (hits.size() > static_cast<std::size_t>(k)) hits.resize(static_cast<std::size_t>(k));
+  out.scored += base_hits.scored;
+  out.postings_read += base_hits.postings_read;
+  out.docs.reserve(hits.size());
+  out.scores.reserve(hits.size());
+  for (const Hit& h : hits) {
+    out.docs.push_back(h.doc);
     out.scores.push_back(h.score);
   }
   return out;

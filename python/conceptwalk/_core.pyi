@@ -767,6 +767,24 @@ def bm25_topk(
     k1: _Float = 1.2,
     b: _Float = 0.75,
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64], int, int]: ...
+
+# (docs, scores, scored, postings_read); delta document j as base.num_docs + j
+def bm25_topk_live(
+    base: TextIndex,
+    base_stats: TextStats,
+    base_visible: npt.ArrayLike | None,
+    base_eligible: npt.ArrayLike | None,
+    dropped: npt.ArrayLike,
+    delta: TextIndex,
+    delta_keys: npt.ArrayLike,
+    delta_visible: npt.ArrayLike | None,
+    delta_eligible: npt.ArrayLike | None,
+    base_terms: npt.ArrayLike,
+    delta_terms: npt.ArrayLike,
+    k: _Int,
+    k1: _Float = 1.2,
+    b: _Float = 0.75,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64], int, int]: ...
 def vector_topk(
     matrix: npt.ArrayLike,
     query: npt.ArrayLike,

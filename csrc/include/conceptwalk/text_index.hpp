@@ -135,6 +135,27 @@ TextHits bm25_topk(const TextIndex& ix, const term_t* terms, std::int64_t n_term
                    const std::uint8_t* visible, const std::uint8_t* eligible, const TextStats* stats,
                    BM25Params params);
 
+// BM25 top-k over a base index and a delta segment read as one collection (a live store's text:
+// the base's documents but `dropped`, whose text the delta replaces or removes, and the delta's
+// documents). N, the total length and every query term's document frequency are counted over
+// the visible documents of both, so each score equals, bit for bit, the score bm25_topk gives on a
+// fresh index of the same documents.
+//
+// Query terms are given per position q in the terms' string order (the summation order):
+// base_terms[q] and delta_terms[q] are the term's ids in each index, -1 where that index lacks it
+// (the base's ids ascend with q, as its vocabulary is sorted; the delta's vocabulary may be in any
+// order). `base_stats` are the base's statistics over `base_visible` with every term's document
+// frequency (TextIndex::stats). `dropped` are base documents, strictly ascending. Per delta
+// document j: its order key delta_keys[j] (a base document d's key is (d << 32) | 0xFFFFFFFF:
+// keys order documents as a fresh index numbers them), visibility and eligibility (nullable:
+// all). Returns base documents as d and delta documents as base.num_docs + j, by score
+// descending, then order key ascending. Validates everything.
+TextHits bm25_topk_live(const TextIndex& base, const TextStats& base_stats, const std::uint8_t* base_visible,
+                        const std::uint8_t* base_eligible, const node_t* dropped, std::int64_t n_dropped,
+                        const TextIndex& delta, const std::uint64_t* delta_keys, const std::uint8_t* delta_visible,
+                        const std::uint8_t* delta_eligible, const term_t* base_terms, const term_t* delta_terms,
+                        std::int64_t n_terms, std::int64_t k, BM25Params params);
+
 // The contribution of one term to one document's score (exposed for tests and references).
 inline double bm25_term(double idf, std::int32_t tf, std::int32_t dl, double avgdl, BM25Params p) {
   const double t = static_cast<double>(tf);

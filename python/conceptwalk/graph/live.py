@@ -43,8 +43,9 @@ import numpy.typing as npt
 from .. import _core
 from ..errors import InputError
 from .linkgraph import DEFAULT_EDGE_TYPE, DEFAULT_NODE_TYPE, LinkGraph
+from .text import B, K1, MAX_QUERY_TERMS, TextIndex, tokenize
 
-__all__ = ["LiveGraph", "LiveView", "NodeRow"]
+__all__ = ["LiveGraph", "LiveText", "LiveView", "NodeRow"]
 
 #: A node's columns as the store holds them: ``(type, title, scopes JSON text, lifecycle)``.
 NodeRow = tuple[Any, Any, Any, Any]
@@ -91,6 +92,16 @@ class LiveView:
         self._slot_mask = slot_mask
         self._b = base_nodes
 
+    @property
+    def base_mask(self) -> npt.NDArray[np.bool_]:
+        """Per base node, whether the caller sees it."""
+        return self._base_mask
+
+    @property
+    def slot_mask(self) -> npt.NDArray[np.bool_]:
+        """Per new slot (from the base's node count on), whether the caller sees it."""
+        return self._slot_mask
+
     def visible(self, slot: int) -> bool:
         """Whether the caller sees the node at ``slot``.
 
@@ -112,7 +123,7 @@ class _Chain:
     version, and the new ids of each gap, sorted. A graph reads only the first ``n_new`` ids and
     the rows of versions up to its own; only the newest graph (``head``) grows it in place."""
 
-    __slots__ = ("ids", "slot", "rows", "gaps", "edges", "head", "lock")
+    __slots__ = ("ids", "slot", "rows", "gaps", "edges", "texts", "no_text", "vocab", "tokens", "names", "head", "lock")
 
     def __init__(self) -> None:
         self.ids: list[str] = []
@@ -121,6 +132,17 @@ class _Chain:
         self.gaps: dict[int, list[str]] = {}
         #: per pair of slots (lo, hi), the edges written since the base: (version, type, source slot)
         self.edges: dict[tuple[int, int], list[tuple[int, str, int]]] = {}
+        #: per node whose text (title or body) a batch wrote: (version, title, body)
+        self.texts: dict[str, list[tuple[int, Any, Any]]] = {}
+        #: whether a batch came without its texts (the live text then is not known)
+        self.no_text = False
+        #: the delta text's vocabulary (append-only, in first-seen order: the summation order is
+        #: the query terms' string order, never these ids) and, per (node, version), its title's
+        #: and body's term ids
+        self.vocab: dict[str, int] = {}
+        self.tokens: dict[tuple[str, int], tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]] = {}
+        #: the new ids as names (:class:`~conceptwalk.graph.names.NameIndex`), and how many it holds
+        self.names: tuple[Any, int] | None = None
         #: the serial of the newest graph (an int, not the graph: no reference cycle between a
         #: chain and its graphs, so a chain a new base replaced is freed without the collector)
         self.head = -1
@@ -138,6 +160,9 @@ class _Chain:
         c.gaps = {g: [x for x in m if x in new] for g, m in self.gaps.items()}
         c.edges = {p: [e for e in v if e[0] <= version] for p, v in self.edges.items()}
         c.edges = {p: v for p, v in c.edges.items() if v}
+        c.texts = {x: [e for e in v if e[0] <= version] for x, v in self.texts.items()}
+        c.texts = {x: v for x, v in c.texts.items() if v}
+        c.no_text = self.no_text
         return c
 
 
@@ -160,6 +185,10 @@ class LiveGraph:
         Their order keys, in slot order.
     rewritten : int
         Nodes added or rewritten since the base.
+    inherit : tuple, optional
+        What the graph this one grew from knew (:meth:`grown`): its visibility check, its slot
+        masks per scope set, the nodes the batch wrote, its text and the nodes whose text the
+        batch wrote.
 
     Attributes
     ----------
@@ -188,6 +217,8 @@ class LiveGraph:
         "_rewritten",
         "_views",
         "_rescoped",
+        "_text",
+        "_inherit",
     )
 
     def __init__(
@@ -201,6 +232,7 @@ class LiveGraph:
         n_new: int,
         keys: npt.NDArray[np.uint64],
         rewritten: int,
+        inherit: tuple[Any, ...] | None = None,
     ) -> None:
         self.base = base
         self.base_version = base_version
@@ -213,6 +245,11 @@ class LiveGraph:
         self._rewritten = rewritten  # nodes added or rewritten since the base
         self._views: dict[frozenset[str], LiveView] = {}  # per scope set (made once)
         self._rescoped: bool | None = None  # whether a base node's scopes changed since the base
+        self._text: Any = None  # the LiveText made for this graph (on the first search)
+        # what the graph this one grew from knew, so that this one's views and text cost the
+        # batch: (its _rescoped, its slot masks per scope set, the ids of the nodes the batch
+        # wrote, its text, the ids of the nodes whose text the batch wrote); None over a base
+        self._inherit = inherit
         self._serial = next(_SERIALS)
         chain.head = self._serial
 
@@ -368,10 +405,16 @@ class LiveGraph:
         got = self._views.get(key)
         if got is not None:
             return got
+        inherit = self._inherit
         if self._rescoped is None:
             self._rescoped = False
             bindex = self.base.id_index
-            for x in self._chain.rows:
+            if inherit is not None and inherit[0] is not None:
+                self._rescoped = inherit[0]
+                check: Iterable[str] = inherit[2]  # the rows before the batch were checked
+            else:
+                check = self._chain.rows
+            for x in check if not self._rescoped else ():
                 i = bindex.get(x)
                 if i is None:
                     continue
@@ -385,13 +428,152 @@ class LiveGraph:
         base_mask = self.base.view_for_scopes(key).mask
         assert base_mask is not None  # a scope set always has a mask
         slot_mask = np.zeros(self._n_new, dtype=bool)
-        for j, x in enumerate(self._chain.ids[: self._n_new]):
-            r = self._row_at(x)
+        prev = None if inherit is None else inherit[1].get(key)
+        if prev is None:
+            todo: Iterable[int] = range(self._n_new)
+        else:  # the graph this one grew from knew the earlier slots: only the batch's are read
+            slot_mask[: prev.size] = prev
+            cslot = self._chain.slot
+            todo = sorted({cslot[x] - b for x in inherit[2] if x in cslot} | set(range(prev.size, self._n_new)))  # type: ignore[index]
+        ids = self._chain.ids
+        for j in todo:
+            r = self._row_at(ids[j])
             own = _scopes(None if r is None else r[2])
             slot_mask[j] = not own or not key.isdisjoint(own)
         got = LiveView(_core.LiveVisibility.make(self.core, base_mask, slot_mask), base_mask.mask, slot_mask, b)
         self._views[key] = got
         return got
+
+    def new_id_names(self) -> Any:
+        """The ids of the nodes added since the base as names
+        (:class:`~conceptwalk.graph.names.NameIndex`), kept by the chain and brought forward by
+        the ids added since (it may hold ids of a later graph of the chain: :meth:`slot` tells).
+
+        Returns
+        -------
+        NameIndex
+        """
+        from .names import NameIndex  # names imports text, which this module's readers need first
+
+        chain = self._chain
+        with chain.lock:
+            got = chain.names
+            n = len(chain.ids)
+            if got is None:
+                got = chain.names = (NameIndex.of_ids(chain.ids), n)
+            elif got[1] < n:
+                got[0].add((x, x) for x in chain.ids[got[1] : n])
+                got = chain.names = (got[0], n)
+        return got[0]
+
+    def text(self, base_index: TextIndex) -> LiveText | None:
+        """The text of this graph's nodes as a base index plus a delta: ``base_index`` (the base's
+        text index) less the documents written since, and an index of those documents' texts
+        now; made on the first call for ``base_index`` (tokenising each written text once per
+        chain) and kept. None when a batch came without its texts (:meth:`grown`), a text is not
+        a string, or ``base_index`` is not of the base's node count.
+
+        Parameters
+        ----------
+        base_index : TextIndex
+            The text index of :attr:`base`.
+
+        Returns
+        -------
+        LiveText or None
+
+        Examples
+        --------
+        >>> from conceptwalk.graph.text import TextIndex
+        >>> base = LinkGraph.from_edges([], nodes=[{"id": "a", "title": "graph walks"}, {"id": "c", "title": "walks"}])
+        >>> g = LiveGraph.over(base, version=0).grown(
+        ...     {"b": ("NODE", "graph", None, None)}, [], version=1, texts={"b": ("graph", None)})
+        >>> t = g.text(TextIndex.build(base.titles))
+        >>> t.search("graph", 5)
+        ([2, 0], [0.695..., 0.566...])
+        """
+        got = self._text
+        if got is not None and got.base is base_index:
+            return got  # type: ignore[no-any-return]
+        chain = self._chain
+        b = self.base.num_nodes
+        if chain.no_text or base_index.num_docs != b:
+            return None
+        inherit = self._inherit
+        parent = None if inherit is None else inherit[3]
+        if parent is not None and parent.base is base_index:  # the parent's documents, the batch's replaced
+            docs, toks, pos = list(parent.doc_rows), list(parent.doc_terms), dict(parent.doc_pos)
+            ids: Iterable[str] = inherit[4]  # type: ignore[index]
+        else:
+            docs, toks, pos = [], [], {}
+            ids = list(chain.texts)
+        with chain.lock:  # the texts and the vocabulary are appended to under it
+            for x in ids:
+                got_doc = self._doc_tokens(chain, x)
+                if got_doc is None:
+                    continue
+                if isinstance(got_doc, bool):
+                    return None  # a damaged row: the snapshot path names it
+                i = pos.get(x)
+                if i is None:
+                    pos[x] = len(docs)
+                    docs.append(got_doc[0])
+                    toks.append(got_doc[1])
+                else:
+                    docs[i], toks[i] = got_doc
+            n_terms = len(chain.vocab)
+        self._inherit = None if inherit is None else (*inherit[:3], None, ())  # the parent's text is not needed again
+        tptr = np.zeros(len(docs) + 1, dtype=np.int64)
+        bptr = np.zeros(len(docs) + 1, dtype=np.int64)
+        if toks:
+            np.cumsum([t.size for t, _ in toks], out=tptr[1:])
+            np.cumsum([bd.size for _, bd in toks], out=bptr[1:])
+        empty = np.empty(0, dtype=np.int32)
+        core = _core.TextIndex.build(
+            len(docs),
+            n_terms,
+            tptr,
+            np.concatenate([t for t, _ in toks]) if toks else empty,
+            bptr,
+            np.concatenate([bd for _, bd in toks]) if toks else empty,
+            base_index.title_weight,
+        )
+        slots = np.fromiter((d[0] for d in docs), dtype=np.int64, count=len(docs))
+        new = slots >= b
+        keys = (slots.astype(np.uint64) << np.uint64(32)) | np.uint64(_RANK_TOP)
+        keys[new] = self._keys[slots[new] - b]
+        dropped = np.sort(slots[~new]).astype(np.int32)
+        got = LiveText(base_index, core, chain.vocab, n_terms, slots, keys, dropped, b)
+        got.doc_rows, got.doc_terms, got.doc_pos = docs, toks, pos
+        self._text = got
+        return got
+
+    def _doc_tokens(
+        self, chain: _Chain, x: str
+    ) -> tuple[tuple[int, str, int], tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]] | None | bool:
+        """``((slot, id, version), (title terms, body terms))`` of node ``x``'s text as of this
+        graph (tokenised once per chain; the chain's lock held), None when it has none here,
+        False for a text that is not a string."""
+        entries = chain.texts.get(x, ())
+        v = -1
+        for ev, _t, _b in reversed(entries):
+            if ev <= self.version:
+                v = ev
+                break
+        slot = self.slot(x) if v >= 0 else None
+        if slot is None:
+            return None
+        got = chain.tokens.get((x, v))
+        if got is None:
+            title, body = next((t, bd) for ev, t, bd in entries if ev == v)
+            if (title is not None and not isinstance(title, str)) or (body is not None and not isinstance(body, str)):
+                return False
+            voc = chain.vocab
+            got = chain.tokens[(x, v)] = (
+                np.fromiter((voc.setdefault(w, len(voc)) for w in tokenize(title or "")), dtype=np.int32),
+                np.fromiter((voc.setdefault(w, len(voc)) for w in tokenize(body or "")), dtype=np.int32),
+            )
+        return (slot, x, v), got
 
     def path_edges(self, path: Sequence[int]) -> list[tuple[tuple[str, str], ...]]:
         """Per hop of a path of slots, the edges joining it, as
@@ -436,6 +618,7 @@ class LiveGraph:
         a: list[int],
         bb: list[int],
         version: int,
+        texts: Mapping[str, tuple[Any, Any]] | None,
     ) -> tuple[npt.NDArray[np.uint64], int, _core.LiveGraph]:
         """The chain appended to (its lock held) and the new keys, count and core."""
         base = self.base
@@ -465,6 +648,11 @@ class LiveGraph:
                 chain.rows.setdefault(x, []).append((version, r))
         for sa, sd, t in typed:
             chain.edges.setdefault((min(sa, sd), max(sa, sd)), []).append((version, t, sa))
+        if texts is None:
+            chain.no_text = chain.no_text or any(r is not None for r in nodes.values())
+        else:
+            for x, (title, body) in texts.items():
+                chain.texts.setdefault(x, []).append((version, title, body))
         core = self.core
         if new or a:
             core = _core.LiveGraph.grow(
@@ -478,6 +666,7 @@ class LiveGraph:
         edges: Sequence[tuple[str, ...]],
         *,
         version: int,
+        texts: Mapping[str, tuple[Any, Any]] | None = None,
     ) -> LiveGraph | None:
         """This graph plus one batch of changes, or None when the batch holds a change a delta
         does not express (a deleted node, or an edge whose endpoint is neither known nor added:
@@ -494,6 +683,11 @@ class LiveGraph:
             :data:`~conceptwalk.graph.DEFAULT_EDGE_TYPE`.
         version : int
             The change-log position after the batch (above this graph's).
+        texts : mapping of str to (title, body), optional
+            Every node whose text the batch wrote (every node of ``nodes`` but the deleted, and
+            those whose body alone changed), with its title and body now. Omitted: the batch's
+            texts are not known, and this graph and those grown from it have no live text
+            (:meth:`text` returns None).
 
         Returns
         -------
@@ -542,6 +736,171 @@ class LiveGraph:
             if chain.head != self._serial:  # not the newest graph of its chain: grow a copy
                 chain = chain.copy(self._n_new, self.version)
             chain.head = -1  # until the new graph is made: a failure below leaves a chain no graph grows in place
-            keys, n_new, core = self._grow(chain, new, nodes, typed, a, bb, version)
-        rewritten = self._rewritten + sum(1 for r in nodes.values() if r is not None)
-        return LiveGraph(base, self.base_version, version, self.history, core, chain, n_new, keys, rewritten)
+            keys, n_new, core = self._grow(chain, new, nodes, typed, a, bb, version, texts)
+        batch = [x for x, r in nodes.items() if r is not None]
+        inherit = (
+            self._rescoped,
+            {k: v.slot_mask for k, v in self._views.items()},
+            batch,
+            self._text,
+            list(texts) if texts is not None else [],
+        )
+        return LiveGraph(
+            base,
+            self.base_version,
+            version,
+            self.history,
+            core,
+            chain,
+            n_new,
+            keys,
+            len(batch) + self._rewritten,
+            inherit,
+        )
+
+
+class LiveText:
+    """The text of a :class:`LiveGraph` (see :meth:`LiveGraph.text`): the base's index less the
+    documents rewritten since (``dropped``), plus a delta index of the written documents' texts,
+    searched by the core as one collection: every BM25 statistic is counted over the visible
+    documents of both, so each score and the order are a fresh index's, bit for bit.
+
+    Parameters
+    ----------
+    base : TextIndex
+        The base's text index.
+    delta : conceptwalk._core.TextIndex
+        The written documents' index (document j at ``slots[j]``).
+    vocab : dict of str to int
+        The delta's term ids (the chain's, append-only: ids from ``n_terms`` on are of later
+        graphs).
+    n_terms : int
+        The delta index's term count.
+    slots, keys : numpy.ndarray
+        Per delta document its slot and order key.
+    dropped : numpy.ndarray of int32
+        The base documents the delta replaces, ascending.
+    base_nodes : int
+        The base's node count.
+    """
+
+    __slots__ = (
+        "base",
+        "delta",
+        "vocab",
+        "n_terms",
+        "slots",
+        "keys",
+        "dropped",
+        "_b",
+        "doc_rows",
+        "doc_terms",
+        "doc_pos",
+    )
+
+    def __init__(
+        self,
+        base: TextIndex,
+        delta: _core.TextIndex,
+        vocab: dict[str, int],
+        n_terms: int,
+        slots: npt.NDArray[np.int64],
+        keys: npt.NDArray[np.uint64],
+        dropped: npt.NDArray[np.int32],
+        base_nodes: int,
+    ) -> None:
+        self.base = base
+        self.delta = delta
+        self.vocab = vocab
+        self.n_terms = n_terms
+        # what a graph grown from this one's starts from: per document (slot, id, version) and
+        # its terms, and each id's position
+        self.doc_rows: list[tuple[int, str, int]] = []
+        self.doc_terms: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]] = []
+        self.doc_pos: dict[str, int] = {}
+        self.slots = slots
+        self.keys = keys
+        self.dropped = dropped
+        self._b = base_nodes
+
+    def visible(self, view: LiveView | None) -> npt.NDArray[np.uint8] | None:
+        """Per delta document, whether ``view``'s caller sees it (None: all access).
+
+        Parameters
+        ----------
+        view : LiveView or None
+
+        Returns
+        -------
+        numpy.ndarray of uint8 or None
+        """
+        if view is None:
+            return None
+        s = self.slots
+        lo = s < self._b
+        out = np.empty(s.size, dtype=np.uint8)
+        out[lo] = view.base_mask[s[lo]]
+        out[~lo] = view.slot_mask[s[~lo] - self._b]
+        return out
+
+    def search(
+        self,
+        text: str,
+        k: int,
+        *,
+        stats: _core.TextStats | None = None,
+        base_visible: npt.NDArray[np.uint8] | None = None,
+        base_eligible: npt.NDArray[np.uint8] | None = None,
+        delta_visible: npt.NDArray[np.uint8] | None = None,
+        delta_eligible: npt.NDArray[np.uint8] | None = None,
+    ) -> tuple[list[int], list[float]]:
+        """Top ``k`` slots for ``text`` by BM25 over the visible documents of base and delta, by
+        score descending, then id ascending (what :meth:`TextIndex.search` gives on a fresh
+        index of the same documents).
+
+        Parameters
+        ----------
+        text : str
+        k : int
+        stats : conceptwalk._core.TextStats, optional
+            The base index's statistics over ``base_visible`` (default: all documents').
+        base_visible, base_eligible : numpy.ndarray of uint8, optional
+            Per base document, visible to the caller and admitted by a filter.
+        delta_visible, delta_eligible : numpy.ndarray of uint8, optional
+            The same per delta document (:meth:`visible`).
+
+        Returns
+        -------
+        (slots, scores) : (list of int, list of float)
+        """
+        distinct = list(dict.fromkeys(tokenize(text)))[:MAX_QUERY_TERMS]
+        bt: list[int] = []
+        dt: list[int] = []
+        for w in sorted(distinct):  # the summation order: the terms' string order
+            i, j = self.base.term_id(w), self.vocab.get(w, -1)
+            j = j if j < self.n_terms else -1
+            if i >= 0 or j >= 0:
+                bt.append(i)
+                dt.append(j)
+        if not bt:
+            return [], []
+        st = self.base.stats_for(None) if stats is None else stats
+        docs, scores, _, _ = _core.bm25_topk_live(
+            self.base.core,
+            st,
+            base_visible,
+            base_eligible,
+            self.dropped,
+            self.delta,
+            self.keys,
+            delta_visible,
+            delta_eligible,
+            np.array(bt, dtype=np.int32),
+            np.array(dt, dtype=np.int32),
+            k,
+            K1,
+            B,
+        )
+        b = self._b
+        slots = self.slots
+        return [d if d < b else int(slots[d - b]) for d in docs.tolist()], scores.tolist()

@@ -49,6 +49,8 @@ __all__ = [
     "STOPWORDS",
     "NameIndex",
     "content_text",
+    "live_name_indexes",
+    "live_named_search",
     "named_nodes",
     "named_search",
     "normalize_text",
@@ -442,10 +444,34 @@ def source_name_indexes(graph: Any, source: Any = None, state: Any = None) -> li
     return out
 
 
+def live_name_indexes(store: Any, live: Any, base_state: Any) -> list[NameIndex]:
+    """:func:`source_name_indexes` for a store's live graph: the ids of its base's state, the
+    ids added since (:meth:`LiveGraph.new_id_names
+    <conceptwalk.graph.live.LiveGraph.new_id_names>`) and the store's aliases (their count read
+    once per live graph, as once per state on the snapshot path).
+
+    Parameters
+    ----------
+    store : KnowledgeBase
+    live : LiveGraph
+    base_state : StoreState
+        The state whose graph is ``live.base``.
+
+    Returns
+    -------
+    list of NameIndex
+    """
+    out = [NameIndex.of_state(store, base_state), live.new_id_names()]
+    ax = _alias_index(store, live)
+    if ax is not None and ax.names:
+        out.append(ax)
+    return out
+
+
 def named_nodes(
     question: str,
     graph: Any,
-    visible: npt.NDArray[np.bool_] | None,
+    visible: Any,
     indexes: Sequence[NameIndex],
 ) -> list[tuple[int, str]]:
     """The visible nodes ``question`` names (see the module's rule), ranked: the longer name
@@ -456,7 +482,7 @@ def named_nodes(
     question : str
     graph : LinkGraph
     visible : bool array, optional
-        The caller's per-node mask (None: all visible).
+        The caller's per-node mask (None: all visible; anything indexed by node index).
     indexes : sequence of NameIndex
         From :func:`source_name_indexes`.
 
@@ -552,9 +578,114 @@ def named_search(
     named = named[:k]
     content = content_text(text)
     hits = text_search(index, graph, content, k + len(named), visible=view, node_types=node_types) if content else []
-    ids = graph.ids
+    return _named_first([graph.ids[v] for v, _ in named], hits, k)
+
+
+def _named_first(named: list[str], hits: list[tuple[str, float]], k: int) -> list[tuple[str, float]]:
+    """The search's answer: the named ids first (with their BM25 score among ``hits``, else 0.0),
+    then the other hits, ``k`` in all."""
     score = dict(hits)
-    out = [(ids[v], score.get(ids[v], 0.0)) for v, _ in named]
-    seen = {i for i, _ in out}
+    out = [(x, score.get(x, 0.0)) for x in named]
+    seen = set(named)
     out.extend(h for h in hits if h[0] not in seen)
     return out[:k]
+
+
+class _LiveIds:
+    """What :func:`named_nodes` reads of a graph (``id_index.get``, ``ids[v]``), over a
+    :class:`~conceptwalk.graph.live.LiveGraph`'s slots."""
+
+    __slots__ = ("_live", "id_index", "ids")
+
+    def __init__(self, live: Any) -> None:
+        self._live = live
+        self.id_index = self  # .get(id) -> slot
+        self.ids = self  # [slot] -> id
+
+    def get(self, node_id: str) -> int | None:
+        return self._live.slot(node_id)  # type: ignore[no-any-return]
+
+    def __getitem__(self, slot: int) -> str:
+        return self._live.node_at(slot)[0]  # type: ignore[no-any-return]
+
+
+class _LiveMask:
+    """A :class:`~conceptwalk.graph.live.LiveView` indexed like a boolean mask."""
+
+    __slots__ = ("_view",)
+
+    def __init__(self, view: Any) -> None:
+        self._view = view
+
+    def __getitem__(self, slot: int) -> bool:
+        return self._view.visible(slot)  # type: ignore[no-any-return]
+
+
+def live_named_search(
+    live: Any,
+    text_index: Any,
+    text: str,
+    k: int,
+    *,
+    view: Any,
+    base_view: Any,
+    node_types: Iterable[str] | None,
+    names: Sequence[NameIndex],
+) -> list[tuple[str, float]] | None:
+    """:func:`named_search` over a live graph (its base plus the delta written since) and its
+    text (:meth:`LiveGraph.text <conceptwalk.graph.live.LiveGraph.text>`): the same answer as
+    over a fresh snapshot of the same store, at the cost of the delta; None when the graph has no
+    live text (the caller takes the snapshot path).
+
+    Parameters
+    ----------
+    live : LiveGraph
+    text_index : TextIndex
+        The text index of ``live.base``.
+    text : str
+    k : int
+    view : LiveView or None
+        The caller's view of ``live`` (None: all access).
+    base_view : View or None
+        The caller's view of ``live.base`` (its BM25 statistics are kept there; None: all access).
+    node_types : iterable of str, optional
+    names : sequence of NameIndex
+        From :func:`live_name_indexes`.
+
+    Returns
+    -------
+    list of (id, score), or None
+    """
+    lt = live.text(text_index)
+    if lt is None:
+        return None
+    adapter = _LiveIds(live)
+    mask = None if view is None else _LiveMask(view)
+    named = named_nodes(text, adapter, mask, names)
+    wanted: set[str] | None = None
+    if node_types is not None:
+        wanted = {node_types} if isinstance(node_types, str) else {str(t) for t in node_types}
+        named = [(v, p) for v, p in named if live.node_at(v)[1] in wanted]
+    named = named[:k]
+    content = content_text(text)
+    hits: list[tuple[str, float]] = []
+    if content and (wanted is None or wanted):
+        base = live.base
+        bvis = None if view is None else view.base_mask.view(np.uint8)
+        belig = delig = None
+        if wanted is not None:
+            flags = np.array([t in wanted for t in base.node_type_names], dtype=np.uint8)
+            belig = flags[base.node_type_codes] if flags.size else np.zeros(base.num_nodes, dtype=np.uint8)
+            delig = np.array([live.node_at(int(x))[1] in wanted for x in lt.slots], dtype=np.uint8)
+        stats = text_index.stats_for(base_view)
+        slots, scores = lt.search(
+            content,
+            k + len(named),
+            stats=stats,
+            base_visible=bvis,
+            base_eligible=belig,
+            delta_visible=lt.visible(view),
+            delta_eligible=delig,
+        )
+        hits = [(adapter[x], sc) for x, sc in zip(slots, scores)]
+    return _named_first([adapter[v] for v, _ in named], hits, k)

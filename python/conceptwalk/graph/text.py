@@ -582,6 +582,25 @@ class TextIndex:
         memo[text] = got
         return got
 
+    def term_id(self, term: str) -> int:
+        """The id of ``term`` (a token, as :func:`tokenize` gives it), or -1 when no document
+        holds it.
+
+        Parameters
+        ----------
+        term : str
+
+        Returns
+        -------
+        int
+        """
+        ids = self._term_ids
+        if ids is not None:
+            return ids.get(term, -1)
+        vocab = self.vocabulary
+        p = bisect.bisect_left(vocab, term)
+        return p if p < len(vocab) and vocab[p] == term else -1
+
     def _query_terms(self, text: str) -> npt.NDArray[np.int32]:
         ids = self._term_ids
         distinct = list(dict.fromkeys(tokenize(text)))[:MAX_QUERY_TERMS]

@@ -618,12 +618,31 @@ class StateKeeper:
             self._live = LiveGraph.over(g, version=snap.version, history=self._history)
             return self._live
 
+    def live_base_state(self, live: LiveGraph) -> StoreState | None:
+        """The state whose graph is ``live``'s base (its text index, its version, its callers'
+        views), when it is the last state this keeper made; None otherwise (the caller takes the
+        snapshot path, which makes the current state: the next live graph is over it).
+
+        Parameters
+        ----------
+        live : LiveGraph
+
+        Returns
+        -------
+        StoreState or None
+        """
+        with self._lock:
+            st = self._state
+            if st is not None and st.graph is live.base and st.graph_version == live.base_version:
+                return st
+            return None
+
     #: The changes after a position with, for a node change, the node's row now (NULL: deleted)
     #: and, for an edge change, whether the edge exists now: one statement for a delta's batch.
     _LIVE_CHANGES = (
-        "SELECT c.kind, c.a, c.b, c.c, n.id IS NOT NULL, n.type, n.title, n.scopes, n.lifecycle, "
+        "SELECT c.kind, c.a, c.b, c.c, n.id IS NOT NULL, n.type, n.title, n.scopes, n.lifecycle, n.body, "
         "e.rowid IS NOT NULL, (SELECT seq FROM sqlite_sequence WHERE name = 'changes'), NULL FROM changes AS c "
-        f"LEFT JOIN nodes AS n ON c.kind = {CHANGE_NODE} AND n.id = c.a "
+        f"LEFT JOIN nodes AS n ON c.kind IN ({CHANGE_NODE}, {CHANGE_TEXT}) AND n.id = c.a "
         f"LEFT JOIN edges AS e ON c.kind = {CHANGE_EDGE} AND e.src = c.a AND e.dst = c.b AND e.type = c.c "
         "WHERE c.seq > ? AND c.seq <= ? ORDER BY c.seq LIMIT ?"
     )
@@ -654,12 +673,18 @@ class StateKeeper:
             return None  # a gap in the log, or too many changes
         nodes: dict[str, tuple[Any, ...] | None] = {}
         edges: list[tuple[str, str, str]] = []
-        for kind, a, b, c, node_now, ntype, title, scopes, life, edge_now, now, row_nonce in rows:
+        texts: dict[str, tuple[Any, Any]] = {}  # every node whose title or body was written: both now
+        for kind, a, b, c, node_now, ntype, title, scopes, life, body, edge_now, now, row_nonce in rows:
             if now != version or (nonce is not False and row_nonce != nonce):
                 return None  # the rows are of a later state, or of another history
-            if kind == CHANGE_NODE:
+            if kind == CHANGE_TEXT:
+                if not node_now:
+                    return None  # its node deleted since (the deletion's row says so too)
+                texts[a] = (title, body)
+            elif kind == CHANGE_NODE:
                 if node_now:
                     parse_scopes(scopes, a)  # StoreDamaged for scopes the store did not write
+                    texts[a] = (title, body)
                 nodes[a] = (ntype, title, scopes, life) if node_now else None
             elif kind == CHANGE_EDGE:
                 if not edge_now:
@@ -667,7 +692,7 @@ class StateKeeper:
                 edges.append((a, b, c))
             elif kind == CHANGE_RESET:
                 return None  # a bulk load
-        return live.grown(nodes, edges, version=version)
+        return live.grown(nodes, edges, version=version, texts=texts)
 
     def text_index(self, graph: LinkGraph | None = None) -> TextIndex | None:
         """The text index of ``graph`` (default: the current state's; see

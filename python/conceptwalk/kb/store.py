@@ -62,7 +62,7 @@ from ..errors import ConceptwalkError, InputError, NotFoundError, StoreNotFoundE
 from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, Caller, LinkGraph
 from ..graph.linkgraph import JSON_VALUE_MARK, annotation_name
 from ..graph.live import LiveGraph
-from ..graph.names import named_search, source_name_indexes
+from ..graph.names import live_name_indexes, live_named_search, named_search, source_name_indexes
 from ..graph.scopes import warn_unknown_scopes
 from ..graph.text import TextIndex
 from .snapshot import CHANGE_ALIAS, CHANGELOG_SCHEMA, CHANGE_RESET, CHANGE_VECTOR
@@ -2762,6 +2762,9 @@ class KnowledgeBase:
             raise InputError(f"search: k must be a positive integer, got {k!r}")
         if caller is not None and not isinstance(caller, Caller):
             raise InputError(f"search: caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+        live = self._live_search(text, k, node_types, Caller.public() if caller is None else caller)
+        if live is not None:
+            return live
         try:
             st = self.state()  # the graph and its text index of one committed state
         except InputError:  # no nodes: nothing to find
@@ -2771,6 +2774,32 @@ class KnowledgeBase:
         warn_unknown_scopes(self, st.graph, caller)
         names = source_name_indexes(st.graph, self, st)
         return named_search(st.text_index, st.graph, text, k, view=view, node_types=node_types, names=names)
+
+    def _live_search(
+        self, text: str, k: int, node_types: Iterable[str] | None, caller: Caller
+    ) -> list[tuple[str, float]] | None:
+        """:meth:`search` over the live graph (its base's text index plus the texts written
+        since: the same answer at the cost of the change), or None: the snapshot path answers (a
+        store with no nodes, a caller naming a scope the base does not know, which that path warns
+        about, a visibility or a batch the delta does not express)."""
+        live = self.live_graph()
+        if live.version < 0 or live.num_nodes == 0:
+            return None
+        base_state = self._keeper.live_base_state(live)
+        if base_state is None:
+            return None
+        view = base_view = None
+        if caller.scopes is not None:
+            if any(x not in live.base.scope_names for x in caller.scopes):
+                return None
+            view = live.view(caller.scopes)
+            if view is None:
+                return None
+            base_view = base_state.view(caller)
+        names = live_name_indexes(self, live, base_state)
+        return live_named_search(
+            live, base_state.text_index, text, k, view=view, base_view=base_view, node_types=node_types, names=names
+        )
 
     def state(self, *, annotations: bool = True) -> StoreState:
         """The store's current committed state: its graph snapshot, the text index of that graph

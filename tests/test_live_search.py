@@ -1,0 +1,244 @@
+"""Search over a live store's text: the base's index less the documents written since, plus a
+delta index of their texts, read by the core as one collection (issue 31: the text index as a
+base plus a segment). Every answer must equal a fresh index's bit for bit.
+
+- The core (``_core.bm25_topk_live``) against ``_core.bm25_topk`` on a fresh index of the same
+  documents, with random texts, rewritten and added documents, visibility and eligibility masks
+  (hypothesis).
+- The store: random writes (adds, retitles, body-only rewrites, rescoped new nodes, aliases) then
+  ``KnowledgeBase.search`` for three callers, with and without a node-type filter, against a fresh
+  store opened on the same file; the live path must be the one that answered.
+- The boundary: what the binding refuses.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conceptwalk import Caller, _core
+from conceptwalk.graph import LinkGraph
+from conceptwalk.graph.live import LiveGraph
+from conceptwalk.graph.text import B, K1, TextIndex
+from conceptwalk.kb.store import KnowledgeBase
+
+WORDS = ["graph", "walk", "memory", "agent", "river", "bank", "stream", "flow", "token", "omega", "alpha"]
+COUNTS = {"reads": 0, "live": 0, "mismatches": 0}
+
+
+def _text(r: random.Random, n: int) -> str | None:
+    return " ".join(r.choice(WORDS) for _ in range(n)) if n else None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_core_live_equals_fresh(seed: int) -> None:
+    r = random.Random(seed)
+    nb = r.randint(1, 30)
+    base_ids = sorted({f"n{r.randrange(1000):04d}" for _ in range(nb)})
+    nb = len(base_ids)
+    titles = {x: _text(r, r.randint(0, 3)) for x in base_ids}
+    bodies = {x: _text(r, r.randint(0, 6)) for x in base_ids}
+    base = LinkGraph.from_edges([], nodes=[{"id": x, "title": titles[x]} for x in base_ids])
+    base_ix = TextIndex.build([titles[x] for x in base_ids], [bodies[x] for x in base_ids])
+    live = LiveGraph.over(base, version=0)
+    version = 0
+    for _batch in range(r.randint(1, 4)):
+        texts: dict[str, tuple[str | None, str | None]] = {}
+        nodes = {}
+        for _ in range(r.randint(1, 4)):
+            if r.random() < 0.4:
+                x = r.choice(base_ids)
+            else:
+                x = f"n{r.randrange(1000):04d}x"
+            t, b = _text(r, r.randint(0, 3)), _text(r, r.randint(0, 5))
+            titles[x], bodies[x] = t, b
+            texts[x] = (t, b)
+            nodes[x] = ("NODE", t, None, None)
+        version += 1
+        grown = live.grown(nodes, [], version=version, texts=texts)
+        assert grown is not None
+        live = grown
+    lt = live.text(base_ix)
+    assert lt is not None
+    ids = sorted(titles)
+    fresh = TextIndex.build([titles[x] for x in ids], [bodies[x] for x in ids])
+    slot_of = {x: live.slot(x) for x in ids}
+    # masks: per id visible / eligible, the same on both sides
+    vis = {x: r.random() < 0.8 for x in ids}
+    elig = {x: r.random() < 0.8 for x in ids}
+    use_vis, use_elig = r.random() < 0.6, r.random() < 0.4
+    b = base.num_nodes
+    bvis = np.array([vis[x] for x in base_ids], dtype=np.uint8) if use_vis else None
+    belig = np.array([elig[x] for x in base_ids], dtype=np.uint8) if use_elig else None
+    dids = [live.node_at(int(s))[0] for s in lt.slots]
+    dvis = np.array([vis[x] for x in dids], dtype=np.uint8) if use_vis else None
+    delig = np.array([elig[x] for x in dids], dtype=np.uint8) if use_elig else None
+    fvis = np.array([vis[x] for x in ids], dtype=np.uint8) if use_vis else None
+    felig = np.array([elig[x] for x in ids], dtype=np.uint8) if use_elig else None
+    stats = base_ix.core.stats(bvis, K1, B)
+    for _q in range(4):
+        q = _text(r, r.randint(1, 4))
+        assert q is not None
+        k = r.randint(1, 8)
+        slots, scores = lt.search(
+            q, k, stats=stats, base_visible=bvis, base_eligible=belig, delta_visible=dvis, delta_eligible=delig
+        )
+        terms = fresh.query_terms(q)
+        if terms.size:
+            fdocs, fscores, _, _ = _core.bm25_topk(fresh.core, terms, k, fvis, felig, None, K1, B)
+            want = [(ids[d], s) for d, s in zip(fdocs.tolist(), fscores.tolist())]
+        else:
+            want = []
+        by_slot = {v: x for x, v in slot_of.items()}
+        got = [(by_slot[s], sc) for s, sc in zip(slots, scores)]
+        assert got == want, (q, k)
+        assert all(s < b + live.delta_nodes for s in slots)
+
+
+def _open_count(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    seen = {"live": 0}
+    orig = KnowledgeBase._live_search
+
+    def counted(self: KnowledgeBase, *a: object, **kw: object) -> object:
+        got = orig(self, *a, **kw)  # type: ignore[arg-type]
+        if got is not None and self.live_graph().rewritten > 0:
+            seen["live"] += 1
+        return got
+
+    monkeypatch.setattr(KnowledgeBase, "_live_search", counted)
+    return seen
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_store_search_live_equals_fresh(tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    r = random.Random(seed)
+    seen = _open_count(monkeypatch)
+    path = os.path.join(tmp_path, "kb.db")
+    kb = KnowledgeBase.create(path)
+    rows = {
+        f"n{i:03d}": {
+            "id": f"n{i:03d}",
+            "type": r.choice(["DOC", "CONCEPT"]),
+            "title": _text(r, 3),
+            "body": _text(r, r.choice([0, 6])),
+            "scopes": ["t"] if r.random() < 0.3 else [],
+        }
+        for i in range(40)
+    }
+    kb.add_nodes(list(rows.values()))
+    kb.add_edges([(f"n{r.randrange(40):03d}", f"n{r.randrange(40):03d}") for _ in range(60)])
+    callers = [Caller.all_access(), Caller.public(), Caller.with_scopes("t")]
+    kb.search("graph", 5)  # the base
+    for _step in range(20):
+        op = r.random()
+        if op < 0.45:  # a new node (sometimes rewritten again: a new node's scopes change)
+            i = r.randrange(60)
+            kb.add_nodes(
+                [
+                    {
+                        "id": f"m{i:03d}",
+                        "type": r.choice(["DOC", "MEMORY"]),
+                        "title": _text(r, 3),
+                        "body": _text(r, r.choice([0, 5])),
+                        "scopes": ["t"] if r.random() < 0.3 else [],
+                    }
+                ]
+            )
+            kb.add_edges([(f"m{i:03d}", f"n{r.randrange(40):03d}")])
+        elif op < 0.75:  # a base node's title and body, or its body alone
+            x = f"n{r.randrange(40):03d}"
+            row = dict(rows[x])
+            if r.random() < 0.5:
+                row["title"] = _text(r, 2)
+            row["body"] = _text(r, 4)
+            rows[x] = row
+            kb.add_nodes([row])
+        elif op < 0.85:
+            kb.add_aliases([(f"{r.choice(WORDS)} nick", f"n{r.randrange(40):03d}")])
+        for c in callers:
+            q = _text(r, r.randint(1, 3)) or "graph"
+            if r.random() < 0.3:
+                q += f" n{r.randrange(40):03d}"  # an id named in the text
+            nt = None if r.random() < 0.7 else ["DOC"]
+            got = kb.search(q, 6, caller=c, node_types=nt)
+            fresh = KnowledgeBase.open(path)
+            try:
+                want = fresh.search(q, 6, caller=c, node_types=nt)
+            finally:
+                fresh.close()
+            COUNTS["reads"] += 1
+            if got != want:
+                COUNTS["mismatches"] += 1
+            assert got == want, (q, c, nt)
+    kb.close()
+    COUNTS["live"] += seen["live"]
+    assert seen["live"] > 20  # the live path answered (not the snapshot path)
+
+
+def test_store_search_sees_a_new_alias_and_a_body(tmp_path: os.PathLike[str]) -> None:
+    kb = KnowledgeBase.create(os.path.join(tmp_path, "kb.db"))
+    kb.add_nodes([{"id": "tls", "title": "Transport Layer Security"}, {"id": "doc", "title": "notes"}])
+    who = Caller.all_access()
+    assert [x for x, _ in kb.search("handshake", 5, caller=who)] == []
+    kb.add_nodes([{"id": "doc", "title": "notes", "body": "the handshake"}])  # body alone
+    assert [x for x, _ in kb.search("handshake", 5, caller=who)] == ["doc"]
+    kb.add_aliases([("secure sockets", "tls")])
+    assert [x for x, _ in kb.search("secure sockets", 5, caller=who)] == ["tls"]
+    kb.add_nodes([{"id": "mem-1", "title": "a memory of the handshake"}])
+    got = [x for x, _ in kb.search("mem-1 handshake", 5, caller=who)]
+    assert got[0] == "mem-1" and set(got) == {"mem-1", "doc"}
+    assert kb.live_graph().delta_nodes == 1
+    assert kb._live_search("handshake", 5, None, who) is not None  # answered by the live path
+
+
+def test_bm25_topk_live_refuses_bad_input() -> None:
+    base = TextIndex.build(["graph walk", "river bank"])
+    delta = TextIndex.build(["graph"])
+    stats = base.core.stats(None, K1, B)
+    good = {
+        "base": base.core,
+        "base_stats": stats,
+        "base_visible": None,
+        "base_eligible": None,
+        "dropped": np.array([1], dtype=np.int32),
+        "delta": delta.core,
+        "delta_keys": np.array([7], dtype=np.uint64),
+        "delta_visible": None,
+        "delta_eligible": None,
+        "base_terms": np.array([1], dtype=np.int32),  # "graph" (the vocabulary: bank, graph, river, walk)
+        "delta_terms": np.array([0], dtype=np.int32),
+        "k": 3,
+    }
+    docs, scores, _, _ = _core.bm25_topk_live(**good)
+    assert docs.tolist() == [2, 0] and scores[0] > scores[1]
+    bad = [
+        {"dropped": np.array([1, 0], dtype=np.int32)},  # not ascending
+        {"dropped": np.array([5], dtype=np.int32)},  # outside the base
+        {"base_terms": np.array([9], dtype=np.int32)},
+        {"delta_terms": np.array([3], dtype=np.int32)},
+        {"base_terms": np.array([0, 0], dtype=np.int32), "delta_terms": np.array([-1, -1], dtype=np.int32)},
+        {"base_terms": np.array([-1, -1], dtype=np.int32), "delta_terms": np.array([0, 0], dtype=np.int32)},
+        {"base_terms": np.array([1, -1], dtype=np.int32)},  # lengths differ
+        {"delta_keys": np.array([1, 2], dtype=np.uint64)},
+        {"base_visible": np.ones(5, dtype=np.uint8)},
+        {"delta_eligible": np.ones(3, dtype=np.uint8)},
+        {"base_stats": delta.core.stats(None, K1, B)},
+        {"delta": TextIndex.build(["graph"], title_weight=3).core},
+        {"k": 0},
+        {"k1": -1.0},
+        {"b": 2.0},
+    ]
+    for change in bad:
+        with pytest.raises((ValueError, TypeError)):
+            _core.bm25_topk_live(**{**good, **change})
+
+
+def test_counts_are_reported() -> None:
+    print(f"live search: {COUNTS}")  # noqa: T201
+    assert COUNTS["mismatches"] == 0
