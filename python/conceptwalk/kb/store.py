@@ -2782,7 +2782,10 @@ class KnowledgeBase:
         since: the same answer at the cost of the change), or None: the snapshot path answers (a
         store with no nodes, a caller naming a scope the base does not know, which that path warns
         about, a visibility or a batch the delta does not express)."""
-        live = self.live_graph()
+        try:
+            live = self.live_graph()
+        except InputError:  # no nodes: the snapshot path says what it says of that
+            return None
         if live.version < 0 or live.num_nodes == 0:
             return None
         base_state = self._keeper.live_base_state(live)
