@@ -13,9 +13,12 @@ store does, so its answer is the fresh build's bit for bit.
 
 What a delta expresses today: inserted nodes, rewritten node rows (title, type, scopes, lifecycle:
 kept per node) and inserted edges. A deletion, a bulk load or a replaced history is not
-expressed: :meth:`LiveGraph.grown` returns None and the store builds a new base instead. What reads
-it today: ``graph_context`` from concepts for the all-access caller; every other read uses the
-full snapshot (:meth:`KnowledgeBase.graph <conceptwalk.kb.store.KnowledgeBase.graph>`).
+expressed: :meth:`LiveGraph.grown` returns None and the store builds a new base instead. The
+text of the nodes written since is a small segment beside the base's text index
+(:meth:`LiveGraph.text`, :class:`LiveText`). What reads it today: ``graph_context`` from
+concepts, ``link_suggest`` (resource allocation), ``graph_path`` and ``KnowledgeBase.search``, for
+every caller; every other read uses the full snapshot (:meth:`KnowledgeBase.graph
+<conceptwalk.kb.store.KnowledgeBase.graph>`).
 
 Examples
 --------
