@@ -6,13 +6,15 @@ base plus a segment). Every answer must equal a fresh index's bit for bit.
   documents, with random texts, rewritten and added documents, visibility and eligibility masks
   (hypothesis).
 - The store: random writes (adds, retitles, body-only rewrites, rescoped new nodes, aliases) then
-  ``KnowledgeBase.search`` for three callers, with and without a node-type filter, against a fresh
-  store opened on the same file; the live path must be the one that answered.
+  ``KnowledgeBase.search`` (with and without a node-type filter) and a question's
+  ``graph_context`` (with and without concepts) for three callers, against a fresh store opened
+  on the same file; the live path must be the one that answered.
 - The boundary: what the binding refuses.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 
@@ -25,7 +27,10 @@ from conceptwalk import Caller, _core
 from conceptwalk.graph import LinkGraph
 from conceptwalk.graph.live import LiveGraph
 from conceptwalk.graph.text import B, K1, TextIndex
+from conceptwalk.errors import ConceptwalkError
 from conceptwalk.kb.store import KnowledgeBase
+from conceptwalk.tools import context as context_tool
+from conceptwalk.tools import graph_context
 
 WORDS = ["graph", "walk", "memory", "agent", "river", "bank", "stream", "flow", "token", "omega", "alpha"]
 COUNTS = {"reads": 0, "live": 0, "mismatches": 0}
@@ -102,8 +107,10 @@ def test_core_live_equals_fresh(seed: int) -> None:
 
 
 def _open_count(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    seen = {"live": 0}
+    """Counts the answers the live path gave over a delta (search, and a question's graph_context)."""
+    seen = {"live": 0, "question": 0}
     orig = KnowledgeBase._live_search
+    orig_q = context_tool._live_question
 
     def counted(self: KnowledgeBase, *a: object, **kw: object) -> object:
         got = orig(self, *a, **kw)  # type: ignore[arg-type]
@@ -111,8 +118,25 @@ def _open_count(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
             seen["live"] += 1
         return got
 
+    def counted_q(source: object, *a: object, **kw: object) -> object:
+        got = orig_q(source, *a, **kw)  # type: ignore[arg-type]
+        if got is not None and source.live_graph().rewritten > 0:  # type: ignore[attr-defined]
+            seen["question"] += 1
+        return got
+
     monkeypatch.setattr(KnowledgeBase, "_live_search", counted)
+    monkeypatch.setattr(context_tool, "_live_question", counted_q)
     return seen
+
+
+def _context(kb: KnowledgeBase, q: str, concepts: list[str], who: Caller) -> object:
+    """A question's graph_context, serialised (its timing left out), or its error."""
+    try:
+        d = graph_context(kb, q, concepts=concepts, k=6, caller=who).to_dict()
+    except ConceptwalkError as e:
+        return (type(e).__name__, str(e))
+    d.pop("elapsed_ms", None)
+    return json.dumps(d, sort_keys=True, default=repr)
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -166,19 +190,23 @@ def test_store_search_live_equals_fresh(tmp_path: os.PathLike[str], monkeypatch:
             if r.random() < 0.3:
                 q += f" n{r.randrange(40):03d}"  # an id named in the text
             nt = None if r.random() < 0.7 else ["DOC"]
-            got = kb.search(q, 6, caller=c, node_types=nt)
+            concepts = [f"n{r.randrange(40):03d}"] if r.random() < 0.3 else []
+            got = (
+                kb.search(q, 6, caller=c, node_types=nt),
+                _context(kb, q, concepts, c),
+            )
             fresh = KnowledgeBase.open(path)
             try:
-                want = fresh.search(q, 6, caller=c, node_types=nt)
+                want = (fresh.search(q, 6, caller=c, node_types=nt), _context(fresh, q, concepts, c))
             finally:
                 fresh.close()
-            COUNTS["reads"] += 1
+            COUNTS["reads"] += 2
             if got != want:
                 COUNTS["mismatches"] += 1
             assert got == want, (q, c, nt)
     kb.close()
-    COUNTS["live"] += seen["live"]
-    assert seen["live"] > 20  # the live path answered (not the snapshot path)
+    COUNTS["live"] += seen["live"] + seen["question"]
+    assert seen["live"] > 20 and seen["question"] > 10  # the live path answered (not the snapshot path)
 
 
 def test_store_search_sees_a_new_alias_and_a_body(tmp_path: os.PathLike[str]) -> None:

@@ -39,7 +39,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from .text import text_search, words
 
@@ -49,8 +48,8 @@ __all__ = [
     "STOPWORDS",
     "NameIndex",
     "content_text",
+    "LiveSearch",
     "live_name_indexes",
-    "live_named_search",
     "named_nodes",
     "named_search",
     "normalize_text",
@@ -595,12 +594,20 @@ class _LiveIds:
     """What :func:`named_nodes` reads of a graph (``id_index.get``, ``ids[v]``), over a
     :class:`~conceptwalk.graph.live.LiveGraph`'s slots."""
 
-    __slots__ = ("_live", "id_index", "ids")
+    __slots__ = ("_live",)
 
     def __init__(self, live: Any) -> None:
         self._live = live
-        self.id_index = self  # .get(id) -> slot
-        self.ids = self  # [slot] -> id
+
+    @property
+    def id_index(self) -> _LiveIds:
+        """``.get(id) -> slot`` (properties, not attributes: no reference cycle keeps a graph)."""
+        return self
+
+    @property
+    def ids(self) -> _LiveIds:
+        """``[slot] -> id``."""
+        return self
 
     def get(self, node_id: str) -> int | None:
         return self._live.slot(node_id)  # type: ignore[no-any-return]
@@ -621,71 +628,124 @@ class _LiveMask:
         return self._view.visible(slot)  # type: ignore[no-any-return]
 
 
-def live_named_search(
-    live: Any,
-    text_index: Any,
-    text: str,
-    k: int,
-    *,
-    view: Any,
-    base_view: Any,
-    node_types: Iterable[str] | None,
-    names: Sequence[NameIndex],
-) -> list[tuple[str, float]] | None:
-    """:func:`named_search` over a live graph (its base plus the delta written since) and its
-    text (:meth:`LiveGraph.text <conceptwalk.graph.live.LiveGraph.text>`): the same answer as
-    over a fresh snapshot of the same store, at the cost of the delta; None when the graph has no
-    live text (the caller takes the snapshot path).
+class LiveSearch:
+    """A caller's search over a live graph (its base plus the delta written since) and its text
+    (:meth:`LiveGraph.text <conceptwalk.graph.live.LiveGraph.text>`): the visible nodes a text
+    names and its BM25 hits, each as over a fresh snapshot of the same store, at the cost of the
+    delta. Made by :meth:`KnowledgeBase.live_search
+    <conceptwalk.kb.store.KnowledgeBase.live_search>`.
 
     Parameters
     ----------
     live : LiveGraph
-    text_index : TextIndex
-        The text index of ``live.base``.
-    text : str
-    k : int
+    text : LiveText
+        ``live``'s text.
     view : LiveView or None
         The caller's view of ``live`` (None: all access).
-    base_view : View or None
-        The caller's view of ``live.base`` (its BM25 statistics are kept there; None: all access).
-    node_types : iterable of str, optional
+    stats : conceptwalk._core.TextStats
+        The caller's BM25 statistics of the base's text index.
     names : sequence of NameIndex
         From :func:`live_name_indexes`.
-
-    Returns
-    -------
-    list of (id, score), or None
     """
-    lt = live.text(text_index)
-    if lt is None:
-        return None
-    adapter = _LiveIds(live)
-    mask = None if view is None else _LiveMask(view)
-    named = named_nodes(text, adapter, mask, names)
-    wanted: set[str] | None = None
-    if node_types is not None:
-        wanted = {node_types} if isinstance(node_types, str) else {str(t) for t in node_types}
-        named = [(v, p) for v, p in named if live.node_at(v)[1] in wanted]
-    named = named[:k]
-    content = content_text(text)
-    hits: list[tuple[str, float]] = []
-    if content and (wanted is None or wanted):
-        base = live.base
-        bvis = None if view is None else view.base_mask.view(np.uint8)
+
+    __slots__ = ("live", "text", "view", "stats", "names", "_ids", "_mask", "_bvis", "_dvis")
+
+    def __init__(self, live: Any, text: Any, view: Any, stats: Any, names: Sequence[NameIndex]) -> None:
+        self.live = live
+        self.text = text
+        self.view = view
+        self.stats = stats
+        self.names = names
+        self._ids = _LiveIds(live)
+        self._mask = None if view is None else _LiveMask(view)
+        self._bvis = None if view is None else view.base_mask.view(np.uint8)
+        self._dvis = text.visible(view)
+
+    def id_at(self, slot: int) -> str:
+        """The id at ``slot``.
+
+        Parameters
+        ----------
+        slot : int
+
+        Returns
+        -------
+        str
+        """
+        return self._ids[slot]
+
+    def named(self, text: str, node_types: Iterable[str] | None = None) -> list[int]:
+        """The slots of the visible nodes ``text`` names (:func:`named_nodes`' rule and order),
+        of ``node_types`` when given.
+
+        Parameters
+        ----------
+        text : str
+        node_types : iterable of str, optional
+
+        Returns
+        -------
+        list of int
+        """
+        got = named_nodes(text, self._ids, self._mask, self.names)
+        if node_types is not None:
+            wanted = {node_types} if isinstance(node_types, str) else {str(t) for t in node_types}
+            node_at = self.live.node_at
+            got = [(v, p) for v, p in got if node_at(v)[1] in wanted]
+        return [v for v, _ in got]
+
+    def hits(self, text: str, k: int, node_types: Iterable[str] | None = None) -> tuple[list[int], list[float]]:
+        """The top ``k`` visible slots for ``text`` by BM25 (of ``node_types`` when given; the
+        statistics stay those of everything visible), by score descending, then id ascending.
+
+        Parameters
+        ----------
+        text : str
+        k : int
+        node_types : iterable of str, optional
+
+        Returns
+        -------
+        (slots, scores) : (list of int, list of float)
+        """
         belig = delig = None
-        if wanted is not None:
+        if node_types is not None:
+            wanted = {node_types} if isinstance(node_types, str) else {str(t) for t in node_types}
+            if not wanted:
+                return [], []
+            base = self.live.base
             flags = np.array([t in wanted for t in base.node_type_names], dtype=np.uint8)
             belig = flags[base.node_type_codes] if flags.size else np.zeros(base.num_nodes, dtype=np.uint8)
-            delig = np.array([live.node_at(int(x))[1] in wanted for x in lt.slots], dtype=np.uint8)
-        stats = text_index.stats_for(base_view)
-        slots, scores = lt.search(
-            content,
-            k + len(named),
-            stats=stats,
-            base_visible=bvis,
+            node_at = self.live.node_at
+            delig = np.array([node_at(int(x))[1] in wanted for x in self.text.slots], dtype=np.uint8)
+        return self.text.search(  # type: ignore[no-any-return]
+            text,
+            k,
+            stats=self.stats,
+            base_visible=self._bvis,
             base_eligible=belig,
-            delta_visible=lt.visible(view),
+            delta_visible=self._dvis,
             delta_eligible=delig,
         )
-        hits = [(adapter[x], sc) for x, sc in zip(slots, scores)]
-    return _named_first([adapter[v] for v, _ in named], hits, k)
+
+    def search(self, text: str, k: int, node_types: Iterable[str] | None = None) -> list[tuple[str, float]]:
+        """:func:`named_search`'s answer: the named nodes first, then the BM25 hits of ``text``
+        without its stopwords, ``k`` in all.
+
+        Parameters
+        ----------
+        text : str
+        k : int
+        node_types : iterable of str, optional
+
+        Returns
+        -------
+        list of (id, score)
+        """
+        named = self.named(text, node_types)[:k]
+        content = content_text(text)
+        hits: list[tuple[str, float]] = []
+        if content:
+            slots, scores = self.hits(content, k + len(named), node_types)
+            hits = [(self._ids[x], sc) for x, sc in zip(slots, scores)]
+        return _named_first([self._ids[v] for v in named], hits, k)

@@ -62,7 +62,7 @@ from ..errors import ConceptwalkError, InputError, NotFoundError, StoreNotFoundE
 from ..graph import DEFAULT_EDGE_TYPE, EDGE_ANNOTATION_KEYS, Caller, LinkGraph
 from ..graph.linkgraph import JSON_VALUE_MARK, annotation_name
 from ..graph.live import LiveGraph
-from ..graph.names import live_name_indexes, live_named_search, named_search, source_name_indexes
+from ..graph.names import LiveSearch, live_name_indexes, named_search, source_name_indexes
 from ..graph.scopes import warn_unknown_scopes
 from ..graph.text import TextIndex
 from .snapshot import CHANGE_ALIAS, CHANGELOG_SCHEMA, CHANGE_RESET, CHANGE_VECTOR
@@ -2778,10 +2778,36 @@ class KnowledgeBase:
     def _live_search(
         self, text: str, k: int, node_types: Iterable[str] | None, caller: Caller
     ) -> list[tuple[str, float]] | None:
-        """:meth:`search` over the live graph (its base's text index plus the texts written
-        since: the same answer at the cost of the change), or None: the snapshot path answers (a
-        store with no nodes, a caller naming a scope the base does not know, which that path warns
-        about, a visibility or a batch the delta does not express)."""
+        """:meth:`search` over the live graph, or None: the snapshot path answers."""
+        ls = self.live_search(caller)
+        return None if ls is None else ls.search(text, k, node_types)
+
+    def live_search(self, caller: Caller) -> LiveSearch | None:
+        """The caller's search over the live graph (:meth:`live_graph` and its text: the base's
+        text index plus the texts written since), which answers as :meth:`search` over a fresh
+        snapshot would, at the cost of the change; or None, and the snapshot path answers: a
+        store with no nodes, inside its own write transaction, a caller naming a scope the base
+        does not know (that path warns about it), a visibility or a batch the delta does not
+        express, or a base whose state this store no longer holds.
+
+        Parameters
+        ----------
+        caller : Caller
+
+        Returns
+        -------
+        LiveSearch or None
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a", "title": "graph walks"}])
+        >>> _ = kb.search("walks", 3)  # the base's state
+        >>> _ = kb.add_nodes([{"id": "b", "title": "walks"}])
+        >>> ls = kb.live_search(Caller.all_access())
+        >>> [ls.id_at(s) for s in ls.hits("walks", 3)[0]], ls.search("b walks", 3)[0][0]
+        (['b', 'a'], 'b')
+        """
         try:
             live = self.live_graph()
         except InputError:  # no nodes: the snapshot path says what it says of that
@@ -2799,10 +2825,11 @@ class KnowledgeBase:
             if view is None:
                 return None
             base_view = base_state.view(caller)
-        names = live_name_indexes(self, live, base_state)
-        return live_named_search(
-            live, base_state.text_index, text, k, view=view, base_view=base_view, node_types=node_types, names=names
-        )
+        text = live.text(base_state.text_index)
+        if text is None:
+            return None
+        stats = base_state.text_index.stats_for(base_view)
+        return LiveSearch(live, text, view, stats, live_name_indexes(self, live, base_state))
 
     def state(self, *, annotations: bool = True) -> StoreState:
         """The store's current committed state: its graph snapshot, the text index of that graph

@@ -624,10 +624,13 @@ def graph_context(
     question = check_question(question)
     if isinstance(concepts, str):
         raise InputError("concepts must be a list of ids, not a single string")
-    if question is None and search is None and node_types is None:
-        # concepts only: a store's live graph (base plus delta, brought forward at the cost of the
-        # change) answers exactly as its full snapshot would
-        live = _live_context(source, concepts, caller, k, restart, eps, rank_code, max_hops, t0)
+    if search is None and node_types is None:
+        # a store's live graph (base plus delta, brought forward at the cost of the change) and
+        # its text answer exactly as its full snapshot would
+        if question is None:
+            live = _live_context(source, concepts, caller, k, restart, eps, rank_code, max_hops, t0)
+        else:
+            live = _live_question(source, question, concepts, caller, k, restart, eps, rank_code, max_hops, n_hits, t0)
         if live is not None:
             return _ranked(live, rank, max_hops)
     g, kb, ix, st = _source_state(source, (question,), search)
@@ -724,6 +727,62 @@ def _live_context(
         rank_code, max_hops, view,
     )  # fmt: skip
     return _from_core(live, None, slots, r, rank_code, restart, eps, k, None, t0)
+
+
+def _live_question(
+    source: Any,
+    question: str,
+    concepts: Iterable[str],
+    caller: Caller,
+    k: int,
+    restart: float,
+    eps: float,
+    rank_code: int,
+    max_hops: int,
+    n_hits: int,
+    t0: float,
+) -> ContextResult | None:
+    """A question's query over the source's live graph and text (``source.live_search``): the
+    seeds the snapshot path's compiled call makes (the visible BM25 hits of the question without
+    its stopwords by 1/rank, the concepts and the named nodes 1 each, a hit that is also one
+    summed 1/rank + 1), then the walk; or None to take the snapshot path (no live search, an id
+    it does not know or the caller does not see, a question with nothing to search or nothing
+    seeded: that path says why)."""
+    fn = getattr(source, "live_search", None)
+    if isinstance(source, LinkGraph) or not callable(fn) or type(concepts) is not list:
+        return None
+    content = content_text(question)
+    if not content:
+        return None
+    ls = fn(caller)
+    if ls is None:
+        return None
+    live, view = ls.live, ls.view
+    given: list[int] = []
+    for x in concepts:
+        s = live.slot(x) if isinstance(x, str) else None
+        if s is None or (view is not None and not view.visible(s)):
+            return None
+        given.append(s)
+    given = list(dict.fromkeys(given))
+    seen = set(given)
+    named = [v for v in ls.named(question) if v not in seen]
+    hits, _ = ls.hits(content, n_hits)
+    if not hits and not given and not named:
+        return None
+    weights: dict[int, float] = {h: 1.0 / r for r, h in enumerate(hits, 1)}
+    for c in given + named:
+        w = weights.get(c)
+        weights[c] = 1.0 if w is None else w + 1.0
+    order = live.sorted_slots(weights)
+    r = context_live(
+        live, np.array(order, dtype=np.int32), np.array([weights[x] for x in order], dtype=np.float64), restart, eps,
+        k, rank_code, max_hops, view,
+    )  # fmt: skip
+    spec: list[tuple[int, float, str, int | None]] = [(h, 1.0 / rank, "search", rank) for rank, h in enumerate(hits, 1)]
+    spec.extend((c, 1.0, "concept", None) for c in given)
+    spec.extend((v, 1.0, "name", None) for v in named)
+    return _from_core(live, question, spec, r, rank_code, restart, eps, k, None, t0)
 
 
 def _from_core(
