@@ -133,3 +133,28 @@ def test_the_freed_heap_is_given_back_every_so_many_replaced_snapshots(monkeypat
         assert len(calls) == 2
     finally:
         kb.close()
+
+
+def test_the_freed_heap_is_given_back_once_replaced_graphs_add_up(monkeypatch):
+    """Sooner than TRIM_EVERY: once the snapshots replaced since the last trim held TRIM_GRAPHS
+    times the current graph's nodes plus edges (and at least TRIM_MIN_ENTRIES)."""
+    from conceptwalk.kb import state as state_mod
+
+    calls = []
+    monkeypatch.setattr(state_mod, "_trim_heap", lambda: calls.append(1))
+    monkeypatch.setattr(state_mod.StateKeeper, "TRIM_MIN_ENTRIES", 30)
+    kb = KnowledgeBase.open(":memory:")
+    try:
+        kb.add_edges([(f"n{i}", f"n{i + 1}") for i in range(9)])  # 10 nodes, 9 edges
+        kb.graph()
+        for t in range(4):
+            kb.add_edges([(f"m{t}", "n0")])
+            kb.graph()  # each replaces about 20 entries: the third brings them past 2 x the current graph
+        assert len(calls) == 1
+        monkeypatch.setattr(state_mod.StateKeeper, "TRIM_MIN_ENTRIES", 10_000)
+        for t in range(4, 8):
+            kb.add_edges([(f"m{t}", "n0")])
+            kb.graph()
+        assert len(calls) == 1  # small graphs stay under the floor (TRIM_EVERY still applies)
+    finally:
+        kb.close()
