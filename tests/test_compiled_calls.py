@@ -87,6 +87,7 @@ def test_a_question_naming_ids_and_aliases_is_still_one_compiled_call(caller: Ca
     stopwords only with concepts is one call too (no text search)."""
     kb = _kb()
     kb.add_aliases([("walker", "c5")])
+    kb.state()  # the full state is current: the snapshot path answers (after a write, see below)
     kwargs = {"k": 5, "caller": caller, "concepts": ["c3"]}
     q = "how do c7 and the walker graph walk"
     warm = graph_context(kb, q, **kwargs)
@@ -96,6 +97,22 @@ def test_a_question_naming_ids_and_aliases_is_still_one_compiled_call(caller: Ca
     graph_context(kb, "the of and", **kwargs)
     res, calls = compiled_calls(graph_context, kb, "the of and", **kwargs)
     assert [s.id for s in res.seeds] == ["c3"] and calls == Counter({"graph_context": 1}), calls
+
+
+@pytest.mark.parametrize("caller", [Caller.all_access(), Caller.public(), Caller.with_scopes("t1")], ids=str)
+def test_a_question_after_a_write_is_two_compiled_calls_over_the_live_graph(caller: Caller) -> None:
+    """Issue 31: after a write a question's graph_context reads the live graph (base plus delta)
+    and its text: the BM25 over base and segment, then the walk (two calls, neither over the
+    whole store)."""
+    kb = _kb()
+    kb.state()
+    kb.add_nodes([{"id": "m1", "title": "a graph walk memory"}])
+    kb.add_edges([("m1", "c3")])
+    kwargs = {"k": 5, "caller": caller, "concepts": ["c3"]}
+    warm = graph_context(kb, "graph walk memory", **kwargs)  # grows the live graph, its text and views
+    res, calls = compiled_calls(graph_context, kb, "graph walk memory", **kwargs)
+    assert res == warm and calls == Counter({"bm25_topk_live": 1, "graph_context": 1}), calls
+    assert "m1" in {s.id for s in res.seeds if s.source == "search"} or caller.scopes is not None
 
 
 def test_concept_seeded_graph_context_is_one_compiled_call() -> None:

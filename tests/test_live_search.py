@@ -108,7 +108,7 @@ def test_core_live_equals_fresh(seed: int) -> None:
 
 def _open_count(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Counts the answers the live path gave over a delta (search, and a question's graph_context)."""
-    seen = {"live": 0, "question": 0}
+    seen = {"live": 0, "question": 0, "typed": 0}
     orig = KnowledgeBase._live_search
     orig_q = context_tool._live_question
 
@@ -122,6 +122,7 @@ def _open_count(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         got = orig_q(source, *a, **kw)  # type: ignore[arg-type]
         if got is not None and source.live_graph().rewritten > 0:  # type: ignore[attr-defined]
             seen["question"] += 1
+            seen["typed"] += a[-2] is not None  # node_types
         return got
 
     monkeypatch.setattr(KnowledgeBase, "_live_search", counted)
@@ -129,10 +130,12 @@ def _open_count(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     return seen
 
 
-def _context(kb: KnowledgeBase, q: str, concepts: list[str], who: Caller) -> object:
-    """A question's graph_context, serialised (its timing left out), or its error."""
+def _context(
+    kb: KnowledgeBase, q: str | None, concepts: list[str], who: Caller, node_types: list[str] | None = None
+) -> object:
+    """graph_context, serialised (its timing left out), or its error."""
     try:
-        d = graph_context(kb, q, concepts=concepts, k=6, caller=who).to_dict()
+        d = graph_context(kb, q, concepts=concepts, k=6, caller=who, node_types=node_types).to_dict()
     except ConceptwalkError as e:
         return (type(e).__name__, str(e))
     d.pop("elapsed_ms", None)
@@ -191,22 +194,29 @@ def test_store_search_live_equals_fresh(tmp_path: os.PathLike[str], monkeypatch:
                 q += f" n{r.randrange(40):03d}"  # an id named in the text
             nt = None if r.random() < 0.7 else ["DOC"]
             concepts = [f"n{r.randrange(40):03d}"] if r.random() < 0.3 else []
+            seed = [f"n{r.randrange(40):03d}"]
             got = (
                 kb.search(q, 6, caller=c, node_types=nt),
-                _context(kb, q, concepts, c),
+                _context(kb, q, concepts, c, nt),
+                _context(kb, None, seed, c, nt),
             )
             fresh = KnowledgeBase.open(path)
             try:
-                want = (fresh.search(q, 6, caller=c, node_types=nt), _context(fresh, q, concepts, c))
+                want = (
+                    fresh.search(q, 6, caller=c, node_types=nt),
+                    _context(fresh, q, concepts, c, nt),
+                    _context(fresh, None, seed, c, nt),
+                )
             finally:
                 fresh.close()
-            COUNTS["reads"] += 2
+            COUNTS["reads"] += 3
             if got != want:
                 COUNTS["mismatches"] += 1
             assert got == want, (q, c, nt)
     kb.close()
     COUNTS["live"] += seen["live"] + seen["question"]
-    assert seen["live"] > 20 and seen["question"] > 10  # the live path answered (not the snapshot path)
+    # the live path answered (not the snapshot path), a node-type filter too
+    assert seen["live"] > 20 and seen["question"] > 10 and seen["typed"] > 0, seen
 
 
 def test_store_search_sees_a_new_alias_and_a_body(tmp_path: os.PathLike[str]) -> None:
@@ -270,3 +280,36 @@ def test_bm25_topk_live_refuses_bad_input() -> None:
 def test_counts_are_reported() -> None:
     print(f"live search: {COUNTS}")  # noqa: T201
     assert COUNTS["mismatches"] == 0
+
+
+def test_live_graph_context_type_filter_refuses_bad_input() -> None:
+    base = LinkGraph.from_edges([("a", "b"), ("b", "c")], nodes=[{"id": "a", "type": "DOC"}])
+    g = LiveGraph.over(base, version=0).grown({"d": ("MEMORY", None, None, None)}, [("d", "a")], version=1)
+    assert g is not None
+    keep, codes = g.type_filter(["MEMORY", "DOC"])
+    seeds, w = np.array([1], dtype=np.int32), np.ones(1)
+    r = _core.graph_context(
+        g.core, seeds, w, node_type=base.node_type_codes, keep_types=keep, delta_node_type=codes, k=5
+    )
+    assert sorted(g.node_at(s)[0] for s in r.nodes.tolist()) == ["a", "d"]
+    bad = [
+        {"node_type": base.node_type_codes, "keep_types": keep, "delta_node_type": np.zeros(3, dtype=np.int32)},
+        {"node_type": np.zeros(4, dtype=np.int32), "keep_types": keep, "delta_node_type": codes},
+        {"delta_node_type": codes},
+    ]
+    for kw in bad:
+        with pytest.raises(ValueError):
+            _core.graph_context(g.core, seeds, w, k=5, **kw)
+
+
+def test_a_base_node_whose_type_changed_takes_the_snapshot_path(tmp_path: os.PathLike[str]) -> None:
+    kb = KnowledgeBase.create(os.path.join(tmp_path, "kb.db"))
+    kb.add_nodes([{"id": "a", "type": "DOC", "title": "alpha"}, {"id": "b", "type": "DOC", "title": "beta"}])
+    kb.add_edges([("a", "b")])
+    who = Caller.all_access()
+    graph_context(kb, concepts=["a"], caller=who)
+    kb.add_nodes([{"id": "b", "type": "CONCEPT", "title": "beta"}])  # a base node's type changed
+    assert kb.live_graph().type_filter(["CONCEPT"]) is None
+    r = graph_context(kb, concepts=["a"], caller=who, node_types=["CONCEPT"])
+    assert [x.id for x in r.results] == ["b"]
+    assert graph_context(kb, concepts=["a"], caller=who, node_types=["DOC"]).results == []

@@ -8,14 +8,25 @@
 namespace {
 
 // The optional node-type filter: node_type (one code per node) and keep_types (per code) go
-// together.
+// together. With delta_node_type (a live graph's), node_type holds the base's `base_nodes` codes
+// and delta_node_type the new slots'.
 cw::NodeTypeFilter type_filter(const cw::GraphRef& g, const std::optional<carray<std::int32_t>>& node_type,
-                               const std::optional<carray<bool>>& keep_types) {
+                               const std::optional<carray<bool>>& keep_types,
+                               const std::optional<carray<std::int32_t>>& delta_node_type = std::nullopt,
+                               std::int64_t base_nodes = 0) {
   if (node_type.has_value() != keep_types.has_value())
     throw py::value_error("node_type and keep_types go together");
+  if (delta_node_type && !node_type) throw py::value_error("delta_node_type goes with node_type");
   cw::NodeTypeFilter f;
   if (node_type) {
-    check_1d(*node_type, "node_type", g.num_nodes());
+    if (delta_node_type) {
+      check_1d(*node_type, "node_type", base_nodes);
+      check_1d(*delta_node_type, "delta_node_type", g.num_nodes() - base_nodes);
+      f.base_nodes = static_cast<cw::node_t>(base_nodes);
+      f.delta_type = delta_node_type->data();
+    } else {
+      check_1d(*node_type, "node_type", g.num_nodes());
+    }
     check_1d(*keep_types, "keep_types");
     f.node_type = node_type->data();
     f.keep = reinterpret_cast<const std::uint8_t*>(keep_types->data());
@@ -30,11 +41,13 @@ cw::ContextResult context_one(const cw::GraphRef& g, const cw::Visibility& vis, 
                               const carray<double>& weights, double restart, double eps, std::int64_t k,
                               const std::optional<carray<std::int32_t>>& node_type,
                               const std::optional<carray<bool>>& keep_types, std::int32_t rank,
-                              std::int32_t max_hops, std::int64_t max_visits) {
+                              std::int32_t max_hops, std::int64_t max_visits,
+                              const std::optional<carray<std::int32_t>>& delta_node_type = std::nullopt,
+                              std::int64_t base_nodes = 0) {
   const carray<std::int32_t> seeds = node_array(seeds_in, g, "seeds");
   check_1d(seeds, "seeds");
   check_1d(weights, "weights", seeds.shape(0));
-  const cw::NodeTypeFilter filter = type_filter(g, node_type, keep_types);
+  const cw::NodeTypeFilter filter = type_filter(g, node_type, keep_types, delta_node_type, base_nodes);
   const cw::PPRParams params{restart, eps, 0};
   const std::int32_t* s = seeds.data();
   const double* w = weights.data();
@@ -116,16 +129,19 @@ void register_context(py::module_& m) {
       [](const LiveGraph& g, py::handle seeds_in, const carray<double>& weights, double restart, double eps,
          std::int64_t k, const std::optional<carray<std::int32_t>>& node_type,
          const std::optional<carray<bool>>& keep_types, py::handle visible, std::int32_t rank,
-         std::int32_t max_hops, std::int64_t max_visits) {
+         std::int32_t max_hops, std::int64_t max_visits,
+         const std::optional<carray<std::int32_t>>& delta_node_type) {
         const cw::GraphRef ref = g.ref();
         return context_one(ref, live_visibility(g, visible), seeds_in, weights, restart, eps, k, node_type,
-                           keep_types, rank, max_hops, max_visits);
+                           keep_types, rank, max_hops, max_visits, delta_node_type, g.base->num_nodes());
       },
       "graph"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 20,
       "node_type"_a = py::none(), "keep_types"_a = py::none(), "visible"_a = py::none(), "rank"_a = 0,
-      "max_hops"_a = 2, "max_visits"_a = cw::kCoverageVisits,
+      "max_hops"_a = 2, "max_visits"_a = cw::kCoverageVisits, "delta_node_type"_a = py::none(),
       "graph_context over a LiveGraph (base plus delta): seeds strictly ascending in the graph's "
-      "order (their order keys); the result equals the same query on a fresh build, bit for bit.");
+      "order (their order keys); the result equals the same query on a fresh build, bit for bit. A "
+      "node-type filter gives node_type for every slot, or for the base's nodes with delta_node_type "
+      "for the new slots.");
 
   m.def(
       "graph_context_text",

@@ -15,7 +15,7 @@ namespace {
 
 inline bool kept(const NodeTypeFilter& f, node_t v) {
   if (!f.node_type) return true;
-  const std::int32_t c = f.node_type[v];
+  const std::int32_t c = f.code(v);
   return c >= 0 && c < f.num_keep && f.keep[c];
 }
 
@@ -170,7 +170,8 @@ void add_hops(const GraphRef& g, const Visibility& vis, std::int64_t ns, const n
 ContextResult run_coverage(const GraphRef& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
                            const double* w, const PPRParams& params, std::int64_t k, const NodeTypeFilter& filter,
                            const RankParams& rp) {
-  const FillTarget target{k, filter.node_type, filter.keep, filter.num_keep};
+  const FillTarget target{k, filter.node_type,  filter.keep,      filter.num_keep, nullptr,
+                          0, filter.base_nodes, filter.delta_type};
   PPRResult r = personalized_pagerank_fill(g, vis, ns, qs, w, params, 0, target);
   CoverPass cp = coverage_pass(g, vis, ns, qs, rp);
   ContextResult o;
@@ -249,7 +250,8 @@ ContextResult run_context(const GraphRef& g, const Visibility& vis, std::int64_t
   // Without a type filter the top k + nseeds PPR nodes hold the top k non-seeds; with one, any
   // number of nodes may be filtered out, so rank all.
   const std::int64_t want = filter.node_type ? 0 : k + ns;
-  const FillTarget target{k, filter.node_type, filter.keep, filter.num_keep};
+  const FillTarget target{k, filter.node_type,  filter.keep,      filter.num_keep, nullptr,
+                          0, filter.base_nodes, filter.delta_type};
   PPRResult r = personalized_pagerank_fill(g, vis, ns, qs, w, params, want, target);
   ContextResult o;
   o.residual = r.residual;

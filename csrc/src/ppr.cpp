@@ -267,7 +267,8 @@ class Pusher {
       }
       if (x.flags & kSkip) continue;
       if (t.node_type) {
-        const std::int32_t code = t.node_type[u];
+        const std::int32_t code =
+            t.delta_type != nullptr && u >= t.base_nodes ? t.delta_type[u - t.base_nodes] : t.node_type[u];
         if (code < 0 || code >= t.num_keep || !t.keep[code]) continue;
       }
       ++c;

@@ -19,6 +19,14 @@ struct NodeTypeFilter {
   const std::int32_t* node_type = nullptr;
   const std::uint8_t* keep = nullptr;
   std::int64_t num_keep = 0;
+  // A live graph's new slots (from base_nodes on) read their codes from delta_type (null: every
+  // node's code is in node_type).
+  node_t base_nodes = 0;
+  const std::int32_t* delta_type = nullptr;
+
+  std::int32_t code(node_t v) const {
+    return delta_type != nullptr && v >= base_nodes ? delta_type[v - base_nodes] : node_type[v];
+  }
 };
 
 // The ranking. kPPR: by PPR score descending, then index. kCoverage: candidates are every

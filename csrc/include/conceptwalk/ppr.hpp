@@ -59,6 +59,8 @@ struct FillTarget {
   std::int64_t num_keep = 0;
   const node_t* exclude = nullptr;
   std::int64_t num_exclude = 0;
+  node_t base_nodes = 0;  // with delta_type: the codes of nodes from base_nodes on
+  const std::int32_t* delta_type = nullptr;
 };
 
 // The fill's stated budget: after the push at params.eps, a new round at eps / 2 (reusing the

@@ -103,6 +103,7 @@ def context_live(
     rank: int = 0,
     max_hops: int = 2,
     visible: LiveView | None = None,
+    types: tuple[npt.NDArray[np.bool_], npt.NDArray[np.int32]] | None = None,
 ) -> _core.ContextResult:
     """:func:`context` over a live graph (base plus delta): the seeds are slots in id order
     (:meth:`LiveGraph.sorted_slots`), visible to the caller of ``visible``
@@ -118,6 +119,8 @@ def context_live(
     restart, eps, k, rank, max_hops
         As for :func:`context` (checked by the caller).
     visible : LiveView, optional
+    types : (keep, delta codes), optional
+        A node-type filter (:meth:`LiveGraph.type_filter`).
 
     Returns
     -------
@@ -131,6 +134,12 @@ def context_live(
     (['c', 'b'], [1, 2])
     """
     vis = None if visible is None else visible.core
+    if types is not None:
+        keep, delta_codes = types
+        return _graph_context(
+            graph.core, seeds, weights, restart, eps, k, graph.base.node_type_codes, keep, vis, rank, max_hops,
+            delta_node_type=delta_codes,
+        )  # fmt: skip
     if rank or vis is not None:
         return _graph_context(graph.core, seeds, weights, restart, eps, k, None, None, vis, rank, max_hops)
     return _graph_context(graph.core, seeds, weights, restart, eps, k)

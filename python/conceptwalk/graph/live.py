@@ -222,6 +222,7 @@ class LiveGraph:
         "_rescoped",
         "_text",
         "_inherit",
+        "_types",
     )
 
     def __init__(
@@ -253,6 +254,9 @@ class LiveGraph:
         # batch: (its _rescoped, its slot masks per scope set, the ids of the nodes the batch
         # wrote, its text, the ids of the nodes whose text the batch wrote); None over a base
         self._inherit = inherit
+        # the node types of the new slots (see type_filter): (names, codes) or (None, None) when
+        # a base node's type changed since the base; made on the first filter
+        self._types: tuple[list[str] | None, npt.NDArray[np.int32] | None] | None = None
         self._serial = next(_SERIALS)
         chain.head = self._serial
 
@@ -469,6 +473,76 @@ class LiveGraph:
                 got = chain.names = (got[0], n)
         return got[0]
 
+    def type_filter(self, node_types: Iterable[str]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int32]] | None:
+        """A node-type filter over this graph as the core reads it: per type code whether it is
+        wanted (the base's type names, then the names only new nodes have) and the new slots'
+        codes (the base's nodes keep the base's codes); None when a base node's type changed
+        since the base (the full snapshot answers then). The codes are made once per graph, from
+        its parent's and the batch.
+
+        Parameters
+        ----------
+        node_types : iterable of str
+
+        Returns
+        -------
+        (keep, delta codes) or None
+
+        Examples
+        --------
+        >>> base = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "type": "DOC"}])
+        >>> g = LiveGraph.over(base, version=0).grown({"c": ("MEMORY", None, None, None)}, [("c", "a")], version=1)
+        >>> keep, codes = g.type_filter(["MEMORY"])
+        >>> keep.tolist(), codes.tolist()
+        ([False, False, True], [2])
+        """
+        names, codes = self._delta_types()
+        if names is None or codes is None:
+            return None
+        wanted = set(node_types)
+        return np.array([t in wanted for t in names], dtype=bool), codes
+
+    def _delta_types(self) -> tuple[list[str] | None, npt.NDArray[np.int32] | None]:
+        got = self._types
+        if got is not None:
+            return got
+        base = self.base
+        b = base.num_nodes
+        codes = np.zeros(self._n_new, dtype=np.int32)
+        inherit = self._inherit
+        parent = None if inherit is None or len(inherit) < 6 else inherit[5]
+        todo: Iterable[str]
+        if parent is not None and parent[0] is not None:
+            names = list(parent[0])
+            codes[: parent[1].size] = parent[1]
+            todo = inherit[2]  # type: ignore[index]
+        elif parent is not None:
+            self._types = (None, None)  # a base node's type had changed already
+            return self._types
+        else:
+            names = list(base.node_type_names)
+            todo = list(self._chain.rows)
+        index = {t: i for i, t in enumerate(names)}
+        base_names, base_codes = base.node_type_names, base.node_type_codes
+        for x in todo:
+            r = self._row_at(x)
+            s = self.slot(x)
+            if r is None or s is None:
+                continue
+            t = DEFAULT_NODE_TYPE if r[0] is None else str(r[0])
+            if s < b:
+                if t != base_names[int(base_codes[s])]:
+                    self._types = (None, None)
+                    return self._types
+                continue
+            c = index.get(t)
+            if c is None:
+                c = index[t] = len(names)
+                names.append(t)
+            codes[s - b] = c
+        self._types = (names, codes)
+        return self._types
+
     def text(self, base_index: TextIndex) -> LiveText | None:
         """The text of this graph's nodes as a base index plus a delta: ``base_index`` (the base's
         text index) less the documents written since, and an index of those documents' texts
@@ -525,7 +599,8 @@ class LiveGraph:
                 else:
                     docs[i], toks[i] = got_doc
             n_terms = len(chain.vocab)
-        self._inherit = None if inherit is None else (*inherit[:3], None, ())  # the parent's text is not needed again
+        if inherit is not None:  # the parent's text is not needed again
+            self._inherit = (*inherit[:3], None, (), *inherit[5:])
         tptr = np.zeros(len(docs) + 1, dtype=np.int64)
         bptr = np.zeros(len(docs) + 1, dtype=np.int64)
         if toks:
@@ -747,6 +822,7 @@ class LiveGraph:
             batch,
             self._text,
             list(texts) if texts is not None else [],
+            self._types,
         )
         return LiveGraph(
             base,

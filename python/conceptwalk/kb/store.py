@@ -2782,7 +2782,7 @@ class KnowledgeBase:
         ls = self.live_search(caller)
         return None if ls is None else ls.search(text, k, node_types)
 
-    def live_search(self, caller: Caller) -> LiveSearch | None:
+    def live_search(self, caller: Caller, *, changed_only: bool = False) -> LiveSearch | None:
         """The caller's search over the live graph (:meth:`live_graph` and its text: the base's
         text index plus the texts written since), which answers as :meth:`search` over a fresh
         snapshot would, at the cost of the change; or None, and the snapshot path answers: a
@@ -2793,6 +2793,9 @@ class KnowledgeBase:
         Parameters
         ----------
         caller : Caller
+        changed_only : bool
+            None also when nothing was written since the live graph's base (the full state is
+            current then, and its one compiled call answers a question).
 
         Returns
         -------
@@ -2812,7 +2815,7 @@ class KnowledgeBase:
             live = self.live_graph()
         except InputError:  # no nodes: the snapshot path says what it says of that
             return None
-        if live.version < 0 or live.num_nodes == 0:
+        if live.version < 0 or live.num_nodes == 0 or (changed_only and live.version == live.base_version):
             return None
         base_state = self._keeper.live_base_state(live)
         if base_state is None:

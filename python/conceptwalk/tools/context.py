@@ -624,13 +624,18 @@ def graph_context(
     question = check_question(question)
     if isinstance(concepts, str):
         raise InputError("concepts must be a list of ids, not a single string")
-    if search is None and node_types is None:
+    _check_node_types(node_types)
+    if node_types is not None:
+        node_types = list(node_types)  # read twice when the live graph cannot answer
+    if search is None:
         # a store's live graph (base plus delta, brought forward at the cost of the change) and
         # its text answer exactly as its full snapshot would
         if question is None:
-            live = _live_context(source, concepts, caller, k, restart, eps, rank_code, max_hops, t0)
+            live = _live_context(source, concepts, caller, k, restart, eps, rank_code, max_hops, node_types, t0)
         else:
-            live = _live_question(source, question, concepts, caller, k, restart, eps, rank_code, max_hops, n_hits, t0)
+            live = _live_question(
+                source, question, concepts, caller, k, restart, eps, rank_code, max_hops, n_hits, node_types, t0
+            )
         if live is not None:
             return _ranked(live, rank, max_hops)
     g, kb, ix, st = _source_state(source, (question,), search)
@@ -710,23 +715,28 @@ def _live_context(
     eps: float,
     rank_code: int,
     max_hops: int,
+    node_types: Iterable[str] | None,
     t0: float,
 ) -> ContextResult | None:
     """A concepts-only query over the source's live graph, or None to take the snapshot path
-    (:func:`~conceptwalk.tools.common.live_slots` says when)."""
+    (:func:`~conceptwalk.tools.common.live_slots` says when, or a node-type filter the delta does
+    not express: :meth:`~conceptwalk.graph.live.LiveGraph.type_filter`)."""
     if type(concepts) is not list:
         return None
     got = live_slots(source, caller, concepts)
     if got is None:
         return None
     live, view, slots = got
+    types = None if node_types is None else live.type_filter(node_types)
+    if node_types is not None and types is None:
+        return None
     order = live.sorted_slots(slots)
     n = len(order)
     r = context_live(
         live, np.array(order, dtype=np.int32), _ONES[n] if n < len(_ONES) else np.ones(n), restart, eps, k,
-        rank_code, max_hops, view,
+        rank_code, max_hops, view, types,
     )  # fmt: skip
-    return _from_core(live, None, slots, r, rank_code, restart, eps, k, None, t0)
+    return _from_core(live, None, slots, r, rank_code, restart, eps, k, None if types is None else types[0], t0)
 
 
 def _live_question(
@@ -740,6 +750,7 @@ def _live_question(
     rank_code: int,
     max_hops: int,
     n_hits: int,
+    node_types: Iterable[str] | None,
     t0: float,
 ) -> ContextResult | None:
     """A question's query over the source's live graph and text (``source.live_search``): the
@@ -754,10 +765,13 @@ def _live_question(
     content = content_text(question)
     if not content:
         return None
-    ls = fn(caller)
+    ls = fn(caller, changed_only=True)  # (nothing written since the full state: its one compiled call answers)
     if ls is None:
         return None
     live, view = ls.live, ls.view
+    types = None if node_types is None else live.type_filter(node_types)
+    if node_types is not None and types is None:
+        return None
     given: list[int] = []
     for x in concepts:
         s = live.slot(x) if isinstance(x, str) else None
@@ -777,12 +791,12 @@ def _live_question(
     order = live.sorted_slots(weights)
     r = context_live(
         live, np.array(order, dtype=np.int32), np.array([weights[x] for x in order], dtype=np.float64), restart, eps,
-        k, rank_code, max_hops, view,
+        k, rank_code, max_hops, view, types,
     )  # fmt: skip
     spec: list[tuple[int, float, str, int | None]] = [(h, 1.0 / rank, "search", rank) for rank, h in enumerate(hits, 1)]
     spec.extend((c, 1.0, "concept", None) for c in given)
     spec.extend((v, 1.0, "name", None) for v in named)
-    return _from_core(live, question, spec, r, rank_code, restart, eps, k, None, t0)
+    return _from_core(live, question, spec, r, rank_code, restart, eps, k, None if types is None else types[0], t0)
 
 
 def _from_core(
@@ -935,12 +949,17 @@ def _concept_indices(g: LinkGraph, concepts: Iterable[str], vm: VisibilityMask |
     return [g.index(c, visible=vm, argument="concept") for c in concepts]
 
 
+def _check_node_types(node_types: Any) -> None:
+    """A single string for ``node_types`` is an :class:`InputError` (a list of names is meant)."""
+    if isinstance(node_types, str):
+        raise InputError("node_types must be a list of type names, not a single string")
+
+
 def _type_filter(g: LinkGraph, node_types: Iterable[str] | None) -> npt.NDArray[np.bool_] | None:
     """Per node-type code, whether results of that type are kept (None: no filter)."""
     if node_types is None:
         return None
-    if isinstance(node_types, str):
-        raise InputError("node_types must be a list of type names, not a single string")
+    _check_node_types(node_types)
     wanted = set(node_types)
     return np.array([t in wanted for t in g.node_type_names], dtype=bool)
 
