@@ -113,13 +113,15 @@ void register_context(py::module_& m) {
       [](const cw::CSRGraph& g, py::handle seeds_in, const carray<double>& weights, double restart, double eps,
          std::int64_t k, const std::optional<carray<std::int32_t>>& node_type,
          const std::optional<carray<bool>>& keep_types, py::handle visible, std::int32_t rank,
-         std::int32_t max_hops, std::int64_t max_visits) {
+         std::int32_t max_hops, std::int64_t max_visits, py::handle delta_node_type) {
+        if (!delta_node_type.is_none())
+          throw py::value_error("delta_node_type is a LiveGraph's (a CSRGraph has none)");
         return context_one(g, resolve_visibility(g, mask_arg(visible)), seeds_in, weights, restart, eps, k,
                            node_type, keep_types, rank, max_hops, max_visits);
       },
       "graph"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 20,
       "node_type"_a = py::none(), "keep_types"_a = py::none(), "visible"_a = py::none(), "rank"_a = 0,
-      "max_hops"_a = 2, "max_visits"_a = cw::kCoverageVisits,
+      "max_hops"_a = 2, "max_visits"_a = cw::kCoverageVisits, "delta_node_type"_a = py::none(),
       "One graph_context query (seeds strictly ascending): PPR (eps lowered for a hub seed), drop "
       "the seeds, keep the wanted node types, the top k by PPR (rank 0) or by coverage within "
       "max_hops, then PPR (rank 1), then hop counts and reached-through seeds; returns a ContextResult.");

@@ -6,7 +6,7 @@
 # Keep argument names, defaults and result classes in sync with the bindings.
 
 from collections.abc import Callable, Sequence
-from typing import Any, SupportsFloat, SupportsIndex, SupportsInt, overload
+from typing import Any, SupportsFloat, SupportsIndex, SupportsInt
 
 import numpy as np
 import numpy.typing as npt
@@ -526,9 +526,8 @@ class WalkResult:
     @property
     def truncated(self) -> bool: ...
 
-@overload
 def graph_context(
-    graph: CSRGraph,
+    graph: CSRGraph | LiveGraph,
     seeds: npt.ArrayLike,
     weights: npt.ArrayLike,
     restart: _Float = 0.25,
@@ -536,22 +535,7 @@ def graph_context(
     k: _Int = 20,
     node_type: npt.ArrayLike | None = None,
     keep_types: npt.ArrayLike | None = None,
-    visible: VisibilityMask | None = None,
-    rank: _Int = 0,
-    max_hops: _Int = 2,
-    max_visits: _Int = 4000000,
-) -> ContextResult: ...
-@overload
-def graph_context(
-    graph: LiveGraph,
-    seeds: npt.ArrayLike,
-    weights: npt.ArrayLike,
-    restart: _Float = 0.25,
-    eps: _Float = 0.0001,
-    k: _Int = 20,
-    node_type: npt.ArrayLike | None = None,
-    keep_types: npt.ArrayLike | None = None,
-    visible: LiveVisibility | None = None,
+    visible: VisibilityMask | LiveVisibility | None = None,
     rank: _Int = 0,
     max_hops: _Int = 2,
     max_visits: _Int = 4000000,

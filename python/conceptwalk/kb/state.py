@@ -98,6 +98,43 @@ def _heap_trimmer() -> Callable[[], Any] | None:
 _trim_heap = _heap_trimmer()
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
+
+
+def _heap_free_reader() -> Callable[[], int] | None:
+    """The bytes of free memory glibc holds in its heap (``mallinfo2().fordblks``), or None where
+    there is no ``mallinfo2`` (not glibc 2.33 or later)."""
+    if _trim_heap is None:
+        return None
+    try:
+        fn = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = []
+    fn.restype = _MallInfo2
+    return lambda: int(fn().fordblks)
+
+
+#: The free heap bytes (None: not available here): a live store's reads check it every
+#: ``StateKeeper.TRIM_CHECK_EVERY`` grown graphs and trim past ``StateKeeper.TRIM_FREE_BYTES``.
+_heap_free = _heap_free_reader()
+
+
 @dataclass(frozen=True, eq=False)
 class StoreState:
     """The store at one committed state.
@@ -309,6 +346,12 @@ class StateKeeper:
     #: trim after 6,000 turns, none on a collection).
     TRIM_GRAPHS = 2
     TRIM_MIN_ENTRIES = 100_000
+    #: Every this many reads of the live graph, the free heap is read (``mallinfo2``, ~3.5 us) and
+    #: given back past :attr:`TRIM_FREE_BYTES` (as when a state is replaced): what the reads that
+    #: replaced the full state freed after its last trim (their old text index, views and caches)
+    #: is otherwise kept.
+    TRIM_CHECK_EVERY = 8
+    TRIM_FREE_BYTES = 16 << 20
 
     def __init__(
         self,
@@ -335,6 +378,7 @@ class StateKeeper:
         self._live: LiveGraph | None = None  # the last live graph (live_graph): a base plus a delta
         self._replaced = 0  # snapshots replaced by a newer one (for TRIM_EVERY)
         self._replaced_entries = 0  # their nodes plus edges since the last trim (for TRIM_GRAPHS)
+        self._live_reads = 0  # live_graph() calls (for TRIM_CHECK_EVERY)
         self._light: tuple[LinkGraph, LinkGraph] | None = None  # a graph and its annotations=False projection
         self._file_version: int | None = None  # the change-log position of the snapshot file on disk
         self._file_text = False  # whether that file holds the text index too
@@ -514,7 +558,10 @@ class StateKeeper:
                 if st is None or st.graph_version != gv or st.version != wv:
                     snap = self._snapshot_at(conn, gv)
                     st = StoreState(wv, gv, snap.graph, self._text_at(conn, snap.graph, gv), history=self._history)
-                    self._state = st
+                    replaced, self._state = self._state, st
+                    if replaced is not None:
+                        del replaced
+                        self._trim_if_free()  # what the replaced state alone held is freed now
             # as graph() and text_index() do: a full build is saved, and the saved file of this
             # version gets the text index added once
             self.save_snapshot(force=self._file_version is None or self._file_version == gv)
@@ -572,6 +619,12 @@ class StateKeeper:
     #: the chain may read it) pass this many entries (4 bytes each).
     LIVE_ARENA_ENTRIES = 1 << 23
 
+    def _trim_if_free(self) -> None:
+        """Give the freed heap back when glibc holds more than :attr:`TRIM_FREE_BYTES` of it."""
+        if _heap_free is not None and _trim_heap is not None and _heap_free() > self.TRIM_FREE_BYTES:
+            _trim_heap()
+            self._replaced_entries = 0
+
     def live_graph(self) -> LiveGraph:
         """The store's graph as a base plus a delta (see :meth:`KnowledgeBase.live_graph
         <conceptwalk.kb.store.KnowledgeBase.live_graph>`): the last one brought forward by the
@@ -585,6 +638,9 @@ class StateKeeper:
         with self._lock:
             if self._writing():  # inside the store's own transaction: uncommitted, never kept
                 return LiveGraph.over(self.graph(), version=-1, history=self._history)
+            self._live_reads += 1
+            if self._live_reads % self.TRIM_CHECK_EVERY == 0:
+                self._trim_if_free()
             gv = self._versions(self._store.conn)[0]  # the history checked: a replaced log drops _live
             live, snap = self._live, self._snap
             if live is not None and live.version == gv:
