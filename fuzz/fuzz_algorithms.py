@@ -400,6 +400,68 @@ def op_text(fdp, g: LinkGraph, vm, mask) -> None:
         assert a[0].tolist() == b[0].tolist() and a[1].view(np.uint64).tolist() == b[1].view(np.uint64).tolist()
 
 
+def op_live_text(fdp) -> None:
+    """The live store's text search (``_core.bm25_topk_live``: a base index less dropped
+    documents plus a delta index) and graph_context over a LiveGraph with a split node-type
+    filter, on arbitrary arguments. Run with the bytes op_text left over (older inputs decode as
+    before)."""
+    from conceptwalk.graph import LinkGraph
+    from conceptwalk.graph.live import LiveGraph
+    from conceptwalk.graph.text import TextIndex
+
+    def titles(n: int) -> list[str]:
+        return [
+            " ".join(WORDS[fdp.ConsumeIntInRange(0, 7)] for _ in range(fdp.ConsumeIntInRange(0, 3))) for _ in range(n)
+        ]
+
+    nb, nd = fdp.ConsumeIntInRange(0, 6), fdp.ConsumeIntInRange(0, 4)
+    base = TextIndex.build(titles(nb), title_weight=fdp.ConsumeIntInRange(1, 3))
+    delta = TextIndex.build(titles(nd), title_weight=fdp.ConsumeIntInRange(1, 3))
+    nq = fdp.ConsumeIntInRange(0, 4)
+    bt = np.array([fdp.ConsumeIntInRange(-2, base.num_terms + 1) for _ in range(nq)], dtype=np.int32)
+    dt = np.array(
+        [fdp.ConsumeIntInRange(-2, delta.num_terms + 1) for _ in range(nq + fdp.ConsumeIntInRange(0, 1))],
+        dtype=np.int32,
+    )
+    bvis = np.array([fdp.ConsumeBool() for _ in range(nb)], dtype=np.uint8) if fdp.ConsumeBool() else None
+    res = _core.bm25_topk_live(
+        base.core,
+        base.core.stats(bvis if fdp.ConsumeIntInRange(0, 5) else None),
+        bvis,
+        np.array([fdp.ConsumeBool() for _ in range(nb)], dtype=np.uint8) if fdp.ConsumeBool() else None,
+        np.array([fdp.ConsumeIntInRange(-1, nb) for _ in range(fdp.ConsumeIntInRange(0, 3))], dtype=np.int32),
+        delta.core,
+        np.array([fdp.ConsumeIntInRange(0, 2**40) for _ in range(nd)], dtype=np.uint64),
+        np.array([fdp.ConsumeBool() for _ in range(nd)], dtype=np.uint8) if fdp.ConsumeBool() else None,
+        np.array([fdp.ConsumeBool() for _ in range(nd + fdp.ConsumeIntInRange(0, 1))], dtype=np.uint8)
+        if fdp.ConsumeBool()
+        else None,
+        bt,
+        dt,
+        fdp.ConsumeIntInRange(-1, 8),
+    )
+    docs, scores = np.asarray(res[0]), np.asarray(res[1])
+    assert np.all((docs >= 0) & (docs < nb + nd)) and np.all(np.isfinite(scores)) and docs.size == scores.size
+    n = fdp.ConsumeIntInRange(1, 5)
+    g = LinkGraph.from_edges([(f"n{i}", f"n{(i + 1) % n}") for i in range(n)])
+    live = LiveGraph.over(g, version=0).grown({"x": ("T", None, None, None)}, [("x", "n0")], version=1)
+    assert live is not None
+    r = _core.graph_context(
+        live.core,
+        np.array([fdp.ConsumeIntInRange(-1, n + 1)], dtype=np.int32),
+        np.ones(1),
+        k=fdp.ConsumeIntInRange(-1, 4),
+        node_type=np.array(
+            [fdp.ConsumeIntInRange(-2, 3) for _ in range(n + fdp.ConsumeIntInRange(-1, 1))], dtype=np.int32
+        ),
+        keep_types=np.array([fdp.ConsumeBool() for _ in range(fdp.ConsumeIntInRange(0, 3))], dtype=bool),
+        delta_node_type=np.array(
+            [fdp.ConsumeIntInRange(-2, 3) for _ in range(fdp.ConsumeIntInRange(0, 2))], dtype=np.int32
+        ),
+    )
+    assert all(0 <= v < n + 1 for v in r.nodes.tolist())
+
+
 def target(data: bytes) -> None:
     import atheris
 
@@ -422,6 +484,11 @@ def target(data: bytes) -> None:
         try:
             with np.errstate(over="ignore", invalid="ignore"):  # huge floats cast to float32
                 op_text(fdp, g, vm, vmask)
+        except ALLOWED:
+            pass
+    if fdp.remaining_bytes():
+        try:
+            op_live_text(fdp)
         except ALLOWED:
             pass
 
