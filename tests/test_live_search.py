@@ -313,3 +313,28 @@ def test_a_base_node_whose_type_changed_takes_the_snapshot_path(tmp_path: os.Pat
     r = graph_context(kb, concepts=["a"], caller=who, node_types=["CONCEPT"])
     assert [x.id for x in r.results] == ["b"]
     assert graph_context(kb, concepts=["a"], caller=who, node_types=["DOC"]).results == []
+
+
+def test_a_graph_grown_from_an_older_one_gets_its_own_text() -> None:
+    """Two graphs grown from one parent: the second grows from a copy of the chain (its own
+    vocabulary), so it must not reuse the parent's term ids."""
+    base_titles = {"a": "graph walk", "c": "river bank"}
+    base = LinkGraph.from_edges([], nodes=[{"id": x, "title": t} for x, t in base_titles.items()])
+    ix = TextIndex.build(list(base_titles.values()))
+    g1 = LiveGraph.over(base, version=0).grown(
+        {"b": ("N", "omega stream", None, None)}, [], version=1, texts={"b": ("omega stream", None)}
+    )
+    assert g1 is not None and g1.text(ix) is not None
+    g2a = g1.grown({"d": ("N", "alpha token", None, None)}, [], version=2, texts={"d": ("alpha token", None)})
+    g2b = g1.grown({"e": ("N", "flow memory", None, None)}, [], version=2, texts={"e": ("flow memory", None)})
+    assert g2a is not None and g2b is not None
+    for g, extra in ((g2a, {"d": "alpha token"}), (g2b, {"e": "flow memory"})):
+        titles = {**base_titles, "b": "omega stream", **extra}
+        ids = sorted(titles)
+        fresh = TextIndex.build([titles[x] for x in ids])
+        lt = g.text(ix)
+        assert lt is not None
+        for q in ("omega flow", "alpha memory graph", "stream token bank"):
+            slots, scores = lt.search(q, 5)
+            fd, fs = fresh.search(q, 5)
+            assert [g.node_at(s)[0] for s in slots] == [ids[d] for d in fd] and scores == fs, q

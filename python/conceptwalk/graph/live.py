@@ -578,7 +578,8 @@ class LiveGraph:
             return None
         inherit = self._inherit
         parent = None if inherit is None else inherit[3]
-        if parent is not None and parent.base is base_index:  # the parent's documents, the batch's replaced
+        if parent is not None and parent.base is base_index and parent.vocab is chain.vocab:
+            # the parent's documents (term ids of this chain's vocabulary), the batch's replaced
             docs, toks, pos = list(parent.doc_rows), list(parent.doc_terms), dict(parent.doc_pos)
             ids: Iterable[str] = inherit[4]  # type: ignore[index]
         else:
