@@ -135,7 +135,10 @@ def _context(
 ) -> object:
     """graph_context, serialised (its timing left out), or its error."""
     try:
-        d = graph_context(kb, q, concepts=concepts, k=6, caller=who, node_types=node_types).to_dict()
+        if concepts or q is None:
+            d = graph_context(kb, q, concepts=concepts, k=6, caller=who, node_types=node_types).to_dict()
+        else:  # the default concepts (a tuple)
+            d = graph_context(kb, q, k=6, caller=who, node_types=node_types).to_dict()
     except ConceptwalkError as e:
         return (type(e).__name__, str(e))
     d.pop("elapsed_ms", None)

@@ -760,7 +760,7 @@ def _live_question(
     it does not know or the caller does not see, a question with nothing to search or nothing
     seeded: that path says why)."""
     fn = getattr(source, "live_search", None)
-    if isinstance(source, LinkGraph) or not callable(fn) or type(concepts) is not list:
+    if isinstance(source, LinkGraph) or not callable(fn) or type(concepts) not in (list, tuple):
         return None
     content = content_text(question)
     if not content:
