@@ -721,7 +721,7 @@ def _live_context(
     """A concepts-only query over the source's live graph, or None to take the snapshot path
     (:func:`~conceptwalk.tools.common.live_slots` says when, or a node-type filter the delta does
     not express: :meth:`~conceptwalk.graph.live.LiveGraph.type_filter`)."""
-    if type(concepts) is not list:
+    if type(concepts) not in (list, tuple):
         return None
     got = live_slots(source, caller, concepts)
     if got is None:
