@@ -15,9 +15,9 @@ What a delta expresses today: inserted nodes, rewritten node rows (title, type, 
 kept per node) and inserted edges. A deletion, a bulk load or a replaced history is not
 expressed: :meth:`LiveGraph.grown` returns None and the store builds a new base instead. The
 text of the nodes written since is a small segment beside the base's text index
-(:meth:`LiveGraph.text`, :class:`LiveText`). What reads it today: ``graph_context`` from
-concepts, ``link_suggest`` (resource allocation), ``graph_path`` and ``KnowledgeBase.search``, for
-every caller; every other read uses the full snapshot (:meth:`KnowledgeBase.graph
+(:meth:`LiveGraph.text`, :class:`LiveText`). What reads it today: ``graph_context`` (from
+concepts or a question, with or without a node-type filter), ``link_suggest`` (resource
+allocation), ``graph_path`` and ``KnowledgeBase.search``, for every caller; every other read uses the full snapshot (:meth:`KnowledgeBase.graph
 <conceptwalk.kb.store.KnowledgeBase.graph>`).
 
 Examples

@@ -130,8 +130,9 @@ def _heap_free_reader() -> Callable[[], int] | None:
     return lambda: int(fn().fordblks)
 
 
-#: The free heap bytes (None: not available here): a live store's reads check it every
-#: ``StateKeeper.TRIM_CHECK_EVERY`` grown graphs and trim past ``StateKeeper.TRIM_FREE_BYTES``.
+#: The free heap bytes (None: not available here): a store checks it every
+#: ``StateKeeper.TRIM_CHECK_EVERY`` reads of its live graph and when its state is replaced, and
+#: trims past ``StateKeeper.TRIM_FREE_BYTES``.
 _heap_free = _heap_free_reader()
 
 

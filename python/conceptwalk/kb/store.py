@@ -3021,10 +3021,11 @@ class KnowledgeBase:
         A query over it equals the same query over :meth:`graph` bit for bit. A change a delta
         does not express (a deleted node or edge, a bulk load) or a full delta
         (:attr:`StateKeeper.LIVE_DELTA_NODES <conceptwalk.kb.state.StateKeeper.LIVE_DELTA_NODES>`)
-        starts a new one over :meth:`graph`. ``graph_context`` from concepts, ``link_suggest``
-        (resource allocation), ``graph_path`` and :meth:`search` (through its text,
-        :meth:`LiveGraph.text <conceptwalk.graph.live.LiveGraph.text>`) read it for every caller;
-        everything else reads :meth:`graph`.
+        starts a new one over :meth:`graph`. ``graph_context`` (from concepts or a question, with
+        or without a node-type filter), ``link_suggest`` (resource allocation), ``graph_path`` and
+        :meth:`search` (through its text, :meth:`LiveGraph.text
+        <conceptwalk.graph.live.LiveGraph.text>`) read it for every caller; everything else reads
+        :meth:`graph`.
 
         Returns
         -------
