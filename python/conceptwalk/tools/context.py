@@ -721,7 +721,7 @@ def _live_context(
     """A concepts-only query over the source's live graph, or None to take the snapshot path
     (:func:`~conceptwalk.tools.common.live_slots` says when, or a node-type filter the delta does
     not express: :meth:`~conceptwalk.graph.live.LiveGraph.type_filter`)."""
-    if type(concepts) not in (list, tuple):
+    if not isinstance(concepts, (list, tuple)):
         return None
     got = live_slots(source, caller, concepts)
     if got is None:
@@ -760,7 +760,7 @@ def _live_question(
     it does not know or the caller does not see, a question with nothing to search or nothing
     seeded: that path says why)."""
     fn = getattr(source, "live_search", None)
-    if isinstance(source, LinkGraph) or not callable(fn) or type(concepts) not in (list, tuple):
+    if isinstance(source, LinkGraph) or not callable(fn) or not isinstance(concepts, (list, tuple)):
         return None
     content = content_text(question)
     if not content:
