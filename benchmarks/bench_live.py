@@ -19,8 +19,9 @@ transaction, followed by the wrapped query. The garbage collector runs where it 
 ``--memory-turns N``: the process's resident memory after N more turns (each a one-node write and
 ``graph_context``, and every 97th turn every other tool too, for three callers), against a fresh
 process that opens the final store and answers the same reads once (issue 31 item 2). With
-``--delta-warm F``: the warm reads of the tools the live graph serves on the base alone and with a
-delta of F times the base's nodes (issue 31: a 1% delta within 1.2x).
+``--delta-warm F``: the warm reads of the tools the live graph serves (search and a question's
+``graph_context`` among them) on the base alone and with a delta of F times the base's nodes
+(issue 31: a 1% delta within 1.2x).
 
 Medians over the turns; ratios are taken inside one process. Measurements only: nothing is
 asserted on wall time.
@@ -299,7 +300,8 @@ def measure_memory(kb_path: str, turns: int) -> dict[str, Any]:
 
 
 def measure_delta_warm(kb_path: str, fraction: float, reads: int = 300) -> dict[str, Any]:
-    """The warm reads of the tools the live graph serves, on a base alone and again once a delta
+    """The warm reads of the tools the live graph serves (graph_context from concepts and from a
+    question, link_suggest, graph_path, search), on a base alone and again once a delta
     holds ``fraction`` of the base's node count (new MEMORY nodes, two ABOUT edges each, written
     in batches the keeper grows its delta from), through the store both times (issue 31's "warm
     read with a delta of 1% of the base <= 1.2x the warm read on the base alone"). The keeper
@@ -315,12 +317,20 @@ def measure_delta_warm(kb_path: str, fraction: float, reads: int = 300) -> dict[
     try:
         g = kb.graph()
         concepts = _concepts(g)
+        titles = [t for t in (g.titles[g.id_index[c]] for c in concepts[:500]) if t] or ["concept"]
 
         def warm() -> dict[str, float]:
-            got: dict[str, list[float]] = {"graph_context (concepts)": [], "link_suggest": [], "graph_path": []}
+            got: dict[str, list[float]] = {
+                "graph_context (concepts)": [],
+                "graph_context (question)": [],
+                "link_suggest": [],
+                "graph_path": [],
+                "search": [],
+            }
             for _ in range(2):
                 for t in range(reads):
                     c, c2 = concepts[(31 * t + 5) % len(concepts)], concepts[(31 * t + 6) % len(concepts)]
+                    q = titles[t % len(titles)]
                     t0 = time.perf_counter()
                     graph_context(kb, concepts=[c], k=10, caller=who)
                     t1 = time.perf_counter()
@@ -328,9 +338,15 @@ def measure_delta_warm(kb_path: str, fraction: float, reads: int = 300) -> dict[
                     t2 = time.perf_counter()
                     graph_path(kb, c, c2, caller=who)
                     t3 = time.perf_counter()
+                    graph_context(kb, q, k=10, caller=who)
+                    t4 = time.perf_counter()
+                    kb.search(q, 10, caller=who)
+                    t5 = time.perf_counter()
                     got["graph_context (concepts)"].append(t1 - t0)
                     got["link_suggest"].append(t2 - t1)
                     got["graph_path"].append(t3 - t2)
+                    got["graph_context (question)"].append(t4 - t3)
+                    got["search"].append(t5 - t4)
             return {k: statistics.median(v) * 1e3 for k, v in got.items()}
 
         kb.live_graph()
