@@ -13,12 +13,6 @@ namespace cw {
 
 namespace {
 
-inline bool kept(const NodeTypeFilter& f, node_t v) {
-  if (!f.node_type) return true;
-  const std::int32_t c = f.code(v);
-  return c >= 0 && c < f.num_keep && f.keep[c];
-}
-
 // Coverage pass: a depth-bounded BFS (max_hops layers over the visible graph) from each seed in
 // ascending order, its budget spent level by level across all seeds: the pass completes radius r
 // only if the BFS from every seed to depth r reads at most `max_visits` visible adjacency entries
@@ -170,8 +164,7 @@ void add_hops(const GraphRef& g, const Visibility& vis, std::int64_t ns, const n
 ContextResult run_coverage(const GraphRef& g, const Visibility& vis, std::int64_t ns, const node_t* qs,
                            const double* w, const PPRParams& params, std::int64_t k, const NodeTypeFilter& filter,
                            const RankParams& rp) {
-  const FillTarget target{k, filter.node_type,  filter.keep,      filter.num_keep, nullptr,
-                          0, filter.base_nodes, filter.delta_type};
+  const FillTarget target{k, filter};
   PPRResult r = personalized_pagerank_fill(g, vis, ns, qs, w, params, 0, target);
   CoverPass cp = coverage_pass(g, vis, ns, qs, rp);
   ContextResult o;
@@ -207,7 +200,7 @@ ContextResult run_coverage(const GraphRef& g, const Visibility& vis, std::int64_
     const node_t v = cp.cand[j];
     while (a < ps.size() && ps[a].first < v) ++a;
     const double p = (a < ps.size() && ps[a].first == v) ? ps[a].second : 0.0;
-    if (kept(filter, v))
+    if (filter.keeps(v))
       items.push_back(Item{cp.cov[j], cp.near[j], p / static_cast<double>(g.degree(v, vis)), p, v});
   }
   auto better = [&g](const Item& x, const Item& y) {
@@ -250,8 +243,7 @@ ContextResult run_context(const GraphRef& g, const Visibility& vis, std::int64_t
   // Without a type filter the top k + nseeds PPR nodes hold the top k non-seeds; with one, any
   // number of nodes may be filtered out, so rank all.
   const std::int64_t want = filter.node_type ? 0 : k + ns;
-  const FillTarget target{k, filter.node_type,  filter.keep,      filter.num_keep, nullptr,
-                          0, filter.base_nodes, filter.delta_type};
+  const FillTarget target{k, filter};
   PPRResult r = personalized_pagerank_fill(g, vis, ns, qs, w, params, want, target);
   ContextResult o;
   o.residual = r.residual;
@@ -263,7 +255,7 @@ ContextResult run_context(const GraphRef& g, const Visibility& vis, std::int64_t
   for (std::size_t j = 0; j < r.nodes.size() && static_cast<std::int64_t>(o.nodes.size()) < k; ++j) {
     const node_t v = r.nodes[j];
     if (is_seed(g, ns, qs, v)) continue;
-    if (!kept(filter, v)) continue;
+    if (!filter.keeps(v)) continue;
     o.nodes.push_back(v);
     o.scores.push_back(r.scores[j]);
   }

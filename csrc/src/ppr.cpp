@@ -266,11 +266,7 @@ class Pusher {
         continue;
       }
       if (x.flags & kSkip) continue;
-      if (t.node_type) {
-        const std::int32_t code =
-            t.delta_type != nullptr && u >= t.base_nodes ? t.delta_type[u - t.base_nodes] : t.node_type[u];
-        if (code < 0 || code >= t.num_keep || !t.keep[code]) continue;
-      }
+      if (!t.types.keeps(u)) continue;
       ++c;
     }
     for (std::int64_t i = 0; i < nseeds; ++i) nd_[seeds[i]].flags &= ~kSkip;

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "conceptwalk/live_graph.hpp"  // base_order_key
 #include "conceptwalk/topk.hpp"
 
 namespace cw {
@@ -576,6 +577,13 @@ struct PostingList {
 
 namespace {
 
+void check_bm25_args(std::int64_t k, BM25Params p) {
+  if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
+  if (!(p.k1 >= 0.0) || !std::isfinite(p.k1))
+    throw InvalidArgument("k1 must be finite and >= 0, got " + std::to_string(p.k1));
+  if (!(p.b >= 0.0 && p.b <= 1.0)) throw InvalidArgument("b must be in [0, 1], got " + std::to_string(p.b));
+}
+
 // MaxScore over `lists` (each a term's postings with its idf, upper bound and summation slot):
 // the top `k` documents `allowed` admits by score descending, then document ascending; a
 // document's score is the sum of its contributions in ascending slot order. `filtered`: whether
@@ -694,10 +702,7 @@ void maxscore_topk(std::vector<PostingList>& lists, std::size_t n_slots, std::in
 TextHits bm25_topk(const TextIndex& ix, const term_t* terms_in, std::int64_t n_terms, std::int64_t k,
                    const std::uint8_t* visible, const std::uint8_t* eligible, const TextStats* stats,
                    BM25Params p) {
-  if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
-  if (!(p.k1 >= 0.0) || !std::isfinite(p.k1))
-    throw InvalidArgument("k1 must be finite and >= 0, got " + std::to_string(p.k1));
-  if (!(p.b >= 0.0 && p.b <= 1.0)) throw InvalidArgument("b must be in [0, 1], got " + std::to_string(p.b));
+  check_bm25_args(k, p);
   std::vector<term_t> terms(terms_in, terms_in + n_terms);
   for (std::int64_t i = 0; i < n_terms; ++i)
     if (terms[static_cast<std::size_t>(i)] < 0 || terms[static_cast<std::size_t>(i)] >= ix.num_terms)
@@ -761,10 +766,7 @@ TextHits bm25_topk_live(const TextIndex& base, const TextStats& base_stats, cons
                         const TextIndex& delta, const std::uint64_t* delta_keys, const std::uint8_t* delta_visible,
                         const std::uint8_t* delta_eligible, const term_t* base_terms, const term_t* delta_terms,
                         std::int64_t n_terms, std::int64_t k, BM25Params p) {
-  if (k < 1) throw InvalidArgument("k must be >= 1, got " + std::to_string(k));
-  if (!(p.k1 >= 0.0) || !std::isfinite(p.k1))
-    throw InvalidArgument("k1 must be finite and >= 0, got " + std::to_string(p.k1));
-  if (!(p.b >= 0.0 && p.b <= 1.0)) throw InvalidArgument("b must be in [0, 1], got " + std::to_string(p.b));
+  check_bm25_args(k, p);
   if (base_stats.df.size() != static_cast<std::size_t>(base.num_terms))
     throw InvalidArgument("base_stats must hold every base term's document frequency");
   if (delta.title_weight != base.title_weight)
@@ -889,7 +891,7 @@ TextHits bm25_topk_live(const TextIndex& base, const TextStats& base_stats, cons
   hits.reserve(base_hits.docs.size() + posts.size());
   for (std::size_t i = 0; i < base_hits.docs.size(); ++i) {
     const node_t d = base_hits.docs[i];
-    hits.push_back(Hit{base_hits.scores[i], (static_cast<std::uint64_t>(d) << 32) | 0xFFFFFFFFull, d});
+    hits.push_back(Hit{base_hits.scores[i], base_order_key(d), d});
   }
   for (std::size_t i = 0; i < posts.size();) {
     const node_t j = posts[i].doc;

@@ -12,23 +12,6 @@
 
 namespace cw {
 
-// Keep only results v with 0 <= node_type[v] < num_keep and keep[node_type[v]] != 0.
-// node_type == nullptr: no filter. node_type has one entry per node (checked by the caller of
-// the core); a code outside [0, num_keep) is simply not kept, so a query never scans all nodes.
-struct NodeTypeFilter {
-  const std::int32_t* node_type = nullptr;
-  const std::uint8_t* keep = nullptr;
-  std::int64_t num_keep = 0;
-  // A live graph's new slots (from base_nodes on) read their codes from delta_type (null: every
-  // node's code is in node_type).
-  node_t base_nodes = 0;
-  const std::int32_t* delta_type = nullptr;
-
-  std::int32_t code(node_t v) const {
-    return delta_type != nullptr && v >= base_nodes ? delta_type[v - base_nodes] : node_type[v];
-  }
-};
-
 // The ranking. kPPR: by PPR score descending, then index. kCoverage: candidates are every
 // visible non-seed node within max_hops of a seed; by coverage (the number of distinct seeds
 // within max_hops over the visible graph) descending, then the seeds at 1 hop, then at 2 hops

@@ -48,19 +48,32 @@ struct PPRResult {
   std::int64_t results = 0;  // fill mode: nodes with p > 0 that count by the FillTarget's rule
 };
 
-// What the fill mode counts as a result: a node with p > 0 that is not a seed (seeds strictly
-// ascending) and, when node_type is set, whose code c has 0 <= c < num_keep and keep[c] != 0.
-// `exclude` (strictly ascending, num_exclude entries) lists further nodes that never count (the
-// query node's neighbours, for link suggestion).
-struct FillTarget {
-  std::int64_t k = 0;  // results wanted
+// Keep only nodes v whose code c has 0 <= c < num_keep and keep[c] != 0. node_type == nullptr:
+// no filter. node_type has one entry per node (checked by the caller of the core), or, for a live
+// graph, per base node with delta_type giving the codes of the new slots (from base_nodes on); a
+// code outside [0, num_keep) is simply not kept, so a query never scans all nodes.
+struct NodeTypeFilter {
   const std::int32_t* node_type = nullptr;
   const std::uint8_t* keep = nullptr;
   std::int64_t num_keep = 0;
+  node_t base_nodes = 0;
+  const std::int32_t* delta_type = nullptr;
+
+  bool keeps(node_t v) const {
+    if (node_type == nullptr) return true;
+    const std::int32_t c = delta_type != nullptr && v >= base_nodes ? delta_type[v - base_nodes] : node_type[v];
+    return c >= 0 && c < num_keep && keep[c] != 0;
+  }
+};
+
+// What the fill mode counts as a result: a node with p > 0 that is not a seed (seeds strictly
+// ascending) and that `types` keeps. `exclude` (strictly ascending, num_exclude entries) lists
+// further nodes that never count (the query node's neighbours, for link suggestion).
+struct FillTarget {
+  std::int64_t k = 0;  // results wanted
+  NodeTypeFilter types;
   const node_t* exclude = nullptr;
   std::int64_t num_exclude = 0;
-  node_t base_nodes = 0;  // with delta_type: the codes of nodes from base_nodes on
-  const std::int32_t* delta_type = nullptr;
 };
 
 // The fill's stated budget: after the push at params.eps, a new round at eps / 2 (reusing the

@@ -146,8 +146,8 @@ TextHits bm25_topk(const TextIndex& ix, const term_t* terms, std::int64_t n_term
 // (the base's ids ascend with q, as its vocabulary is sorted; the delta's vocabulary may be in any
 // order). `base_stats` are the base's statistics over `base_visible` with every term's document
 // frequency (TextIndex::stats). `dropped` are base documents, strictly ascending. Per delta
-// document j: its order key delta_keys[j] (a base document d's key is (d << 32) | 0xFFFFFFFF:
-// keys order documents as a fresh index numbers them), visibility and eligibility (nullable:
+// document j: its order key delta_keys[j] (a base document d's key is base_order_key(d): keys
+// order documents as a fresh index numbers them), visibility and eligibility (nullable:
 // all). Returns base documents as d and delta documents as base.num_docs + j, by score
 // descending, then order key ascending. Validates everything.
 TextHits bm25_topk_live(const TextIndex& base, const TextStats& base_stats, const std::uint8_t* base_visible,
