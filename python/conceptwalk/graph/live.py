@@ -17,8 +17,8 @@ expressed: :meth:`LiveGraph.grown` returns None and the store builds a new base 
 text of the nodes written since is a small segment beside the base's text index
 (:meth:`LiveGraph.text`, :class:`LiveText`). What reads it today: ``graph_context`` (from
 concepts or a question, with or without a node-type filter), ``link_suggest`` (resource
-allocation), ``graph_path`` and ``KnowledgeBase.search``, for every caller; every other read uses the full snapshot (:meth:`KnowledgeBase.graph
-<conceptwalk.kb.store.KnowledgeBase.graph>`).
+allocation), ``graph_path`` and ``KnowledgeBase.search``, for every caller; every other read
+uses the full snapshot (:meth:`KnowledgeBase.graph <conceptwalk.kb.store.KnowledgeBase.graph>`).
 
 Examples
 --------
@@ -38,7 +38,7 @@ import itertools
 import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -120,6 +120,18 @@ class LiveView:
         return bool(self._base_mask[slot] if slot < b else self._slot_mask[slot - b])
 
 
+class _Inherit(NamedTuple):
+    """What the graph a :class:`LiveGraph` grew from knew, so that its views, text and node types
+    cost the batch, not the delta."""
+
+    rescoped: bool | None  #: the parent's visibility check (None: not made)
+    slot_masks: dict[frozenset[str], npt.NDArray[np.bool_]]  #: the parent's slot masks per scope set
+    batch: list[str]  #: the nodes the batch wrote (rows)
+    text: Any  #: the parent's LiveText (None: not made, or no longer needed)
+    text_ids: list[str]  #: the nodes whose text the batch wrote
+    types: tuple[list[str] | None, npt.NDArray[np.int32] | None] | None  #: the parent's node types
+
+
 class _Chain:
     """What the live graphs over one base share, append-only, so that growing one costs the
     change: the new nodes' ids in slot order, their slots, every added or rewritten node's rows by
@@ -188,10 +200,8 @@ class LiveGraph:
         Their order keys, in slot order.
     rewritten : int
         Nodes added or rewritten since the base.
-    inherit : tuple, optional
-        What the graph this one grew from knew (:meth:`grown`): its visibility check, its slot
-        masks per scope set, the nodes the batch wrote, its text and the nodes whose text the
-        batch wrote.
+    inherit : _Inherit, optional
+        What the graph this one grew from knew (:meth:`grown`).
 
     Attributes
     ----------
@@ -236,7 +246,7 @@ class LiveGraph:
         n_new: int,
         keys: npt.NDArray[np.uint64],
         rewritten: int,
-        inherit: tuple[Any, ...] | None = None,
+        inherit: _Inherit | None = None,
     ) -> None:
         self.base = base
         self.base_version = base_version
@@ -250,10 +260,7 @@ class LiveGraph:
         self._views: dict[frozenset[str], LiveView] = {}  # per scope set (made once)
         self._rescoped: bool | None = None  # whether a base node's scopes changed since the base
         self._text: Any = None  # the LiveText made for this graph (on the first search)
-        # what the graph this one grew from knew, so that this one's views and text cost the
-        # batch: (its _rescoped, its slot masks per scope set, the ids of the nodes the batch
-        # wrote, its text, the ids of the nodes whose text the batch wrote); None over a base
-        self._inherit = inherit
+        self._inherit = inherit  # what the graph this one grew from knew (None over a base)
         # the node types of the new slots (see type_filter): (names, codes) or (None, None) when
         # a base node's type changed since the base; made on the first filter
         self._types: tuple[list[str] | None, npt.NDArray[np.int32] | None] | None = None
@@ -325,6 +332,22 @@ class LiveGraph:
         """
         b = self.base.num_nodes
         return int(self._keys[slot - b]) if slot >= b else (slot << 32) | _RANK_TOP
+
+    def order_keys(self, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
+        """:meth:`order_key` of every slot of ``slots``.
+
+        Parameters
+        ----------
+        slots : numpy.ndarray of int64
+
+        Returns
+        -------
+        numpy.ndarray of uint64
+        """
+        new = slots >= self.base.num_nodes
+        keys = (slots.astype(np.uint64) << np.uint64(32)) | np.uint64(_RANK_TOP)
+        keys[new] = self._keys[slots[new] - self.base.num_nodes]
+        return keys  # type: ignore[no-any-return]
 
     def sorted_slots(self, slots: Iterable[int]) -> list[int]:
         """``slots`` without repeats, in id order (the order the core wants seeds in).
@@ -416,12 +439,12 @@ class LiveGraph:
         if self._rescoped is None:
             self._rescoped = False
             bindex = self.base.id_index
-            if inherit is not None and inherit[0] is not None:
-                self._rescoped = inherit[0]
-                check: Iterable[str] = inherit[2]  # the rows before the batch were checked
+            if inherit is not None and inherit.rescoped is not None:
+                self._rescoped = inherit.rescoped
+                check: Iterable[str] = () if inherit.rescoped else inherit.batch  # earlier rows were checked
             else:
                 check = self._chain.rows
-            for x in check if not self._rescoped else ():
+            for x in check:
                 i = bindex.get(x)
                 if i is None:
                     continue
@@ -435,13 +458,13 @@ class LiveGraph:
         base_mask = self.base.view_for_scopes(key).mask
         assert base_mask is not None  # a scope set always has a mask
         slot_mask = np.zeros(self._n_new, dtype=bool)
-        prev = None if inherit is None else inherit[1].get(key)
-        if prev is None:
+        prev = None if inherit is None else inherit.slot_masks.get(key)
+        if inherit is None or prev is None:
             todo: Iterable[int] = range(self._n_new)
         else:  # the graph this one grew from knew the earlier slots: only the batch's are read
             slot_mask[: prev.size] = prev
             cslot = self._chain.slot
-            todo = sorted({cslot[x] - b for x in inherit[2] if x in cslot} | set(range(prev.size, self._n_new)))  # type: ignore[index]
+            todo = sorted({cslot[x] - b for x in inherit.batch if x in cslot} | set(range(prev.size, self._n_new)))
         ids = self._chain.ids
         for j in todo:
             r = self._row_at(ids[j])
@@ -510,12 +533,12 @@ class LiveGraph:
         b = base.num_nodes
         codes = np.zeros(self._n_new, dtype=np.int32)
         inherit = self._inherit
-        parent = None if inherit is None or len(inherit) < 6 else inherit[5]
+        parent = None if inherit is None else inherit.types
         todo: Iterable[str]
-        if parent is not None and parent[0] is not None:
+        if inherit is not None and parent is not None and parent[0] is not None and parent[1] is not None:
             names = list(parent[0])
             codes[: parent[1].size] = parent[1]
-            todo = inherit[2]  # type: ignore[index]
+            todo = inherit.batch
         elif parent is not None:
             self._types = (None, None)  # a base node's type had changed already
             return self._types
@@ -577,11 +600,11 @@ class LiveGraph:
         if chain.no_text or base_index.num_docs != b:
             return None
         inherit = self._inherit
-        parent = None if inherit is None else inherit[3]
-        if parent is not None and parent.base is base_index and parent.vocab is chain.vocab:
+        parent = None if inherit is None else inherit.text
+        if inherit is not None and parent is not None and parent.base is base_index and parent.vocab is chain.vocab:
             # the parent's documents (term ids of this chain's vocabulary), the batch's replaced
             docs, toks, pos = list(parent.doc_rows), list(parent.doc_terms), dict(parent.doc_pos)
-            ids: Iterable[str] = inherit[4]  # type: ignore[index]
+            ids: Iterable[str] = inherit.text_ids
         else:
             docs, toks, pos = [], [], {}
             ids = list(chain.texts)
@@ -601,7 +624,7 @@ class LiveGraph:
                     docs[i], toks[i] = got_doc
             n_terms = len(chain.vocab)
         if inherit is not None:  # the parent's text is not needed again
-            self._inherit = (*inherit[:3], None, (), *inherit[5:])
+            self._inherit = _Inherit(inherit.rescoped, inherit.slot_masks, inherit.batch, None, [], inherit.types)
         tptr = np.zeros(len(docs) + 1, dtype=np.int64)
         bptr = np.zeros(len(docs) + 1, dtype=np.int64)
         if toks:
@@ -618,11 +641,8 @@ class LiveGraph:
             base_index.title_weight,
         )
         slots = np.fromiter((d[0] for d in docs), dtype=np.int64, count=len(docs))
-        new = slots >= b
-        keys = (slots.astype(np.uint64) << np.uint64(32)) | np.uint64(_RANK_TOP)
-        keys[new] = self._keys[slots[new] - b]
-        dropped = np.sort(slots[~new]).astype(np.int32)
-        got = LiveText(base_index, core, chain.vocab, n_terms, slots, keys, dropped, b)
+        dropped = np.sort(slots[slots < b]).astype(np.int32)
+        got = LiveText(base_index, core, chain.vocab, n_terms, slots, self.order_keys(slots), dropped, b)
         got.doc_rows, got.doc_terms, got.doc_pos = docs, toks, pos
         self._text = got
         return got
@@ -817,7 +837,7 @@ class LiveGraph:
             chain.head = -1  # until the new graph is made: a failure below leaves a chain no graph grows in place
             keys, n_new, core = self._grow(chain, new, nodes, typed, a, bb, version, texts)
         batch = [x for x, r in nodes.items() if r is not None]
-        inherit = (
+        inherit = _Inherit(
             self._rescoped,
             {k: v.slot_mask for k, v in self._views.items()},
             batch,
