@@ -597,21 +597,13 @@ class TextIndex:
         ids = self._term_ids
         if ids is not None:
             return ids.get(term, -1)
-        vocab = self.vocabulary
+        vocab = self.vocabulary  # bisected: no O(terms) map to build after a write
         p = bisect.bisect_left(vocab, term)
         return p if p < len(vocab) and vocab[p] == term else -1
 
     def _query_terms(self, text: str) -> npt.NDArray[np.int32]:
-        ids = self._term_ids
         distinct = list(dict.fromkeys(tokenize(text)))[:MAX_QUERY_TERMS]
-        if ids is not None:
-            found = sorted(ids[t] for t in distinct if t in ids)
-        else:  # the sorted vocabulary bisected: no O(terms) map to build after a write
-            vocab = self.vocabulary
-            nv = len(vocab)
-            found = sorted(
-                p for p, t in ((bisect.bisect_left(vocab, t), t) for t in distinct) if p < nv and vocab[p] == t
-            )
+        found = sorted(i for i in map(self.term_id, distinct) if i >= 0)
         return np.asarray(found, dtype=np.int32)
 
     def stats_for(self, visibility: Any) -> _core.TextStats:
