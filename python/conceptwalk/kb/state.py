@@ -343,11 +343,10 @@ class StateKeeper:
     #: times the current graph's nodes plus edges (and at least :attr:`TRIM_MIN_ENTRIES`): glibc
     #: keeps a freed graph's pages, so without it a long-lived writer's resident memory grew by
     #: what it had replaced (bench_live --memory-turns, 50k nodes: 128 -> 246 MB over 100,000
-    #: turns, against 158 MB for a fresh process on the final store; 55 MB of 174 came back on a
-    #: trim after 6,000 turns, none on a collection).
+    #: turns, against 158 MB for a fresh process on the final store; a collection freed nothing).
     TRIM_GRAPHS = 2
     TRIM_MIN_ENTRIES = 100_000
-    #: Every this many reads of the live graph, the free heap is read (``mallinfo2``, ~3.5 us) and
+    #: Every this many reads of the live graph, the free heap is read (``mallinfo2``: microseconds) and
     #: given back past :attr:`TRIM_FREE_BYTES` (as when a state is replaced): what the reads that
     #: replaced the full state freed after its last trim (their old text index, views and caches)
     #: is otherwise kept.
