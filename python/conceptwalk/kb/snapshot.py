@@ -1069,10 +1069,19 @@ class GraphSnapshot:
         for p in reversed(deleted):
             del ids[p]
             del titles[p]
-        for x in inserted:
-            p = bisect.bisect_left(ids, x)
-            ids.insert(p, x)
-            titles.insert(p, None)
+        if inserted:  # one merge (O(nodes + inserted)), not a list.insert per id (O(nodes) each)
+            # (where each goes among the ids left; distinct: ids holds none of them)
+            bounds = [0, *(bisect.bisect_left(ids, x) for x in inserted), len(ids)]
+            merged_ids: list[str] = []
+            merged_titles: list[Any] = []
+            for i, x in enumerate(inserted):
+                merged_ids += ids[bounds[i] : bounds[i + 1]]
+                merged_titles += titles[bounds[i] : bounds[i + 1]]
+                merged_ids.append(x)
+                merged_titles.append(None)
+            merged_ids += ids[bounds[-2] :]
+            merged_titles += titles[bounds[-2] :]
+            ids, titles = merged_ids, merged_titles
         n = len(ids)
         if n == 0:
             raise InputError("the knowledge base has no nodes: nothing to build a graph from")
