@@ -3,6 +3,7 @@ against the same read on an unchanged store, per tool, in one process (issue 31'
 
     python benchmarks/bench_live.py --kb KB.db [--kb KB2.db ...] [--turns 20] [--json OUT.json]
         [--vector-dim 384] [--memory-turns 100000] [--delta-warm 0.01]
+        [--compaction-turns 3000 [--idle-ms 20]]
 
 For every ``--kb`` (``conceptwalk synth --concepts N KB.db``), on a copy opened for writing: each
 turn writes one MEMORY node and two ABOUT edges to concepts in one transaction (what an agent's
@@ -21,7 +22,8 @@ transaction, followed by the wrapped query. The garbage collector runs where it 
 process that opens the final store and answers the same reads once (issue 31 item 2). With
 ``--delta-warm F``: the warm reads of the tools the live graph serves (search and a question's
 ``graph_context`` among them) on the base alone and with a delta of F times the base's nodes
-(issue 31: a 1% delta within 1.2x).
+(issue 31: a 1% delta within 1.2x). With ``--compaction-turns N``: the read after a write over N
+turns that cross several new bases, with the compaction thread and without it (issue 31 item 2).
 
 Medians over the turns; ratios are taken inside one process. Measurements only: nothing is
 asserted on wall time.
@@ -373,6 +375,64 @@ def measure_delta_warm(kb_path: str, fraction: float, reads: int = 300) -> dict[
         shutil.rmtree(os.path.dirname(path), ignore_errors=True)
 
 
+def measure_compaction(kb_path: str, turns: int, idle_ms: float) -> dict[str, Any]:
+    """The read after a write over many turns, crossing several new bases: each turn sleeps
+    ``idle_ms`` (the agent waiting for its model), writes one MEMORY node with two ABOUT edges and
+    times ``graph_context`` from a concept right after. Run twice, each on a fresh copy of the
+    store: with the compaction thread (``StateKeeper.LIVE_COMPACT_NODES``, the default) and with
+    it off (0: the read past ``LIVE_DELTA_NODES`` makes the new base), in that order. Reported
+    per run: the median, 99th percentile and largest read, turns per second counting the write
+    and the read only (not the idle time), and how many bases the thread made and reads took."""
+    from conceptwalk import Caller
+    from conceptwalk.kb.state import StateKeeper
+    from conceptwalk.kb.store import KnowledgeBase
+    from conceptwalk.tools import graph_context
+
+    who = Caller.all_access()
+    out: dict[str, Any] = {"kb": os.path.basename(kb_path), "turns": turns, "idle_ms": idle_ms}
+    default = StateKeeper.LIVE_COMPACT_NODES
+    for label, mark in (("thread", default), ("off", 0)):
+        StateKeeper.LIVE_COMPACT_NODES = mark
+        path = _copy(kb_path)
+        kb = KnowledgeBase.open(path)
+        try:
+            g = kb.graph()
+            concepts = _concepts(g)
+            out["nodes"] = g.num_nodes
+            del g
+            graph_context(kb, concepts=[concepts[0]], k=10, caller=who)
+            reads: list[float] = []
+            busy = 0.0
+            for t in range(turns):
+                if idle_ms:
+                    time.sleep(idle_ms / 1e3)
+                a, b = concepts[(7 * t) % len(concepts)], concepts[(13 * t + 1) % len(concepts)]
+                t0 = time.perf_counter()
+                with kb.transaction():
+                    kb.add_nodes([{"id": f"compact-turn-{t}", "type": "MEMORY", "title": f"turn {t}"}])
+                    kb.add_edges([(f"compact-turn-{t}", a, "ABOUT"), (f"compact-turn-{t}", b, "ABOUT")])
+                t1 = time.perf_counter()
+                graph_context(kb, concepts=[concepts[(31 * t + 5) % len(concepts)]], k=10, caller=who)
+                t2 = time.perf_counter()
+                reads.append(t2 - t1)
+                busy += t2 - t0
+            made, taken = kb._keeper.compactions
+            reads.sort()
+            out[label] = {
+                "p50_ms": reads[len(reads) // 2] * 1e3,
+                "p99_ms": reads[min(len(reads) - 1, int(len(reads) * 0.99))] * 1e3,
+                "max_ms": reads[-1] * 1e3,
+                "turns_per_s": turns / busy,
+                "bases_made": made,
+                "bases_taken": taken,
+            }
+        finally:
+            StateKeeper.LIVE_COMPACT_NODES = default
+            kb.close()
+            shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    return out
+
+
 def _write_json(path: str | None, key: str, rows: list[dict[str, Any]]) -> None:
     if path:
         with open(path, "w") as f:
@@ -389,7 +449,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--delta-warm", type=float, default=0.0, help="only the warm reads with a delta of this fraction of the base"
     )
+    ap.add_argument(
+        "--compaction-turns", type=int, default=0, help="only the reads after writes over this many turns (item 2)"
+    )
+    ap.add_argument("--idle-ms", type=float, default=20.0, help="with --compaction-turns: idle time per turn")
     args = ap.parse_args(argv)
+    if args.compaction_turns:
+        rows = [measure_compaction(p, args.compaction_turns, args.idle_ms) for p in args.kb]
+        for r in rows:
+            print(f"\n{r['kb']}: {r['nodes']:,} nodes, {r['turns']:,} turns, {r['idle_ms']:g} ms idle per turn")
+            print("| new base made by | read p50 (ms) | p99 (ms) | max (ms) | turns/s | bases made / taken |")
+            print("| --- | ---: | ---: | ---: | ---: | ---: |")
+            for label, name in (("thread", "the compaction thread"), ("off", "the read (thread off)")):
+                v = r[label]
+                print(
+                    f"| {name} | {v['p50_ms']:.3f} | {v['p99_ms']:.2f} | {v['max_ms']:.1f} | {v['turns_per_s']:.0f} "
+                    f"| {v['bases_made']} / {v['bases_taken']} |"
+                )
+        _write_json(args.json, "compaction", rows)
+        return 0
     if args.delta_warm:
         rows = [measure_delta_warm(p, args.delta_warm) for p in args.kb]
         for r in rows:

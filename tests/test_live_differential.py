@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from conceptwalk import Caller
 from conceptwalk.errors import ConceptwalkError
+from conceptwalk.kb.state import StateKeeper
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.tools import graph_context, graph_path, link_suggest
 from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
@@ -41,7 +42,7 @@ EDGE_TYPES = ["RELATED_TO", "ABOUT", "BROADER"]
 CALLERS = [Caller.public(), Caller.with_scopes("a"), Caller.all_access()]
 DIM = 8
 MODEL = "live-model"
-LIVE_COUNTS = {"sequences": 0, "reads": 0, "mismatches": 0}
+LIVE_COUNTS = {"sequences": 0, "reads": 0, "mismatches": 0, "compacted bases taken": 0}
 
 
 class _Model:
@@ -176,7 +177,28 @@ def _fresh(path: str, tmp: str) -> KnowledgeBase:
     )
 )
 def test_every_answer_after_writes_equals_a_fresh_build(tmp_path_factory, batches):
-    tmp = str(tmp_path_factory.mktemp("live"))
+    _sequence(str(tmp_path_factory.mktemp("live")), [(by_other, writes, False) for by_other, writes in batches])
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    batches=st.lists(
+        st.tuples(st.booleans(), st.lists(WRITE, min_size=1, max_size=3), st.booleans()),
+        min_size=2,
+        max_size=6,
+    )
+)
+def test_with_compaction_every_answer_equals_a_fresh_build(tmp_path_factory, batches):
+    """As above with the compaction thread making a new base after every written node
+    (``LIVE_COMPACT_NODES`` = 1): the reads take its base whenever it is ready, and after a
+    batch whose third element is True they wait for it first, so both the old base plus the
+    delta and the compacted base plus the writes since answer."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(StateKeeper, "LIVE_COMPACT_NODES", 1)
+        _sequence(str(tmp_path_factory.mktemp("compact")), batches)
+
+
+def _sequence(tmp: str, batches: list[tuple[bool, list[tuple[str, int, int, int]], bool]]) -> None:
     path = os.path.join(tmp, "kb.db")
     kb = KnowledgeBase.open(path, create=True)
     other = None
@@ -186,11 +208,14 @@ def test_every_answer_after_writes_equals_a_fresh_build(tmp_path_factory, batche
         _answers(kb, probes)  # the reader holds a state before the writes: they are followed from it
         other = KnowledgeBase.open(path, create=True)
         LIVE_COUNTS["sequences"] += 1
-        for by_other, writes in batches:
+        for by_other, writes, settle in batches:
             writer = other if by_other else kb
             with writer.transaction():
                 for w in writes:
                     _apply(writer, w)
+            if settle:
+                kb.live_graph()  # the read that starts the thread (past the mark)
+                kb._keeper._wait_compaction()
             got = _answers(kb, probes)
             fresh = _fresh(path, tmp)
             try:
@@ -202,6 +227,7 @@ def test_every_answer_after_writes_equals_a_fresh_build(tmp_path_factory, batche
             LIVE_COUNTS["mismatches"] += len(bad)
             assert not bad, (bad[:3], [(got.get(k), want[k]) for k in bad[:1]])
     finally:
+        LIVE_COUNTS["compacted bases taken"] += kb._keeper.compactions[1]
         kb.close()
         if other is not None:
             other.close()
@@ -214,6 +240,7 @@ def test_the_counts_are_reported(capsys):
     with capsys.disabled():
         print(
             f"\nlive differential: {LIVE_COUNTS['sequences']} sequences, {LIVE_COUNTS['reads']} reads compared, "
-            f"{LIVE_COUNTS['mismatches']} mismatches"
+            f"{LIVE_COUNTS['mismatches']} mismatches; {LIVE_COUNTS['compacted bases taken']} bases made by the "
+            "compaction thread taken by a read"
         )
     assert LIVE_COUNTS["mismatches"] == 0

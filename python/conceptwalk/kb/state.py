@@ -40,12 +40,15 @@ Examples
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import os
 import re
 import sqlite3
 import sys
 import threading
+import time
+import urllib.parse
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -202,6 +205,39 @@ class StoreState:
             f"StoreState(version={self.version}, graph_version={self.graph_version}, "
             f"nodes={self.graph.num_nodes}, edges={self.graph.num_edges})"
         )
+
+
+def _release(objs: list[Any]) -> None:
+    """Drop ``objs`` (the references to a replaced base) once the read that replaced it is over,
+    and give the freed heap back when glibc holds more than the keeper's trim mark of it (the
+    release thread of :meth:`StateKeeper._adopt_compacted`). Freeing is one long step that holds
+    the interpreter: done while the reader still holds its own references, it would be the
+    reader's (the last reference dropped frees), and done during its next step, it would delay
+    it; so it waits :data:`RELEASE_AFTER` seconds, past the end of an agent's read."""
+    time.sleep(RELEASE_AFTER)
+    objs.clear()
+    if _heap_free is not None and _trim_heap is not None and _heap_free() > StateKeeper.TRIM_FREE_BYTES:
+        _trim_heap()
+
+
+#: How long the release thread waits before it frees a replaced base (see :func:`_release`).
+RELEASE_AFTER = 0.05
+
+
+@dataclass(frozen=True)
+class _Compacted:
+    """A new base made by the compaction thread (:meth:`StateKeeper.live_graph`): the snapshot and
+    text index at change-log position ``version`` of history ``history`` (the keeper's count when
+    it started), the row there's ``nonce``, the write counter ``write_version`` read in the same
+    transaction, and whether the snapshot file was written from it (``saved``)."""
+
+    history: int
+    version: int
+    write_version: int
+    nonce: str | None
+    snap: GraphSnapshot
+    text: TextIndex | None
+    saved: bool
 
 
 class StoreDamaged(Exception):
@@ -376,6 +412,12 @@ class StateKeeper:
         self._persist = not (path == ":memory:" or path.startswith("file::memory:"))
         self._snap: GraphSnapshot | None = None  # the graph at a change-log position
         self._live: LiveGraph | None = None  # the last live graph (live_graph): a base plus a delta
+        # the compaction thread running (a new base for the live graph), and what it made, not yet
+        # taken: both set and read under _compact_lock, never under the store's lock by the thread
+        self._compact_lock = threading.Lock()
+        self._compacting: threading.Thread | None = None
+        self._compacted: _Compacted | None = None
+        self._compactions = [0, 0]  # bases the thread made, and those a read took
         self._replaced = 0  # snapshots replaced by a newer one (for TRIM_EVERY)
         self._replaced_entries = 0  # their nodes plus edges since the last trim (for TRIM_GRAPHS)
         self._live_reads = 0  # live_graph() calls (for TRIM_CHECK_EVERY)
@@ -555,6 +597,9 @@ class StateKeeper:
             with self._read() as conn:
                 gv, wv = self._versions(conn)
                 st = self._state  # (after the check: a replaced log drops it)
+                if (st is None or st.graph_version != gv or st.version != wv) and self._compacted is not None:
+                    self._adopt_compacted(gv)  # the compaction thread's base: nearer than the kept one
+                    st = self._state
                 if st is None or st.graph_version != gv or st.version != wv:
                     snap = self._snapshot_at(conn, gv)
                     st = StoreState(wv, gv, snap.graph, self._text_at(conn, snap.graph, gv), history=self._history)
@@ -604,7 +649,10 @@ class StateKeeper:
                 snap = cur
             else:
                 with self._read() as conn:
-                    snap = self._snapshot_at(conn, self._versions(conn)[0])
+                    gv = self._versions(conn)[0]
+                    if self._compacted is not None:
+                        self._adopt_compacted(gv)  # the compaction thread's base: nearer than the kept one
+                    snap = self._snapshot_at(conn, gv)
                 self.save_snapshot(force=self._file_version is None)
             if key:
                 return snap.graph
@@ -613,11 +661,24 @@ class StateKeeper:
             return self._light[1]
 
     #: A live graph's delta is folded into a new base (the full snapshot, :meth:`graph`) once it
-    #: holds this many added or rewritten nodes, or a batch of changes names more nodes and edges.
+    #: holds this many added or rewritten nodes ...
     LIVE_DELTA_NODES = 1000
+    #: ... or one read would grow it by more change-log rows than this (the writes made while a
+    #: compaction ran are grown over its base in one read: an agent's turn writes ~3 rows, so this
+    #: is more than LIVE_DELTA_NODES).
+    LIVE_GROW_ROWS = 4000
     #: ... or once the rows its delta wrote (every version of a grown row is kept while a graph of
     #: the chain may read it) pass this many entries (4 bytes each).
     LIVE_ARENA_ENTRIES = 1 << 23
+    #: Compaction off the read path: once a live graph's delta holds this many added or rewritten
+    #: nodes, a background thread makes the new base (the snapshot and text index at the position
+    #: it reads, through a connection of its own, and the snapshot file when it is due) while the
+    #: reads go on growing the delta over the old base; the first read after it is ready starts
+    #: from it. A read waits for it only when the delta reaches :attr:`LIVE_DELTA_NODES` first
+    #: (the writer outpaced the thread). 0: off (the read past LIVE_DELTA_NODES makes the base).
+    #: Only for a store in a file with a change log and nonces (an in-memory store has no second
+    #: connection).
+    LIVE_COMPACT_NODES = 500
 
     def _trim_if_free(self) -> None:
         """Give the freed heap back when glibc holds more than :attr:`TRIM_FREE_BYTES` of it."""
@@ -642,6 +703,12 @@ class StateKeeper:
             if self._live_reads % self.TRIM_CHECK_EVERY == 0:
                 self._trim_if_free()
             gv = self._versions(self._store.conn)[0]  # the history checked: a replaced log drops _live
+            live = self._live
+            if self._compacted is None and live is not None and live.version == gv:
+                return live
+            if live is not None and live.version != gv and live.rewritten >= self.LIVE_DELTA_NODES:
+                self._wait_compaction()  # the writer outpaced the thread: its base is nearer than a new one
+            self._adopt_compacted(gv)  # (a base the thread made is taken by the first read after it)
             live, snap = self._live, self._snap
             if live is not None and live.version == gv:
                 return live
@@ -675,6 +742,8 @@ class StateKeeper:
                     grown = None  # rows written around the API (a damaged store): the long way says so
                 if grown is not None:
                     self._live = grown
+                    if self.LIVE_COMPACT_NODES and grown.rewritten >= self.LIVE_COMPACT_NODES:
+                        self._start_compaction(grown)
                     return grown
             g = self.graph()  # a new base: the full snapshot at the current position
             snap = self._snap
@@ -682,6 +751,150 @@ class StateKeeper:
                 return LiveGraph.over(g, version=-1, history=self._history)
             self._live = LiveGraph.over(g, version=snap.version, history=self._history)
             return self._live
+
+    @property
+    def compactions(self) -> tuple[int, int]:
+        """``(made, taken)``: the new bases the compaction thread made, and those a read took
+        (the others were overtaken by a newer snapshot, another history or the store's close)."""
+        with self._compact_lock:
+            return self._compactions[0], self._compactions[1]
+
+    def _start_compaction(self, live: LiveGraph) -> None:
+        """Start the compaction thread for ``live`` (over the kept snapshot), unless one runs, one's
+        base waits to be taken, or this store cannot have one (in memory, no nonces, read-only
+        and immutable)."""
+        snap = self._snap
+        if (
+            self._path == ":memory:"
+            or self._path.startswith("file::memory:")
+            or not self._changelog
+            or not self._nonces
+            or getattr(self._store, "immutable", False)
+            or snap is None
+            or snap.graph is not live.base
+            or snap.version != live.base_version
+        ):
+            return
+        with self._compact_lock:
+            if self._compacting is not None or self._compacted is not None:
+                return
+            text = self._text
+            if text is not None and (text[0] is not snap.graph or text[1] != snap.version):
+                text = None
+            t = threading.Thread(
+                target=self._compact,
+                args=(snap, text, self._history, self._file_version),
+                name="conceptwalk-compaction",
+                daemon=True,
+            )
+            self._compacting = t
+        t.start()
+
+    def _compact(
+        self,
+        snap: GraphSnapshot,
+        text: tuple[LinkGraph, int, TextIndex] | None,
+        history: int,
+        file_version: int | None,
+    ) -> None:
+        """The compaction thread: ``snap`` (and its text index) brought to the store's position
+        through a read-only connection of its own, the snapshot file written from it when due,
+        kept for the next read to take (:meth:`_adopt_compacted`). It never takes the store's
+        lock and changes nothing but what it hands over; any failure leaves nothing (the read
+        path then makes the base itself, and names the error)."""
+        made = None
+        try:
+            uri = "file:" + urllib.parse.quote(os.path.abspath(self._path)) + "?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=30.0)
+            try:
+                conn.execute("PRAGMA busy_timeout = 30000")
+                conn.execute("BEGIN")
+                seq, wv, nonce, _cookie, uuid = conn.execute(_VERSIONS_NONCE).fetchone()
+                gv = 0 if seq is None else int(seq)
+                if uuid == self._uuid and isinstance(wv, int) and not isinstance(wv, bool) and gv > snap.version:
+                    out = self._advance_or_build(conn, snap, gv, distrust=False)
+                    # the text index only when the base had one (a store never searched has none: a
+                    # build here would tokenise every document, holding the interpreter for long)
+                    ix = None if text is None else self._advance_text_index(conn, out.graph, gv, text)
+                    saved = False
+                    path = self.snapshot_path
+                    every = max(self._store.SNAPSHOT_SAVE_EVERY, (out.graph.num_nodes + out.graph.num_edges) // 100)
+                    if (
+                        path is not None
+                        and not self._store.read_only
+                        and self._uuid is not None
+                        and (file_version is None or gv - file_version >= every)
+                    ):
+                        last = self._change_at(conn, gv)
+                        if last is not None and (gv == 0 or last[-1] == nonce):
+                            saved = self._write_file(path, out, ix, {}, last)
+                    made = _Compacted(history, gv, wv, nonce, out, ix, saved)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            if made is not None:
+                # the new base's per-node lists are young: the collector would walk them on the
+                # next two young collections, on whichever thread allocates then (58-72 ms each at
+                # 2.5M nodes, on a read); walked once here they are old
+                gc.collect(1)
+        except Exception:  # noqa: BLE001 - a cache made early: the read path makes it and names the error
+            made = None
+        with self._compact_lock:
+            self._compacting = None
+            self._compacted = made
+            self._compactions[0] += made is not None
+
+    def _wait_compaction(self) -> None:
+        """Wait for the compaction thread, if one runs (it never takes the store's lock)."""
+        with self._compact_lock:
+            t = self._compacting
+        if t is not None:
+            t.join()
+
+    def stop_compaction(self) -> None:
+        """Wait for the compaction thread, if one runs, and drop what it made (the store closes)."""
+        self._wait_compaction()
+        with self._compact_lock:
+            self._compacted = None
+
+    def _adopt_compacted(self, gv: int) -> None:
+        """Take the compaction thread's base, if it made one that is of this history (the nonce of
+        the change-log row at its position is the store's now), not ahead of position ``gv`` and
+        newer than the kept snapshot: it becomes the kept snapshot, text index and state, and the
+        live graph starts from it (under the store's lock, inside a read of ``gv``)."""
+        with self._compact_lock:
+            made, self._compacted = self._compacted, None
+        if made is None or made.history != self._history or made.version > gv:
+            return
+        snap = self._snap
+        if snap is not None and snap.version >= made.version:
+            return
+        if made.version > 0:
+            r = self._store.conn.execute(
+                "SELECT hex(nonce) FROM change_nonces WHERE seq = ?", (made.version,)
+            ).fetchone()
+            if r is None or r[0] != made.nonce:
+                return  # another history (restored since the thread read it)
+        # what the old base held is freed by a thread of its own (below): dropping a large
+        # graph's lists and arrays costs the read that takes the new base tens of ms otherwise
+        # (42 ms at 2.5M nodes); the reader gives the interpreter up when its read ends
+        retired: list[Any] = [snap, self._live, self._state, self._state_light, self._text, self._light]
+        self._replace_snap(snap, made.snap)
+        self._compactions[1] += 1
+        st = self._state
+        if made.text is not None:
+            self._text = (made.snap.graph, made.version, made.text)
+        if made.text is not None and (st is None or st.graph_version < made.version):
+            self._state = StoreState(
+                made.write_version, made.version, made.snap.graph, made.text, history=self._history
+            )
+            self._state_light = None
+        if made.saved and (self._file_version is None or self._file_version < made.version):
+            self._file_version = made.version
+            self._file_text = made.text is not None
+            self._file_derived = {}
+        del st, made, snap
+        threading.Thread(target=_release, args=(retired,), name="conceptwalk-release", daemon=True).start()
 
     def live_base_state(self, live: LiveGraph) -> StoreState | None:
         """The state whose graph is ``live``'s base (its text index, its version, its callers'
@@ -731,9 +944,9 @@ class StateKeeper:
         if live.version == version:
             return live
         if nonce is False:
-            rows = conn.execute(self._LIVE_CHANGES, (live.version, version, self.LIVE_DELTA_NODES + 1)).fetchall()
+            rows = conn.execute(self._LIVE_CHANGES, (live.version, version, self.LIVE_GROW_ROWS + 1)).fetchall()
         else:
-            rows = conn.execute(self._LIVE_CHANGES_NONCE, (live.version, version, self.LIVE_DELTA_NODES + 1)).fetchall()
+            rows = conn.execute(self._LIVE_CHANGES_NONCE, (live.version, version, self.LIVE_GROW_ROWS + 1)).fetchall()
         if len(rows) != version - live.version:
             return None  # a gap in the log, or too many changes
         nodes: dict[str, tuple[Any, ...] | None] = {}
@@ -757,6 +970,8 @@ class StateKeeper:
                 edges.append((a, b, c))
             elif kind == CHANGE_RESET:
                 return None  # a bulk load
+        if len(nodes) + live.rewritten > self.LIVE_DELTA_NODES:
+            return None  # more written nodes than a delta holds: a new base (a bulk-sized batch)
         return live.grown(nodes, edges, version=version, texts=texts)
 
     def text_index(self, graph: LinkGraph | None = None) -> TextIndex | None:
@@ -989,7 +1204,7 @@ class StateKeeper:
         cached = self._text
         if cached is not None and cached[0] is g and cached[1] == version:
             return cached[2]
-        ix = self._advance_text_index(conn, g, version)
+        ix = self._advance_text_index(conn, g, version, cached)
         if ix is None:
             ix = self._text_from_rows(conn, g)
         assert ix is not None  # strict: raised otherwise
@@ -1010,14 +1225,15 @@ class StateKeeper:
             )
         return TextIndex.build([r[1] for r in rows], [r[2] for r in rows])
 
-    def _advance_text_index(self, conn: sqlite3.Connection, g: LinkGraph, version: int) -> TextIndex | None:
-        """The cached text index (``self._text``: built, advanced or loaded from the snapshot
-        file) brought to ``version`` by the change log (inside the read transaction at
-        ``version``), or None when it cannot be (no cached index, a ``reset``, a gap in the log,
-        more changes than a rebuild costs): the documents of the node and text changes since
-        its position are the only ones read back and tokenised; every other document keeps its
-        postings, renumbered from the old node order to ``g``'s."""
-        base = self._text
+    def _advance_text_index(
+        self, conn: sqlite3.Connection, g: LinkGraph, version: int, base: tuple[LinkGraph, int, TextIndex] | None
+    ) -> TextIndex | None:
+        """The text index ``base`` (graph, position, index: the cached one, built, advanced or
+        loaded from the snapshot file) brought to ``version`` by the change log (inside the read
+        transaction at ``version``), or None when it cannot be (no index, a ``reset``, a gap in
+        the log, more changes than a rebuild costs): the documents of the node and text changes
+        since its position are the only ones read back and tokenised; every other document keeps
+        its postings, renumbered from the old node order to ``g``'s."""
         if base is None or not self._changelog:
             return None
         old_g, old_v, old_ix = base
@@ -1079,28 +1295,38 @@ class StateKeeper:
                 f"its graph cannot be built from the stored rows ({type(exc).__name__}: {exc}; the store is damaged)"
             ) from None
         if keep:
-            if snap is not None and snap.graph is not out.graph:
-                # the replaced graph and its light projection: their views hold them (a cycle
-                # only the collector frees), so without this every graph a write replaced
-                # stays in memory until a collection, which then frees them all at once
-                snap.graph.release_views()
-                if self._light is not None and self._light[0] is snap.graph:
-                    self._light[1].release_views()
-                if self._live is not None and self._live.base is snap.graph:
-                    self._live = None  # the next live graph is over the new snapshot: the old one is freed
-                self._replaced += 1
-                self._replaced_entries += snap.graph.num_nodes + snap.graph.num_edges
-                now = out.graph.num_nodes + out.graph.num_edges
-                if _trim_heap is not None and (
-                    self._replaced % self.TRIM_EVERY == 0
-                    or self._replaced_entries >= max(self.TRIM_MIN_ENTRIES, self.TRIM_GRAPHS * now)
-                ):
-                    _trim_heap()  # ~3 ms at 50k nodes
-                    self._replaced_entries = 0
-            self._snap = out
+            self._replace_snap(snap, out)
         return out
 
-    def _advance_or_build(self, conn: sqlite3.Connection, snap: GraphSnapshot | None, version: int) -> GraphSnapshot:
+    def _replace_snap(self, snap: GraphSnapshot | None, out: GraphSnapshot) -> None:
+        """Keep ``out`` as the snapshot the next one is brought forward from, in place of
+        ``snap``, releasing what the replaced one held."""
+        if snap is not None and snap.graph is not out.graph:
+            # the replaced graph and its light projection: their views hold them (a cycle
+            # only the collector frees), so without this every graph a write replaced
+            # stays in memory until a collection, which then frees them all at once
+            snap.graph.release_views()
+            if self._light is not None and self._light[0] is snap.graph:
+                self._light[1].release_views()
+            if self._live is not None and self._live.base is snap.graph:
+                self._live = None  # the next live graph is over the new snapshot: the old one is freed
+            self._replaced += 1
+            self._replaced_entries += snap.graph.num_nodes + snap.graph.num_edges
+            now = out.graph.num_nodes + out.graph.num_edges
+            if _trim_heap is not None and (
+                self._replaced % self.TRIM_EVERY == 0
+                or self._replaced_entries >= max(self.TRIM_MIN_ENTRIES, self.TRIM_GRAPHS * now)
+            ):
+                _trim_heap()  # ~3 ms at 50k nodes
+                self._replaced_entries = 0
+        self._snap = out
+
+    def _advance_or_build(
+        self, conn: sqlite3.Connection, snap: GraphSnapshot | None, version: int, *, distrust: bool = True
+    ) -> GraphSnapshot:
+        """``snap`` brought to ``version`` by the change log (inside the read transaction at
+        ``version``), or a fresh build when it cannot be; a failed advance distrusts the snapshot
+        file (``distrust``: the compaction thread, which must not touch the keeper, only builds)."""
         out = None
         if snap is not None and self._changelog and 0 <= snap.version < version:
             limit = max(1000, (snap.graph.num_nodes + snap.graph.num_edges) // 8)
@@ -1125,7 +1351,8 @@ class StateKeeper:
                         if isinstance(exc, InputError) and "has no nodes" in str(exc):
                             raise
                         out = None
-                        self._distrust_file(f"advancing it failed ({type(exc).__name__}: {exc})")
+                        if distrust:
+                            self._distrust_file(f"advancing it failed ({type(exc).__name__}: {exc})")
                 else:  # only bodies changed: the same graph, at the new position
                     out = GraphSnapshot(snap.graph, version, snap.loops)
         if out is None:
@@ -1294,6 +1521,24 @@ class StateKeeper:
             # not the log the snapshot was read from (replaced since): a file labelled with this
             # log's nonce would be believed by every later open. The next read rebuilds.
             return
+        if not self._write_file(path, snap, text[2] if with_text and text is not None else None, derived, last):
+            self._persist = False
+            return
+        self._file_version = snap.version
+        self._file_text = with_text
+        self._file_derived = {name: self._derived_serial.get(name, -1) for name in derived}
+
+    def _write_file(
+        self,
+        path: str,
+        snap: GraphSnapshot,
+        text: TextIndex | None,
+        derived: Mapping[str, Mapping[str, Any]],
+        last: list[Any],
+    ) -> bool:
+        """Write the snapshot file (atomically) of ``snap``, with its text index and derived
+        arrays when given; ``last`` is the change-log row at its position. False: it could not
+        be written (nothing is left behind)."""
         meta = {
             "kind": "conceptwalk.graph",
             "store_uuid": self._uuid,
@@ -1302,9 +1547,8 @@ class StateKeeper:
             "last_change": last,
         }
         arrays = snap.to_arrays()
-        if with_text:
-            assert text is not None
-            arrays.update({"text." + k: v for k, v in text[2].to_arrays().items()})
+        if text is not None:
+            arrays.update({"text." + k: v for k, v in text.to_arrays().items()})
         for name, parts in derived.items():
             arrays.update({f"derived.{name}.{k}": v for k, v in parts.items()})
         try:
@@ -1314,9 +1558,6 @@ class StateKeeper:
         try:
             write_arrays(path, arrays, meta, mode=mode)
         except OSError:
-            self._persist = False
-            return
-        self._file_version = snap.version
-        self._file_text = with_text
-        self._file_derived = {name: self._derived_serial.get(name, -1) for name in derived}
+            return False
         _remove_stale_temporaries(path)
+        return True

@@ -1265,6 +1265,7 @@ class KnowledgeBase:
         when it is newer than the saved one. The cached graph snapshots stay usable."""
         with self._lock:
             if self._conn is not None:
+                self._keeper.stop_compaction()
                 try:
                     self._keeper.save_snapshot(force=True)
                 except Exception:  # pragma: no cover - a cache: never fail close() for it
@@ -3021,7 +3022,10 @@ class KnowledgeBase:
         A query over it equals the same query over :meth:`graph` bit for bit. A change a delta
         does not express (a deleted node or edge, a bulk load) or a full delta
         (:attr:`StateKeeper.LIVE_DELTA_NODES <conceptwalk.kb.state.StateKeeper.LIVE_DELTA_NODES>`)
-        starts a new one over :meth:`graph`. ``graph_context`` (from concepts or a question, with
+        starts a new one over :meth:`graph`; before that, past
+        :attr:`StateKeeper.LIVE_COMPACT_NODES <conceptwalk.kb.state.StateKeeper.LIVE_COMPACT_NODES>`
+        written nodes, a background thread makes the new base and a later read takes it, so no
+        read pays for it (a store in a file). ``graph_context`` (from concepts or a question, with
         or without a node-type filter), ``link_suggest`` (resource allocation), ``graph_path`` and
         :meth:`search` (through its text, :meth:`LiveGraph.text
         <conceptwalk.graph.live.LiveGraph.text>`) read it for every caller; everything else reads
