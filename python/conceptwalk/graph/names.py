@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from .text import text_search, words
+from .text import eligible_nodes, text_search, words
 
 __all__ = [
     "ANALYZER",
@@ -713,9 +713,7 @@ class LiveSearch:
             wanted = {node_types} if isinstance(node_types, str) else {str(t) for t in node_types}
             if not wanted:
                 return [], []
-            base = self.live.base
-            flags = np.array([t in wanted for t in base.node_type_names], dtype=np.uint8)
-            belig = flags[base.node_type_codes] if flags.size else np.zeros(base.num_nodes, dtype=np.uint8)
+            belig = eligible_nodes(self.live.base, frozenset(wanted)).view(np.uint8)  # kept per base
             node_at = self.live.node_at
             delig = np.array([node_at(int(x))[1] in wanted for x in self.text.slots], dtype=np.uint8)
         return self.text.search(  # type: ignore[no-any-return]

@@ -723,6 +723,61 @@ class TextIndex:
         return docs.tolist(), scores.tolist()
 
 
+#: How many node-type masks a graph keeps for searches filtered by type (distinct type sets; the
+#: least recently used is dropped first): one byte per node each.
+ELIGIBLE_MASKS = 8
+
+
+class _EligibleMasks:
+    """A graph's kept node-type masks, by type set (see :func:`eligible_nodes`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._masks: dict[frozenset[str], npt.NDArray[np.bool_]] = {}
+
+    def get(self, graph: Any, wanted: frozenset[str]) -> npt.NDArray[np.bool_]:
+        with self._lock:
+            got = self._masks.pop(wanted, None)
+            if got is None:
+                flags = np.array([t in wanted for t in graph.node_type_names], dtype=bool)
+                got = flags[graph.node_type_codes] if flags.size else np.zeros(graph.num_nodes, dtype=bool)
+                got.setflags(write=False)
+            self._masks[wanted] = got  # (re)inserted last: the most recently used
+            while len(self._masks) > ELIGIBLE_MASKS:
+                del self._masks[next(iter(self._masks))]
+            return got
+
+
+def eligible_nodes(graph: Any, wanted: frozenset[str]) -> npt.NDArray[np.bool_]:
+    """Per node of ``graph``, whether its type is one of ``wanted``: made once per (graph, type
+    set) and kept, read-only, with the graph's all-access view (at most :data:`ELIGIBLE_MASKS`
+    of them), so that a search filtered by node type allocates nothing per node per query.
+
+    Parameters
+    ----------
+    graph : LinkGraph
+    wanted : frozenset of str
+        Node type names.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        Read-only, one entry per node.
+
+    Examples
+    --------
+    >>> from conceptwalk.graph import LinkGraph
+    >>> g = LinkGraph.from_edges([], nodes=[{"id": "a", "type": "DOC"}, {"id": "b", "type": "CONCEPT"}])
+    >>> m = eligible_nodes(g, frozenset({"CONCEPT"}))
+    >>> m.tolist(), eligible_nodes(g, frozenset({"CONCEPT"})) is m
+    ([False, True], True)
+    """
+    from .visibility import Caller
+
+    masks: _EligibleMasks = graph.view(Caller.all_access()).memo(("text.eligible-masks",), _EligibleMasks)
+    return masks.get(graph, wanted)
+
+
 def text_search(
     index: TextIndex, graph: Any, text: str, k: int, *, visible: Any = None, node_types: Iterable[str] | None = None
 ) -> list[tuple[str, float]]:
@@ -770,11 +825,10 @@ def text_search(
     if node_types is not None:
         if isinstance(node_types, str):
             node_types = [node_types]
-        wanted = {str(t) for t in node_types}
+        wanted = frozenset(str(t) for t in node_types)
         if not wanted:
             return []
-        flags = np.array([t in wanted for t in graph.node_type_names], dtype=bool)
-        eligible = flags[graph.node_type_codes] if flags.size else np.zeros(n, dtype=bool)
+        eligible = eligible_nodes(graph, wanted)
     docs, scores = index.search(text, k, visible=vis, eligible=eligible)
     ids = graph.ids
     return [(ids[d], s) for d, s in zip(docs, scores)]
