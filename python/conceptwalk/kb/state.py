@@ -778,12 +778,22 @@ class StateKeeper:
         with self._compact_lock:
             if self._compacting is not None or self._compacted is not None:
                 return
+        # the nonce of the change-log row at the snapshot's position, in the history just checked
+        # (the caller's read): the thread advances the snapshot only along a log holding that row
+        base_nonce = self._store.conn.execute(
+            "SELECT hex(nonce) FROM change_nonces WHERE seq = ?", (snap.version,)
+        ).fetchone()
+        if snap.version > 0 and base_nonce is None:
+            return
+        with self._compact_lock:
+            if self._compacting is not None or self._compacted is not None:
+                return
             text = self._text
             if text is not None and (text[0] is not snap.graph or text[1] != snap.version):
                 text = None
             t = threading.Thread(
                 target=self._compact,
-                args=(snap, text, self._history, self._file_version),
+                args=(snap, None if base_nonce is None else base_nonce[0], text, self._history, self._file_version),
                 name="conceptwalk-compaction",
                 daemon=True,
             )
@@ -793,15 +803,19 @@ class StateKeeper:
     def _compact(
         self,
         snap: GraphSnapshot,
+        base_nonce: str | None,
         text: tuple[LinkGraph, int, TextIndex] | None,
         history: int,
         file_version: int | None,
     ) -> None:
         """The compaction thread: ``snap`` (and its text index) brought to the store's position
         through a read-only connection of its own, the snapshot file written from it when due,
-        kept for the next read to take (:meth:`_adopt_compacted`). It never takes the store's
-        lock and changes nothing but what it hands over; any failure leaves nothing (the read
-        path then makes the base itself, and names the error)."""
+        kept for the next read to take (:meth:`_adopt_compacted`). The log it reads must hold
+        ``base_nonce`` at the snapshot's position (None: position 0, every log's start): a
+        backup of another history restored since the keeper checked it would otherwise have its
+        rows applied to this history's graph, and the file labelled with its last row. It never
+        takes the store's lock and changes nothing but what it hands over; any failure leaves
+        nothing (the read path then makes the base itself, and names the error)."""
         made = None
         try:
             uri = "file:" + urllib.parse.quote(os.path.abspath(self._path)) + "?mode=ro"
@@ -811,7 +825,14 @@ class StateKeeper:
                 conn.execute("BEGIN")
                 seq, wv, nonce, _cookie, uuid = conn.execute(_VERSIONS_NONCE).fetchone()
                 gv = 0 if seq is None else int(seq)
-                if uuid == self._uuid and isinstance(wv, int) and not isinstance(wv, bool) and gv > snap.version:
+                at_base = conn.execute("SELECT hex(nonce) FROM change_nonces WHERE seq = ?", (snap.version,)).fetchone()
+                if (
+                    uuid == self._uuid
+                    and isinstance(wv, int)
+                    and not isinstance(wv, bool)
+                    and gv > snap.version
+                    and (None if at_base is None else at_base[0]) == base_nonce
+                ):
                     out = self._advance_or_build(conn, snap, gv, distrust=False)
                     # the text index only when the base had one (a store never searched has none: a
                     # build here would tokenise every document, holding the interpreter for long)
