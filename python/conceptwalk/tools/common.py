@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, NotFoundError
 from ..graph import Caller, LinkGraph
 from ..graph.live import LiveGraph, LiveView
 from ..graph.ppr import offsets
@@ -227,13 +227,15 @@ def default_concepts(g: LinkGraph, caller: Caller, node_types: Iterable[str] | N
     return [ids[i] for i in np.flatnonzero(keep).tolist()]
 
 
-def live_slots(source: Any, caller: Caller, ids: Sequence[Any]) -> tuple[LiveGraph, LiveView | None, list[int]] | None:
+def live_slots(
+    source: Any, caller: Caller, ids: Sequence[Any], arguments: Sequence[str] | None = None
+) -> tuple[LiveGraph, LiveView | None, list[int]] | None:
     """The source's live graph (``source.live_graph()``, a knowledge base's: its base plus the
     delta written since, brought forward at the cost of the change), the caller's view of it
     (None: all access) and the slots of ``ids``; or None, and the tool takes the snapshot path: a
     bare graph or a source without one, no ids, an id it does not know or the caller does not see
-    (the snapshot path names it), a caller naming a scope the base does not know (the snapshot
-    path warns about it) or a visibility the delta does not express
+    (without ``arguments``: the snapshot path names it), a caller naming a scope the base does
+    not know (the snapshot path warns about it) or a visibility the delta does not express
     (:meth:`~conceptwalk.graph.live.LiveGraph.view`).
 
     Parameters
@@ -242,6 +244,16 @@ def live_slots(source: Any, caller: Caller, ids: Sequence[Any]) -> tuple[LiveGra
     caller : Caller
     ids : sequence
         Node ids.
+    arguments : sequence of str, optional
+        Per id, the argument name the tool's snapshot path names it by when it is unknown or
+        hidden: the first such id then raises that :class:`~conceptwalk.errors.NotFoundError`
+        here (the same type and text, for a tool whose snapshot path checks the ids in this order
+        before anything else that can fail), without the snapshot path's full state.
+
+    Raises
+    ------
+    NotFoundError
+        With ``arguments``: the first id unknown or hidden from the caller.
 
     Returns
     -------
@@ -273,9 +285,11 @@ def live_slots(source: Any, caller: Caller, ids: Sequence[Any]) -> tuple[LiveGra
         if view is None:
             return None
     slots = []
-    for x in ids:
+    for i, x in enumerate(ids):
         s = live.slot(x) if isinstance(x, str) else None
         if s is None or (view is not None and not view.visible(s)):
-            return None
+            if arguments is None:
+                return None
+            raise NotFoundError(x, arguments[i])
         slots.append(s)
     return live, view, slots

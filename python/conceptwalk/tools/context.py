@@ -723,7 +723,7 @@ def _live_context(
     not express: :meth:`~conceptwalk.graph.live.LiveGraph.type_filter`)."""
     if not isinstance(concepts, (list, tuple)):
         return None
-    got = live_slots(source, caller, concepts)
+    got = live_slots(source, caller, concepts, ("concept",) * len(concepts))  # (the snapshot path's checks)
     if got is None:
         return None
     live, view, slots = got

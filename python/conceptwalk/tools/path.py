@@ -218,7 +218,7 @@ def _live_path(
 ) -> Callable[[], tuple[list[tuple[str, str, str | None]], list[PathStep]]] | None:
     """The path's parts over the source's live graph, or None to take the snapshot path
     (:func:`~conceptwalk.tools.common.live_slots` says when)."""
-    got = live_slots(source, caller, [a, b])
+    got = live_slots(source, caller, [a, b], ("source", "target"))  # (the snapshot path's checks, in order)
     if got is None:
         return None
     live, view, (s, t) = got

@@ -373,7 +373,7 @@ def _live_suggest(
 ) -> SuggestResult | None:
     """Resource allocation over the source's live graph, or None to take the snapshot path
     (:func:`~conceptwalk.tools.common.live_slots` says when)."""
-    got = live_slots(source, caller, [concept])
+    got = live_slots(source, caller, [concept], ("concept",))  # (the snapshot path's check)
     if got is None:
         return None
     live, view, (s,) = got
