@@ -7,7 +7,8 @@ What is checked: the read that takes the new base builds nothing itself; the ans
 during and after equal a fresh process's; a base made for another history (a backup restored
 while the thread ran) is dropped; a failing thread leaves the reads as they were; at the hard
 limit the read waits for the thread instead of building a second base; the file it writes is
-loaded by a new process; ``close()`` waits for it.
+loaded by a new process; ``close()`` waits for it. Also: an unknown or hidden id is refused from
+the live graph with the snapshot path's error, without making the full state.
 """
 
 from __future__ import annotations
@@ -303,3 +304,42 @@ def test_no_thread_for_a_store_in_memory(compact_at_4) -> None:
         kb.live_graph()
     assert kb._keeper._compacting is None and kb._keeper._compacted is None
     kb.close()
+
+
+def test_an_unknown_or_hidden_id_is_refused_from_the_live_graph(tmp_path, monkeypatch) -> None:
+    """The same NotFoundError as the snapshot path (a bare graph's: its argument names, in its
+    order), without making the full state to raise it."""
+    from conceptwalk.errors import NotFoundError
+
+    calls = [
+        lambda src, who: graph_context(src, concepts=["c1", "nope"], caller=who),
+        lambda src, who: graph_context(src, concepts=("m1", "nope"), caller=who),
+        lambda src, who: link_suggest(src, "m1", caller=who),
+        lambda src, who: graph_path(src, "m1", "nope", caller=who),
+        lambda src, who: graph_path(src, "c1", "nope", caller=who),
+        lambda src, who: graph_path(src, "c1", 7, caller=who),
+    ]
+    path = str(tmp_path / "kb.db")
+    kb = _store(path)
+    keeper = kb._keeper
+    try:
+        _turn(kb, 1)  # m1 is scoped "a": hidden from the public caller
+        kb.live_graph()
+        built: list[str] = []
+        orig = keeper._snapshot_at
+        monkeypatch.setattr(keeper, "_snapshot_at", lambda *a, **k: (built.append("snap"), orig(*a, **k))[1])
+        got = []
+        for fn in calls:
+            with pytest.raises(NotFoundError) as err:
+                fn(kb, Caller.public())
+            got.append(str(err.value))
+        assert built == []
+        monkeypatch.undo()
+        g = kb.graph()  # a bare graph: the snapshot path
+        for fn, text in zip(calls, got):
+            with pytest.raises(NotFoundError) as err:
+                fn(g, Caller.public())
+            assert str(err.value) == text
+        assert got[:3] == ["concept not found: 'nope'", "concept not found: 'm1'", "concept not found: 'm1'"]
+    finally:
+        kb.close()
