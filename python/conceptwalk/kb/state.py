@@ -780,9 +780,12 @@ class StateKeeper:
                 return
         # the nonce of the change-log row at the snapshot's position, in the history just checked
         # (the caller's read): the thread advances the snapshot only along a log holding that row
-        base_nonce = self._store.conn.execute(
-            "SELECT hex(nonce) FROM change_nonces WHERE seq = ?", (snap.version,)
-        ).fetchone()
+        try:
+            base_nonce = self._store.conn.execute(
+                "SELECT hex(nonce) FROM change_nonces WHERE seq = ?", (snap.version,)
+            ).fetchone()
+        except sqlite3.Error:  # (a busy or damaged store: the read it is part of goes on; no thread)
+            return
         if snap.version > 0 and base_nonce is None:
             return
         with self._compact_lock:
