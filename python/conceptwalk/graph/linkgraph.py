@@ -423,6 +423,72 @@ class PackedStrings(Sequence[Optional[str]]):
     def __repr__(self) -> str:
         return f"PackedStrings({self._n} strings)"
 
+    def spliced(self, runs: Sequence[tuple[int, int, int]], changed: Mapping[int, str | None], n: int) -> PackedStrings:
+        """A column of ``n`` strings made of this one's: rows ``[p, p + ln)`` are this column's
+        rows ``[o, o + ln)`` for every run ``(p, o, ln)`` (their bytes copied as they are, neither
+        decoded nor checked again), and row ``p`` is ``changed[p]`` for every other row. What a
+        snapshot's advance makes of the titles mapped from a file.
+
+        Parameters
+        ----------
+        runs : sequence of (int, int, int)
+            ``(new start, old start, length)``, disjoint.
+        changed : mapping of int to str or None
+            The other rows.
+        n : int
+            Rows of the result: the runs and the changed rows cover ``[0, n)``.
+
+        Returns
+        -------
+        PackedStrings
+
+        Raises
+        ------
+        ValueError
+            The runs and the changed rows do not cover ``n`` rows.
+
+        Examples
+        --------
+        >>> col = PackedStrings(*pack_strings(["a", "b", "c"]))
+        >>> list(col.spliced([(0, 0, 1), (2, 2, 1)], {1: "new", 3: None}, 4))
+        ['a', 'new', 'c', None]
+        """
+        if not changed and len(runs) == 1 and tuple(runs[0]) == (0, 0, n) and n == self._n:
+            return self  # (immutable: shared)
+        data, off, present = self.arrays()
+        parts = sorted([(p, o, ln) for p, o, ln in runs] + [(p, -1, 1) for p in changed])
+        datas: list[npt.NDArray[np.uint8]] = []
+        offs: list[npt.NDArray[np.int64]] = [np.zeros(1, dtype=np.int64)]
+        pres: list[npt.NDArray[np.bool_]] = []
+        at = expect = 0
+        for p, o, ln in parts:
+            if p != expect or not (o < 0 or 0 <= o <= o + ln <= self._n):
+                raise ValueError(f"spliced: rows {p}..{p + ln} do not follow row {expect} or are outside the column")
+            expect = p + ln
+            if o >= 0:
+                a, b = int(off[o]), int(off[o + ln])
+                datas.append(data[a:b])
+                offs.append(off[o + 1 : o + ln + 1] - a + at)
+                pres.append(present[o : o + ln])
+                at += b - a
+            else:
+                t = changed[p]
+                enc = np.frombuffer(b"" if t is None else t.encode("utf-8"), dtype=np.uint8)
+                datas.append(enc)
+                at += enc.shape[0]
+                offs.append(np.array([at], dtype=np.int64))
+                pres.append(np.array([t is not None]))
+        if expect != n:
+            raise ValueError(f"spliced: the runs and the changed rows cover {expect} rows, not {n}")
+        out = PackedStrings.__new__(PackedStrings)  # every piece is checked UTF-8, cut at string starts
+        d = np.concatenate(datas) if datas else np.zeros(0, dtype=np.uint8)
+        o_all = np.concatenate(offs)
+        out._data, out._off, out._n = d, o_all, n
+        out._present = np.concatenate(pres) if pres else np.zeros(0, dtype=bool)
+        out._bytes = d.data
+        out._offsets = o_all.data
+        return out
+
     def arrays(self) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
         """The packed layout (views, no copy).
 
