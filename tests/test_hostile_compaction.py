@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from test_live_compaction import CALLERS, _answers, _backup, _call, _store, _turn  # noqa: E402
+from test_live_compaction import CALLERS, _answers, _backup, _call, _store, _turn, hold_thread, turns_then_compacted  # noqa: E402
 from test_live_differential import _Model  # noqa: E402
 
 from conceptwalk.kb.state import StateKeeper  # noqa: E402
@@ -54,24 +54,11 @@ def compact_at_4(monkeypatch):
     yield
 
 
-def _gate_after(monkeypatch, keeper, gate):
-    orig = keeper._advance_or_build
-
-    def held_after(conn, snap, version, *, distrust=True):
-        out = orig(conn, snap, version, distrust=distrust)
-        if threading.current_thread().name == "conceptwalk-compaction":
-            assert gate.wait(20)
-        return out
-
-    monkeypatch.setattr(keeper, "_advance_or_build", held_after)
-
-
 def test_concurrent_writer_deletes_rescopes_bulk_while_thread_runs(tmp_path, compact_at_4, monkeypatch):
     path = str(tmp_path / "kb.db")
     kb = _store(path)
     keeper = kb._keeper
-    gate = threading.Event()
-    _gate_after(monkeypatch, keeper, gate)
+    gate = hold_thread(monkeypatch, keeper, after=True)
     w = KnowledgeBase.open(path)
     try:
         for t in range(5):
@@ -195,11 +182,7 @@ def test_snapshot_file_written_then_damaged(tmp_path, compact_at_4, monkeypatch)
     path = str(tmp_path / "kb.db")
     kb = _store(path)
     try:
-        for t in range(5):
-            _turn(kb, t)
-            kb.live_graph()
-        kb._keeper._wait_compaction()
-        made = kb._keeper._compacted
+        made = turns_then_compacted(kb, 5)
         assert made is not None and made.saved
         snap = path + ".snapshot"
         # a fresh process opening a copy with the thread's file beside it
@@ -239,8 +222,7 @@ def test_snapshot_removed_and_dir_readonly_while_thread_runs(tmp_path, compact_a
     kb.close()
     kb = KnowledgeBase.open(path)
     keeper = kb._keeper
-    gate = threading.Event()
-    _gate_after(monkeypatch, keeper, gate)
+    gate = hold_thread(monkeypatch, keeper, after=True)
     try:
         kb.search("river", 3)
         for t in range(5):
@@ -322,8 +304,7 @@ def test_dropped_without_close_while_thread_runs(tmp_path, compact_at_4, monkeyp
     path = str(tmp_path / "kb.db")
     kb = _store(path)
     keeper = kb._keeper
-    gate = threading.Event()
-    _gate_after(monkeypatch, keeper, gate)
+    gate = hold_thread(monkeypatch, keeper, after=True)
     for t in range(5):
         _turn(kb, t)
         kb.live_graph()

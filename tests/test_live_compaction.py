@@ -88,6 +88,35 @@ def _turn(kb: KnowledgeBase, t: int) -> None:
         kb.add_edges([(f"m{t}", f"c{t % 10}", "ABOUT"), (f"m{t}", f"c{(7 * t + 2) % 10}", "ABOUT")])
 
 
+def hold_thread(monkeypatch: pytest.MonkeyPatch, keeper: Any, *, after: bool = False) -> threading.Event:
+    """Hold the compaction thread at a gate, before it advances the snapshot (or ``after``);
+    returns the gate: set it to let the thread go on (it gives up waiting after 10 s)."""
+    gate = threading.Event()
+    orig = keeper._advance_or_build
+
+    def held(conn: Any, snap: Any, version: int, *, distrust: bool = True) -> Any:
+        mine = threading.current_thread().name == "conceptwalk-compaction"
+        if mine and not after:
+            gate.wait(10)
+        out = orig(conn, snap, version, distrust=distrust)
+        if mine and after:
+            gate.wait(10)
+        return out
+
+    monkeypatch.setattr(keeper, "_advance_or_build", held)
+    return gate
+
+
+def turns_then_compacted(kb: KnowledgeBase, turns: int) -> Any:
+    """``turns`` turns, each read once (the read past the mark starts the thread), then the
+    thread's base once it is done (None: it made none, or a read took it)."""
+    for t in range(turns):
+        _turn(kb, t)
+        kb.live_graph()
+    kb._keeper._wait_compaction()
+    return kb._keeper._compacted
+
+
 @pytest.fixture
 def compact_at_4() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:  # (its own: a test's monkeypatch.undo() keeps it)
@@ -99,15 +128,7 @@ def test_the_read_takes_the_new_base_without_building_it(tmp_path, compact_at_4,
     path = str(tmp_path / "kb.db")
     kb = _store(path)
     keeper = kb._keeper
-    gate = threading.Event()
-    orig = keeper._advance_or_build
-
-    def held(conn: Any, snap: Any, version: int, *, distrust: bool = True) -> Any:
-        if threading.current_thread().name == "conceptwalk-compaction":
-            gate.wait(10)
-        return orig(conn, snap, version, distrust=distrust)
-
-    monkeypatch.setattr(keeper, "_advance_or_build", held)
+    gate = hold_thread(monkeypatch, keeper)
     try:
         base0 = kb.live_graph().base_version
         for t in range(4):
@@ -143,11 +164,7 @@ def test_the_file_it_writes_is_what_a_new_process_loads(tmp_path, compact_at_4, 
     kb = _store(path)
     monkeypatch.setattr(KnowledgeBase, "SNAPSHOT_SAVE_EVERY", 1)
     try:
-        for t in range(5):
-            _turn(kb, t)
-            kb.live_graph()
-        kb._keeper._wait_compaction()
-        made = kb._keeper._compacted
+        made = turns_then_compacted(kb, 5)
         assert made is not None and made.saved
         _turn(kb, 5)
         kb.live_graph()  # taken by the read after the next write
@@ -167,16 +184,7 @@ def test_a_base_of_another_history_is_dropped(tmp_path, compact_at_4, monkeypatc
     path = str(tmp_path / "kb.db")
     kb = _store(path)
     keeper = kb._keeper
-    gate = threading.Event()
-    orig = keeper._advance_or_build
-
-    def held_after(conn: Any, snap: Any, version: int, *, distrust: bool = True) -> Any:
-        out = orig(conn, snap, version, distrust=distrust)
-        if threading.current_thread().name == "conceptwalk-compaction":
-            gate.wait(10)
-        return out
-
-    monkeypatch.setattr(keeper, "_advance_or_build", held_after)
+    gate = hold_thread(monkeypatch, keeper, after=True)
     bak = path + ".bak"
     _backup(path, bak)
     w = KnowledgeBase.open(bak)  # another history from the same start: other rows at the same positions
@@ -243,15 +251,7 @@ def test_at_the_hard_limit_the_read_waits_for_the_thread(tmp_path, compact_at_4,
     path = str(tmp_path / "kb.db")
     kb = _store(path)
     keeper = kb._keeper
-    gate = threading.Event()
-    orig = keeper._advance_or_build
-
-    def slow(conn: Any, snap: Any, version: int, *, distrust: bool = True) -> Any:
-        if threading.current_thread().name == "conceptwalk-compaction":
-            gate.wait(10)
-        return orig(conn, snap, version, distrust=distrust)
-
-    monkeypatch.setattr(keeper, "_advance_or_build", slow)
+    gate = hold_thread(monkeypatch, keeper)
     graphs: list[str] = []
     orig_graph = keeper.graph
     monkeypatch.setattr(keeper, "graph", lambda **k: (graphs.append("graph"), orig_graph(**k))[1])
@@ -278,14 +278,7 @@ def test_close_waits_for_the_thread(tmp_path, compact_at_4, monkeypatch) -> None
     path = str(tmp_path / "kb.db")
     kb = _store(path)
     keeper = kb._keeper
-    gate = threading.Event()
-    orig = keeper._advance_or_build
-
-    def slow(conn: Any, snap: Any, version: int, *, distrust: bool = True) -> Any:
-        gate.wait(10)
-        return orig(conn, snap, version, distrust=distrust)
-
-    monkeypatch.setattr(keeper, "_advance_or_build", slow)
+    gate = hold_thread(monkeypatch, keeper)
     for t in range(5):
         _turn(kb, t)
         kb.live_graph()
