@@ -205,67 +205,6 @@ def test_maintained_snapshot_equals_a_fresh_build(ops):
         shutil.rmtree(d)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=st.lists(st.tuples(st.booleans(), op), min_size=1, max_size=10))
-def test_a_snapshot_mapped_from_its_file_advances_to_a_fresh_build(ops):
-    """As above from a snapshot mapped from its file, whose titles stay packed through the
-    advances (spliced, never decoded: ``PackedStrings.spliced``)."""
-    d = tempfile.mkdtemp()
-    try:
-        path = os.path.join(d, "kb.sqlite")
-        with KnowledgeBase.create(path) as kb:
-            kb.add_nodes([{"id": x, "title": None if i % 3 == 0 else f"{x} títle {i}"} for i, x in enumerate(IDS)])
-            kb.add_edges([("a", "b"), ("c", "ω")])
-            kb.graph()
-        with KnowledgeBase.open(path) as kb, KnowledgeBase.open(path) as other:
-            from conceptwalk.graph.linkgraph import PackedStrings
-
-            assert isinstance(kb.graph().titles, PackedStrings)  # mapped from the file
-            for by_other, o in ops:
-                apply(other if by_other else kb, o)
-                if kb.stats()["nodes"] == 0:
-                    break
-                check(kb, path)
-    finally:
-        shutil.rmtree(d)
-
-
-def test_packed_titles_stay_packed_through_inserts_retitles_and_deletes(tmp_path):
-    from conceptwalk.graph.linkgraph import PackedStrings
-
-    path = str(tmp_path / "kb.sqlite")
-    with KnowledgeBase.create(path) as kb:
-        kb.add_nodes([{"id": f"n{i:02d}", "title": f"title {i}" if i % 4 else None} for i in range(40)])
-        kb.add_edges([(f"n{i:02d}", f"n{i + 1:02d}") for i in range(39)])
-        kb.graph()
-    with KnowledgeBase.open(path) as kb:
-        assert isinstance(kb.graph().titles, PackedStrings)
-        kb.add_nodes([{"id": "n05a", "title": "inserted ü"}, {"id": "a0", "title": None}, {"id": "z9"}])
-        kb.add_nodes([{"id": "n07", "title": "retitled"}, {"id": "n08", "title": None}])
-        kb.delete_nodes(["n10", "n39"])
-        kb.add_edges([("a0", "z9")])
-        g = kb.graph()
-        assert isinstance(g.titles, PackedStrings)
-        assert array_diff(g, fresh(path)) == []
-        assert g.titles[g.id_index["n05a"]] == "inserted ü" and g.titles[g.id_index["n08"]] is None
-
-
-def test_packed_strings_spliced_refuses_rows_that_do_not_cover_the_column():
-    from conceptwalk.graph.linkgraph import PackedStrings, pack_strings
-
-    col = PackedStrings(*pack_strings(["a", None, "c"]))
-    assert col.spliced([(0, 0, 3)], {}, 3) is col
-    assert list(col.spliced([(1, 0, 2)], {0: "x", 3: "é"}, 4)) == ["x", "a", None, "é"]
-    for runs, changed, n in (
-        ([(0, 0, 2)], {}, 3),
-        ([(0, 1, 3)], {}, 3),
-        ([(1, 0, 1)], {}, 2),
-        ([(0, 0, 1)], {2: "x"}, 3),
-    ):
-        with pytest.raises(ValueError, match="spliced"):
-            col.spliced(runs, changed, n)
-
-
 def fresh_nodes(path: str) -> int:
     conn = sqlite3.connect(path)
     try:

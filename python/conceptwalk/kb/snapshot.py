@@ -41,14 +41,7 @@ import numpy.typing as npt
 
 from ..errors import ConceptwalkError, InputError
 from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph
-from ..graph.linkgraph import (
-    IdIndex,
-    PackedStrings,
-    codes_of,
-    csr_patched,
-    untrack_strings,
-    with_default_node_type,
-)
+from ..graph.linkgraph import IdIndex, codes_of, csr_patched, untrack_strings, with_default_node_type
 
 try:  # ISA-L's CRC-32 (the same polynomial and values as zlib's, ~20x faster: a 1.8 GB file's check
     # took 2.2 s with zlib); zlib's where the wheel is not installed (see pyproject's marker)
@@ -1072,14 +1065,10 @@ class GraphSnapshot:
         deleted = sorted(index[x] for x in node_keys if x not in now_nodes and x in index)
         inserted = sorted(x for x in now_nodes if x not in index)
         ids = list(old_ids)
-        # titles mapped from a snapshot file stay packed (spliced below, never decoded): one
-        # Python string per node would cost the copy (0.4 s at 2.5M nodes) and their memory
-        packed = g.titles if isinstance(g.titles, PackedStrings) else None
-        titles: list[Any] = [] if packed is not None else list(g.titles)
+        titles = list(g.titles)
         for p in reversed(deleted):
             del ids[p]
-            if packed is None:
-                del titles[p]
+            del titles[p]
         if inserted:  # one merge (O(nodes + inserted)), not a list.insert per id (O(nodes) each)
             # (where each goes among the ids left; distinct: ids holds none of them)
             bounds = [0, *(bisect.bisect_left(ids, x) for x in inserted), len(ids)]
@@ -1087,15 +1076,12 @@ class GraphSnapshot:
             merged_titles: list[Any] = []
             for i, x in enumerate(inserted):
                 merged_ids += ids[bounds[i] : bounds[i + 1]]
+                merged_titles += titles[bounds[i] : bounds[i + 1]]
                 merged_ids.append(x)
-                if packed is None:
-                    merged_titles += titles[bounds[i] : bounds[i + 1]]
-                    merged_titles.append(None)
+                merged_titles.append(None)
             merged_ids += ids[bounds[-2] :]
-            if packed is None:
-                merged_titles += titles[bounds[-2] :]
-                titles = merged_titles
-            ids = merged_ids
+            merged_titles += titles[bounds[-2] :]
+            ids, titles = merged_ids, merged_titles
         n = len(ids)
         if n == 0:
             raise InputError("the knowledge base has no nodes: nothing to build a graph from")
@@ -1162,12 +1148,8 @@ class GraphSnapshot:
 
         ntypes = with_default_node_type(*node_col(g.node_type_codes, g.node_type_names, 1))
         life = node_col(g.node_lifecycle_codes, g.node_lifecycle_names, 4)
-        if packed is None:
-            for p in changed_pos:
-                titles[p] = rows_by_pos[p][2]
-            new_titles: Sequence[str | None] = untrack_strings(titles)
-        else:
-            new_titles = packed.spliced(runs, {p: rows_by_pos[p][2] for p in changed_pos}, n)
+        for p in changed_pos:
+            titles[p] = rows_by_pos[p][2]
         # scopes: carried rows keep their code ranges (in order), changed rows get their lists
         lengths = carry(np.diff(g.scope_ptr), np.int64)
         scope_lists = {p: ([] if rows_by_pos[p][3] is None else json.loads(rows_by_pos[p][3])) for p in changed_pos}
@@ -1315,7 +1297,7 @@ class GraphSnapshot:
             ids=untrack_strings(ids),  # never scanned by the cycle collector (untrack_strings)
             node_type_codes=np.ascontiguousarray(ntypes[0]),
             node_type_names=ntypes[1],
-            titles=new_titles,
+            titles=untrack_strings(titles),
             scope_ptr=ptr,
             scope_codes=scodes,
             scope_names=snames_t,
