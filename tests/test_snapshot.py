@@ -205,6 +205,30 @@ def test_maintained_snapshot_equals_a_fresh_build(ops):
         shutil.rmtree(d)
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=st.lists(st.tuples(st.booleans(), op), min_size=1, max_size=10))
+def test_a_snapshot_mapped_from_its_file_advances_to_a_fresh_build(ops):
+    """As above from a snapshot mapped from its file (its titles packed, decoded when read)."""
+    from conceptwalk.graph.linkgraph import PackedStrings
+
+    d = tempfile.mkdtemp()
+    try:
+        path = os.path.join(d, "kb.sqlite")
+        with KnowledgeBase.create(path) as kb:
+            kb.add_nodes([{"id": x, "title": None if i % 3 == 0 else f"{x} títle {i}"} for i, x in enumerate(IDS)])
+            kb.add_edges([("a", "b"), ("c", "ω")])
+            kb.graph()
+        with KnowledgeBase.open(path) as kb, KnowledgeBase.open(path) as other:
+            assert isinstance(kb.graph().titles, PackedStrings)  # mapped from the file
+            for by_other, o in ops:
+                apply(other if by_other else kb, o)
+                if kb.stats()["nodes"] == 0:
+                    break
+                check(kb, path)
+    finally:
+        shutil.rmtree(d)
+
+
 def fresh_nodes(path: str) -> int:
     conn = sqlite3.connect(path)
     try:
