@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from .text import eligible_nodes, text_search, words
+from .text import eligible_nodes, text_search, type_set, words
 
 __all__ = [
     "ANALYZER",
@@ -571,7 +571,7 @@ def named_search(
     mask = None if view is None or view.mask is None else view.mask.mask
     named = named_nodes(text, graph, mask, names)
     if node_types is not None and named:
-        wanted = {node_types} if isinstance(node_types, str) else {str(t) for t in node_types}
+        wanted = type_set(node_types)
         tn, codes = graph.node_type_names, graph.node_type_codes
         named = [(v, p) for v, p in named if tn[int(codes[v])] in wanted]
     named = named[:k]
@@ -689,7 +689,7 @@ class LiveSearch:
         """
         got = named_nodes(text, self._ids, self._mask, self.names)
         if node_types is not None:
-            wanted = {node_types} if isinstance(node_types, str) else {str(t) for t in node_types}
+            wanted = type_set(node_types)
             node_at = self.live.node_at
             got = [(v, p) for v, p in got if node_at(v)[1] in wanted]
         return [v for v, _ in got]
@@ -710,10 +710,10 @@ class LiveSearch:
         """
         belig = delig = None
         if node_types is not None:
-            wanted = {node_types} if isinstance(node_types, str) else {str(t) for t in node_types}
+            wanted = type_set(node_types)
             if not wanted:
                 return [], []
-            belig = eligible_nodes(self.live.base, frozenset(wanted)).view(np.uint8)  # kept per base
+            belig = eligible_nodes(self.live.base, wanted).view(np.uint8)  # kept per base
             node_at = self.live.node_at
             delig = np.array([node_at(int(x))[1] in wanted for x in self.text.slots], dtype=np.uint8)
         return self.text.search(  # type: ignore[no-any-return]

@@ -748,6 +748,25 @@ class _EligibleMasks:
             return got
 
 
+def type_set(node_types: str | Iterable[str]) -> frozenset[str]:
+    """The node type names a search keeps: one name, or every name of an iterable (as text).
+
+    Parameters
+    ----------
+    node_types : str or iterable of str
+
+    Returns
+    -------
+    frozenset of str
+
+    Examples
+    --------
+    >>> sorted(type_set("DOC")), sorted(type_set(["DOC", "CONCEPT"]))
+    (['DOC'], ['CONCEPT', 'DOC'])
+    """
+    return frozenset((node_types,)) if isinstance(node_types, str) else frozenset(str(t) for t in node_types)
+
+
 def eligible_nodes(graph: Any, wanted: frozenset[str]) -> npt.NDArray[np.bool_]:
     """Per node of ``graph``, whether its type is one of ``wanted``: made once per (graph, type
     set) and kept, read-only, with the graph's all-access view (at most :data:`ELIGIBLE_MASKS`
@@ -823,9 +842,7 @@ def text_search(
         vis = None if vm is None else vm.mask
     eligible = None
     if node_types is not None:
-        if isinstance(node_types, str):
-            node_types = [node_types]
-        wanted = frozenset(str(t) for t in node_types)
+        wanted = type_set(node_types)
         if not wanted:
             return []
         eligible = eligible_nodes(graph, wanted)

@@ -40,7 +40,6 @@ Examples
 from __future__ import annotations
 
 import ctypes
-import gc
 import json
 import os
 import re
@@ -216,8 +215,21 @@ def _release(objs: list[Any]) -> None:
     it; so it waits :data:`RELEASE_AFTER` seconds, past the end of an agent's read."""
     time.sleep(RELEASE_AFTER)
     objs.clear()
-    if _heap_free is not None and _trim_heap is not None and _heap_free() > StateKeeper.TRIM_FREE_BYTES:
+    _trim_past(StateKeeper.TRIM_FREE_BYTES)
+
+
+def _trim_past(free_bytes: int) -> bool:
+    """Give the freed heap back when glibc holds more than ``free_bytes`` of it; whether it did."""
+    if _heap_free is not None and _trim_heap is not None and _heap_free() > free_bytes:
         _trim_heap()
+        return True
+    return False
+
+
+def _nonce_at(conn: sqlite3.Connection, seq: int) -> str | None:
+    """The nonce (hex) of the change-log row at ``seq`` read through ``conn``, or None (no row)."""
+    r = conn.execute("SELECT hex(nonce) FROM change_nonces WHERE seq = ?", (seq,)).fetchone()
+    return None if r is None else str(r[0])
 
 
 #: How long the release thread waits before it frees a replaced base (see :func:`_release`).
@@ -556,8 +568,8 @@ class StateKeeper:
             pos, was = seen
             same = False
             if 0 < pos < gv:
-                r = conn.execute("SELECT hex(nonce) FROM change_nonces WHERE seq = ?", (pos,)).fetchone()
-                same = r is not None and r[0] == was  # the same log, written past the position read
+                at = _nonce_at(conn, pos)
+                same = at is not None and at == was  # the same log, written past the position read
             elif pos == 0 < gv:
                 same = True  # before any change: every log starts there (the uuid tells stores apart)
             # else: the same position with another row, or the log went back: another history
@@ -682,8 +694,7 @@ class StateKeeper:
 
     def _trim_if_free(self) -> None:
         """Give the freed heap back when glibc holds more than :attr:`TRIM_FREE_BYTES` of it."""
-        if _heap_free is not None and _trim_heap is not None and _heap_free() > self.TRIM_FREE_BYTES:
-            _trim_heap()
+        if _trim_past(self.TRIM_FREE_BYTES):
             self._replaced_entries = 0
 
     def live_graph(self) -> LiveGraph:
@@ -781,9 +792,7 @@ class StateKeeper:
         # the nonce of the change-log row at the snapshot's position, in the history just checked
         # (the caller's read): the thread advances the snapshot only along a log holding that row
         try:
-            base_nonce = self._store.conn.execute(
-                "SELECT hex(nonce) FROM change_nonces WHERE seq = ?", (snap.version,)
-            ).fetchone()
+            base_nonce = _nonce_at(self._store.conn, snap.version)
         except sqlite3.Error:  # (a busy or damaged store: the read it is part of goes on; no thread)
             return
         if snap.version > 0 and base_nonce is None:
@@ -796,7 +805,7 @@ class StateKeeper:
                 text = None
             t = threading.Thread(
                 target=self._compact,
-                args=(snap, None if base_nonce is None else base_nonce[0], text, self._history, self._file_version),
+                args=(snap, base_nonce, text, self._history, self._file_version),
                 name="conceptwalk-compaction",
                 daemon=True,
             )
@@ -828,13 +837,12 @@ class StateKeeper:
                 conn.execute("BEGIN")
                 seq, wv, nonce, _cookie, uuid = conn.execute(_VERSIONS_NONCE).fetchone()
                 gv = 0 if seq is None else int(seq)
-                at_base = conn.execute("SELECT hex(nonce) FROM change_nonces WHERE seq = ?", (snap.version,)).fetchone()
                 if (
                     uuid == self._uuid
                     and isinstance(wv, int)
                     and not isinstance(wv, bool)
                     and gv > snap.version
-                    and (None if at_base is None else at_base[0]) == base_nonce
+                    and _nonce_at(conn, snap.version) == base_nonce
                 ):
                     out = self._advance_or_build(conn, snap, gv, distrust=False)
                     # the text index only when the base had one (a store never searched has none: a
@@ -856,11 +864,6 @@ class StateKeeper:
                 conn.execute("COMMIT")
             finally:
                 conn.close()
-            if made is not None:
-                # the new base's per-node lists are young: the collector would walk them on the
-                # next two young collections, on whichever thread allocates then (58-72 ms each at
-                # 2.5M nodes, on a read); walked once here they are old
-                gc.collect(1)
         except Exception:  # noqa: BLE001 - a cache made early: the read path makes it and names the error
             made = None
         with self._compact_lock:
@@ -893,26 +896,22 @@ class StateKeeper:
         snap = self._snap
         if snap is not None and snap.version >= made.version:
             return
-        if made.version > 0:
-            r = self._store.conn.execute(
-                "SELECT hex(nonce) FROM change_nonces WHERE seq = ?", (made.version,)
-            ).fetchone()
-            if r is None or r[0] != made.nonce:
-                return  # another history (restored since the thread read it)
+        if made.version > 0 and _nonce_at(self._store.conn, made.version) != made.nonce:
+            return  # another history (restored since the thread read it)
         # what the old base held is freed by a thread of its own (below): dropping a large
-        # graph's lists and arrays costs the read that takes the new base tens of ms otherwise
-        # (42 ms at 2.5M nodes); the reader gives the interpreter up when its read ends
+        # graph's lists and arrays would cost the read that takes the new base tens of ms at
+        # millions of nodes; the reader gives the interpreter up when its read ends
         retired: list[Any] = [snap, self._live, self._state, self._state_light, self._text, self._light]
         self._replace_snap(snap, made.snap)
         self._compactions[1] += 1
         st = self._state
         if made.text is not None:
             self._text = (made.snap.graph, made.version, made.text)
-        if made.text is not None and (st is None or st.graph_version < made.version):
-            self._state = StoreState(
-                made.write_version, made.version, made.snap.graph, made.text, history=self._history
-            )
-            self._state_light = None
+            if st is None or st.graph_version < made.version:
+                self._state = StoreState(
+                    made.write_version, made.version, made.snap.graph, made.text, history=self._history
+                )
+                self._state_light = None
         if made.saved and (self._file_version is None or self._file_version < made.version):
             self._file_version = made.version
             self._file_text = made.text is not None

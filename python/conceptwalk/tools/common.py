@@ -228,14 +228,13 @@ def default_concepts(g: LinkGraph, caller: Caller, node_types: Iterable[str] | N
 
 
 def live_slots(
-    source: Any, caller: Caller, ids: Sequence[Any], arguments: Sequence[str] | None = None
+    source: Any, caller: Caller, ids: Sequence[Any], arguments: Sequence[str]
 ) -> tuple[LiveGraph, LiveView | None, list[int]] | None:
     """The source's live graph (``source.live_graph()``, a knowledge base's: its base plus the
     delta written since, brought forward at the cost of the change), the caller's view of it
     (None: all access) and the slots of ``ids``; or None, and the tool takes the snapshot path: a
-    bare graph or a source without one, no ids, an id it does not know or the caller does not see
-    (without ``arguments``: the snapshot path names it), a caller naming a scope the base does
-    not know (the snapshot path warns about it) or a visibility the delta does not express
+    bare graph or a source without one, no ids, a caller naming a scope the base does not know
+    (the snapshot path warns about it) or a visibility the delta does not express
     (:meth:`~conceptwalk.graph.live.LiveGraph.view`).
 
     Parameters
@@ -244,16 +243,16 @@ def live_slots(
     caller : Caller
     ids : sequence
         Node ids.
-    arguments : sequence of str, optional
+    arguments : sequence of str
         Per id, the argument name the tool's snapshot path names it by when it is unknown or
-        hidden: the first such id then raises that :class:`~conceptwalk.errors.NotFoundError`
-        here (the same type and text, for a tool whose snapshot path checks the ids in this order
+        hidden: the first such id raises that :class:`~conceptwalk.errors.NotFoundError` here
+        (the same type and text, for a tool whose snapshot path checks the ids in this order
         before anything else that can fail), without the snapshot path's full state.
 
     Raises
     ------
     NotFoundError
-        With ``arguments``: the first id unknown or hidden from the caller.
+        The first id unknown or hidden from the caller.
 
     Returns
     -------
@@ -264,8 +263,8 @@ def live_slots(
     >>> from conceptwalk.kb import KnowledgeBase
     >>> kb = KnowledgeBase.open(":memory:")
     >>> _ = kb.add_edges([("a", "b")])
-    >>> live, view, slots = live_slots(kb, Caller.all_access(), ["b"])
-    >>> view, slots, live_slots(LinkGraph.from_edges([("a", "b")]), Caller.all_access(), ["b"])
+    >>> live, view, slots = live_slots(kb, Caller.all_access(), ["b"], ["node"])
+    >>> view, slots, live_slots(LinkGraph.from_edges([("a", "b")]), Caller.all_access(), ["b"], ["node"])
     (None, [1], None)
     """
     if isinstance(source, LinkGraph) or not ids:
@@ -288,8 +287,6 @@ def live_slots(
     for i, x in enumerate(ids):
         s = live.slot(x) if isinstance(x, str) else None
         if s is None or (view is not None and not view.visible(s)):
-            if arguments is None:
-                return None
             raise NotFoundError(x, arguments[i])
         slots.append(s)
     return live, view, slots
