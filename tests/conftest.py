@@ -69,3 +69,14 @@ def small_graph():
         ("f", "d"),
     ]
     return LinkGraph.from_edges(edges, nodes=["a", "b", "c", "d", "e", "f", "zz-isolated"])
+
+
+@pytest.fixture
+def compact_at_4():
+    """The live store's compaction thread starts past 4 written nodes (``StateKeeper.LIVE_COMPACT_NODES``;
+    a monkeypatch of its own, so a test's ``monkeypatch.undo()`` keeps it)."""
+    from conceptwalk.kb.state import StateKeeper
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(StateKeeper, "LIVE_COMPACT_NODES", 4)
+        yield

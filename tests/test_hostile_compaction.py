@@ -18,7 +18,16 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from test_live_compaction import CALLERS, _answers, _backup, _call, _store, _turn, hold_thread, turns_then_compacted  # noqa: E402
+from test_live_compaction import (
+    CALLERS,
+    _answers,
+    _backup,
+    _call,
+    _store,
+    _turn,
+    hold_thread,
+    turns_then_compacted,
+)  # noqa: E402
 from test_live_differential import _Model  # noqa: E402
 
 from conceptwalk.kb.state import StateKeeper  # noqa: E402
@@ -46,12 +55,6 @@ def _fresh(path: str) -> str:
         return _all(kb)
     finally:
         kb.close()
-
-
-@pytest.fixture
-def compact_at_4(monkeypatch):
-    monkeypatch.setattr(StateKeeper, "LIVE_COMPACT_NODES", 4)
-    yield
 
 
 def test_concurrent_writer_deletes_rescopes_bulk_while_thread_runs(tmp_path, compact_at_4, monkeypatch):

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,17 +24,9 @@ from conceptwalk import Caller
 from conceptwalk.kb.state import StateKeeper
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.tools import graph_context, graph_path, link_suggest
+from test_hostile_live_graph import _backup  # (one copy through SQLite's backup API)
 
 CALLERS = [Caller.public(), Caller.with_scopes("a"), Caller.all_access()]
-
-
-def _backup(src: str, dst: str) -> None:
-    a, b = sqlite3.connect(src), sqlite3.connect(dst)
-    try:
-        a.backup(b)
-    finally:
-        a.close()
-        b.close()
 
 
 def _answers(kb: KnowledgeBase) -> str:
@@ -115,13 +105,6 @@ def turns_then_compacted(kb: KnowledgeBase, turns: int) -> Any:
         kb.live_graph()
     kb._keeper._wait_compaction()
     return kb._keeper._compacted
-
-
-@pytest.fixture
-def compact_at_4() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as mp:  # (its own: a test's monkeypatch.undo() keeps it)
-        mp.setattr(StateKeeper, "LIVE_COMPACT_NODES", 4)
-        yield
 
 
 def test_the_read_takes_the_new_base_without_building_it(tmp_path, compact_at_4, monkeypatch) -> None:

@@ -180,6 +180,18 @@ def check(kb: KnowledgeBase, path: str) -> None:
     assert light.edge_annotations == {} and light.ids == ref.ids
 
 
+def follow(kb: KnowledgeBase, other: KnowledgeBase, path: str, ops: list[tuple[bool, tuple[str, object]]]) -> None:
+    """Apply ``ops`` (through ``other``, standing for a second process, when the flag says so) and
+    check ``kb``'s maintained snapshot against a fresh build after each."""
+    for by_other, o in ops:
+        apply(other if by_other else kb, o)
+        if kb.stats()["nodes"] == 0:
+            with pytest.raises(InputError, match="no nodes"):
+                kb.graph()
+            continue
+        check(kb, path)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(st.tuples(st.booleans(), op), min_size=1, max_size=14))
 def test_maintained_snapshot_equals_a_fresh_build(ops):
@@ -189,13 +201,7 @@ def test_maintained_snapshot_equals_a_fresh_build(ops):
         with KnowledgeBase.create(path) as kb, KnowledgeBase.open(path) as other:
             kb.add_edges([("a", "b")])
             kb.graph()
-            for by_other, o in ops:
-                apply(other if by_other else kb, o)  # "other" stands for a second process
-                if kb.stats()["nodes"] == 0:
-                    with pytest.raises(InputError, match="no nodes"):
-                        kb.graph()
-                    continue
-                check(kb, path)
+            follow(kb, other, path, ops)
         # A fresh process maps the saved snapshot (saved on close) and equals a fresh build.
         if fresh_nodes(path):
             with KnowledgeBase.open(path) as kb3:
@@ -220,11 +226,7 @@ def test_a_snapshot_mapped_from_its_file_advances_to_a_fresh_build(ops):
             kb.graph()
         with KnowledgeBase.open(path) as kb, KnowledgeBase.open(path) as other:
             assert isinstance(kb.graph().titles, PackedStrings)  # mapped from the file
-            for by_other, o in ops:
-                apply(other if by_other else kb, o)
-                if kb.stats()["nodes"] == 0:
-                    break
-                check(kb, path)
+            follow(kb, other, path, ops)
     finally:
         shutil.rmtree(d)
 
