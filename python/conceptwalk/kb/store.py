@@ -3024,8 +3024,8 @@ class KnowledgeBase:
         (:attr:`StateKeeper.LIVE_DELTA_NODES <conceptwalk.kb.state.StateKeeper.LIVE_DELTA_NODES>`)
         starts a new one over :meth:`graph`; before that, past
         :attr:`StateKeeper.LIVE_COMPACT_NODES <conceptwalk.kb.state.StateKeeper.LIVE_COMPACT_NODES>`
-        written nodes, a background thread makes the new base and a later read takes it, so no
-        read pays for it (a store in a file). ``graph_context`` (from concepts or a question, with
+        written nodes, a background thread makes the new base and a later read takes it, so the
+        reads do not make it unless the writer outpaces the thread (a store in a file). ``graph_context`` (from concepts or a question, with
         or without a node-type filter), ``link_suggest`` (resource allocation), ``graph_path`` and
         :meth:`search` (through its text, :meth:`LiveGraph.text
         <conceptwalk.graph.live.LiveGraph.text>`) read it for every caller; everything else reads
