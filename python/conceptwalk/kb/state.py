@@ -713,7 +713,11 @@ class StateKeeper:
             self._live_reads += 1
             if self._live_reads % self.TRIM_CHECK_EVERY == 0:
                 self._trim_if_free()
-            gv = self._versions(self._store.conn)[0]  # the history checked: a replaced log drops _live
+            try:
+                gv = self._versions(self._store.conn)[0]  # the history checked: a replaced log drops _live
+            except sqlite3.DatabaseError:
+                with self._read() as conn:  # again in a read, whose error names the store (a damaged file)
+                    gv = self._versions(conn)[0]
             live = self._live
             if self._compacted is None and live is not None and live.version == gv:
                 return live
