@@ -635,6 +635,15 @@ class StateKeeper:
                 self._state_light = light
             return light[1]
 
+    def _checked_version(self) -> int:
+        """The change-log position, with the history checked, in one statement on the store's
+        connection; on a damaged file read again inside a read, whose error names the store."""
+        try:
+            return self._versions(self._store.conn)[0]
+        except sqlite3.DatabaseError:
+            with self._read() as conn:
+                return self._versions(conn)[0]
+
     def graph(self, *, annotations: bool = True) -> LinkGraph:
         """The store's graph snapshot (see :meth:`KnowledgeBase.graph
         <conceptwalk.kb.store.KnowledgeBase.graph>`): one read of the change-log position while
@@ -655,7 +664,7 @@ class StateKeeper:
             if self._writing():  # inside the store's own transaction: uncommitted state is never cached
                 snap = self._snapshot_at(conn, self.graph_version(conn), keep=False)
                 return snap.graph if key else snap.graph.without_annotations()
-            gv = self._versions(conn)[0]  # with the history checked: a replaced log drops _snap
+            gv = self._checked_version()  # with the history checked: a replaced log drops _snap
             cur = self._snap
             if cur is not None and cur.version == gv:
                 snap = cur
@@ -713,11 +722,7 @@ class StateKeeper:
             self._live_reads += 1
             if self._live_reads % self.TRIM_CHECK_EVERY == 0:
                 self._trim_if_free()
-            try:
-                gv = self._versions(self._store.conn)[0]  # the history checked: a replaced log drops _live
-            except sqlite3.DatabaseError:
-                with self._read() as conn:  # again in a read, whose error names the store (a damaged file)
-                    gv = self._versions(conn)[0]
+            gv = self._checked_version()  # the history checked: a replaced log drops _live
             live = self._live
             if self._compacted is None and live is not None and live.version == gv:
                 return live
