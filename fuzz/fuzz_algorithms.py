@@ -462,6 +462,62 @@ def op_live_text(fdp) -> None:
     assert all(0 <= v < n + 1 for v in r.nodes.tolist())
 
 
+def op_live_walk(fdp) -> None:
+    """The typed walk over a LiveGraph (``_core.typed_walk_live``) on arbitrary delta edge lists
+    (keys, offsets, type codes, weights), starts, gates and node types, and its path rendering
+    with the new slots' ids. Run with the bytes op_live_text left over."""
+    from conceptwalk.graph import LinkGraph
+    from conceptwalk.graph.live import LiveGraph
+
+    n = fdp.ConsumeIntInRange(1, 5)
+    g = LinkGraph.from_edges([(f"n{i}", f"n{(i + 1) % n}", "T") for i in range(n)])
+    ann = (None, None, None, fdp.ConsumeIntInRange(0, 4) / 4 or None, None)
+    live = LiveGraph.over(g, version=0).grown(
+        {"x": ("T", None, None, None)}, [("x", f"n{fdp.ConsumeIntInRange(0, n - 1)}", "U", ann)], version=1
+    )
+    assert live is not None
+    w = live.walk_edges()
+    if fdp.ConsumeBool():
+        keys, ptr, td = w.keys, w.ptr, w.typedir
+    else:
+        np_ = fdp.ConsumeIntInRange(0, 3)
+        keys = np.array([fdp.ConsumeIntInRange(0, 2**34) for _ in range(np_)], dtype=np.uint64)
+        ptr = np.array([fdp.ConsumeIntInRange(-1, 4) for _ in range(np_ + fdp.ConsumeIntInRange(0, 2))], dtype=np.int32)
+        td = np.array([fdp.ConsumeIntInRange(-2, 6) for _ in range(fdp.ConsumeIntInRange(0, 4))], dtype=np.int32)
+    weights = np.array([f64(fdp) for _ in range(td.size)]) if fdp.ConsumeBool() else None
+    nt = fdp.ConsumeIntInRange(0, 3)
+    flags = np.array([fdp.ConsumeBool() for _ in range(nt)], dtype=bool)
+    kwargs = {}
+    if fdp.ConsumeBool():
+        kwargs["node_type"] = np.array([fdp.ConsumeIntInRange(-2, 2) for _ in range(n)], dtype=np.int32)
+        kwargs["delta_node_type"] = np.array(
+            [fdp.ConsumeIntInRange(-2, 2) for _ in range(fdp.ConsumeIntInRange(0, 2))], dtype=np.int32
+        )
+        kwargs["admit_node_types"] = np.array([fdp.ConsumeBool() for _ in range(2)], dtype=bool)
+    res = _core.typed_walk_live(
+        live.core,
+        keys,
+        ptr,
+        td,
+        weights,
+        np.array([fdp.ConsumeIntInRange(-1, n + 1) for _ in range(fdp.ConsumeIntInRange(0, 2))], dtype=np.int32),
+        fdp.ConsumeIntInRange(0, 3),
+        flags,
+        flags,
+        max_edges=fdp.ConsumeIntInRange(-1, 50),
+        max_candidates=fdp.ConsumeIntInRange(-1, 5),
+        visible=live.view([]).core if fdp.ConsumeBool() else None,
+        **kwargs,
+    )
+    assert all(0 <= v < n + 1 for v in np.asarray(res.candidates).tolist())
+    tail = live.tail_ids() if fdp.ConsumeIntInRange(0, 5) else []
+    names = list(w.type_names)[: fdp.ConsumeIntInRange(0, 2)]
+    try:
+        res.render_paths(live.core, list(range(len(res.candidates))), list(g.ids), names, {}, lambda e: ({}, {}), tail)
+    except (ValueError, TypeError):
+        pass
+
+
 def target(data: bytes) -> None:
     import atheris
 
@@ -489,6 +545,11 @@ def target(data: bytes) -> None:
     if fdp.remaining_bytes():
         try:
             op_live_text(fdp)
+        except ALLOWED:
+            pass
+    if fdp.remaining_bytes():
+        try:
+            op_live_walk(fdp)
         except ALLOWED:
             pass
 

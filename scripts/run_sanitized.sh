@@ -3,7 +3,7 @@
 # against that build. The build goes into its own virtual environment and build directory, so the
 # normal (editable) install is not touched.
 #
-#   scripts/run_sanitized.sh                      # tests/test_core_*.py, test_id_calls.py, test_compiled_calls.py, test_sparse_vectors.py, test_vector_topk.py, test_dense_delta.py, test_live_graph.py, test_hostile_live_graph.py, test_live_search.py, test_walk_render.py, test_hostile_session_view.py, test_link_suggest_ppr.py, test_coverage_rank.py
+#   scripts/run_sanitized.sh                      # tests/test_core_*.py, test_id_calls.py, test_compiled_calls.py, test_sparse_vectors.py, test_vector_topk.py, test_dense_delta.py, test_live_graph.py, test_hostile_live_graph.py, test_live_search.py, test_live_wrap.py, test_walk_render.py, test_hostile_session_view.py, test_link_suggest_ppr.py, test_coverage_rank.py
 #   scripts/run_sanitized.sh tests -x             # any pytest arguments (the whole suite here)
 #
 # Environment: CW_ASAN_VENV (default /tmp/cw-asan), CW_ASAN_BUILD_DIR (default build/asan),
@@ -48,7 +48,7 @@ esac
 echo "== $CORE_SO links $(printf '%s\n' "$LINKED" | grep -oE 'lib(asan|ubsan)[^ ]*' | sort -u | tr '\n' ' ')"
 
 if [ "$#" -eq 0 ]; then
-  set -- "$ROOT"/tests/test_core_*.py "$ROOT"/tests/test_id_calls.py "$ROOT"/tests/test_compiled_calls.py "$ROOT"/tests/test_sparse_vectors.py "$ROOT"/tests/test_vector_topk.py "$ROOT"/tests/test_dense_delta.py "$ROOT"/tests/test_live_graph.py "$ROOT"/tests/test_hostile_live_graph.py "$ROOT"/tests/test_live_search.py "$ROOT"/tests/test_walk_render.py "$ROOT"/tests/test_hostile_session_view.py "$ROOT"/tests/test_link_suggest_ppr.py "$ROOT"/tests/test_coverage_rank.py
+  set -- "$ROOT"/tests/test_core_*.py "$ROOT"/tests/test_id_calls.py "$ROOT"/tests/test_compiled_calls.py "$ROOT"/tests/test_sparse_vectors.py "$ROOT"/tests/test_vector_topk.py "$ROOT"/tests/test_dense_delta.py "$ROOT"/tests/test_live_graph.py "$ROOT"/tests/test_hostile_live_graph.py "$ROOT"/tests/test_live_search.py "$ROOT"/tests/test_live_wrap.py "$ROOT"/tests/test_walk_render.py "$ROOT"/tests/test_hostile_session_view.py "$ROOT"/tests/test_link_suggest_ppr.py "$ROOT"/tests/test_coverage_rank.py
 fi
 
 # libstdc++ is preloaded too: the python binary does not link it, and without it ASan's

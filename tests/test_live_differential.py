@@ -34,7 +34,9 @@ from conceptwalk.errors import ConceptwalkError
 from conceptwalk.kb.state import StateKeeper
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.tools import graph_context, graph_path, link_suggest
-from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
+import conceptwalk.wrap.retriever as retriever_module
+from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
+from conceptwalk.wrap._live import LiveRead
 
 WORDS = ["graph", "walk", "push", "rank", "memory", "vector", "index", "token", "alpha", "omega", "river", "stone"]
 SCOPES = [[], [], ["a"], ["b"], ["a", "b"]]
@@ -42,7 +44,14 @@ EDGE_TYPES = ["RELATED_TO", "ABOUT", "BROADER"]
 CALLERS = [Caller.public(), Caller.with_scopes("a"), Caller.all_access()]
 DIM = 8
 MODEL = "live-model"
-LIVE_COUNTS = {"sequences": 0, "reads": 0, "mismatches": 0, "compaction sequences": 0, "compacted bases taken": 0}
+LIVE_COUNTS = {
+    "sequences": 0,
+    "reads": 0,
+    "mismatches": 0,
+    "compaction sequences": 0,
+    "compacted bases taken": 0,
+    "live wrapped queries": 0,
+}
 
 
 class _Model:
@@ -126,16 +135,35 @@ def _dump(x: Any) -> str:
     return json.dumps(x, sort_keys=True, default=repr)
 
 
-def _answers(kb: KnowledgeBase, probes: list[str]) -> dict[str, str]:
-    """Every tool's answer for every caller, serialised (an error's type and text stand for it)."""
+def _retrievers(kb: KnowledgeBase) -> list[ConceptAnchoredRetriever]:
+    """The wrap under a stand-in model (the full snapshot answers) and under the built-in hashing
+    embedder (the live graph answers once it has a delta without a concept written)."""
+    own_types = WalkConfig(expand_edge_types=("RELATED_TO", "BROADER"), admit_edge_types=("ABOUT", "RELATED_TO"))
+    return [
+        ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=own_types),
+        ConceptAnchoredRetriever(builtin_flat_search(kb), kb, embedder=_Model()),
+    ]
+
+
+def _answers(
+    kb: KnowledgeBase, probes: list[str], rets: list[ConceptAnchoredRetriever] | None = None
+) -> dict[str, str]:
+    """Every tool's answer for every caller, serialised (an error's type and text stand for it);
+    ``rets``: long-lived retrievers over ``kb`` (a new one reads the full state on construction)."""
     out: dict[str, str] = {}
-    ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, embedder=_Model())
+    rets = rets or _retrievers(kb)
+    questions = ("graph walk", "memory vector rank", "alias stone")
+    # the hashing embedder's wrap first, for every caller: the other one reads the full state
+    # (brought to the last write), which every read after it then finds current
     for ci, who in enumerate(CALLERS):
-        for q in ("graph walk", "memory vector rank", "alias stone"):
+        for q in questions:
+            out[f"{ci}:wrap0:{q}"] = _call(lambda q=q: rets[0].query(q, 5, concept_walk=True, caller=who))
+    for ci, who in enumerate(CALLERS):
+        for q in questions:
             calls = {
                 f"context-q:{q}": lambda q=q: graph_context(kb, q, k=8, caller=who).to_dict(),
                 f"search:{q}": lambda q=q: kb.search(q, 8, caller=who),
-                f"wrap:{q}": lambda q=q: ret.query(q, 5, concept_walk=True, caller=who),
+                f"wrap1:{q}": lambda q=q: rets[1].query(q, 5, concept_walk=True, caller=who),
             }
             for name, fn in calls.items():
                 out[f"{ci}:{name}"] = _call(fn)
@@ -200,13 +228,31 @@ def test_with_compaction_every_answer_equals_a_fresh_build(tmp_path_factory, bat
 
 
 def _sequence(tmp: str, batches: list[tuple[bool, list[tuple[str, int, int, int]], bool]]) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        orig = retriever_module.live_read
+
+        def counted(*a: Any, **kw: Any) -> Any:
+            got = orig(*a, **kw)
+            if isinstance(got, LiveRead):
+                live_wraps[0] += 1
+            return got
+
+        mp.setattr(retriever_module, "live_read", counted)
+        _sequence_of(tmp, batches)
+
+
+live_wraps = [0]  # wrapped queries the live path answered (the fresh stores' never do)
+
+
+def _sequence_of(tmp: str, batches: list[tuple[bool, list[tuple[str, int, int, int]], bool]]) -> None:
     path = os.path.join(tmp, "kb.db")
     kb = KnowledgeBase.open(path, create=True)
     other = None
     try:
         _fill(kb, 30)
         probes = ["n001", "n004", "n011", "n020"]
-        _answers(kb, probes)  # the reader holds a state before the writes: they are followed from it
+        rets = _retrievers(kb)
+        _answers(kb, probes, rets)  # the reader holds a state before the writes: they are followed from it
         other = KnowledgeBase.open(path, create=True)
         LIVE_COUNTS["sequences"] += 1
         for by_other, writes, settle in batches:
@@ -217,7 +263,9 @@ def _sequence(tmp: str, batches: list[tuple[bool, list[tuple[str, int, int, int]
             if settle:
                 kb.live_graph()  # the read that starts the thread (past the mark)
                 kb._keeper._wait_compaction()
-            got = _answers(kb, probes)
+            before = live_wraps[0]
+            got = _answers(kb, probes, rets)
+            LIVE_COUNTS["live wrapped queries"] += live_wraps[0] - before
             fresh = _fresh(path, tmp)
             try:
                 want = _answers(fresh, probes)
@@ -242,8 +290,10 @@ def test_the_counts_are_reported(capsys):
         print(
             f"\nlive differential: {LIVE_COUNTS['sequences']} sequences, {LIVE_COUNTS['reads']} reads compared, "
             f"{LIVE_COUNTS['mismatches']} mismatches; {LIVE_COUNTS['compacted bases taken']} bases made by the "
-            "compaction thread taken by a read"
+            f"compaction thread taken by a read; {LIVE_COUNTS['live wrapped queries']} wrapped queries read live"
         )
     assert LIVE_COUNTS["mismatches"] == 0
+    # the wrap's live path answered some of the compared reads (not the full snapshot alone)
+    assert LIVE_COUNTS["live wrapped queries"] > 0
     # the compaction variant compared reads over bases the thread made, not only over deltas
     assert LIVE_COUNTS["compaction sequences"] == 0 or LIVE_COUNTS["compacted bases taken"] > 0

@@ -1,7 +1,9 @@
 #include "conceptwalk/walk.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -15,24 +17,30 @@ namespace {
 constexpr std::uint8_t kStart = 1;
 constexpr std::uint8_t kTaken = 4;
 
-// The edge representing the hop over adjacency entry e of row u under `flags`: among the pair's
-// edges whose type is flagged, the one with the highest weight (none ranks lowest), then the
-// lowest id. Returns -1 when no edge passes; `factor` gets its weight (1 without one).
-// `p` is the pair of the entry (g.pair_of_entry(u, e)), found once for both gates.
-std::int64_t pick_edge(const CSRGraph& g, std::int32_t p, const std::uint8_t* flags, std::int32_t nflags,
-                       const double* weights, double& factor) {
+// The edges of one pair, as a hop reads them: per edge its (type << 1) | direction and weight
+// (w null: none), in the order a fresh build numbers them; edge i's id is first_id + i.
+struct PairEdges {
+  const std::int32_t* td = nullptr;
+  const double* w = nullptr;
+  std::int64_t first_id = 0;
+  std::int32_t count = 0;
+};
+
+// The edge representing a hop over the pair `pe` under `flags`: among its edges whose type is
+// flagged, the one with the highest weight (none ranks lowest), then the lowest id. Returns -1
+// when no edge passes; `factor` gets its weight (1 without one).
+std::int64_t pick_edge(const PairEdges& pe, const std::uint8_t* flags, std::int32_t nflags, double& factor) {
   if (!flags) return -1;
-  const std::int32_t* td = g.edge_typedir();
   std::int64_t best = -1;
   double best_w = 0.0;
   bool best_has = false;
-  for (std::int32_t q = g.pair_ptr()[p]; q < g.pair_ptr()[p + 1]; ++q) {
-    const std::int32_t t = td[q] >> 1;
+  for (std::int32_t i = 0; i < pe.count; ++i) {
+    const std::int32_t t = pe.td[i] >> 1;
     if (!(t < nflags && flags[t])) continue;
-    const double w = weights ? weights[q] : std::numeric_limits<double>::quiet_NaN();
+    const double w = pe.w ? pe.w[i] : std::numeric_limits<double>::quiet_NaN();
     const bool has = !std::isnan(w);
     if (best < 0 || (has && !best_has) || (has && best_has && w > best_w)) {
-      best = q;
+      best = pe.first_id + i;
       best_w = w;
       best_has = has;
     }
@@ -41,9 +49,86 @@ std::int64_t pick_edge(const CSRGraph& g, std::int32_t p, const std::uint8_t* fl
   return best;
 }
 
+// What the walk reads of a CSRGraph: its rows, the pair behind an entry (with the canonical
+// edge weights), and the node order (the index).
+struct CsrWalkGraph {
+  const CSRGraph& g;
+  const double* weights;     // per canonical edge, or null
+  mutable bool bad = false;  // (never set: every entry of a CSRGraph has its pair)
+
+  node_t num_nodes() const { return g.num_nodes(); }
+  void row(node_t u, const node_t*& b, const node_t*& e) const {
+    b = g.indices() + g.indptr()[u];
+    e = g.indices() + g.indptr()[u + 1];
+  }
+  bool before(node_t a, node_t b) const { return a < b; }
+  PairEdges pair(node_t u, const node_t* at, node_t /*v*/) const {
+    const std::int32_t p = g.pair_of_entry(u, static_cast<offset_t>(at - g.indices()));
+    const std::int32_t q0 = g.pair_ptr()[p], q1 = g.pair_ptr()[p + 1];
+    return {g.edge_typedir() + q0, weights ? weights + q0 : nullptr, q0, q1 - q0};
+  }
+};
+
+// What the walk reads of a live graph: base plus delta rows (GraphRef), the pairs the delta lists
+// (WalkDeltaEdges) before the base's, and the order keys. A hop over a pair neither lists sets
+// `bad` and passes no edge (the walk throws once its workspace is clean).
+struct LiveWalkGraph {
+  static constexpr std::uint32_t kFilterBits = 1u << 16;
+  const GraphRef& g;
+  const WalkDeltaEdges& de;
+  const double* weights;                                 // per base canonical edge, or null
+  std::array<std::uint64_t, kFilterBits / 64> filter{};  // bit lo % 2^16 of every listed pair's lower slot
+  mutable bool bad = false;
+
+  LiveWalkGraph(const GraphRef& graph, const WalkDeltaEdges& edges, const double* w)
+      : g(graph), de(edges), weights(w) {
+    for (std::int64_t i = 0; i < de.num_pairs; ++i) {
+      const std::uint32_t lo = static_cast<std::uint32_t>(de.pair_keys[i] >> 32) & (kFilterBits - 1);
+      filter[lo >> 6] |= std::uint64_t{1} << (lo & 63);
+    }
+  }
+  node_t num_nodes() const { return g.num_nodes(); }
+  void row(node_t u, const node_t*& b, const node_t*& e) const { g.row(u, b, e); }
+  bool before(node_t a, node_t b) const { return g.before(a, b); }
+  PairEdges pair(node_t u, const node_t* at, node_t v) const {
+    const node_t lo = std::min(u, v), hi = std::max(u, v);
+    const std::uint32_t bit = static_cast<std::uint32_t>(lo) & (kFilterBits - 1);
+    if ((filter[bit >> 6] >> (bit & 63)) & 1u) {
+      const std::uint64_t key =
+          (static_cast<std::uint64_t>(static_cast<std::uint32_t>(lo)) << 32) | static_cast<std::uint32_t>(hi);
+      const std::uint64_t* end = de.pair_keys + de.num_pairs;
+      const std::uint64_t* it = std::lower_bound(de.pair_keys, end, key);
+      if (it != end && *it == key) {
+        const std::int32_t q0 = de.pair_ptr[it - de.pair_keys], q1 = de.pair_ptr[it - de.pair_keys + 1];
+        return {de.typedir + q0, de.weights ? de.weights + q0 : nullptr, de.first_id + q0, q1 - q0};
+      }
+    }
+    const CSRGraph& base = g.base();
+    if (hi >= base.num_nodes()) {
+      bad = true;
+      return {};
+    }
+    const node_t* bi = base.indices();
+    const std::less<const node_t*> lt;
+    std::int32_t p;
+    if (!lt(at, bi) && lt(at, bi + base.num_entries())) {
+      p = base.pair_of_entry(u, static_cast<offset_t>(at - bi));  // an entry of the base's row
+    } else {
+      p = base.pair_of(u, v);  // an entry of a row the delta rewrote
+    }
+    if (p < 0) {
+      bad = true;
+      return {};
+    }
+    const std::int32_t q0 = base.pair_ptr()[p], q1 = base.pair_ptr()[p + 1];
+    return {base.edge_typedir() + q0, weights ? weights + q0 : nullptr, q0, q1 - q0};
+  }
+};
+
 bool node_ok(const WalkParams& wp, const std::uint8_t* flags, node_t v) {
   if (!flags || !wp.node_type) return true;
-  const std::int32_t t = wp.node_type[v];
+  const std::int32_t t =
+      (wp.node_type_tail && v >= wp.node_type_split) ? wp.node_type_tail[v - wp.node_type_split] : wp.node_type[v];
   return t >= 0 && t < wp.num_node_type_flags && flags[t];
 }
 
@@ -61,7 +146,8 @@ struct StartWalk {
   std::vector<double> ff, nf;        // W - 1 hop factors per path
   std::int32_t h = 1;                // hop being taken
   std::size_t pi = 0;                // path of the frontier being extended
-  offset_t e = 0;                    // next adjacency entry of that path's end
+  const node_t* e = nullptr;         // next adjacency entry of that path's end ...
+  const node_t* end = nullptr;       // ... and the end of its row
   bool done = false;
 };
 
@@ -88,10 +174,9 @@ WalkScratch& walk_scratch() {
   return s;
 }
 
-}  // namespace
-
-WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nstarts, const node_t* starts,
-                      const WalkParams& wp) {
+template <class G>
+WalkResult walk_impl(const G& g, const Visibility& vis, std::int64_t nstarts, const node_t* starts,
+                     const WalkParams& wp) {
   if (wp.max_hops < 1 || wp.max_hops > kWalkMaxHopsLimit)
     throw InvalidArgument("max_hops must be in [1, " + std::to_string(kWalkMaxHopsLimit) + "], got " +
                           std::to_string(wp.max_hops));
@@ -136,8 +221,8 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
       }
     if (!dup) order.emplace_back(starts[i], w);
   }
-  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  std::stable_sort(order.begin(), order.end(), [&g](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : g.before(a.first, b.first);
   });
   const std::int32_t ns = static_cast<std::int32_t>(order.size());
   std::vector<node_t>& marked = ws.touched;  // nodes whose flag / ia / ib were set
@@ -147,8 +232,6 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
     marked.push_back(sw.first);
   }
 
-  const offset_t* indptr = g.indptr();
-  const node_t* indices = g.indices();
   WalkScratch& scratch = walk_scratch();
   std::vector<node_t>& store_nodes = scratch.store_nodes;
   std::vector<std::int64_t>& store_edges = scratch.store_edges;
@@ -171,7 +254,7 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
     sw.fn[0] = order[si].first;
     sw.fe.assign(static_cast<std::size_t>(W - 1), -1);
     sw.ff.assign(static_cast<std::size_t>(W - 1), 1.0);
-    sw.e = indptr[order[si].first];
+    g.row(order[si].first, sw.e, sw.end);
   }
 
   // Walk start si until it is done or has examined `budget` more visible entries; returns the
@@ -198,19 +281,19 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
           w.done = true;
           break;
         }
-        w.e = indptr[w.fn[static_cast<std::size_t>(w.h - 1)]];
+        g.row(w.fn[static_cast<std::size_t>(w.h - 1)], w.e, w.end);
         continue;
       }
       const std::int32_t h = w.h;
       const std::size_t pi = w.pi;
       const node_t u = w.fn[pi * W + h - 1];
-      if (w.e >= indptr[u + 1]) {
+      if (w.e >= w.end) {
         ++w.pi;
-        if (w.pi < npaths) w.e = indptr[w.fn[w.pi * W + h - 1]];
+        if (w.pi < npaths) g.row(w.fn[w.pi * W + h - 1], w.e, w.end);
         continue;
       }
-      const offset_t e = w.e;
-      const node_t v = indices[e];
+      const node_t* at = w.e;
+      const node_t v = *at;
       if (!CSRGraph::visible(v, vis)) {
         ++w.e;
         continue;
@@ -222,13 +305,17 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
       for (std::int32_t c = 0; c < h; ++c) on_path = on_path || w.fn[pi * W + c] == v;
       if (on_path) continue;
       double factor = 1.0;
-      std::int32_t pair = -1;  // the entry's pair, looked up (O(log deg)) by the first gate that needs it
-      auto pair_of = [&]() {
-        if (pair < 0) pair = g.pair_of_entry(u, e);
+      PairEdges pair;  // the entry's pair, looked up (O(log deg)) by the first gate that needs it
+      bool have_pair = false;
+      auto pair_of = [&]() -> const PairEdges& {
+        if (!have_pair) {
+          pair = g.pair(u, at, v);
+          have_pair = true;
+        }
         return pair;
       };
       if (!(ws.flag[v] & kStart) && node_ok(wp, wp.admit_node_types, v)) {
-        const std::int64_t q = pick_edge(g, pair_of(), wp.admit_types, wp.num_type_flags, wp.edge_weights, factor);
+        const std::int64_t q = pick_edge(pair_of(), wp.admit_types, wp.num_type_flags, factor);
         if (q >= 0) {
           PathRec rec;
           rec.off = static_cast<std::int64_t>(paths.size());
@@ -276,8 +363,7 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
         }
       }
       if (h < wp.max_hops && node_ok(wp, wp.expand_node_types, v)) {
-        const std::int64_t q =
-            pick_edge(g, pair_of(), wp.expand_types, wp.num_type_flags, wp.edge_weights, factor);
+        const std::int64_t q = pick_edge(pair_of(), wp.expand_types, wp.num_type_flags, factor);
         if (q >= 0) {
           for (std::int32_t c = 0; c < h; ++c) w.nn.push_back(w.fn[pi * W + c]);
           w.nn.push_back(v);
@@ -336,7 +422,7 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
     if (x.reach != y.reach) return x.reach > y.reach;
     if (x.conf != y.conf) return x.conf > y.conf;
     if (x.min_hops != y.min_hops) return x.min_hops < y.min_hops;
-    return x.node < y.node;
+    return g.before(x.node, y.node);
   };
   const std::int64_t B = wp.max_candidates;
   std::vector<std::int32_t> kept;
@@ -410,7 +496,7 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
     const node_t* nx = &store_nodes[x.off * W];
     const node_t* ny = &store_nodes[y.off * W];
     for (std::int32_t c = 0; c < W; ++c)
-      if (nx[c] != ny[c]) return nx[c] < ny[c];
+      if (nx[c] != ny[c]) return g.before(nx[c], ny[c]);
     return a < b;
   };
   // Each candidate's paths in the order they were found, by a counting sort on the slot: slot s's
@@ -455,7 +541,44 @@ WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nst
     ws.ib[v] = -1;
   }
   marked.clear();
+  if (g.bad) throw InvalidArgument("typed_walk: a hop over a pair the delta's edges do not list");
   return res;
+}
+
+}  // namespace
+
+WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nstarts, const node_t* starts,
+                      const WalkParams& wp) {
+  if (wp.node_type_tail) throw InvalidArgument("node_type_tail is a live graph's (a CSRGraph has none)");
+  return walk_impl(CsrWalkGraph{g, wp.edge_weights}, vis, nstarts, starts, wp);
+}
+
+WalkResult typed_walk(const GraphRef& g, const WalkDeltaEdges& de, const Visibility& vis, std::int64_t nstarts,
+                      const node_t* starts, const WalkParams& wp) {
+  const node_t n = g.num_nodes();
+  if (de.num_pairs < 0) throw InvalidArgument("edges: num_pairs must be >= 0");
+  if (de.num_pairs > 0 && (!de.pair_keys || !de.pair_ptr || !de.typedir))
+    throw InvalidArgument("edges: pair_keys, pair_ptr and typedir are required");
+  if (de.first_id < g.base().num_edges())
+    throw InvalidArgument("edges: first_id must be >= the base's edge count");
+  std::int32_t prev = 0;
+  for (std::int64_t i = 0; i < de.num_pairs; ++i) {
+    const std::uint64_t key = de.pair_keys[i];
+    const std::uint64_t lo = key >> 32, hi = key & 0xFFFFFFFFull;
+    if (!(lo < hi && hi < static_cast<std::uint64_t>(n)))
+      throw InvalidArgument("edges: pair " + std::to_string(i) + " is not (lo, hi) with lo < hi < num_nodes");
+    if (i > 0 && !(de.pair_keys[i - 1] < key))
+      throw InvalidArgument("edges: pair_keys must be strictly ascending");
+    const std::int32_t a = de.pair_ptr[i], b = de.pair_ptr[i + 1];
+    if (a != prev || b < a) throw InvalidArgument("edges: pair_ptr must start at 0 and not decrease");
+    for (std::int32_t q = a; q < b; ++q)
+      if (de.typedir[q] < 0) throw InvalidArgument("edges: a type code must be >= 0");
+    prev = b;
+  }
+  if (wp.node_type && wp.node_type_tail && !(wp.node_type_split >= 0 && wp.node_type_split <= n))
+    throw InvalidArgument("node_type_split out of range");
+  const LiveWalkGraph lg(g, de, wp.edge_weights);
+  return walk_impl(lg, vis, nstarts, starts, wp);
 }
 
 }  // namespace cw

@@ -488,12 +488,13 @@ class WalkResult:
     def rendered(self) -> list[list[dict[str, Any]] | None] | None: ...
     def render_paths(
         self,
-        graph: CSRGraph,
+        graph: CSRGraph | LiveGraph,
         slots: Sequence[_Int],
         ids: list[str],
         type_names: Sequence[str],
         provenance_cache: dict[int, Any],
         provenance_miss: Callable[[int], Any],
+        tail_ids: list[str] | None = None,
     ) -> list[list[dict[str, Any]]]: ...
     @property
     def candidates(self) -> npt.NDArray[np.int32]: ...
@@ -588,6 +589,30 @@ def typed_walk(
     max_edges: _Int = 10000,
     max_candidates: _Int = 50,
     visible: VisibilityMask | None = None,
+    start_weights: npt.ArrayLike | None = None,
+    edge_weights: npt.ArrayLike | None = None,
+    hop_decay: _Float = 1.0,
+    min_share: _Float = 0.5,
+    max_paths: _Int = 0,
+    render: tuple[Any, ...] | None = None,
+) -> WalkResult: ...
+def typed_walk_live(
+    graph: LiveGraph,
+    pair_keys: npt.ArrayLike,
+    pair_ptr: npt.ArrayLike,
+    typedir: npt.ArrayLike,
+    weights: npt.ArrayLike | None,
+    starts: npt.ArrayLike,
+    max_hops: _Int,
+    expand_types: npt.ArrayLike,
+    admit_types: npt.ArrayLike,
+    node_type: npt.ArrayLike | None = None,
+    delta_node_type: npt.ArrayLike | None = None,
+    expand_node_types: npt.ArrayLike | None = None,
+    admit_node_types: npt.ArrayLike | None = None,
+    max_edges: _Int = 10000,
+    max_candidates: _Int = 50,
+    visible: LiveVisibility | None = None,
     start_weights: npt.ArrayLike | None = None,
     edge_weights: npt.ArrayLike | None = None,
     hop_decay: _Float = 1.0,

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "conceptwalk/csr_graph.hpp"
+#include "conceptwalk/live_graph.hpp"
 
 namespace cw {
 
@@ -32,8 +33,11 @@ struct WalkParams {
   const std::uint8_t* expand_types = nullptr;
   const std::uint8_t* admit_types = nullptr;
   std::int32_t num_type_flags = 0;
-  // Optional node-type filters: node_type[v] indexes the flag arrays.
+  // Optional node-type filters: node_type[v] indexes the flag arrays (over a live graph: for
+  // v < node_type_split; node_type_tail[v - node_type_split] for the slots after the base's).
   const std::int32_t* node_type = nullptr;
+  const std::int32_t* node_type_tail = nullptr;
+  node_t node_type_split = 0;
   const std::uint8_t* expand_node_types = nullptr;  // null = every node type may be walked through
   const std::uint8_t* admit_node_types = nullptr;   // null = every node type may be a candidate
   std::int32_t num_node_type_flags = 0;
@@ -69,5 +73,29 @@ struct WalkResult {
 
 WalkResult typed_walk(const CSRGraph& g, const Visibility& vis, std::int64_t nstarts, const node_t* starts,
                       const WalkParams& params);
+
+// The edges of the pairs a live graph's delta added, or whose edge set it changed: every edge of
+// each such pair (the base's included), in the order a fresh build numbers a pair's edges (type
+// name, then direction), so that "the lowest edge id" picks the edge a fresh build picks. A pair
+// of two base nodes that is not listed here has the base's edges. Read by the walk over a live
+// graph; the edge of delta entry i is reported as edge id first_id + i (first_id: the base's
+// num_edges), with its weight weights[i] (NaN: none; null: no weights).
+struct WalkDeltaEdges {
+  std::int64_t num_pairs = 0;
+  const std::uint64_t* pair_keys = nullptr;  // (lo << 32) | hi, lo < hi as slot numbers, strictly ascending
+  const std::int32_t* pair_ptr = nullptr;    // num_pairs + 1 offsets into the per-edge arrays
+  const std::int32_t* typedir =
+      nullptr;  // (type code << 1) | direction (0: from the pair's node first in id order)
+  const double* weights = nullptr;
+  std::int64_t first_id = 0;
+};
+
+// The walk over a live graph (a base's rows plus a delta): the same walk, paths and order as
+// typed_walk over a fresh build of the same graph, nodes numbered as slots. `edges` must list
+// every pair the delta added (a hop over a pair that is neither the base's nor listed throws
+// InvalidArgument); the edge weights of `params` are the base's (per base canonical edge).
+// Throws InvalidArgument on a malformed `edges` (unordered keys, offsets or slots out of range).
+WalkResult typed_walk(const GraphRef& g, const WalkDeltaEdges& edges, const Visibility& vis, std::int64_t nstarts,
+                      const node_t* starts, const WalkParams& params);
 
 }  // namespace cw

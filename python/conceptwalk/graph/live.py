@@ -45,10 +45,10 @@ import numpy.typing as npt
 
 from .. import _core
 from ..errors import InputError
-from .linkgraph import DEFAULT_EDGE_TYPE, DEFAULT_NODE_TYPE, LinkGraph
+from .linkgraph import DEFAULT_EDGE_TYPE, DEFAULT_NODE_TYPE, EDGE_ANNOTATION_KEYS, LinkGraph
 from .text import B, K1, MAX_QUERY_TERMS, TextIndex, tokenize
 
-__all__ = ["LiveGraph", "LiveText", "LiveView", "NodeRow"]
+__all__ = ["LiveGraph", "LiveText", "LiveView", "NodeRow", "WalkEdges"]
 
 #: A node's columns as the store holds them: ``(type, title, scopes JSON text, lifecycle)``.
 NodeRow = tuple[Any, Any, Any, Any]
@@ -130,6 +130,9 @@ class _Inherit(NamedTuple):
     text: Any  #: the parent's LiveText (None: not made, or no longer needed)
     text_ids: list[str]  #: the nodes whose text the batch wrote
     types: tuple[list[str] | None, npt.NDArray[np.int32] | None] | None  #: the parent's node types
+    pairs: list[tuple[int, int]]  #: the pairs of slots the batch wrote an edge of
+    walk: WalkEdges | None  #: the parent's walk edges (None: not made, or unknown)
+    written: frozenset[str] | None  #: the parent's written node types (None: not made)
 
 
 class _Chain:
@@ -138,15 +141,32 @@ class _Chain:
     version, and the new ids of each gap, sorted. A graph reads only the first ``n_new`` ids and
     the rows of versions up to its own; only the newest graph (``head``) grows it in place."""
 
-    __slots__ = ("ids", "slot", "rows", "gaps", "edges", "texts", "no_text", "vocab", "tokens", "names", "head", "lock")
+    __slots__ = (
+        "ids",
+        "slot",
+        "rows",
+        "gaps",
+        "edges",
+        "anns",
+        "texts",
+        "no_text",
+        "vocab",
+        "tokens",
+        "names",
+        "head",
+        "lock",
+    )
 
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.slot: dict[str, int] = {}
         self.rows: dict[str, list[tuple[int, NodeRow]]] = {}
         self.gaps: dict[int, list[str]] = {}
-        #: per pair of slots (lo, hi), the edges written since the base: (version, type, source slot)
-        self.edges: dict[tuple[int, int], list[tuple[int, str, int]]] = {}
+        #: per pair of slots (lo, hi), the edges written since the base: (version, type, source
+        #: slot, the row of its annotations in ``anns`` or -1 when the batch did not give them)
+        self.edges: dict[tuple[int, int], list[tuple[int, str, int, int]]] = {}
+        #: the written edges' annotations, as the store holds them (EDGE_ANNOTATION_KEYS' order)
+        self.anns: list[tuple[Any, ...]] = []
         #: per node whose text (title or body) a batch wrote: (version, title, body)
         self.texts: dict[str, list[tuple[int, Any, Any]]] = {}
         #: whether a batch came without its texts (the live text then is not known)
@@ -175,10 +195,147 @@ class _Chain:
         c.gaps = {g: [x for x in m if x in new] for g, m in self.gaps.items()}
         c.edges = {p: [e for e in v if e[0] <= version] for p, v in self.edges.items()}
         c.edges = {p: v for p, v in c.edges.items() if v}
+        c.anns = list(self.anns)  # (rows of later versions too: unread, as the ids past n_new)
         c.texts = {x: [e for e in v if e[0] <= version] for x, v in self.texts.items()}
         c.texts = {x: v for x, v in c.texts.items() if v}
         c.no_text = self.no_text
         return c
+
+
+_UNKNOWN = False  # LiveGraph._walk when a batch gave no annotations
+_CONF = "extraction_confidence"
+_MISSING = object()
+
+
+class WalkEdges(NamedTuple):
+    """The edges of the pairs a :class:`LiveGraph`'s delta wrote an edge to (every edge of each
+    such pair, the base's included), as the typed walk over it reads them
+    (``_core.typed_walk_live``): pairs by key ``(lo << 32) | hi`` (slots, lo < hi) ascending,
+    each pair's edges in a fresh build's order (type name, then direction), so that the walk
+    picks the edge a fresh build picks. Edge ``i`` is reported as edge id ``base.num_edges + i``.
+
+    Attributes
+    ----------
+    keys : numpy.ndarray of uint64
+    ptr : numpy.ndarray of int32
+        ``len(keys) + 1`` offsets into the per-edge arrays.
+    typedir : numpy.ndarray of int32
+        ``(type code << 1) | direction`` (0: from the pair's node first in id order); codes
+        index :attr:`type_names`.
+    weights : numpy.ndarray of float64
+        The extraction confidence (NaN: none).
+    source : numpy.ndarray of int64
+        A base canonical edge id (>= 0), or ``-1 - j``: the chain's annotation row j.
+    type_names : tuple of str
+        The base's edge type names, then the names only the delta has.
+    anns : list of tuple
+        The chain's annotation rows (read through ``source``).
+    """
+
+    keys: npt.NDArray[np.uint64]
+    ptr: npt.NDArray[np.int32]
+    typedir: npt.NDArray[np.int32]
+    weights: npt.NDArray[np.float64]
+    source: npt.NDArray[np.int64]
+    type_names: tuple[str, ...]
+    anns: list[tuple[Any, ...]]
+
+    @classmethod
+    def empty(cls, base: LinkGraph) -> WalkEdges:
+        """No pair listed (a graph without a delta).
+
+        Parameters
+        ----------
+        base : LinkGraph
+
+        Returns
+        -------
+        WalkEdges
+        """
+        return cls(
+            np.zeros(0, dtype=np.uint64),
+            np.zeros(1, dtype=np.int32),
+            np.zeros(0, dtype=np.int32),
+            np.zeros(0, dtype=np.float64),
+            np.zeros(0, dtype=np.int64),
+            tuple(base.edge_type_names),
+            [],
+        )
+
+    def with_pairs(
+        self,
+        base: LinkGraph,
+        pairs: Sequence[tuple[int, int, list[tuple[str, int, int]]]],
+        anns: list[tuple[Any, ...]],
+    ) -> WalkEdges:
+        """These edges with ``pairs`` made again.
+
+        Parameters
+        ----------
+        base : LinkGraph
+            The live graph's base.
+        pairs : sequence of (int, int, list)
+            Per pair of slots ``(lo, hi)`` (lo < hi), its edges now: ``(type, direction,
+            source)`` in a fresh build's order (see :attr:`source`).
+        anns : list of tuple
+            The chain's annotation rows (the sources below 0 name).
+
+        Returns
+        -------
+        WalkEdges
+        """
+        names = {t: i for i, t in enumerate(self.type_names)}
+        new_keys: list[int] = []
+        new_lens: list[int] = []
+        td: list[int] = []
+        src: list[int] = []
+        for x, y, got in pairs:
+            new_keys.append((x << 32) | y)
+            new_lens.append(len(got))
+            for t, d, sq in got:
+                code = names.setdefault(t, len(names))
+                td.append((code << 1) | d)
+                src.append(sq)
+        type_names = self.type_names if len(names) == len(self.type_names) else tuple(names)
+        if not new_keys:
+            return WalkEdges(self.keys, self.ptr, self.typedir, self.weights, self.source, type_names, anns)
+        nk = np.array(new_keys, dtype=np.uint64)
+        old_lens = np.diff(self.ptr)
+        keep = ~np.isin(self.keys, nk)
+        keys = np.concatenate([self.keys[keep], nk])
+        lens = np.concatenate([old_lens[keep], np.array(new_lens, dtype=np.int32)])
+        order = np.argsort(keys, kind="stable")
+        # every edge with its pair's rank in the new order; a stable sort by it keeps each
+        # pair's edges in their order
+        rank = np.empty(keys.size, dtype=np.int64)
+        rank[order] = np.arange(keys.size)
+        kept = int(keep.sum())
+        edge_keep = np.repeat(keep, old_lens)
+        e_rank = np.concatenate([np.repeat(rank[:kept], old_lens[keep]), np.repeat(rank[kept:], new_lens)])
+        e_order = np.argsort(e_rank, kind="stable")
+        col = base.edge_annotations.get(_CONF)
+        bw = None if col is None else col[0]
+        src_new = np.array(src, dtype=np.int64)
+        w_new = np.full(src_new.size, np.nan)
+        for i, sq in enumerate(src):
+            if sq >= 0:
+                if bw is not None:
+                    w_new[i] = bw[sq]
+            else:
+                c = anns[-1 - sq][EDGE_ANNOTATION_KEYS.index(_CONF)]
+                if c is not None:
+                    w_new[i] = float(c)
+        ptr = np.zeros(keys.size + 1, dtype=np.int32)
+        np.cumsum(lens[order], out=ptr[1:])
+        return WalkEdges(
+            keys[order],
+            ptr,
+            np.concatenate([self.typedir[edge_keep], np.array(td, dtype=np.int32)])[e_order],
+            np.concatenate([self.weights[edge_keep], w_new])[e_order],
+            np.concatenate([self.source[edge_keep], src_new])[e_order],
+            type_names,
+            anns,
+        )
 
 
 class LiveGraph:
@@ -233,6 +390,10 @@ class LiveGraph:
         "_text",
         "_inherit",
         "_types",
+        "_walk",
+        "_written",
+        "_tail",
+        "_memo",
     )
 
     def __init__(
@@ -264,6 +425,10 @@ class LiveGraph:
         # the node types of the new slots (see type_filter): (names, codes) or (None, None) when
         # a base node's type changed since the base; made on the first filter
         self._types: tuple[list[str] | None, npt.NDArray[np.int32] | None] | None = None
+        self._walk: WalkEdges | bool | None = None  # walk_edges(), made on the first walk (False: unknown)
+        self._written: frozenset[str] | None = None  # written_types(), made on the first ask
+        self._tail: list[str] | None = None  # tail_ids()
+        self._memo: dict[Any, Any] = {}  # memo()
         self._serial = next(_SERIALS)
         chain.head = self._serial
 
@@ -525,6 +690,25 @@ class LiveGraph:
         wanted = set(node_types)
         return np.array([t in wanted for t in names], dtype=bool), codes
 
+    def node_types(self) -> tuple[list[str] | None, npt.NDArray[np.int32] | None]:
+        """The node types of the new slots as the core reads them: the type names (the base's,
+        then the names only new nodes have) and each new slot's code; ``(None, None)`` when a
+        base node's type changed since the base.
+
+        Returns
+        -------
+        (list of str, numpy.ndarray of int32) or (None, None)
+
+        Examples
+        --------
+        >>> base = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "type": "DOC"}])
+        >>> g = LiveGraph.over(base, version=0).grown({"c": ("MEMORY", None, None, None)}, [("c", "a")], version=1)
+        >>> names, codes = g.node_types()
+        >>> names, codes.tolist()
+        (['DOC', 'NODE', 'MEMORY'], [2])
+        """
+        return self._delta_types()
+
     def _delta_types(self) -> tuple[list[str] | None, npt.NDArray[np.int32] | None]:
         got = self._types
         if got is not None:
@@ -565,6 +749,142 @@ class LiveGraph:
             codes[s - b] = c
         self._types = (names, codes)
         return self._types
+
+    #: The most entries :meth:`memo` keeps.
+    MEMO_ENTRIES = 64
+
+    def memo(self, key: Any, build: Any) -> Any:
+        """What a reader derives from this graph, made once per ``key`` (``build()``) and kept
+        with it (as :meth:`View.memo <conceptwalk.graph.view.View.memo>` keeps it per view).
+
+        Parameters
+        ----------
+        key : hashable
+        build : callable
+
+        Returns
+        -------
+        object
+        """
+        memo = self._memo
+        got = memo.get(key, _MISSING)
+        if got is _MISSING:
+            got = build()
+            if len(memo) >= self.MEMO_ENTRIES:  # many callers over one graph: the oldest go
+                memo.pop(next(iter(memo)), None)
+            got = memo.setdefault(key, got)
+        return got
+
+    def tail_ids(self) -> list[str]:
+        """The ids of the nodes added since the base, in slot order (slot ``base.num_nodes + j``
+        holds ``tail_ids()[j]``; made once per graph).
+
+        Returns
+        -------
+        list of str
+        """
+        got = self._tail
+        if got is None:
+            got = self._tail = self._chain.ids[: self._n_new]
+        return got
+
+    def written_types(self) -> frozenset[str] | None:
+        """The node types of every node written since the base (added, or a base node's row
+        rewritten), as they are now; None when a base node's type changed since the base.
+        Brought forward from the graph this one grew from (the batch's nodes only).
+
+        Returns
+        -------
+        frozenset of str or None
+
+        Examples
+        --------
+        >>> base = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "a", "type": "DOC"}])
+        >>> g = LiveGraph.over(base, version=0).grown({"c": ("MEMORY", None, None, None)}, [("c", "a")], version=1)
+        >>> sorted(g.written_types()), LiveGraph.over(base, version=0).written_types()
+        (['MEMORY'], frozenset())
+        """
+        got = self._written
+        if got is not None:
+            return got
+        if self._delta_types()[0] is None:
+            return None
+        inherit = self._inherit
+        parent = None if inherit is None else inherit.written
+        todo: Iterable[str] = self._chain.rows if parent is None or inherit is None else inherit.batch
+        types = set(() if parent is None else parent)
+        for x in todo:
+            r = self._row_at(x)
+            if r is not None:
+                types.add(DEFAULT_NODE_TYPE if r[0] is None else str(r[0]))
+        got = self._written = frozenset(types)
+        return got
+
+    def walk_edges(self) -> WalkEdges | None:
+        """The edges of every pair the delta added an edge to, for the typed walk over this graph
+        (:class:`WalkEdges`); None when a batch did not give its edges' annotations (then the
+        full snapshot's walk answers). Brought forward from the graph this one grew from: only
+        the batch's pairs are made again (O(delta edges) in numpy, O(batch) in Python).
+
+        Returns
+        -------
+        WalkEdges or None
+
+        Examples
+        --------
+        >>> base = LinkGraph.from_edges([("a", "b", "T")])
+        >>> ann = (None, None, None, 0.5, None)
+        >>> g = LiveGraph.over(base, version=0).grown({"c": ("NODE", None, None, None)}, [("c", "a", "U", ann)], version=1)
+        >>> w = g.walk_edges()
+        >>> [(k >> 32, k & 0xFFFFFFFF) for k in w.keys.tolist()], w.type_names, w.typedir.tolist(), w.weights.tolist()
+        ([(0, 2)], ('T', 'U'), [3], [0.5])
+        """
+        got = self._walk
+        if got is not None:
+            return got if isinstance(got, WalkEdges) else None
+        inherit = self._inherit
+        parent = None if inherit is None else inherit.walk
+        chain = self._chain
+        if parent is not None and inherit is not None:
+            pairs: Iterable[tuple[int, int]] = inherit.pairs
+            start = parent
+        else:
+            pairs = sorted(chain.edges)
+            start = WalkEdges.empty(self.base)
+        listed: list[tuple[int, int, list[tuple[str, int, int]]]] = []
+        for x, y in pairs:
+            edges = self._pair_edges(x, y)
+            if edges is None:
+                self._walk = _UNKNOWN
+                return None
+            listed.append((x, y, edges))
+        made = start.with_pairs(self.base, listed, chain.anns)
+        self._walk = made
+        return made
+
+    def _pair_edges(self, x: int, y: int) -> list[tuple[str, int, int]] | None:
+        """The edges of the pair of slots ``x < y`` now: ``(type, direction, source)`` sorted by
+        type name, then direction (a fresh build's order); source >= 0 a base canonical edge,
+        else ``-1 - j`` for the chain's annotation row j. None: an edge without annotations."""
+        base = self.base
+        b = base.num_nodes
+        got: dict[tuple[str, int], int] = {}
+        if y < b:
+            p = base.core.pair_of(x, y)
+            if p >= 0:
+                lo, hi = int(base.pair_ptr[p]), int(base.pair_ptr[p + 1])
+                tn = base.edge_type_names
+                for q, (c, sx) in enumerate(
+                    zip(base.edge_type_codes[lo:hi].tolist(), base.edge_src[lo:hi].tolist()), lo
+                ):
+                    got[(tn[c], 0 if sx == x else 1)] = q
+        first = x if self.order_key(x) < self.order_key(y) else y
+        for v, t, sa, j in self._chain.edges.get((x, y), ()):
+            if v <= self.version:
+                if j < 0:
+                    return None
+                got[(t, 0 if sa == first else 1)] = -1 - j
+        return [(t, d, src) for (t, d), src in sorted(got.items())]
 
     def text(self, base_index: TextIndex) -> LiveText | None:
         """The text of this graph's nodes as a base index plus a delta: ``base_index`` (the base's
@@ -624,7 +944,17 @@ class LiveGraph:
                     docs[i], toks[i] = got_doc
             n_terms = len(chain.vocab)
         if inherit is not None:  # the parent's text is not needed again
-            self._inherit = _Inherit(inherit.rescoped, inherit.slot_masks, inherit.batch, None, [], inherit.types)
+            self._inherit = _Inherit(
+                inherit.rescoped,
+                inherit.slot_masks,
+                inherit.batch,
+                None,
+                [],
+                inherit.types,
+                inherit.pairs,
+                inherit.walk,
+                inherit.written,
+            )
         tptr = np.zeros(len(docs) + 1, dtype=np.int64)
         bptr = np.zeros(len(docs) + 1, dtype=np.int64)
         if toks:
@@ -701,7 +1031,7 @@ class LiveGraph:
                     tn = base.edge_type_names
                     for c, sx in zip(base.edge_type_codes[lo:hi].tolist(), base.edge_src[lo:hi].tolist()):
                         got.add((tn[c], "forward" if sx == x else "backward"))
-            for v, t, sa in self._chain.edges.get((min(x, y), max(x, y)), ()):
+            for v, t, sa, _ in self._chain.edges.get((min(x, y), max(x, y)), ()):
                 if v <= self.version:
                     got.add((t, "forward" if sa == x else "backward"))
             out.append(tuple(sorted(got)))
@@ -713,7 +1043,7 @@ class LiveGraph:
         chain: _Chain,
         new: list[str],
         nodes: Mapping[str, NodeRow | None],
-        typed: list[tuple[int, int, str]],
+        typed: list[tuple[int, int, str, tuple[Any, ...] | None]],
         a: list[int],
         bb: list[int],
         version: int,
@@ -745,8 +1075,12 @@ class LiveGraph:
         for x, r in nodes.items():
             if r is not None:
                 chain.rows.setdefault(x, []).append((version, r))
-        for sa, sd, t in typed:
-            chain.edges.setdefault((min(sa, sd), max(sa, sd)), []).append((version, t, sa))
+        for sa, sd, t, ann in typed:
+            j = -1
+            if ann is not None:
+                j = len(chain.anns)
+                chain.anns.append(ann)
+            chain.edges.setdefault((min(sa, sd), max(sa, sd)), []).append((version, t, sa, j))
         if texts is None:
             chain.no_text = chain.no_text or any(r is not None for r in nodes.values())
         else:
@@ -762,7 +1096,7 @@ class LiveGraph:
     def grown(
         self,
         nodes: Mapping[str, NodeRow | None],
-        edges: Sequence[tuple[str, ...]],
+        edges: Sequence[tuple[Any, ...]],
         *,
         version: int,
         texts: Mapping[str, tuple[Any, Any]] | None = None,
@@ -776,10 +1110,13 @@ class LiveGraph:
         ----------
         nodes : mapping of str to row or None
             Every node the batch changed, with its row now (None: deleted).
-        edges : sequence of (str, str, str) or (str, str)
+        edges : sequence of (str, str, str, annotations), (str, str, str) or (str, str)
             The source, target and type of every edge the batch inserted or rewrote (existing
-            now; the caller returns None itself for a deleted edge). A pair without a type is of
-            :data:`~conceptwalk.graph.DEFAULT_EDGE_TYPE`.
+            now; the caller returns None itself for a deleted edge), and its annotations now:
+            the values of :data:`~conceptwalk.graph.EDGE_ANNOTATION_KEYS` in that order, as the
+            store holds them (None: absent). A pair without a type is of
+            :data:`~conceptwalk.graph.DEFAULT_EDGE_TYPE`; an edge without annotations leaves
+            them unknown (:meth:`walk_edges` is then None for this graph and those grown from it).
         version : int
             The change-log position after the batch (above this graph's).
         texts : mapping of str to (title, body), optional
@@ -817,7 +1154,7 @@ class LiveGraph:
         at = {x: n_all + i for i, x in enumerate(new)}
         a: list[int] = []
         bb: list[int] = []
-        typed: list[tuple[int, int, str]] = []
+        typed: list[tuple[int, int, str, tuple[Any, ...] | None]] = []
         for e in edges:
             src, dst = e[0], e[1]
             sa = known(src)
@@ -829,7 +1166,25 @@ class LiveGraph:
             if sa != sd:
                 a.append(sa)
                 bb.append(sd)
-                typed.append((sa, sd, str(e[2]) if len(e) > 2 else DEFAULT_EDGE_TYPE))
+                ann = None
+                if len(e) > 3:
+                    ann = tuple(e[3])
+                    if len(ann) != len(EDGE_ANNOTATION_KEYS):
+                        raise InputError(
+                            f"edges: annotations must be {len(EDGE_ANNOTATION_KEYS)} values "
+                            f"({', '.join(EDGE_ANNOTATION_KEYS)}), got {len(ann)}"
+                        )
+                    if not all(
+                        v is None
+                        or (
+                            isinstance(v, (int, float)) and not isinstance(v, bool)
+                            if k == _CONF
+                            else isinstance(v, str)
+                        )
+                        for k, v in zip(EDGE_ANNOTATION_KEYS, ann)
+                    ):
+                        ann = None  # a value the store's API does not write: not read live
+                typed.append((sa, sd, str(e[2]) if len(e) > 2 else DEFAULT_EDGE_TYPE, ann))
         with self._chain.lock:  # one grower of a chain at a time (another thread's copy waits too)
             chain = self._chain
             if chain.head != self._serial:  # not the newest graph of its chain: grow a copy
@@ -844,6 +1199,9 @@ class LiveGraph:
             self._text,
             list(texts) if texts is not None else [],
             self._types,
+            sorted({(min(sa, sd), max(sa, sd)) for sa, sd, _, _ in typed}),
+            self._walk if isinstance(self._walk, WalkEdges) else None,
+            self._written,
         )
         return LiveGraph(
             base,

@@ -646,12 +646,17 @@ class LiveSearch:
         The caller's BM25 statistics of the base's text index.
     names : sequence of NameIndex
         From :func:`live_name_indexes`.
+    base_state : StoreState, optional
+        The store state whose graph is ``live``'s base.
     """
 
-    __slots__ = ("live", "text", "view", "stats", "names", "_ids", "_mask", "_bvis", "_dvis")
+    __slots__ = ("live", "text", "view", "stats", "names", "base_state", "_ids", "_mask", "_bvis", "_dvis")
 
-    def __init__(self, live: Any, text: Any, view: Any, stats: Any, names: Sequence[NameIndex]) -> None:
+    def __init__(
+        self, live: Any, text: Any, view: Any, stats: Any, names: Sequence[NameIndex], base_state: Any = None
+    ) -> None:
         self.live = live
+        self.base_state = base_state
         self.text = text
         self.view = view
         self.stats = stats

@@ -11,8 +11,9 @@ import numpy.typing as npt
 
 from .. import _core
 from .linkgraph import LinkGraph
+from .live import LiveGraph, LiveView, WalkEdges
 
-__all__ = ["typed_walk", "WalkResult"]
+__all__ = ["typed_walk", "typed_walk_live", "WalkResult"]
 
 #: The core's result class: read-only arrays with named fields (see :func:`typed_walk`).
 WalkResult = _core.WalkResult
@@ -111,6 +112,101 @@ def typed_walk(
         max_edges,
         max_candidates,
         visible,
+        start_weights,
+        edge_weights,
+        hop_decay,
+        min_share,
+        max_paths,
+        render,
+    )
+
+
+def typed_walk_live(
+    graph: LiveGraph,
+    edges: WalkEdges,
+    starts: npt.NDArray[np.int32],
+    max_hops: int,
+    expand_types: npt.NDArray[np.bool_],
+    admit_types: npt.NDArray[np.bool_],
+    node_type: npt.NDArray[np.int32] | None,
+    delta_node_type: npt.NDArray[np.int32] | None,
+    expand_node_types: npt.NDArray[np.bool_] | None,
+    admit_node_types: npt.NDArray[np.bool_] | None,
+    *,
+    max_edges: int,
+    max_candidates: int,
+    visible: LiveView | None,
+    start_weights: npt.NDArray[np.float64] | None = None,
+    edge_weights: npt.NDArray[np.float64] | None = None,
+    hop_decay: float = 1.0,
+    min_share: float = 0.5,
+    max_paths: int = 0,
+    render: tuple[Any, ...] | None = None,
+) -> _core.WalkResult:
+    """:func:`typed_walk` over a live graph (its base plus the delta written since): the walk,
+    paths and order a fresh build of the same graph gives, nodes as slots.
+
+    Parameters
+    ----------
+    graph : LiveGraph
+    edges : WalkEdges
+        ``graph.walk_edges()``: the edges of every pair the delta wrote one to. The edge of its
+        entry ``i`` is reported as edge id ``graph.base.num_edges + i``.
+    starts : int32 array
+        Visible slots.
+    max_hops : int
+    expand_types, admit_types : bool arrays
+        Per edge type code of ``edges.type_names``.
+    node_type : int32 array or None
+        The base's node type codes (one per base node) ...
+    delta_node_type : int32 array or None
+        ... and the new slots' (codes of the names :meth:`LiveGraph.type_filter` extends).
+    expand_node_types, admit_node_types : bool arrays or None
+        Per node type code.
+    max_edges, max_candidates : int
+    visible : LiveView or None
+        The caller's view of ``graph`` (None: all access).
+    start_weights : float64 array, optional
+    edge_weights : float64 array, optional
+        Per base canonical edge (the listed edges carry their own).
+    hop_decay, min_share : float
+    max_paths : int
+    render : tuple, optional
+        ``(base ids, new slots' ids, edge type names, provenance_cache, provenance_miss,
+        except_nodes)``: also render the kept candidates' paths in this call.
+
+    Returns
+    -------
+    WalkResult
+
+    Examples
+    --------
+    >>> from conceptwalk.graph.live import LiveGraph
+    >>> base = LinkGraph.from_edges([("c", "a", "T")])
+    >>> g = LiveGraph.over(base, version=0).grown({"b": ("NODE", None, None, None)}, [("c", "b", "T", (None,) * 5)], version=1)
+    >>> flags = np.ones(1, dtype=bool)
+    >>> r = typed_walk_live(g, g.walk_edges(), np.array([g.slot("c")], np.int32), 1, flags, flags, None, None, None, None,
+    ...                     max_edges=100, max_candidates=5, visible=None)
+    >>> [g.node_at(s)[0] for s in r.candidates]  # a and b tied: in id order
+    ['a', 'b']
+    """
+    return _core.typed_walk_live(
+        graph.core,
+        edges.keys,
+        edges.ptr,
+        edges.typedir,
+        edges.weights,
+        starts,
+        max_hops,
+        expand_types,
+        admit_types,
+        node_type,
+        delta_node_type,
+        expand_node_types,
+        admit_node_types,
+        max_edges,
+        max_candidates,
+        None if visible is None else visible.core,
         start_weights,
         edge_weights,
         hop_decay,

@@ -58,6 +58,7 @@ import numpy.typing as npt
 
 from ..errors import ConceptwalkError, InputError, shown
 from ..graph import Caller, LinkGraph
+from ..graph.linkgraph import EDGE_ANNOTATION_KEYS
 from ..graph.live import LiveGraph
 from ..graph.text import TextIndex
 from ..graph.view import View
@@ -619,6 +620,35 @@ class StateKeeper:
                     if replaced is not None:
                         del replaced
                         self._trim_if_free()  # what the replaced state alone held is freed now
+            return self._finish_state(st, annotations)
+
+    def kept_state(self, *, annotations: bool = True) -> StoreState | None:
+        """:meth:`state` when the state this keeper holds is the store's current one (nothing
+        written since it was made: one read of the position), else None (nothing is made).
+
+        Parameters
+        ----------
+        annotations : bool
+            As in :meth:`state`.
+
+        Returns
+        -------
+        StoreState or None
+        """
+        with self._lock:
+            if self._writing() or self._compacted is not None:
+                return None
+            with self._read() as conn:
+                gv, wv = self._versions(conn)
+            st = self._state  # (after the check: a replaced log drops it)
+            if st is None or st.graph_version != gv or st.version != wv:
+                return None
+            return self._finish_state(st, annotations)
+
+    def _finish_state(self, st: StoreState, annotations: bool) -> StoreState:
+        """:meth:`state`'s answer from the current state ``st`` (its lock held)."""
+        with self._lock:
+            gv = st.graph_version
             # as graph() and text_index() do: a full build is saved, and the saved file of this
             # version gets the text index added once
             self.save_snapshot(force=self._file_version is None or self._file_version == gv)
@@ -951,7 +981,8 @@ class StateKeeper:
     #: and, for an edge change, whether the edge exists now: one statement for a delta's batch.
     _LIVE_CHANGES = (
         "SELECT c.kind, c.a, c.b, c.c, n.id IS NOT NULL, n.type, n.title, n.scopes, n.lifecycle, n.body, "
-        "e.rowid IS NOT NULL, (SELECT seq FROM sqlite_sequence WHERE name = 'changes'), NULL FROM changes AS c "
+        "e.rowid IS NOT NULL, " + ", ".join(f"e.{k}" for k in EDGE_ANNOTATION_KEYS) + ", "
+        "(SELECT seq FROM sqlite_sequence WHERE name = 'changes'), NULL FROM changes AS c "
         f"LEFT JOIN nodes AS n ON c.kind IN ({CHANGE_NODE}, {CHANGE_TEXT}) AND n.id = c.a "
         f"LEFT JOIN edges AS e ON c.kind = {CHANGE_EDGE} AND e.src = c.a AND e.dst = c.b AND e.type = c.c "
         "WHERE c.seq > ? AND c.seq <= ? ORDER BY c.seq LIMIT ?"
@@ -982,9 +1013,12 @@ class StateKeeper:
         if len(rows) != version - live.version:
             return None  # a gap in the log, or too many changes
         nodes: dict[str, tuple[Any, ...] | None] = {}
-        edges: list[tuple[str, str, str]] = []
+        edges: list[tuple[str, str, str, tuple[Any, ...]]] = []
         texts: dict[str, tuple[Any, Any]] = {}  # every node whose title or body was written: both now
-        for kind, a, b, c, node_now, ntype, title, scopes, life, body, edge_now, now, row_nonce in rows:
+        nann = len(EDGE_ANNOTATION_KEYS)
+        for row in rows:
+            kind, a, b, c, node_now, ntype, title, scopes, life, body, edge_now = row[:11]
+            ann, now, row_nonce = row[11 : 11 + nann], row[11 + nann], row[12 + nann]
             if now != version or (nonce is not False and row_nonce != nonce):
                 return None  # the rows are of a later state, or of another history
             if kind == CHANGE_TEXT:
@@ -999,7 +1033,7 @@ class StateKeeper:
             elif kind == CHANGE_EDGE:
                 if not edge_now:
                     return None  # a deleted edge
-                edges.append((a, b, c))
+                edges.append((a, b, c, ann))
             elif kind == CHANGE_RESET:
                 return None  # a bulk load
         if len(nodes) + live.rewritten > self.LIVE_DELTA_NODES:

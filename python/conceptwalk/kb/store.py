@@ -2833,7 +2833,7 @@ class KnowledgeBase:
         if text is None:
             return None
         stats = base_state.text_index.stats_for(base_view)
-        return LiveSearch(live, text, view, stats, live_name_indexes(self, live, base_state))
+        return LiveSearch(live, text, view, stats, live_name_indexes(self, live, base_state), base_state)
 
     def state(self, *, annotations: bool = True) -> StoreState:
         """The store's current committed state: its graph snapshot, the text index of that graph
@@ -2873,6 +2873,33 @@ class KnowledgeBase:
         True
         """
         return self._keeper.state(annotations=annotations)
+
+    def kept_state(self, *, annotations: bool = True) -> StoreState | None:
+        """:meth:`state` when this object holds the current state already (nothing written since
+        it was made; one read of the position), else None: nothing is built (a reader that can
+        answer from :meth:`live_graph` then does, and :meth:`state` builds the state otherwise).
+
+        Parameters
+        ----------
+        annotations : bool
+            As in :meth:`state`.
+
+        Returns
+        -------
+        StoreState or None
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a", "title": "Graph walks"}])
+        >>> st = kb.state()
+        >>> kb.kept_state() is st
+        True
+        >>> _ = kb.add_nodes([{"id": "b", "title": "Push"}])
+        >>> kb.kept_state() is None
+        True
+        """
+        return self._keeper.kept_state(annotations=annotations)
 
     def text_index(self, graph: LinkGraph | None = None) -> TextIndex | None:
         """The text index of the graph snapshot ``graph`` (default: the current one), documents

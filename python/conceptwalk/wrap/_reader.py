@@ -571,16 +571,18 @@ class ReadCache:
         return got
 
     # -------------------------------------------------------------- aliases
-    def _by_aliases(self, key: str, build: Callable[[], Any]) -> Any:
+    def _by_aliases(self, key: str, build: Callable[[], Any], *, now: bool = False) -> Any:
         """What is derived from the store's aliases alone, kept per store object across writes of
         anything else while its alias count (:meth:`KnowledgeBase.aliases_version`) is unchanged
         (an agent writing memories every turn does not rebuild the alias index every turn);
-        per state when the store keeps no count, or inside its own write transaction."""
+        per state when the store keeps no count, or inside its own write transaction. ``now``:
+        the count read on this call (a live read over this state as its base, which the alias
+        writes since do not replace), never kept per state."""
         kb = self.source.kb
 
         def carried() -> Any:
             fn = getattr(kb, "aliases_version", None)
-            version = fn() if self._committed and callable(fn) else None
+            version = fn() if (self._committed or now) and callable(fn) else None
             if not isinstance(version, int) or isinstance(version, bool):
                 return build()
             with _SHARED_LOCK:
@@ -596,18 +598,21 @@ class ReadCache:
                 slot[("aliases", key)] = (version, value)
                 return value
 
+        if now:
+            return carried()
         return self._get(key, carried)  # the count is read once per state
 
-    def aliases(self) -> dict[str, list[str]]:
-        """alias -> canonical ids (the store's alias map; {} for a bare graph)."""
-        return self._by_aliases("aliases", self.source.read_aliases)  # type: ignore[no-any-return]
+    def aliases(self, *, now: bool = False) -> dict[str, list[str]]:
+        """alias -> canonical ids (the store's alias map; {} for a bare graph); ``now``: as the
+        store holds them on this call, not as this state read them (see :meth:`_by_aliases`)."""
+        return self._by_aliases("aliases", self.source.read_aliases, now=now)  # type: ignore[no-any-return]
 
-    def alias_index(self) -> tuple[dict[str, list[str]], int]:
+    def alias_index(self, *, now: bool = False) -> tuple[dict[str, list[str]], int]:
         def build() -> tuple[dict[str, list[str]], int]:
-            pairs = [(a, c) for a, cs in self.aliases().items() for c in cs]
+            pairs = [(a, c) for a, cs in self.aliases(now=now).items() for c in cs]
             return _phrase_index(pairs)
 
-        return self._by_aliases("alias_index", build)  # type: ignore[no-any-return]
+        return self._by_aliases("alias_index", build, now=now)  # type: ignore[no-any-return]
 
     def canonical(self, node_id: str) -> list[str]:
         """The canonical ids of ``node_id`` when it is an alias (a fragmented id), else itself."""
@@ -1082,6 +1087,7 @@ class ReadCache:
 
         def build() -> Any:
             if isinstance(embedder, HashingEmbedder) and not self.source.stores_embeddings(embedder):
+                self._cache[(self._kind, ("embcols-text",) + key[1:])] = True  # (see columns_from_text)
                 idx_arr = self.concept_indices(config)
                 idx = idx_arr.tolist()
                 g = self.graph
@@ -1136,6 +1142,27 @@ class ReadCache:
         key = ("embcols", embedder.name, int(embedder.dim), config.concept_node_types, config.concept_text)
         got = self._get(key, build)
         return None if got is False else got
+
+    def columns_from_text(self, embedder: Any, config: WalkConfig) -> bool:
+        """Whether this state's :meth:`concept_columns` for ``embedder`` and ``config`` were
+        made from the concept texts alone (the built-in hashing embedder, no vector stored under
+        its name when they were made), so that they hold while the concepts' rows do, whatever
+        vectors are written since (made now when not yet made).
+
+        Parameters
+        ----------
+        embedder : Embedder
+        config : WalkConfig
+
+        Returns
+        -------
+        bool
+        """
+        if not isinstance(embedder, HashingEmbedder):
+            return False
+        self.concept_columns(embedder, config)
+        key = ("embcols-text", embedder.name, int(embedder.dim), config.concept_node_types, config.concept_text)
+        return bool(self._cache.get((self._kind, key)))
 
     def _carried(self, entry: Any) -> tuple[Callable[..., Any] | None, Any]:
         """``(kb.changed_nodes, this store object's carried entry)`` for a committed state of a
@@ -1425,10 +1452,24 @@ class StoreReader:
     def read_cache(self) -> ReadCache:
         fn = getattr(self.kb, "state", None) if self.kb is not None else None
         if callable(fn):  # a store's graph, text index and write counter of one committed state
-            st = fn(annotations=self.annotations)
-            g, version = st.graph, st.version
-        else:
-            st, g, version = None, self.graph(), self.store_version()
+            return self.read_cache_of(fn(annotations=self.annotations))
+        return self._cache_of(None, self.graph(), self.store_version())
+
+    def read_cache_of(self, state: Any) -> ReadCache:
+        """The caches of one state of the store (:meth:`KnowledgeBase.state
+        <conceptwalk.kb.store.KnowledgeBase.state>`, or a live graph's base state).
+
+        Parameters
+        ----------
+        state : StoreState
+
+        Returns
+        -------
+        ReadCache
+        """
+        return self._cache_of(state, state.graph, state.version)
+
+    def _cache_of(self, st: Any, g: LinkGraph, version: int | None) -> ReadCache:
         gv = None if st is None else st.graph_version
         ref = self._snap
         snap = None if ref is None else ref()

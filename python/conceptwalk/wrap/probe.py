@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import statistics
 from dataclasses import replace
+from collections.abc import Set
 from typing import Any
 
 import numpy as np
@@ -73,12 +74,36 @@ def missing_types(g: LinkGraph, visible: Any, config: WalkConfig) -> tuple[dict[
     >>> missing_types(g, None, WalkConfig(admit_edge_types=["mitigates"]))[1]
     ['admitEdgeTypes']
     """
+    return types_missing(*present_types(g, visible), config)
+
+
+def present_types(g: LinkGraph, visible: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """The edge types and the node types the caller sees (edges whose two ends it sees, not
+    self-loops; visible nodes).
+
+    Parameters
+    ----------
+    g : LinkGraph
+    visible : bool array or None
+        The caller's mask (None: everything visible).
+
+    Returns
+    -------
+    (edge types, node types) : (frozenset of str, frozenset of str)
+    """
     vis, seen = _seen(g, visible)
     ecount = np.bincount(g.edge_type_codes[seen], minlength=len(g.edge_type_names)) if g.num_edges else None
-    edge_present = {n for i, n in enumerate(g.edge_type_names) if ecount is not None and ecount[i]}
+    edge_present = frozenset(n for i, n in enumerate(g.edge_type_names) if ecount is not None and ecount[i])
     ncount = np.bincount(g.node_type_codes[vis], minlength=len(g.node_type_names))
-    node_present = {n for i, n in enumerate(g.node_type_names) if ncount[i]}
-    gates: list[tuple[str, tuple[str, ...] | None, set[str], bool]] = [
+    node_present = frozenset(n for i, n in enumerate(g.node_type_names) if ncount[i])
+    return edge_present, node_present
+
+
+def types_missing(
+    edge_present: Set[str], node_present: Set[str], config: WalkConfig
+) -> tuple[dict[str, list[str]], list[str]]:
+    """:func:`missing_types` from the types the caller sees (:func:`present_types`)."""
+    gates: list[tuple[str, tuple[str, ...] | None, Set[str], bool]] = [
         ("expandEdgeTypes", config.expand_edge_types, edge_present, False),
         ("admitEdgeTypes", config.admit_edge_types, edge_present, True),
         ("conceptNodeTypes", config.concept_node_types, node_present, True),

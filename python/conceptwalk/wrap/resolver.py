@@ -208,14 +208,19 @@ class ConceptResolver:
                 ix.stats_for(None)  # the all-access statistics (a caller's are cached per mask)
             snap.concept_flags(self.config)
         if self.embedder is not None and self.config.semantic_k > 0:
-            for emb, cfg in self._semantic_parts():
+            for emb, cfg in self.semantic_parts():
                 if snap.concept_columns(emb, cfg) is None:  # dense: the matrix
                     snap.concept_embeddings(emb, cfg)
 
-    def _semantic_parts(self) -> list[tuple[Any, WalkConfig]]:
+    def semantic_parts(self) -> list[tuple[Any, WalkConfig]]:
         """(embedder, config) of each similarity the semantic score reads: the embedder over
         ``concept_text``, then (per :attr:`fusion`) over ``title+body`` and the character
-        n-gram embedder over the titles."""
+        n-gram embedder over the titles.
+
+        Returns
+        -------
+        list of (Embedder, WalkConfig)
+        """
         cfg = self.config
         parts = [(self.embedder, cfg)]
         if self.fusion.body > 0 and cfg.concept_text == "title":
@@ -233,6 +238,7 @@ class ConceptResolver:
         read_cache: ReadCache | None = None,
         query_vector: Any = None,
         query_model: str | None = None,
+        _live: Any = None,
     ) -> list[ResolvedConcept]:
         """All concepts ``text`` resolves to for ``caller`` (uncut; the walk takes the first
         ``max_concepts``).
@@ -270,6 +276,8 @@ class ConceptResolver:
             raise InputError(f"text must be a string, got {type(text).__name__}")
         if not isinstance(caller, Caller):
             raise InputError(f"caller must be a conceptwalk.Caller, got {type(caller).__name__}")
+        # (_live: the retriever's read of a live store whose base read_cache is: the flat hits,
+        # the lexical evidence and the aliases are then read over base plus delta, wrap/_live.py)
         qvec = self.check_query_vector(query_vector, query_model)
         snap = read_cache if read_cache is not None else self.source.read_cache()
         g = snap.graph
@@ -280,7 +288,7 @@ class ConceptResolver:
 
         id_index = g.id_index
         flags = snap.concept_flags(cfg)  # None: every node type is a concept type
-        aliases = snap.aliases()
+        aliases = snap.aliases() if _live is None else _live.aliases()
 
         def usable(nid: str) -> int | None:
             i = id_index.get(nid)
@@ -301,7 +309,7 @@ class ConceptResolver:
             return out
 
         # alias: by coverage of the query and specificity
-        index, longest = snap.alias_index()
+        index, longest = snap.alias_index() if _live is None else _live.alias_index()
         for phrase, canon in phrases_in(text, index, longest):
             vis = [c for c in canon if usable(c) is not None]
             if vis:
@@ -316,13 +324,17 @@ class ConceptResolver:
                 if not isinstance(nid, str):
                     continue
                 i = g.id_index.get(nid)
-                if i is None or (visible is not None and not visible[i]):
+                if i is None:
+                    if _live is None or not _live.visible_id(nid):  # (a node added since the base)
+                        continue
+                elif visible is not None and not visible[i]:
                     continue
                 for c in canonical_concepts(nid):
                     offer(c, cfg.flat_hit_confidence * fw.flat_hit / rank, "flat-hit", nid)
         # lexical
         if cfg.lexical_k:
-            for rank, nid in enumerate(snap.lexical(text, cfg.lexical_k, cfg, caller), start=1):
+            lexical = snap.lexical if _live is None else _live.lexical
+            for rank, nid in enumerate(lexical(text, cfg.lexical_k, cfg, caller), start=1):
                 for c in canonical_concepts(nid):
                     offer(c, cfg.lexical_confidence * fw.lexical / rank, "lexical", nid)
         # semantic

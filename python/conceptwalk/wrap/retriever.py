@@ -15,13 +15,14 @@ import numpy as np
 
 from ..errors import InputError
 from ..graph import Caller
-from ._reader import StoreReader
+from ._live import live_read
+from ._reader import ReadCache, StoreReader
 from .config import WalkConfig, WalkTypesWarning
 from .events import EVENT_SCHEMA_VERSION, emit_safely, make_sink
 from .flat import BuiltinFlatSearch
 from .probe import missing_types
 from .resolver import ConceptResolver, ResolvedConcept
-from .walk import Provenance, WalkOutcome, prepared, run_walk
+from .walk import LiveWalk, Provenance, WalkOutcome, prepared, run_walk
 
 __all__ = ["ConceptAnchoredRetriever", "WrapResult", "VIA"]
 
@@ -292,20 +293,28 @@ class ConceptAnchoredRetriever:
             and fs.kb is self.source.kb
             else None
         )
-        if concept_walk and builtin is not None:
-            snap = self.source.read_cache()  # the built-in search over this store: one state for all
-        if builtin is not None and snap is not None and snap.state is not None:
-            share = None
-            if builtin.mode == "embedding" and self._same_embedder(builtin.embedder):
-                # the built-in embedding search and the resolver embed with one model: embed once
-                if qvec is None:
-                    qvec = np.asarray(self.resolver.embedder.embed([text]), dtype=np.float32)[0]
-                share = qvec
-            flat = builtin.search_state(snap.state, text, k, caller=caller, query_vector=share)
-        elif self._flat_takes_caller:  # fail closed: the flat search applies the query's caller
-            flat = fs(text, k, caller=caller)  # type: ignore[call-arg]
+        # over a live store, the read after a write costs the change (_live.py; None: the
+        # full snapshot, brought to the last write, answers)
+        live = live_read(self, caller, builtin) if concept_walk else None
+        if isinstance(live, ReadCache):  # the store's current state, held: it answers
+            snap, live = live, None
+        if live is not None and builtin is not None:
+            flat = live.flat(text, k)
         else:
-            flat = fs(text, k)
+            if concept_walk and builtin is not None and snap is None:
+                snap = self.source.read_cache()  # the built-in search over this store: one state for all
+            if builtin is not None and snap is not None and snap.state is not None:
+                share = None
+                if builtin.mode == "embedding" and self._same_embedder(builtin.embedder):
+                    # the built-in embedding search and the resolver embed with one model: embed once
+                    if qvec is None:
+                        qvec = np.asarray(self.resolver.embedder.embed([text]), dtype=np.float32)[0]
+                    share = qvec
+                flat = builtin.search_state(snap.state, text, k, caller=caller, query_vector=share)
+            elif self._flat_takes_caller:  # fail closed: the flat search applies the query's caller
+                flat = fs(text, k, caller=caller)  # type: ignore[call-arg]
+            else:
+                flat = fs(text, k)
         flat_list = list(flat)
         if not concept_walk:
             return WrapResult(flat_list, [], None)
@@ -316,38 +325,60 @@ class ConceptAnchoredRetriever:
                 raise InputError(f"flat_search result [{i}] must be a dict with an 'id', got {hit!r:.80}")
             present.add(hit["id"])
         cfg = self.config
-        if snap is None:
+        if live is not None:
+            snap = live.base
+        elif snap is None:
             snap = self.source.read_cache()
         # one state for the resolution and the walk (and the built-in flat search's hits; nothing
         # here writes to the store)
         resolved = self.resolver.resolve(
-            text, caller=caller, flat_results=flat_list, read_cache=snap, query_vector=qvec
+            text, caller=caller, flat_results=flat_list, read_cache=snap, query_vector=qvec, _live=live
         )
-        g = snap.graph
         t2 = time.perf_counter()
         concepts = resolved[: cfg.max_concepts]
         truncated_by = ["concepts"] if len(resolved) > cfg.max_concepts else []
-        view = g.view(caller)
-        vm = view.mask
-        # the configured types this caller's view lacks (counted over what it sees; kept per view)
-        kept_missing, empty = view.memo(
-            ("wrap.missing-types", snap.identity, cfg),
-            lambda: missing_types(g, None if vm is None else vm.mask, cfg),
-        )
-        missing = {gate: list(names) for gate, names in kept_missing.items()}  # (the kept one stays intact)
-        if empty:
-            self._warn_types(missing, empty, snap.identity, view)
-        starts = [(g.id_index[c.id], c.id, c.confidence) for c in concepts]
         rerank = cfg.rank_by == "ppr" or (cfg.rank_by != "path" and self.resolver.embedder is not None)
         walk_cfg = cfg if not rerank else self._pool_config()
-        # the caller's provenance renderer, kept in its view (its per-edge cache outlives a query)
-        # (keyed by the snapshot's identity: retrievers made per request over one store share it)
-        prov = view.memo(("wrap.provenance", snap.identity), lambda: Provenance(g, snap.presence(view)))
+        g = snap.graph
+        if live is None:
+            view: Any = g.view(caller)
+            vm = view.mask
+            # the configured types this caller's view lacks (counted over what it sees; kept per view)
+            kept_missing, empty = view.memo(
+                ("wrap.missing-types", snap.identity, cfg),
+                lambda: missing_types(g, None if vm is None else vm.mask, cfg),
+            )
+            identity: Any = snap.identity
+            # the caller's provenance renderer, kept in its view (its per-edge cache outlives a query)
+            # (keyed by the snapshot's identity: retrievers made per request over one store share it)
+            prov: Any = view.memo(("wrap.provenance", snap.identity), lambda: Provenance(g, snap.presence(view)))
+            slot_of: Callable[[str], int | None] = g.id_index.get
+            ids, tnames, tcodes, titles = g.ids, g.node_type_names, g.node_type_codes, g.titles
+            node: Callable[[int], tuple[str, str, str | None]] = lambda c: (  # noqa: E731
+                ids[c],
+                tnames[int(tcodes[c])],
+                titles[c],
+            )
+            neighbors: Callable[[str], Iterable[str]] = lambda x: g.neighbors(x, visible=vm)  # noqa: E731
+            target: LiveWalk | None = None
+        else:
+            view, vm = live.view, None
+            kept_missing, empty = live.missing_types(cfg)
+            identity = live.identity
+            prov = live.provenance()
+            slot_of, node, neighbors, target = live.slot, live.node, live.neighbor_ids, live.walk_target()
+        missing = {gate: list(names) for gate, names in kept_missing.items()}  # (the kept one stays intact)
+        if empty:
+            self._warn_types(missing, empty, identity, view)
+        starts: list[tuple[int, str, float]] = []
+        for c in concepts:
+            at = slot_of(c.id)
+            assert at is not None  # (a resolved concept is a node the caller sees)
+            starts.append((at, c.id, c.confidence))
         # without a rerank the walk's order is final: its own call renders the candidates the
         # flat results do not hold (one compiled call for the walk and its paths)
-        skip = None if rerank else [i for i in (g.id_index.get(x) for x in present) if i is not None]
-        outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, prov, render_except=skip)
-        ids = g.ids
+        skip = None if rerank else [i for i in (slot_of(x) for x in present) if i is not None]
+        outcome: WalkOutcome = run_walk(g, starts, walk_cfg, vm, prov, render_except=skip, live=target)
         ranked = outcome.candidates
         if rerank and ranked:
             ranked = self._rerank(text, snap, outcome, g, vm, concepts, qvec)
@@ -356,12 +387,13 @@ class ConceptAnchoredRetriever:
                 if "candidates" not in outcome.truncated_by:
                     outcome.truncated_by.append("candidates")
         truncated_by += outcome.truncated_by
-        new = [c for c in ranked if ids[c] not in present]  # ranked by the walk (or reranked)
+        rows = {c: node(c) for c in ranked}
+        new = [c for c in ranked if rows[c][0] not in present]  # ranked by the walk (or reranked)
         filtered = len(ranked) - len(new)
-        added = [self._render(g, c, outcome, paths) for c, paths in zip(new, outcome.rendered(new))]
+        added = [self._render(rows[c], c, outcome, paths) for c, paths in zip(new, outcome.rendered(new))]
         cut_by: dict[str, int] = {}
         if cfg.stop_rule and added:
-            added, cut_by = self._stop(added, outcome, ranked, concepts, g, vm, present)
+            added, cut_by = self._stop(added, outcome, ranked, concepts, neighbors, present)
         cut = sum(cut_by.values())
         t3 = time.perf_counter()
         event = {
@@ -397,13 +429,13 @@ class ConceptAnchoredRetriever:
         outcome: WalkOutcome,
         ranked: list[int],
         concepts: list[ResolvedConcept],
-        g: Any,
-        vm: Any,
+        neighbors: Callable[[str], Iterable[str]],
         present: set[str],
     ) -> tuple[list[dict[str, Any]], dict[str, int]]:
         """The stop rule (``WalkConfig.stop_rule``): the appended candidates whose evidence holds,
         in their order, and how many were cut for what. The flat support of a candidate is the
-        number of flat results among its neighbours the caller sees (``present``: the flat ids)."""
+        number of flat results among its neighbours the caller sees (``neighbors(id)``: their
+        ids; ``present``: the flat ids)."""
         cfg = self.config
         best = max(outcome.scores[c] for c in ranked)  # the walk's strongest evidence for this query
         floor = cfg.stop_score_ratio * best
@@ -417,7 +449,7 @@ class ConceptAnchoredRetriever:
             elif (
                 item["hops"] > 1
                 and conf.get(item["concept"], 0.0) < cfg.stop_hop_confidence
-                and not (support and _flat_support(g, item["id"], vm, present, support))
+                and not (support and _flat_support(neighbors(item["id"]), present, support))
             ):
                 by_hops += 1
             else:
@@ -483,12 +515,14 @@ class ConceptAnchoredRetriever:
         return [cands[i] for i in order]
 
     # ------------------------------------------------------------------ rendering
-    def _render(self, g: Any, c: int, outcome: WalkOutcome, paths: list[dict[str, Any]]) -> dict[str, Any]:
+    def _render(
+        self, row: tuple[str, str, str | None], c: int, outcome: WalkOutcome, paths: list[dict[str, Any]]
+    ) -> dict[str, Any]:
         best = paths[0]
         return {
-            "id": g.ids[c],
-            "type": g.node_type_names[int(g.node_type_codes[c])],
-            "title": g.titles[c],
+            "id": row[0],
+            "type": row[1],
+            "title": row[2],
             "via": VIA,
             "walkScore": best["score"],
             "concept": best["concept"],
@@ -499,18 +533,19 @@ class ConceptAnchoredRetriever:
         }
 
 
-def _flat_support(g: Any, node: str, vm: Any, present: set[str], need: int) -> bool:
-    """Whether at least ``need`` of the ids in ``present`` are visible neighbours of ``node``.
+def _flat_support(neighbors: Iterable[str], present: set[str], need: int) -> bool:
+    """Whether at least ``need`` of the ids in ``present`` are among ``neighbors`` (a node's
+    visible neighbours).
 
     Examples
     --------
     >>> from conceptwalk.graph import LinkGraph
     >>> g = LinkGraph.from_edges([("c", "x"), ("c", "y"), ("z", "x")])
-    >>> _flat_support(g, "c", None, {"x", "y"}, 2), _flat_support(g, "z", None, {"x", "y"}, 2)
+    >>> _flat_support(g.neighbors("c"), {"x", "y"}, 2), _flat_support(g.neighbors("z"), {"x", "y"}, 2)
     (True, False)
     """
     n = 0
-    for x in g.neighbors(node, visible=vm):
+    for x in neighbors:
         if x in present:
             n += 1
             if n >= need:

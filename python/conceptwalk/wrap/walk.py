@@ -6,18 +6,20 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from ..graph import LinkGraph, VisibilityMask
-from ..graph.walk import typed_walk
+from ..graph.linkgraph import EDGE_ANNOTATION_KEYS, annotation_value
+from ..graph.live import LiveGraph, LiveView, WalkEdges
+from ..graph.walk import typed_walk, typed_walk_live
 from .config import WalkConfig
 
-__all__ = ["WalkOutcome", "run_walk", "AXES", "ABSENT_IN_STORAGE", "ABSENT_IN_PROJECTION"]
+__all__ = ["WalkOutcome", "run_walk", "LiveWalk", "AXES", "ABSENT_IN_STORAGE", "ABSENT_IN_PROJECTION"]
 
 ABSENT_IN_STORAGE = "absent-in-storage"
 ABSENT_IN_PROJECTION = "absent-in-projection"
@@ -179,12 +181,19 @@ class Provenance:
         got = self.cache.get(e)
         if got is not None:
             return got
+        g = self.graph
+        got = self.axes(lambda col: g.edge_annotation(e, col))
+        self.cache[e] = got
+        return got
+
+    def axes(self, value: Callable[[str], Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """The rendered ``(present, absent)`` axes of an edge whose annotation values
+        ``value(column)`` gives (None: absent)."""
         present: dict[str, Any] = {}
         absent: dict[str, str] = {}
-        g = self.graph
         for axis, cols in AXES.items():
             if len(cols) == 1:
-                v = g.edge_annotation(e, cols[0])
+                v = value(cols[0])
                 if v is None:
                     absent[axis] = self.absence(cols[0])
                 else:
@@ -193,7 +202,7 @@ class Provenance:
             sub: dict[str, Any] = {}
             missing: dict[str, str] = {}
             for col in cols:
-                v = g.edge_annotation(e, col)
+                v = value(col)
                 if v is None:
                     missing[_SUBKEY[col]] = self.absence(col)
                 else:
@@ -207,9 +216,56 @@ class Provenance:
             else:
                 for k, kind in missing.items():
                     absent[f"{axis}.{k}"] = kind
-        got = (present, absent)
+        return present, absent
+
+
+class LiveProvenance:
+    """:class:`Provenance` of the edges a walk over a live graph reports: a base canonical edge
+    through the base's renderer, an edge the delta lists (:class:`~conceptwalk.graph.live.WalkEdges`)
+    from the base edge it is or the annotations its batch wrote. Kept per (live graph, caller).
+
+    Parameters
+    ----------
+    base : Provenance
+        The caller's renderer of the base's edges.
+    walk : WalkEdges
+        The live graph's walk edges.
+    """
+
+    def __init__(self, base: Provenance, walk: WalkEdges) -> None:
+        self.base = base
+        self.walk = walk
+        self._m = base.graph.num_edges
+        #: Edge id -> its rendered ``(present, absent)`` axes (as :attr:`Provenance.cache`).
+        self.cache: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}
+
+    def edge(self, e: int) -> tuple[dict[str, Any], dict[str, str]]:
+        got = self.cache.get(e)
+        if got is not None:
+            return got
+        if e < self._m:
+            got = self.base.edge(e)
+        else:
+            src = int(self.walk.source[e - self._m])
+            if src >= 0:
+                got = self.base.edge(src)
+            else:
+                row = self.walk.anns[-1 - src]
+                got = self.base.axes(lambda col: _stored_value(col, row[_COLUMN[col]]))
         self.cache[e] = got
         return got
+
+
+_COLUMN = {k: i for i, k in enumerate(EDGE_ANNOTATION_KEYS)}
+
+
+def _stored_value(column: str, raw: Any) -> Any:
+    """An annotation as :meth:`LinkGraph.edge_annotation` gives it, from the store's value."""
+    if raw is None:
+        return None
+    if column == "extraction_confidence":
+        return float(raw)
+    return annotation_value(raw)
 
 
 class _Prepared:
@@ -268,14 +324,32 @@ def prepared(g: LinkGraph, config: WalkConfig) -> _Prepared:
     return got
 
 
+class LiveWalk(NamedTuple):
+    """What :func:`run_walk` walks over a live graph: the graph, its walk edges
+    (:meth:`LiveGraph.walk_edges <conceptwalk.graph.live.LiveGraph.walk_edges>`) and the
+    caller's view of it (None: all access).
+
+    Attributes
+    ----------
+    graph : LiveGraph
+    edges : WalkEdges
+    view : LiveView or None
+    """
+
+    graph: LiveGraph
+    edges: WalkEdges
+    view: LiveView | None
+
+
 def run_walk(
     graph: LinkGraph,
     starts: Sequence[tuple[int, str, float]],
     config: WalkConfig,
     visible: VisibilityMask | None,
-    provenance: Provenance,
+    provenance: Provenance | LiveProvenance,
     *,
     render_except: Sequence[int] | None = None,
+    live: LiveWalk | None = None,
 ) -> WalkOutcome:
     """Walk from ``starts`` (``(index, id, confidence)`` of visible concepts); the core keeps the
     best ``max_candidates`` (best-first, the budget shared across the concepts) and this decodes
@@ -306,6 +380,10 @@ def run_walk(
         Render, in the walk's own compiled call, the paths of every kept candidate except these
         node indices (what :meth:`WalkOutcome.rendered` then hands out once); without it paths
         are rendered on demand.
+    live : LiveWalk, optional
+        Walk this live graph (``graph`` is its base; ``visible`` is ignored: the live view
+        applies; node indices are its slots) instead of ``graph``: the same outcome as over a
+        fresh build of it.
 
     Returns
     -------
@@ -320,27 +398,70 @@ def run_walk(
     start_idx = np.array([s[0] for s in starts], dtype=np.int32)
     weights = np.array([s[2] for s in starts], dtype=np.float64)
     t0 = time.perf_counter()
-    r = typed_walk(
-        g,
-        start_idx,
-        config.max_hops,
-        prep.expand,
-        prep.admit,
-        prep.node_types,
-        prep.exp_nodes,
-        prep.adm_nodes,
-        max_edges=config.max_edges,
-        max_candidates=config.max_candidates,
-        visible=visible,
-        start_weights=weights,
-        edge_weights=prep.edge_weights,
-        hop_decay=config.hop_decay,
-        min_share=config.walk_min_share,
-        max_paths=config.max_paths_per_candidate,
-        render=None
-        if render_except is None
-        else (g.ids, g.edge_type_names, provenance.cache, provenance.edge, np.asarray(render_except, dtype=np.int32)),
-    )
+    skip = None if render_except is None else np.asarray(render_except, dtype=np.int32)
+    if live is None:
+        ids: Any = g.ids
+        tail: list[str] | None = None
+        tnames: Sequence[str] = g.edge_type_names
+        core: Any = g.core
+        r = typed_walk(
+            g,
+            start_idx,
+            config.max_hops,
+            prep.expand,
+            prep.admit,
+            prep.node_types,
+            prep.exp_nodes,
+            prep.adm_nodes,
+            max_edges=config.max_edges,
+            max_candidates=config.max_candidates,
+            visible=visible,
+            start_weights=weights,
+            edge_weights=prep.edge_weights,
+            hop_decay=config.hop_decay,
+            min_share=config.walk_min_share,
+            max_paths=config.max_paths_per_candidate,
+            render=None if skip is None else (ids, tnames, provenance.cache, provenance.edge, skip),
+        )
+    else:
+        w = live.edges
+        ids, tail, tnames, core = g.ids, live.graph.tail_ids(), w.type_names, live.graph.core
+        ntypes = ntail = exp_nodes = adm_nodes = None
+        if prep.node_types is not None:
+            names, ntail = live.graph.node_types()
+            assert names is not None  # (a live read needs the node types: LiveRead checked)
+            ntypes = prep.node_types
+            exp_nodes = (
+                np.ones(len(names), dtype=bool)
+                if config.expand_node_types is None
+                else type_flags(config.expand_node_types, names)
+            )
+            adm_nodes = (
+                np.ones(len(names), dtype=bool)
+                if config.admit_node_types is None
+                else type_flags(config.admit_node_types, names)
+            )
+        r = typed_walk_live(
+            live.graph,
+            w,
+            start_idx,
+            config.max_hops,
+            type_flags(config.expand_edge_types, tnames),
+            type_flags(config.admit_edge_types, tnames),
+            ntypes,
+            ntail,
+            exp_nodes,
+            adm_nodes,
+            max_edges=config.max_edges,
+            max_candidates=config.max_candidates,
+            visible=live.view,
+            start_weights=weights,
+            edge_weights=prep.edge_weights,
+            hop_decay=config.hop_decay,
+            min_share=config.walk_min_share,
+            max_paths=config.max_paths_per_candidate,
+            render=None if skip is None else (ids, tail, tnames, provenance.cache, provenance.edge, skip),
+        )
     out.core_ms = (time.perf_counter() - t0) * 1e3
     out.edges_visited = int(r.edges_visited)
     out.truncated = bool(r.truncated)
@@ -356,14 +477,11 @@ def run_walk(
     out.reach = dict(zip(cands, r.reach.tolist()))
     out.path_count = dict(zip(cands, r.path_count.tolist()))
     slot = {c: i for i, c in enumerate(cands)}
-    ids = g.ids
-    tnames = g.edge_type_names
-    core = g.core
 
     def render(chosen: Sequence[int]) -> list[list[dict[str, Any]]]:
         # One compiled call renders every chosen candidate's paths: nodes, hops (type, direction)
         # and each hop's provenance from the caller's renderer (its cache, filled on a miss).
-        return r.render_paths(core, [slot[c] for c in chosen], ids, tnames, provenance.cache, provenance.edge)
+        return r.render_paths(core, [slot[c] for c in chosen], ids, tnames, provenance.cache, provenance.edge, tail)
 
     out.render = render
     if r.rendered is not None:

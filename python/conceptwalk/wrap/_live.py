@@ -1,0 +1,221 @@
+"""The wrapped query over a live store (issue 31): the flat search, the resolution and the walk
+read the store's live graph (its base plus the delta written since,
+:class:`~conceptwalk.graph.live.LiveGraph`) instead of a full snapshot brought to the last write,
+so the query after a write costs the change, not the store.
+
+What the resolution reads of the concepts (their names, vectors and visibility) is the base's
+(its :class:`~conceptwalk.wrap._reader.ReadCache`): a live read is made only while no node of a
+concept type was written since the base and the semantic evidence comes from the concepts' texts
+(the built-in hashing embedder without stored vectors). Everything else a write can change is read
+over base plus delta: the flat search and the lexical evidence (BM25 statistics over every
+visible document), the flat hits added since, the aliases as the store holds them now, the walk
+(rows, edges, their types, weights and annotations), the candidates' rows and the types the
+caller sees. Any other case -- a concept written, stored or model vectors, a rerank, a delta the
+live graph does not express -- takes the full snapshot, as before. Either way the answer is a
+fresh build's, bit for bit (``tests/test_live_differential.py``, ``tests/test_live_wrap.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ..graph import Caller
+from ..graph.linkgraph import EDGE_ANNOTATION_KEYS
+from ..graph.live import LiveGraph, LiveView, WalkEdges
+from ._reader import ReadCache
+from .config import WalkConfig
+from .probe import present_types, types_missing
+from .walk import LiveProvenance, LiveWalk, Provenance
+
+__all__ = ["LiveRead", "live_read"]
+
+_ANNOTATED = frozenset(EDGE_ANNOTATION_KEYS)
+
+
+def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCache | None:
+    """The live read of one wrapped query; or the caches of the store's current state when this
+    object holds it (nothing written since it was made); or None: the full snapshot, brought to
+    the last write, answers (see the module).
+
+    Parameters
+    ----------
+    retriever : ConceptAnchoredRetriever
+    caller : Caller
+    builtin : BuiltinFlatSearch or None
+        The built-in search over this store the retriever calls (None: its own flat search).
+
+    Returns
+    -------
+    LiveRead, ReadCache or None
+    """
+    source = retriever.source
+    kb = source.kb
+    cfg: WalkConfig = retriever.config
+    if kb is None or not source.annotations or cfg.rank_by != "path" or not callable(getattr(kb, "live_search", None)):
+        return None
+    if builtin is not None and builtin.mode != "fts":
+        return None
+    kept = getattr(kb, "kept_state", None)
+    if callable(kept):
+        st = kept(annotations=source.annotations)
+        if st is not None:  # nothing written since the state was made: it answers (read once)
+            cache: ReadCache = source.read_cache_of(st)
+            return cache
+    search = kb.live_search(caller, changed_only=True)
+    if search is None:
+        return None
+    live: LiveGraph = search.live
+    written = live.written_types()
+    if written is None:
+        return None  # a base node's type changed
+    concept_types = cfg.concept_node_types
+    if written if concept_types is None else not written.isdisjoint(concept_types):
+        return None  # a concept written since the base: its names and vectors are the base's
+    walk = live.walk_edges()
+    if walk is None or not _ANNOTATED <= set(live.base.edge_annotations):
+        return None
+    base = source.read_cache_of(search.base_state)
+    resolver = retriever.resolver
+    if resolver.embedder is not None and cfg.semantic_k > 0:
+        for emb, part in resolver.semantic_parts():
+            if not base.columns_from_text(emb, part):
+                return None  # vectors read from the store: the full snapshot's follow their writes
+    return LiveRead(live, search, base, walk, caller)
+
+
+class LiveRead:
+    """One wrapped query's read of a live store (made by :func:`live_read`).
+
+    Parameters
+    ----------
+    live : LiveGraph
+    search : LiveSearch
+        The caller's search over ``live``.
+    base : ReadCache
+        The caches of the base's state (what the resolution reads of the concepts).
+    walk : WalkEdges
+        ``live``'s walk edges.
+    caller : Caller
+    """
+
+    def __init__(self, live: LiveGraph, search: Any, base: ReadCache, walk: WalkEdges, caller: Caller) -> None:
+        self.live = live
+        self.search = search
+        self.base = base
+        self.walk = walk
+        self.caller = caller
+        self.view: LiveView | None = search.view
+        self._key = None if caller.scopes is None else frozenset(caller.scopes)
+        #: what identifies this read's store state (the base's, and the live graph's position)
+        self.identity = base.identity + (live.version,)
+
+    # ---------------------------------------------------------------- nodes
+    def slot(self, node_id: str) -> int | None:
+        """The slot of ``node_id`` (None: not a node)."""
+        return self.live.slot(node_id)
+
+    def visible_slot(self, slot: int) -> bool:
+        return True if self.view is None else self.view.visible(slot)
+
+    def visible_id(self, node_id: str) -> bool:
+        """Whether ``node_id`` is a node the caller sees."""
+        s = self.live.slot(node_id)
+        return s is not None and self.visible_slot(s)
+
+    def node(self, slot: int) -> tuple[str, str, str | None]:
+        """``(id, type, title)`` of the node at ``slot``."""
+        return self.live.node_at(slot)
+
+    def neighbor_ids(self, node_id: str) -> Iterator[str]:
+        """The ids of the visible neighbours of ``node_id``, in id order."""
+        s = self.live.slot(node_id)
+        if s is None:
+            return
+        node_at = self.live.node_at
+        for v in self.live.core.neighbors(s).tolist():
+            if self.visible_slot(v):
+                yield node_at(v)[0]
+
+    # ---------------------------------------------------------------- search and resolution
+    def flat(self, text: str, k: int) -> list[dict[str, Any]]:
+        """The built-in BM25 search's hits (:meth:`BuiltinFlatSearch.search_state`'s dicts)."""
+        out = []
+        for nid, score in self.search.search(text, k):
+            s = self.live.slot(nid)
+            assert s is not None  # (a hit is a node of the live graph)
+            _, ntype, title = self.live.node_at(s)
+            out.append({"id": nid, "type": ntype, "title": title, "score": score})
+        return out
+
+    def lexical(self, text: str, k: int, config: WalkConfig, caller: Caller) -> list[str]:
+        """:meth:`ReadCache.lexical` over base plus delta: the visible concept nodes by BM25 over
+        every document the caller sees."""
+        if k <= 0:
+            return []
+        types = config.concept_node_types
+        slots, _ = self.search.hits(text, k, types)
+        node_at = self.live.node_at
+        return [node_at(s)[0] for s in slots]
+
+    def aliases(self) -> dict[str, list[str]]:
+        return self.base.aliases(now=True)
+
+    def alias_index(self) -> tuple[dict[str, list[str]], int]:
+        return self.base.alias_index(now=True)
+
+    # ---------------------------------------------------------------- the walk
+    def base_view(self) -> Any:
+        return self.base.graph.view(self.caller)
+
+    def provenance(self) -> LiveProvenance:
+        """The caller's provenance renderer of this graph's walk edges (kept with the graph)."""
+        bview = self.base_view()
+        base = self.base
+
+        def make() -> LiveProvenance:
+            prov = bview.memo(("wrap.provenance", base.identity), lambda: Provenance(base.graph, base.presence(bview)))
+            return LiveProvenance(prov, self.walk)
+
+        return self.live.memo(("wrap.provenance", self._key), make)  # type: ignore[no-any-return]
+
+    def walk_target(self) -> LiveWalk:
+        return LiveWalk(self.live, self.walk, self.view)
+
+    def missing_types(self, config: WalkConfig) -> tuple[dict[str, list[str]], list[str]]:
+        """:func:`~conceptwalk.wrap.probe.missing_types` over base plus delta."""
+        edge_types, node_types = self.live.memo(("wrap.present-types", self._key), self._present)
+        return types_missing(edge_types, node_types, config)
+
+    def _present(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The types the caller sees: the base's (kept in its view) and the delta's."""
+        bview = self.base_view()
+        g = self.base.graph
+        vm = bview.mask
+        edge_types, node_types = bview.memo(
+            ("wrap.present-types", self.base.identity), lambda: present_types(g, None if vm is None else vm.mask)
+        )
+        live = self.live
+        names, codes = live.node_types()
+        assert names is not None and codes is not None  # (written_types() was not None)
+        b = live.base.num_nodes
+        view = self.view
+        if codes.size:
+            seen = codes if view is None else codes[view.slot_mask]
+            node_types = node_types | {names[c] for c in np.unique(seen).tolist()}
+        w = self.walk
+        if w.keys.size:
+            lo = (w.keys >> np.uint64(32)).astype(np.int64)
+            hi = (w.keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
+            ok = np.ones(lo.size, dtype=bool)
+            if view is not None:
+                for ends in (lo, hi):
+                    inside = ends < b
+                    ok[inside] &= view.base_mask[ends[inside]]
+                    ok[~inside] &= view.slot_mask[ends[~inside] - b]
+            lens = np.diff(w.ptr)
+            codes_seen = (w.typedir[np.repeat(ok, lens)] >> 1) if w.typedir.size else w.typedir
+            edge_types = edge_types | {w.type_names[c] for c in np.unique(codes_seen).tolist()}
+        return frozenset(edge_types), frozenset(node_types)
