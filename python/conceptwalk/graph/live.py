@@ -789,9 +789,10 @@ class LiveGraph:
         return got
 
     def written_types(self) -> frozenset[str] | None:
-        """The node types of every node written since the base (added, or a base node's row
-        rewritten), as they are now; None when a base node's type changed since the base.
-        Brought forward from the graph this one grew from (the batch's nodes only).
+        """The node types of the nodes written since the base (added, or a base node's row
+        rewritten): at least every type one of them has now (brought forward from the graph this
+        one grew from, it also keeps a type a node written since had in an earlier batch); None
+        when a base node's type changed since the base.
 
         Returns
         -------
