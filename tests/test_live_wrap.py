@@ -231,7 +231,9 @@ def _fill(kb: KnowledgeBase) -> None:
 WORDS = ["graph", "walk", "memory", "river", "stone", "token", "index", "omega"]
 
 TURN = st.tuples(
-    st.sampled_from(["memory", "memory", "memory", "edge", "retitle", "alias", "scoped", "file", "concept", "delete"]),
+    st.sampled_from(
+        ["memory", "memory", "memory", "edge", "retitle", "alias", "scoped", "file", "concept", "delete", "body"]
+    ),
     st.integers(0, 40),
     st.integers(0, 40),
     st.integers(0, 7),
@@ -281,6 +283,8 @@ def _turn(kb: KnowledgeBase, turn: tuple[str, int, int, int], t: int) -> None:
         kb.add_aliases([(f"{WORDS[c]} nick", concepts[a % 14])])
     elif kind == "concept":  # read from the full snapshot until the next base
         kb.add_nodes([{"id": f"c{a % 14:02d}", "title": f"{WORDS[c]} concept"}])
+    elif kind == "body":  # a text change alone, of a memory or a concept
+        kb.add_nodes([{"id": f"m{a % 10:02d}" if c % 2 else concepts[a % 14], "body": f"{WORDS[c]} body"}])
     elif kind == "delete":  # a new base
         kb.delete_edges([{"src": f"m{a % 10:02d}", "dst": f"c{(2 * (a % 10)) % 14:02d}", "type": "TAGGED_CONCEPT"}])
 
@@ -431,7 +435,7 @@ def test_an_agents_turn_is_read_live(tmp_path: Any, count_live: dict[str, int]) 
     kb.close()
 
 
-@pytest.mark.parametrize("case", ["concept", "rerank", "model", "rescope"])
+@pytest.mark.parametrize("case", ["concept", "rerank", "model", "rescope", "hashing-vectors", "concept-body"])
 def test_what_is_not_read_live_answers_from_the_full_snapshot(
     tmp_path: Any, count_live: dict[str, int], case: str
 ) -> None:
@@ -444,6 +448,8 @@ def test_what_is_not_read_live_answers_from_the_full_snapshot(
         cfg = _with(CONFIG, rank_by="similarity")
     if case == "model":
         kw["embedder"] = _Model()
+    if case == "concept-body":
+        cfg = _with(CONFIG, concept_text="title+body")
     ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=cfg, **kw)
     who = Caller.with_scopes("a")
     ret.run("graph walk", 4, concept_walk=True, caller=who)
@@ -452,6 +458,13 @@ def test_what_is_not_read_live_answers_from_the_full_snapshot(
         kb.add_edges([{"src": "c-new", "dst": "c01", "type": "RELATED_TO"}])
     elif case == "rescope":
         kb.add_nodes([{"id": "m01", "scopes": ["a"]}])
+    elif case == "hashing-vectors":  # vectors stored under the built-in embedder's own name
+        emb = ret.resolver.embedder
+        q = np.asarray(emb.embed(["graph walk"]), dtype=np.float32)[0]
+        kb.set_embeddings(emb.name, ["c00", "c01"], [-q, q])
+        kb.add_nodes([{"id": "z-new", "type": "MEMORY", "title": "graph walk note"}])
+    elif case == "concept-body":  # a body alone: a text change, not a row change
+        kb.add_nodes([{"id": "c01", "body": "graph walk graph walk"}])
     else:
         kb.add_nodes([{"id": "z-new", "type": "MEMORY", "title": "graph walk note"}])
         kb.add_edges([{"src": "z-new", "dst": "c00", "type": "TAGGED_CONCEPT"}])

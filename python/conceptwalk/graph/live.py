@@ -133,6 +133,7 @@ class _Inherit(NamedTuple):
     pairs: list[tuple[int, int]]  #: the pairs of slots the batch wrote an edge of
     walk: WalkEdges | None  #: the parent's walk edges (None: not made, or unknown)
     written: frozenset[str] | None  #: the parent's written node types (None: not made)
+    written_ids: list[str]  #: the nodes the batch wrote a row or a text of
 
 
 class _Chain:
@@ -789,10 +790,10 @@ class LiveGraph:
         return got
 
     def written_types(self) -> frozenset[str] | None:
-        """The node types of the nodes written since the base (added, or a base node's row
-        rewritten): at least every type one of them has now (brought forward from the graph this
-        one grew from, it also keeps a type a node written since had in an earlier batch); None
-        when a base node's type changed since the base.
+        """The node types of the nodes written since the base (added, a base node's row
+        rewritten, or its text alone: a body): at least every type one of them has now (brought
+        forward from the graph this one grew from, it also keeps a type a node written since had
+        in an earlier batch); None when a base node's type changed since the base.
 
         Returns
         -------
@@ -812,12 +813,22 @@ class LiveGraph:
             return None
         inherit = self._inherit
         parent = None if inherit is None else inherit.written
-        todo: Iterable[str] = self._chain.rows if parent is None or inherit is None else inherit.batch
+        todo: Iterable[str]
+        if parent is None or inherit is None:
+            chain, v = self._chain, self.version
+            todo = set(chain.rows) | {x for x, t in chain.texts.items() if t[0][0] <= v}
+        else:
+            todo = inherit.written_ids
         types = set(() if parent is None else parent)
+        base = self.base
         for x in todo:
             r = self._row_at(x)
             if r is not None:
                 types.add(DEFAULT_NODE_TYPE if r[0] is None else str(r[0]))
+                continue
+            i = base.id_index.get(x)  # a base node whose text alone was written (a body)
+            if i is not None:
+                types.add(base.node_type_names[int(base.node_type_codes[i])])
         got = self._written = frozenset(types)
         return got
 
@@ -955,6 +966,7 @@ class LiveGraph:
                 inherit.pairs,
                 inherit.walk,
                 inherit.written,
+                inherit.written_ids,
             )
         tptr = np.zeros(len(docs) + 1, dtype=np.int64)
         bptr = np.zeros(len(docs) + 1, dtype=np.int64)
@@ -1203,6 +1215,7 @@ class LiveGraph:
             sorted({(min(sa, sd), max(sa, sd)) for sa, sd, _, _ in typed}),
             self._walk if isinstance(self._walk, WalkEdges) else None,
             self._written,
+            list(dict.fromkeys([*batch, *(texts or ())])),
         )
         return LiveGraph(
             base,

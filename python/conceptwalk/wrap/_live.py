@@ -6,7 +6,7 @@ so the query after a write costs the change, not the store.
 What the resolution reads of the concepts (their names, vectors and visibility) is the base's
 (its :class:`~conceptwalk.wrap._reader.ReadCache`): a live read is made only while no node of a
 concept type was written since the base and the semantic evidence comes from the concepts' texts
-(the built-in hashing embedder without stored vectors). Everything else a write can change is read
+(the built-in hashing embedder without stored vectors, then or now). Everything else a write can change is read
 over base plus delta: the flat search and the lexical evidence (BM25 statistics over every
 visible document), the flat hits added since, the aliases as the store holds them now, the walk
 (rows, edges, their types, weights and annotations), the candidates' rows and the types the
@@ -81,8 +81,10 @@ def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCa
     resolver = retriever.resolver
     if resolver.embedder is not None and cfg.semantic_k > 0:
         for emb, part in resolver.semantic_parts():
-            if not base.columns_from_text(emb, part):
-                return None  # vectors read from the store: the full snapshot's follow their writes
+            # made from the concepts' texts, and no vector stored under the model's name since
+            # (a fresh build would read it): else the full snapshot's columns follow the writes
+            if not base.columns_from_text(emb, part) or source.stores_embeddings(emb):
+                return None
     return LiveRead(live, search, base, walk, caller)
 
 

@@ -1146,8 +1146,9 @@ class ReadCache:
     def columns_from_text(self, embedder: Any, config: WalkConfig) -> bool:
         """Whether this state's :meth:`concept_columns` for ``embedder`` and ``config`` were
         made from the concept texts alone (the built-in hashing embedder, no vector stored under
-        its name when they were made), so that they hold while the concepts' rows do, whatever
-        vectors are written since (made now when not yet made).
+        its name when they were made; made now when not yet made): then they hold while the
+        concepts' rows and texts do and no vector is stored under that name (a fresh build would
+        read it).
 
         Parameters
         ----------
