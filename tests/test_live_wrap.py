@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_hostile_live_graph import _backup  # (one copy through SQLite's backup API)
 
 import conceptwalk.wrap.retriever as retriever_module
 from conceptwalk import Caller, LinkGraph, _core
@@ -325,13 +325,9 @@ def _answers(kb: KnowledgeBase, retrievers: list[ConceptAnchoredRetriever] | Non
 
 
 def _fresh(path: str, tmp: str, n: int) -> KnowledgeBase:
+    """A fresh process's store: the bytes copied through SQLite's backup, no snapshot file."""
     target = os.path.join(tmp, f"fresh-{n}.db")
-    src, dst = sqlite3.connect(path), sqlite3.connect(target)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
+    _backup(path, target)
     return KnowledgeBase.open(target)
 
 

@@ -623,13 +623,12 @@ class StateKeeper:
             return self._finish_state(st, annotations)
 
     def kept_state(self, *, annotations: bool = True) -> StoreState | None:
-        """:meth:`state` when the state this keeper holds is the store's current one (nothing
-        written since it was made: one read of the position), else None (nothing is made).
+        """The current state when this keeper holds it, else None (see
+        :meth:`KnowledgeBase.kept_state <conceptwalk.kb.store.KnowledgeBase.kept_state>`).
 
         Parameters
         ----------
         annotations : bool
-            As in :meth:`state`.
 
         Returns
         -------
