@@ -718,9 +718,20 @@ class LiveSearch:
             wanted = type_set(node_types)
             if not wanted:
                 return [], []
-            belig = eligible_nodes(self.live.base, wanted).view(np.uint8)  # kept per base
-            node_at = self.live.node_at
-            delig = np.array([node_at(int(x))[1] in wanted for x in self.text.slots], dtype=np.uint8)
+            live = self.live
+            belig = eligible_nodes(live.base, wanted).view(np.uint8)  # kept per base
+            slots = self.text.slots
+            tf = live.type_filter(wanted)
+            if tf is None:  # a base node's type changed since the base: each document's type now
+                node_at = live.node_at
+                delig = np.array([node_at(int(x))[1] in wanted for x in slots], dtype=np.uint8)
+            else:  # a rewritten base document has its base type; a new slot its delta code's
+                keep, codes = tf
+                b = live.base.num_nodes
+                new = slots >= b
+                delig = np.empty(slots.size, dtype=np.uint8)
+                delig[~new] = belig[slots[~new]]
+                delig[new] = keep[codes[slots[new] - b]]
         return self.text.search(  # type: ignore[no-any-return]
             text,
             k,
