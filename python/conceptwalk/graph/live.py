@@ -206,6 +206,7 @@ class _Chain:
 _UNKNOWN = False  # LiveGraph._walk when a batch gave no annotations
 _CONF = "extraction_confidence"
 _MISSING = object()
+_MEMO_LOCK = threading.Lock()  # LiveGraph.memo's insertions
 
 
 class WalkEdges(NamedTuple):
@@ -770,10 +771,13 @@ class LiveGraph:
         memo = self._memo
         got = memo.get(key, _MISSING)
         if got is _MISSING:
-            got = build()
-            if len(memo) >= self.MEMO_ENTRIES:  # many callers over one graph: the oldest go
-                memo.pop(next(iter(memo)), None)
-            got = memo.setdefault(key, got)
+            made = build()  # (outside the lock: two threads may both make it, one is kept)
+            with _MEMO_LOCK:
+                got = memo.get(key, _MISSING)
+                if got is _MISSING:
+                    if len(memo) >= self.MEMO_ENTRIES:  # many callers over one graph: the oldest go
+                        memo.pop(next(iter(memo)))
+                    got = memo[key] = made
         return got
 
     def tail_ids(self) -> list[str]:
