@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import shlex
 import statistics
-from dataclasses import replace
 from collections.abc import Set
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
