@@ -686,7 +686,7 @@ class LiveGraph:
         >>> keep.tolist(), codes.tolist()
         ([False, False, True], [2])
         """
-        names, codes = self._delta_types()
+        names, codes = self.node_types()
         if names is None or codes is None:
             return None
         wanted = set(node_types)
@@ -709,9 +709,6 @@ class LiveGraph:
         >>> names, codes.tolist()
         (['DOC', 'NODE', 'MEMORY'], [2])
         """
-        return self._delta_types()
-
-    def _delta_types(self) -> tuple[list[str] | None, npt.NDArray[np.int32] | None]:
         got = self._types
         if got is not None:
             return got
@@ -813,7 +810,7 @@ class LiveGraph:
         got = self._written
         if got is not None:
             return got
-        if self._delta_types()[0] is None:
+        if self.node_types()[0] is None:
             return None
         inherit = self._inherit
         parent = None if inherit is None else inherit.written

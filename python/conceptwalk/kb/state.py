@@ -645,7 +645,8 @@ class StateKeeper:
             return self._finish_state(st, annotations)
 
     def _finish_state(self, st: StoreState, annotations: bool) -> StoreState:
-        """:meth:`state`'s answer from the current state ``st`` (its lock held)."""
+        """:meth:`state`'s answer from the current state ``st``: the snapshot file saved when
+        due, and the light state (``annotations=False``) made once."""
         with self._lock:
             gv = st.graph_version
             # as graph() and text_index() do: a full build is saved, and the saved file of this

@@ -494,6 +494,12 @@ class _LazyCounts(Mapping[str, int]):
         return len(self._get_data())
 
 
+def _columns_key(kind: str, embedder: Any, config: WalkConfig) -> tuple[Any, ...]:
+    """The cache key of what :meth:`ReadCache.concept_columns` keeps for ``embedder`` and
+    ``config`` (``kind`` names which entry)."""
+    return (kind, embedder.name, int(embedder.dim), config.concept_node_types, config.concept_text)
+
+
 def _takes_caller(fn: Any) -> bool:
     """Whether the callable accepts a ``caller`` keyword."""
     try:
@@ -1087,7 +1093,7 @@ class ReadCache:
 
         def build() -> Any:
             if isinstance(embedder, HashingEmbedder) and not self.source.stores_embeddings(embedder):
-                self._cache[(self._kind, ("embcols-text",) + key[1:])] = True  # (see columns_from_text)
+                self._cache[(self._kind, _columns_key("embcols-text", embedder, config))] = True  # columns_from_text
                 idx_arr = self.concept_indices(config)
                 idx = idx_arr.tolist()
                 g = self.graph
@@ -1114,10 +1120,10 @@ class ReadCache:
                         self._keep_vectors(embedder, config, vectors)
                         self._carry_put(embedder, config, idx_arr, vectors)
                     return vectors
-            return self._by_embeddings(("embcols",) + key[1:], config, from_matrix)
+            return self._by_embeddings(key, config, from_matrix)
 
         def from_matrix() -> Any:
-            delta = self._dense_delta(("embcols",) + key[1:], embedder, config)
+            delta = self._dense_delta(key, embedder, config)
             if delta is not None:  # the last position's index plus the changed rows (or folded)
                 return delta
             mat = self.concept_embeddings(embedder, config)
@@ -1127,7 +1133,7 @@ class ReadCache:
             # read in place: a read-only view of the snapshot's matrix (never written)
             rows = np.ascontiguousarray(mat, dtype=np.float32).view()
             rows.setflags(write=False)
-            base = self._dense_base(("embcols",) + key[1:], config)
+            base = self._dense_base(key, config)
             if base is not None:  # the last position's index: only the rows that changed are coded
                 try:
                     return base[0].updated(rows, base[1])
@@ -1139,7 +1145,7 @@ class ReadCache:
                 return DenseVectors(rows)
             return SparseVectors.from_dense(mat)
 
-        key = ("embcols", embedder.name, int(embedder.dim), config.concept_node_types, config.concept_text)
+        key = _columns_key("embcols", embedder, config)
         got = self._get(key, build)
         return None if got is False else got
 
@@ -1162,8 +1168,7 @@ class ReadCache:
         if not isinstance(embedder, HashingEmbedder):
             return False
         self.concept_columns(embedder, config)
-        key = ("embcols-text", embedder.name, int(embedder.dim), config.concept_node_types, config.concept_text)
-        return bool(self._cache.get((self._kind, key)))
+        return bool(self._cache.get((self._kind, _columns_key("embcols-text", embedder, config))))
 
     def _carried(self, entry: Any) -> tuple[Callable[..., Any] | None, Any]:
         """``(kb.changed_nodes, this store object's carried entry)`` for a committed state of a
