@@ -18,7 +18,8 @@ struct WalkOutcome {
   // pairs' edges' (type << 1) | direction, edge first_id + i being entry i.
   std::shared_ptr<const cw::CSRGraph> live_base;
   std::shared_ptr<const cw::GraphDelta> live_delta;
-  std::vector<std::int32_t> delta_typedir;
+  py::object delta_typedir_keep;  // the listed edges' array (kept alive, read in place)
+  const std::int32_t* delta_typedir = nullptr;
   std::int64_t first_id = 0;
 };
 
@@ -27,13 +28,13 @@ struct WalkOutcome {
 struct RenderSource {
   std::int64_t n = 0, m = 0;
   const cw::CSRGraph* base = nullptr;
-  const cw::GraphDelta* delta = nullptr;           // null: base alone
-  const std::vector<std::int32_t>* dtd = nullptr;  // with delta: the listed edges'
+  const cw::GraphDelta* delta = nullptr;  // null: base alone
+  const std::int32_t* dtd = nullptr;      // with delta: the listed edges'
   std::int64_t first_id = 0;
 
   std::int32_t typedir(std::int64_t e) const {
     if (e < base->num_edges()) return base->edge_typedir()[e];
-    return (*dtd)[static_cast<std::size_t>(e - first_id)];
+    return dtd[e - first_id];
   }
   bool before(cw::node_t a, cw::node_t b) const { return delta ? cw::GraphRef(*base, delta).before(a, b) : a < b; }
 };
@@ -47,7 +48,7 @@ RenderSource render_source(const WalkOutcome& o, py::handle graph) {
       throw cw::InvalidArgument("render_paths: the graph is not the LiveGraph this walk ran on");
     src.base = o.live_base.get();
     src.delta = o.live_delta.get();
-    src.dtd = &o.delta_typedir;
+    src.dtd = o.delta_typedir;
     src.first_id = o.first_id;
     src.n = o.live_delta->n;
     src.m = o.num_edges;
@@ -463,7 +464,8 @@ void register_walk(py::module_& m) {
         out->num_edges = base.num_edges() + typedir.shape(0);
         out->live_base = g.base;
         out->live_delta = g.delta;
-        out->delta_typedir.assign(typedir.data(), typedir.data() + typedir.shape(0));
+        out->delta_typedir_keep = typedir;  // read again by render_paths (a code out of range is refused there)
+        out->delta_typedir = typedir.data();
         out->first_id = base.num_edges();
         {
           const std::int32_t* s = starts.data();
