@@ -156,7 +156,7 @@ def sqlite_floor(d: str, n_edges: int, variant: str = "all") -> dict[str, Any]:
         edge_sql = "INSERT INTO edges(src, dst, type) VALUES " + ", ".join(["(?, ?, ?)"] * k)
     p = os.path.join(d, f"floor-{variant}.sqlite")
     conn = sqlite3.connect(p, isolation_level=None)
-    conn.execute("PRAGMA page_size = 16384")
+    conn.execute("PRAGMA page_size = 4096")
     conn.execute("PRAGMA journal_mode = DELETE")
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("PRAGMA cache_size = -262144")
