@@ -5,8 +5,8 @@ Random write/read sequences (hypothesis): node adds, deletes, retitles and resco
 deletes with annotations, alias adds, and concept vector writes under a stand-in model, in batches
 of one to three per transaction, written either through the long-lived store that reads or through
 a second connection to the same file (another writer, followed through the change log). After
-every batch, every tool is asked the same questions for three callers (public, one scope, all
-access) through the long-lived store — whatever mix of carried-forward and rebuilt structures it
+every batch, every tool is asked the same questions for four callers (public, one scope, all
+access, and a scope only written nodes carry named with one no node carries) through the long-lived store — whatever mix of carried-forward and rebuilt structures it
 holds — and through a fresh store made from a byte copy of the file without its snapshot file
 (nothing carried, nothing mapped: a fresh process's build). The answers are compared serialised
 (floats by ``repr``: bit for bit): ``graph_context`` from concepts and from a question,
@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import warnings
 import zlib
 from typing import Any
 
@@ -30,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conceptwalk import Caller
-from conceptwalk.errors import ConceptwalkError
+from conceptwalk.errors import ConceptwalkError, UnknownScopeWarning
 from conceptwalk.kb.state import StateKeeper
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.tools import graph_context, graph_path, link_suggest
@@ -40,8 +41,12 @@ from conceptwalk.wrap._live import LiveRead
 
 WORDS = ["graph", "walk", "push", "rank", "memory", "vector", "index", "token", "alpha", "omega", "river", "stone"]
 SCOPES = [[], [], ["a"], ["b"], ["a", "b"]]
+#: what the writes give a node: also scope "c", which no node of the first store carries (a new
+#: tenant: the base does not know it, the delta does)
+WRITE_SCOPES = SCOPES + [["c"]]
 EDGE_TYPES = ["RELATED_TO", "ABOUT", "BROADER"]
-CALLERS = [Caller.public(), Caller.with_scopes("a"), Caller.all_access()]
+#: ... and a caller of that tenant naming also a scope no node ever carries (a typo, warned about)
+CALLERS = [Caller.public(), Caller.with_scopes("a"), Caller.all_access(), Caller.with_scopes("c", "zz")]
 DIM = 8
 MODEL = "live-model"
 LIVE_COUNTS = {
@@ -114,11 +119,13 @@ def _apply(kb: KnowledgeBase, write: tuple[str, int, int, int]) -> None:
     x, y = f"n{a:03d}", f"n{b:03d}"
     present = {r["id"] for r in kb.nodes([x, y]) if r is not None}
     if kind == "add_node":
-        kb.add_nodes([{"id": x, "type": "CONCEPT" if c % 3 else "MEMORY", "title": _title(c), "scopes": SCOPES[c % 5]}])
+        kb.add_nodes(
+            [{"id": x, "type": "CONCEPT" if c % 3 else "MEMORY", "title": _title(c), "scopes": WRITE_SCOPES[c % 6]}]
+        )
     elif kind == "retitle" and x in present:
         kb.add_nodes([{"id": x, "title": f"{WORDS[c]} {WORDS[(c + 4) % len(WORDS)]} retitled"}])
     elif kind == "rescope" and x in present:
-        kb.add_nodes([{"id": x, "scopes": SCOPES[c % 5]}])
+        kb.add_nodes([{"id": x, "scopes": WRITE_SCOPES[c % 6]}])
     elif kind == "delete_node":
         kb.delete_nodes([x])
     elif kind == "add_edge" and {x, y} <= present:
@@ -150,6 +157,12 @@ def _answers(
 ) -> dict[str, str]:
     """Every tool's answer for every caller, serialised (an error's type and text stand for it);
     ``rets``: long-lived retrievers over ``kb`` (a new one reads the full state on construction)."""
+    with warnings.catch_warnings():  # (the typo'd scope: warned once per store, not compared)
+        warnings.simplefilter("ignore", UnknownScopeWarning)
+        return _answers_of(kb, probes, rets)
+
+
+def _answers_of(kb: KnowledgeBase, probes: list[str], rets: list[ConceptAnchoredRetriever] | None) -> dict[str, str]:
     out: dict[str, str] = {}
     rets = rets or _retrievers(kb)
     questions = ("graph walk", "memory vector rank", "alias stone")

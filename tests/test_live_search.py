@@ -341,3 +341,66 @@ def test_a_graph_grown_from_an_older_one_gets_its_own_text() -> None:
             slots, scores = lt.search(q, 5)
             fd, fs = fresh.search(q, 5)
             assert [g.node_at(s)[0] for s in slots] == [ids[d] for d in fd] and scores == fs, q
+
+
+def test_a_new_tenants_scope_is_read_live_and_a_typo_warned_once(
+    tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A caller naming a scope only nodes written since the base carry (a new tenant's first
+    memories) is answered from the live graph, not a full state per read; a scope no node carries
+    is warned about once, as the snapshot path does; every answer is a fresh store's."""
+    import warnings
+
+    from conceptwalk.errors import UnknownScopeWarning
+    from conceptwalk.kb.state import StateKeeper
+    from conceptwalk.tools import graph_path, link_suggest
+
+    path = os.path.join(tmp_path, "kb.db")
+    kb = KnowledgeBase.create(path)
+    kb.add_nodes(
+        [
+            {"id": "c1", "type": "CONCEPT", "title": "river walk"},
+            {"id": "c2", "type": "CONCEPT", "title": "graph memory"},
+            {"id": "m0", "type": "MEMORY", "title": "river bank", "scopes": ["tenant-a"]},
+        ]
+    )
+    kb.add_edges([("m0", "c1"), ("c1", "c2")])
+    kb.state()  # the base
+    who = Caller.with_scopes("tenant-new", "tenant-typo")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph_context(kb, concepts=["c1"], caller=Caller.all_access())  # the live graph over the base
+    kb.add_nodes([{"id": "m1", "type": "MEMORY", "title": "river walk memory", "scopes": ["tenant-new"]}])
+    kb.add_edges([("m1", "c1"), ("m1", "c2")])
+    full = []
+    monkeypatch.setattr(StateKeeper, "state", lambda self, **kw: full.append(1) or pytest.fail("a full state"))
+
+    def reads(store: KnowledgeBase) -> list[object]:
+        return [
+            store.search("river walk", 5, caller=who),
+            graph_context(store, "river memory", k=5, caller=who).to_dict()["results"],
+            graph_context(store, concepts=["m1"], k=5, caller=who).to_dict()["results"],
+            link_suggest(store, "m1", k=5, caller=who, min_shared=1).to_dict()["suggestions"],
+            graph_path(store, "m1", "c2", caller=who).to_dict(),
+        ]
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = reads(kb)
+    typo = [w for w in seen if issubclass(w.category, UnknownScopeWarning)]
+    assert len(typo) == 1 and "tenant-typo" in str(typo[0].message) and "tenant-new" not in str(typo[0].message)
+    assert not full
+    assert any(r for r in got)  # the tenant sees its memory
+    monkeypatch.undo()
+    fresh = KnowledgeBase.open(path)
+    try:
+        with warnings.catch_warnings(record=True) as seen_fresh:
+            warnings.simplefilter("always")
+            want = reads(fresh)
+        assert [str(w.message) for w in seen_fresh if issubclass(w.category, UnknownScopeWarning)] == [
+            str(typo[0].message)
+        ]
+    finally:
+        fresh.close()
+        kb.close()
+    assert json.dumps(got, sort_keys=True, default=repr) == json.dumps(want, sort_keys=True, default=repr)

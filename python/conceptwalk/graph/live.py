@@ -577,6 +577,53 @@ class LiveGraph:
                 return r
         return None
 
+    def scope_names(self) -> frozenset[str]:
+        """Every scope a node of this graph carries: the base's (:attr:`LinkGraph.scope_names`)
+        and those of the nodes written since, as they are now (while no base node's scopes
+        changed, :meth:`view` is not None and this is a fresh build's ``scope_names``). Made
+        once per graph.
+
+        Returns
+        -------
+        frozenset of str
+
+        Examples
+        --------
+        >>> base = LinkGraph.from_edges([("a", "b")], nodes=[{"id": "b", "scopes": ["t"]}])
+        >>> g = LiveGraph.over(base, version=0).grown({"c": ("NODE", None, '["u"]', None)}, [("c", "a")], version=1)
+        >>> sorted(g.scope_names())
+        ['t', 'u']
+        """
+
+        def build() -> frozenset[str]:
+            out = set(self.base.scope_names)
+            for x in self._chain.rows:
+                r = self._row_at(x)
+                if r is not None:
+                    out.update(_scopes(r[2]))
+            return frozenset(out)
+
+        return self.memo(("live.scope-names",), build)  # type: ignore[no-any-return]
+
+    def unknown_scopes(self, scopes: Iterable[str]) -> tuple[str, ...]:
+        """The scopes of ``scopes`` that no node of this graph carries (sorted; see
+        :meth:`scope_names`, which is read only when the base does not carry one of them).
+
+        Parameters
+        ----------
+        scopes : iterable of str
+
+        Returns
+        -------
+        tuple of str
+        """
+        names = self.base.scope_names
+        missing = [x for x in scopes if x not in names]
+        if not missing:
+            return ()
+        known = self.scope_names()
+        return tuple(sorted(x for x in missing if x not in known))
+
     def view(self, scopes: Iterable[str]) -> LiveView | None:
         """The visibility of a caller holding ``scopes`` (not all access: it needs none), made once
         per scope set; None when this delta cannot express it (a base node's scopes changed since

@@ -29,6 +29,7 @@ import inspect
 import threading
 import warnings
 import weakref
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnknownScopeWarning
@@ -124,7 +125,7 @@ def _stacklevel() -> int:
         del here, f
 
 
-def warn_unknown_scopes(store: Any, graph: Any, caller: Caller) -> list[str]:
+def warn_unknown_scopes(store: Any, graph: Any, caller: Caller, *, unknown: Sequence[str] | None = None) -> list[str]:
     """Warn (:class:`~conceptwalk.errors.UnknownScopeWarning`) about the scopes ``caller`` names
     that no node of ``graph`` (``store``'s current graph) carries and that were not warned about
     for ``store`` yet. Returns them.
@@ -136,6 +137,9 @@ def warn_unknown_scopes(store: Any, graph: Any, caller: Caller) -> list[str]:
     graph : LinkGraph
         Its graph at the state being read.
     caller : Caller
+    unknown : sequence of str, optional
+        The caller's scopes that no node carries, when ``graph`` is not a :class:`LinkGraph` (a
+        live graph's :meth:`~conceptwalk.graph.live.LiveGraph.unknown_scopes`).
 
     Returns
     -------
@@ -145,7 +149,8 @@ def warn_unknown_scopes(store: Any, graph: Any, caller: Caller) -> list[str]:
     scopes = caller.scopes
     if not scopes or store is None:
         return []
-    unknown = _unknown(graph, scopes)
+    if unknown is None:
+        unknown = _unknown(graph, scopes)
     if not unknown:
         return []
     try:

@@ -2775,15 +2775,22 @@ class KnowledgeBase:
     ) -> list[tuple[str, float]] | None:
         """:meth:`search` over the live graph, or None: the snapshot path answers."""
         ls = self.live_search(caller)
-        return None if ls is None else ls.search(text, k, node_types)
+        if ls is None:
+            return None
+        if caller.scopes:
+            unknown = ls.live.unknown_scopes(caller.scopes)
+            if unknown:  # (as the snapshot path warns: a typo grants nothing)
+                warn_unknown_scopes(self, ls.live, caller, unknown=unknown)
+        return ls.search(text, k, node_types)
 
     def live_search(self, caller: Caller, *, changed_only: bool = False) -> LiveSearch | None:
         """The caller's search over the live graph (:meth:`live_graph` and its text: the base's
         text index plus the texts written since), which answers as :meth:`search` over a fresh
         snapshot would, at the cost of the change; or None, and the snapshot path answers: a
-        store with no nodes, inside its own write transaction, a caller naming a scope the base
-        does not know (that path warns about it), a visibility or a batch the delta does not
-        express, or a base whose state this store no longer holds.
+        store with no nodes, inside its own write transaction, a visibility or a batch the delta
+        does not express, or a base whose state this store no longer holds. (A scope the caller
+        names that no node carries is not warned about here: :meth:`search` warns as its
+        snapshot path does.)
 
         Parameters
         ----------
@@ -2817,8 +2824,6 @@ class KnowledgeBase:
             return None
         view = base_view = None
         if caller.scopes is not None:
-            if any(x not in live.base.scope_names for x in caller.scopes):
-                return None
             view = live.view(caller.scopes)
             if view is None:
                 return None

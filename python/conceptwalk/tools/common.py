@@ -26,6 +26,7 @@ from ..errors import InputError, NotFoundError
 from ..graph import Caller, LinkGraph
 from ..graph.live import LiveGraph, LiveView
 from ..graph.ppr import offsets
+from ..graph.scopes import warn_unknown_scopes
 
 __all__ = [
     "live_slots",
@@ -233,9 +234,9 @@ def live_slots(
     """The source's live graph (``source.live_graph()``, a knowledge base's: its base plus the
     delta written since, brought forward at the cost of the change), the caller's view of it
     (None: all access) and the slots of ``ids``; or None, and the tool takes the snapshot path: a
-    bare graph or a source without one, no ids, a caller naming a scope the base does not know
-    (the snapshot path warns about it) or a visibility the delta does not express
-    (:meth:`~conceptwalk.graph.live.LiveGraph.view`).
+    bare graph or a source without one, no ids or a visibility the delta does not express
+    (:meth:`~conceptwalk.graph.live.LiveGraph.view`). A scope the caller names that no node
+    carries is warned about as the snapshot path warns.
 
     Parameters
     ----------
@@ -277,12 +278,12 @@ def live_slots(
         return None
     view = None
     if caller.scopes is not None:
-        names = live.base.scope_names
-        if any(x not in names for x in caller.scopes):
-            return None
         view = live.view(caller.scopes)
         if view is None:
             return None
+        unknown = live.unknown_scopes(caller.scopes)
+        if unknown:  # (what the snapshot path warns about first: a typo grants nothing)
+            warn_unknown_scopes(source, live, caller, unknown=unknown)
     slots = []
     for i, x in enumerate(ids):
         s = live.slot(x) if isinstance(x, str) else None

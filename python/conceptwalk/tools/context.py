@@ -769,6 +769,10 @@ def _live_question(
     if ls is None:
         return None
     live, view = ls.live, ls.view
+    if caller.scopes:
+        unknown = live.unknown_scopes(caller.scopes)
+        if unknown:  # (what the snapshot path warns about first: a typo grants nothing)
+            warn_unknown_scopes(source, live, caller, unknown=unknown)
     types = None if node_types is None else live.type_filter(node_types)
     if node_types is not None and types is None:
         return None
