@@ -431,6 +431,33 @@ def test_an_agents_turn_is_read_live(tmp_path: Any, count_live: dict[str, int]) 
     kb.close()
 
 
+def test_a_retriever_made_after_a_write_builds_no_full_state(tmp_path: Any, count_live: dict[str, int]) -> None:
+    """A retriever made on a live store written since its last full state (a server that makes
+    one per request or per configuration) warms the live graph's base, not a new full state, and
+    its first query is read live, as a fresh build answers."""
+    path = str(tmp_path / "kb.db")
+    kb = KnowledgeBase.open(path, create=True)
+    _fill(kb)
+    who = Caller.all_access()
+    ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=CONFIG).run(
+        "graph walk", 4, concept_walk=True, caller=who
+    )
+    snap = kb._keeper._snap
+    kb.add_nodes([{"id": "z-new", "type": "MEMORY", "title": "fresh thought"}])
+    kb.add_edges([{"src": "z-new", "dst": "c00", "type": "TAGGED_CONCEPT"}])
+    ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=CONFIG)
+    assert kb._keeper._snap is snap  # the constructor brought no snapshot forward
+    got = ret.run("graph walk", 4, concept_walk=True, caller=who)
+    assert count_live["live"] == 1 and kb._keeper._snap is snap
+    fresh = _fresh(path, str(tmp_path), 0)
+    want = ConceptAnchoredRetriever(builtin_flat_search(fresh), fresh, config=CONFIG).run(
+        "graph walk", 4, concept_walk=True, caller=who
+    )
+    assert _result(got) == _result(want)
+    fresh.close()
+    kb.close()
+
+
 @pytest.mark.parametrize("case", ["concept", "rerank", "model", "rescope", "hashing-vectors", "concept-body"])
 def test_what_is_not_read_live_answers_from_the_full_snapshot(
     tmp_path: Any, count_live: dict[str, int], case: str

@@ -198,8 +198,11 @@ class ConceptResolver:
         """Build what a query reads (the snapshot's alias index, concept indices, text index and
         vectors),
         so that the first query costs what the next one does. Called on construction; the caches
-        are shared by every resolver over the same snapshot and rebuilt when the store changes."""
-        snap = self.source.read_cache()
+        are shared by every resolver over the same snapshot and rebuilt when the store changes.
+        On a live store written since its last full state, those of its live graph's base: the
+        query reads that base plus the writes since (or, when it cannot, builds the full state
+        itself), so a retriever made after a write costs the change, not the store."""
+        snap = self.warm_cache()
         snap.alias_index()
         snap.concept_indices(self.config)
         if self.config.lexical_k > 0:
@@ -211,6 +214,23 @@ class ConceptResolver:
             for emb, cfg in self.semantic_parts():
                 if snap.concept_columns(emb, cfg) is None:  # dense: the matrix
                     snap.concept_embeddings(emb, cfg)
+
+    def warm_cache(self) -> ReadCache:
+        """The caches :meth:`warm` builds: the store's current state's, or, when the store was
+        written since the state it holds and its live graph reads the writes, the live graph's
+        base's (what a live read of the wrapped query reads; nothing of the store is rebuilt).
+
+        Returns
+        -------
+        ReadCache
+        """
+        kb = self.source.kb
+        if kb is not None and self.source.annotations and callable(getattr(kb, "live_search", None)):
+            if kb.kept_state(annotations=True) is None:
+                search = kb.live_search(Caller.all_access(), changed_only=True)
+                if search is not None:
+                    return self.source.read_cache_of(search.base_state)
+        return self.source.read_cache()
 
     def semantic_parts(self) -> list[tuple[Any, WalkConfig]]:
         """(embedder, config) of each similarity the semantic score reads: the embedder over

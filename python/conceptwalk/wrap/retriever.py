@@ -181,8 +181,10 @@ class ConceptAnchoredRetriever:
     def warm(self) -> None:
         """Build what a walk reads on the current snapshot (the resolver's caches, the store's
         annotation presence, the walk's gate arrays), so the first query costs what the next
-        one does. Called on construction; rebuilt lazily when the store changes."""
-        snap = self.source.read_cache()
+        one does. Called on construction; rebuilt lazily when the store changes. On a live
+        store written since its last full state, over its live graph's base
+        (:meth:`ConceptResolver.warm_cache`)."""
+        snap = self.resolver.warm_cache()
         snap.presence()
         prepared(snap.graph, self.config)
         if self.config.rank_by != "path":
