@@ -11,7 +11,9 @@ turn writes), then times one tool's read right after the write (``after``) and a
 unchanged store (``warm``); the tools take turns, so each one's ``after`` pays for the write it
 follows. Tools: ``graph_context`` from concepts and from a question, ``link_suggest``,
 ``graph_path``, ``KnowledgeBase.search`` and the wrapped query (built-in flat search,
-``concept_walk=True``), all as the all-access caller. Also per KB: whole turns per second (write +
+``concept_walk=True``), all as the all-access caller; and the wrapped query after a turn that
+also writes a new concept (the memory, a concept node of the KB's concept type and three edges),
+which the live read does not cover yet (the full state answers). Also per KB: whole turns per second (write +
 ``graph_context`` from concepts, back to back), and with ``--vector-dim D`` the cost of a concept
 vector write (the store holds a D-dimensional vector for every concept under a stand-in model, a
 turn rewrites one concept's vector and the wrapped query with that model reads it) against a node
@@ -109,6 +111,30 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
                 )
             return time.perf_counter() - t0
 
+        concept_type = g.node_type_names[g.node_type_codes[g.id_index[concepts[0]]]]
+
+        def write_concept() -> float:
+            """A turn that also names a new concept: the memory, its concept and three edges."""
+            t = serial[0]
+            serial[0] += 1
+            a = concepts[(7 * t) % len(concepts)]
+            t0 = time.perf_counter()
+            with kb.transaction():
+                kb.add_nodes(
+                    [
+                        {"id": f"live-turn-{t}", "type": memory, "title": f"turn {t}: {titles[t % len(titles)]}"},
+                        {"id": f"live-concept-{t}", "type": concept_type, "title": f"new idea {t}"},
+                    ]
+                )
+                kb.add_edges(
+                    [
+                        {"src": f"live-turn-{t}", "dst": a, "type": "ABOUT"},
+                        {"src": f"live-turn-{t}", "dst": f"live-concept-{t}", "type": "ABOUT"},
+                        {"src": f"live-concept-{t}", "dst": a, "type": "RELATED_TO"},
+                    ]
+                )
+            return time.perf_counter() - t0
+
         def c(t: int) -> str:
             return concepts[(31 * t + 5) % len(concepts)]
 
@@ -119,6 +145,9 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
             "graph_path": lambda t: graph_path(kb, c(t), c(t + 1), caller=who),
             "search": lambda t: kb.search(titles[t % len(titles)], 10, caller=who),
             "wrapped query": lambda t: ret.query(titles[t % len(titles)], 10, concept_walk=True, caller=who),
+            "wrapped query (turn adds a concept)": lambda t: ret.query(
+                titles[t % len(titles)], 10, concept_walk=True, caller=who
+            ),
         }
         for name, fn in tools.items():  # every cache warm once
             for t in range(3):
@@ -127,7 +156,10 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
         writes: list[float] = []
         for t in range(turns):
             for name, fn in tools.items():
-                writes.append(write())
+                if name.endswith("(turn adds a concept)"):
+                    write_concept()
+                else:
+                    writes.append(write())
                 t0 = time.perf_counter()
                 fn(t)
                 t1 = time.perf_counter()
