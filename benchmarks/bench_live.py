@@ -163,7 +163,14 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
                 t2 = time.perf_counter()
                 rows[name]["after"].append(t1 - t0)
                 rows[name]["warm"].append(t2 - t1)
-        # after the rows above (a concept written makes a new base, whose caches the next
+        # whole turns back to back: write + graph_context from concepts
+        n_turns = max(20, turns * 3)
+        t0 = time.perf_counter()
+        for t in range(n_turns):
+            write()
+            graph_context(kb, concepts=[c(t)], k=10, caller=who)
+        turns_per_s = n_turns / (time.perf_counter() - t0)
+        # last (a concept written makes a new base, whose caches the next
         # turns' reads would pay): the wrapped query after turns that also name a new concept
         concept_rows: dict[str, list[float]] = {"after": [], "warm": []}
         for t in range(turns):
@@ -176,13 +183,6 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
             concept_rows["after"].append(t1 - t0)
             concept_rows["warm"].append(t2 - t1)
         rows["wrapped query (turn adds a concept)"] = concept_rows
-        # whole turns back to back: write + graph_context from concepts
-        n_turns = max(20, turns * 3)
-        t0 = time.perf_counter()
-        for t in range(n_turns):
-            write()
-            graph_context(kb, concepts=[c(t)], k=10, caller=who)
-        turns_per_s = n_turns / (time.perf_counter() - t0)
         out: dict[str, Any] = {
             "kb": os.path.basename(kb_path),
             "nodes": g.num_nodes,

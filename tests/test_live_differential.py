@@ -1,7 +1,7 @@
 """A live store's answers equal a fresh build's, bit for bit, after any mix of writes (issue 31,
 item 3).
 
-Random write/read sequences (hypothesis): node adds, deletes, retitles and rescopes, edge adds and
+Random write/read sequences (hypothesis): node adds (new concepts among them), deletes, retitles and rescopes, edge adds and
 deletes with annotations, alias adds, and concept vector writes under a stand-in model, in batches
 of one to three per transaction, written either through the long-lived store that reads or through
 a second connection to the same file (another writer, followed through the change log). After
@@ -107,7 +107,9 @@ def _fill(kb: KnowledgeBase, n: int) -> None:
 
 # One write: (kind, a, b, c) with small integers the writer maps to ids, titles, scopes and types.
 WRITE = st.tuples(
-    st.sampled_from(["add_node", "retitle", "rescope", "delete_node", "add_edge", "delete_edge", "alias", "vector"]),
+    st.sampled_from(
+        ["add_node", "new_concept", "retitle", "rescope", "delete_node", "add_edge", "delete_edge", "alias", "vector"]
+    ),
     st.integers(0, 40),
     st.integers(0, 40),
     st.integers(0, 11),
@@ -122,6 +124,10 @@ def _apply(kb: KnowledgeBase, write: tuple[str, int, int, int]) -> None:
         kb.add_nodes(
             [{"id": x, "type": "CONCEPT" if c % 3 else "MEMORY", "title": _title(c), "scopes": WRITE_SCOPES[c % 6]}]
         )
+    elif kind == "new_concept":  # a concept added (its id sorts among the base's), with an edge
+        z = f"{x}-{c}"
+        kb.add_nodes([{"id": z, "type": "CONCEPT", "title": _title(c + b), "scopes": WRITE_SCOPES[c % 6]}])
+        kb.add_edges([{"src": z, "dst": y, "type": EDGE_TYPES[c % 3]}] if y in present else [])
     elif kind == "retitle" and x in present:
         kb.add_nodes([{"id": x, "title": f"{WORDS[c]} {WORDS[(c + 4) % len(WORDS)]} retitled"}])
     elif kind == "rescope" and x in present:

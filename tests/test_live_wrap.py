@@ -232,7 +232,21 @@ WORDS = ["graph", "walk", "memory", "river", "stone", "token", "index", "omega"]
 
 TURN = st.tuples(
     st.sampled_from(
-        ["memory", "memory", "memory", "edge", "retitle", "alias", "scoped", "file", "concept", "delete", "body"]
+        [
+            "memory",
+            "memory",
+            "memory",
+            "edge",
+            "retitle",
+            "alias",
+            "scoped",
+            "file",
+            "concept",
+            "new-concept",
+            "new-concept",
+            "delete",
+            "body",
+        ]
     ),
     st.integers(0, 40),
     st.integers(0, 40),
@@ -281,8 +295,26 @@ def _turn(kb: KnowledgeBase, turn: tuple[str, int, int, int], t: int) -> None:
         kb.add_nodes([{"id": f"m{a % 10:02d}", "title": f"retitled {WORDS[c]}"}])
     elif kind == "alias":
         kb.add_aliases([(f"{WORDS[c]} nick", concepts[a % 14])])
-    elif kind == "concept":  # read from the full snapshot until the next base
+    elif kind == "concept":  # a base concept retitled: read from the full snapshot until the next base
         kb.add_nodes([{"id": f"c{a % 14:02d}", "title": f"{WORDS[c]} concept"}])
+    elif kind == "new-concept":  # a concept added (its id sorts among the base's), read live
+        y = f"c{a % 14:02d}-{t}"
+        kb.add_nodes(
+            [
+                {
+                    "id": y,
+                    "type": "CONCEPT",
+                    "title": None if c == 7 else f"{WORDS[c]} {WORDS[b % 8]}",
+                    "scopes": [[], ["a"], ["b"], []][b % 4],
+                }
+            ]
+        )
+        kb.add_edges(
+            [
+                {"src": f"m{b % 10:02d}", "dst": y, "type": "TAGGED_CONCEPT", "extraction_confidence": (c + 1) / 8},
+                {"src": y, "dst": concepts[a % 14], "type": "RELATED_TO"},
+            ]
+        )
     elif kind == "body":  # a text change alone, of a memory or a concept
         kb.add_nodes([{"id": f"m{a % 10:02d}" if c % 2 else concepts[a % 14], "body": f"{WORDS[c]} body"}])
     elif kind == "delete":  # a new base
@@ -458,6 +490,46 @@ def test_a_retriever_made_after_a_write_builds_no_full_state(tmp_path: Any, coun
     kb.close()
 
 
+@pytest.mark.parametrize("caller", ["all", "public", "scoped"])
+def test_a_new_concept_is_read_live(tmp_path: Any, count_live: dict[str, int], caller: str) -> None:
+    """A turn that names a new concept (an agent's memory about an idea it has not met): the next
+    wrapped query is read live -- the new concept resolves (the semantic, lexical and name
+    evidence over base plus delta) and the walk starts from it -- and equals a fresh build, for
+    every caller (a new concept a caller cannot see resolves for nobody who cannot see it)."""
+    path = str(tmp_path / "kb.db")
+    kb = KnowledgeBase.open(path, create=True)
+    _fill(kb)
+    who = {"all": Caller.all_access(), "public": Caller.public(), "scoped": Caller.with_scopes("a")}[caller]
+    ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=CONFIG)
+    ret.run("graph walk", 4, concept_walk=True, caller=who)
+    snap = kb._keeper._snap
+    kb.add_nodes(
+        [
+            {"id": "c-new", "type": "CONCEPT", "title": "quantum lattice"},
+            {"id": "c-hidden", "type": "CONCEPT", "title": "quantum lattice secret", "scopes": ["a"]},
+            {"id": "z-new", "type": "MEMORY", "title": "a note on the lattice"},
+        ]
+    )
+    kb.add_edges(
+        [
+            {"src": "z-new", "dst": "c-new", "type": "TAGGED_CONCEPT", "extraction_confidence": 0.9},
+            {"src": "z-new", "dst": "c-hidden", "type": "TAGGED_CONCEPT"},
+            {"src": "c-new", "dst": "c00", "type": "RELATED_TO"},
+        ]
+    )
+    queries = ("quantum lattice", "c-new", "lattice", "graph walk")
+    got = [ret.run(q, 4, concept_walk=True, caller=who) for q in queries]
+    assert count_live["live"] == 4 and kb._keeper._snap is snap  # live: no snapshot brought forward
+    resolved = {c.id for c in got[0].concepts}
+    assert "c-new" in resolved and ("c-hidden" in resolved) == (caller != "public")
+    fresh = _fresh(path, str(tmp_path), 0)
+    fret = ConceptAnchoredRetriever(builtin_flat_search(fresh), fresh, config=CONFIG)
+    want = [fret.run(q, 4, concept_walk=True, caller=who) for q in queries]
+    assert [_result(x) for x in got] == [_result(x) for x in want]
+    fresh.close()
+    kb.close()
+
+
 @pytest.mark.parametrize("case", ["concept", "rerank", "model", "rescope", "hashing-vectors", "concept-body"])
 def test_what_is_not_read_live_answers_from_the_full_snapshot(
     tmp_path: Any, count_live: dict[str, int], case: str
@@ -476,9 +548,9 @@ def test_what_is_not_read_live_answers_from_the_full_snapshot(
     ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=cfg, **kw)
     who = Caller.with_scopes("a")
     ret.run("graph walk", 4, concept_walk=True, caller=who)
-    if case == "concept":
-        kb.add_nodes([{"id": "c-new", "type": "CONCEPT", "title": "graph walk"}])
-        kb.add_edges([{"src": "c-new", "dst": "c01", "type": "RELATED_TO"}])
+    if case == "concept":  # a base concept retitled: the base's names and vectors of it do not hold
+        kb.add_nodes([{"id": "c01", "title": "graph walk again"}])
+        kb.add_edges([{"src": "c01", "dst": "c00", "type": "RELATED_TO"}])
     elif case == "rescope":
         kb.add_nodes([{"id": "m01", "scopes": ["a"]}])
     elif case == "hashing-vectors":  # vectors stored under the built-in embedder's own name

@@ -837,6 +837,31 @@ class LiveGraph:
             got = self._tail = self._chain.ids[: self._n_new]
         return got
 
+    def written_ids(self) -> frozenset[str]:
+        """The ids of the nodes written since the base, as of this graph's version: added, a base
+        node's row rewritten, or its text alone (a body). Made once per graph (the delta's
+        size).
+
+        Returns
+        -------
+        frozenset of str
+
+        Examples
+        --------
+        >>> base = LinkGraph.from_edges([("a", "b")])
+        >>> g = LiveGraph.over(base, version=0).grown({"c": ("NODE", None, None, None)}, [("c", "a")], version=1)
+        >>> sorted(g.written_ids()), LiveGraph.over(base, version=0).written_ids()
+        (['c'], frozenset())
+        """
+
+        def build() -> frozenset[str]:
+            chain, v = self._chain, self.version
+            out = {x for x, rows in chain.rows.items() if rows[0][0] <= v}
+            out.update(x for x, t in chain.texts.items() if t[0][0] <= v)
+            return frozenset(out)
+
+        return self.memo(("live.written-ids",), build)  # type: ignore[no-any-return]
+
     def written_types(self) -> frozenset[str] | None:
         """The node types of the nodes written since the base (added, a base node's row
         rewritten, or its text alone: a body): at least every type one of them has now (brought

@@ -4,13 +4,16 @@ read the store's live graph (its base plus the delta written since,
 so the query after a write costs the change, not the store.
 
 What the resolution reads of the concepts (their names, vectors and visibility) is the base's
-(its :class:`~conceptwalk.wrap._reader.ReadCache`): a live read is made only while no node of a
-concept type was written since the base and the semantic evidence comes from the concepts' texts
-(the built-in hashing embedder without stored vectors, then or now). Everything else a write can change is read
+(its :class:`~conceptwalk.wrap._reader.ReadCache`), plus the concepts added since the base
+(:meth:`LiveRead.new_concepts`: hashed from their titles and merged with the base's top-k, their
+names with the base's): a live read is made only while no base node of a concept type was written
+since the base and the semantic evidence comes from the concepts' texts (the built-in hashing
+embedder without stored vectors, then or now; for added concepts, from their titles with one
+similarity). Everything else a write can change is read
 over base plus delta: the flat search and the lexical evidence (BM25 statistics over every
 visible document), the flat hits added since, the aliases as the store holds them now, the walk
 (rows, edges, their types, weights and annotations), the candidates' rows and the types the
-caller sees. Any other case -- a concept written, stored or model vectors, a rerank, a delta the
+caller sees. Any other case -- a base concept written, stored or model vectors, a rerank, a delta the
 live graph does not express -- takes the full snapshot, as before. Either way the answer is a
 fresh build's, bit for bit (``tests/test_live_differential.py``, ``tests/test_live_wrap.py``).
 """
@@ -25,12 +28,34 @@ import numpy as np
 from ..graph import Caller
 from ..graph.linkgraph import EDGE_ANNOTATION_KEYS
 from ..graph.live import LiveGraph, LiveView, WalkEdges
-from ._reader import ReadCache
+from ..graph.vectors import SparseVectors
+from ._reader import ReadCache, _name_phrases as name_phrases, _phrase_index as phrase_index
 from .config import WalkConfig
 from .probe import present_types, types_missing
 from .walk import LiveProvenance, LiveWalk, Provenance
 
 __all__ = ["LiveRead", "live_read"]
+
+
+class _MergedIndex:
+    """A phrase index (phrase -> concept ids ascending) read as the union of two: the base's and
+    the new concepts', without copying the base's (what :func:`phrases_in` reads: ``get`` and
+    truth)."""
+
+    __slots__ = ("_a", "_b")
+
+    def __init__(self, a: dict[str, list[str]], b: dict[str, list[str]]) -> None:
+        self._a, self._b = a, b
+
+    def __bool__(self) -> bool:
+        return bool(self._a) or bool(self._b)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        x, y = self._a.get(key), self._b.get(key)
+        if y is None:
+            return default if x is None else x
+        return y if x is None else sorted(set(x).union(y))
+
 
 _ANNOTATED = frozenset(EDGE_ANNOTATION_KEYS)
 
@@ -72,8 +97,9 @@ def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCa
     if written is None:
         return None  # a base node's type changed
     concept_types = cfg.concept_node_types
-    if written if concept_types is None else not written.isdisjoint(concept_types):
-        return None  # a concept written since the base: its names and vectors are the base's
+    concepts_written = bool(written) if concept_types is None else not written.isdisjoint(concept_types)
+    if concepts_written and (cfg.concept_text != "title" or not retriever.resolver.fusion.neutral):
+        return None  # a concept written since the base: read live for titles and one similarity only
     walk = live.walk_edges()
     if walk is None or not _ANNOTATED <= set(live.base.edge_annotations):
         return None
@@ -85,7 +111,12 @@ def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCa
             # (a fresh build would read it): else the full snapshot's columns follow the writes
             if not base.columns_from_text(emb, part) or source.stores_embeddings(emb):
                 return None
-    return LiveRead(live, search, base, walk, caller)
+            if concepts_written and not isinstance(base.concept_columns(emb, part), SparseVectors):
+                return None  # (the new concepts' rows are merged with a sparse index's top-k)
+    read = LiveRead(live, search, base, walk, caller)
+    if concepts_written and read.new_concepts(cfg) is None:
+        return None  # a base concept written since the base: its names and vectors are the base's
+    return read
 
 
 class LiveRead:
@@ -161,6 +192,85 @@ class LiveRead:
         slots, _ = self.search.hits(text, k, types)
         node_at = self.live.node_at
         return [node_at(s)[0] for s in slots]
+
+    # ---------------------------------------------------------------- concepts written since
+    def new_concepts(self, config: WalkConfig) -> tuple[list[str], list[int], list[str]] | None:
+        """The nodes of a concept type added since the base (ids ascending, their slots and
+        titles), or None when a base node of a concept type was written since (its row or its
+        text: the base's names and vectors of it no longer hold, the full state answers). Made
+        once per live graph and concept types."""
+        types = config.concept_node_types
+
+        def build() -> tuple[list[str], list[int], list[str]] | None:
+            live = self.live
+            b = live.base.num_nodes
+            found: list[tuple[str, int, str]] = []
+            for x in live.written_ids():
+                s = live.slot(x)
+                if s is None:
+                    continue
+                _, ntype, title = live.node_at(s)
+                if types is not None and ntype not in types:
+                    continue
+                if s < b:
+                    return None
+                found.append((x, s, title or x))  # (what the snapshot embeds: the title, else the id)
+            found.sort()
+            return [f[0] for f in found], [f[1] for f in found], [f[2] for f in found]
+
+        return self.live.memo(("wrap.new-concepts", types), build)  # type: ignore[no-any-return]
+
+    def usable_new(self, node_id: str, config: WalkConfig) -> bool:
+        """Whether ``node_id`` is a concept added since the base that the caller sees."""
+        got = self.new_concepts(config)
+        if not got or node_id not in self._new_set(config):
+            return False
+        s = self.live.slot(node_id)
+        return s is not None and self.visible_slot(s)
+
+    def _new_set(self, config: WalkConfig) -> frozenset[str]:
+        return self.live.memo(  # type: ignore[no-any-return]
+            ("wrap.new-concept-set", config.concept_node_types),
+            lambda: frozenset((self.new_concepts(config) or ((), (), ()))[0]),
+        )
+
+    def semantic_new(self, embedder: Any, config: WalkConfig, query: Any, keep: int) -> list[tuple[str, float]]:
+        """The top ``keep`` of the visible concepts added since the base by similarity to the unit
+        ``query`` (at least ``semantic_threshold``): each row hashed from its title as the
+        snapshot's index hashes it (:meth:`HashingEmbedder.embed_csr`) and scored by the same
+        compiled top-k, so each number equals the full index's for that row; ``(id, score)`` by
+        score descending, then id."""
+        got = self.new_concepts(config)
+        if not got or not got[0]:
+            return []
+        ids, slots, titles = got
+
+        def build() -> SparseVectors:
+            indptr, indices, values = embedder.embed_csr(titles)
+            return SparseVectors(len(titles), int(embedder.dim), indptr, indices, values)
+
+        vectors: SparseVectors = self.live.memo(
+            ("wrap.new-concept-vectors", str(embedder.name), config.concept_node_types), build
+        )
+        visible = None
+        if self.view is not None:
+            visible = np.fromiter((self.view.visible(s) for s in slots), dtype=bool, count=len(slots))
+        rows, sims = vectors.topk(query, keep, visible=visible, min_score=config.semantic_threshold)
+        return [(ids[r], s) for r, s in zip(rows.tolist(), sims.tolist())]
+
+    def name_index(self, config: WalkConfig) -> tuple[Any, int]:
+        """:meth:`ReadCache.name_index` over base plus delta: the base's, with the names of the
+        concepts added since (each phrase's ids ascending, as a fresh build lists them)."""
+
+        def build() -> tuple[Any, int]:
+            index, longest = self.base.name_index(config)
+            got = self.new_concepts(config)
+            if not got or not got[0]:
+                return index, longest
+            came, came_longest = phrase_index([p for x, t in zip(got[0], got[2]) for p in name_phrases(x, t)])
+            return _MergedIndex(index, came), max(longest, came_longest)
+
+        return self.live.memo(("wrap.name-index", config.concept_node_types), build)  # type: ignore[no-any-return]
 
     def aliases(self) -> dict[str, list[str]]:
         return self.base.aliases(now=True)

@@ -312,7 +312,9 @@ class ConceptResolver:
 
         def usable(nid: str) -> int | None:
             i = id_index.get(nid)
-            if i is None or (visible is not None and not visible[i]) or (flags is not None and not flags[i]):
+            if i is None:  # (a concept added since the base, on a live read)
+                return -1 if _live is not None and _live.usable_new(nid, cfg) else None
+            if (visible is not None and not visible[i]) or (flags is not None and not flags[i]):
                 return None
             return i
 
@@ -359,7 +361,7 @@ class ConceptResolver:
                     offer(c, cfg.lexical_confidence * fw.lexical / rank, "lexical", nid)
         # semantic
         if self.embedder is not None and cfg.semantic_k > 0:
-            for c, sim in self._semantic(text, snap, vm, qvec):
+            for c, sim in self._semantic(text, snap, vm, qvec, _live):
                 for cc in canonical_concepts(c):
                     offer(cc, sim, "semantic", text)
         best: dict[str, ResolvedConcept] = {}
@@ -371,11 +373,15 @@ class ConceptResolver:
             best[nid] = ResolvedConcept(nid, min(1.0, max(p, 1.0 - rest)), method, matched)
         # normalize-only fallback
         if not best:
-            nindex, nlongest = snap.name_index(cfg)
+            nindex, nlongest = snap.name_index(cfg) if _live is None else _live.name_index(cfg)
             id_index = g.id_index
             for phrase, ids in phrases_in(text, nindex, nlongest):
                 for nid in ids:
-                    if visible is not None and not visible[id_index[nid]]:
+                    i = id_index.get(nid)
+                    if i is None:  # (a concept added since the base, on a live read)
+                        if not _live.visible_id(nid):
+                            continue
+                    elif visible is not None and not visible[i]:
                         continue
                     for c in canonical_concepts(nid):
                         if c not in best:
@@ -442,13 +448,18 @@ class ConceptResolver:
             raise InputError("query_vector must be finite (no NaN or infinity)")
         return q
 
-    def _semantic(self, text: str, snap: ReadCache, vm: Any, qvec: Any = None) -> list[tuple[str, float]]:
+    def _semantic(
+        self, text: str, snap: ReadCache, vm: Any, qvec: Any = None, live: Any = None
+    ) -> list[tuple[str, float]]:
         """The semantic top-k over the visible concept rows: exact dot products in the core,
         each in an order that depends only on its row and the query (no BLAS, no threads), so
-        the similarities equal those on the store with the hidden concepts deleted."""
+        the similarities equal those on the store with the hidden concepts deleted. ``live``: a
+        live read, whose concepts added since the base are scored too (and merged by score,
+        then id: the full index's order)."""
         cfg = self.config
         idx = snap.concept_indices(cfg)
-        if idx.size == 0:
+        new = live is not None and bool(live.new_concepts(cfg) and live.new_concepts(cfg)[0])
+        if idx.size == 0 and not new:
             return []
         q = qvec if qvec is not None else np.asarray(self.embedder.embed([text]), dtype=np.float32)[0]
         qn = float(np.linalg.norm(q))
@@ -486,17 +497,19 @@ class ConceptResolver:
             rows, sims = topk_scores(total / wsum, keep, visible=vis, min_score=cfg.semantic_threshold)
         # by similarity descending, then row = node order (= id order in a store)
         g = snap.graph
-        rl = rows.tolist()
-        sl = sims.tolist()
-        if not sl or not sl[0] > 0:  # evidence must be > 0
+        scored = [(g.ids[int(idx[j])], s) for j, s in zip(rows.tolist(), sims.tolist())]
+        if new:  # the concepts added since the base, merged: the full index's top keep
+            scored = sorted(scored + live.semantic_new(self.embedder, cfg, qu, keep), key=lambda x: (-x[1], x[0]))
+            scored = scored[:keep]
+        if not scored or not scored[0][1] > 0:  # evidence must be > 0
             return []
-        top = sl[0]
+        top = scored[0][1]
         out = []
-        for n, (j, s) in enumerate(zip(rl, sl)):
+        for n, (nid, s) in enumerate(scored):
             if not s > 0:
                 break
             if n < cfg.semantic_k or s >= top - cfg.semantic_margin:
-                out.append((g.ids[int(idx[j])], min(1.0, s)))
+                out.append((nid, min(1.0, s)))
             else:
                 break
         return out
