@@ -225,8 +225,9 @@ class ConceptResolver:
         ReadCache
         """
         kb = self.source.kb
-        if kb is not None and self.source.annotations and callable(getattr(kb, "live_search", None)):
-            if kb.kept_state(annotations=True) is None:
+        kept = getattr(kb, "kept_state", None)
+        if self.source.annotations and callable(kept) and callable(getattr(kb, "live_search", None)):
+            if kept(annotations=True) is None:
                 search = kb.live_search(Caller.all_access(), changed_only=True)
                 if search is not None:
                     return self.source.read_cache_of(search.base_state)
