@@ -225,10 +225,10 @@ class ConceptResolver:
         ReadCache
         """
         kb = self.source.kb
-        kept = getattr(kb, "kept_state", None)
-        if self.source.annotations and callable(kept) and callable(getattr(kb, "live_search", None)):
+        kept, live = getattr(kb, "kept_state", None), getattr(kb, "live_search", None)
+        if self.source.annotations and callable(kept) and callable(live):
             if kept(annotations=True) is None:
-                search = kb.live_search(Caller.all_access(), changed_only=True)
+                search = live(Caller.all_access(), changed_only=True)
                 if search is not None:
                     return self.source.read_cache_of(search.base_state)
         return self.source.read_cache()
