@@ -211,9 +211,13 @@ def test_the_core_refuses_a_malformed_delta() -> None:
 
 
 # ---------------------------------------------------------------------------- the store
+def _fill_title(i: int) -> str:
+    return f"{WORDS[i % 8]} {WORDS[(3 * i + 1) % 8]}"
+
+
 def _fill(kb: KnowledgeBase) -> None:
     kb.add_nodes(
-        [{"id": f"c{i:02d}", "type": "CONCEPT", "title": f"{WORDS[i % 8]} {WORDS[(3 * i + 1) % 8]}"} for i in range(14)]
+        [{"id": f"c{i:02d}", "type": "CONCEPT", "title": _fill_title(i)} for i in range(14)]
         + [
             {"id": f"m{i:02d}", "type": "MEMORY", "title": f"note {WORDS[(5 * i) % 8]}", "scopes": SCOPES[i % 4] or []}
             for i in range(10)
@@ -295,7 +299,7 @@ def _turn(kb: KnowledgeBase, turn: tuple[str, int, int, int], t: int) -> None:
         kb.add_nodes([{"id": f"m{a % 10:02d}", "title": f"retitled {WORDS[c]}"}])
     elif kind == "alias":
         kb.add_aliases([(f"{WORDS[c]} nick", concepts[a % 14])])
-    elif kind == "concept":  # a base concept retitled: read from the full snapshot until the next base
+    elif kind == "concept":  # a base concept retitled: read live (its base row skipped, scored anew)
         kb.add_nodes([{"id": f"c{a % 14:02d}", "title": f"{WORDS[c]} concept"}])
     elif kind == "new-concept":  # a concept added (its id sorts among the base's), read live
         y = f"c{a % 14:02d}-{t}"
@@ -445,9 +449,9 @@ def test_an_agents_turn_is_read_live(tmp_path: Any, count_live: dict[str, int]) 
     )
     assert _result(got) == _result(want)
     fresh.close()
-    # a concept written: that query reads the full state, which the next turn's live graph is
-    # over, so the turn after is read live again
-    kb.add_nodes([{"id": "c00", "title": "graph walk renamed"}])
+    # a base node retyped into a concept: that query reads the full state, which the next
+    # turn's live graph is over, so the turn after is read live again
+    kb.add_nodes([{"id": "m01", "type": "CONCEPT"}])
     ret.run("graph walk", 4, concept_walk=True, caller=who)
     assert count_live["live"] == 1
     kb.add_nodes([{"id": "z-next", "type": "MEMORY", "title": "next thought"}])
@@ -492,10 +496,11 @@ def test_a_retriever_made_after_a_write_builds_no_full_state(tmp_path: Any, coun
 
 @pytest.mark.parametrize("caller", ["all", "public", "scoped"])
 def test_a_new_concept_is_read_live(tmp_path: Any, count_live: dict[str, int], caller: str) -> None:
-    """A turn that names a new concept (an agent's memory about an idea it has not met): the next
-    wrapped query is read live -- the new concept resolves (the semantic, lexical and name
-    evidence over base plus delta) and the walk starts from it -- and equals a fresh build, for
-    every caller (a new concept a caller cannot see resolves for nobody who cannot see it)."""
+    """A turn that names a new concept (an agent's memory about an idea it has not met) and
+    renames an old one: the next wrapped query is read live -- the new concept resolves (the
+    semantic, lexical and name evidence over base plus delta), the renamed one by its new name
+    only, and the walk starts from them -- and equals a fresh build, for every caller (a new
+    concept a caller cannot see resolves for nobody who cannot see it)."""
     path = str(tmp_path / "kb.db")
     kb = KnowledgeBase.open(path, create=True)
     _fill(kb)
@@ -508,6 +513,7 @@ def test_a_new_concept_is_read_live(tmp_path: Any, count_live: dict[str, int], c
             {"id": "c-new", "type": "CONCEPT", "title": "quantum lattice"},
             {"id": "c-hidden", "type": "CONCEPT", "title": "quantum lattice secret", "scopes": ["a"]},
             {"id": "z-new", "type": "MEMORY", "title": "a note on the lattice"},
+            {"id": "c03", "title": "lattice theory"},  # a base concept renamed
         ]
     )
     kb.add_edges(
@@ -517,9 +523,10 @@ def test_a_new_concept_is_read_live(tmp_path: Any, count_live: dict[str, int], c
             {"src": "c-new", "dst": "c00", "type": "RELATED_TO"},
         ]
     )
-    queries = ("quantum lattice", "c-new", "lattice", "graph walk")
+    old_name = " ".join(_fill_title(3).split())  # c03's name in the base
+    queries = ("quantum lattice", "c-new", "lattice", "graph walk", "lattice theory", old_name)
     got = [ret.run(q, 4, concept_walk=True, caller=who) for q in queries]
-    assert count_live["live"] == 4 and kb._keeper._snap is snap  # live: no snapshot brought forward
+    assert count_live["live"] == len(queries) and kb._keeper._snap is snap  # live: no snapshot brought forward
     resolved = {c.id for c in got[0].concepts}
     assert "c-new" in resolved and ("c-hidden" in resolved) == (caller != "public")
     fresh = _fresh(path, str(tmp_path), 0)
@@ -548,9 +555,9 @@ def test_what_is_not_read_live_answers_from_the_full_snapshot(
     ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=cfg, **kw)
     who = Caller.with_scopes("a")
     ret.run("graph walk", 4, concept_walk=True, caller=who)
-    if case == "concept":  # a base concept retitled: the base's names and vectors of it do not hold
-        kb.add_nodes([{"id": "c01", "title": "graph walk again"}])
-        kb.add_edges([{"src": "c01", "dst": "c00", "type": "RELATED_TO"}])
+    if case == "concept":  # a base node retyped into a concept (the base's concept rows do not hold)
+        kb.add_nodes([{"id": "m01", "type": "CONCEPT", "title": "graph walk again"}])
+        kb.add_edges([{"src": "m01", "dst": "c00", "type": "RELATED_TO"}])
     elif case == "rescope":
         kb.add_nodes([{"id": "m01", "scopes": ["a"]}])
     elif case == "hashing-vectors":  # vectors stored under the built-in embedder's own name

@@ -4,16 +4,16 @@ read the store's live graph (its base plus the delta written since,
 so the query after a write costs the change, not the store.
 
 What the resolution reads of the concepts (their names, vectors and visibility) is the base's
-(its :class:`~conceptwalk.wrap._reader.ReadCache`), plus the concepts added since the base
-(:meth:`LiveRead.new_concepts`: hashed from their titles and merged with the base's top-k, their
-names with the base's): a live read is made only while no base node of a concept type was written
-since the base and the semantic evidence comes from the concepts' texts (the built-in hashing
-embedder without stored vectors, then or now; for added concepts, from their titles with one
-similarity). Everything else a write can change is read
+(its :class:`~conceptwalk.wrap._reader.ReadCache`), with the concepts written since the base
+(:meth:`LiveRead.written_concepts`: added or renamed, hashed from their titles now and merged
+with the base's top-k, whose rows of them are skipped; their names with the base's): a live read
+is made only while the semantic evidence comes from the concepts' texts (the built-in hashing
+embedder without stored vectors, then or now; with a concept written, from their titles with
+one similarity). Everything else a write can change is read
 over base plus delta: the flat search and the lexical evidence (BM25 statistics over every
 visible document), the flat hits added since, the aliases as the store holds them now, the walk
 (rows, edges, their types, weights and annotations), the candidates' rows and the types the
-caller sees. Any other case -- a base concept written, stored or model vectors, a rerank, a delta the
+caller sees. Any other case -- a concept written under another text or fusion, stored or model vectors, a rerank, a delta the
 live graph does not express -- takes the full snapshot, as before. Either way the answer is a
 fresh build's, bit for bit (``tests/test_live_differential.py``, ``tests/test_live_wrap.py``).
 """
@@ -38,20 +38,22 @@ __all__ = ["LiveRead", "live_read"]
 
 
 class _MergedIndex:
-    """A phrase index (phrase -> concept ids ascending) read as the union of two: the base's and
-    the new concepts', without copying the base's (what :func:`phrases_in` reads: ``get`` and
-    truth)."""
+    """A phrase index (phrase -> concept ids ascending) read as the base's less the ids in
+    ``drop`` (the concepts written since: their base names) plus ``b`` (their names now),
+    without copying the base's (what :func:`phrases_in` reads: ``get`` and truth)."""
 
-    __slots__ = ("_a", "_b")
+    __slots__ = ("_a", "_b", "_drop")
 
-    def __init__(self, a: dict[str, list[str]], b: dict[str, list[str]]) -> None:
-        self._a, self._b = a, b
+    def __init__(self, a: dict[str, list[str]], b: dict[str, list[str]], drop: frozenset[str]) -> None:
+        self._a, self._b, self._drop = a, b, drop
 
     def __bool__(self) -> bool:
         return bool(self._a) or bool(self._b)
 
     def get(self, key: str, default: Any = None) -> Any:
         x, y = self._a.get(key), self._b.get(key)
+        if x is not None and not self._drop.isdisjoint(x):
+            x = [v for v in x if v not in self._drop] or None
         if y is None:
             return default if x is None else x
         return y if x is None else sorted(set(x).union(y))
@@ -113,10 +115,7 @@ def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCa
                 return None
             if concepts_written and not isinstance(base.concept_columns(emb, part), SparseVectors):
                 return None  # (the new concepts' rows are merged with a sparse index's top-k)
-    read = LiveRead(live, search, base, walk, caller)
-    if concepts_written and read.new_concepts(cfg) is None:
-        return None  # a base concept written since the base: its names and vectors are the base's
-    return read
+    return LiveRead(live, search, base, walk, caller)
 
 
 class LiveRead:
@@ -194,17 +193,19 @@ class LiveRead:
         return [node_at(s)[0] for s in slots]
 
     # ---------------------------------------------------------------- concepts written since
-    def new_concepts(self, config: WalkConfig) -> tuple[list[str], list[int], list[str]] | None:
-        """The nodes of a concept type added since the base (ids ascending, their slots and
-        titles), or None when a base node of a concept type was written since (its row or its
-        text: the base's names and vectors of it no longer hold, the full state answers). Made
-        once per live graph and concept types."""
+    def written_concepts(self, config: WalkConfig) -> tuple[list[str], list[int], list[str], Any]:
+        """The nodes of a concept type written since the base -- added, or a base concept's row or
+        text rewritten -- with their ids ascending, slots and titles now, and the rows of the
+        base's concept index (:meth:`ReadCache.concept_indices`) that hold the rewritten ones
+        (their base names and vectors no longer hold: skipped there, scored here). Made once
+        per live graph and concept types."""
         types = config.concept_node_types
 
-        def build() -> tuple[list[str], list[int], list[str]] | None:
+        def build() -> tuple[list[str], list[int], list[str], Any]:
             live = self.live
             b = live.base.num_nodes
             found: list[tuple[str, int, str]] = []
+            rewritten: list[int] = []
             for x in live.written_ids():
                 s = live.slot(x)
                 if s is None:
@@ -212,45 +213,68 @@ class LiveRead:
                 _, ntype, title = live.node_at(s)
                 if types is not None and ntype not in types:
                     continue
-                if s < b:
-                    return None
+                if s < b:  # (of a concept type in the base too: a retype takes the full state)
+                    rewritten.append(s)
                 found.append((x, s, title or x))  # (what the snapshot embeds: the title, else the id)
             found.sort()
-            return [f[0] for f in found], [f[1] for f in found], [f[2] for f in found]
+            rows = np.zeros(0, dtype=np.int64)
+            if rewritten:
+                idx = self.base.concept_indices(config)
+                rows = np.searchsorted(idx, np.array(sorted(rewritten), dtype=np.int64))
+            return [f[0] for f in found], [f[1] for f in found], [f[2] for f in found], rows
 
-        return self.live.memo(("wrap.new-concepts", types), build)  # type: ignore[no-any-return]
+        return self.live.memo(("wrap.written-concepts", types), build)  # type: ignore[no-any-return]
 
     def usable_new(self, node_id: str, config: WalkConfig) -> bool:
         """Whether ``node_id`` is a concept added since the base that the caller sees."""
-        got = self.new_concepts(config)
-        if not got or node_id not in self._new_set(config):
+        if node_id not in self._written_set(config):
             return False
         s = self.live.slot(node_id)
-        return s is not None and self.visible_slot(s)
+        return s is not None and s >= self.live.base.num_nodes and self.visible_slot(s)
 
-    def _new_set(self, config: WalkConfig) -> frozenset[str]:
+    def _written_set(self, config: WalkConfig) -> frozenset[str]:
         return self.live.memo(  # type: ignore[no-any-return]
-            ("wrap.new-concept-set", config.concept_node_types),
-            lambda: frozenset((self.new_concepts(config) or ((), (), ()))[0]),
+            ("wrap.written-concept-set", config.concept_node_types),
+            lambda: frozenset(self.written_concepts(config)[0]),
         )
 
-    def semantic_new(self, embedder: Any, config: WalkConfig, query: Any, keep: int) -> list[tuple[str, float]]:
-        """The top ``keep`` of the visible concepts added since the base by similarity to the unit
-        ``query`` (at least ``semantic_threshold``): each row hashed from its title as the
-        snapshot's index hashes it (:meth:`HashingEmbedder.embed_csr`) and scored by the same
-        compiled top-k, so each number equals the full index's for that row; ``(id, score)`` by
-        score descending, then id."""
-        got = self.new_concepts(config)
-        if not got or not got[0]:
+    def base_visible(self, config: WalkConfig, visible: Any) -> Any:
+        """The base's concept rows the semantic top-k reads: ``visible`` (the caller's, None: all)
+        less the rows of the base concepts rewritten since (scored by :meth:`semantic_written`
+        instead). Kept per live graph and mask."""
+        rows = self.written_concepts(config)[3]
+        if not rows.size:
+            return visible
+
+        def build() -> tuple[Any, Any]:
+            if visible is None:
+                out = np.ones(self.base.concept_indices(config).size, dtype=bool)
+            else:
+                out = np.array(visible, dtype=bool)
+            out[rows] = False
+            return visible, out
+
+        got = self.live.memo(("wrap.base-visible", config.concept_node_types, id(visible)), build)
+        if got[0] is not visible:  # (another mask at a reused address: made again, not kept)
+            return build()[1]
+        return got[1]
+
+    def semantic_written(self, embedder: Any, config: WalkConfig, query: Any, keep: int) -> list[tuple[str, float]]:
+        """The top ``keep`` of the visible concepts written since the base by similarity to the
+        unit ``query`` (at least ``semantic_threshold``): each row hashed from its title now as
+        the snapshot's index hashes it (:meth:`HashingEmbedder.embed_csr`) and scored by the
+        same compiled top-k, so each number equals the full index's for that row; ``(id,
+        score)`` by score descending, then id."""
+        ids, slots, titles, _ = self.written_concepts(config)
+        if not ids:
             return []
-        ids, slots, titles = got
 
         def build() -> SparseVectors:
             indptr, indices, values = embedder.embed_csr(titles)
             return SparseVectors(len(titles), int(embedder.dim), indptr, indices, values)
 
         vectors: SparseVectors = self.live.memo(
-            ("wrap.new-concept-vectors", str(embedder.name), config.concept_node_types), build
+            ("wrap.written-concept-vectors", str(embedder.name), config.concept_node_types), build
         )
         visible = None
         if self.view is not None:
@@ -259,16 +283,17 @@ class LiveRead:
         return [(ids[r], s) for r, s in zip(rows.tolist(), sims.tolist())]
 
     def name_index(self, config: WalkConfig) -> tuple[Any, int]:
-        """:meth:`ReadCache.name_index` over base plus delta: the base's, with the names of the
-        concepts added since (each phrase's ids ascending, as a fresh build lists them)."""
+        """:meth:`ReadCache.name_index` over base plus delta: the base's less the old names of
+        the concepts rewritten since, with the names of those written (each phrase's ids
+        ascending, as a fresh build lists them)."""
 
         def build() -> tuple[Any, int]:
             index, longest = self.base.name_index(config)
-            got = self.new_concepts(config)
-            if not got or not got[0]:
+            ids, _, titles, _ = self.written_concepts(config)
+            if not ids:
                 return index, longest
-            came, came_longest = phrase_index([p for x, t in zip(got[0], got[2]) for p in name_phrases(x, t)])
-            return _MergedIndex(index, came), max(longest, came_longest)
+            came, came_longest = phrase_index([p for x, t in zip(ids, titles) for p in name_phrases(x, t)])
+            return _MergedIndex(index, came, frozenset(ids)), max(longest, came_longest)
 
         return self.live.memo(("wrap.name-index", config.concept_node_types), build)  # type: ignore[no-any-return]
 

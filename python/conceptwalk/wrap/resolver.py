@@ -459,7 +459,7 @@ class ConceptResolver:
         then id: the full index's order)."""
         cfg = self.config
         idx = snap.concept_indices(cfg)
-        new = live is not None and bool(live.new_concepts(cfg) and live.new_concepts(cfg)[0])
+        new = live is not None and bool(live.written_concepts(cfg)[0])
         if idx.size == 0 and not new:
             return []
         q = qvec if qvec is not None else np.asarray(self.embedder.embed([text]), dtype=np.float32)[0]
@@ -469,6 +469,8 @@ class ConceptResolver:
         keep = max(cfg.semantic_k, cfg.semantic_max_k)
         qu = np.ascontiguousarray(q / qn, dtype=np.float32)
         vis = snap.concept_visible(cfg, vm)
+        if new:  # (the base rows of the concepts rewritten since are scored with the written ones)
+            vis = live.base_visible(cfg, vis)
         rows: npt.NDArray[np.integer[Any]]
         if self.fusion.body == 0 and self._char is None and self.fusion.temperature == 0:
             cols = snap.concept_columns(self.embedder, cfg)
@@ -500,7 +502,7 @@ class ConceptResolver:
         g = snap.graph
         scored = [(g.ids[int(idx[j])], s) for j, s in zip(rows.tolist(), sims.tolist())]
         if new:  # the concepts added since the base, merged: the full index's top keep
-            scored = sorted(scored + live.semantic_new(self.embedder, cfg, qu, keep), key=lambda x: (-x[1], x[0]))
+            scored = sorted(scored + live.semantic_written(self.embedder, cfg, qu, keep), key=lambda x: (-x[1], x[0]))
             scored = scored[:keep]
         if not scored or not scored[0][1] > 0:  # evidence must be > 0
             return []
