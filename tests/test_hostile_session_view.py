@@ -1126,18 +1126,18 @@ def _old_phrase_index(pairs: list[tuple[str, Any]]) -> tuple[dict[str, list[Any]
 
 
 def test_phrase_index_equals_the_one_built_phrase_by_phrase():
-    from conceptwalk.wrap._reader import _phrase_index
+    from conceptwalk.wrap._reader import phrase_index
 
     texts = adversarial_texts()[:-6] + ["Café-Zürich", "ＣＡＦÉ zürich", "cafe zurich", "w " * 12, "w " * 13]
     rng = random.Random(3)
     pairs = [(t, f"c{rng.randrange(12)}") for t in texts for _ in range(2)]
     pairs += [(Sub("Graph-Walk"), "c1"), ("graph walk", "c1"), ("GRAPH  WALK", "c2")]
-    got = _phrase_index(pairs)
+    got = phrase_index(pairs)
     want = _old_phrase_index(pairs)
     assert got == want
     assert list(got[0]) == list(want[0])  # the same insertion order (first seen)
     with pytest.raises(TypeError, match="must be a str"):
-        _phrase_index([("ok", "c"), (b"bytes", "c")])  # type: ignore[list-item]
+        phrase_index([("ok", "c"), (b"bytes", "c")])  # type: ignore[list-item]
 
 
 def test_non_ascii_aliases_resolve_like_ascii_ones():

@@ -297,13 +297,13 @@ def test_the_alias_index_is_rebuilt_only_when_the_aliases_change(tmp_path, monke
     ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
     ret.query("pagerank", 5, concept_walk=True, caller=ALL)
     built = []
-    real = _reader._phrase_index
+    real = _reader.phrase_index
 
     def counting(pairs):
         built.append(len(pairs))
         return real(pairs)
 
-    monkeypatch.setattr(_reader, "_phrase_index", counting)
+    monkeypatch.setattr(_reader, "phrase_index", counting)
     kb.add_nodes([{"id": "turn", "type": "MEMORY", "title": "a turn"}])  # not an alias write
     ret.query("pagerank", 5, concept_walk=True, caller=ALL)
     assert built == []
@@ -477,7 +477,7 @@ def test_the_change_log_names_exactly_the_vectors_written(tmp_path):
 def _names_afresh(kb: KnowledgeBase, cfg: WalkConfig, build) -> dict[str, list[str]]:
     g = kb.graph()
     idx = _reader._concept_rows(g, cfg.concept_node_types)
-    index, _ = build([p for i in idx.tolist() for p in _reader._name_phrases(g.ids[i], g.titles[i])])
+    index, _ = build([p for i in idx.tolist() for p in _reader.name_phrases(g.ids[i], g.titles[i])])
     return {k: sorted(v) for k, v in index.items()}
 
 
@@ -500,13 +500,13 @@ def test_the_fallbacks_name_index_brought_forward_equals_a_fresh_build(tmp_path_
     cfg = WalkConfig(concept_node_types=("CONCEPT",))
     _reader.StoreReader(kb).read_cache().name_index(cfg)  # built once; brought forward from here
     built = []
-    real = _reader._phrase_index
+    real = _reader.phrase_index
 
     def counting(pairs):
         built.append(len(pairs))
         return real(pairs)
 
-    _reader._phrase_index = counting
+    _reader.phrase_index = counting
     try:
         for n, (op, i, word) in enumerate(ops):
             c = f"c{i:02d}"
@@ -530,7 +530,7 @@ def test_the_fallbacks_name_index_brought_forward_equals_a_fresh_build(tmp_path_
         # id and two id tails at most), never every title (60 pairs)
         assert all(b <= 4 for b in built), built
     finally:
-        _reader._phrase_index = real
+        _reader.phrase_index = real
     kb.close()
 
 

@@ -29,7 +29,7 @@ from ..graph import Caller
 from ..graph.linkgraph import EDGE_ANNOTATION_KEYS
 from ..graph.live import LiveGraph, LiveView, WalkEdges
 from ..graph.vectors import SparseVectors
-from ._reader import ReadCache, _name_phrases as name_phrases, _phrase_index as phrase_index
+from ._reader import ReadCache, name_phrases, phrase_index
 from .config import WalkConfig
 from .probe import present_types, types_missing
 from .walk import LiveProvenance, LiveWalk, Provenance

@@ -41,7 +41,7 @@ _log = logging.getLogger("conceptwalk.wrap")
 MAX_PHRASE_WORDS = 12
 
 
-def _phrase_index(pairs: list[tuple[str, Any]]) -> tuple[dict[str, list[Any]], int]:
+def phrase_index(pairs: list[tuple[str, Any]]) -> tuple[dict[str, list[Any]], int]:
     """normalised phrase -> values (first-seen order, no repeats), and the longest phrase's words."""
     index: dict[str, list[Any]] = {}
     longest = 0
@@ -62,7 +62,7 @@ def _phrase_index(pairs: list[tuple[str, Any]]) -> tuple[dict[str, list[Any]], i
     return index, longest
 
 
-def _name_phrases(nid: str, title: str | None) -> list[tuple[str, str]]:
+def name_phrases(nid: str, title: str | None) -> list[tuple[str, str]]:
     """A concept's names for the fallback's index: its title, its id and its id's tail after each
     of ``:``, ``/`` and ``#``; each with the id."""
     out = [(title, nid)] if title else []
@@ -616,7 +616,7 @@ class ReadCache:
     def alias_index(self, *, now: bool = False) -> tuple[dict[str, list[str]], int]:
         def build() -> tuple[dict[str, list[str]], int]:
             pairs = [(a, c) for a, cs in self.aliases(now=now).items() for c in cs]
-            return _phrase_index(pairs)
+            return phrase_index(pairs)
 
         return self._by_aliases("alias_index", build, now=now)  # type: ignore[no-any-return]
 
@@ -655,8 +655,8 @@ class ReadCache:
             got = self._carried_names(config)
             if got is None:
                 g = self.graph
-                got = _phrase_index(
-                    [p for i in self.concept_indices(config).tolist() for p in _name_phrases(g.ids[i], g.titles[i])]
+                got = phrase_index(
+                    [p for i in self.concept_indices(config).tolist() for p in name_phrases(g.ids[i], g.titles[i])]
                 )
             kb = self.source.kb
             if kb is not None and self._committed:
@@ -693,10 +693,10 @@ class ReadCache:
             i = graph.id_index.get(nid)
             if i is None or (names is not None and graph.node_type_names[int(graph.node_type_codes[i])] not in names):
                 return []
-            return _name_phrases(nid, graph.titles[i])
+            return name_phrases(nid, graph.titles[i])
 
-        gone = _phrase_index([p for nid in changed for p in phrases(old_g, nid)])[0]
-        came, came_longest = _phrase_index([p for nid in changed for p in phrases(g, nid)])
+        gone = phrase_index([p for nid in changed for p in phrases(old_g, nid)])[0]
+        came, came_longest = phrase_index([p for nid in changed for p in phrases(g, nid)])
         index = dict(old_index)
         for key, ids in gone.items():
             left = [x for x in index.get(key, ()) if x not in ids]
