@@ -29,7 +29,6 @@ import inspect
 import threading
 import warnings
 import weakref
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnknownScopeWarning
@@ -125,7 +124,7 @@ def _stacklevel() -> int:
         del here, f
 
 
-def warn_unknown_scopes(store: Any, graph: Any, caller: Caller, *, unknown: Sequence[str] | None = None) -> list[str]:
+def warn_unknown_scopes(store: Any, graph: Any, caller: Caller) -> list[str]:
     """Warn (:class:`~conceptwalk.errors.UnknownScopeWarning`) about the scopes ``caller`` names
     that no node of ``graph`` (``store``'s current graph) carries and that were not warned about
     for ``store`` yet. Returns them.
@@ -134,12 +133,11 @@ def warn_unknown_scopes(store: Any, graph: Any, caller: Caller, *, unknown: Sequ
     ----------
     store : KnowledgeBase or None
         The store the caller is used on (None, e.g. a bare graph: no warning).
-    graph : LinkGraph
-        Its graph at the state being read.
+    graph : LinkGraph or LiveGraph
+        Its graph at the state being read (a live graph answers with its
+        :meth:`~conceptwalk.graph.live.LiveGraph.unknown_scopes`: the base's scopes and those of
+        the nodes written since).
     caller : Caller
-    unknown : sequence of str, optional
-        The caller's scopes that no node carries, when ``graph`` is not a :class:`LinkGraph` (a
-        live graph's :meth:`~conceptwalk.graph.live.LiveGraph.unknown_scopes`).
 
     Returns
     -------
@@ -149,8 +147,8 @@ def warn_unknown_scopes(store: Any, graph: Any, caller: Caller, *, unknown: Sequ
     scopes = caller.scopes
     if not scopes or store is None:
         return []
-    if unknown is None:
-        unknown = _unknown(graph, scopes)
+    live = getattr(graph, "unknown_scopes", None)
+    unknown = live(scopes) if callable(live) else _unknown(graph, scopes)
     if not unknown:
         return []
     try:

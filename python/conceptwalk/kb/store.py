@@ -2777,10 +2777,7 @@ class KnowledgeBase:
         ls = self.live_search(caller)
         if ls is None:
             return None
-        if caller.scopes:
-            unknown = ls.live.unknown_scopes(caller.scopes)
-            if unknown:  # (as the snapshot path warns: a typo grants nothing)
-                warn_unknown_scopes(self, ls.live, caller, unknown=unknown)
+        warn_unknown_scopes(self, ls.live, caller)  # (as the snapshot path warns: a typo grants nothing)
         return ls.search(text, k, node_types)
 
     def live_search(self, caller: Caller, *, changed_only: bool = False) -> LiveSearch | None:

@@ -281,9 +281,7 @@ def live_slots(
         view = live.view(caller.scopes)
         if view is None:
             return None
-        unknown = live.unknown_scopes(caller.scopes)
-        if unknown:  # (what the snapshot path warns about first: a typo grants nothing)
-            warn_unknown_scopes(source, live, caller, unknown=unknown)
+        warn_unknown_scopes(source, live, caller)  # (what the snapshot path warns about first)
     slots = []
     for i, x in enumerate(ids):
         s = live.slot(x) if isinstance(x, str) else None

@@ -769,10 +769,7 @@ def _live_question(
     if ls is None:
         return None
     live, view = ls.live, ls.view
-    if caller.scopes:
-        unknown = live.unknown_scopes(caller.scopes)
-        if unknown:  # (what the snapshot path warns about first: a typo grants nothing)
-            warn_unknown_scopes(source, live, caller, unknown=unknown)
+    warn_unknown_scopes(source, live, caller)  # (what the snapshot path warns about first)
     types = None if node_types is None else live.type_filter(node_types)
     if node_types is not None and types is None:
         return None
