@@ -534,6 +534,36 @@ def test_a_plain_copy_over_a_checkpointed_store_is_followed_from_the_next_commit
         kb.close()
 
 
+def test_a_plain_copy_written_past_the_readers_position_is_another_history(tmp_path):
+    # as above, written two commits past r's position, and the backup a plain copy too (SQLite's
+    # backup API moves the schema cookie, which sends the check the long way): the version check
+    # reads the nonce at the position r followed last in its own statement
+    import shutil
+
+    path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
+    w = KnowledgeBase.create(path)
+    _fill(w)
+    w.close()
+    shutil.copyfile(path, backup)
+    r = KnowledgeBase.open_read_only(path)
+    w = KnowledgeBase.open(path)
+    w.add_nodes([{"id": "c01", "title": "omega renamed"}])
+    w.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    w.close()
+    assert _titles(r)["c01"] == "omega renamed"
+    assert r.live_graph().version == r.state().graph_version
+    shutil.copyfile(backup, path)  # in place, no connection in a transaction
+    w = KnowledgeBase.open(path)
+    for i in range(3):  # past r's position, other rows at it and before it
+        w.add_nodes([{"id": f"c0{i + 3}", "title": f"other rename {i}"}])
+    fresh = _fresh(w, tmp_path, "cp-past")
+    assert _titles(r) == _titles(fresh) and _titles(r)["c01"] == "concept 1 token"
+    assert r.state().history == 1
+    assert r.live_graph().version == fresh.state().graph_version
+    for kb in (w, r, fresh):
+        kb.close()
+
+
 # --------------------------------------------------------------------------- bulk loads, rollbacks
 
 

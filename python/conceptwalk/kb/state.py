@@ -219,12 +219,28 @@ def _release(objs: list[Any]) -> None:
     _trim_past(StateKeeper.TRIM_FREE_BYTES)
 
 
+#: The free heap bytes glibc still held just after the last trim: freed chunks inside pages that
+#: are still in use, which no trim gives back. A trim is due when the free heap has grown past
+#: this by the trim mark, not past the mark alone: an agent's process at 50k nodes holds ~17 MB of
+#: such chunks, so every check trimmed (60-300 us each, every eighth read) and freed nothing.
+_free_after_trim = 0
+
+
 def _trim_past(free_bytes: int) -> bool:
-    """Give the freed heap back when glibc holds more than ``free_bytes`` of it; whether it did."""
-    if _heap_free is not None and _trim_heap is not None and _heap_free() > free_bytes:
+    """Give the freed heap back when glibc holds more than ``free_bytes`` of it beyond what the
+    last trim left; whether it did."""
+    if _heap_free is None or _trim_heap is None or _heap_free() <= _free_after_trim + free_bytes:
+        return False
+    _trim_now()
+    return True
+
+
+def _trim_now() -> None:
+    """Give the freed heap back now (and note what it could not give back)."""
+    global _free_after_trim
+    if _trim_heap is not None:
         _trim_heap()
-        return True
-    return False
+        _free_after_trim = _heap_free() if _heap_free is not None else 0
 
 
 def _pack_titles(graph: LinkGraph) -> None:
@@ -303,6 +319,11 @@ _VERSIONS = (
     "FROM (SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'changes') AS seq) AS p"
 )
 _VERSIONS_NONCE = _VERSIONS.replace("NULL", "(SELECT hex(nonce) FROM change_nonces WHERE seq = p.seq)", 1)
+#: ... and the nonce of the row at the position the keeper followed last (``?``): the history
+#: check after a write, in the same statement (see ``StateKeeper._follow_history``).
+_VERSIONS_NONCE_SEEN = _VERSIONS_NONCE.replace(
+    " FROM (SELECT", ", (SELECT hex(nonce) FROM change_nonces WHERE seq = ?) FROM (SELECT", 1
+)
 _HAS_NONCES = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'change_nonces'"
 _DERIVED_NAME = re.compile(r"[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*")
 _DERIVED_PART = re.compile(r"[A-Za-z0-9_]+")
@@ -404,10 +425,10 @@ class StateKeeper:
     #: turns, against 158 MB for a fresh process on the final store; a collection freed nothing).
     TRIM_GRAPHS = 2
     TRIM_MIN_ENTRIES = 100_000
-    #: Every this many reads of the live graph, the free heap is read (``mallinfo2``: microseconds) and
-    #: given back past :attr:`TRIM_FREE_BYTES` (as when a state is replaced): what the reads that
-    #: replaced the full state freed after its last trim (their old text index, views and caches)
-    #: is otherwise kept.
+    #: Every this many reads of the live graph, the free heap is read (``mallinfo2``: microseconds)
+    #: and given back once it exceeds what the last trim left by :attr:`TRIM_FREE_BYTES` (as when
+    #: a state is replaced): what the reads that replaced the full state freed after its last trim
+    #: (their old text index, views and caches) is otherwise kept.
     TRIM_CHECK_EVERY = 8
     TRIM_FREE_BYTES = 16 << 20
 
@@ -539,15 +560,23 @@ class StateKeeper:
         with the history checked (:meth:`_follow_history`)."""
         if not self._changelog:
             return self.graph_version(conn), meta_int(conn, "version")
+        seen = self._seen
+        at_seen: tuple[int, Any] | None = None  # (the position followed last, its row's nonce now)
         try:  # (on the first read _nonces is None: the cookie check below asks)
-            seq, wv, nonce, cookie, uuid = conn.execute(_VERSIONS_NONCE if self._nonces else _VERSIONS).fetchone()
+            if self._nonces and seen is not None:
+                seq, wv, nonce, cookie, uuid, was = conn.execute(_VERSIONS_NONCE_SEEN, (seen[0],)).fetchone()
+                at_seen = (seen[0], was)
+            else:
+                seq, wv, nonce, cookie, uuid = conn.execute(_VERSIONS_NONCE if self._nonces else _VERSIONS).fetchone()
         except sqlite3.OperationalError:  # the nonce table went with a schema change: ask again below
             seq = wv = nonce = cookie = uuid = None
+            at_seen = None
         replaced = False
         if cookie is None or cookie != self._cookie:  # the schema changed (or first read): ask again
             had = self._nonces
             self._nonces = conn.execute(_HAS_NONCES).fetchone() is not None
             seq, wv, nonce, cookie, uuid = conn.execute(_VERSIONS_NONCE if self._nonces else _VERSIONS).fetchone()
+            at_seen = None
             replaced = self._cookie is not None and had != self._nonces  # another schema's log
             self._cookie = cookie if isinstance(cookie, int) else None
         if isinstance(uuid, str) and self._uuid is not None and uuid != self._uuid:
@@ -556,10 +585,17 @@ class StateKeeper:
         gv = self.graph_version(conn) if seq is None else int(seq)
         if isinstance(wv, bool) or not isinstance(wv, int):
             wv = meta_int(conn, "version")  # raises: missing, or not a count
-        self._follow_history(conn, gv, nonce if isinstance(nonce, str) else None, replaced)
+        self._follow_history(conn, gv, nonce if isinstance(nonce, str) else None, replaced, at_seen)
         return gv, wv
 
-    def _follow_history(self, conn: sqlite3.Connection, gv: int, nonce: str | None, replaced: bool = False) -> None:
+    def _follow_history(
+        self,
+        conn: sqlite3.Connection,
+        gv: int,
+        nonce: str | None,
+        replaced: bool = False,
+        at_seen: tuple[int, Any] | None = None,
+    ) -> None:
         """Check that the change log read through ``conn`` at position ``gv`` (its row's nonce
         ``nonce``) is the one this object read before: the row at the last position read still
         carries the nonce it had. A restored backup, or another copy put in the file's place,
@@ -569,7 +605,9 @@ class StateKeeper:
         :attr:`history` counts one more, and :meth:`changed_nodes` answers nothing from a
         position this object read before. A store without nonces (schema 2 read-only) is
         followed by position alone. The position is recorded as followed only once checked (an
-        interrupted check is made again by the next read)."""
+        interrupted check is made again by the next read). ``at_seen``: ``(position, nonce)`` of
+        the row at the position followed last, read in the statement that read ``gv`` (else read
+        here)."""
         seen = self._seen
         same = True
         if replaced:
@@ -578,7 +616,10 @@ class StateKeeper:
             pos, was = seen
             same = False
             if 0 < pos < gv:
-                at = _nonce_at(conn, pos)
+                if at_seen is not None and at_seen[0] == pos:
+                    at = at_seen[1] if isinstance(at_seen[1], str) else None
+                else:
+                    at = _nonce_at(conn, pos)
                 same = at is not None and at == was  # the same log, written past the position read
             elif pos == 0 < gv:
                 same = True  # before any change: every log starts there (the uuid tells stores apart)
@@ -1393,7 +1434,7 @@ class StateKeeper:
                 self._replaced % self.TRIM_EVERY == 0
                 or self._replaced_entries >= max(self.TRIM_MIN_ENTRIES, self.TRIM_GRAPHS * now)
             ):
-                _trim_heap()  # ~3 ms at 50k nodes
+                _trim_now()  # ~3 ms at 50k nodes
                 self._replaced_entries = 0
         self._snap = out
 
