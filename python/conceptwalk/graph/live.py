@@ -862,6 +862,35 @@ class LiveGraph:
 
         return self.memo(("live.written-ids",), build)  # type: ignore[no-any-return]
 
+    def written_text(self, node_id: str) -> tuple[Any, Any] | None:
+        """The title and body of ``node_id`` as of this graph's version, as the store holds them,
+        when a batch since the base wrote its row or its text; None when none did, or when a
+        batch over this base came without its texts (:meth:`grown` without ``texts``: not known).
+
+        Parameters
+        ----------
+        node_id : str
+
+        Returns
+        -------
+        (title, body) or None
+
+        Examples
+        --------
+        >>> base = LinkGraph.from_edges([("a", "b")])
+        >>> g = LiveGraph.over(base, version=0).grown(
+        ...     {"c": ("NODE", "C", None, None)}, [("c", "a")], version=1, texts={"c": ("C", "about a")})
+        >>> g.written_text("c"), g.written_text("a")
+        (('C', 'about a'), None)
+        """
+        chain = self._chain
+        if chain.no_text:
+            return None
+        for v, title, body in reversed(chain.texts.get(node_id, ())):
+            if v <= self.version:
+                return title, body
+        return None
+
     def written_types(self) -> frozenset[str] | None:
         """The node types of the nodes written since the base (added, a base node's row
         rewritten, or its text alone: a body): at least every type one of them has now (brought

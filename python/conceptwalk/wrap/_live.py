@@ -5,15 +5,15 @@ so the query after a write costs the change, not the store.
 
 What the resolution reads of the concepts (their names, vectors and visibility) is the base's
 (its :class:`~conceptwalk.wrap._reader.ReadCache`), with the concepts written since the base
-(:meth:`LiveRead.written_concepts`: added or renamed, hashed from their titles now and merged
+(:meth:`LiveRead.written_concepts`: added or renamed, hashed from their texts now and merged
 with the base's top-k, whose rows of them are skipped; their names with the base's): a live read
 is made only while the semantic evidence comes from the concepts' texts (the built-in hashing
-embedder without stored vectors, then or now; with a concept written, from their titles with
-one similarity). Everything else a write can change is read
+embedder without stored vectors, then or now; with a concept written, one similarity: their
+titles, or their titles and bodies). Everything else a write can change is read
 over base plus delta: the flat search and the lexical evidence (BM25 statistics over every
 visible document), the flat hits added since, the aliases as the store holds them now, the walk
 (rows, edges, their types, weights and annotations), the candidates' rows and the types the
-caller sees. Any other case -- a concept written under another text or fusion, stored or model vectors, a rerank, a delta the
+caller sees. Any other case -- a concept written under another fusion, stored or model vectors, a rerank, a delta the
 live graph does not express -- takes the full snapshot, as before. Either way the answer is a
 fresh build's, bit for bit (``tests/test_live_differential.py``, ``tests/test_live_wrap.py``).
 """
@@ -100,8 +100,8 @@ def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCa
         return None  # a base node's type changed
     concept_types = cfg.concept_node_types
     concepts_written = bool(written) if concept_types is None else not written.isdisjoint(concept_types)
-    if concepts_written and (cfg.concept_text != "title" or not retriever.resolver.fusion.neutral):
-        return None  # a concept written since the base: read live for titles and one similarity only
+    if concepts_written and not retriever.resolver.fusion.neutral:
+        return None  # a concept written since the base: read live for one similarity only
     walk = live.walk_edges()
     if walk is None or not _ANNOTATED <= set(live.base.edge_annotations):
         return None
@@ -115,7 +115,10 @@ def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCa
                 return None
             if concepts_written and not isinstance(base.concept_columns(emb, part), SparseVectors):
                 return None  # (the new concepts' rows are merged with a sparse index's top-k)
-    return LiveRead(live, search, base, walk, caller)
+    read = LiveRead(live, search, base, walk, caller)
+    if concepts_written and read.written_texts(cfg) is None:
+        return None  # (their bodies not known to the live graph)
+    return read
 
 
 class LiveRead:
@@ -225,6 +228,29 @@ class LiveRead:
 
         return self.live.memo(("wrap.written-concepts", types), build)  # type: ignore[no-any-return]
 
+    def written_texts(self, config: WalkConfig) -> list[str] | None:
+        """The texts the snapshot's concept index embeds for :meth:`written_concepts` (in its
+        order) under ``config.concept_text``: the title, else the id; or the title and body
+        joined by a newline, else the id (what :meth:`StoreReader.node_texts
+        <conceptwalk.wrap._reader.StoreReader.node_texts>` gives). None when a body is not known
+        to the live graph (or is not a string): the full snapshot answers."""
+        if config.concept_text == "title":
+            return self.written_concepts(config)[2]
+
+        def build() -> list[str] | None:
+            out = []
+            for x in self.written_concepts(config)[0]:
+                got = self.live.written_text(x)
+                if got is None or not all(p is None or isinstance(p, str) for p in got):
+                    return None
+                parts = [p for p in got if p]
+                out.append("\n".join(parts) if parts else x)
+            return out
+
+        return self.live.memo(  # type: ignore[no-any-return]
+            ("wrap.written-concept-texts", config.concept_node_types, config.concept_text), build
+        )
+
     def usable_new(self, node_id: str, config: WalkConfig) -> bool:
         """Whether ``node_id`` is a concept added since the base that the caller sees."""
         if node_id not in self._written_set(config):
@@ -261,20 +287,24 @@ class LiveRead:
 
     def semantic_written(self, embedder: Any, config: WalkConfig, query: Any, keep: int) -> list[tuple[str, float]]:
         """The top ``keep`` of the visible concepts written since the base by similarity to the
-        unit ``query`` (at least ``semantic_threshold``): each row hashed from its title now as
-        the snapshot's index hashes it (:meth:`HashingEmbedder.embed_csr`) and scored by the
+        unit ``query`` (at least ``semantic_threshold``): each row hashed from its text now
+        (:meth:`written_texts`) as the snapshot's index hashes it (:meth:`HashingEmbedder.embed_csr`) and scored by the
         same compiled top-k, so each number equals the full index's for that row; ``(id,
         score)`` by score descending, then id."""
-        ids, slots, titles, _ = self.written_concepts(config)
+        ids, slots, _, _ = self.written_concepts(config)
         if not ids:
             return []
+        texts = self.written_texts(config)
+        if texts is None:  # (live_read made no live read then)
+            raise RuntimeError("semantic_written: the written concepts' texts are not known")
 
         def build() -> SparseVectors:
-            indptr, indices, values = embedder.embed_csr(titles)
-            return SparseVectors(len(titles), int(embedder.dim), indptr, indices, values)
+            indptr, indices, values = embedder.embed_csr(texts)
+            return SparseVectors(len(texts), int(embedder.dim), indptr, indices, values)
 
         vectors: SparseVectors = self.live.memo(
-            ("wrap.written-concept-vectors", str(embedder.name), config.concept_node_types), build
+            ("wrap.written-concept-vectors", str(embedder.name), config.concept_node_types, config.concept_text),
+            build,
         )
         visible = None
         if self.view is not None:
