@@ -158,34 +158,3 @@ def test_the_freed_heap_is_given_back_once_replaced_graphs_add_up(monkeypatch):
         assert len(calls) == 1  # small graphs stay under the floor (TRIM_EVERY still applies)
     finally:
         kb.close()
-
-
-def test_a_trim_that_gives_nothing_back_is_not_repeated(monkeypatch):
-    """The free heap a trim cannot give back (freed chunks inside pages still in use) does not
-    make every check trim again: the next trim waits until the free heap has grown past what the
-    last one left by TRIM_FREE_BYTES."""
-    from conceptwalk.kb import state as state_mod
-
-    mark = state_mod.StateKeeper.TRIM_FREE_BYTES
-    free = [mark + 1]  # above the mark, and no trim lowers it
-    calls = []
-    monkeypatch.setattr(state_mod, "_heap_free", lambda: free[0])
-    monkeypatch.setattr(state_mod, "_trim_heap", lambda: calls.append(free[0]))
-    monkeypatch.setattr(state_mod, "_free_after_trim", 0)
-    kb = KnowledgeBase.open(":memory:")
-    try:
-        kb.add_edges([("a", "b")])
-        checks = 6 * state_mod.StateKeeper.TRIM_CHECK_EVERY
-        for _ in range(checks):
-            kb.live_graph()
-        assert calls == [mark + 1]  # once: what it left is the new floor
-        free[0] = 2 * mark + 1  # the floor plus the mark: not yet
-        for _ in range(checks):
-            kb.live_graph()
-        assert len(calls) == 1
-        free[0] = 2 * mark + 2
-        for _ in range(checks):
-            kb.live_graph()
-        assert calls == [mark + 1, 2 * mark + 2]
-    finally:
-        kb.close()

@@ -219,28 +219,12 @@ def _release(objs: list[Any]) -> None:
     _trim_past(StateKeeper.TRIM_FREE_BYTES)
 
 
-#: The free heap bytes glibc still held just after the last trim: freed chunks inside pages that
-#: are still in use, which no trim gives back. A trim is due when the free heap has grown past
-#: this by the trim mark, not past the mark alone: an agent's process at 50k nodes holds ~17 MB of
-#: such chunks, so every check trimmed (60-300 us each, every eighth read) and freed nothing.
-_free_after_trim = 0
-
-
 def _trim_past(free_bytes: int) -> bool:
-    """Give the freed heap back when glibc holds more than ``free_bytes`` of it beyond what the
-    last trim left; whether it did."""
-    if _heap_free is None or _trim_heap is None or _heap_free() <= _free_after_trim + free_bytes:
-        return False
-    _trim_now()
-    return True
-
-
-def _trim_now() -> None:
-    """Give the freed heap back now (and note what it could not give back)."""
-    global _free_after_trim
-    if _trim_heap is not None:
+    """Give the freed heap back when glibc holds more than ``free_bytes`` of it; whether it did."""
+    if _heap_free is not None and _trim_heap is not None and _heap_free() > free_bytes:
         _trim_heap()
-        _free_after_trim = _heap_free() if _heap_free is not None else 0
+        return True
+    return False
 
 
 def _pack_titles(graph: LinkGraph) -> None:
@@ -425,10 +409,10 @@ class StateKeeper:
     #: turns, against 158 MB for a fresh process on the final store; a collection freed nothing).
     TRIM_GRAPHS = 2
     TRIM_MIN_ENTRIES = 100_000
-    #: Every this many reads of the live graph, the free heap is read (``mallinfo2``: microseconds)
-    #: and given back once it exceeds what the last trim left by :attr:`TRIM_FREE_BYTES` (as when
-    #: a state is replaced): what the reads that replaced the full state freed after its last trim
-    #: (their old text index, views and caches) is otherwise kept.
+    #: Every this many reads of the live graph, the free heap is read (``mallinfo2``: microseconds) and
+    #: given back past :attr:`TRIM_FREE_BYTES` (as when a state is replaced): what the reads that
+    #: replaced the full state freed after its last trim (their old text index, views and caches)
+    #: is otherwise kept.
     TRIM_CHECK_EVERY = 8
     TRIM_FREE_BYTES = 16 << 20
 
@@ -1434,7 +1418,7 @@ class StateKeeper:
                 self._replaced % self.TRIM_EVERY == 0
                 or self._replaced_entries >= max(self.TRIM_MIN_ENTRIES, self.TRIM_GRAPHS * now)
             ):
-                _trim_now()  # ~3 ms at 50k nodes
+                _trim_heap()  # ~3 ms at 50k nodes
                 self._replaced_entries = 0
         self._snap = out
 
