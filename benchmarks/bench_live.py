@@ -14,7 +14,8 @@ follows. Tools: ``graph_context`` from concepts and from a question, ``link_sugg
 ``concept_walk=True``), all as the all-access caller; then, after those rows (a concept written
 makes a new base whose caches the next turns' reads would pay), the wrapped query after turns
 that also write a new concept (the memory, a concept node of the KB's concept type and three
-edges), which the live read does not cover yet (the full state answers). Also per KB: whole turns per second (write +
+edges), and the same with a retriever whose concepts are embedded from their titles and bodies
+(``concept_text="title+body"``, each new concept with a body). Also per KB: whole turns per second (write +
 ``graph_context`` from concepts, back to back), and with ``--vector-dim D`` the cost of a concept
 vector write (the store holds a D-dimensional vector for every concept under a stand-in model, a
 turn rewrites one concept's vector and the wrapped query with that model reads it) against a node
@@ -82,7 +83,7 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
     from conceptwalk import Caller
     from conceptwalk.kb.store import KnowledgeBase
     from conceptwalk.tools import graph_context, graph_path, link_suggest
-    from conceptwalk.wrap import ConceptAnchoredRetriever, builtin_flat_search
+    from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
 
     who = Caller.all_access()
     path = _copy(kb_path)
@@ -114,17 +115,21 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
 
         concept_type = g.node_type_names[g.node_type_codes[g.id_index[concepts[0]]]]
 
-        def write_concept() -> float:
-            """A turn that also names a new concept: the memory, its concept and three edges."""
+        def write_concept(body: bool = False) -> float:
+            """A turn that also names a new concept: the memory, its concept (``body``: with a
+            body) and three edges."""
             t = serial[0]
             serial[0] += 1
             a = concepts[(7 * t) % len(concepts)]
+            concept: dict[str, Any] = {"id": f"live-concept-{t}", "type": concept_type, "title": f"new idea {t}"}
+            if body:
+                concept["body"] = f"an idea about {titles[t % len(titles)]}"
             t0 = time.perf_counter()
             with kb.transaction():
                 kb.add_nodes(
                     [
                         {"id": f"live-turn-{t}", "type": memory, "title": f"turn {t}: {titles[t % len(titles)]}"},
-                        {"id": f"live-concept-{t}", "type": concept_type, "title": f"new idea {t}"},
+                        concept,
                     ]
                 )
                 kb.add_edges(
@@ -183,6 +188,21 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
             concept_rows["after"].append(t1 - t0)
             concept_rows["warm"].append(t2 - t1)
         rows["wrapped query (turn adds a concept)"] = concept_rows
+        # the same with the concepts embedded from their titles and bodies (concept_text)
+        body_ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=WalkConfig(concept_text="title+body"))
+        for t in range(3):
+            body_ret.query(titles[t % len(titles)], 10, concept_walk=True, caller=who)
+        body_rows: dict[str, list[float]] = {"after": [], "warm": []}
+        for t in range(turns):
+            write_concept(body=True)
+            t0 = time.perf_counter()
+            body_ret.query(titles[t % len(titles)], 10, concept_walk=True, caller=who)
+            t1 = time.perf_counter()
+            body_ret.query(titles[t % len(titles)], 10, concept_walk=True, caller=who)
+            t2 = time.perf_counter()
+            body_rows["after"].append(t1 - t0)
+            body_rows["warm"].append(t2 - t1)
+        rows["wrapped query, title+body (turn adds a concept)"] = body_rows
         out: dict[str, Any] = {
             "kb": os.path.basename(kb_path),
             "nodes": g.num_nodes,
