@@ -33,7 +33,8 @@ from conceptwalk.errors import ConceptwalkError, InputError
 from conceptwalk.graph.linkgraph import EDGE_ANNOTATION_KEYS
 from conceptwalk.graph.live import LiveGraph
 from conceptwalk.kb.store import KnowledgeBase
-from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, builtin_flat_search
+from conceptwalk.graph.vectors import DenseVectors
+from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, _reader, builtin_flat_search
 from conceptwalk.wrap._live import LiveRead
 from conceptwalk.wrap.walk import LiveProvenance, LiveWalk, Provenance, run_walk
 
@@ -384,9 +385,18 @@ def count_live(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     return seen
 
 
+@pytest.mark.parametrize("index", ["sparse", "dense"])
 @settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(turns=st.lists(st.tuples(st.booleans(), st.lists(TURN, min_size=1, max_size=2)), min_size=1, max_size=6))
-def test_agent_turns_answer_as_a_fresh_build(tmp_path_factory: Any, count_live: dict[str, int], turns: Any) -> None:
+def test_agent_turns_answer_as_a_fresh_build(
+    tmp_path_factory: Any, monkeypatch: pytest.MonkeyPatch, count_live: dict[str, int], index: str, turns: Any
+) -> None:
+    """Random agent turns (memories, edges, retitles, aliases, scoped rows, new and renamed
+    concepts, bodies, deletions) by this store object or another: every wrapped query by each
+    retriever for every caller equals a fresh build's, with the concept indexes sparse (the
+    hashing vectors of short titles) or dense (long bodies; forced here)."""
+    if index == "dense":
+        monkeypatch.setattr(_reader, "SPARSE_DENSITY", 0.0)
     tmp = str(tmp_path_factory.mktemp("wrap"))
     path = os.path.join(tmp, "kb.db")
     kb = KnowledgeBase.open(path, create=True)
@@ -496,15 +506,21 @@ def test_a_retriever_made_after_a_write_builds_no_full_state(tmp_path: Any, coun
     kb.close()
 
 
-@pytest.mark.parametrize("text", ["title", "title+body"])
+@pytest.mark.parametrize("text", ["title", "title+body", "title+body-dense"])
 @pytest.mark.parametrize("caller", ["all", "public", "scoped"])
-def test_a_new_concept_is_read_live(tmp_path: Any, count_live: dict[str, int], caller: str, text: str) -> None:
+def test_a_new_concept_is_read_live(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, count_live: dict[str, int], caller: str, text: str
+) -> None:
     """A turn that names a new concept (an agent's memory about an idea it has not met) and
     renames an old one: the next wrapped query is read live -- the new concept resolves (the
     semantic, lexical and name evidence over base plus delta), the renamed one by its new name
     only, and the walk starts from them -- and equals a fresh build, for every caller (a new
     concept a caller cannot see resolves for nobody who cannot see it), with the concepts
-    embedded from their titles or from their titles and bodies (a body alone written too)."""
+    embedded from their titles or from their titles and bodies (a body alone written too), the
+    base's concept index sparse or dense (as long bodies make it)."""
+    if text.endswith("-dense"):
+        monkeypatch.setattr(_reader, "SPARSE_DENSITY", 0.0)  # every concept index dense
+        text = text[: -len("-dense")]
     path = str(tmp_path / "kb.db")
     kb = KnowledgeBase.open(path, create=True)
     _fill(kb)
@@ -542,6 +558,8 @@ def test_a_new_concept_is_read_live(tmp_path: Any, count_live: dict[str, int], c
     fret = ConceptAnchoredRetriever(builtin_flat_search(fresh), fresh, config=cfg)
     want = [fret.run(q, 4, concept_walk=True, caller=who) for q in queries]
     assert [_result(x) for x in got] == [_result(x) for x in want]
+    dense = _reader.SPARSE_DENSITY == 0.0
+    assert isinstance(fret.source.read_cache().concept_columns(fret.resolver.embedder, cfg), DenseVectors) == dense
     fresh.close()
     kb.close()
 

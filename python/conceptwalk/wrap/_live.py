@@ -28,7 +28,7 @@ import numpy as np
 from ..graph import Caller
 from ..graph.linkgraph import EDGE_ANNOTATION_KEYS
 from ..graph.live import LiveGraph, LiveView, WalkEdges
-from ..graph.vectors import SparseVectors
+from ..graph.vectors import DenseDelta, DenseVectors, SparseVectors
 from ._reader import ReadCache, name_phrases, phrase_index
 from .config import WalkConfig
 from .probe import present_types, types_missing
@@ -60,6 +60,10 @@ class _MergedIndex:
 
 
 _ANNOTATED = frozenset(EDGE_ANNOTATION_KEYS)
+#: The base's compiled concept indexes whose top-k the written concepts' rows are merged with:
+#: each scores a row as the dense scan does, bit for bit, as :meth:`LiveRead.semantic_written`'s
+#: sparse rows do (the hashing vectors of titles and bodies are often too dense for a sparse one).
+_EXACT_INDEXES = (SparseVectors, DenseVectors, DenseDelta)
 
 
 def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCache | None:
@@ -113,8 +117,8 @@ def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCa
             # (a fresh build would read it): else the full snapshot's columns follow the writes
             if not base.columns_from_text(emb, part) or source.stores_embeddings(emb):
                 return None
-            if concepts_written and not isinstance(base.concept_columns(emb, part), SparseVectors):
-                return None  # (the new concepts' rows are merged with a sparse index's top-k)
+            if concepts_written and not isinstance(base.concept_columns(emb, part), _EXACT_INDEXES):
+                return None  # (the new concepts' rows are merged with a compiled index's top-k)
     read = LiveRead(live, search, base, walk, caller)
     if concepts_written and read.written_texts(cfg) is None:
         return None  # (their bodies not known to the live graph)
