@@ -630,3 +630,54 @@ def test_the_counts_are_reported(capsys: pytest.CaptureFixture[str]) -> None:
     with capsys.disabled():
         print(f"\nlive wrap: {COUNTS}")
     assert COUNTS["mismatches"] == 0 and COUNTS["live reads"] > 0 and COUNTS["walk candidates"] > 0
+
+
+@pytest.mark.parametrize("index", ["sparse", "dense"])
+def test_title_and_body_vectors_are_brought_forward_not_rebuilt(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, index: str
+) -> None:
+    """With ``concept_text="title+body"``, each new state's concept index is the last one's
+    brought forward through the change log: only the concepts whose row or text changed are
+    embedded again (with their bodies read from the store), sparse or dense, and every query
+    equals a fresh build's. (``rank_by="similarity"`` is never read live: every query here makes
+    the state at its position.)"""
+    from conceptwalk.wrap.embed import HashingEmbedder
+
+    if index == "dense":
+        monkeypatch.setattr(_reader, "SPARSE_DENSITY", 0.0)
+    embedded: list[int] = []  # the texts of each call that hashes concept rows
+    orig = HashingEmbedder.embed_csr
+
+    def counted(self: Any, texts: Any) -> Any:
+        embedded.append(len(texts))
+        return orig(self, texts)
+
+    monkeypatch.setattr(HashingEmbedder, "embed_csr", counted)
+    path = str(tmp_path / "kb.db")
+    kb = KnowledgeBase.open(path, create=True)
+    _fill(kb)
+    cfg = _with(CONFIG, concept_text="title+body", rank_by="similarity")
+    ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=cfg)
+    who = Caller.with_scopes("a")
+    ret.run("graph walk", 4, concept_walk=True, caller=who)
+    writes: list[Any] = [
+        lambda: kb.add_nodes([{"id": "c05", "body": "entangled photons"}]),  # a body alone
+        lambda: kb.add_nodes([{"id": "c-new", "type": "CONCEPT", "title": "quantum", "body": "entangled lattice"}]),
+        lambda: kb.add_nodes([{"id": "c03", "title": "lattice theory"}]),  # a title alone
+        lambda: kb.add_nodes([{"id": "m01", "body": "entangled memory"}]),  # not a concept
+        lambda: kb.delete_nodes(["c07"]),
+    ]
+    for n, write in enumerate(writes):
+        write()
+        embedded.clear()
+        got = [ret.run(q, 4, concept_walk=True, caller=who) for q in ("entangled photons", "lattice", "graph walk")]
+        assert max(embedded, default=0) <= 1, (n, embedded)  # the changed concept, never all 15
+        fresh = _fresh(path, str(tmp_path), n)
+        fret = ConceptAnchoredRetriever(builtin_flat_search(fresh), fresh, config=cfg)
+        want = [fret.run(q, 4, concept_walk=True, caller=who) for q in ("entangled photons", "lattice", "graph walk")]
+        assert [_result(x) for x in got] == [_result(x) for x in want]
+        assert isinstance(fret.source.read_cache().concept_columns(fret.resolver.embedder, cfg), DenseVectors) == (
+            index == "dense"
+        )
+        fresh.close()
+    kb.close()

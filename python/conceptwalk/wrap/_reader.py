@@ -1004,9 +1004,9 @@ class ReadCache:
         return (self._vectors_name(embedder, config), self.source.annotations)
 
     def _carry_put(self, embedder: Any, config: WalkConfig, idx: Any, vectors: SparseVectors) -> None:
-        """Remember this position's title vectors for the next one (:data:`_CARRY`)."""
+        """Remember this position's hashed concept vectors for the next one (:data:`_CARRY`)."""
         kb = self.source.kb
-        if kb is None or not self._committed or config.concept_text != "title":
+        if kb is None or not self._committed:
             return
         with _SHARED_LOCK:
             slot = _carry_slot(kb, self._history)
@@ -1014,29 +1014,26 @@ class ReadCache:
                 slot[self._carry_key(embedder, config)] = (self.graph, self.graph_version, idx, vectors)
 
     def _carried_vectors(self, embedder: Any, config: WalkConfig, idx: npt.NDArray[np.int64]) -> SparseVectors | None:
-        """The title vectors of this position brought forward from an earlier one -- this
-        process's last (:data:`_CARRY`) or the store's (:meth:`KnowledgeBase.derived_arrays_before`,
-        e.g. read from the snapshot file) -- through the change log: only the concepts whose node
-        changed are embedded again. None when there is no earlier position to start from or the
-        log cannot tell what changed (a bulk load, more changes than a rebuild costs)."""
+        """The hashed vectors of this position's concepts brought forward from an earlier one --
+        this process's last (:data:`_CARRY`) or, for titles, the store's
+        (:meth:`KnowledgeBase.derived_arrays_before`, e.g. read from the snapshot file) -- through
+        the change log: only the concepts whose node (or, with ``concept_text="title+body"``,
+        whose text) changed are embedded again. None when there is no earlier position to start
+        from or the log cannot tell what changed (a bulk load, more changes than a rebuild
+        costs)."""
         kb = self.source.kb
         gv = self.graph_version
         changed_fn = getattr(kb, "changed_nodes", None)
-        if (
-            kb is None
-            or gv is None
-            or not self._committed
-            or config.concept_text != "title"
-            or not callable(changed_fn)
-        ):
+        if kb is None or gv is None or not self._committed or not callable(changed_fn):
             return None
+        bodies = config.concept_text != "title"
         start: tuple[LinkGraph, int, Any, SparseVectors] | None = None
         with _SHARED_LOCK:
             slot = _carry_slot(kb, self._history)
             mine = None if slot is None else slot.get(self._carry_key(embedder, config))
         if mine is not None and 0 <= mine[1] <= gv:
             start = mine
-        if start is None:
+        if start is None and not bodies:
             fn = getattr(kb, "derived_arrays_before", None)
             got = fn(self._vectors_name(embedder, config), gv, history=self._history) if callable(fn) else None
             if got is not None:
@@ -1052,13 +1049,15 @@ class ReadCache:
             return old_vec if old_g is self.graph else None
         g = self.graph
         limit = max(1000, len(idx) // 8)  # past it, embedding every title is about as cheap
-        changed = changed_fn(old_v, gv, limit=limit)
+        changed = changed_fn(old_v, gv, limit=limit, text=True) if bodies else changed_fn(old_v, gv, limit=limit)
         if changed is None:
             return None
         titles, gids = g.titles, g.ids
 
         def embed(rows: list[int]) -> tuple[Any, Any, Any]:
             picked = [int(idx[r]) for r in rows]
+            if bodies:  # (their bodies read from the store, as a fresh build reads them)
+                return embedder.embed_csr(self.source.node_texts([gids[i] for i in picked], g, config.concept_text))  # type: ignore[no-any-return]
             return embedder.embed_csr([titles[i] or gids[i] for i in picked])  # type: ignore[no-any-return]
 
         try:
@@ -1094,6 +1093,11 @@ class ReadCache:
         def build() -> Any:
             if isinstance(embedder, HashingEmbedder) and not self.source.stores_embeddings(embedder):
                 self._cache[(self._kind, _columns_key("embcols-text", embedder, config))] = True  # columns_from_text
+                if config.concept_text != "title" and self._dense_before(key):
+                    # the last position's index was dense (the hashing vectors of long bodies):
+                    # brought forward as one (_dense_delta), not decided again by embedding every
+                    # concept's text (the same results either way: every index scores exactly)
+                    return self._by_embeddings(key, config, from_matrix)
                 idx_arr = self.concept_indices(config)
                 idx = idx_arr.tolist()
                 g = self.graph
@@ -1118,7 +1122,7 @@ class ReadCache:
                     vectors = SparseVectors(len(idx), embedder.dim, indptr, indices, values)
                     if config.concept_text == "title":  # derived from the graph alone: kept
                         self._keep_vectors(embedder, config, vectors)
-                        self._carry_put(embedder, config, idx_arr, vectors)
+                    self._carry_put(embedder, config, idx_arr, vectors)
                     return vectors
             return self._by_embeddings(key, config, from_matrix)
 
@@ -1181,6 +1185,15 @@ class ReadCache:
         with _SHARED_LOCK:
             slot = _carry_slot(kb, self._history)
             return changed_fn, None if slot is None else slot.get(entry)
+
+    def _dense_before(self, key: Any) -> bool:
+        """Whether the index this store object made at its last position under ``key`` (in this
+        state's history, at or before it) was dense."""
+        _changed_fn, got = self._carried(("embeddings", key))
+        gv = self.graph_version
+        return (
+            got is not None and gv is not None and 0 <= got[2] <= gv and isinstance(got[4], (DenseVectors, DenseDelta))
+        )
 
     def _dense_base(self, key: Any, config: WalkConfig) -> tuple[DenseVectors, npt.NDArray[np.int64]] | None:
         """The dense index this store object made at its last position (:meth:`_by_embeddings`'
