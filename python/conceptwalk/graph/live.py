@@ -1035,6 +1035,7 @@ class LiveGraph:
             return None
         inherit = self._inherit
         parent = None if inherit is None else inherit.text
+        appended: int | None = 0  # the documents past the parent's (None: the arrays are made again)
         if inherit is not None and parent is not None and parent.base is base_index and parent.vocab is chain.vocab:
             # the parent's documents (term ids of this chain's vocabulary), the batch's replaced
             docs, toks, pos = list(parent.doc_rows), list(parent.doc_terms), dict(parent.doc_pos)
@@ -1042,6 +1043,7 @@ class LiveGraph:
         else:
             docs, toks, pos = [], [], {}
             ids = list(chain.texts)
+            appended = None
         with chain.lock:  # the texts and the vocabulary are appended to under it
             for x in ids:
                 got_doc = self._doc_tokens(chain, x)
@@ -1054,8 +1056,11 @@ class LiveGraph:
                     pos[x] = len(docs)
                     docs.append(got_doc[0])
                     toks.append(got_doc[1])
+                    if appended is not None:
+                        appended += 1
                 else:
                     docs[i], toks[i] = got_doc
+                    appended = None  # a document of the parent's rewritten
             n_terms = len(chain.vocab)
         if inherit is not None:  # the parent's text is not needed again
             self._inherit = _Inherit(
@@ -1070,25 +1075,16 @@ class LiveGraph:
                 inherit.written,
                 inherit.written_ids,
             )
-        tptr = np.zeros(len(docs) + 1, dtype=np.int64)
-        bptr = np.zeros(len(docs) + 1, dtype=np.int64)
-        if toks:
-            np.cumsum([t.size for t, _ in toks], out=tptr[1:])
-            np.cumsum([bd.size for _, bd in toks], out=bptr[1:])
-        empty = np.empty(0, dtype=np.int32)
-        core = _core.TextIndex.build(
-            len(docs),
-            n_terms,
-            tptr,
-            np.concatenate([t for t, _ in toks]) if toks else empty,
-            bptr,
-            np.concatenate([bd for _, bd in toks]) if toks else empty,
-            base_index.title_weight,
-        )
-        slots = np.fromiter((d[0] for d in docs), dtype=np.int64, count=len(docs))
+        if appended is not None and parent is not None and parent.arrays is not None:
+            # documents appended only (an agent's turn): the parent's arrays and the batch's
+            arrays = _appended_arrays(parent.arrays, toks[len(toks) - appended :], docs[len(docs) - appended :])
+        else:
+            arrays = _doc_arrays(toks, docs)
+        tptr, tterms, bptr, bterms, slots = arrays
+        core = _core.TextIndex.build(len(docs), n_terms, tptr, tterms, bptr, bterms, base_index.title_weight)
         dropped = np.sort(slots[slots < b]).astype(np.int32)
         got = LiveText(base_index, core, chain.vocab, n_terms, slots, self.order_keys(slots), dropped, b)
-        got.doc_rows, got.doc_terms, got.doc_pos = docs, toks, pos
+        got.doc_rows, got.doc_terms, got.doc_pos, got.arrays = docs, toks, pos, arrays
         self._text = got
         return got
 
@@ -1333,6 +1329,48 @@ class LiveGraph:
         )
 
 
+#: A delta text index's documents as arrays: title offsets, title term ids, body offsets, body
+#: term ids (what ``_core.TextIndex.build`` reads) and each document's slot.
+_DocArrays = tuple[
+    npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.int64]
+]
+
+
+def _doc_arrays(toks: Sequence[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]], docs: Sequence[Any]) -> _DocArrays:
+    """The arrays of documents ``toks`` (title and body term ids) at ``docs``' slots."""
+    tptr = np.zeros(len(toks) + 1, dtype=np.int64)
+    bptr = np.zeros(len(toks) + 1, dtype=np.int64)
+    empty = np.empty(0, dtype=np.int32)
+    if toks:
+        np.cumsum([t.size for t, _ in toks], out=tptr[1:])
+        np.cumsum([bd.size for _, bd in toks], out=bptr[1:])
+    tterms = np.concatenate([t for t, _ in toks]).astype(np.int32, copy=False) if toks else empty
+    bterms = np.concatenate([bd for _, bd in toks]).astype(np.int32, copy=False) if toks else empty
+    slots = np.fromiter((d[0] for d in docs), dtype=np.int64, count=len(docs))
+    return tptr, tterms, bptr, bterms, slots
+
+
+def _appended_arrays(
+    old: _DocArrays,
+    toks: Sequence[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]],
+    docs: Sequence[Any],
+) -> _DocArrays:
+    """``old``'s arrays with documents ``toks`` at ``docs``' slots appended (the same arrays
+    :func:`_doc_arrays` makes of all of them; the work is the appended documents' plus one copy
+    of each array in C)."""
+    if not toks:
+        return old
+    tptr, tterms, bptr, bterms, slots = old
+    more = _doc_arrays(toks, docs)
+    return (
+        np.concatenate([tptr, more[0][1:] + tptr[-1]]),
+        np.concatenate([tterms, more[1]]),
+        np.concatenate([bptr, more[2][1:] + bptr[-1]]),
+        np.concatenate([bterms, more[3]]),
+        np.concatenate([slots, more[4]]),
+    )
+
+
 class LiveText:
     """The text of a :class:`LiveGraph` (see :meth:`LiveGraph.text`): the base's index less the
     documents rewritten since (``dropped``), plus a delta index of the written documents' texts,
@@ -1370,6 +1408,7 @@ class LiveText:
         "doc_rows",
         "doc_terms",
         "doc_pos",
+        "arrays",
     )
 
     def __init__(
@@ -1392,6 +1431,8 @@ class LiveText:
         self.doc_rows: list[tuple[int, str, int]] = []
         self.doc_terms: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]] = []
         self.doc_pos: dict[str, int] = {}
+        #: the documents as the arrays the delta index was built from (``_DocArrays``; None: not kept)
+        self.arrays: _DocArrays | None = None
         self.slots = slots
         self.keys = keys
         self.dropped = dropped
