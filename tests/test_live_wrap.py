@@ -346,6 +346,7 @@ def _retrievers(kb: KnowledgeBase) -> list[ConceptAnchoredRetriever]:
         ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=CONFIG),
         ConceptAnchoredRetriever(own, kb, config=CONFIG),
         ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=_with(CONFIG, concept_text="title+body")),
+        ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=CONFIG, embedder=_Model()),
     ]
 
 
@@ -479,6 +480,40 @@ def test_an_agents_turn_is_read_live(tmp_path: Any, count_live: dict[str, int]) 
     kb.close()
 
 
+@pytest.mark.parametrize("fusion", ["neutral", "mean", "posterior"])
+def test_a_models_wrapped_query_after_a_memory_write_is_read_live(
+    tmp_path: Any, count_live: dict[str, int], fusion: str
+) -> None:
+    """With a model's similarity (its concept vectors made from the concepts' texts in memory,
+    none stored under its name), alone or fused with the title+body and character n-gram
+    similarities (as the model embedders' tuned weights fuse them), a turn that writes a memory
+    and its edges is read live as the hashing embedder's is (it used to build the full state on
+    every turn), as a fresh build answers."""
+    from conceptwalk.wrap.embed import FusionWeights
+
+    model = _Model()
+    if fusion != "neutral":
+        model.fusion = FusionWeights(body=1.0, char=0.5, temperature=0.05 if fusion == "posterior" else 0.0)
+    path = str(tmp_path / "kb.db")
+    kb = KnowledgeBase.open(path, create=True)
+    _fill(kb)
+    ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=CONFIG, embedder=model)
+    who = Caller.with_scopes("a")
+    ret.run("graph walk", 4, concept_walk=True, caller=who)
+    snap = kb._keeper._snap
+    kb.add_nodes([{"id": "z-new", "type": "MEMORY", "title": "walk memory", "scopes": ["a"]}])
+    kb.add_edges([{"src": "z-new", "dst": "c00", "type": "TAGGED_CONCEPT", "extraction_confidence": 0.7}])
+    queries = ("graph walk", "walk memory", "river stone")
+    got = [ret.run(q, 4, concept_walk=True, caller=who) for q in queries]
+    assert count_live["live"] == len(queries) and kb._keeper._snap is snap
+    fresh = _fresh(path, str(tmp_path), 0)
+    fret = ConceptAnchoredRetriever(builtin_flat_search(fresh), fresh, config=CONFIG, embedder=model)
+    assert [_result(x) for x in got] == [_result(fret.run(q, 4, concept_walk=True, caller=who)) for q in queries]
+    assert any(c.method == "semantic" for x in got for c in x.concepts)  # the model's evidence is read
+    fresh.close()
+    kb.close()
+
+
 def test_a_retriever_made_after_a_write_builds_no_full_state(tmp_path: Any, count_live: dict[str, int]) -> None:
     """A retriever made on a live store written since its last full state (a server that makes
     one per request or per configuration) warms the live graph's base, not a new full state, and
@@ -564,7 +599,7 @@ def test_a_new_concept_is_read_live(
     kb.close()
 
 
-@pytest.mark.parametrize("case", ["concept", "rerank", "model", "rescope", "hashing-vectors"])
+@pytest.mark.parametrize("case", ["concept", "rerank", "model-concept", "model-vectors", "rescope", "hashing-vectors"])
 def test_what_is_not_read_live_answers_from_the_full_snapshot(
     tmp_path: Any, count_live: dict[str, int], case: str
 ) -> None:
@@ -575,7 +610,7 @@ def test_what_is_not_read_live_answers_from_the_full_snapshot(
     kw: dict[str, Any] = {}
     if case == "rerank":
         cfg = _with(CONFIG, rank_by="similarity")
-    if case == "model":
+    if case.startswith("model"):
         kw["embedder"] = _Model()
     ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=cfg, **kw)
     who = Caller.with_scopes("a")
@@ -585,6 +620,12 @@ def test_what_is_not_read_live_answers_from_the_full_snapshot(
         kb.add_edges([{"src": "m01", "dst": "c00", "type": "RELATED_TO"}])
     elif case == "rescope":
         kb.add_nodes([{"id": "m01", "scopes": ["a"]}])
+    elif case == "model-concept":  # a model's similarity after a concept written: the full state
+        kb.add_nodes([{"id": "c-new", "type": "CONCEPT", "title": "graph walk again"}])
+        kb.add_edges([{"src": "c-new", "dst": "c00", "type": "RELATED_TO"}])
+    elif case == "model-vectors":  # a vector stored under the model's name since (a fresh build reads it)
+        kb.set_embeddings(_Model.name, ["c00"], _Model().embed(["stored"]))
+        kb.add_nodes([{"id": "z-new", "type": "MEMORY", "title": "graph walk note"}])
     elif case == "hashing-vectors":  # vectors stored under the built-in embedder's own name
         emb = ret.resolver.embedder
         q = np.asarray(emb.embed(["graph walk"]), dtype=np.float32)[0]

@@ -31,6 +31,7 @@ from ..graph.live import LiveGraph, LiveView, WalkEdges
 from ..graph.vectors import DenseDelta, DenseVectors, SparseVectors
 from ._reader import ReadCache, name_phrases, phrase_index
 from .config import WalkConfig
+from .embed import HashingEmbedder
 from .probe import present_types, types_missing
 from .walk import LiveProvenance, LiveWalk, Provenance
 
@@ -104,8 +105,10 @@ def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCa
         return None  # a base node's type changed
     concept_types = cfg.concept_node_types
     concepts_written = bool(written) if concept_types is None else not written.isdisjoint(concept_types)
-    if concepts_written and not retriever.resolver.fusion.neutral:
-        return None  # a concept written since the base: read live for one similarity only
+    if concepts_written and (
+        not retriever.resolver.fusion.neutral or not isinstance(retriever.resolver.embedder, HashingEmbedder)
+    ):
+        return None  # a concept written since the base: read live for the hashing embedder's similarity only
     walk = live.walk_edges()
     if walk is None or not _ANNOTATED <= set(live.base.edge_annotations):
         return None
@@ -113,8 +116,9 @@ def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCa
     resolver = retriever.resolver
     if resolver.embedder is not None and cfg.semantic_k > 0:
         for emb, part in resolver.semantic_parts():
-            # made from the concepts' texts, and no vector stored under the model's name since
-            # (a fresh build would read it): else the full snapshot's columns follow the writes
+            # made from the concepts' texts (by the hashing embedder or a model), and no vector
+            # stored under its name since (a fresh build would read it): else the full
+            # snapshot's columns follow the writes
             if not base.columns_from_text(emb, part) or source.stores_embeddings(emb):
                 return None
             if concepts_written and not isinstance(base.concept_columns(emb, part), _EXACT_INDEXES):

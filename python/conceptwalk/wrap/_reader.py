@@ -1124,6 +1124,8 @@ class ReadCache:
                         self._keep_vectors(embedder, config, vectors)
                     self._carry_put(embedder, config, idx_arr, vectors)
                     return vectors
+            elif not self.source.stores_embeddings(embedder):  # a model's, every row made from the texts
+                self._cache[(self._kind, _columns_key("embcols-text", embedder, config))] = True
             return self._by_embeddings(key, config, from_matrix)
 
         def from_matrix() -> Any:
@@ -1155,10 +1157,10 @@ class ReadCache:
 
     def columns_from_text(self, embedder: Any, config: WalkConfig) -> bool:
         """Whether this state's :meth:`concept_columns` for ``embedder`` and ``config`` were
-        made from the concept texts alone (the built-in hashing embedder, no vector stored under
-        its name when they were made; made now when not yet made): then they hold while the
-        concepts' rows and texts do and no vector is stored under that name (a fresh build would
-        read it).
+        made from the concept texts alone (by the built-in hashing embedder or a model, no vector
+        stored under its name when they were made; made now when not yet made): then they hold
+        while the concepts' rows and texts do and no vector is stored under that name (a fresh
+        build would read it).
 
         Parameters
         ----------
@@ -1169,8 +1171,6 @@ class ReadCache:
         -------
         bool
         """
-        if not isinstance(embedder, HashingEmbedder):
-            return False
         self.concept_columns(embedder, config)
         return bool(self._cache.get((self._kind, _columns_key("embcols-text", embedder, config))))
 
