@@ -28,7 +28,8 @@ import numpy as np
 from ..graph import Caller
 from ..graph.linkgraph import EDGE_ANNOTATION_KEYS
 from ..graph.live import LiveGraph, LiveView, WalkEdges
-from ..graph.vectors import DenseDelta, DenseVectors, SparseVectors
+from ..errors import ConceptwalkError
+from ..graph.vectors import DenseDelta, DenseVectors, SparseVectors, vector_topk_arrays
 from ._reader import ReadCache, name_phrases, phrase_index
 from .config import WalkConfig
 from .embed import HashingEmbedder
@@ -105,10 +106,8 @@ def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCa
         return None  # a base node's type changed
     concept_types = cfg.concept_node_types
     concepts_written = bool(written) if concept_types is None else not written.isdisjoint(concept_types)
-    if concepts_written and (
-        not retriever.resolver.fusion.neutral or not isinstance(retriever.resolver.embedder, HashingEmbedder)
-    ):
-        return None  # a concept written since the base: read live for the hashing embedder's similarity only
+    if concepts_written and not retriever.resolver.fusion.neutral:
+        return None  # a concept written since the base: read live for one similarity only
     walk = live.walk_edges()
     if walk is None or not _ANNOTATED <= set(live.base.edge_annotations):
         return None
@@ -295,10 +294,11 @@ class LiveRead:
 
     def semantic_written(self, embedder: Any, config: WalkConfig, query: Any, keep: int) -> list[tuple[str, float]]:
         """The top ``keep`` of the visible concepts written since the base by similarity to the
-        unit ``query`` (at least ``semantic_threshold``): each row hashed from its text now
-        (:meth:`written_texts`) as the snapshot's index hashes it (:meth:`HashingEmbedder.embed_csr`) and scored by the
-        same compiled top-k, so each number equals the full index's for that row; ``(id,
-        score)`` by score descending, then id."""
+        unit ``query`` (at least ``semantic_threshold``): each row made from its text now
+        (:meth:`written_texts`) as the snapshot's index makes it (hashed,
+        :meth:`HashingEmbedder.embed_csr`, or embedded by the model) and scored as the full
+        index scores a row (the same dot product, bit for bit), so each number equals the full
+        index's for that row; ``(id, score)`` by score descending, then id."""
         ids, slots, _, _ = self.written_concepts(config)
         if not ids:
             return []
@@ -306,18 +306,37 @@ class LiveRead:
         if texts is None:  # (live_read made no live read then)
             raise RuntimeError("semantic_written: the written concepts' texts are not known")
 
-        def build() -> SparseVectors:
-            indptr, indices, values = embedder.embed_csr(texts)
-            return SparseVectors(len(texts), int(embedder.dim), indptr, indices, values)
+        def build() -> Any:
+            if isinstance(embedder, HashingEmbedder):
+                indptr, indices, values = embedder.embed_csr(texts)
+                return SparseVectors(len(texts), int(embedder.dim), indptr, indices, values)
+            # a model's rows, as StoreReader.embeddings_for makes a row no vector is stored for
+            rows = np.ascontiguousarray(embedder.embed(texts), dtype=np.float32)
+            if rows.shape != (len(texts), int(embedder.dim)):
+                raise ConceptwalkError(
+                    f"the embedder {embedder.name!r} returned shape {rows.shape} for {len(texts)} texts "
+                    f"of dim {int(embedder.dim)}"
+                )
+            rows.setflags(write=False)
+            return rows
 
-        vectors: SparseVectors = self.live.memo(
-            ("wrap.written-concept-vectors", str(embedder.name), config.concept_node_types, config.concept_text),
+        vectors = self.live.memo(
+            (
+                "wrap.written-concept-vectors",
+                str(embedder.name),
+                int(embedder.dim),
+                config.concept_node_types,
+                config.concept_text,
+            ),
             build,
         )
         visible = None
         if self.view is not None:
             visible = np.fromiter((self.view.visible(s) for s in slots), dtype=bool, count=len(slots))
-        rows, sims = vectors.topk(query, keep, visible=visible, min_score=config.semantic_threshold)
+        if isinstance(vectors, SparseVectors):
+            rows, sims = vectors.topk(query, keep, visible=visible, min_score=config.semantic_threshold)
+        else:  # the dense scan, whose scores the model's compiled index gives bit for bit
+            rows, sims = vector_topk_arrays(vectors, query, keep, visible=visible, min_score=config.semantic_threshold)
         return [(ids[r], s) for r, s in zip(rows.tolist(), sims.tolist())]
 
     def name_index(self, config: WalkConfig) -> tuple[Any, int]:
