@@ -5,15 +5,15 @@ so the query after a write costs the change, not the store.
 
 What the resolution reads of the concepts (their names, vectors and visibility) is the base's
 (its :class:`~conceptwalk.wrap._reader.ReadCache`), with the concepts written since the base
-(:meth:`LiveRead.written_concepts`: added or renamed, hashed from their texts now and merged
+(:meth:`LiveRead.written_concepts`: added or renamed, made from their texts now and merged
 with the base's top-k, whose rows of them are skipped; their names with the base's): a live read
 is made only while the semantic evidence comes from the concepts' texts (the built-in hashing
-embedder without stored vectors, then or now; with a concept written, one similarity: their
-titles, or their titles and bodies). Everything else a write can change is read
+embedder or a model, no vector stored under its name then or now; with a concept written, one
+similarity, over their titles or their titles and bodies). Everything else a write can change is read
 over base plus delta: the flat search and the lexical evidence (BM25 statistics over every
 visible document), the flat hits added since, the aliases as the store holds them now, the walk
 (rows, edges, their types, weights and annotations), the candidates' rows and the types the
-caller sees. Any other case -- a concept written under another fusion, stored or model vectors, a rerank, a delta the
+caller sees. Any other case -- a concept written under a fused similarity, stored vectors, a rerank, a delta the
 live graph does not express -- takes the full snapshot, as before. Either way the answer is a
 fresh build's, bit for bit (``tests/test_live_differential.py``, ``tests/test_live_wrap.py``).
 """
