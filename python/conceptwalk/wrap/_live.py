@@ -106,8 +106,6 @@ def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCa
         return None  # a base node's type changed
     concept_types = cfg.concept_node_types
     concepts_written = bool(written) if concept_types is None else not written.isdisjoint(concept_types)
-    if concepts_written and not retriever.resolver.fusion.neutral:
-        return None  # a concept written since the base: read live for one similarity only
     walk = live.walk_edges()
     if walk is None or not _ANNOTATED <= set(live.base.edge_annotations):
         return None
@@ -123,7 +121,9 @@ def live_read(retriever: Any, caller: Caller, builtin: Any) -> LiveRead | ReadCa
             if concepts_written and not isinstance(base.concept_columns(emb, part), _EXACT_INDEXES):
                 return None  # (the new concepts' rows are merged with a compiled index's top-k)
     read = LiveRead(live, search, base, walk, caller)
-    if concepts_written and read.written_texts(cfg) is None:
+    if concepts_written and any(
+        read.written_texts(part) is None for part in [cfg] + [p for _, p in resolver.semantic_parts()]
+    ):
         return None  # (their bodies not known to the live graph)
     return read
 
@@ -292,25 +292,21 @@ class LiveRead:
             return build()[1]
         return got[1]
 
-    def semantic_written(self, embedder: Any, config: WalkConfig, query: Any, keep: int) -> list[tuple[str, float]]:
-        """The top ``keep`` of the visible concepts written since the base by similarity to the
-        unit ``query`` (at least ``semantic_threshold``): each row made from its text now
-        (:meth:`written_texts`) as the snapshot's index makes it (hashed,
-        :meth:`HashingEmbedder.embed_csr`, or embedded by the model) and scored as the full
-        index scores a row (the same dot product, bit for bit), so each number equals the full
-        index's for that row; ``(id, score)`` by score descending, then id."""
-        ids, slots, _, _ = self.written_concepts(config)
-        if not ids:
-            return []
+    def _written_vectors(self, embedder: Any, config: WalkConfig) -> Any:
+        """The rows of :meth:`written_concepts` under ``embedder`` and ``config.concept_text``,
+        made from their texts now (:meth:`written_texts`) as the snapshot's index makes them:
+        hashed (:meth:`HashingEmbedder.embed_csr`: :class:`SparseVectors`) or embedded by a model
+        (float32 rows, as :meth:`StoreReader.embeddings_for
+        <conceptwalk.wrap._reader.StoreReader.embeddings_for>` makes a row no vector is stored
+        for). Kept per live graph."""
         texts = self.written_texts(config)
         if texts is None:  # (live_read made no live read then)
-            raise RuntimeError("semantic_written: the written concepts' texts are not known")
+            raise RuntimeError("the written concepts' texts are not known")
 
         def build() -> Any:
             if isinstance(embedder, HashingEmbedder):
                 indptr, indices, values = embedder.embed_csr(texts)
                 return SparseVectors(len(texts), int(embedder.dim), indptr, indices, values)
-            # a model's rows, as StoreReader.embeddings_for makes a row no vector is stored for
             rows = np.ascontiguousarray(embedder.embed(texts), dtype=np.float32)
             if rows.shape != (len(texts), int(embedder.dim)):
                 raise ConceptwalkError(
@@ -320,24 +316,56 @@ class LiveRead:
             rows.setflags(write=False)
             return rows
 
-        vectors = self.live.memo(
-            (
-                "wrap.written-concept-vectors",
-                str(embedder.name),
-                int(embedder.dim),
-                config.concept_node_types,
-                config.concept_text,
-            ),
-            build,
+        key = (
+            "wrap.written-concept-vectors",
+            str(embedder.name),
+            int(embedder.dim),
+            config.concept_node_types,
+            config.concept_text,
         )
-        visible = None
-        if self.view is not None:
-            visible = np.fromiter((self.view.visible(s) for s in slots), dtype=bool, count=len(slots))
+        return self.live.memo(key, build)
+
+    def written_visible(self, config: WalkConfig) -> Any:
+        """Per concept of :meth:`written_concepts`, whether the caller sees it (None: all
+        access)."""
+        if self.view is None:
+            return None
+        view = self.view
+        slots = self.written_concepts(config)[1]
+        return np.fromiter((view.visible(s) for s in slots), dtype=bool, count=len(slots))
+
+    def _written_topk(
+        self, embedder: Any, config: WalkConfig, query: Any, k: int, min_score: float | None
+    ) -> tuple[Any, Any]:
+        vectors = self._written_vectors(embedder, config)
+        visible = self.written_visible(config)
         if isinstance(vectors, SparseVectors):
-            rows, sims = vectors.topk(query, keep, visible=visible, min_score=config.semantic_threshold)
-        else:  # the dense scan, whose scores the model's compiled index gives bit for bit
-            rows, sims = vector_topk_arrays(vectors, query, keep, visible=visible, min_score=config.semantic_threshold)
+            return vectors.topk(query, k, visible=visible, min_score=min_score)
+        # the dense scan, whose scores the model's compiled index gives bit for bit
+        return vector_topk_arrays(vectors, query, k, visible=visible, min_score=min_score)
+
+    def semantic_written(self, embedder: Any, config: WalkConfig, query: Any, keep: int) -> list[tuple[str, float]]:
+        """The top ``keep`` of the visible concepts written since the base by similarity to the
+        unit ``query`` (at least ``semantic_threshold``): each row made from its text now
+        (:meth:`_written_vectors`) and scored as the full index scores a row (the same dot
+        product, bit for bit), so each number equals the full index's for that row; ``(id,
+        score)`` by score descending, then id."""
+        ids = self.written_concepts(config)[0]
+        if not ids:
+            return []
+        rows, sims = self._written_topk(embedder, config, query, keep, config.semantic_threshold)
         return [(ids[r], s) for r, s in zip(rows.tolist(), sims.tolist())]
+
+    def written_similarities(self, embedder: Any, config: WalkConfig, query: Any) -> Any:
+        """Per concept of :meth:`written_concepts`, its similarity to ``query`` under ``embedder``
+        and ``config.concept_text`` as the resolver's row scores give a base row (float64; 0
+        for one the caller does not see, or a sparse query shares no dimension with)."""
+        n = len(self.written_concepts(config)[0])
+        out = np.zeros(n, dtype=np.float64)
+        if n:
+            rows, sims = self._written_topk(embedder, config, query, n, None)
+            out[rows] = sims
+        return out
 
     def name_index(self, config: WalkConfig) -> tuple[Any, int]:
         """:meth:`ReadCache.name_index` over base plus delta: the base's less the old names of

@@ -9,7 +9,7 @@ never used and never counted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -472,7 +472,11 @@ class ConceptResolver:
         if new:  # (the base rows of the concepts rewritten since are scored with the written ones)
             vis = live.base_visible(cfg, vis)
         rows: npt.NDArray[np.integer[Any]]
-        if self.fusion.body == 0 and self._char is None and self.fusion.temperature == 0:
+        plain = self.fusion.body == 0 and self._char is None and self.fusion.temperature == 0
+        written: list[tuple[str, float]] = []
+        if new and not plain:  # a fused similarity over the base's rows and the written ones at once
+            (rows, sims), written = self._fused_with_written(text, qu, snap, cfg, vis, int(idx.size), keep, live)
+        elif plain:
             cols = snap.concept_columns(self.embedder, cfg)
             if cols is not None:  # sparse vectors: the same numbers, from the query's dimensions only
                 rows, sims = cols.topk(qu, keep, visible=vis, min_score=cfg.semantic_threshold)
@@ -502,7 +506,9 @@ class ConceptResolver:
         g = snap.graph
         scored = [(g.ids[int(idx[j])], s) for j, s in zip(rows.tolist(), sims.tolist())]
         if new:  # the concepts added since the base, merged: the full index's top keep
-            scored = sorted(scored + live.semantic_written(self.embedder, cfg, qu, keep), key=lambda x: (-x[1], x[0]))
+            if plain:
+                written = live.semantic_written(self.embedder, cfg, qu, keep)
+            scored = sorted(scored + written, key=lambda x: (-x[1], x[0]))
             scored = scored[:keep]
         if not scored or not scored[0][1] > 0:  # evidence must be > 0
             return []
@@ -516,6 +522,86 @@ class ConceptResolver:
             else:
                 break
         return out
+
+    def _fused_with_written(
+        self,
+        text: str,
+        qu: npt.NDArray[np.float32],
+        snap: ReadCache,
+        cfg: WalkConfig,
+        vis: Any,
+        n: int,
+        keep: int,
+        live: Any,
+    ) -> tuple[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]], list[tuple[str, float]]]:
+        """The fused semantic top ``keep`` (:class:`~conceptwalk.wrap.embed.FusionWeights`) of a
+        live read with concepts written since the base: the base's visible rows (``vis``: its
+        rewritten rows masked) and the written concepts the caller sees
+        (:meth:`LiveRead.written_similarities <conceptwalk.wrap._live.LiveRead.written_similarities>`),
+        each row's similarities as the full index gives them, combined by the same element-wise
+        arithmetic as :meth:`_semantic` and :meth:`_posterior_topk`, and each posterior's
+        maximum and normaliser (``math.fsum``, correctly rounded whatever the order) over both:
+        so every number is a fresh index's. Returns the base's ``(rows, sims)`` and the written
+        concepts' ``(id, score)``."""
+        fw = self.fusion
+        ids_w = live.written_concepts(cfg)[0]
+        vis_w = live.written_visible(cfg)
+        n_w = len(ids_w)
+        sides: list[tuple[Callable[[Any, WalkConfig, Any], npt.NDArray[np.float64]], Any, int]] = [
+            (lambda emb, c, q: self._row_scores(emb, q, snap, c, vis, n), vis, n),
+            (lambda emb, c, q: live.written_similarities(emb, c, q), vis_w, n_w),
+        ]
+        qc = np.asarray(self._char.embed([text]), dtype=np.float32)[0] if self._char is not None else None
+        thr = cfg.semantic_threshold
+        got: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = []
+        if fw.temperature > 0:  # as _posterior_topk
+            tau = fw.temperature
+            oks = [np.ones(m, dtype=bool) if v is None else np.asarray(v, dtype=bool).copy() for _, v, m in sides]
+            wheres = [np.flatnonzero(ok) for ok in oks]
+            sims = [fn(self.embedder, cfg, qu) for fn, _, _ in sides]
+            best = [x.copy() for x in sims]
+            post = _posteriors(sims, wheres, tau)
+            totals = [p.copy() for p in post]
+            if fw.body > 0:
+                if cfg.concept_text == "title":
+                    bodies = [fn(self.embedder, self._body_cfg, qu) for fn, _, _ in sides]
+                    for b, x in zip(best, bodies):
+                        np.maximum(b, x, out=b)
+                    for t, p in zip(totals, _posteriors(bodies, wheres, tau)):
+                        t += fw.body * p
+                else:
+                    for t, p in zip(totals, post):
+                        t += fw.body * p
+            wsum = 1.0 + fw.body
+            if self._char is not None:
+                wsum += fw.char
+                chars = [
+                    np.maximum(fn(self._char, self._title_cfg, qc), 0.0)
+                    if np.any(qc)
+                    else np.zeros(m, dtype=np.float64)
+                    for fn, _, m in sides
+                ]
+                for b, x in zip(best, chars):
+                    np.maximum(b, x, out=b)
+                for t, p in zip(totals, _posteriors(chars, wheres, tau)):
+                    t += fw.char * p
+            for ok, b, t in zip(oks, best, totals):
+                ok &= b >= thr
+                got.append(topk_scores(t / wsum, keep, visible=ok, min_score=0.0))
+        else:  # the weighted mean of the similarities, row by row (as _semantic)
+            for fn, v, _ in sides:
+                total = fn(self.embedder, cfg, qu)
+                if fw.body > 0 and cfg.concept_text == "title":
+                    body = fn(self.embedder, self._body_cfg, qu)
+                    total = (total + fw.body * body) / (1.0 + fw.body)
+                wsum = 1.0
+                if self._char is not None:
+                    wsum += fw.char
+                    if np.any(qc):
+                        total += fw.char * np.maximum(fn(self._char, self._title_cfg, qc), 0.0)
+                got.append(topk_scores(total / wsum, keep, visible=v, min_score=thr))
+        rows_w, sims_w = got[1]
+        return got[0], [(ids_w[r], s) for r, s in zip(rows_w.tolist(), sims_w.tolist())]
 
     def _posterior_topk(
         self, text: str, qu: npt.NDArray[np.float32], snap: ReadCache, cfg: WalkConfig, vis: Any, n: int, keep: int
@@ -580,6 +666,26 @@ def _posterior(scores: npt.NDArray[np.float64], rows: npt.NDArray[np.int64], tau
     x = scores[rows]
     e = np.exp((x - float(x.max())) / tau)
     out[rows] = e / math.fsum(e.tolist())
+    return out
+
+
+def _posteriors(
+    scores: Sequence[npt.NDArray[np.float64]], rows: Sequence[npt.NDArray[np.int64]], tau: float
+) -> list[npt.NDArray[np.float64]]:
+    """:func:`_posterior` over the union of several score arrays' ``rows`` (the base's concept
+    rows and the concepts written since): one maximum and one normaliser (``math.fsum``) over
+    all of them, each array's softmax values in its own rows."""
+    parts = [sc[r] for sc, r in zip(scores, rows)]
+    out = [np.zeros(sc.shape[0], dtype=np.float64) for sc in scores]
+    x = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
+    if x.size == 0:
+        return out
+    e = np.exp((x - float(x.max())) / tau)
+    total = math.fsum(e.tolist())
+    at = 0
+    for o, r in zip(out, rows):
+        o[r] = e[at : at + r.size] / total
+        at += r.size
     return out
 
 
