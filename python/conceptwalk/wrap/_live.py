@@ -8,12 +8,12 @@ What the resolution reads of the concepts (their names, vectors and visibility) 
 (:meth:`LiveRead.written_concepts`: added or renamed, made from their texts now and merged
 with the base's top-k, whose rows of them are skipped; their names with the base's): a live read
 is made only while the semantic evidence comes from the concepts' texts (the built-in hashing
-embedder or a model, no vector stored under its name then or now; with a concept written, one
-similarity, over their titles or their titles and bodies). Everything else a write can change is read
+embedder or a model, no vector stored under its name then or now; a concept written is made
+from its title, or its title and body, and scored under every similarity the fusion reads). Everything else a write can change is read
 over base plus delta: the flat search and the lexical evidence (BM25 statistics over every
 visible document), the flat hits added since, the aliases as the store holds them now, the walk
 (rows, edges, their types, weights and annotations), the candidates' rows and the types the
-caller sees. Any other case -- a concept written under a fused similarity, stored vectors, a rerank, a delta the
+caller sees. Any other case -- stored vectors, a rerank, a delta the
 live graph does not express -- takes the full snapshot, as before. Either way the answer is a
 fresh build's, bit for bit (``tests/test_live_differential.py``, ``tests/test_live_wrap.py``).
 """
