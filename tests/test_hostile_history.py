@@ -505,6 +505,29 @@ def test_a_writer_process_restores_a_backup_under_a_read_only_reader(tmp_path):
 # --------------------------------------------------------------------------- a plain file copy
 
 
+def _read_past_a_backup(tmp_path, plain: bool):
+    """A store filled and backed up (through SQLite's backup API, or ``plain``: a file copy of
+    the closed store), then written once more and checkpointed, with a read-only reader that read
+    that write: ``(path, backup, reader)``."""
+    import shutil
+
+    path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
+    w = KnowledgeBase.create(path)
+    _fill(w)
+    w.close()
+    if plain:
+        shutil.copyfile(path, backup)
+    else:
+        _copy(path, backup)
+    r = KnowledgeBase.open_read_only(path)
+    w = KnowledgeBase.open(path)
+    w.add_nodes([{"id": "c01", "title": "omega renamed"}])
+    w.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    w.close()
+    assert _titles(r)["c01"] == "omega renamed"
+    return path, backup, r
+
+
 def test_a_plain_copy_over_a_checkpointed_store_is_followed_from_the_next_commit(tmp_path):
     # SQLite's "How To Corrupt An SQLite Database File" warns against overwriting a database file
     # that connections have open; a reader that read after the last checkpoint keeps its page
@@ -513,17 +536,7 @@ def test_a_plain_copy_over_a_checkpointed_store_is_followed_from_the_next_commit
     # the next commit by any connection on, it must agree with a fresh copy.
     import shutil
 
-    path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.create(path)
-    _fill(w)
-    w.close()
-    _copy(path, backup)
-    r = KnowledgeBase.open_read_only(path)
-    w = KnowledgeBase.open(path)
-    w.add_nodes([{"id": "c01", "title": "omega renamed"}])
-    w.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    w.close()
-    assert _titles(r)["c01"] == "omega renamed"
+    path, backup, r = _read_past_a_backup(tmp_path, plain=False)
     shutil.copyfile(backup, path)  # in place, no connection in a transaction
     w = KnowledgeBase.open(path)
     w.add_nodes([{"id": "c03", "title": "other rename"}])  # back to r's position, another row
@@ -540,17 +553,7 @@ def test_a_plain_copy_written_past_the_readers_position_is_another_history(tmp_p
     # reads the nonce at the position r followed last in its own statement
     import shutil
 
-    path, backup = tmp_path / "kb.db", tmp_path / "backup.db"
-    w = KnowledgeBase.create(path)
-    _fill(w)
-    w.close()
-    shutil.copyfile(path, backup)
-    r = KnowledgeBase.open_read_only(path)
-    w = KnowledgeBase.open(path)
-    w.add_nodes([{"id": "c01", "title": "omega renamed"}])
-    w.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    w.close()
-    assert _titles(r)["c01"] == "omega renamed"
+    path, backup, r = _read_past_a_backup(tmp_path, plain=True)
     assert r.live_graph().version == r.state().graph_version
     shutil.copyfile(backup, path)  # in place, no connection in a transaction
     w = KnowledgeBase.open(path)
