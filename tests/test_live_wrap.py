@@ -751,3 +751,36 @@ def test_title_and_body_vectors_are_brought_forward_not_rebuilt(
         )
         fresh.close()
     kb.close()
+
+
+def test_a_models_written_concepts_are_embedded_once(tmp_path: Any, count_live: dict[str, int]) -> None:
+    """Turn after turn that each adds a concept, read live under a model: each written concept's
+    text is embedded once (the rows are kept for every graph over the base), not again on every
+    later turn, and every answer equals a fresh build's."""
+    embedded: list[str] = []
+
+    class Counting(_Model):
+        def embed(self, texts: Any) -> np.ndarray:
+            embedded.extend(texts)
+            return super().embed(texts)
+
+    path = str(tmp_path / "kb.db")
+    kb = KnowledgeBase.open(path, create=True)
+    _fill(kb)
+    ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb, config=CONFIG, embedder=Counting())
+    who = Caller.all_access()
+    ret.run("graph walk", 4, concept_walk=True, caller=who)
+    for t in range(6):
+        kb.add_nodes([{"id": f"c-idea-{t}", "type": "CONCEPT", "title": f"idea number {t}"}])
+        kb.add_edges([{"src": f"c-idea-{t}", "dst": "c00", "type": "RELATED_TO"}])
+        got = ret.run(f"number {t}", 4, concept_walk=True, caller=who)
+    assert count_live["live"] == 6
+    ideas = [x for x in embedded if x.startswith("idea number")]
+    assert sorted(ideas) == sorted(set(ideas)) and len(ideas) == 6, ideas
+    fresh = _fresh(path, str(tmp_path), 0)
+    want = ConceptAnchoredRetriever(builtin_flat_search(fresh), fresh, config=CONFIG, embedder=_Model()).run(
+        "number 5", 4, concept_walk=True, caller=who
+    )
+    assert _result(got) == _result(want)
+    fresh.close()
+    kb.close()

@@ -154,6 +154,7 @@ class _Chain:
         "vocab",
         "tokens",
         "names",
+        "shared",
         "head",
         "lock",
     )
@@ -179,6 +180,8 @@ class _Chain:
         self.tokens: dict[tuple[str, int], tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]] = {}
         #: the new ids as names (:class:`~conceptwalk.graph.names.NameIndex`), and how many it holds
         self.names: tuple[Any, int] | None = None
+        #: what readers keep for every graph over this base (:meth:`LiveGraph.shared`)
+        self.shared: dict[Any, Any] = {}
         #: the serial of the newest graph (an int, not the graph: no reference cycle between a
         #: chain and its graphs, so a chain a new base replaced is freed without the collector)
         self.head = -1
@@ -822,6 +825,30 @@ class LiveGraph:
                     if len(memo) >= self.MEMO_ENTRIES:  # many callers over one graph: the oldest go
                         memo.pop(next(iter(memo)))
                     got = memo[key] = made
+        return got
+
+    def shared(self, key: Any, build: Any) -> Any:
+        """What a reader keeps for every graph over this base (the graphs grown in place from one
+        another share it; a graph grown from an older one starts anew), made once per ``key``
+        (``build()``): for what depends on the written rows' values alone, such as a model's
+        vectors of the texts written since the base, so that a turn does not make again what
+        the turns before it made.
+
+        Parameters
+        ----------
+        key : hashable
+        build : callable
+
+        Returns
+        -------
+        object
+        """
+        shared = self._chain.shared
+        got = shared.get(key, _MISSING)
+        if got is _MISSING:
+            made = build()
+            with _MEMO_LOCK:
+                got = shared.setdefault(key, made)
         return got
 
     def tail_ids(self) -> list[str]:

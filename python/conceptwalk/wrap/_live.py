@@ -304,15 +304,26 @@ class LiveRead:
             raise RuntimeError("the written concepts' texts are not known")
 
         def build() -> Any:
+            dim = int(embedder.dim)
             if isinstance(embedder, HashingEmbedder):
                 indptr, indices, values = embedder.embed_csr(texts)
-                return SparseVectors(len(texts), int(embedder.dim), indptr, indices, values)
-            rows = np.ascontiguousarray(embedder.embed(texts), dtype=np.float32)
-            if rows.shape != (len(texts), int(embedder.dim)):
-                raise ConceptwalkError(
-                    f"the embedder {embedder.name!r} returned shape {rows.shape} for {len(texts)} texts "
-                    f"of dim {int(embedder.dim)}"
-                )
+                return SparseVectors(len(texts), dim, indptr, indices, values)
+            # a model's row per text, kept for every graph over this base: a turn embeds only the
+            # texts written since the turn before (a model is slow; its rows depend on the text)
+            made: dict[str, Any] = self.live.shared(("wrap.model-rows", str(embedder.name), dim), dict)
+            missing = [t for t in dict.fromkeys(texts) if t not in made]
+            if missing:
+                new = np.ascontiguousarray(embedder.embed(missing), dtype=np.float32)
+                if new.shape != (len(missing), dim):
+                    raise ConceptwalkError(
+                        f"the embedder {embedder.name!r} returned shape {new.shape} for {len(missing)} texts "
+                        f"of dim {dim}"
+                    )
+                for t, row in zip(missing, new):
+                    made[t] = row
+            rows = np.zeros((len(texts), dim), dtype=np.float32)
+            for i, t in enumerate(texts):
+                rows[i] = made[t]
             rows.setflags(write=False)
             return rows
 
