@@ -374,10 +374,12 @@ def op_text(fdp, g: LinkGraph, vm, mask) -> None:
         q = np.array([f64(fdp) for _ in range(max(dim, 0))], dtype=np.float32)
         got, scores = sv.topk(q, fdp.ConsumeIntInRange(1, 8))
         assert np.all((got >= 0) & (got < sv.n)) and np.all(np.isfinite(scores))
-        # the same arrays read-only: kept without a copy (no bytes consumed: older inputs decode alike)
-        r_ro, v_ro = rows.copy(), values.astype(np.float32)
-        r_ro.setflags(write=False)
-        v_ro.setflags(write=False)
+        # the same arrays over memory no Python code can change (as a read-only mapped snapshot
+        # file's): kept without a copy (no bytes consumed: older inputs decode alike). A read-only
+        # array that owns its memory is copied since 633e3e9 (its flag can be set back): over
+        # bytes, not a flag, or this assertion fails on the first input that reaches it
+        r_ro = np.frombuffer(rows.astype(np.int32).tobytes(), dtype=np.int32)
+        v_ro = np.frombuffer(values.astype(np.float32).tobytes(), dtype=np.float32)
         kept = SparseVectors.from_columns(rows_n, dim, colptr, r_ro, v_ro)
         assert kept._core.borrowed
         kg, ks = kept.topk(q, 3)
