@@ -212,6 +212,21 @@ _MISSING = object()
 _MEMO_LOCK = threading.Lock()  # LiveGraph.memo's insertions
 
 
+def _memoized(memo: dict[Any, Any], key: Any, build: Any, limit: int | None = None) -> Any:
+    """``memo[key]``, made by ``build()`` when missing (outside the lock: two threads may both
+    make it, one is kept); past ``limit`` entries the oldest goes."""
+    got = memo.get(key, _MISSING)
+    if got is _MISSING:
+        made = build()
+        with _MEMO_LOCK:
+            got = memo.get(key, _MISSING)
+            if got is _MISSING:
+                if limit is not None and len(memo) >= limit:  # many callers over one graph: the oldest go
+                    memo.pop(next(iter(memo)))
+                got = memo[key] = made
+    return got
+
+
 class WalkEdges(NamedTuple):
     """The edges of the pairs a :class:`LiveGraph`'s delta wrote an edge to (every edge of each
     such pair, the base's included), as the typed walk over it reads them
@@ -815,17 +830,7 @@ class LiveGraph:
         -------
         object
         """
-        memo = self._memo
-        got = memo.get(key, _MISSING)
-        if got is _MISSING:
-            made = build()  # (outside the lock: two threads may both make it, one is kept)
-            with _MEMO_LOCK:
-                got = memo.get(key, _MISSING)
-                if got is _MISSING:
-                    if len(memo) >= self.MEMO_ENTRIES:  # many callers over one graph: the oldest go
-                        memo.pop(next(iter(memo)))
-                    got = memo[key] = made
-        return got
+        return _memoized(self._memo, key, build, self.MEMO_ENTRIES)
 
     def shared(self, key: Any, build: Any) -> Any:
         """What a reader keeps for every graph over this base (the graphs grown in place from one
@@ -843,13 +848,7 @@ class LiveGraph:
         -------
         object
         """
-        shared = self._chain.shared
-        got = shared.get(key, _MISSING)
-        if got is _MISSING:
-            made = build()
-            with _MEMO_LOCK:
-                got = shared.setdefault(key, made)
-        return got
+        return _memoized(self._chain.shared, key, build)
 
     def tail_ids(self) -> list[str]:
         """The ids of the nodes added since the base, in slot order (slot ``base.num_nodes + j``

@@ -1049,7 +1049,7 @@ class ReadCache:
             return old_vec if old_g is self.graph else None
         g = self.graph
         limit = max(1000, len(idx) // 8)  # past it, embedding every title is about as cheap
-        changed = changed_fn(old_v, gv, limit=limit, text=True) if bodies else changed_fn(old_v, gv, limit=limit)
+        changed = changed_fn(old_v, gv, limit=limit, text=bodies)
         if changed is None:
             return None
         titles, gids = g.titles, g.ids
@@ -1091,8 +1091,10 @@ class ReadCache:
         read after a concept vector write costs the change, not the matrix."""
 
         def build() -> Any:
-            if isinstance(embedder, HashingEmbedder) and not self.source.stores_embeddings(embedder):
-                self._cache[(self._kind, _columns_key("embcols-text", embedder, config))] = True  # columns_from_text
+            from_text = not self.source.stores_embeddings(embedder)  # every row made from the texts
+            if from_text:  # (columns_from_text)
+                self._cache[(self._kind, _columns_key("embcols-text", embedder, config))] = True
+            if isinstance(embedder, HashingEmbedder) and from_text:
                 if config.concept_text != "title" and self._dense_before(key):
                     # the last position's index was dense (the hashing vectors of long bodies):
                     # brought forward as one (_dense_delta), not decided again by embedding every
@@ -1124,8 +1126,6 @@ class ReadCache:
                         self._keep_vectors(embedder, config, vectors)
                     self._carry_put(embedder, config, idx_arr, vectors)
                     return vectors
-            elif not self.source.stores_embeddings(embedder):  # a model's, every row made from the texts
-                self._cache[(self._kind, _columns_key("embcols-text", embedder, config))] = True
             return self._by_embeddings(key, config, from_matrix)
 
         def from_matrix() -> Any:
