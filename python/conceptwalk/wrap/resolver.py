@@ -474,9 +474,7 @@ class ConceptResolver:
         rows: npt.NDArray[np.integer[Any]]
         plain = self.fusion.body == 0 and self._char is None and self.fusion.temperature == 0
         written: list[tuple[str, float]] = []
-        if new and not plain:  # a fused similarity over the base's rows and the written ones at once
-            (rows, sims), written = self._fused_with_written(text, qu, snap, cfg, vis, int(idx.size), keep, live)
-        elif plain:
+        if plain:
             cols = snap.concept_columns(self.embedder, cfg)
             if cols is not None:  # sparse vectors: the same numbers, from the query's dimensions only
                 rows, sims = cols.topk(qu, keep, visible=vis, min_score=cfg.semantic_threshold)
@@ -484,24 +482,16 @@ class ConceptResolver:
                 rows, sims = vector_topk_arrays(
                     snap.concept_embeddings(self.embedder, cfg), qu, keep, visible=vis, min_score=cfg.semantic_threshold
                 )
-        elif self.fusion.temperature > 0:  # the weighted mean of the posteriors (FusionWeights)
-            rows, sims = self._posterior_topk(text, qu, snap, cfg, vis, int(idx.size), keep)
-        else:  # the weighted mean of the similarities (FusionWeights), row by row
-            fw = self.fusion
+        else:  # the fused similarity (FusionWeights) of the base's rows (and the written ones)
             n = int(idx.size)
-            total = self._row_scores(self.embedder, qu, snap, cfg, vis, n)
-            if fw.body > 0 and cfg.concept_text == "title":  # the mean of title and title+body
-                body = self._row_scores(self.embedder, qu, snap, self._body_cfg, vis, n)
-                total = (total + fw.body * body) / (1.0 + fw.body)
-            # (with concept_text="title+body" the one matrix counts for both: the mean is itself)
-            wsum = 1.0
-            if self._char is not None:
-                wsum += fw.char
-                qc = np.asarray(self._char.embed([text]), dtype=np.float32)[0]
-                if np.any(qc):
-                    chars = self._row_scores(self._char, qc, snap, self._title_cfg, vis, n)
-                    total += fw.char * np.maximum(chars, 0.0)
-            rows, sims = topk_scores(total / wsum, keep, visible=vis, min_score=cfg.semantic_threshold)
+            sides: list[_Side] = [(lambda emb, c, q: self._row_scores(emb, q, snap, c, vis, n), vis, n)]
+            if new:
+                ids_w = live.written_concepts(cfg)[0]
+                sides.append((live.written_similarities, live.written_visible(cfg), len(ids_w)))
+            got = self._fused(text, qu, cfg, keep, sides)
+            rows, sims = got[0]
+            if new:
+                written = [(ids_w[r], s) for r, s in zip(got[1][0].tolist(), got[1][1].tolist())]
         # by similarity descending, then row = node order (= id order in a store)
         g = snap.graph
         scored = [(g.ids[int(idx[j])], s) for j, s in zip(rows.tolist(), sims.tolist())]
@@ -523,38 +513,26 @@ class ConceptResolver:
                 break
         return out
 
-    def _fused_with_written(
-        self,
-        text: str,
-        qu: npt.NDArray[np.float32],
-        snap: ReadCache,
-        cfg: WalkConfig,
-        vis: Any,
-        n: int,
-        keep: int,
-        live: Any,
-    ) -> tuple[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]], list[tuple[str, float]]]:
-        """The fused semantic top ``keep`` (:class:`~conceptwalk.wrap.embed.FusionWeights`) of a
-        live read with concepts written since the base: the base's visible rows (``vis``: its
-        rewritten rows masked) and the written concepts the caller sees
-        (:meth:`LiveRead.written_similarities <conceptwalk.wrap._live.LiveRead.written_similarities>`),
-        each row's similarities as the full index gives them, combined by the same element-wise
-        arithmetic as :meth:`_semantic` and :meth:`_posterior_topk`, and each posterior's
-        maximum and normaliser (``math.fsum``, correctly rounded whatever the order) over both:
-        so every number is a fresh index's. Returns the base's ``(rows, sims)`` and the written
-        concepts' ``(id, score)``."""
+    def _fused(
+        self, text: str, qu: npt.NDArray[np.float32], cfg: WalkConfig, keep: int, sides: list[_Side]
+    ) -> list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]]:
+        """The top ``keep`` of each side's visible rows by the fused semantic score
+        (:class:`~conceptwalk.wrap.embed.FusionWeights`): the weighted mean of the title,
+        title+body and character n-gram similarities, row by row (``temperature == 0``), or of
+        their posteriors among the rows one of whose similarities reaches
+        ``semantic_threshold``. A side is ``(scores, visible, n)``: ``scores(embedder, config,
+        query)`` gives each of its ``n`` rows' similarity as the full index gives it (the base's
+        rows, :meth:`_row_scores`; a live read's concepts written since the base,
+        :meth:`LiveRead.written_similarities
+        <conceptwalk.wrap._live.LiveRead.written_similarities>`). Every number is made row by
+        row by the same element-wise arithmetic, and each posterior's maximum and normaliser
+        (``math.fsum``, correctly rounded in any order) over every side's rows: so each side's
+        numbers are those of one index holding all of them."""
         fw = self.fusion
-        ids_w = live.written_concepts(cfg)[0]
-        vis_w = live.written_visible(cfg)
-        n_w = len(ids_w)
-        sides: list[tuple[Callable[[Any, WalkConfig, Any], npt.NDArray[np.float64]], Any, int]] = [
-            (lambda emb, c, q: self._row_scores(emb, q, snap, c, vis, n), vis, n),
-            (lambda emb, c, q: live.written_similarities(emb, c, q), vis_w, n_w),
-        ]
         qc = np.asarray(self._char.embed([text]), dtype=np.float32)[0] if self._char is not None else None
         thr = cfg.semantic_threshold
         got: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = []
-        if fw.temperature > 0:  # as _posterior_topk
+        if fw.temperature > 0:
             tau = fw.temperature
             oks = [np.ones(m, dtype=bool) if v is None else np.asarray(v, dtype=bool).copy() for _, v, m in sides]
             wheres = [np.flatnonzero(ok) for ok in oks]
@@ -569,7 +547,7 @@ class ConceptResolver:
                         np.maximum(b, x, out=b)
                     for t, p in zip(totals, _posteriors(bodies, wheres, tau)):
                         t += fw.body * p
-                else:
+                else:  # concept_text="title+body": the one matrix counts for both
                     for t, p in zip(totals, post):
                         t += fw.body * p
             wsum = 1.0 + fw.body
@@ -588,56 +566,20 @@ class ConceptResolver:
             for ok, b, t in zip(oks, best, totals):
                 ok &= b >= thr
                 got.append(topk_scores(t / wsum, keep, visible=ok, min_score=0.0))
-        else:  # the weighted mean of the similarities, row by row (as _semantic)
-            for fn, v, _ in sides:
-                total = fn(self.embedder, cfg, qu)
-                if fw.body > 0 and cfg.concept_text == "title":
-                    body = fn(self.embedder, self._body_cfg, qu)
-                    total = (total + fw.body * body) / (1.0 + fw.body)
-                wsum = 1.0
-                if self._char is not None:
-                    wsum += fw.char
-                    if np.any(qc):
-                        total += fw.char * np.maximum(fn(self._char, self._title_cfg, qc), 0.0)
-                got.append(topk_scores(total / wsum, keep, visible=v, min_score=thr))
-        rows_w, sims_w = got[1]
-        return got[0], [(ids_w[r], s) for r, s in zip(rows_w.tolist(), sims_w.tolist())]
-
-    def _posterior_topk(
-        self, text: str, qu: npt.NDArray[np.float32], snap: ReadCache, cfg: WalkConfig, vis: Any, n: int, keep: int
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        """The top ``keep`` rows by the weighted mean of the posteriors of the title, title+body
-        and character n-gram similarities (:class:`~conceptwalk.wrap.embed.FusionWeights` with
-        ``temperature > 0``), among the visible rows one of whose similarities reaches
-        ``semantic_threshold``."""
-        fw = self.fusion
-        tau = fw.temperature
-        ok = np.ones(n, dtype=bool) if vis is None else np.asarray(vis, dtype=bool).copy()
-        where = np.flatnonzero(ok)
-        sim = self._row_scores(self.embedder, qu, snap, cfg, vis, n)
-        best = sim.copy()
-        post = _posterior(sim, where, tau)
-        total = post.copy()
-        if fw.body > 0:
-            if cfg.concept_text == "title":
-                body = self._row_scores(self.embedder, qu, snap, self._body_cfg, vis, n)
-                np.maximum(best, body, out=best)
-                total += fw.body * _posterior(body, where, tau)
-            else:  # concept_text="title+body": the one matrix counts for both
-                total += fw.body * post
-        wsum = 1.0 + fw.body
-        if self._char is not None:
-            wsum += fw.char
-            qc = np.asarray(self._char.embed([text]), dtype=np.float32)[0]
-            chars = (
-                np.maximum(self._row_scores(self._char, qc, snap, self._title_cfg, vis, n), 0.0)
-                if np.any(qc)
-                else np.zeros(n, dtype=np.float64)
-            )
-            np.maximum(best, chars, out=best)
-            total += fw.char * _posterior(chars, where, tau)
-        ok &= best >= cfg.semantic_threshold
-        return topk_scores(total / wsum, keep, visible=ok, min_score=0.0)
+            return got
+        for fn, v, _ in sides:  # the weighted mean of the similarities, row by row
+            total = fn(self.embedder, cfg, qu)
+            if fw.body > 0 and cfg.concept_text == "title":  # the mean of title and title+body
+                body = fn(self.embedder, self._body_cfg, qu)
+                total = (total + fw.body * body) / (1.0 + fw.body)
+            # (with concept_text="title+body" the one matrix counts for both: the mean is itself)
+            wsum = 1.0
+            if self._char is not None:
+                wsum += fw.char
+                if np.any(qc):
+                    total += fw.char * np.maximum(fn(self._char, self._title_cfg, qc), 0.0)
+            got.append(topk_scores(total / wsum, keep, visible=v, min_score=thr))
+        return got
 
     @staticmethod
     def _row_scores(
@@ -656,25 +598,19 @@ class ConceptResolver:
         return out
 
 
-def _posterior(scores: npt.NDArray[np.float64], rows: npt.NDArray[np.int64], tau: float) -> npt.NDArray[np.float64]:
-    """The softmax of ``scores / tau`` over ``rows`` (0 elsewhere), exact to deletion: the max
-    and every exponent depend only on the row's own score and the rows' scores, and the
-    normaliser is the correctly rounded sum (``math.fsum``), whatever the other rows are."""
-    out = np.zeros(scores.shape[0], dtype=np.float64)
-    if rows.size == 0:
-        return out
-    x = scores[rows]
-    e = np.exp((x - float(x.max())) / tau)
-    out[rows] = e / math.fsum(e.tolist())
-    return out
+#: One side of :meth:`ConceptResolver._fused`: its rows' similarity (embedder, config, query),
+#: their visibility (None: all) and count.
+_Side = tuple[Callable[[Any, WalkConfig, Any], npt.NDArray[np.float64]], Any, int]
 
 
 def _posteriors(
     scores: Sequence[npt.NDArray[np.float64]], rows: Sequence[npt.NDArray[np.int64]], tau: float
 ) -> list[npt.NDArray[np.float64]]:
-    """:func:`_posterior` over the union of several score arrays' ``rows`` (the base's concept
-    rows and the concepts written since): one maximum and one normaliser (``math.fsum``) over
-    all of them, each array's softmax values in its own rows."""
+    """The softmax of ``scores / tau`` over the union of several score arrays' ``rows`` (the
+    base's concept rows, and a live read's concepts written since), 0 elsewhere, exact to
+    deletion: the maximum and every exponent depend only on the rows' own scores, and the one
+    normaliser is the correctly rounded sum (``math.fsum``) of all of them, whatever the order
+    or the other rows."""
     parts = [sc[r] for sc, r in zip(scores, rows)]
     out = [np.zeros(sc.shape[0], dtype=np.float64) for sc in scores]
     x = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
