@@ -340,6 +340,66 @@ def test_bulk_into_a_non_empty_store_is_a_plain_transaction(tmp_path):
         assert 0 not in kinds and len(kinds) >= 3
 
 
+def _wordy_nodes(n: int, prefix: str = "n") -> list[dict]:
+    """Nodes whose bodies hold many distinct terms (each fills FTS5's pending-terms buffer)."""
+    return [
+        {"id": f"{prefix}{i}", "title": f"node {i} walk", "body": " ".join(f"w{prefix}{i}x{j}" for j in range(40))}
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize("into", ["empty", "non-empty"])
+def test_bulk_load_leaves_one_full_text_segment(tmp_path, monkeypatch, into):
+    """A bulk load that leaves more than one large FTS5 segment merges them into one: left as
+    they are, a later one-row write merges all of them inside itself (FTS5's crisis merge:
+    seconds on a store of millions of nodes). Small segments stand for large ones here (a
+    small pending-terms buffer and a 1-page floor)."""
+    import conceptwalk.kb.store as store_mod
+
+    monkeypatch.setattr(store_mod, "_BULK_FTS_HASH", 4096)
+    monkeypatch.setattr(store_mod, "_FTS_MERGE_PAGES", 1)
+    with KnowledgeBase.create(tmp_path / "kb.sqlite") as kb:
+        if into == "non-empty":
+            kb.add_nodes([{"id": "seed", "title": "seed walk"}])
+            kb.conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('hashsize', 4096)")
+        unmerged: list[list[int]] = []
+        orig = store_mod._merge_fts_segments
+
+        def spy(conn):
+            unmerged.append(store_mod._fts_segment_pages(conn))
+            return orig(conn)
+
+        monkeypatch.setattr(store_mod, "_merge_fts_segments", spy)
+        with kb.bulk():
+            kb.add_nodes(_wordy_nodes(400))
+        assert len(unmerged) == 1 and len(unmerged[0]) > 1  # the load wrote several segments
+        assert len(store_mod._fts_segment_pages(kb.conn)) == 1
+        # the index answers as the store written row by row does
+        with KnowledgeBase.create(tmp_path / "ref.sqlite") as ref:
+            if into == "non-empty":
+                ref.add_nodes([{"id": "seed", "title": "seed walk"}])
+            row_by_row(ref, _wordy_nodes(400), [], [])
+            for q in ("walk", "node 17", "wn3x5 wn250x39", "seed"):
+                assert kb.fts_search(q, k=500) == ref.fts_search(q, k=500)
+
+
+def test_small_bulk_load_into_a_large_index_leaves_its_segments(tmp_path, monkeypatch):
+    """A load whose segments are small beside the index's largest one (below an eighth of it)
+    is left to FTS5's own merging: a full merge would cost a pass over the whole index."""
+    import conceptwalk.kb.store as store_mod
+
+    monkeypatch.setattr(store_mod, "_FTS_MERGE_PAGES", 1)
+    with KnowledgeBase.create(tmp_path / "kb.sqlite") as kb:
+        with kb.bulk():
+            kb.add_nodes(_wordy_nodes(3000))
+        big = store_mod._fts_segment_pages(kb.conn)
+        assert len(big) == 1 and big[0] > 16
+        with kb.bulk():
+            kb.add_nodes(_wordy_nodes(2, prefix="m"))
+        pages = store_mod._fts_segment_pages(kb.conn)
+        assert len(pages) > 1 and pages[0] == big[0]  # not merged
+
+
 def test_bulk_stays_in_wal_mode_while_another_connection_reads(tmp_path):
     path = str(tmp_path / "kb.sqlite")
     syn = synthetic.generate(100, seed=1)

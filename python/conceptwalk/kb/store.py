@@ -278,6 +278,11 @@ _FTS_MAX_TOKENS = 64
 #: FTS5's pending-terms buffer: its default, and the size a bulk load's rebuild uses.
 _FTS_HASH = 1 << 20
 _BULK_FTS_HASH = 16 << 20
+#: A bulk load ends with the full-text index merged into one segment (FTS5's 'optimize') when
+#: it leaves more than one segment of at least this many leaf pages (4 KiB each) that is at
+#: least :data:`_FTS_MERGE_SHARE` of the largest (see :func:`_merge_fts_segments`).
+_FTS_MERGE_PAGES = 256
+_FTS_MERGE_SHARE = 1 / 8
 
 _SCHEMA = (
     f"""
@@ -792,6 +797,36 @@ def _insert_bare_nodes(conn: sqlite3.Connection, ids: list[str]) -> None:
         except UnicodeEncodeError:  # a lone surrogate: not bound (nothing written), as row by row
             pass
     conn.executemany("INSERT OR IGNORE INTO nodes(id) VALUES (?)", ((e,) for e in ids))
+
+
+def _fts_segment_pages(conn: sqlite3.Connection) -> list[int]:
+    """The full-text index's segments' sizes in leaf pages, largest first, read from FTS5's
+    ``_idx`` table (one row per segment and term boundary, its ``pgno`` the leaf page's number
+    shifted left by one: FTS5's stable file format): the last page each segment indexes, in a
+    few ms at millions of nodes, where counting the pages would read them all."""
+    rows = conn.execute("SELECT max(pgno) >> 1 FROM nodes_fts_idx GROUP BY segid").fetchall()
+    return sorted((int(r[0]) for r in rows), reverse=True)
+
+
+def _merge_fts_segments(conn: sqlite3.Connection) -> bool:
+    """Merge the full-text index into one segment (FTS5's 'optimize') when a load left more
+    than one large segment; whether it did.
+
+    FTS5 merges its segments as rows are written: every row written adds a small segment, and
+    every 64 pages written it merges a bounded amount, but when 16 segments pile up on one
+    level it merges that whole level inside the write (its "crisis merge"). A bulk load leaves
+    a few large segments on one level (four of 13-17k pages on a 2.5M-node store), and a few
+    hundred one-row writes later, one write merges all of them: 6.6-8.5 s for one agent turn's
+    insert, where the others take 0.3 ms. One segment after the load leaves the writes only
+    the small merges. It costs about a pass over the index (4.6-6.4 s on that store, beside the
+    load's two minutes), so it is done only when the load left the shape that stalls: a second
+    segment of at least :data:`_FTS_MERGE_PAGES` pages and :data:`_FTS_MERGE_SHARE` of the
+    largest (a small load into a large store leaves small segments, merged as usual)."""
+    pages = _fts_segment_pages(conn)
+    if len(pages) < 2 or pages[1] < _FTS_MERGE_PAGES or pages[1] < pages[0] * _FTS_MERGE_SHARE:
+        return False
+    conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('optimize')")
+    return True
 
 
 def _fts_query(text: str) -> str | None:
@@ -1449,6 +1484,8 @@ class KnowledgeBase:
             )
             if not empty:
                 yield
+                if self._depth == 1:  # the load's own transaction (not one it is nested in)
+                    _merge_fts_segments(conn)
                 return
             ddl = {
                 name: sql
@@ -1475,6 +1512,7 @@ class KnowledgeBase:
                 # store's FTS5 config is the one row-by-row writes leave).
                 conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('hashsize', ?)", (_BULK_FTS_HASH,))
                 conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild')")
+                _merge_fts_segments(conn)  # the rebuild's segments, one level apart: see there
                 conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('hashsize', ?)", (_FTS_HASH,))
                 conn.execute("DELETE FROM nodes_fts_config WHERE k = 'hashsize'")
                 for sql in ddl.values():
