@@ -386,6 +386,40 @@ class PackedStrings(Sequence[Optional[str]]):
         self._bytes: memoryview = d.data
         self._offsets: memoryview = np.ascontiguousarray(off).data
 
+    @classmethod
+    def from_checked(
+        cls, data: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64], present: npt.NDArray[np.bool_] | None
+    ) -> PackedStrings:
+        """The same strings without the checks of the constructor (a pass over every byte), for
+        a layout its maker guarantees: contiguous ``data`` of whole UTF-8 strings, ``n + 1``
+        non-decreasing int64 ``offsets`` from 0 to ``len(data)``, ``n`` bool flags or None.
+
+        Examples
+        --------
+        >>> PackedStrings.from_checked(*pack_strings(["ab", None])) == ["ab", None]
+        True
+        """
+        self = cls.__new__(cls)
+        self._data, self._off, self._present, self._n = data, offsets, present, int(offsets.shape[0]) - 1
+        self._bytes = data.data
+        self._offsets = np.ascontiguousarray(offsets).data
+        return self
+
+    @property
+    def data(self) -> npt.NDArray[np.uint8]:
+        """The concatenated UTF-8 bytes (read-only by contract)."""
+        return self._data
+
+    @property
+    def offsets(self) -> npt.NDArray[np.int64]:
+        """The ``n + 1`` offsets into :attr:`data`."""
+        return self._off
+
+    @property
+    def present(self) -> npt.NDArray[np.bool_] | None:
+        """The ``n`` presence flags (False: None), or None when every string is present."""
+        return self._present
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (PackedStrings, (self._data, self._off, self._present))
 

@@ -41,7 +41,7 @@ import numpy.typing as npt
 
 from ..errors import ConceptwalkError, InputError
 from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph
-from ..graph.linkgraph import IdIndex, codes_of, csr_patched, untrack_strings, with_default_node_type
+from ..graph.linkgraph import IdIndex, PackedStrings, codes_of, csr_patched, untrack_strings, with_default_node_type
 
 try:  # ISA-L's CRC-32 (the same polynomial and values as zlib's, ~20x faster: a 1.8 GB file's check
     # took 2.2 s with zlib); zlib's where the wheel is not installed (see pyproject's marker)
@@ -1065,10 +1065,15 @@ class GraphSnapshot:
         deleted = sorted(index[x] for x in node_keys if x not in now_nodes and x in index)
         inserted = sorted(x for x in now_nodes if x not in index)
         ids = list(old_ids)
-        titles = list(g.titles)
+        # packed titles (a graph mapped from a file, a compacted base) stay packed: their bytes
+        # are carried by the runs below, never one Python string per node (at millions of nodes
+        # a list of them holds the interpreter for most of a second, in the compaction thread
+        # too, where every read waits for it)
+        titles: list[Any] | None = None if isinstance(g.titles, PackedStrings) else list(g.titles)
         for p in reversed(deleted):
             del ids[p]
-            del titles[p]
+            if titles is not None:
+                del titles[p]
         if inserted:  # one merge (O(nodes + inserted)), not a list.insert per id (O(nodes) each)
             # (where each goes among the ids left; distinct: ids holds none of them)
             bounds = [0, *(bisect.bisect_left(ids, x) for x in inserted), len(ids)]
@@ -1076,12 +1081,15 @@ class GraphSnapshot:
             merged_titles: list[Any] = []
             for i, x in enumerate(inserted):
                 merged_ids += ids[bounds[i] : bounds[i + 1]]
-                merged_titles += titles[bounds[i] : bounds[i + 1]]
                 merged_ids.append(x)
-                merged_titles.append(None)
+                if titles is not None:
+                    merged_titles += titles[bounds[i] : bounds[i + 1]]
+                    merged_titles.append(None)
             merged_ids += ids[bounds[-2] :]
-            merged_titles += titles[bounds[-2] :]
-            ids, titles = merged_ids, merged_titles
+            ids = merged_ids
+            if titles is not None:
+                merged_titles += titles[bounds[-2] :]
+                titles = merged_titles
         n = len(ids)
         if n == 0:
             raise InputError("the knowledge base has no nodes: nothing to build a graph from")
@@ -1148,8 +1156,14 @@ class GraphSnapshot:
 
         ntypes = with_default_node_type(*node_col(g.node_type_codes, g.node_type_names, 1))
         life = node_col(g.node_lifecycle_codes, g.node_lifecycle_names, 4)
-        for p in changed_pos:
-            titles[p] = rows_by_pos[p][2]
+        new_titles: Sequence[str | None]
+        if titles is None:
+            assert isinstance(g.titles, PackedStrings)
+            new_titles = _carried_titles(g.titles, runs, n, [(p, rows_by_pos[p][2]) for p in changed_pos])
+        else:
+            for p in changed_pos:
+                titles[p] = rows_by_pos[p][2]
+            new_titles = untrack_strings(titles)
         # scopes: carried rows keep their code ranges (in order), changed rows get their lists
         lengths = carry(np.diff(g.scope_ptr), np.int64)
         scope_lists = {p: ([] if rows_by_pos[p][3] is None else json.loads(rows_by_pos[p][3])) for p in changed_pos}
@@ -1297,7 +1311,7 @@ class GraphSnapshot:
             ids=untrack_strings(ids),  # never scanned by the cycle collector (untrack_strings)
             node_type_codes=np.ascontiguousarray(ntypes[0]),
             node_type_names=ntypes[1],
-            titles=untrack_strings(titles),
+            titles=new_titles,
             scope_ptr=ptr,
             scope_codes=scodes,
             scope_names=snames_t,
@@ -1313,6 +1327,37 @@ class GraphSnapshot:
             id_index=id_index,
         )
         return GraphSnapshot(graph, version, new_loops)
+
+
+def _carried_titles(
+    old: PackedStrings, runs: list[tuple[int, int, int]], n: int, changed: list[tuple[int, str | None]]
+) -> PackedStrings:
+    """:meth:`GraphSnapshot.advance`'s titles when the old ones are packed: the runs of carried
+    rows ``(new start, old start, length)`` copied as byte ranges and the ``changed`` positions'
+    titles encoded, as :func:`pack_strings <conceptwalk.graph._intern.pack_strings>` lays them out
+    (strict UTF-8; None an empty range, not present). Every new position is in a run or changed."""
+    o_off, o_data = old.offsets, old.data
+    o_len = np.diff(o_off)
+    o_pr = old.present
+    lengths = np.empty(n, dtype=np.int64)
+    present = np.empty(n, dtype=np.bool_)
+    for p0, o0, ln in runs:
+        lengths[p0 : p0 + ln] = o_len[o0 : o0 + ln]
+        present[p0 : p0 + ln] = True if o_pr is None else o_pr[o0 : o0 + ln]
+    encoded: list[tuple[int, bytes]] = []
+    for p, t in changed:
+        b = b"" if t is None else t.encode("utf-8")
+        encoded.append((p, b))
+        lengths[p] = len(b)
+        present[p] = t is not None
+    off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=off[1:])
+    data = np.empty(int(off[-1]), dtype=np.uint8)
+    for p0, o0, ln in runs:
+        data[off[p0] : off[p0 + ln]] = o_data[o_off[o0] : o_off[o0 + ln]]
+    for p, b in encoded:
+        data[off[p] : off[p] + len(b)] = np.frombuffer(b, dtype=np.uint8)
+    return PackedStrings.from_checked(data, off, present)
 
 
 def _insert_sorted(col: npt.NDArray[Any], at: npt.NDArray[np.int64], values: npt.NDArray[Any]) -> npt.NDArray[Any]:
