@@ -574,6 +574,29 @@ def test_the_arena_bound_starts_a_new_base(monkeypatch) -> None:
     kb.close()
 
 
+def test_the_delta_limit_grows_with_the_base(monkeypatch) -> None:
+    """Past LIVE_DELTA_NODES * LIVE_DELTA_SHARE base nodes a delta holds 1/LIVE_DELTA_SHARE of
+    the base: here 4 * 10 = 40, so a base of 200 nodes keeps 20 written nodes in its delta (not 4)
+    and the 21st takes a new base; a base of 30 nodes keeps 4. The answers stay a fresh build's."""
+    monkeypatch.setattr(StateKeeper, "LIVE_DELTA_NODES", 4)
+    monkeypatch.setattr(StateKeeper, "LIVE_DELTA_SHARE", 10)
+    monkeypatch.setattr(StateKeeper, "LIVE_COMPACT_NODES", 0)  # the read past the limit makes the base
+    for base_nodes, held in ((200, 20), (30, 4)):
+        kb = KnowledgeBase.open(":memory:")
+        kb.add_edges([("hub", f"c{i:03d}") for i in range(base_nodes - 1)])
+        kb.graph()
+        bases = []
+        for t in range(held + 1):
+            kb.add_edges([(f"m{t:02d}", f"c{t:03d}")])  # a new node and a rewritten concept row
+            live = kb.live_graph()
+            bases.append(live.base_version)
+        # each turn writes two nodes (the memory, the concept whose row it joins)
+        assert len(set(bases[: held // 2])) == 1 and bases[-1] != bases[0], bases
+        got = [_ans(kb, [f"c{t:03d}"]) for t in range(held + 1)]  # (from the live graph: no graph() above)
+        assert got == [_ans(kb.graph(), [f"c{t:03d}"]) for t in range(held + 1)]
+        kb.close()
+
+
 def test_kept_live_graphs_answer_as_their_state_after_the_store_moved_on(tmp_path) -> None:
     """A caller keeps every live graph it was given (over one base, across new bases, across
     bulk loads and deletions) and reads them all after the store moved on: each answers as a

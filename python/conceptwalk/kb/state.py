@@ -764,6 +764,19 @@ class StateKeeper:
     #: Only for a store in a file with a change log and nonces (an in-memory store has no second
     #: connection).
     LIVE_COMPACT_NODES = 500
+    #: :attr:`LIVE_DELTA_NODES` and :attr:`LIVE_GROW_ROWS` hold for a base of up to
+    #: ``LIVE_DELTA_NODES * LIVE_DELTA_SHARE`` nodes (500k); past it they grow with the base, a
+    #: delta then holding up to 1/LIVE_DELTA_SHARE of its nodes (5,000 at 2.5M). The compaction
+    #: thread's advance takes time in proportion to the base (4-5 s at 2.5M nodes): a writer at a
+    #: few hundred turns a second wrote 1,000 nodes before it was done, and its reads waited for
+    #: the thread, up to 3 s each (:meth:`_delta_limits`).
+    LIVE_DELTA_SHARE = 500
+
+    def _delta_limits(self, live: LiveGraph) -> tuple[int, int]:
+        """The most written nodes ``live``'s delta holds and the most change-log rows one read
+        grows it by (:attr:`LIVE_DELTA_SHARE`)."""
+        scale = max(1.0, live.base.num_nodes / max(1, self.LIVE_DELTA_NODES * self.LIVE_DELTA_SHARE))
+        return int(self.LIVE_DELTA_NODES * scale), int(self.LIVE_GROW_ROWS * scale)
 
     def _trim_if_free(self) -> None:
         """Give the freed heap back when glibc holds more than :attr:`TRIM_FREE_BYTES` of it."""
@@ -790,7 +803,7 @@ class StateKeeper:
             live = self._live
             if self._compacted is None and live is not None and live.version == gv:
                 return live
-            if live is not None and live.version != gv and live.rewritten >= self.LIVE_DELTA_NODES:
+            if live is not None and live.version != gv and live.rewritten >= self._delta_limits(live)[0]:
                 self._wait_compaction()  # the writer outpaced the thread: its base is nearer than a new one
             self._adopt_compacted(gv)  # (a base the thread made is taken by the first read after it)
             live, snap = self._live, self._snap
@@ -805,7 +818,7 @@ class StateKeeper:
                 live is not None
                 and self._changelog
                 and live.version < gv
-                and live.rewritten < self.LIVE_DELTA_NODES
+                and live.rewritten < self._delta_limits(live)[0]
                 and live.core.arena_entries < self.LIVE_ARENA_ENTRIES
             ):
                 # one statement (one committed state) reads the changes and the rows they name
@@ -1041,10 +1054,11 @@ class StateKeeper:
             return None
         if live.version == version:
             return live
+        most_nodes, most_rows = self._delta_limits(live)
         if nonce is False:
-            rows = conn.execute(self._LIVE_CHANGES, (live.version, version, self.LIVE_GROW_ROWS + 1)).fetchall()
+            rows = conn.execute(self._LIVE_CHANGES, (live.version, version, most_rows + 1)).fetchall()
         else:
-            rows = conn.execute(self._LIVE_CHANGES_NONCE, (live.version, version, self.LIVE_GROW_ROWS + 1)).fetchall()
+            rows = conn.execute(self._LIVE_CHANGES_NONCE, (live.version, version, most_rows + 1)).fetchall()
         if len(rows) != version - live.version:
             return None  # a gap in the log, or too many changes
         nodes: dict[str, tuple[Any, ...] | None] = {}
@@ -1071,7 +1085,7 @@ class StateKeeper:
                 edges.append((a, b, c, ann))
             elif kind == CHANGE_RESET:
                 return None  # a bulk load
-        if len(nodes) + live.rewritten > self.LIVE_DELTA_NODES:
+        if len(nodes) + live.rewritten > most_nodes:
             return None  # more written nodes than a delta holds: a new base (a bulk-sized batch)
         return live.grown(nodes, edges, version=version, texts=texts)
 
