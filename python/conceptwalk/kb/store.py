@@ -1512,7 +1512,7 @@ class KnowledgeBase:
                 # store's FTS5 config is the one row-by-row writes leave).
                 conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('hashsize', ?)", (_BULK_FTS_HASH,))
                 conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild')")
-                _merge_fts_segments(conn)  # the rebuild's segments, one level apart: see there
+                _merge_fts_segments(conn)  # the rebuild leaves a few large segments: see there
                 conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('hashsize', ?)", (_FTS_HASH,))
                 conn.execute("DELETE FROM nodes_fts_config WHERE k = 'hashsize'")
                 for sql in ddl.values():
