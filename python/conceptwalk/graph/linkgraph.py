@@ -391,8 +391,20 @@ class PackedStrings(Sequence[Optional[str]]):
         cls, data: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64], present: npt.NDArray[np.bool_] | None
     ) -> PackedStrings:
         """The same strings without the checks of the constructor (a pass over every byte), for
-        a layout its maker guarantees: contiguous ``data`` of whole UTF-8 strings, ``n + 1``
-        non-decreasing int64 ``offsets`` from 0 to ``len(data)``, ``n`` bool flags or None.
+        a layout its maker guarantees.
+
+        Parameters
+        ----------
+        data : numpy.ndarray of uint8
+            Contiguous bytes of whole UTF-8 strings, concatenated.
+        offsets : numpy.ndarray of int64
+            ``n + 1`` non-decreasing offsets from 0 to ``len(data)``.
+        present : numpy.ndarray of bool, optional
+            ``n`` flags (False: None), or None when every string is present.
+
+        Returns
+        -------
+        PackedStrings
 
         Examples
         --------
