@@ -803,14 +803,16 @@ def _fts_segment_pages(conn: sqlite3.Connection) -> list[int]:
     """The full-text index's segments' sizes in leaf pages, largest first, read from FTS5's
     ``_idx`` table (one row per segment and term boundary, its ``pgno`` the leaf page's number
     shifted left by one: FTS5's stable file format): the last page each segment indexes, in a
-    few ms at millions of nodes, where counting the pages would read them all."""
+    few ms at millions of nodes, where counting the pages would read them all (it misses the
+    pages of a segment's last term past the first: about 1% on a synthetic store)."""
     rows = conn.execute("SELECT max(pgno) >> 1 FROM nodes_fts_idx GROUP BY segid").fetchall()
     return sorted((int(r[0]) for r in rows), reverse=True)
 
 
-def _merge_fts_segments(conn: sqlite3.Connection) -> bool:
+def _merge_fts_segments(conn: sqlite3.Connection, before: int = 0) -> bool:
     """Merge the full-text index into one segment (FTS5's 'optimize') when a load left more
-    than one large segment; whether it did.
+    than one large segment and wrote a good part of the index; whether it did. ``before``: the
+    index's pages (:func:`_fts_segment_pages`, summed) before the load.
 
     FTS5 merges its segments as rows are written: every row written adds a small segment, and
     every 64 pages written it merges a bounded amount, but when 16 segments pile up on one
@@ -819,11 +821,16 @@ def _merge_fts_segments(conn: sqlite3.Connection) -> bool:
     hundred one-row writes later, one write merges all of them: 6.6-8.5 s for one agent turn's
     insert, where the others take 0.3 ms. One segment after the load leaves the writes only
     the small merges. It costs about a pass over the index (4.6-6.4 s on that store, beside the
-    load's two minutes), so it is done only when the load left the shape that stalls: a second
+    load's two minutes), so it is done only when the load left the shape that stalls (a second
     segment of at least :data:`_FTS_MERGE_PAGES` pages and :data:`_FTS_MERGE_SHARE` of the
-    largest (a small load into a large store leaves small segments, merged as usual)."""
+    largest) and the load wrote at least as much of the index (an index grown by row-by-row
+    writes keeps a few large segments of its own, which FTS5 merges as usual: a small load into
+    it merges nothing)."""
     pages = _fts_segment_pages(conn)
     if len(pages) < 2 or pages[1] < _FTS_MERGE_PAGES or pages[1] < pages[0] * _FTS_MERGE_SHARE:
+        return False
+    wrote = sum(pages) - before
+    if wrote < _FTS_MERGE_PAGES or wrote < sum(pages) * _FTS_MERGE_SHARE:
         return False
     conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('optimize')")
     return True
@@ -1483,9 +1490,11 @@ class KnowledgeBase:
                 self._depth == 1 and self._changelog and conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is None
             )
             if not empty:
+                own = self._depth == 1  # the load's own transaction (not one it is nested in)
+                before = sum(_fts_segment_pages(conn)) if own else 0
                 yield
-                if self._depth == 1:  # the load's own transaction (not one it is nested in)
-                    _merge_fts_segments(conn)
+                if own:
+                    _merge_fts_segments(conn, before)
                 return
             ddl = {
                 name: sql
