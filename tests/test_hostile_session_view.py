@@ -969,6 +969,38 @@ def test_a_borrowed_index_alive_at_interpreter_exit():
     assert proc.returncode == 0 and "bye" in proc.stdout, proc.stderr[-500:]
 
 
+def test_daemon_threads_inside_core_calls_at_interpreter_exit():
+    """Daemon threads that query the core (the GIL released) while the interpreter exits: CPython
+    ends each with pthread_exit when it asks for the GIL back, and that forced unwind must not
+    cross a noexcept destructor (pybind11's gil_scoped_release: std::terminate, the process
+    aborted at every exit of such a program before the bindings' Nogil)."""
+    proc = run_child(
+        """
+        import threading, time, numpy as np
+        from conceptwalk import LinkGraph
+        from conceptwalk.graph.text import TextIndex
+        rng = np.random.default_rng(0)
+        n = 100_000
+        g = LinkGraph.from_edges([(f"n{a}", f"n{b}") for a, b in rng.integers(0, n, size=(300_000, 2))])
+        ix = TextIndex.build([f"merger plans {i} of walk" for i in range(20000)], [None] * 20000)
+        def spin(i):
+            while True:
+                if i % 3 == 0:
+                    g.shortest_path(f"n{i}", f"n{i + 7}")
+                elif i % 3 == 1:
+                    ix.search("merger walk", 3)
+                else:
+                    g.personalized_pagerank({f"n{i}": 1.0}, eps=1e-7)
+        for i in range(6):
+            threading.Thread(target=spin, args=(i,), daemon=True).start()
+        time.sleep(0.2)
+        print("bye")
+        """,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and "bye" in proc.stdout, (proc.returncode, proc.stderr[-500:])
+
+
 # ============================================================================ PackedStrings
 STRINGS = ["ab", None, "é", "", "𝔘ñí\u0301", "x\x00y", None, "日本語テキスト", "a" * 300, "\u200d", "z"]
 

@@ -17,6 +17,24 @@
 namespace py = pybind11;
 using namespace pybind11::literals;
 
+// The GIL released around a core call, as py::gil_scoped_release, but with a destructor that may
+// throw. At interpreter exit CPython ends a daemon thread that asks for the GIL back with
+// pthread_exit, a forced unwind; through gil_scoped_release's destructor (noexcept, as every
+// destructor by default) that unwind is std::terminate, and the whole process aborts ("terminate
+// called without an active exception"; a program whose daemon threads query the core aborted
+// at every exit). Through this one it goes on up (pybind11's dispatcher rethrows
+// abi::__forced_unwind) and ends the thread as CPython means it to.
+class Nogil {
+ public:
+  Nogil() : state_(PyEval_SaveThread()) {}
+  ~Nogil() noexcept(false) { PyEval_RestoreThread(state_); }
+  Nogil(const Nogil&) = delete;
+  Nogil& operator=(const Nogil&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
 // An array argument as the core reads it: C-contiguous, of type T (converted when needed) and
 // aligned for T (a misaligned buffer, e.g. an ndarray at an odd offset into bytes, is copied by
 // NumPy first: the core never loads a T from a misaligned address).

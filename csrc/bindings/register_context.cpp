@@ -53,7 +53,7 @@ cw::ContextResult context_one(const cw::GraphRef& g, const cw::Visibility& vis, 
   const double* w = weights.data();
   const std::int64_t n = seeds.shape(0);
   const cw::RankParams rp{static_cast<cw::Rank>(rank), max_hops, max_visits};
-  py::gil_scoped_release nogil;
+  Nogil nogil;
   return cw::graph_context(g, vis, n, s, w, params, k, filter, rp);
 }
 
@@ -178,7 +178,7 @@ void register_context(py::module_& m) {
         const cw::RankParams rp{static_cast<cw::Rank>(rank), max_hops, max_visits};
         const std::int32_t* c = concepts.data();
         const std::int64_t nc = concepts.shape(0);
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::graph_context_text(g, vis, text, nc, c, params, k, filter, rp);
       },
       "graph"_a, "index"_a, "terms"_a, "n_hits"_a = 10, "concepts"_a = py::none(), "restart"_a = 0.25,
@@ -208,7 +208,7 @@ void register_context(py::module_& m) {
         const std::int32_t* s = seeds.data();
         const double* w = weights.data();
         const cw::RankParams rp{static_cast<cw::Rank>(rank), max_hops, max_visits};
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::graph_context_batch(g, vis, np, ptr, ns, s, w, params, k, filter, threads, rp);
       },
       "graph"_a, "seed_ptr"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 20,

@@ -22,7 +22,7 @@ void register_graph(py::module_& m) {
               const std::int32_t* d = dst.data();
               const std::int32_t* t = etype.data();
               std::int64_t* c = canon.mutable_data();
-              py::gil_scoped_release nogil;
+              Nogil nogil;
               *g = cw::CSRGraph::build(static_cast<cw::node_t>(num_nodes), m, s, d, t, c);
             }
             return py::make_tuple(g, canon);
@@ -64,7 +64,7 @@ void register_graph(py::module_& m) {
               const auto nd = static_cast<std::int64_t>(drop.shape(0));
               cw::PatchedEdges pe{e_src.mutable_data(), e_dst.mutable_data(), e_type.mutable_data(),
                                   new_to_old.mutable_data()};
-              py::gil_scoped_release nogil;
+              Nogil nogil;
               *g = cw::CSRGraph::patched(old, static_cast<cw::node_t>(num_nodes), r, nt, tl, nd, dr, m, s, d, t,
                                          static_cast<std::int32_t>(min_num_types), ac, pe);
             }
@@ -108,7 +108,7 @@ void register_graph(py::module_& m) {
               std::int32_t* s = src.mutable_data();
               std::int32_t* d = dst.mutable_data();
               std::int32_t* t = type.mutable_data();
-              py::gil_scoped_release nogil;
+              Nogil nogil;
               g.edge_columns(s, d, t);
             }
             return py::make_tuple(src, dst, type);
@@ -121,7 +121,7 @@ void register_graph(py::module_& m) {
                                py::array_t<std::int32_t> out(g.num_entries());
                                {
                                  std::int32_t* o = out.mutable_data();
-                                 py::gil_scoped_release nogil;
+                                 Nogil nogil;
                                  g.entry_pairs(o);
                                }
                                out.attr("setflags")("write"_a = false);
@@ -168,7 +168,7 @@ void register_graph(py::module_& m) {
              vm->graph = g;
              const bool* src = mask.data();
              {
-               py::gil_scoped_release nogil;
+               Nogil nogil;
                const std::size_t n = static_cast<std::size_t>(g->num_nodes());
                vm->mask.resize(n);
                vm->vdeg.resize(n);
@@ -233,7 +233,7 @@ void register_graph(py::module_& m) {
             out->base = base;
             {
               const cw::GraphDelta* pd = p ? p->delta.get() : nullptr;
-              py::gil_scoped_release nogil;
+              Nogil nogil;
               out->delta = cw::grow_delta(*base, pd, static_cast<std::int64_t>(k.size()), k.data(),
                                           static_cast<std::int64_t>(x.size()), x.data(), y.data());
             }

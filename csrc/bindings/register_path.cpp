@@ -41,7 +41,7 @@ void register_path(py::module_& m) {
         const cw::node_t s = node_scalar(source, g, "source");
         const cw::node_t t = node_scalar(target, g, "target");
         const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::shortest_path(g, vis, s, t);
       },
       "graph"_a, "source"_a, "target"_a, "visible"_a = py::none(),
@@ -54,7 +54,7 @@ void register_path(py::module_& m) {
         const cw::node_t s = node_scalar(source, ref, "source");
         const cw::node_t t = node_scalar(target, ref, "target");
         const cw::Visibility vis = live_visibility(g, visible);
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::shortest_path(ref, vis, s, t);
       },
       "graph"_a, "source"_a, "target"_a, "visible"_a = py::none(),
@@ -71,7 +71,7 @@ void register_path(py::module_& m) {
         if (t < 0) return py::none();
         cw::PathResult r;
         {
-          py::gil_scoped_release nogil;
+          Nogil nogil;
           r = cw::shortest_path(g, vis, s, t);
         }
         if (ids.is_none()) return int_list(r.path.data(), r.path.size());
@@ -98,7 +98,7 @@ void register_path(py::module_& m) {
         const std::int32_t* s = sources.data();
         const std::int32_t* t = targets.data();
         const std::int64_t q = sources.shape(0);
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::shortest_path_batch(g, vis, q, s, t, threads);
       },
       "graph"_a, "sources"_a, "targets"_a, "threads"_a = 1, "visible"_a = py::none(),
@@ -114,7 +114,7 @@ void register_path(py::module_& m) {
         const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
         const std::int32_t* t = targets.data();
         const std::int64_t nt = targets.shape(0);
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::shortest_paths_from(g, vis, s, nt, t, max_visits);
       },
       "graph"_a, "source"_a, "targets"_a, "max_visits"_a = -1, "visible"_a = py::none(),
@@ -133,7 +133,7 @@ void register_path(py::module_& m) {
         const std::int32_t* s = seeds.data();
         const std::int32_t* t = targets.data();
         const std::int64_t ns = seeds.shape(0), nt = targets.shape(0);
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::multi_source_hops(g, vis, ns, s, nt, t, max_hops);
       },
       "graph"_a, "seeds"_a, "targets"_a, "max_hops"_a = -1, "visible"_a = py::none(),

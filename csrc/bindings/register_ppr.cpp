@@ -99,7 +99,7 @@ void register_ppr(py::module_& m) {
         const std::int32_t* s = seeds.data();
         const double* w = weights.data();
         const std::int64_t n = seeds.shape(0);
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::personalized_pagerank(g, vis, n, s, w, params, k);
       },
       "graph"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 0, "max_pushes"_a = 0,
@@ -123,7 +123,7 @@ void register_ppr(py::module_& m) {
         const cw::PPRParams params{restart, eps, max_pushes, max_residual};
         cw::PPRResult r;
         {
-          py::gil_scoped_release nogil;
+          Nogil nogil;
           r = cw::personalized_pagerank(g, vis, n, s.data(), w.data(), params, k);
         }
         return py::make_tuple(readonly_array(std::move(r.nodes)), readonly_array(std::move(r.scores)), r.residual,
@@ -149,7 +149,7 @@ void register_ppr(py::module_& m) {
         const std::int32_t* s = seeds.data();
         const double* w = weights.data();
         const std::int64_t n = seeds.shape(0);
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::personalized_pagerank_certified(g, vis, n, s, w, params, k, shrink, min_eps);
       },
       "graph"_a, "seeds"_a, "weights"_a, "restart"_a, "eps"_a, "k"_a, "shrink"_a, "min_eps"_a, "max_pushes"_a,
@@ -171,7 +171,7 @@ void register_ppr(py::module_& m) {
         const std::int64_t np = seed_ptr.shape(0), ns = seeds.shape(0);
         const std::int32_t* s = seeds.data();
         const double* w = weights.data();
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::personalized_pagerank_batch(g, vis, np, ptr, ns, s, w, params, k, threads);
       },
       "graph"_a, "seed_ptr"_a, "seeds"_a, "weights"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 0,

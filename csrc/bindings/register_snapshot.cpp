@@ -29,7 +29,7 @@ void register_snapshot(py::module_& m) {
         std::shared_ptr<const void> keep =
             borrow_keeper(originals, indptr, indices, pair_base, pair_ptr, edge_typedir);  // or copy
         {
-          py::gil_scoped_release nogil;
+          Nogil nogil;
           *g = cw::CSRGraph::from_parts(static_cast<cw::node_t>(num_nodes),
                                         static_cast<std::int32_t>(num_edge_types), ip, entries, ind, pb, pairs, pp,
                                         edges, td, keep);

@@ -145,7 +145,7 @@ void register_suggest(py::module_& m) {
       [](const cw::CSRGraph& g, std::int64_t node, std::int64_t min_shared, std::int64_t k, py::handle visible) {
         const cw::node_t a = node_scalar(node, g, "node");
         const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::resource_allocation(g, vis, a, min_shared, k);
       },
       "graph"_a, "node"_a, "min_shared"_a = 2, "k"_a = 0, "visible"_a = py::none(),
@@ -159,7 +159,7 @@ void register_suggest(py::module_& m) {
           throw cw::NodeOutOfRange("node index " + std::to_string(node) + " outside [0, " +
                                    std::to_string(ref.num_nodes()) + ")");
         const cw::Visibility vis = live_visibility(g, visible);
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::resource_allocation(ref, vis, static_cast<cw::node_t>(node), min_shared, k);
       },
       "graph"_a, "node"_a, "min_shared"_a = 2, "k"_a = 0, "visible"_a = py::none(),
@@ -175,7 +175,7 @@ void register_suggest(py::module_& m) {
         if (a < 0) return py::none();
         cw::RAResult r;
         {
-          py::gil_scoped_release nogil;
+          Nogil nogil;
           r = cw::resource_allocation(g, vis, a, min_shared, k);
         }
         return py::cast(std::move(r));
@@ -194,7 +194,7 @@ void register_suggest(py::module_& m) {
         cw::PPRParams p;
         p.restart = restart;
         p.eps = eps;
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::ppr_suggest(g, vis, a, p, k);
       },
       "graph"_a, "node"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 0, "visible"_a = py::none(),
@@ -213,7 +213,7 @@ void register_suggest(py::module_& m) {
         p.eps = eps;
         cw::RAResult r;
         {
-          py::gil_scoped_release nogil;
+          Nogil nogil;
           r = cw::ppr_suggest(g, vis, a, p, k);
         }
         return py::cast(std::move(r));
@@ -234,7 +234,7 @@ void register_suggest(py::module_& m) {
         cw::PPRParams p;
         p.restart = restart;
         p.eps = eps;
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::ppr_suggest_batch(g, vis, q, a, p, k, threads);
       },
       "graph"_a, "nodes"_a, "restart"_a = 0.25, "eps"_a = 1e-4, "k"_a = 0, "threads"_a = 1,
@@ -263,7 +263,7 @@ void register_suggest(py::module_& m) {
         const cw::Visibility vis = resolve_visibility(g, mask_arg(visible));
         const std::int32_t* a = nodes.data();
         const std::int64_t q = nodes.shape(0);
-        py::gil_scoped_release nogil;
+        Nogil nogil;
         return cw::resource_allocation_batch(g, vis, q, a, min_shared, k, threads);
       },
       "graph"_a, "nodes"_a, "min_shared"_a = 2, "k"_a = 0, "threads"_a = 1, "visible"_a = py::none(),

@@ -44,7 +44,7 @@ void register_text(py::module_& m) {
             const std::int64_t nt = title_tokens.shape(0), nb = body_tokens.shape(0);
             TextIndexPtr out;
             {
-              py::gil_scoped_release nogil;
+              Nogil nogil;
               out = std::make_shared<cw::TextIndex>(
                   cw::TextIndex::build(num_docs, num_terms, tp, tt, nt, bp, bt, nb, title_weight));
             }
@@ -70,7 +70,7 @@ void register_text(py::module_& m) {
             std::shared_ptr<const void> keep = borrow_keeper(borrow, docs, tfs);  // or copy
             TextIndexPtr out;
             {
-              py::gil_scoped_release nogil;
+              Nogil nogil;
               out = std::make_shared<cw::TextIndex>(cw::TextIndex::from_arrays(
                   num_docs, title_weight, std::move(o), dp, tp, np, std::move(l), std::move(keep)));
             }
@@ -98,7 +98,7 @@ void register_text(py::module_& m) {
             const std::int64_t nd = dropped.shape(0), nc = changed.shape(0), ns = sub_term_at.shape(0);
             cw::TextMerge r;
             {
-              py::gil_scoped_release nogil;
+              Nogil nogil;
               r = cw::merge_text_index(*self, num_docs, dp, nd, cp, nc, *sub, ap, kp, ns);
             }
             auto ix = std::make_shared<cw::TextIndex>(std::move(r.index));
@@ -171,7 +171,7 @@ void register_text(py::module_& m) {
             auto h = std::make_shared<TextStatsHolder>();
             h->index = self;
             {
-              py::gil_scoped_release nogil;
+              Nogil nogil;
               h->stats = cw::text_stats(*self, vis, true, cw::BM25Params{k1, b});
             }
             return h;
@@ -214,7 +214,7 @@ void register_text(py::module_& m) {
         const std::int64_t nt = terms.shape(0);
         cw::TextHits r;
         {
-          py::gil_scoped_release nogil;
+          Nogil nogil;
           r = cw::bm25_topk(*index, tp, nt, k, vis, elig, st, cw::BM25Params{k1, b});
         }
         const std::int64_t scored = r.scored, read = r.postings_read;
@@ -252,7 +252,7 @@ void register_text(py::module_& m) {
         const std::int64_t nd = dropped.shape(0), nt = base_terms.shape(0);
         cw::TextHits r;
         {
-          py::gil_scoped_release nogil;
+          Nogil nogil;
           r = cw::bm25_topk_live(*base, base_stats.stats, bv, be, dp, nd, *delta, dk, dv, de, bt, dt, nt, k,
                                  cw::BM25Params{k1, b});
         }

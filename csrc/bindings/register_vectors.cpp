@@ -62,7 +62,7 @@ py::tuple dense_topk(const H& h, const carray<float>& query, std::int64_t k,
   const float* qp = query.data();
   cw::VectorHits r;
   {
-    py::gil_scoped_release nogil;
+    Nogil nogil;
     r = run_topk(*h.ix, code, qp, k, vis, min_score);
   }
   return py::make_tuple(vector_to_array(std::move(r.rows)), vector_to_array(std::move(r.scores)));
@@ -84,7 +84,7 @@ void register_vectors(py::module_& m) {
         const float* qp = query.data();
         cw::VectorHits r;
         {
-          py::gil_scoped_release nogil;
+          Nogil nogil;
           r = cw::vector_topk(mp, n, dim, qp, k, vis, min_score);
         }
         return py::make_tuple(vector_to_array(std::move(r.rows)), vector_to_array(std::move(r.scores)));
@@ -103,7 +103,7 @@ void register_vectors(py::module_& m) {
              h->matrix = matrix;
              const float* mp = h->matrix.data();
              {
-               py::gil_scoped_release nogil;
+               Nogil nogil;
                h->ix = std::make_unique<cw::DenseVectors>(mp, n, dim);
              }
              return h;
@@ -123,7 +123,7 @@ void register_vectors(py::module_& m) {
             const float* mp = h->matrix.data();
             const std::int32_t* bp = base_rows.data();
             {
-              py::gil_scoped_release nogil;
+              Nogil nogil;
               h->ix = std::make_unique<cw::DenseVectors>(mp, n, dim, *base->ix, bp);
             }
             return h;
@@ -148,7 +148,7 @@ void register_vectors(py::module_& m) {
             std::vector<float> dv = to_vector(rows);
             std::vector<std::int32_t> nv = to_vector(row_numbers);
             {
-              py::gil_scoped_release nogil;
+              Nogil nogil;
               h->ix = std::make_unique<cw::DenseDelta>(*base->ix, n, std::move(rv), std::move(dv), std::move(nv));
             }
             return h;
@@ -190,7 +190,7 @@ void register_vectors(py::module_& m) {
              const std::int32_t* ix = indices.data();
              const float* vp = values.data();
              const std::int64_t nnz = indices.shape(0);
-             py::gil_scoped_release nogil;
+             Nogil nogil;
              return std::make_shared<cw::SparseVectors>(n, dim, ip, ix, vp, nnz);
            }),
            "n"_a, "dim"_a, "indptr"_a, "indices"_a, "values"_a)
@@ -207,7 +207,7 @@ void register_vectors(py::module_& m) {
             const float* vp = values.data();
             const std::int64_t nnz = rows.shape(0);
             std::shared_ptr<const void> keep = borrow_keeper(borrow, rows, values);  // or copy
-            py::gil_scoped_release nogil;
+            Nogil nogil;
             return std::make_shared<cw::SparseVectors>(
                 cw::SparseVectors::from_columns(n, dim, cp, rp, vp, nnz, std::move(keep)));
           },
@@ -249,7 +249,7 @@ void register_vectors(py::module_& m) {
             const float* qp = query.data();
             cw::SparseHits r;
             {
-              py::gil_scoped_release nogil;
+              Nogil nogil;
               r = run_topk(sv, code, qp, k, vis, min_score);
             }
             return py::make_tuple(vector_to_array(std::move(r.rows)), vector_to_array(std::move(r.scores)));

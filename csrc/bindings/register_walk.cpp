@@ -414,7 +414,7 @@ void register_walk(py::module_& m) {
         {
           const std::int32_t* s = starts.data();
           const std::int64_t ns = starts.shape(0);
-          py::gil_scoped_release nogil;
+          Nogil nogil;
           out->r = cw::typed_walk(g, vis, ns, s, wp);
         }
         render_in_call(*out, py::cast(g, py::return_value_policy::reference), render, 5);
@@ -470,7 +470,7 @@ void register_walk(py::module_& m) {
         {
           const std::int32_t* s = starts.data();
           const std::int64_t ns = starts.shape(0);
-          py::gil_scoped_release nogil;
+          Nogil nogil;
           out->r = cw::typed_walk(ref, de, vis, ns, s, wp);
         }
         render_in_call(*out, py::cast(g, py::return_value_policy::reference), render, 6);
