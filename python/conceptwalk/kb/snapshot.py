@@ -1148,6 +1148,23 @@ class GraphSnapshot:
                 col[p0 : p0 + ln] = old[o0 : o0 + ln]
             return col
 
+        def carry_ragged(
+            ptr_old: npt.NDArray[np.int64], values_old: npt.NDArray[Any], changed: Mapping[int, npt.NDArray[Any]]
+        ) -> tuple[npt.NDArray[np.int64], npt.NDArray[Any]]:
+            # a ragged per-node column (offsets, values) in the new order: the carried rows' value
+            # ranges copied run by run, the changed rows' values given
+            lengths = carry(np.diff(ptr_old), np.int64)
+            for p, v in changed.items():
+                lengths[p] = v.shape[0]
+            ptr = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(lengths, out=ptr[1:])
+            values = np.empty(int(ptr[-1]), dtype=values_old.dtype)
+            for p0, o0, ln in runs:
+                values[ptr[p0] : ptr[p0 + ln]] = values_old[ptr_old[o0] : ptr_old[o0 + ln]]
+            for p, v in changed.items():
+                values[ptr[p] : ptr[p + 1]] = v
+            return ptr, values
+
         def node_col(
             codes: npt.NDArray[np.int32], names: Sequence[str], j: int
         ) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
@@ -1157,33 +1174,39 @@ class GraphSnapshot:
         ntypes = with_default_node_type(*node_col(g.node_type_codes, g.node_type_names, 1))
         life = node_col(g.node_lifecycle_codes, g.node_lifecycle_names, 4)
         new_titles: Sequence[str | None]
-        if titles is None:
-            assert isinstance(g.titles, PackedStrings)
-            new_titles = _carried_titles(g.titles, runs, n, [(p, rows_by_pos[p][2]) for p in changed_pos])
+        if titles is None:  # packed: the bytes carried as a ragged column, the changed titles encoded
+            old_t = g.titles
+            assert isinstance(old_t, PackedStrings)
+            now_t = [rows_by_pos[p][2] for p in changed_pos]
+            t_off, t_data = carry_ragged(
+                old_t.offsets,
+                old_t.data,
+                {
+                    p: np.frombuffer(b"" if t is None else t.encode("utf-8"), dtype=np.uint8)
+                    for p, t in zip(changed_pos, now_t)
+                },
+            )
+            t_present = carry(np.ones(n_old, dtype=np.bool_) if old_t.present is None else old_t.present, np.bool_)
+            t_present[changed_pos] = [t is not None for t in now_t]
+            new_titles = PackedStrings.from_checked(t_data, t_off, t_present)
         else:
             for p in changed_pos:
                 titles[p] = rows_by_pos[p][2]
             new_titles = untrack_strings(titles)
         # scopes: carried rows keep their code ranges (in order), changed rows get their lists
-        lengths = carry(np.diff(g.scope_ptr), np.int64)
-        scope_lists = {p: ([] if rows_by_pos[p][3] is None else json.loads(rows_by_pos[p][3])) for p in changed_pos}
-        for p, lst in scope_lists.items():
-            lengths[p] = len(lst)
-        ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(lengths, out=ptr[1:])
-        scodes = np.empty(int(ptr[-1]), dtype=np.int32)
-        sp = g.scope_ptr
-        for p0, o0, ln in runs:
-            scodes[ptr[p0] : ptr[p0 + ln]] = g.scope_codes[sp[o0] : sp[o0 + ln]]
         snames = list(g.scope_names)
         sindex = {x: i for i, x in enumerate(snames)}
-        for p, lst in scope_lists.items():
-            for j, sname in enumerate(lst):
+        scope_codes: dict[int, npt.NDArray[np.int32]] = {}
+        for p in changed_pos:
+            codes = []
+            for sname in [] if rows_by_pos[p][3] is None else json.loads(rows_by_pos[p][3]):
                 c = sindex.get(sname)
                 if c is None:
                     c = sindex[sname] = len(snames)
                     snames.append(sname)
-                scodes[ptr[p] + j] = c
+                codes.append(c)
+            scope_codes[p] = np.asarray(codes, dtype=np.int32)
+        ptr, scodes = carry_ragged(g.scope_ptr, np.asarray(g.scope_codes, dtype=np.int32), scope_codes)
         scodes, snames_t = _recode(scodes, snames, [], [], prune_nodes)
         # ---- edges: the previous canonical edges and self-loops minus the changed keys (found
         # through the core's pair index, in the old numbering), plus the changed keys' rows now
@@ -1327,37 +1350,6 @@ class GraphSnapshot:
             id_index=id_index,
         )
         return GraphSnapshot(graph, version, new_loops)
-
-
-def _carried_titles(
-    old: PackedStrings, runs: list[tuple[int, int, int]], n: int, changed: list[tuple[int, str | None]]
-) -> PackedStrings:
-    """:meth:`GraphSnapshot.advance`'s titles when the old ones are packed: the runs of carried
-    rows ``(new start, old start, length)`` copied as byte ranges and the ``changed`` positions'
-    titles encoded, as :func:`pack_strings <conceptwalk.graph._intern.pack_strings>` lays them out
-    (strict UTF-8; None an empty range, not present). Every new position is in a run or changed."""
-    o_off, o_data = old.offsets, old.data
-    o_len = np.diff(o_off)
-    o_pr = old.present
-    lengths = np.empty(n, dtype=np.int64)
-    present = np.empty(n, dtype=np.bool_)
-    for p0, o0, ln in runs:
-        lengths[p0 : p0 + ln] = o_len[o0 : o0 + ln]
-        present[p0 : p0 + ln] = True if o_pr is None else o_pr[o0 : o0 + ln]
-    encoded: list[tuple[int, bytes]] = []
-    for p, t in changed:
-        b = b"" if t is None else t.encode("utf-8")
-        encoded.append((p, b))
-        lengths[p] = len(b)
-        present[p] = t is not None
-    off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=off[1:])
-    data = np.empty(int(off[-1]), dtype=np.uint8)
-    for p0, o0, ln in runs:
-        data[off[p0] : off[p0 + ln]] = o_data[o_off[o0] : o_off[o0 + ln]]
-    for p, b in encoded:
-        data[off[p] : off[p] + len(b)] = np.frombuffer(b, dtype=np.uint8)
-    return PackedStrings.from_checked(data, off, present)
 
 
 def _insert_sorted(col: npt.NDArray[Any], at: npt.NDArray[np.int64], values: npt.NDArray[Any]) -> npt.NDArray[Any]:
