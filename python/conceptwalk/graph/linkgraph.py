@@ -380,11 +380,15 @@ class PackedStrings(Sequence[Optional[str]]):
         starts = off[:-1][off[:-1] < d.shape[0]]
         if starts.size and bool(np.any((d[starts] & 0xC0) == 0x80)):
             raise ValueError("a string starts inside a UTF-8 character")
-        self._data, self._off, self._present, self._n = d, off, pr, n
+        self._hold(d, off, pr)
+
+    def _hold(self, data: npt.NDArray[Any], offsets: npt.NDArray[Any], present: npt.NDArray[Any] | None) -> None:
+        """Keep the checked layout."""
+        self._data, self._off, self._present, self._n = data, offsets, present, int(offsets.shape[0]) - 1
         # a lookup reads through buffer views (a memoryview slice decodes without the numpy
         # slice and copy, and an offset reads as a Python int; benchmarks/bench_load_costs.py)
-        self._bytes: memoryview = d.data
-        self._offsets: memoryview = np.ascontiguousarray(off).data
+        self._bytes: memoryview = data.data
+        self._offsets: memoryview = np.ascontiguousarray(offsets).data
 
     @classmethod
     def from_checked(
@@ -412,9 +416,7 @@ class PackedStrings(Sequence[Optional[str]]):
         True
         """
         self = cls.__new__(cls)
-        self._data, self._off, self._present, self._n = data, offsets, present, int(offsets.shape[0]) - 1
-        self._bytes = data.data
-        self._offsets = np.ascontiguousarray(offsets).data
+        self._hold(data, offsets, present)
         return self
 
     @property
