@@ -26,7 +26,10 @@ so compare rows of one run and read the CPU seconds beside the wall seconds):
 - ``obo``: ``bench_formats.py``'s synthetic OBO of ``--edges`` is_a links, ``import_file``
   (fastobo's parse seconds reported apart by the importer).
 - ``synth``: ``conceptwalk synth --concepts N`` in a subprocess (``--synth-concepts``, default
-  1,000,000; 0 skips it): its wall time, as a user runs it.
+  1,000,000; 0 skips it): its wall time, as a user runs it. With ``--writes-after W``: then W
+  one-row writes into that store, each in its own transaction (an agent's memory node with a
+  title): their median and largest time, and the full-text index's segments after the load (a
+  load that left several large ones had one such write merge them all, for seconds).
 """
 
 from __future__ import annotations
@@ -298,6 +301,28 @@ def synth(d: str, concepts: int) -> dict[str, Any]:
     )
 
 
+def writes_after(path: str, writes: int) -> dict[str, Any]:
+    """``writes`` one-row writes into the store at ``path`` (each its own transaction), timed."""
+    from conceptwalk.kb.store import KnowledgeBase, _fts_segment_pages
+
+    with KnowledgeBase.open(path) as kb:
+        segments = _fts_segment_pages(kb.conn)
+        times = []
+        for t in range(writes):
+            t0 = time.perf_counter()
+            kb.add_nodes([{"id": f"bench-write-{t}", "type": "MEMORY", "title": f"turn {t}: the agent's memory"}])
+            times.append(time.perf_counter() - t0)
+    slow = [(t, round(1e3 * x, 1)) for t, x in enumerate(times) if x > 0.1]
+    times.sort()
+    return {
+        "case": f"{writes:,} one-row writes after the load",
+        "fts_segment_pages": segments,
+        "median_ms": round(1e3 * times[len(times) // 2], 3),
+        "max_ms": round(1e3 * times[-1], 1),
+        "over_100ms": slow,  # (which write, ms)
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--edges", type=int, default=1_000_000, help="edges of store-bulk and OBO (default 1,000,000)")
@@ -309,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         default=["sqlite-floor", "store-bulk", "store-bulk-sentinel", "api-bulk", "jsonl", "obo", "synth"],
         choices=["sqlite-floor", "store-bulk", "store-bulk-sentinel", "api-bulk", "jsonl", "obo", "synth"],
     )
+    ap.add_argument("--writes-after", type=int, default=0, help="one-row writes into the synth store (0: none)")
     ap.add_argument("--dir", default=None, help="where the files go (default: a temporary directory)")
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     args = ap.parse_args(argv)
@@ -347,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
             show(run_import(d, "obo (import_file, bench_formats' synthetic OBO)", files["obo"]))
         if "synth" in args.cases and args.synth_concepts:
             show(synth(d, args.synth_concepts))
+            if args.writes_after:
+                show(writes_after(os.path.join(d, "synth.sqlite"), args.writes_after))
     load = os.getloadavg()
     if args.json:
         Path(args.json).write_text(json.dumps({"load_average": load, "results": out}, indent=2) + "\n")

@@ -819,8 +819,10 @@ def _merge_fts_segments(conn: sqlite3.Connection, before: int = 0) -> bool:
     level it merges that whole level inside the write (its "crisis merge"). A bulk load leaves
     a few large segments on one level (four of 13-17k pages on a 2.5M-node store), and a few
     hundred one-row writes later, one write merges all of them: 6.6-8.5 s for one agent turn's
-    insert, where the others take 0.3 ms. One segment after the load leaves the writes only
-    the small merges. It costs about a pass over the index (4.6-6.4 s on that store, beside the
+    insert, where the others take 0.3 ms. One segment after the load removes that merge; FTS5
+    still rewrites the large segment once the small ones reach its level (one write of ~1.4 s
+    in the first 3,000 after a 500k-node load, with or without this merge:
+    ``bench_bulk_load.py --writes-after``). It costs about a pass over the index (4.6-6.4 s on that store, beside the
     load's two minutes), so it is done only when the load left the shape that stalls (a second
     segment of at least :data:`_FTS_MERGE_PAGES` pages and :data:`_FTS_MERGE_SHARE` of the
     largest) and the load wrote at least as much of the index (an index grown by row-by-row
