@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from contextlib import closing
 from pathlib import Path
 import time
 
@@ -419,6 +420,38 @@ def test_small_bulk_load_into_an_index_grown_row_by_row_leaves_its_segments(tmp_
         assert [i for i, _ in kb.fts_search("one more", k=5)][0] == "one"
 
 
+def _crisis_merge(path) -> list:
+    with closing(sqlite3.connect(path)) as c:
+        return c.execute("SELECT v FROM nodes_fts_config WHERE k = 'crisismerge'").fetchall()
+
+
+def test_the_full_text_index_merges_large_levels_in_steps(tmp_path):
+    """A store's FTS5 index holds 64 segments on a level before a write merges the whole level
+    (FTS5's default 16 made one one-row write rewrite the index's largest segment: 0.7-1.0 s
+    at 500k nodes); a store written before this gets the setting when opened for writing,
+    once; an operator's own value is kept; a read-only open writes nothing."""
+    import conceptwalk.kb.store as store_mod
+
+    p = tmp_path / "kb.sqlite"
+    with KnowledgeBase.create(p) as kb:
+        kb.add_nodes([{"id": "a", "title": "a walk"}])
+    assert _crisis_merge(p) == [(store_mod._FTS_CRISIS_MERGE,)] and store_mod._FTS_CRISIS_MERGE > 16
+    with KnowledgeBase.open(p) as kb:  # as a store written before the setting: none
+        kb.conn.execute("DELETE FROM nodes_fts_config WHERE k = 'crisismerge'")
+    with KnowledgeBase.open_read_only(p) as ro:
+        assert [i for i, _ in ro.fts_search("walk")] == ["a"]
+    assert _crisis_merge(p) == []
+    with KnowledgeBase.open(p) as kb:
+        assert [i for i, _ in kb.fts_search("walk")] == ["a"]
+    assert _crisis_merge(p) == [(store_mod._FTS_CRISIS_MERGE,)]
+    with KnowledgeBase.open(p) as kb:
+        kb.conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('crisismerge', 200)")
+    with KnowledgeBase.open(p) as kb:
+        kb.add_nodes([{"id": "b", "title": "b walk"}])
+        assert sorted(i for i, _ in kb.fts_search("walk")) == ["a", "b"]
+    assert _crisis_merge(p) == [(200,)]
+
+
 def test_bulk_stays_in_wal_mode_while_another_connection_reads(tmp_path):
     path = str(tmp_path / "kb.sqlite")
     syn = synthetic.generate(100, seed=1)
@@ -443,6 +476,8 @@ def test_failed_bulk_load_leaves_the_store_as_it_was(tmp_path):
     syn = synthetic.generate(200, seed=4)
     with KnowledgeBase.create(path) as kb:
         before = kb.conn.execute(SCHEMA_SQL).fetchall()
+        config = kb.conn.execute("SELECT * FROM nodes_fts_config").fetchall()
+        assert ("version", 4) in config
 
         def boom(params, **kw):
             raise RuntimeError("disk on fire")
@@ -453,7 +488,7 @@ def test_failed_bulk_load_leaves_the_store_as_it_was(tmp_path):
         assert is_wal(kb) and kb.stats()["nodes"] == 0 and kb.stats()["edges"] == 0
         assert kb.conn.execute(SCHEMA_SQL).fetchall() == before
         assert kb.conn.execute("SELECT count(*) FROM changes").fetchone()[0] == 0
-        assert kb.conn.execute("SELECT * FROM nodes_fts_config").fetchall() == [("version", 4)]
+        assert kb.conn.execute("SELECT * FROM nodes_fts_config").fetchall() == config  # no bulk hashsize
     assert not os.path.exists(path + "-journal")
 
 

@@ -283,6 +283,19 @@ _BULK_FTS_HASH = 16 << 20
 #: least :data:`_FTS_MERGE_SHARE` of the largest (see :func:`_merge_fts_segments`).
 _FTS_MERGE_PAGES = 256
 _FTS_MERGE_SHARE = 1 / 8
+#: FTS5's 'crisismerge' for the store's full-text index: the segments one level may hold before a
+#: write merges that whole level at once (FTS5's default is 16). Merging one level holding the
+#: index's largest segment inside a one-row write took 0.7-1.0 s on a 500k-node store; with 64 the
+#: largest segment is rewritten by FTS5's bounded incremental merges instead (100,000 one-row
+#: writes: slowest 57 ms at 500k nodes, 193 ms at 2.5M; docs/storage.md). The store sets it once,
+#: where the index has no value of its own (see :data:`_FTS_CONFIG`).
+_FTS_CRISIS_MERGE = 64
+#: Sets :data:`_FTS_CRISIS_MERGE` where the index has no 'crisismerge' of its own (an operator's
+#: own value is kept); part of the schema script, run for a new store and once for an older one.
+_FTS_CONFIG = f"""
+INSERT INTO nodes_fts(nodes_fts, rank) SELECT 'crisismerge', {_FTS_CRISIS_MERGE}
+    WHERE NOT EXISTS (SELECT 1 FROM nodes_fts_config WHERE k = 'crisismerge');
+"""
 
 _SCHEMA = (
     f"""
@@ -371,6 +384,7 @@ CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 UPDATE meta SET value = {SCHEMA_VERSION} WHERE key = 'schema_version';
 INSERT OR IGNORE INTO meta(key, value) VALUES ('uuid', lower(hex(randomblob(16))));
 """
+    + _FTS_CONFIG
     + CHANGELOG_SCHEMA
     + TALLIES_SCHEMA
 )
@@ -815,19 +829,19 @@ def _merge_fts_segments(conn: sqlite3.Connection, before: int = 0) -> bool:
     index's pages (:func:`_fts_segment_pages`, summed) before the load.
 
     FTS5 merges its segments as rows are written: every row written adds a small segment, and
-    every 64 pages written it merges a bounded amount, but when 16 segments pile up on one
-    level it merges that whole level inside the write (its "crisis merge"). A bulk load leaves
-    a few large segments on one level (four of 13-17k pages on a 2.5M-node store), and a few
-    hundred one-row writes later, one write merges all of them: 6.6-8.5 s for one agent turn's
-    insert, where the others take 0.3 ms. One segment after the load removes that merge; FTS5
-    still rewrites the large segment once the small ones reach its level (one write of ~1.4 s
-    in the first 3,000 after a 500k-node load, with or without this merge:
-    ``bench_bulk_load.py --writes-after``). It costs about a pass over the index (4.6-6.4 s on that store, beside the
-    load's two minutes), so it is done only when the load left the shape that stalls (a second
-    segment of at least :data:`_FTS_MERGE_PAGES` pages and :data:`_FTS_MERGE_SHARE` of the
-    largest) and the load wrote at least as much of the index (an index grown by row-by-row
-    writes keeps a few large segments of its own, which FTS5 merges as usual: a small load into
-    it merges nothing)."""
+    every 64 pages written it merges a bounded amount, but when too many segments pile up on one
+    level it merges that whole level inside the write (its "crisis merge"). A bulk load leaves a
+    few large segments on one level (four of 13-17k pages on a 2.5M-node store); at FTS5's
+    default limit of 16 segments, a few hundred one-row writes later one write merged all of
+    them: 6.6-8.5 s for one agent turn's insert, where the others take 0.3 ms. The store's limit
+    is now :data:`_FTS_CRISIS_MERGE`, which leaves those merges to FTS5's incremental steps;
+    one segment after the load also spares the writes after it that work and gives the index
+    its fastest shape for :meth:`KnowledgeBase.fts_search`. It costs about a pass over the index
+    (4.6-6.4 s on that store, beside the load's two minutes), so it is done only when the load
+    left several large segments (a second one of at least :data:`_FTS_MERGE_PAGES` pages and
+    :data:`_FTS_MERGE_SHARE` of the largest) and the load wrote at least as much of the index
+    (an index grown by row-by-row writes keeps a few large segments of its own, which FTS5
+    merges as usual: a small load into it merges nothing)."""
     pages = _fts_segment_pages(conn)
     if len(pages) < 2 or pages[1] < _FTS_MERGE_PAGES or pages[1] < pages[0] * _FTS_MERGE_SHARE:
         return False
@@ -1152,13 +1166,16 @@ class KnowledgeBase:
                 if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only medium
                     raise ConceptwalkError(f"could not switch {p!r} to WAL mode (got {mode!r})")
                 conn.execute("PRAGMA synchronous = NORMAL")
-            # (a version-4 file written before alias writes were logged lacks their triggers: the
-            # same idempotent script adds them)
+            # (a version-4 file written before alias writes were logged lacks their triggers, one
+            # written before _FTS_CRISIS_MERGE its full-text setting: the same idempotent script
+            # adds them)
             lacks = (
                 conn.execute(
                     "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'changes_aliases_ai'"
                 ).fetchone()
                 is None
+                or not fresh
+                and conn.execute("SELECT 1 FROM nodes_fts_config WHERE k = 'crisismerge'").fetchone() is None
             )
             if fresh or have < SCHEMA_VERSION or lacks:
                 # One script, one transaction; every statement is idempotent, so two processes
