@@ -38,7 +38,7 @@ from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, _reader, buil
 from conceptwalk.wrap._live import LiveRead
 from conceptwalk.wrap.walk import LiveProvenance, LiveWalk, Provenance, run_walk
 
-COUNTS = {"walks": 0, "store reads": 0, "live reads": 0, "walk candidates": 0, "mismatches": 0}
+COUNTS = {"walks": 0, "store reads": 0, "live reads": 0, "walk candidates": 0, "brought forward": 0, "mismatches": 0}
 TYPES = ["TAGGED_CONCEPT", "RELATED_TO", "PARENT_CONCEPT", "MENTIONS"]
 NODE_TYPES = ["CONCEPT", "MEMORY", "FILE"]
 SCOPES = [None, None, ["a"], ["b"]]
@@ -399,16 +399,48 @@ def count_live(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     return seen
 
 
+def _plain(value: Any) -> Any:
+    """A memo_grown value with its arrays as lists (comparable with ==)."""
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
+@pytest.fixture
+def check_grown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every value a live graph brings forward from its parent (LiveGraph.memo_grown's grow)
+    is checked against the one made from the graph alone (its build)."""
+    orig = LiveGraph.memo_grown
+
+    def checked(self: LiveGraph, key: Any, build: Any, grow: Any) -> Any:
+        inherit = self._inherit
+        forward = inherit is not None and key in inherit.grown_memo and key not in self._grown_memo
+        got = orig(self, key, build, grow)
+        if forward:
+            want = build()
+            assert _plain(got) == _plain(want), (key, got, want)
+            COUNTS["brought forward"] += 1
+        return got
+
+    monkeypatch.setattr(LiveGraph, "memo_grown", checked)
+
+
 @pytest.mark.parametrize("index", ["sparse", "dense"])
 @settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(turns=st.lists(st.tuples(st.booleans(), st.lists(TURN, min_size=1, max_size=2)), min_size=1, max_size=6))
 def test_agent_turns_answer_as_a_fresh_build(
-    tmp_path_factory: Any, monkeypatch: pytest.MonkeyPatch, count_live: dict[str, int], index: str, turns: Any
+    tmp_path_factory: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    count_live: dict[str, int],
+    check_grown: None,
+    index: str,
+    turns: Any,
 ) -> None:
     """Random agent turns (memories, edges, retitles, aliases, scoped rows, new and renamed
     concepts, bodies, deletions) by this store object or another: every wrapped query by each
     retriever for every caller equals a fresh build's, with the concept indexes sparse (the
-    hashing vectors of short titles) or dense (long bodies; forced here)."""
+    hashing vectors of short titles) or dense (long bodies; forced here); and what each live
+    graph brought forward from the one it grew from equals what it makes alone."""
     if index == "dense":
         monkeypatch.setattr(_reader, "SPARSE_DENSITY", 0.0)
     tmp = str(tmp_path_factory.mktemp("wrap"))
@@ -700,6 +732,7 @@ def test_the_counts_are_reported(capsys: pytest.CaptureFixture[str]) -> None:
     with capsys.disabled():
         print(f"\nlive wrap: {COUNTS}")
     assert COUNTS["mismatches"] == 0 and COUNTS["live reads"] > 0 and COUNTS["walk candidates"] > 0
+    assert COUNTS["brought forward"] > 0
 
 
 @pytest.mark.parametrize("index", ["sparse", "dense"])

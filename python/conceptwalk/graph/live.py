@@ -134,6 +134,7 @@ class _Inherit(NamedTuple):
     walk: WalkEdges | None  #: the parent's walk edges (None: not made, or unknown)
     written: frozenset[str] | None  #: the parent's written node types (None: not made)
     written_ids: list[str]  #: the nodes the batch wrote a row or a text of
+    grown_memo: dict[Any, Any]  #: the parent's :meth:`LiveGraph.memo_grown` values
 
 
 class _Chain:
@@ -414,6 +415,7 @@ class LiveGraph:
         "_written",
         "_tail",
         "_memo",
+        "_grown_memo",
     )
 
     def __init__(
@@ -449,6 +451,7 @@ class LiveGraph:
         self._written: frozenset[str] | None = None  # written_types(), made on the first ask
         self._tail: list[str] | None = None  # tail_ids()
         self._memo: dict[Any, Any] = {}  # memo()
+        self._grown_memo: dict[Any, Any] = {}  # memo_grown()
         self._serial = next(_SERIALS)
         chain.head = self._serial
 
@@ -832,6 +835,48 @@ class LiveGraph:
         """
         return _memoized(self._memo, key, build, self.MEMO_ENTRIES)
 
+    def memo_grown(self, key: Any, build: Any, grow: Any) -> Any:
+        """As :meth:`memo`, for what can be brought forward from the graph this one grew from:
+        when that graph made its value for ``key`` (through this method), this graph's is
+        ``grow(value, written)``, ``written`` the ids of the nodes the batch wrote a row or a
+        text of (the batch's cost); else ``build()`` (the delta's cost). ``grow`` must give what
+        ``build`` gives for this graph and must not change ``value`` (the parent keeps it).
+
+        Parameters
+        ----------
+        key : hashable
+        build : callable
+            ``build()``: the value made from this graph alone.
+        grow : callable
+            ``grow(value, written)``: the value made from the parent's and the batch's ids.
+
+        Returns
+        -------
+        object
+
+        Examples
+        --------
+        >>> base = LinkGraph.from_edges([("a", "b")])
+        >>> g = LiveGraph.over(base, version=0)
+        >>> def count(live):
+        ...     return live.memo_grown("n", lambda: len(live.written_ids()), lambda n, ids: n + len(ids))
+        >>> count(g)
+        0
+        >>> g = g.grown({"c": ("NODE", None, None, None)}, [("c", "a")], version=1)
+        >>> count(g)
+        1
+        """
+
+        def make() -> Any:
+            inherit = self._inherit
+            if inherit is not None:
+                prev = inherit.grown_memo.get(key, _MISSING)
+                if prev is not _MISSING:
+                    return grow(prev, inherit.written_ids)
+            return build()
+
+        return _memoized(self._grown_memo, key, make)
+
     def shared(self, key: Any, build: Any) -> Any:
         """What a reader keeps for every graph over this base (the graphs grown in place from one
         another share it; a graph grown from an older one starts anew), made once per ``key``
@@ -865,8 +910,9 @@ class LiveGraph:
 
     def written_ids(self) -> frozenset[str]:
         """The ids of the nodes written since the base, as of this graph's version: added, a base
-        node's row rewritten, or its text alone (a body). Made once per graph (the delta's
-        size).
+        node's row rewritten, or its text alone (a body). Made once per graph: from the set of
+        the graph this one grew from and the batch's ids when that graph made it (a copy of the
+        set in C), else from the delta (:meth:`memo_grown`).
 
         Returns
         -------
@@ -886,7 +932,10 @@ class LiveGraph:
             out.update(x for x, t in chain.texts.items() if t[0][0] <= v)
             return frozenset(out)
 
-        return self.memo(("live.written-ids",), build)  # type: ignore[no-any-return]
+        def grow(prev: frozenset[str], written: list[str]) -> frozenset[str]:
+            return prev.union(written) if not prev.issuperset(written) else prev
+
+        return self.memo_grown(("live.written-ids",), build, grow)  # type: ignore[no-any-return]
 
     def written_text(self, node_id: str) -> tuple[Any, Any] | None:
         """The title and body of ``node_id`` as of this graph's version, as the store holds them,
@@ -1100,6 +1149,7 @@ class LiveGraph:
                 inherit.walk,
                 inherit.written,
                 inherit.written_ids,
+                inherit.grown_memo,
             )
         if appended is not None and parent is not None and parent.arrays is not None:
             # documents appended only (an agent's turn): the parent's arrays and the batch's
@@ -1340,6 +1390,7 @@ class LiveGraph:
             self._walk if isinstance(self._walk, WalkEdges) else None,
             self._written,
             list(dict.fromkeys([*batch, *(texts or ())])),
+            self._grown_memo,
         )
         return LiveGraph(
             base,

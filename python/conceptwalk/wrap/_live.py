@@ -20,6 +20,7 @@ fresh build's, bit for bit (``tests/test_live_differential.py``, ``tests/test_li
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 from typing import Any
 
@@ -203,37 +204,70 @@ class LiveRead:
         return [node_at(s)[0] for s in slots]
 
     # ---------------------------------------------------------------- concepts written since
-    def written_concepts(self, config: WalkConfig) -> tuple[list[str], list[int], list[str], Any]:
+    def written_concepts(self, config: WalkConfig) -> tuple[list[str], list[int], list[str], Any, list[int]]:
         """The nodes of a concept type written since the base -- added, or a base concept's row or
-        text rewritten -- with their ids ascending, slots and titles now, and the rows of the
-        base's concept index (:meth:`ReadCache.concept_indices`) that hold the rewritten ones
-        (their base names and vectors no longer hold: skipped there, scored here). Made once
-        per live graph and concept types."""
+        text rewritten -- with their ids ascending, slots and titles now, the rows of the base's
+        concept index (:meth:`ReadCache.concept_indices`) that hold the rewritten ones (their
+        base names and vectors no longer hold: skipped there, scored here), and those base
+        slots ascending. Made once per live graph and concept types: from the lists of the
+        graph it grew from and the batch's nodes when that graph made them (an agent's turn
+        costs its batch, not the delta), else from every node written since the base."""
         types = config.concept_node_types
+        live = self.live
+        b = live.base.num_nodes
 
-        def build() -> tuple[list[str], list[int], list[str], Any]:
-            live = self.live
-            b = live.base.num_nodes
+        def entry(x: str) -> tuple[int, str] | None:
+            """``(slot, title)`` of ``x`` now when it is of a concept type, else None."""
+            s = live.slot(x)
+            if s is None:
+                return None
+            _, ntype, title = live.node_at(s)
+            if types is not None and ntype not in types:
+                return None
+            return s, title or x  # (what the snapshot embeds: the title, else the id)
+
+        def rows_of(rewritten: list[int]) -> Any:
+            if not rewritten:
+                return np.zeros(0, dtype=np.int64)
+            return np.searchsorted(self.base.concept_indices(config), np.array(rewritten, dtype=np.int64))
+
+        def build() -> tuple[list[str], list[int], list[str], Any, list[int]]:
             found: list[tuple[str, int, str]] = []
-            rewritten: list[int] = []
             for x in live.written_ids():
-                s = live.slot(x)
-                if s is None:
-                    continue
-                _, ntype, title = live.node_at(s)
-                if types is not None and ntype not in types:
-                    continue
-                if s < b:  # (of a concept type in the base too: a retype takes the full state)
-                    rewritten.append(s)
-                found.append((x, s, title or x))  # (what the snapshot embeds: the title, else the id)
+                got = entry(x)
+                if got is not None:
+                    found.append((x, got[0], got[1]))
             found.sort()
-            rows = np.zeros(0, dtype=np.int64)
-            if rewritten:
-                idx = self.base.concept_indices(config)
-                rows = np.searchsorted(idx, np.array(sorted(rewritten), dtype=np.int64))
-            return [f[0] for f in found], [f[1] for f in found], [f[2] for f in found], rows
+            rewritten = sorted(f[1] for f in found if f[1] < b)  # (a retype takes the full state)
+            return [f[0] for f in found], [f[1] for f in found], [f[2] for f in found], rows_of(rewritten), rewritten
 
-        return self.live.memo(("wrap.written-concepts", types), build)  # type: ignore[no-any-return]
+        def grow(
+            prev: tuple[list[str], list[int], list[str], Any, list[int]], written: list[str]
+        ) -> tuple[list[str], list[int], list[str], Any, list[int]]:
+            pids = prev[0]
+            now = {x: entry(x) for x in written}
+            if not any(got is not None for got in now.values()) and not any(
+                (i := bisect.bisect_left(pids, x)) < len(pids) and pids[i] == x for x in now
+            ):
+                return prev  # the batch wrote no concept (an agent's memories)
+            ids, slots, titles, rewritten = list(pids), list(prev[1]), list(prev[2]), list(prev[4])
+            for x, got in now.items():
+                i = bisect.bisect_left(ids, x)
+                if i < len(ids) and ids[i] == x:  # written before: its entry as of the parent goes
+                    del ids[i], titles[i]
+                    s = slots.pop(i)
+                    if s < b:
+                        rewritten.remove(s)
+                if got is not None:
+                    ids.insert(i, x)
+                    slots.insert(i, got[0])
+                    titles.insert(i, got[1])
+                    if got[0] < b:
+                        bisect.insort(rewritten, got[0])
+            rows = prev[3] if rewritten == prev[4] else rows_of(rewritten)
+            return ids, slots, titles, rows, rewritten
+
+        return live.memo_grown(("wrap.written-concepts", types), build, grow)  # type: ignore[no-any-return]
 
     def written_texts(self, config: WalkConfig) -> list[str] | None:
         """The texts the snapshot's concept index embeds for :meth:`written_concepts` (in its
@@ -385,7 +419,7 @@ class LiveRead:
 
         def build() -> tuple[Any, int]:
             index, longest = self.base.name_index(config)
-            ids, _, titles, _ = self.written_concepts(config)
+            ids, _, titles, _, _ = self.written_concepts(config)
             if not ids:
                 return index, longest
             came, came_longest = phrase_index([p for x, t in zip(ids, titles) for p in name_phrases(x, t)])
