@@ -116,6 +116,54 @@ def test_the_walk_over_a_delta_equals_a_fresh_build(data: st.DataObject) -> None
         _same_walks(live, fresh, nodes, data)
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_walk_edges_inserted_equal_the_general_merge(data: st.DataObject) -> None:
+    """A batch's pairs new to the delta are inserted where they sort (an agent's turn); the
+    arrays equal those of the general merge (argsort of every pair) at every version."""
+    import conceptwalk.graph.live as live_module
+
+    base_ids = sorted(
+        data.draw(st.lists(st.text("abcdefg", min_size=1, max_size=3), min_size=2, max_size=12, unique=True))
+    )
+    nodes = {x: ("CONCEPT", None) for x in base_ids}
+    edges = {(a, b, "RELATED_TO"): (None, None, None, 0.5, None) for a, b in zip(base_ids, base_ids[1:])}
+    base = _graph(nodes, edges)
+    batches = []
+    every = list(base_ids)
+    for v in range(1, data.draw(st.integers(1, 6)) + 1):
+        x = f"n{v}~"
+        every.append(x)
+        batch = [(x, data.draw(st.sampled_from(every[:-1])), "ABOUT", _ann(data.draw))]
+        for _ in range(data.draw(st.integers(0, 4))):
+            a, b = data.draw(st.sampled_from(every)), data.draw(st.sampled_from(every))
+            if a != b:
+                batch.append((a, b, data.draw(st.sampled_from(TYPES)), _ann(data.draw)))
+        batches.append(({x: ("MEMORY", f"title {x}", None, None)}, batch))
+    got = []
+    for insert in (True, False):
+        live_module._WALK_INSERT = insert
+        try:
+            live = LiveGraph.over(base, version=0)
+            walks = []
+            for v, (rows, batch) in enumerate(batches, 1):
+                grown = live.grown(rows, batch, version=v)
+                assert grown is not None
+                live = grown
+                w = live.walk_edges()
+                assert w is not None
+                walks.append(w)
+            got.append(walks)
+        finally:
+            live_module._WALK_INSERT = True
+    for w, want in zip(*got):
+        for a, b in zip(w, want):
+            if isinstance(a, np.ndarray):
+                assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), (w, want)
+            else:
+                assert a == b
+
+
 def _graph(nodes: dict[str, tuple[str, Any]], edges: dict[tuple[str, str, str], tuple[Any, ...]]) -> LinkGraph:
     return LinkGraph.from_edges(
         [_edge_dict(a, b, t, ann) for (a, b, t), ann in edges.items()],
