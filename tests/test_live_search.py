@@ -238,6 +238,50 @@ def test_store_search_sees_a_new_alias_and_a_body(tmp_path: os.PathLike[str]) ->
     assert kb._live_search("handshake", 5, None, who) is not None  # answered by the live path
 
 
+def test_live_search_keeps_the_aliases_across_batches_that_wrote_none(
+    tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live graph grown by a batch without an alias write keeps its parent's aliases
+    (``aliases_since``): the store's alias count is not read again; an alias written by this
+    store object or another one is seen by the next search."""
+    path = os.path.join(tmp_path, "kb.db")
+    kb = KnowledgeBase.create(path)
+    other = KnowledgeBase.open(path)
+    reads = {"n": 0}
+    orig = KnowledgeBase.aliases_version
+
+    def counted(self: KnowledgeBase) -> int | None:
+        reads["n"] += 1
+        return orig(self)
+
+    monkeypatch.setattr(KnowledgeBase, "aliases_version", counted)
+    who = Caller.all_access()
+    try:
+        kb.add_nodes([{"id": "tls", "title": "Transport Layer Security"}, {"id": "doc", "title": "notes"}])
+        kb.add_aliases([("secure sockets", "tls")])
+        kb.search("warm", 3, caller=who)
+        kb.add_nodes([{"id": "m0", "title": "memory zero"}])
+        assert [x for x, _ in kb.search("secure sockets", 5, caller=who)] == ["tls"]
+        since = kb.live_graph().aliases_since
+        before = reads["n"]
+        for t in range(1, 6):  # memories only: the aliases are the parent's
+            kb.add_nodes([{"id": f"m{t}", "title": f"memory {t}"}])
+            assert [x for x, _ in kb.search("secure sockets", 5, caller=who)] == ["tls"]
+            assert kb.live_graph().aliases_since == since and kb.live_graph().delta_nodes > t
+        assert reads["n"] == before
+        for writer, alias in ((kb, "transport layer"), (other, "tls protocol")):
+            with writer.transaction():
+                writer.add_nodes([{"id": f"m-{alias}", "title": "another memory"}])
+                writer.add_aliases([(alias, "doc")])
+            got = kb.search(alias, 5, caller=who)
+            assert got and got[0][0] == "doc", (alias, got)
+            assert kb.live_graph().aliases_since == kb.live_graph().version
+        assert reads["n"] > before
+    finally:
+        kb.close()
+        other.close()
+
+
 def test_bm25_topk_live_refuses_bad_input() -> None:
     base = TextIndex.build(["graph walk", "river bank"])
     delta = TextIndex.build(["graph"])

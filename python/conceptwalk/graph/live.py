@@ -403,6 +403,8 @@ class LiveGraph:
         Nodes added or rewritten since the base.
     inherit : _Inherit, optional
         What the graph this one grew from knew (:meth:`grown`).
+    aliases_since : int, optional
+        See the attribute (default: ``version``).
 
     Attributes
     ----------
@@ -416,6 +418,10 @@ class LiveGraph:
         The store's history count (``StoreState.history``) it belongs to.
     core : conceptwalk._core.LiveGraph
         Base plus delta in the core (what ``_core.graph_context`` reads).
+    aliases_since : int
+        A change-log position at which the store's aliases were what they are at ``version``
+        (``version`` itself unless the batches since wrote none: :meth:`grown`'s
+        ``aliases_written``), so that a reader keeps what it made of them across batches.
     """
 
     __slots__ = (
@@ -439,6 +445,7 @@ class LiveGraph:
         "_tail",
         "_memo",
         "_grown_memo",
+        "aliases_since",
     )
 
     def __init__(
@@ -453,6 +460,7 @@ class LiveGraph:
         keys: npt.NDArray[np.uint64],
         rewritten: int,
         inherit: _Inherit | None = None,
+        aliases_since: int | None = None,
     ) -> None:
         self.base = base
         self.base_version = base_version
@@ -475,6 +483,7 @@ class LiveGraph:
         self._tail: list[str] | None = None  # tail_ids()
         self._memo: dict[Any, Any] = {}  # memo()
         self._grown_memo: dict[Any, Any] = {}  # memo_grown()
+        self.aliases_since = version if aliases_since is None else aliases_since
         self._serial = next(_SERIALS)
         chain.head = self._serial
 
@@ -1310,6 +1319,7 @@ class LiveGraph:
         *,
         version: int,
         texts: Mapping[str, tuple[Any, Any]] | None = None,
+        aliases_written: bool = True,
     ) -> LiveGraph | None:
         """This graph plus one batch of changes, or None when the batch holds a change a delta
         does not express (a deleted node, or an edge whose endpoint is neither known nor added:
@@ -1334,6 +1344,9 @@ class LiveGraph:
             those whose body alone changed), with its title and body now. Omitted: the batch's
             texts are not known, and this graph and those grown from it have no live text
             (:meth:`text` returns None).
+        aliases_written : bool
+            Whether the batch wrote the store's aliases (or may have): False keeps this
+            graph's :attr:`aliases_since`.
 
         Returns
         -------
@@ -1426,6 +1439,7 @@ class LiveGraph:
             keys,
             len(batch) + self._rewritten,
             inherit,
+            version if aliases_written else self.aliases_since,
         )
 
 

@@ -390,7 +390,9 @@ _BY_STORE: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDicti
 
 def _alias_index(store: Any, state: Any) -> NameIndex | None:
     """The index of ``store``'s aliases (None without any), cached per store object while its
-    alias count (``aliases_version()``) is unchanged; the count is read once per ``state``."""
+    alias count (``aliases_version()``) is unchanged; the count is read once per ``state`` (for
+    a live graph, once per :attr:`~conceptwalk.graph.live.LiveGraph.aliases_since`: not again
+    after a batch that wrote no alias)."""
     aliases = getattr(store, "aliases", None)
     if not callable(aliases):
         return None
@@ -399,6 +401,9 @@ def _alias_index(store: Any, state: Any) -> NameIndex | None:
     except TypeError:  # not weakly referenceable: read every time
         slot = {}
     key = None if state is None else (id(state), getattr(state, "version", None))
+    since = getattr(state, "aliases_since", None)
+    if isinstance(since, int) and since >= 0:  # a live graph: one key while its batches wrote no alias
+        key = ("live", getattr(state, "history", None), since)
     if key is not None and slot.get("state") == key and "index" in slot:
         return slot["index"]  # type: ignore[no-any-return]
     count_fn = getattr(store, "aliases_version", None)

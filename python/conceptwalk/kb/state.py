@@ -309,6 +309,7 @@ _VERSIONS_NONCE_SEEN = _VERSIONS_NONCE.replace(
     " FROM (SELECT", ", (SELECT hex(nonce) FROM change_nonces WHERE seq = ?) FROM (SELECT", 1
 )
 _HAS_NONCES = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'change_nonces'"
+_HAS_ALIAS_LOG = "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'changes_aliases_ai'"
 _DERIVED_NAME = re.compile(r"[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*")
 _DERIVED_PART = re.compile(r"[A-Za-z0-9_]+")
 
@@ -471,6 +472,9 @@ class StateKeeper:
         #: of its change-log row, how many times the log was found replaced, and the first
         #: position changed_nodes may start from since the last time.
         self._nonces: bool | None = None  # whether the store has change_nonces (None: not asked yet)
+        #: whether the store logs its alias writes (CHANGE_ALIAS rows; asked with _nonces): a live
+        #: graph grown by a batch without one then keeps its parent's aliases
+        self._alias_log = False
         self._seen: tuple[int, str | None] | None = None
         self._highest = 0  # the highest position read in this history
         self._cookie: int | None = None  # the schema cookie when _nonces was asked
@@ -559,6 +563,7 @@ class StateKeeper:
         if cookie is None or cookie != self._cookie:  # the schema changed (or first read): ask again
             had = self._nonces
             self._nonces = conn.execute(_HAS_NONCES).fetchone() is not None
+            self._alias_log = conn.execute(_HAS_ALIAS_LOG).fetchone() is not None
             seq, wv, nonce, cookie, uuid = conn.execute(_VERSIONS_NONCE if self._nonces else _VERSIONS).fetchone()
             at_seen = None
             replaced = self._cookie is not None and had != self._nonces  # another schema's log
@@ -1065,6 +1070,7 @@ class StateKeeper:
         edges: list[tuple[str, str, str, tuple[Any, ...]]] = []
         texts: dict[str, tuple[Any, Any]] = {}  # every node whose title or body was written: both now
         nann = len(EDGE_ANNOTATION_KEYS)
+        aliases = False  # whether the batch wrote an alias
         for row in rows:
             kind, a, b, c, node_now, ntype, title, scopes, life, body, edge_now = row[:11]
             ann, now, row_nonce = row[11 : 11 + nann], row[11 + nann], row[12 + nann]
@@ -1085,9 +1091,11 @@ class StateKeeper:
                 edges.append((a, b, c, ann))
             elif kind == CHANGE_RESET:
                 return None  # a bulk load
+            elif kind == CHANGE_ALIAS:
+                aliases = True
         if len(nodes) + live.rewritten > most_nodes:
             return None  # more written nodes than a delta holds: a new base (a bulk-sized batch)
-        return live.grown(nodes, edges, version=version, texts=texts)
+        return live.grown(nodes, edges, version=version, texts=texts, aliases_written=aliases or not self._alias_log)
 
     def text_index(self, graph: LinkGraph | None = None) -> TextIndex | None:
         """The text index of ``graph`` (default: the current state's; see
