@@ -450,6 +450,12 @@ def test_the_full_text_index_merges_large_levels_in_steps(tmp_path):
         kb.add_nodes([{"id": "b", "title": "b walk"}])
         assert sorted(i for i, _ in kb.fts_search("walk")) == ["a", "b"]
     assert _crisis_merge(p) == [(200,)]
+    with KnowledgeBase.open(p) as kb:  # FTS5 reads its keys in any case
+        kb.conn.execute("DELETE FROM nodes_fts_config WHERE k = 'crisismerge'")
+        kb.conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('CrisisMerge', 100)")
+    with KnowledgeBase.open(p):
+        pass
+    assert _crisis_merge(p) == []
 
 
 def test_bulk_stays_in_wal_mode_while_another_connection_reads(tmp_path):

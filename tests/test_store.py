@@ -156,6 +156,32 @@ def test_open_rejects_newer_schema_and_garbage(tmp_path):
         KnowledgeBase.open(junk)
 
 
+def test_a_second_open_keeps_the_first_ones_locks(tmp_path):
+    """Opening a store this process already has open must not release the first connection's
+    POSIX locks (closing any descriptor of a file releases them all): another process that then
+    closed its connection took the file for unused and deleted its -wal and -shm under ours, and
+    the writes committed after that were lost to every other process."""
+    p = str(tmp_path / "kb.sqlite")
+    kb = KnowledgeBase.create(p)
+    other = KnowledgeBase.open(p)  # the file check of a second open
+    writer = (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+        "c.execute(\"INSERT INTO aliases VALUES ('rhino', 'doc')\"); c.close()"
+    )
+    try:
+        kb.add_nodes([{"id": "doc", "title": "notes"}])
+        subprocess.run([sys.executable, "-c", writer, p], check=True)
+        assert (tmp_path / "kb.sqlite-wal").exists() and (tmp_path / "kb.sqlite-shm").exists()
+        kb.add_nodes([{"id": "m2", "title": "another"}])
+        other.add_nodes([{"id": "m3", "title": "a third"}])
+        reader = "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM nodes').fetchone()[0])"
+        got = subprocess.run([sys.executable, "-c", reader, p], capture_output=True, text=True, check=True)
+        assert got.stdout.strip() == "3"
+    finally:
+        kb.close()
+        other.close()
+
+
 def test_closed_store_raises(tmp_path):
     kb = KnowledgeBase.create(tmp_path / "kb.sqlite")
     kb.close()

@@ -38,6 +38,7 @@ killed before it committed) is rolled back first, as any SQLite opener does.
 from __future__ import annotations
 
 import difflib
+import errno
 import itertools
 import json
 import math
@@ -294,7 +295,7 @@ _FTS_CRISIS_MERGE = 64
 #: own value is kept); part of the schema script, run for a new store and once for an older one.
 _FTS_CONFIG = f"""
 INSERT INTO nodes_fts(nodes_fts, rank) SELECT 'crisismerge', {_FTS_CRISIS_MERGE}
-    WHERE NOT EXISTS (SELECT 1 FROM nodes_fts_config WHERE k = 'crisismerge');
+    WHERE NOT EXISTS (SELECT 1 FROM nodes_fts_config WHERE lower(k) = 'crisismerge');
 """
 
 _SCHEMA = (
@@ -934,15 +935,17 @@ def _inspect_file(p: str) -> bool:
     file is read through a read-only connection), except that a hot journal -- a write killed
     before it committed, e.g. a bulk load -- is first rolled back by a read-write connection,
     as any SQLite opener does (the file then holds its last committed state, nothing else)."""
+    # The file is read through SQLite alone, never opened by Python: closing any descriptor of
+    # a file releases every POSIX lock this process holds on it, so a store this process already
+    # has open would lose its locks, and another process could then take the file for unused:
+    # delete its -wal and -shm under the open connections, and writes committed to them are lost.
     try:
         if os.path.getsize(p) == 0:
             return True
-        with open(p, "rb") as fh:
-            head = fh.read(16)
+        if not os.access(p, os.R_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), p)
     except OSError as exc:
         raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc.strerror or exc}") from None
-    if head != b"SQLite format 3\x00":
-        raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: file is not a database")
     uri = Path(os.path.abspath(p)).as_uri() + "?mode=ro"
     for read_write in (False, True):
         try:
@@ -1175,7 +1178,7 @@ class KnowledgeBase:
                 ).fetchone()
                 is None
                 or not fresh
-                and conn.execute("SELECT 1 FROM nodes_fts_config WHERE k = 'crisismerge'").fetchone() is None
+                and conn.execute("SELECT 1 FROM nodes_fts_config WHERE lower(k) = 'crisismerge'").fetchone() is None
             )
             if fresh or have < SCHEMA_VERSION or lacks:
                 # One script, one transaction; every statement is idempotent, so two processes
