@@ -241,9 +241,15 @@ def test_store_search_sees_a_new_alias_and_a_body(tmp_path: os.PathLike[str]) ->
 def test_live_search_keeps_the_aliases_across_batches_that_wrote_none(
     tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A live graph grown by a batch without an alias write keeps its parent's aliases
-    (``aliases_since``): the store's alias count is not read again; an alias written by this
-    store object or another one is seen by the next search."""
+    """A live graph grown from the change log carries the store's alias count, read in the same
+    statement (``aliases_count``): a batch that wrote no alias costs no read of the count; an
+    alias written through the API, by another store object, or with the client's own SQL (no
+    API removes one; such a write may leave no change-log row, but the count's triggers see
+    every row) is seen by the next search, as a fresh store object sees it; and a backup of
+    another history with the same count restored in the file's place is not answered with the
+    aliases of the history read before."""
+    import sqlite3
+
     path = os.path.join(tmp_path, "kb.db")
     kb = KnowledgeBase.create(path)
     other = KnowledgeBase.open(path)
@@ -254,6 +260,12 @@ def test_live_search_keeps_the_aliases_across_batches_that_wrote_none(
         reads["n"] += 1
         return orig(self)
 
+    def same_as_fresh(text: str) -> list[str]:
+        got = [x for x, _ in kb.search(text, 5, caller=who)]
+        with KnowledgeBase.open(path) as fresh:
+            assert got == [x for x, _ in fresh.search(text, 5, caller=who)], text
+        return got
+
     monkeypatch.setattr(KnowledgeBase, "aliases_version", counted)
     who = Caller.all_access()
     try:
@@ -261,22 +273,36 @@ def test_live_search_keeps_the_aliases_across_batches_that_wrote_none(
         kb.add_aliases([("secure sockets", "tls")])
         kb.search("warm", 3, caller=who)
         kb.add_nodes([{"id": "m0", "title": "memory zero"}])
-        assert [x for x, _ in kb.search("secure sockets", 5, caller=who)] == ["tls"]
-        since = kb.live_graph().aliases_since
+        assert same_as_fresh("secure sockets") == ["tls"]
         before = reads["n"]
-        for t in range(1, 6):  # memories only: the aliases are the parent's
+        for t in range(1, 6):  # memories only: the count comes with the batch
             kb.add_nodes([{"id": f"m{t}", "title": f"memory {t}"}])
             assert [x for x, _ in kb.search("secure sockets", 5, caller=who)] == ["tls"]
-            assert kb.live_graph().aliases_since == since and kb.live_graph().delta_nodes > t
+            assert kb.live_graph().aliases_count is not None and kb.live_graph().delta_nodes > t
         assert reads["n"] == before
-        for writer, alias in ((kb, "transport layer"), (other, "tls protocol")):
+        for writer, alias in ((kb, "penguin"), (other, "walrus")):
             with writer.transaction():
                 writer.add_nodes([{"id": f"m-{alias}", "title": "another memory"}])
                 writer.add_aliases([(alias, "doc")])
-            got = kb.search(alias, 5, caller=who)
-            assert got and got[0][0] == "doc", (alias, got)
-            assert kb.live_graph().aliases_since == kb.live_graph().version
-        assert reads["n"] > before
+            assert same_as_fresh(alias) == ["doc"]
+        # the client's own SQL, right after an API write (no change-log row of its own)
+        kb.add_aliases([("zebra crossing", "tls")])
+        kb.conn.execute("DELETE FROM aliases WHERE alias = 'zebra crossing'")
+        kb.conn.execute("INSERT INTO aliases(alias, canonical) VALUES ('hippo', 'doc')")
+        kb.add_nodes([{"id": "m-next", "title": "the next turn"}])
+        assert same_as_fresh("zebra crossing") == [] and same_as_fresh("hippo") == ["doc"]
+        assert kb.live_graph().delta_nodes > 6  # (answered by the live graph)
+        # a backup of another history, the same alias count, restored in the file's place
+        bak = os.path.join(tmp_path, "fork.db")
+        with sqlite3.connect(path) as src, sqlite3.connect(bak) as dst:
+            src.backup(dst)
+        with KnowledgeBase.open(bak) as fork:
+            fork.add_aliases([("rhino", "doc")])
+        kb.add_aliases([("rhino", "tls")])
+        assert same_as_fresh("rhino") == ["tls"]
+        with sqlite3.connect(bak) as src, sqlite3.connect(path) as dst:
+            src.backup(dst)
+        assert same_as_fresh("rhino") == ["doc"]
     finally:
         kb.close()
         other.close()

@@ -403,8 +403,8 @@ class LiveGraph:
         Nodes added or rewritten since the base.
     inherit : _Inherit, optional
         What the graph this one grew from knew (:meth:`grown`).
-    aliases_since : int, optional
-        See the attribute (default: ``version``).
+    aliases_count : int, optional
+        See the attribute.
 
     Attributes
     ----------
@@ -418,10 +418,11 @@ class LiveGraph:
         The store's history count (``StoreState.history``) it belongs to.
     core : conceptwalk._core.LiveGraph
         Base plus delta in the core (what ``_core.graph_context`` reads).
-    aliases_since : int
-        A change-log position at which the store's aliases were what they are at ``version``
-        (``version`` itself unless the batches since wrote none: :meth:`grown`'s
-        ``aliases_written``), so that a reader keeps what it made of them across batches.
+    aliases_count : int or None
+        The store's alias count (:meth:`KnowledgeBase.aliases_version
+        <conceptwalk.kb.store.KnowledgeBase.aliases_version>`) at ``version``, when the read that
+        grew this graph read it too (None: not read), so that a reader keeps what it made of the
+        aliases across batches that wrote none without asking the store again.
     """
 
     __slots__ = (
@@ -445,7 +446,7 @@ class LiveGraph:
         "_tail",
         "_memo",
         "_grown_memo",
-        "aliases_since",
+        "aliases_count",
     )
 
     def __init__(
@@ -460,7 +461,7 @@ class LiveGraph:
         keys: npt.NDArray[np.uint64],
         rewritten: int,
         inherit: _Inherit | None = None,
-        aliases_since: int | None = None,
+        aliases_count: int | None = None,
     ) -> None:
         self.base = base
         self.base_version = base_version
@@ -483,7 +484,7 @@ class LiveGraph:
         self._tail: list[str] | None = None  # tail_ids()
         self._memo: dict[Any, Any] = {}  # memo()
         self._grown_memo: dict[Any, Any] = {}  # memo_grown()
-        self.aliases_since = version if aliases_since is None else aliases_since
+        self.aliases_count = aliases_count
         self._serial = next(_SERIALS)
         chain.head = self._serial
 
@@ -1319,7 +1320,7 @@ class LiveGraph:
         *,
         version: int,
         texts: Mapping[str, tuple[Any, Any]] | None = None,
-        aliases_written: bool = True,
+        aliases_count: int | None = None,
     ) -> LiveGraph | None:
         """This graph plus one batch of changes, or None when the batch holds a change a delta
         does not express (a deleted node, or an edge whose endpoint is neither known nor added:
@@ -1344,9 +1345,8 @@ class LiveGraph:
             those whose body alone changed), with its title and body now. Omitted: the batch's
             texts are not known, and this graph and those grown from it have no live text
             (:meth:`text` returns None).
-        aliases_written : bool
-            Whether the batch wrote the store's aliases (or may have): False keeps this
-            graph's :attr:`aliases_since`.
+        aliases_count : int, optional
+            The store's alias count after the batch, read with it (:attr:`aliases_count`).
 
         Returns
         -------
@@ -1439,7 +1439,7 @@ class LiveGraph:
             keys,
             len(batch) + self._rewritten,
             inherit,
-            version if aliases_written else self.aliases_since,
+            aliases_count,
         )
 
 

@@ -390,9 +390,9 @@ _BY_STORE: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDicti
 
 def _alias_index(store: Any, state: Any) -> NameIndex | None:
     """The index of ``store``'s aliases (None without any), cached per store object while its
-    alias count (``aliases_version()``) is unchanged; the count is read once per ``state`` (for
-    a live graph, once per :attr:`~conceptwalk.graph.live.LiveGraph.aliases_since`: not again
-    after a batch that wrote no alias)."""
+    alias count (``aliases_version()``) and the state's history are unchanged; the count is read
+    once per ``state`` (a live graph grown from the change log has it:
+    :attr:`~conceptwalk.graph.live.LiveGraph.aliases_count`)."""
     aliases = getattr(store, "aliases", None)
     if not callable(aliases):
         return None
@@ -401,13 +401,14 @@ def _alias_index(store: Any, state: Any) -> NameIndex | None:
     except TypeError:  # not weakly referenceable: read every time
         slot = {}
     key = None if state is None else (id(state), getattr(state, "version", None))
-    since = getattr(state, "aliases_since", None)
-    if isinstance(since, int) and since >= 0:  # a live graph: one key while its batches wrote no alias
-        key = ("live", getattr(state, "history", None), since)
     if key is not None and slot.get("state") == key and "index" in slot:
         return slot["index"]  # type: ignore[no-any-return]
-    count_fn = getattr(store, "aliases_version", None)
-    count = count_fn() if callable(count_fn) else None
+    count = getattr(state, "aliases_count", None)  # a live graph's, read with its batch
+    if isinstance(count, bool) or not isinstance(count, int):
+        count_fn = getattr(store, "aliases_version", None)
+        count = count_fn() if callable(count_fn) else None
+    if count is not None:  # (a count is a position in one history: a restored backup's may repeat it)
+        count = (getattr(state, "history", None), count)
     if count is not None and slot.get("count") == count and "index" in slot:
         index = slot["index"]
     else:

@@ -309,7 +309,7 @@ _VERSIONS_NONCE_SEEN = _VERSIONS_NONCE.replace(
     " FROM (SELECT", ", (SELECT hex(nonce) FROM change_nonces WHERE seq = ?) FROM (SELECT", 1
 )
 _HAS_NONCES = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'change_nonces'"
-_HAS_ALIAS_LOG = "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'changes_aliases_ai'"
+_HAS_TALLIES = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tallies'"
 _DERIVED_NAME = re.compile(r"[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*")
 _DERIVED_PART = re.compile(r"[A-Za-z0-9_]+")
 
@@ -472,9 +472,9 @@ class StateKeeper:
         #: of its change-log row, how many times the log was found replaced, and the first
         #: position changed_nodes may start from since the last time.
         self._nonces: bool | None = None  # whether the store has change_nonces (None: not asked yet)
-        #: whether the store logs its alias writes (CHANGE_ALIAS rows; asked with _nonces): a live
-        #: graph grown by a batch without one then keeps its parent's aliases
-        self._alias_log = False
+        #: whether the store keeps tallies (schema 4; asked with _nonces): a batch's change-log
+        #: read then also reads the alias count (LiveGraph.aliases_count)
+        self._tallied = False
         self._seen: tuple[int, str | None] | None = None
         self._highest = 0  # the highest position read in this history
         self._cookie: int | None = None  # the schema cookie when _nonces was asked
@@ -563,7 +563,7 @@ class StateKeeper:
         if cookie is None or cookie != self._cookie:  # the schema changed (or first read): ask again
             had = self._nonces
             self._nonces = conn.execute(_HAS_NONCES).fetchone() is not None
-            self._alias_log = conn.execute(_HAS_ALIAS_LOG).fetchone() is not None
+            self._tallied = conn.execute(_HAS_TALLIES).fetchone() is not None
             seq, wv, nonce, cookie, uuid = conn.execute(_VERSIONS_NONCE if self._nonces else _VERSIONS).fetchone()
             at_seen = None
             replaced = self._cookie is not None and had != self._nonces  # another schema's log
@@ -1046,6 +1046,12 @@ class StateKeeper:
         .replace("c.seq > ? AND c.seq <= ?", "c.seq > ?1 AND c.seq <= ?2", 1)
         .replace("LIMIT ?", "LIMIT ?3", 1)
     )
+    #: ... and the store's alias count (schema 4's tally, kept by triggers on every alias row
+    #: whoever writes it), so that a live graph grown by a batch that wrote no alias keeps what
+    #: a reader made of the aliases (LiveGraph.aliases_count).
+    _LIVE_CHANGES_TALLY = _LIVE_CHANGES_NONCE.replace(
+        " FROM changes AS c", ", (SELECT n FROM tallies WHERE name = 'aliases') FROM changes AS c", 1
+    )
 
     def _grow_live(
         self, conn: sqlite3.Connection, live: LiveGraph, version: int, nonce: Any = False
@@ -1060,17 +1066,18 @@ class StateKeeper:
         if live.version == version:
             return live
         most_nodes, most_rows = self._delta_limits(live)
+        tallied = nonce is not False and self._tallied
         if nonce is False:
             rows = conn.execute(self._LIVE_CHANGES, (live.version, version, most_rows + 1)).fetchall()
         else:
-            rows = conn.execute(self._LIVE_CHANGES_NONCE, (live.version, version, most_rows + 1)).fetchall()
+            sql = self._LIVE_CHANGES_TALLY if tallied else self._LIVE_CHANGES_NONCE
+            rows = conn.execute(sql, (live.version, version, most_rows + 1)).fetchall()
         if len(rows) != version - live.version:
             return None  # a gap in the log, or too many changes
         nodes: dict[str, tuple[Any, ...] | None] = {}
         edges: list[tuple[str, str, str, tuple[Any, ...]]] = []
         texts: dict[str, tuple[Any, Any]] = {}  # every node whose title or body was written: both now
         nann = len(EDGE_ANNOTATION_KEYS)
-        aliases = False  # whether the batch wrote an alias
         for row in rows:
             kind, a, b, c, node_now, ntype, title, scopes, life, body, edge_now = row[:11]
             ann, now, row_nonce = row[11 : 11 + nann], row[11 + nann], row[12 + nann]
@@ -1091,11 +1098,12 @@ class StateKeeper:
                 edges.append((a, b, c, ann))
             elif kind == CHANGE_RESET:
                 return None  # a bulk load
-            elif kind == CHANGE_ALIAS:
-                aliases = True
         if len(nodes) + live.rewritten > most_nodes:
             return None  # more written nodes than a delta holds: a new base (a bulk-sized batch)
-        return live.grown(nodes, edges, version=version, texts=texts, aliases_written=aliases or not self._alias_log)
+        count = rows[-1][13 + nann] if tallied and rows else None
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            count = None  # not a count (a damaged row): read the long way
+        return live.grown(nodes, edges, version=version, texts=texts, aliases_count=count)
 
     def text_index(self, graph: LinkGraph | None = None) -> TextIndex | None:
         """The text index of ``graph`` (default: the current state's; see
