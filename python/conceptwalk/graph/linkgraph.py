@@ -79,6 +79,26 @@ _ppr_ids = _core.personalized_pagerank_ids
 _CATEGORICAL_ANNOTATIONS = ("authority", "fidelity", "extraction_method", "lifecycle")
 
 
+def insert_sorted(
+    col: npt.NDArray[Any], at: npt.NDArray[np.integer[Any]], values: npt.NDArray[Any]
+) -> npt.NDArray[Any]:
+    """``np.insert(col, at, values)`` for non-decreasing ``at`` (positions in ``col``; equal
+    ones insert their values in order), as slice copies: a few inserts into a long column cost
+    a memcpy, not numpy's general mask-and-scatter (the snapshot's advance, a live graph's walk
+    edges)."""
+    k = int(at.shape[0])
+    if k > 256:
+        return np.insert(col, at, values)
+    out = np.empty(col.shape[0] + k, dtype=col.dtype)
+    prev = 0
+    for j, a in enumerate(at.tolist()):
+        out[prev + j : a + j] = col[prev:a]
+        out[a + j] = values[j]
+        prev = a
+    out[prev + k :] = col[prev:]
+    return out
+
+
 def csr_patched(
     core: _core.CSRGraph,
     num_nodes: int,

@@ -45,7 +45,7 @@ import numpy.typing as npt
 
 from .. import _core
 from ..errors import InputError
-from .linkgraph import DEFAULT_EDGE_TYPE, DEFAULT_NODE_TYPE, EDGE_ANNOTATION_KEYS, LinkGraph
+from .linkgraph import DEFAULT_EDGE_TYPE, DEFAULT_NODE_TYPE, EDGE_ANNOTATION_KEYS, LinkGraph, insert_sorted
 from .text import B, K1, MAX_QUERY_TERMS, TextIndex, tokenize
 
 __all__ = ["LiveGraph", "LiveText", "LiveView", "NodeRow", "WalkEdges"]
@@ -345,14 +345,14 @@ class WalkEdges(NamedTuple):
             # each one's edges before the edges of the pair that follows it (O(delta) copies)
             new_lens_a = np.array(new_lens, dtype=np.int32)
             ptr = np.zeros(self.keys.size + nk.size + 1, dtype=np.int32)
-            np.cumsum(np.insert(np.diff(self.ptr), at, new_lens_a), out=ptr[1:])
+            np.cumsum(insert_sorted(np.diff(self.ptr), at, new_lens_a), out=ptr[1:])
             e_at = np.repeat(self.ptr[at], new_lens_a)
             return WalkEdges(
-                np.insert(self.keys, at, nk),
+                insert_sorted(self.keys, at, nk),
                 ptr,
-                np.insert(self.typedir, e_at, td_new),
-                np.insert(self.weights, e_at, w_new),
-                np.insert(self.source, e_at, src_new),
+                insert_sorted(self.typedir, e_at, td_new),
+                insert_sorted(self.weights, e_at, w_new),
+                insert_sorted(self.source, e_at, src_new),
                 type_names,
                 anns,
             )

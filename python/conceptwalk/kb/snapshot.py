@@ -41,7 +41,15 @@ import numpy.typing as npt
 
 from ..errors import ConceptwalkError, InputError
 from ..graph import EDGE_ANNOTATION_KEYS, LinkGraph
-from ..graph.linkgraph import IdIndex, PackedStrings, codes_of, csr_patched, untrack_strings, with_default_node_type
+from ..graph.linkgraph import (
+    IdIndex,
+    PackedStrings,
+    codes_of,
+    csr_patched,
+    insert_sorted,
+    untrack_strings,
+    with_default_node_type,
+)
 
 try:  # ISA-L's CRC-32 (the same polynomial and values as zlib's, ~20x faster: a 1.8 GB file's check
     # took 2.2 s with zlib); zlib's where the wheel is not installed (see pyproject's marker)
@@ -1285,7 +1293,7 @@ class GraphSnapshot:
             at = add_canon[order] - np.arange(order.shape[0])  # positions among the old edges
 
             def carried(col: Any, added: npt.NDArray[Any], dtype: Any) -> npt.NDArray[Any]:
-                out = _insert_sorted(np.asarray(col, dtype=dtype), at, added[order])
+                out = insert_sorted(np.asarray(col, dtype=dtype), at, added[order])
                 out.setflags(write=False)
                 return out
         else:
@@ -1350,22 +1358,6 @@ class GraphSnapshot:
             id_index=id_index,
         )
         return GraphSnapshot(graph, version, new_loops)
-
-
-def _insert_sorted(col: npt.NDArray[Any], at: npt.NDArray[np.int64], values: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """``np.insert(col, at, values)`` for ascending ``at``, as slice copies (a few inserts
-    into a long column cost a memcpy, not numpy's general mask-and-scatter)."""
-    k = int(at.shape[0])
-    if k > 256:
-        return np.insert(col, at, values)
-    out = np.empty(col.shape[0] + k, dtype=col.dtype)
-    prev = 0
-    for j, a in enumerate(at.tolist()):
-        out[prev + j : a + j] = col[prev:a]
-        out[a + j] = values[j]
-        prev = a
-    out[prev + k :] = col[prev:]
-    return out
 
 
 def _apply_lut(lut: npt.NDArray[np.int32], codes: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
