@@ -425,11 +425,12 @@ def _crisis_merge(path) -> list:
         return c.execute("SELECT v FROM nodes_fts_config WHERE k = 'crisismerge'").fetchall()
 
 
-def test_the_full_text_index_merges_large_levels_in_steps(tmp_path):
+def test_the_store_sets_fts5_crisismerge_once_and_keeps_an_operators_value(tmp_path):
     """A store's FTS5 index holds 64 segments on a level before a write merges the whole level
-    (FTS5's default 16 made one one-row write rewrite the index's largest segment: 0.7-1.0 s
-    at 500k nodes); a store written before this gets the setting when opened for writing,
-    once; an operator's own value is kept; a read-only open writes nothing."""
+    (FTS5's default 16 made one one-row write rewrite the index's largest segment: 0.95 s at
+    500k nodes, ``bench_bulk_load.py --writes-after``): a new store has the setting, a store
+    written before it gets it when opened for writing, once; an operator's own value is kept;
+    a read-only open writes nothing."""
     import conceptwalk.kb.store as store_mod
 
     p = tmp_path / "kb.sqlite"

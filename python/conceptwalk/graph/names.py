@@ -407,16 +407,16 @@ def _alias_index(store: Any, state: Any) -> NameIndex | None:
     if isinstance(count, bool) or not isinstance(count, int):
         count_fn = getattr(store, "aliases_version", None)
         count = count_fn() if callable(count_fn) else None
-    if count is not None:  # (a count is a position in one history: a restored backup's may repeat it)
-        count = (getattr(state, "history", None), count)
-    if count is not None and slot.get("count") == count and "index" in slot:
+    # (a count is a position in one history: a restored backup's may repeat it)
+    stamp = None if count is None else (getattr(state, "history", None), count)
+    if stamp is not None and slot.get("count") == stamp and "index" in slot:
         index = slot["index"]
     else:
         rows = aliases()
         index = NameIndex((a, c) for a, cs in rows.items() for c in cs) if rows else None
-        slot["count"] = count
+        slot["count"] = stamp
     slot["index"] = index
-    slot["state"] = key if count is not None else None
+    slot["state"] = key if stamp is not None else None
     return index  # type: ignore[no-any-return]
 
 

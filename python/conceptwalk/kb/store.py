@@ -286,9 +286,10 @@ _FTS_MERGE_PAGES = 256
 _FTS_MERGE_SHARE = 1 / 8
 #: FTS5's 'crisismerge' for the store's full-text index: the segments one level may hold before a
 #: write merges that whole level at once (FTS5's default is 16). Merging one level holding the
-#: index's largest segment inside a one-row write took 0.7-1.0 s on a 500k-node store; with 64 the
-#: largest segment is rewritten by FTS5's bounded incremental merges instead (100,000 one-row
-#: writes: slowest 57 ms at 500k nodes, 193 ms at 2.5M; docs/storage.md). The store sets it once,
+#: index's largest segment inside a one-row write took 0.95 s on a 500k-node store; with 64 the
+#: largest segment is rewritten by FTS5's bounded incremental merges instead (the slowest of
+#: 20,000 one-row writes after ``conceptwalk synth --concepts 200000``: 954.6 ms -> 61.0 ms,
+#: ``benchmarks/bench_bulk_load.py --writes-after``; docs/storage.md). The store sets it once,
 #: where the index has no value of its own (see :data:`_FTS_CONFIG`).
 _FTS_CRISIS_MERGE = 64
 #: Sets :data:`_FTS_CRISIS_MERGE` where the index has no 'crisismerge' of its own (an operator's
@@ -942,10 +943,10 @@ def _inspect_file(p: str) -> bool:
     try:
         if os.path.getsize(p) == 0:
             return True
-        if not os.access(p, os.R_OK):
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), p)
     except OSError as exc:
         raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {exc.strerror or exc}") from None
+    if not os.access(p, os.R_OK):
+        raise ConceptwalkError(f"cannot open {p!r} as a knowledge base: {os.strerror(errno.EACCES)}")
     uri = Path(os.path.abspath(p)).as_uri() + "?mode=ro"
     for read_write in (False, True):
         try:
@@ -1177,7 +1178,8 @@ class KnowledgeBase:
                     "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'changes_aliases_ai'"
                 ).fetchone()
                 is None
-                or not fresh
+            ) or (
+                not fresh
                 and conn.execute("SELECT 1 FROM nodes_fts_config WHERE lower(k) = 'crisismerge'").fetchone() is None
             )
             if fresh or have < SCHEMA_VERSION or lacks:

@@ -245,11 +245,14 @@ class LiveRead:
             prev: tuple[list[str], list[int], list[str], Any, list[int]], written: list[str]
         ) -> tuple[list[str], list[int], list[str], Any, list[int]]:
             pids = prev[0]
+
+            def listed(x: str) -> bool:
+                i = bisect.bisect_left(pids, x)
+                return i < len(pids) and pids[i] == x
+
             now = {x: entry(x) for x in written}
-            if not any(got is not None for got in now.values()) and not any(
-                (i := bisect.bisect_left(pids, x)) < len(pids) and pids[i] == x for x in now
-            ):
-                return prev  # the batch wrote no concept (an agent's memories)
+            if all(got is None for got in now.values()) and not any(listed(x) for x in now):
+                return prev  # the batch wrote no concept, nor over one (an agent's memories)
             ids, slots, titles, rewritten = list(pids), list(prev[1]), list(prev[2]), list(prev[4])
             for x, got in now.items():
                 i = bisect.bisect_left(ids, x)
