@@ -106,6 +106,71 @@ def test_core_live_equals_fresh(seed: int) -> None:
         assert all(s < b + live.delta_nodes for s in slots)
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_text_made_after_every_batch_equals_fresh(seed: int) -> None:
+    """The delta's documents appended batch by batch to the buffer the texts share (an agent's
+    turns), taken as a prefix copy by a second maker of the same graph's text (two threads), and
+    keyed again when a full gap spreads its new nodes: after every batch, the text equals a fresh
+    index of the graph's documents, its keys are the graph's and its dropped documents the base
+    documents rewritten."""
+    r = random.Random(seed)
+    base_ids = sorted({f"n{r.randrange(100):02d}" for _ in range(r.randint(1, 8))})
+    titles = {x: _text(r, r.randint(0, 3)) for x in base_ids}
+    bodies = {x: _text(r, r.randint(0, 4)) for x in base_ids}
+    base = LinkGraph.from_edges([], nodes=[{"id": x, "title": titles[x]} for x in base_ids])
+    base_ix = TextIndex.build([titles[x] for x in base_ids], [bodies[x] for x in base_ids])
+    live = LiveGraph.over(base, version=0)
+    down = 10**6  # ids that sort before the last one in one gap: its ranks halve until it spreads
+    written: set[str] = set()  # every node whose text a batch wrote: the delta's documents
+    for version in range(1, r.randint(2, 90)):
+        texts: dict[str, tuple[str | None, str | None]] = {}
+        for _ in range(r.choice([1, 1, 1, 2, 3])):
+            u = r.random()
+            if u < 0.15:
+                x = r.choice(base_ids)  # a base document rewritten (dropped from the base)
+            elif u < 0.3 and len(titles) > len(base_ids):
+                x = r.choice(sorted(set(titles) - set(base_ids)))  # a delta document rewritten
+            elif u < 0.75:
+                down -= 1
+                x = f"{base_ids[0]}~{down:07d}"  # the same gap, in descending order
+            else:
+                x = f"n{r.randrange(100):02d}x{r.randrange(10**6)}"
+            titles[x], bodies[x] = _text(r, r.randint(0, 3)), _text(r, r.randint(0, 3))
+            texts[x] = (titles[x], bodies[x])
+            written.add(x)
+        grown = live.grown(
+            {x: ("NODE", t, None, None) for x, (t, _) in texts.items()}, [], version=version, texts=texts
+        )
+        assert grown is not None
+        live = grown
+        if r.random() < 0.25:
+            continue  # no text made for this graph: the next one's is made from scratch
+        inherit = live._inherit
+        lt = live.text(base_ix)
+        assert lt is not None
+        if r.random() < 0.3 and inherit is not None and inherit.text is not None:
+            # a second thread making the same graph's text from the same parent: the buffer
+            # has the first one's documents past the parent's, so it takes a copy
+            live._text, live._inherit = None, inherit
+            lt2 = live.text(base_ix)
+            assert lt2 is not None and lt2 is not lt and lt2.buf is not lt.buf
+            lt = lt2
+        ids = sorted(titles)
+        fresh = TextIndex.build([titles[x] for x in ids], [bodies[x] for x in ids])
+        assert lt.keys.tolist() == live.order_keys(lt.slots).tolist()
+        b = base.num_nodes
+        assert lt.dropped.tolist() == sorted(int(s) for s in lt.slots if s < b)
+        assert sorted(live.node_at(int(s))[0] for s in lt.slots) == sorted(written)
+        for _q in range(3):
+            q = _text(r, r.randint(1, 3))
+            assert q is not None
+            k = r.randint(1, 6)
+            slots, scores = lt.search(q, k)
+            fd, fs = fresh.search(q, k)
+            assert [live.node_at(s)[0] for s in slots] == [ids[d] for d in fd] and scores == fs, (q, k)
+
+
 def _open_count(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Counts the answers the live path gave over a delta (search, and a question's graph_context)."""
     seen = {"live": 0, "question": 0, "typed": 0}

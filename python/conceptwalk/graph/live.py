@@ -37,7 +37,7 @@ import bisect
 import itertools
 import json
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -135,6 +135,7 @@ class _Inherit(NamedTuple):
     written: frozenset[str] | None  #: the parent's written node types (None: not made)
     written_ids: list[str]  #: the nodes the batch wrote a row or a text of
     grown_memo: dict[Any, Any]  #: the parent's :meth:`LiveGraph.memo_grown` values
+    spread: bool  #: the batch moved order keys of the parent's new nodes (a full gap spread again)
 
 
 class _Chain:
@@ -1143,57 +1144,71 @@ class LiveGraph:
             return None
         inherit = self._inherit
         parent = None if inherit is None else inherit.text
-        appended: int | None = 0  # the documents past the parent's (None: the arrays are made again)
-        if inherit is not None and parent is not None and parent.base is base_index and parent.vocab is chain.vocab:
-            # the parent's documents (term ids of this chain's vocabulary), the batch's replaced
-            docs, toks, pos = list(parent.doc_rows), list(parent.doc_terms), dict(parent.doc_pos)
-            ids: Iterable[str] = inherit.text_ids
-        else:
-            docs, toks, pos = [], [], {}
-            ids = list(chain.texts)
-            appended = None
-        with chain.lock:  # the texts and the vocabulary are appended to under it
-            for x in ids:
-                got_doc = self._doc_tokens(chain, x)
-                if got_doc is None:
-                    continue
-                if isinstance(got_doc, bool):
-                    return None  # a damaged row: the snapshot path names it
-                i = pos.get(x)
-                if i is None:
+        with chain.lock:  # the texts, the vocabulary and the documents' buffer are appended to under it
+            buf: _DocBuffer | None = None
+            if (
+                inherit is not None
+                and parent is not None
+                and parent.buf is not None
+                and parent.base is base_index
+                and parent.vocab is chain.vocab
+            ):
+                # the parent's documents (term ids of this chain's vocabulary) and the batch's
+                n = parent.n_docs
+                got_docs = []
+                rewritten = False
+                for x in inherit.text_ids:
+                    got_doc = self._doc_tokens(chain, x)
+                    if got_doc is None:
+                        continue
+                    if isinstance(got_doc, bool):
+                        return None  # a damaged row: the snapshot path names it
+                    i = parent.buf.pos.get(x)
+                    rewritten = rewritten or (i is not None and i < n)
+                    got_docs.append(got_doc)
+                if not rewritten:  # documents appended only (an agent's turn): the batch's work
+                    buf = parent.buf
+                    if buf.n_docs != n or inherit.spread:  # another graph appended to it, or keys moved
+                        buf = buf.prefix(n, self.order_keys if inherit.spread else None)
+                    for (slot, x, v), terms in got_docs:
+                        buf.append((slot, x, v), terms, self.order_key(slot))
+                    dropped = parent.dropped
+                    if any(d[0][0] < b for d in got_docs):
+                        dropped = np.union1d(dropped, [d[0][0] for d in got_docs if d[0][0] < b]).astype(np.int32)
+                else:
+                    docs, toks = parent.buf.rows[:n], parent.buf.terms[:n]
+                    pos = {x: i for x, i in parent.buf.pos.items() if i < n}
+                    for row, terms in got_docs:
+                        i = pos.get(row[1])
+                        if i is None:
+                            pos[row[1]] = len(docs)
+                            docs.append(row)
+                            toks.append(terms)
+                        else:
+                            docs[i], toks[i] = row, terms
+            else:
+                docs, toks, pos = [], [], {}
+                for x in chain.texts:
+                    got_doc = self._doc_tokens(chain, x)
+                    if got_doc is None:
+                        continue
+                    if isinstance(got_doc, bool):
+                        return None
                     pos[x] = len(docs)
                     docs.append(got_doc[0])
                     toks.append(got_doc[1])
-                    if appended is not None:
-                        appended += 1
-                else:
-                    docs[i], toks[i] = got_doc
-                    appended = None  # a document of the parent's rewritten
             n_terms = len(chain.vocab)
+            if buf is None:
+                buf = _DocBuffer.of(docs, toks, pos, self.order_keys)
+                slots = buf.slots[: buf.n_docs]
+                dropped = np.sort(slots[slots < b]).astype(np.int32)
+            n = buf.n_docs
+            tptr, tterms, bptr, bterms, slots, keys = buf.views(n)
         if inherit is not None:  # the parent's text is not needed again
-            self._inherit = _Inherit(
-                inherit.rescoped,
-                inherit.slot_masks,
-                inherit.batch,
-                None,
-                [],
-                inherit.types,
-                inherit.pairs,
-                inherit.walk,
-                inherit.written,
-                inherit.written_ids,
-                inherit.grown_memo,
-            )
-        if appended is not None and parent is not None and parent.arrays is not None:
-            # documents appended only (an agent's turn): the parent's arrays and the batch's
-            arrays = _appended_arrays(parent.arrays, toks[len(toks) - appended :], docs[len(docs) - appended :])
-        else:
-            arrays = _doc_arrays(toks, docs)
-        tptr, tterms, bptr, bterms, slots = arrays
-        core = _core.TextIndex.build(len(docs), n_terms, tptr, tterms, bptr, bterms, base_index.title_weight)
-        dropped = np.sort(slots[slots < b]).astype(np.int32)
-        got = LiveText(base_index, core, chain.vocab, n_terms, slots, self.order_keys(slots), dropped, b)
-        got.doc_rows, got.doc_terms, got.doc_pos, got.arrays = docs, toks, pos, arrays
+            self._inherit = inherit._replace(text=None, text_ids=[])
+        core = _core.TextIndex.build(n, n_terms, tptr, tterms, bptr, bterms, base_index.title_weight)
+        got = LiveText(base_index, core, chain.vocab, n_terms, slots, keys, dropped, b)
+        got.buf, got.n_docs = buf, n
         self._text = got
         return got
 
@@ -1268,12 +1283,14 @@ class LiveGraph:
         bb: list[int],
         version: int,
         texts: Mapping[str, tuple[Any, Any]] | None,
-    ) -> tuple[npt.NDArray[np.uint64], int, _core.LiveGraph]:
-        """The chain appended to (its lock held) and the new keys, count and core."""
+    ) -> tuple[npt.NDArray[np.uint64], int, _core.LiveGraph, bool]:
+        """The chain appended to (its lock held) and the new keys, count and core, and whether
+        keys of the parent's new nodes moved."""
         base = self.base
         b = base.num_nodes
         n_new = self._n_new
         keys = self._keys
+        spread = False
         if new:
             keys = np.concatenate([keys, np.zeros(len(new), dtype=np.uint64)])
             for x in new:
@@ -1290,6 +1307,7 @@ class LiveGraph:
                     keys[s - b] = (g << 32) | (_FIRST if lo < 0 and hi == _RANK_TOP else (lo + hi) // 2)
                 else:  # no room left in the gap: spread its new nodes evenly (their order kept)
                     step = _RANK_TOP // (len(members) + 1)
+                    spread = True
                     for j, y in enumerate(members, 1):
                         keys[chain.slot[y] - b] = (g << 32) | (j * step)
         for x, r in nodes.items():
@@ -1311,7 +1329,7 @@ class LiveGraph:
             core = _core.LiveGraph.grow(
                 base.core, self.core, keys, np.array(a, dtype=np.int32), np.array(bb, dtype=np.int32)
             )
-        return keys, n_new, core
+        return keys, n_new, core, spread
 
     def grown(
         self,
@@ -1413,7 +1431,7 @@ class LiveGraph:
             if chain.head != self._serial:  # not the newest graph of its chain: grow a copy
                 chain = chain.copy(self._n_new, self.version)
             chain.head = -1  # until the new graph is made: a failure below leaves a chain no graph grows in place
-            keys, n_new, core = self._grow(chain, new, nodes, typed, a, bb, version, texts)
+            keys, n_new, core, spread = self._grow(chain, new, nodes, typed, a, bb, version, texts)
         batch = [x for x, r in nodes.items() if r is not None]
         inherit = _Inherit(
             self._rescoped,
@@ -1427,6 +1445,7 @@ class LiveGraph:
             self._written,
             list(dict.fromkeys([*batch, *(texts or ())])),
             self._grown_memo,
+            spread,
         )
         return LiveGraph(
             base,
@@ -1464,25 +1483,112 @@ def _doc_arrays(toks: Sequence[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32
     return tptr, tterms, bptr, bterms, slots
 
 
-def _appended_arrays(
-    old: _DocArrays,
-    toks: Sequence[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]],
-    docs: Sequence[Any],
-) -> _DocArrays:
-    """``old``'s arrays with documents ``toks`` at ``docs``' slots appended (the same arrays
-    :func:`_doc_arrays` makes of all of them; the work is the appended documents' plus one copy
-    of each array in C)."""
-    if not toks:
-        return old
-    tptr, tterms, bptr, bterms, slots = old
-    more = _doc_arrays(toks, docs)
-    return (
-        np.concatenate([tptr, more[0][1:] + tptr[-1]]),
-        np.concatenate([tterms, more[1]]),
-        np.concatenate([bptr, more[2][1:] + bptr[-1]]),
-        np.concatenate([bterms, more[3]]),
-        np.concatenate([slots, more[4]]),
-    )
+def _room(a: npt.NDArray[Any], used: int, need: int) -> npt.NDArray[Any]:
+    """``a``, or when it holds fewer than ``need`` values a new array of at least twice its size
+    with its first ``used`` copied (the old one unchanged: a reader's view of it stays valid)."""
+    if need <= a.size:
+        return a
+    out = np.empty(max(2 * a.size, need, 16), dtype=a.dtype)
+    out[:used] = a[:used]
+    return out
+
+
+class _DocBuffer:
+    """The documents of a chain's delta text index as append-only arrays (what
+    ``_core.TextIndex.build`` reads), shared by the :class:`LiveText` s that are prefixes of it.
+
+    A text of ``n`` documents reads the first ``n`` (and ``n + 1`` offsets); a graph grown by
+    appended documents only writes past them, the way a slice shares its array with a longer
+    one, so an agent's turn costs its own documents, not the delta's. A graph whose parent's
+    documents another graph appended to since, or whose order keys moved, takes a copy
+    (:meth:`prefix`). Appended to under the chain's lock.
+    """
+
+    __slots__ = ("tptr", "tterms", "bptr", "bterms", "slots", "keys", "rows", "terms", "pos", "n_docs")
+
+    def __init__(
+        self,
+        arrays: _DocArrays,
+        keys: npt.NDArray[np.uint64],
+        rows: list[tuple[int, str, int]],
+        terms: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]],
+        pos: dict[str, int],
+    ) -> None:
+        self.tptr, self.tterms, self.bptr, self.bterms, self.slots = arrays
+        self.keys = keys
+        #: per document (slot, id, version) and its (title, body) term ids; each id's document
+        self.rows, self.terms, self.pos = rows, terms, pos
+        #: the documents written (a text of fewer reads a prefix)
+        self.n_docs = len(rows)
+
+    @classmethod
+    def of(
+        cls,
+        rows: list[tuple[int, str, int]],
+        terms: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]],
+        pos: dict[str, int],
+        order_keys: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.uint64]],
+    ) -> _DocBuffer:
+        """A buffer of documents ``rows`` (their terms ``terms``, positions ``pos``), keyed by
+        ``order_keys`` of their slots."""
+        arrays = _doc_arrays(terms, rows)
+        return cls(arrays, order_keys(arrays[4]), rows, terms, pos)
+
+    def prefix(
+        self, n: int, order_keys: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.uint64]] | None = None
+    ) -> _DocBuffer:
+        """A new buffer of the first ``n`` documents (``order_keys``: their keys made again)."""
+        tn, bn = int(self.tptr[n]), int(self.bptr[n])
+        slots = self.slots[:n].copy()
+        arrays = (
+            self.tptr[: n + 1].copy(),
+            self.tterms[:tn].copy(),
+            self.bptr[: n + 1].copy(),
+            self.bterms[:bn].copy(),
+            slots,
+        )
+        keys = self.keys[:n].copy() if order_keys is None else order_keys(slots)
+        return _DocBuffer(arrays, keys, self.rows[:n], self.terms[:n], {x: i for x, i in self.pos.items() if i < n})
+
+    def append(
+        self, row: tuple[int, str, int], terms: tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]], key: int
+    ) -> None:
+        """Append one document (``row``: slot, id, version) with its terms and order key."""
+        n = self.n_docs
+        t, bd = terms
+        t0, b0 = int(self.tptr[n]), int(self.bptr[n])
+        t1, b1 = t0 + t.size, b0 + bd.size
+        self.tptr = _room(self.tptr, n + 1, n + 2)
+        self.bptr = _room(self.bptr, n + 1, n + 2)
+        self.slots = _room(self.slots, n, n + 1)
+        self.keys = _room(self.keys, n, n + 1)
+        self.tterms = _room(self.tterms, t0, t1)
+        self.bterms = _room(self.bterms, b0, b1)
+        self.tterms[t0:t1] = t
+        self.bterms[b0:b1] = bd
+        self.tptr[n + 1] = t1
+        self.bptr[n + 1] = b1
+        self.slots[n] = row[0]
+        self.keys[n] = key
+        self.rows.append(row)
+        self.terms.append(terms)
+        self.pos[row[1]] = n
+        self.n_docs = n + 1
+
+    def views(
+        self, n: int
+    ) -> tuple[
+        npt.NDArray[np.int64],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int64],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int64],
+        npt.NDArray[np.uint64],
+    ]:
+        """The arrays of the first ``n`` documents: title offsets and terms, body offsets and
+        terms, slots and order keys."""
+        tn, bn = int(self.tptr[n]), int(self.bptr[n])
+        return self.tptr[: n + 1], self.tterms[:tn], self.bptr[: n + 1], self.bterms[:bn], self.slots[:n], self.keys[:n]
 
 
 class LiveText:
@@ -1519,10 +1625,8 @@ class LiveText:
         "keys",
         "dropped",
         "_b",
-        "doc_rows",
-        "doc_terms",
-        "doc_pos",
-        "arrays",
+        "buf",
+        "n_docs",
     )
 
     def __init__(
@@ -1540,13 +1644,10 @@ class LiveText:
         self.delta = delta
         self.vocab = vocab
         self.n_terms = n_terms
-        # what a graph grown from this one's starts from: per document (slot, id, version) and
-        # its terms, and each id's position
-        self.doc_rows: list[tuple[int, str, int]] = []
-        self.doc_terms: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]] = []
-        self.doc_pos: dict[str, int] = {}
-        #: the documents as the arrays the delta index was built from (``_DocArrays``; None: not kept)
-        self.arrays: _DocArrays | None = None
+        #: what a graph grown from this one's starts from: the documents' buffer (its first
+        #: ``n_docs`` are this text's)
+        self.buf: _DocBuffer | None = None
+        self.n_docs = int(slots.size)
         self.slots = slots
         self.keys = keys
         self.dropped = dropped
