@@ -564,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{r['kb']}: {r['nodes']:,} nodes; write {r['write_ms']:.2f} ms; {r['turns_per_s']:.0f} turns/s")
         print("| tool | warm (ms) | after a write (ms) | ratio |\n| --- | ---: | ---: | ---: |")
         for n, v in r["tools"].items():
-            print(f"| {n} | {v['warm_ms']:.3f} | {v['after_ms']:.2f} | {v['ratio']:.0f}x |")
+            print(f"| {n} | {v['warm_ms']:.3f} | {v['after_ms']:.3f} | {v['ratio']:.2f}x |")
         if "vectors" in r:
             v = r["vectors"]
             print(

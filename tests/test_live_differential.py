@@ -159,24 +159,35 @@ def _retrievers(kb: KnowledgeBase) -> list[ConceptAnchoredRetriever]:
 
 
 def _answers(
-    kb: KnowledgeBase, probes: list[str], rets: list[ConceptAnchoredRetriever] | None = None
+    kb: KnowledgeBase,
+    probes: list[str],
+    rets: list[ConceptAnchoredRetriever] | None = None,
+    pick: Any = None,
 ) -> dict[str, str]:
     """Every tool's answer for every caller, serialised (an error's type and text stand for it);
-    ``rets``: long-lived retrievers over ``kb`` (a new one reads the full state on construction)."""
+    ``rets``: long-lived retrievers over ``kb`` (a new one reads the full state on construction);
+    ``pick``: asks only the answers whose name it accepts (default: all)."""
     with warnings.catch_warnings():  # (the typo'd scope: warned once per store, not compared)
         warnings.simplefilter("ignore", UnknownScopeWarning)
-        return _answers_of(kb, probes, rets)
+        return _answers_of(kb, probes, rets, pick or (lambda name: True))
 
 
-def _answers_of(kb: KnowledgeBase, probes: list[str], rets: list[ConceptAnchoredRetriever] | None) -> dict[str, str]:
+def _answers_of(
+    kb: KnowledgeBase, probes: list[str], rets: list[ConceptAnchoredRetriever] | None, pick: Any
+) -> dict[str, str]:
     out: dict[str, str] = {}
+
+    def ask(name: str, fn: Any) -> None:
+        if pick(name):
+            out[name] = _call(fn)
+
     rets = rets or _retrievers(kb)
     questions = ("graph walk", "memory vector rank", "alias stone")
     # the hashing embedder's wrap first, for every caller: the other one reads the full state
     # (brought to the last write), which every read after it then finds current
     for ci, who in enumerate(CALLERS):
         for q in questions:
-            out[f"{ci}:wrap0:{q}"] = _call(lambda q=q: rets[0].query(q, 5, concept_walk=True, caller=who))
+            ask(f"{ci}:wrap0:{q}", lambda q=q: rets[0].query(q, 5, concept_walk=True, caller=who))
     for ci, who in enumerate(CALLERS):
         for q in questions:
             calls = {
@@ -185,11 +196,11 @@ def _answers_of(kb: KnowledgeBase, probes: list[str], rets: list[ConceptAnchored
                 f"wrap1:{q}": lambda q=q: rets[1].query(q, 5, concept_walk=True, caller=who),
             }
             for name, fn in calls.items():
-                out[f"{ci}:{name}"] = _call(fn)
+                ask(f"{ci}:{name}", fn)
         for x, y in zip(probes, probes[1:] + probes[:1]):
-            out[f"{ci}:context-c:{x}"] = _call(lambda x=x: graph_context(kb, concepts=[x], k=8, caller=who).to_dict())
-            out[f"{ci}:suggest:{x}"] = _call(lambda x=x: link_suggest(kb, x, k=5, caller=who, min_shared=1).to_dict())
-            out[f"{ci}:path:{x}:{y}"] = _call(lambda x=x, y=y: graph_path(kb, x, y, caller=who).to_dict())
+            ask(f"{ci}:context-c:{x}", lambda x=x: graph_context(kb, concepts=[x], k=8, caller=who).to_dict())
+            ask(f"{ci}:suggest:{x}", lambda x=x: link_suggest(kb, x, k=5, caller=who, min_shared=1).to_dict())
+            ask(f"{ci}:path:{x}:{y}", lambda x=x, y=y: graph_path(kb, x, y, caller=who).to_dict())
     return out
 
 
@@ -227,6 +238,31 @@ def test_every_answer_after_writes_equals_a_fresh_build(tmp_path_factory, batche
     _sequence(str(tmp_path_factory.mktemp("live")), [(by_other, writes, False) for by_other, writes in batches])
 
 
+TOOLS = ("context-q", "search", "wrap0", "wrap1", "context-c", "suggest", "path")
+
+
+@settings(max_examples=14, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    batches=st.lists(
+        st.tuples(
+            st.booleans(),
+            st.lists(WRITE, min_size=1, max_size=3),
+            st.tuples(st.sampled_from(TOOLS), st.integers(0, len(CALLERS) - 1)),
+        ),
+        min_size=2,
+        max_size=8,
+    )
+)
+def test_one_tool_after_each_batch_equals_a_fresh_build(tmp_path_factory, batches):
+    """After each batch one tool reads for one caller (an agent whose turns use different
+    tools): a live graph brings forward what the nearest earlier graph made (its text, walk
+    edges, views, node types, written types), not only what the one it grew from made, by the
+    batches written since; every answer equals a fresh build's."""
+    _sequence(
+        str(tmp_path_factory.mktemp("one")), [(by_other, writes, False, only) for by_other, writes, only in batches]
+    )
+
+
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     batches=st.lists(
@@ -246,7 +282,7 @@ def test_with_compaction_every_answer_equals_a_fresh_build(tmp_path_factory, bat
         _sequence(str(tmp_path_factory.mktemp("compact")), batches)
 
 
-def _sequence(tmp: str, batches: list[tuple[bool, list[tuple[str, int, int, int]], bool]]) -> None:
+def _sequence(tmp: str, batches: list[Any]) -> None:
     with pytest.MonkeyPatch.context() as mp:
         orig = retriever_module.live_read
 
@@ -263,7 +299,9 @@ def _sequence(tmp: str, batches: list[tuple[bool, list[tuple[str, int, int, int]
 live_wraps = [0]  # wrapped queries the live path answered (the fresh stores' never do)
 
 
-def _sequence_of(tmp: str, batches: list[tuple[bool, list[tuple[str, int, int, int]], bool]]) -> None:
+def _sequence_of(tmp: str, batches: list[Any]) -> None:
+    """``batches``: per batch (written by the other store, its writes, wait for the compaction
+    thread[, (tool, caller index): the only answers asked after it])."""
     path = os.path.join(tmp, "kb.db")
     kb = KnowledgeBase.open(path, create=True)
     other = None
@@ -274,7 +312,7 @@ def _sequence_of(tmp: str, batches: list[tuple[bool, list[tuple[str, int, int, i
         _answers(kb, probes, rets)  # the reader holds a state before the writes: they are followed from it
         other = KnowledgeBase.open(path, create=True)
         LIVE_COUNTS["sequences"] += 1
-        for by_other, writes, settle in batches:
+        for by_other, writes, settle, *only in batches:
             writer = other if by_other else kb
             with writer.transaction():
                 for w in writes:
@@ -283,11 +321,15 @@ def _sequence_of(tmp: str, batches: list[tuple[bool, list[tuple[str, int, int, i
                 kb.live_graph()  # the read that starts the thread (past the mark)
                 kb._keeper._wait_compaction()
             before = live_wraps[0]
-            got = _answers(kb, probes, rets)
+            pick = None
+            if only:
+                prefix = f"{only[0][1]}:{only[0][0]}:"
+                pick = lambda name, prefix=prefix: name.startswith(prefix)  # noqa: E731
+            got = _answers(kb, probes, rets, pick)
             LIVE_COUNTS["live wrapped queries"] += live_wraps[0] - before
             fresh = _fresh(path, tmp)
             try:
-                want = _answers(fresh, probes)
+                want = _answers(fresh, probes, pick=pick)
             finally:
                 fresh.close()
             LIVE_COUNTS["reads"] += len(want)

@@ -121,21 +121,33 @@ class LiveView:
 
 
 class _Inherit(NamedTuple):
-    """What the graph a :class:`LiveGraph` grew from knew, so that its views, text and node types
-    cost the batch, not the delta."""
+    """What the graphs a :class:`LiveGraph` grew from made (its views, text, node types, walk
+    edges, written types and :meth:`LiveGraph.memo_grown` values), each with the version of the
+    graph that made it: the nearest such graph's, whichever tools read the graphs in between. A
+    value is brought forward by the batches written since that version (the chain's log,
+    :meth:`LiveGraph._since`), so that it costs those batches, not the delta."""
 
-    rescoped: bool | None  #: the parent's visibility check (None: not made)
-    slot_masks: dict[frozenset[str], npt.NDArray[np.bool_]]  #: the parent's slot masks per scope set
-    batch: list[str]  #: the nodes the batch wrote (rows)
-    text: Any  #: the parent's LiveText (None: not made, or no longer needed)
-    text_ids: list[str]  #: the nodes whose text the batch wrote
-    types: tuple[list[str] | None, npt.NDArray[np.int32] | None] | None  #: the parent's node types
-    pairs: list[tuple[int, int]]  #: the pairs of slots the batch wrote an edge of
-    walk: WalkEdges | None  #: the parent's walk edges (None: not made, or unknown)
-    written: frozenset[str] | None  #: the parent's written node types (None: not made)
-    written_ids: list[str]  #: the nodes the batch wrote a row or a text of
-    grown_memo: dict[Any, Any]  #: the parent's :meth:`LiveGraph.memo_grown` values
-    spread: bool  #: the batch moved order keys of the parent's new nodes (a full gap spread again)
+    rescoped: tuple[bool, int] | None  #: the visibility check (whether a base node's scopes changed)
+    slot_masks: dict[frozenset[str], tuple[npt.NDArray[np.bool_], int]]  #: per scope set, the slot mask
+    text: tuple[Any, int] | None  #: the LiveText (dropped once this graph's own is made)
+    types: tuple[tuple[list[str] | None, npt.NDArray[np.int32] | None], int] | None  #: the node types
+    walk: tuple[WalkEdges, int] | None  #: the walk edges
+    written: tuple[frozenset[str], int] | None  #: the written node types
+    grown_memo: dict[Any, tuple[Any, int]]  #: the :meth:`LiveGraph.memo_grown` values
+
+
+class _Batches(NamedTuple):
+    """The batches a chain's log holds between two versions (:meth:`LiveGraph._since`)."""
+
+    rows: list[str]  #: the nodes they wrote a row of
+    texts: list[str]  #: the nodes they wrote a text of
+    written: list[str]  #: the nodes they wrote a row or a text of
+    pairs: list[tuple[int, int]]  #: the pairs of slots they wrote an edge of, sorted
+    spread: bool  #: whether one moved order keys of earlier new nodes (a full gap spread again)
+
+
+def _log_version(entry: tuple[int, _Batches]) -> int:
+    return entry[0]
 
 
 class _Chain:
@@ -157,6 +169,7 @@ class _Chain:
         "tokens",
         "names",
         "shared",
+        "log",
         "head",
         "lock",
     )
@@ -184,6 +197,9 @@ class _Chain:
         self.names: tuple[Any, int] | None = None
         #: what readers keep for every graph over this base (:meth:`LiveGraph.shared`)
         self.shared: dict[Any, Any] = {}
+        #: per batch, in version order: the version after it and what it wrote (what a value made
+        #: by an earlier graph is brought forward by, :meth:`LiveGraph._since`)
+        self.log: list[tuple[int, _Batches]] = []
         #: the serial of the newest graph (an int, not the graph: no reference cycle between a
         #: chain and its graphs, so a chain a new base replaced is freed without the collector)
         self.head = -1
@@ -205,6 +221,7 @@ class _Chain:
         c.texts = {x: [e for e in v if e[0] <= version] for x, v in self.texts.items()}
         c.texts = {x: v for x, v in c.texts.items() if v}
         c.no_text = self.no_text
+        c.log = [e for e in self.log if e[0] <= version]
         return c
 
 
@@ -709,8 +726,9 @@ class LiveGraph:
             self._rescoped = False
             bindex = self.base.id_index
             if inherit is not None and inherit.rescoped is not None:
-                self._rescoped = inherit.rescoped
-                check: Iterable[str] = () if inherit.rescoped else inherit.batch  # earlier rows were checked
+                self._rescoped, made_at = inherit.rescoped
+                # the rows written before were checked
+                check: Iterable[str] = () if self._rescoped else self._since(made_at).rows
             else:
                 check = self._chain.rows
             for x in check:
@@ -727,13 +745,15 @@ class LiveGraph:
         base_mask = self.base.view_for_scopes(key).mask
         assert base_mask is not None  # a scope set always has a mask
         slot_mask = np.zeros(self._n_new, dtype=bool)
-        prev = None if inherit is None else inherit.slot_masks.get(key)
-        if inherit is None or prev is None:
+        made = None if inherit is None else inherit.slot_masks.get(key)
+        if made is None:
             todo: Iterable[int] = range(self._n_new)
-        else:  # the graph this one grew from knew the earlier slots: only the batch's are read
+        else:  # an earlier graph knew the earlier slots: only those the batches since wrote are read
+            prev, made_at = made
             slot_mask[: prev.size] = prev
             cslot = self._chain.slot
-            todo = sorted({cslot[x] - b for x in inherit.batch if x in cslot} | set(range(prev.size, self._n_new)))
+            rows = self._since(made_at).rows
+            todo = sorted({cslot[x] - b for x in rows if x in cslot} | set(range(prev.size, self._n_new)))
         ids = self._chain.ids
         for j in todo:
             r = self._row_at(ids[j])
@@ -818,12 +838,13 @@ class LiveGraph:
         b = base.num_nodes
         codes = np.zeros(self._n_new, dtype=np.int32)
         inherit = self._inherit
-        parent = None if inherit is None else inherit.types
+        made = None if inherit is None else inherit.types
+        parent = None if made is None else made[0]
         todo: Iterable[str]
-        if inherit is not None and parent is not None and parent[0] is not None and parent[1] is not None:
+        if made is not None and parent is not None and parent[0] is not None and parent[1] is not None:
             names = list(parent[0])
             codes[: parent[1].size] = parent[1]
-            todo = inherit.batch
+            todo = self._since(made[1]).rows
         elif parent is not None:
             self._types = (None, None)  # a base node's type had changed already
             return self._types
@@ -904,9 +925,9 @@ class LiveGraph:
         def make() -> Any:
             inherit = self._inherit
             if inherit is not None:
-                prev = inherit.grown_memo.get(key, _MISSING)
-                if prev is not _MISSING:
-                    return grow(prev, inherit.written_ids)
+                made = inherit.grown_memo.get(key)
+                if made is not None:
+                    return grow(made[0], self._since(made[1]).written)
             return build()
 
         return _memoized(self._grown_memo, key, make)
@@ -1023,13 +1044,14 @@ class LiveGraph:
         if self.node_types()[0] is None:
             return None
         inherit = self._inherit
-        parent = None if inherit is None else inherit.written
+        made = None if inherit is None else inherit.written
+        parent = None if made is None else made[0]
         todo: Iterable[str]
-        if parent is None or inherit is None:
+        if made is None:
             chain, v = self._chain, self.version
             todo = set(chain.rows) | {x for x, t in chain.texts.items() if t[0][0] <= v}
         else:
-            todo = inherit.written_ids
+            todo = self._since(made[1]).written
         types = set(() if parent is None else parent)
         base = self.base
         for x in todo:
@@ -1066,11 +1088,11 @@ class LiveGraph:
         if got is not None:
             return got if isinstance(got, WalkEdges) else None
         inherit = self._inherit
-        parent = None if inherit is None else inherit.walk
+        made = None if inherit is None else inherit.walk
         chain = self._chain
-        if parent is not None and inherit is not None:
-            pairs: Iterable[tuple[int, int]] = inherit.pairs
-            start = parent
+        if made is not None:
+            pairs: Iterable[tuple[int, int]] = self._since(made[1]).pairs
+            start = made[0]
         else:
             pairs = sorted(chain.edges)
             start = WalkEdges.empty(self.base)
@@ -1081,9 +1103,9 @@ class LiveGraph:
                 self._walk = _UNKNOWN
                 return None
             listed.append((x, y, edges))
-        made = start.with_pairs(self.base, listed, chain.anns)
-        self._walk = made
-        return made
+        walk = start.with_pairs(self.base, listed, chain.anns)
+        self._walk = walk
+        return walk
 
     def _pair_edges(self, x: int, y: int) -> list[tuple[str, int, int]] | None:
         """The edges of the pair of slots ``x < y`` now: ``(type, direction, source)`` sorted by
@@ -1143,11 +1165,12 @@ class LiveGraph:
         if chain.no_text or base_index.num_docs != b:
             return None
         inherit = self._inherit
-        parent = None if inherit is None else inherit.text
+        made = None if inherit is None else inherit.text
+        parent = None if made is None else made[0]
         with chain.lock:  # the texts, the vocabulary and the documents' buffer are appended to under it
             buf: _DocBuffer | None = None
             if (
-                inherit is not None
+                made is not None
                 and parent is not None
                 and parent.buf is not None
                 and parent.base is base_index
@@ -1157,7 +1180,8 @@ class LiveGraph:
                 n = parent.n_docs
                 got_docs = []
                 rewritten = False
-                for x in inherit.text_ids:
+                since = self._since(made[1])
+                for x in since.texts:
                     got_doc = self._doc_tokens(chain, x)
                     if got_doc is None:
                         continue
@@ -1168,8 +1192,8 @@ class LiveGraph:
                     got_docs.append(got_doc)
                 if not rewritten:  # documents appended only (an agent's turn): the batch's work
                     buf = parent.buf
-                    if buf.n_docs != n or inherit.spread:  # another graph appended to it, or keys moved
-                        buf = buf.prefix(n, self.order_keys if inherit.spread else None)
+                    if buf.n_docs != n or since.spread:  # another graph appended to it, or keys moved
+                        buf = buf.prefix(n, self.order_keys if since.spread else None)
                     for (slot, x, v), terms in got_docs:
                         buf.append((slot, x, v), terms, self.order_key(slot))
                     dropped = parent.dropped
@@ -1204,8 +1228,8 @@ class LiveGraph:
                 dropped = np.sort(slots[slots < b]).astype(np.int32)
             n = buf.n_docs
             tptr, tterms, bptr, bterms, slots, keys = buf.views(n)
-        if inherit is not None:  # the parent's text is not needed again
-            self._inherit = inherit._replace(text=None, text_ids=[])
+        if inherit is not None:  # the earlier text is not needed again
+            self._inherit = inherit._replace(text=None)
         core = _core.TextIndex.build(n, n_terms, tptr, tterms, bptr, bterms, base_index.title_weight)
         got = LiveText(base_index, core, chain.vocab, n_terms, slots, keys, dropped, b)
         got.buf, got.n_docs = buf, n
@@ -1272,6 +1296,23 @@ class LiveGraph:
             out.append(tuple(sorted(got)))
         return out
 
+    def _since(self, version: int) -> _Batches:
+        """What the batches after ``version`` up to this graph's wrote (the chain's log): what a
+        value made by the graph at ``version`` is brought forward by."""
+        log = self._chain.log
+        lo = bisect.bisect_right(log, version, key=_log_version)
+        hi = bisect.bisect_right(log, self.version, key=_log_version)
+        if hi - lo == 1:
+            return log[lo][1]
+        got = [e for _, e in log[lo:hi]]
+        return _Batches(
+            list(dict.fromkeys(x for e in got for x in e.rows)),
+            list(dict.fromkeys(x for e in got for x in e.texts)),
+            list(dict.fromkeys(x for e in got for x in e.written)),
+            sorted({p for e in got for p in e.pairs}),
+            any(e.spread for e in got),
+        )
+
     # ------------------------------------------------------------------ growing
     def _grow(
         self,
@@ -1283,9 +1324,8 @@ class LiveGraph:
         bb: list[int],
         version: int,
         texts: Mapping[str, tuple[Any, Any]] | None,
-    ) -> tuple[npt.NDArray[np.uint64], int, _core.LiveGraph, bool]:
-        """The chain appended to (its lock held) and the new keys, count and core, and whether
-        keys of the parent's new nodes moved."""
+    ) -> tuple[npt.NDArray[np.uint64], int, _core.LiveGraph]:
+        """The chain appended to (its lock held, the batch logged) and the new keys, count and core."""
         base = self.base
         b = base.num_nodes
         n_new = self._n_new
@@ -1329,7 +1369,11 @@ class LiveGraph:
             core = _core.LiveGraph.grow(
                 base.core, self.core, keys, np.array(a, dtype=np.int32), np.array(bb, dtype=np.int32)
             )
-        return keys, n_new, core, spread
+        batch = [x for x, r in nodes.items() if r is not None]
+        text_ids = [] if texts is None else list(texts)
+        pairs = sorted({(min(sa, sd), max(sa, sd)) for sa, sd, _, _ in typed})
+        chain.log.append((version, _Batches(batch, text_ids, list(dict.fromkeys([*batch, *text_ids])), pairs, spread)))
+        return keys, n_new, core
 
     def grown(
         self,
@@ -1431,21 +1475,19 @@ class LiveGraph:
             if chain.head != self._serial:  # not the newest graph of its chain: grow a copy
                 chain = chain.copy(self._n_new, self.version)
             chain.head = -1  # until the new graph is made: a failure below leaves a chain no graph grows in place
-            keys, n_new, core, spread = self._grow(chain, new, nodes, typed, a, bb, version, texts)
-        batch = [x for x, r in nodes.items() if r is not None]
+            keys, n_new, core = self._grow(chain, new, nodes, typed, a, bb, version, texts)
+        # what this graph made, else what it inherited: a graph grown from it brings forward the
+        # nearest graph's (whichever tools read this one)
+        pi = self._inherit
+        v = self.version
         inherit = _Inherit(
-            self._rescoped,
-            {k: v.slot_mask for k, v in self._views.items()},
-            batch,
-            self._text,
-            list(texts) if texts is not None else [],
-            self._types,
-            sorted({(min(sa, sd), max(sa, sd)) for sa, sd, _, _ in typed}),
-            self._walk if isinstance(self._walk, WalkEdges) else None,
-            self._written,
-            list(dict.fromkeys([*batch, *(texts or ())])),
-            self._grown_memo,
-            spread,
+            (self._rescoped, v) if self._rescoped is not None else (None if pi is None else pi.rescoped),
+            {**({} if pi is None else pi.slot_masks), **{k: (w.slot_mask, v) for k, w in list(self._views.items())}},
+            (self._text, v) if self._text is not None else (None if pi is None else pi.text),
+            (self._types, v) if self._types is not None else (None if pi is None else pi.types),
+            (self._walk, v) if isinstance(self._walk, WalkEdges) else (None if pi is None else pi.walk),
+            (self._written, v) if self._written is not None else (None if pi is None else pi.written),
+            {**({} if pi is None else pi.grown_memo), **{k: (m, v) for k, m in list(self._grown_memo.items())}},
         )
         return LiveGraph(
             base,
@@ -1456,7 +1498,7 @@ class LiveGraph:
             chain,
             n_new,
             keys,
-            len(batch) + self._rewritten,
+            sum(r is not None for r in nodes.values()) + self._rewritten,
             inherit,
             aliases_count,
         )
