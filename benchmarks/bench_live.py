@@ -96,21 +96,30 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
         ret = ConceptAnchoredRetriever(builtin_flat_search(kb), kb)
         serial = [0]
 
-        def write() -> float:
+        class _RolledBack(Exception):
+            pass
+
+        def write(rollback: bool = False) -> float:
+            """One turn's write; ``rollback``: the same work, rolled back (the store unchanged)."""
             t = serial[0]
             serial[0] += 1
             a, b = concepts[(7 * t) % len(concepts)], concepts[(13 * t + 1) % len(concepts)]
             t0 = time.perf_counter()
-            with kb.transaction():
-                kb.add_nodes(
-                    [{"id": f"live-turn-{t}", "type": memory, "title": f"turn {t}: {titles[t % len(titles)]}"}]
-                )
-                kb.add_edges(
-                    [
-                        {"src": f"live-turn-{t}", "dst": a, "type": "ABOUT"},
-                        {"src": f"live-turn-{t}", "dst": b, "type": "ABOUT"},
-                    ]
-                )
+            try:
+                with kb.transaction():
+                    kb.add_nodes(
+                        [{"id": f"live-turn-{t}", "type": memory, "title": f"turn {t}: {titles[t % len(titles)]}"}]
+                    )
+                    kb.add_edges(
+                        [
+                            {"src": f"live-turn-{t}", "dst": a, "type": "ABOUT"},
+                            {"src": f"live-turn-{t}", "dst": b, "type": "ABOUT"},
+                        ]
+                    )
+                    if rollback:
+                        raise _RolledBack
+            except _RolledBack:
+                pass
             return time.perf_counter() - t0
 
         concept_type = g.node_type_names[g.node_type_codes[g.id_index[concepts[0]]]]
@@ -156,7 +165,7 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
         for name, fn in tools.items():  # every cache warm once
             for t in range(3):
                 fn(t)
-        rows: dict[str, dict[str, list[float]]] = {n: {"after": [], "warm": []} for n in tools}
+        rows: dict[str, dict[str, list[float]]] = {n: {"after": [], "warm": [], "control": []} for n in tools}
         writes: list[float] = []
         for t in range(turns):
             for name, fn in tools.items():
@@ -168,6 +177,12 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
                 t2 = time.perf_counter()
                 rows[name]["after"].append(t1 - t0)
                 rows[name]["warm"].append(t2 - t1)
+                # the control: the same write rolled back (the store unchanged, the caches
+                # disturbed as a write disturbs them), then the same read
+                write(rollback=True)
+                t3 = time.perf_counter()
+                fn(t)
+                rows[name]["control"].append(time.perf_counter() - t3)
         # whole turns back to back: write + graph_context from concepts
         n_turns = max(20, turns * 3)
         t0 = time.perf_counter()
@@ -213,6 +228,14 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
                     "warm_ms": statistics.median(v["warm"]) * 1e3,
                     "after_ms": statistics.median(v["after"]) * 1e3,
                     "ratio": statistics.median(v["after"]) / statistics.median(v["warm"]),
+                    **(
+                        {
+                            "control_ms": statistics.median(v["control"]) * 1e3,
+                            "control_ratio": statistics.median(v["after"]) / statistics.median(v["control"]),
+                        }
+                        if v.get("control")
+                        else {}
+                    ),
                 }
                 for n, v in rows.items()
             },
@@ -562,9 +585,13 @@ def main(argv: list[str] | None = None) -> int:
     results = [measure(p, args.turns, args.vector_dim) for p in args.kb]
     for r in results:
         print(f"\n{r['kb']}: {r['nodes']:,} nodes; write {r['write_ms']:.2f} ms; {r['turns_per_s']:.0f} turns/s")
-        print("| tool | warm (ms) | after a write (ms) | ratio |\n| --- | ---: | ---: | ---: |")
+        print(
+            "| tool | warm (ms) | after a write (ms) | ratio | control: write rolled back (ms) | after / control |\n"
+            "| --- | ---: | ---: | ---: | ---: | ---: |"
+        )
         for n, v in r["tools"].items():
-            print(f"| {n} | {v['warm_ms']:.3f} | {v['after_ms']:.3f} | {v['ratio']:.2f}x |")
+            control = f" {v['control_ms']:.3f} | {v['control_ratio']:.2f}x |" if "control_ms" in v else " — | — |"
+            print(f"| {n} | {v['warm_ms']:.3f} | {v['after_ms']:.3f} | {v['ratio']:.2f}x |{control}")
         if "vectors" in r:
             v = r["vectors"]
             print(
