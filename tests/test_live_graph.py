@@ -234,6 +234,86 @@ def test_an_older_graph_of_a_chain_answers_as_before() -> None:
     assert g2.grown({"a": None}, [], version=3) is None
 
 
+def test_a_graph_grown_during_a_view_does_not_take_a_half_made_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A graph grown (another thread's read) while its parent's first view checks whether a base
+    node's scopes changed takes no verdict from that unfinished check: it and the graphs grown
+    from it find the rescoped node themselves, and a scoped caller's view is refused (the full
+    snapshot answers) instead of being made over the base's stale scopes."""
+    base = LinkGraph.from_edges([], nodes=[{"id": f"b{i:02d}"} for i in range(20)])
+    rows = {f"b{i:02d}": ("NODE", None, None, None) for i in range(19)}
+    rows["b19"] = ("NODE", None, '["t"]', None)  # a public base node made private
+    g = LiveGraph.over(base, version=0).grown(rows, [], version=1)
+    assert g is not None
+    child: list[LiveGraph] = []
+    orig = LiveGraph._row_at
+
+    def row_at(self: LiveGraph, x: str) -> object:
+        if self is g and not child:  # inside g's check: a read in another thread grows g
+            grown = g.grown({"new": ("NODE", None, None, None)}, [], version=2)
+            assert grown is not None
+            child.append(grown)
+        return orig(self, x)
+
+    monkeypatch.setattr(LiveGraph, "_row_at", row_at)
+    assert g.view(["u"]) is None
+    monkeypatch.setattr(LiveGraph, "_row_at", orig)
+    grandchild = child[0].grown({"new2": ("NODE", None, None, None)}, [], version=3)
+    assert grandchild is not None
+    assert grandchild.view(["u"]) is None and child[0].view(["u"]) is None
+
+
+def test_a_chain_grown_during_a_scan_of_its_rows_is_read_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scope names and the written ids scan the chain a read in another thread may grow:
+    each scans the rows as they were (no "dictionary changed size during iteration")."""
+    base = LinkGraph.from_edges([("a", "b")])
+    g = LiveGraph.over(base, version=0).grown(
+        {f"m{i}": ("NODE", None, '["s"]', None) for i in range(5)}, [], version=1, texts={}
+    )
+    assert g is not None
+    orig = LiveGraph._row_at
+    grown: list[LiveGraph] = []
+
+    def row_at(self: LiveGraph, x: str) -> object:
+        if self is g:
+            head = grown[-1] if grown else g
+            more = head.grown({f"x{len(grown)}": ("NODE", None, '["z"]', None)}, [], version=2 + len(grown))
+            assert more is not None
+            grown.append(more)
+        return orig(self, x)
+
+    monkeypatch.setattr(LiveGraph, "_row_at", row_at)
+    assert sorted(g.scope_names()) == ["s"]
+    assert g.view(["s"]) is not None
+
+
+def test_an_older_graph_lists_only_its_own_walk_edges() -> None:
+    """An older graph of a chain whose first walk comes after the chain grew lists the pairs it
+    has, not those of the later graph (whose slots it does not have)."""
+    ann = (None, None, None, 0.5, None)
+    base = LinkGraph.from_edges([("a", "b", "T")])
+    g1 = LiveGraph.over(base, version=0).grown({"c": ("NODE", None, None, None)}, [("c", "a", "U", ann)], version=1)
+    assert g1 is not None
+    g2 = g1.grown({"d": ("NODE", None, None, None)}, [("d", "a", "U", ann)], version=2)
+    assert g2 is not None
+    w1 = g1.walk_edges()
+    assert w1 is not None
+    assert [(k >> 32, k & 0xFFFFFFFF) for k in w1.keys.tolist()] == [(0, 2)]
+    w2 = g2.walk_edges()
+    assert w2 is not None and [(k >> 32, k & 0xFFFFFFFF) for k in w2.keys.tolist()] == [(0, 2), (0, 3)]
+
+
+def test_a_body_only_write_counts_toward_the_delta() -> None:
+    """A batch that rewrites a node's text alone (a body) is held by the delta as a written node
+    is, so that its limits and the compaction mark bound a store written only that way."""
+    base = LinkGraph.from_edges([("a", "b")])
+    g = LiveGraph.over(base, version=0)
+    for v in range(1, 4):
+        grown = g.grown({}, [], version=v, texts={"a": ("a", f"body {v}")})
+        assert grown is not None
+        g = grown
+    assert g.rewritten == 3
+
+
 def _path(kb: KnowledgeBase | LinkGraph, x: str, y: str, caller: Caller) -> dict:
     try:
         return graph_path(kb, x, y, caller=caller).to_dict()
@@ -461,3 +541,20 @@ def test_a_damaged_row_in_the_delta_is_the_stores_error(tmp_path) -> None:
         with pytest.warns(RuntimeWarning), pytest.raises(ConceptwalkError, match="damaged"):
             graph_context(kb, concepts=["a"], caller=ALL)
         kb.close()
+
+
+def test_a_grown_graph_carries_at_most_the_newest_slot_masks() -> None:
+    """Callers bringing a new scope set every turn: a grown graph carries the slot masks of at
+    most the newest 64 scope sets (not one more per turn until the next base), and a view of a
+    scope set it no longer carries is made from the rows, the same."""
+    base = LinkGraph.from_edges([("a", "b")])
+    g = LiveGraph.over(base, version=0)
+    for v in range(1, 80):
+        grown = g.grown({f"m{v:02d}": ("NODE", None, f'["s{v}"]', None)}, [(f"m{v:02d}", "a")], version=v)
+        assert grown is not None
+        g = grown
+        assert g.view([f"s{v}"]) is not None
+    assert g._inherit is not None and len(g._inherit.slot_masks) == 64
+    first = g.view(["s1"])
+    assert first is not None
+    assert [first.visible(s) for s in range(g.num_nodes)] == [True, True, True] + [False] * 78

@@ -150,6 +150,20 @@ def _log_version(entry: tuple[int, _Batches]) -> int:
     return entry[0]
 
 
+#: The most values of one kind (slot masks per scope set, memo_grown values) a grown graph
+#: carries: the newest (a store whose callers bring a new scope set every turn would otherwise
+#: copy one more on every grow until the next base).
+_CARRIED = 64
+
+
+def _carried(old: dict[Any, tuple[Any, int]], made: dict[Any, tuple[Any, int]]) -> dict[Any, tuple[Any, int]]:
+    """``old`` with ``made``'s values in their place: at most :data:`_CARRIED`, the newest."""
+    out = {**old, **made}
+    if len(out) > _CARRIED:
+        out = dict(sorted(out.items(), key=lambda kv: kv[1][1])[-_CARRIED:])
+    return out
+
+
 class _Chain:
     """What the live graphs over one base share, append-only, so that growing one costs the
     change: the new nodes' ids in slot order, their slots, every added or rewritten node's rows by
@@ -418,7 +432,7 @@ class LiveGraph:
     keys : numpy.ndarray of uint64
         Their order keys, in slot order.
     rewritten : int
-        Nodes added or rewritten since the base.
+        Nodes added, or whose row or text was written, since the base.
     inherit : _Inherit, optional
         What the graph this one grew from knew (:meth:`grown`).
     aliases_count : int, optional
@@ -489,7 +503,7 @@ class LiveGraph:
         self._chain = chain
         self._n_new = n_new  # the new nodes this graph has: the chain's first n_new ids
         self._keys = keys  # their order keys, in slot order
-        self._rewritten = rewritten  # nodes added or rewritten since the base
+        self._rewritten = rewritten  # nodes added, or whose row or text was written, since the base
         self._views: dict[frozenset[str], LiveView] = {}  # per scope set (made once)
         self._rescoped: bool | None = None  # whether a base node's scopes changed since the base
         self._text: Any = None  # the LiveText made for this graph (on the first search)
@@ -539,7 +553,8 @@ class LiveGraph:
 
     @property
     def rewritten(self) -> int:
-        """Nodes added or rewritten since the base (a node counted once per batch)."""
+        """Nodes added, or whose row or text was written, since the base (a node counted once per
+        batch): what the delta holds, against its limits and the compaction mark."""
         return self._rewritten
 
     def slot(self, node_id: str) -> int | None:
@@ -669,7 +684,7 @@ class LiveGraph:
 
         def build() -> frozenset[str]:
             out = set(self.base.scope_names)
-            for x in self._chain.rows:
+            for x in list(self._chain.rows):  # (a snapshot: another thread's read grows the chain)
                 r = self._row_at(x)
                 if r is not None:
                     out.update(_scopes(r[2]))
@@ -723,22 +738,25 @@ class LiveGraph:
             return got
         inherit = self._inherit
         if self._rescoped is None:
-            self._rescoped = False
+            # made whole before it is kept: another thread's view, or a graph grown from this one,
+            # reads it unlocked
+            rescoped = False
             bindex = self.base.id_index
             if inherit is not None and inherit.rescoped is not None:
-                self._rescoped, made_at = inherit.rescoped
+                rescoped, made_at = inherit.rescoped
                 # the rows written before were checked
-                check: Iterable[str] = () if self._rescoped else self._since(made_at).rows
+                check: Iterable[str] = () if rescoped else self._since(made_at).rows
             else:
-                check = self._chain.rows
+                check = list(self._chain.rows)  # (a snapshot: another thread's read grows the chain)
             for x in check:
                 i = bindex.get(x)
                 if i is None:
                     continue
                 r = self._row_at(x)
                 if r is not None and tuple(sorted(set(_scopes(r[2])))) != self.base.node_scopes_at(i):
-                    self._rescoped = True
+                    rescoped = True
                     break
+            self._rescoped = rescoped
         if self._rescoped:
             return None
         b = self.base.num_nodes
@@ -983,8 +1001,9 @@ class LiveGraph:
 
         def build() -> frozenset[str]:
             chain, v = self._chain, self.version
-            out = {x for x, rows in chain.rows.items() if rows[0][0] <= v}
-            out.update(x for x, t in chain.texts.items() if t[0][0] <= v)
+            # (snapshots: another thread's read grows the chain)
+            out = {x for x, rows in list(chain.rows.items()) if rows[0][0] <= v}
+            out.update(x for x, t in list(chain.texts.items()) if t[0][0] <= v)
             return frozenset(out)
 
         def grow(prev: frozenset[str], written: list[str]) -> frozenset[str]:
@@ -1049,7 +1068,7 @@ class LiveGraph:
         todo: Iterable[str]
         if made is None:
             chain, v = self._chain, self.version
-            todo = set(chain.rows) | {x for x, t in chain.texts.items() if t[0][0] <= v}
+            todo = set(chain.rows) | {x for x, t in list(chain.texts.items()) if t[0][0] <= v}
         else:
             todo = self._since(made[1]).written
         types = set(() if parent is None else parent)
@@ -1093,8 +1112,9 @@ class LiveGraph:
         if made is not None:
             pairs: Iterable[tuple[int, int]] = self._since(made[1]).pairs
             start = made[0]
-        else:
-            pairs = sorted(chain.edges)
+        else:  # every pair this graph has an edge of (a later graph's are not its)
+            v = self.version
+            pairs = sorted(p for p, es in list(chain.edges.items()) if es[0][0] <= v)
             start = WalkEdges.empty(self.base)
         listed: list[tuple[int, int, list[tuple[str, int, int]]]] = []
         for x, y in pairs:
@@ -1482,12 +1502,12 @@ class LiveGraph:
         v = self.version
         inherit = _Inherit(
             (self._rescoped, v) if self._rescoped is not None else (None if pi is None else pi.rescoped),
-            {**({} if pi is None else pi.slot_masks), **{k: (w.slot_mask, v) for k, w in list(self._views.items())}},
+            _carried(pi.slot_masks if pi else {}, {k: (w.slot_mask, v) for k, w in list(self._views.items())}),
             (self._text, v) if self._text is not None else (None if pi is None else pi.text),
             (self._types, v) if self._types is not None else (None if pi is None else pi.types),
             (self._walk, v) if isinstance(self._walk, WalkEdges) else (None if pi is None else pi.walk),
             (self._written, v) if self._written is not None else (None if pi is None else pi.written),
-            {**({} if pi is None else pi.grown_memo), **{k: (m, v) for k, m in list(self._grown_memo.items())}},
+            _carried(pi.grown_memo if pi else {}, {k: (m, v) for k, m in list(self._grown_memo.items())}),
         )
         return LiveGraph(
             base,
@@ -1498,7 +1518,7 @@ class LiveGraph:
             chain,
             n_new,
             keys,
-            sum(r is not None for r in nodes.values()) + self._rewritten,
+            len(nodes.keys() | (texts or {}).keys()) + self._rewritten,
             inherit,
             aliases_count,
         )

@@ -1098,7 +1098,7 @@ class StateKeeper:
                 edges.append((a, b, c, ann))
             elif kind == CHANGE_RESET:
                 return None  # a bulk load
-        if len(nodes) + live.rewritten > most_nodes:
+        if len(nodes.keys() | texts.keys()) + live.rewritten > most_nodes:
             return None  # more written nodes than a delta holds: a new base (a bulk-sized batch)
         count = rows[-1][13 + nann] if tallied and rows else None
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
