@@ -1249,7 +1249,8 @@ class LiveGraph:
             n = buf.n_docs
             tptr, tterms, bptr, bterms, slots, keys = buf.views(n)
         if inherit is not None:  # the earlier text is not needed again
-            self._inherit = inherit._replace(text=None)
+            i = inherit
+            self._inherit = _Inherit(i.rescoped, i.slot_masks, None, i.types, i.walk, i.written, i.grown_memo)
         core = _core.TextIndex.build(n, n_terms, tptr, tterms, bptr, bterms, base_index.title_weight)
         got = LiveText(base_index, core, chain.vocab, n_terms, slots, keys, dropped, b)
         got.buf, got.n_docs = buf, n
