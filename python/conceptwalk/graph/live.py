@@ -1196,7 +1196,8 @@ class LiveGraph:
                 and parent.base is base_index
                 and parent.vocab is chain.vocab
             ):
-                # the parent's documents (term ids of this chain's vocabulary) and the batch's
+                # the nearest earlier text's documents (term ids of this chain's vocabulary) and
+                # those the batches since wrote
                 n = parent.n_docs
                 got_docs = []
                 rewritten = False
@@ -1210,7 +1211,7 @@ class LiveGraph:
                     i = parent.buf.pos.get(x)
                     rewritten = rewritten or (i is not None and i < n)
                     got_docs.append(got_doc)
-                if not rewritten:  # documents appended only (an agent's turn): the batch's work
+                if not rewritten:  # documents appended only (an agent's turn): the batches' work
                     buf = parent.buf
                     if buf.n_docs != n or since.spread:  # another graph appended to it, or keys moved
                         buf = buf.prefix(n, self.order_keys if since.spread else None)
@@ -1562,8 +1563,8 @@ class _DocBuffer:
 
     A text of ``n`` documents reads the first ``n`` (and ``n + 1`` offsets); a graph grown by
     appended documents only writes past them, the way a slice shares its array with a longer
-    one, so an agent's turn costs its own documents, not the delta's. A graph whose parent's
-    documents another graph appended to since, or whose order keys moved, takes a copy
+    one, so an agent's turn costs its own documents, not the delta's. A graph whose earlier
+    text's documents another graph appended to since, or whose order keys moved, takes a copy
     (:meth:`prefix`). Appended to under the chain's lock.
     """
 
@@ -1707,8 +1708,8 @@ class LiveText:
         self.delta = delta
         self.vocab = vocab
         self.n_terms = n_terms
-        #: what a graph grown from this one's starts from: the documents' buffer (its first
-        #: ``n_docs`` are this text's)
+        #: what the texts of the graphs grown after this one start from: the documents' buffer
+        #: (its first ``n_docs`` are this text's)
         self.buf: _DocBuffer | None = None
         self.n_docs = int(slots.size)
         self.slots = slots
