@@ -157,7 +157,7 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
         def c(t: int) -> str:
             return concepts[(31 * t + 5) % len(concepts)]
 
-        # the control reads' questions: other concepts' titles, each asked once (a first run)
+        # the control reads' questions: other concepts' titles (about 64: each asked once in up to 64 turns)
         step = max(1, len(concepts) // 64)
         fresh = [g.titles[g.id_index[x]] or x for x in concepts[step // 2 :: step]] or titles
 
