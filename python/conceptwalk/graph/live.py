@@ -141,9 +141,17 @@ class _Batches(NamedTuple):
 
     rows: list[str]  #: the nodes they wrote a row of
     texts: list[str]  #: the nodes they wrote a text of
-    written: list[str]  #: the nodes they wrote a row or a text of
     pairs: list[tuple[int, int]]  #: the pairs of slots they wrote an edge of, sorted
     spread: bool  #: whether one moved order keys of earlier new nodes (a full gap spread again)
+
+    @property
+    def written(self) -> list[str]:
+        """The nodes they wrote a row or a text of."""
+        return list(dict.fromkeys([*self.rows, *self.texts]))
+
+
+#: What a graph over a base inherits: nothing made yet.
+_NOTHING = _Inherit(None, {}, None, None, None, None, {})
 
 
 def _log_version(entry: tuple[int, _Batches]) -> int:
@@ -492,7 +500,7 @@ class LiveGraph:
         n_new: int,
         keys: npt.NDArray[np.uint64],
         rewritten: int,
-        inherit: _Inherit | None = None,
+        inherit: _Inherit = _NOTHING,
         aliases_count: int | None = None,
     ) -> None:
         self.base = base
@@ -507,7 +515,7 @@ class LiveGraph:
         self._views: dict[frozenset[str], LiveView] = {}  # per scope set (made once)
         self._rescoped: bool | None = None  # whether a base node's scopes changed since the base
         self._text: Any = None  # the LiveText made for this graph (on the first search)
-        self._inherit = inherit  # what the graph this one grew from knew (None over a base)
+        self._inherit = inherit  # what the graphs this one grew from made (_NOTHING over a base)
         # the node types of the new slots (see type_filter): (names, codes) or (None, None) when
         # a base node's type changed since the base; made on the first filter
         self._types: tuple[list[str] | None, npt.NDArray[np.int32] | None] | None = None
@@ -742,7 +750,7 @@ class LiveGraph:
             # reads it unlocked
             rescoped = False
             bindex = self.base.id_index
-            if inherit is not None and inherit.rescoped is not None:
+            if inherit.rescoped is not None:
                 rescoped, made_at = inherit.rescoped
                 # the rows written before were checked
                 check: Iterable[str] = () if rescoped else self._since(made_at).rows
@@ -763,7 +771,7 @@ class LiveGraph:
         base_mask = self.base.view_for_scopes(key).mask
         assert base_mask is not None  # a scope set always has a mask
         slot_mask = np.zeros(self._n_new, dtype=bool)
-        made = None if inherit is None else inherit.slot_masks.get(key)
+        made = inherit.slot_masks.get(key)
         if made is None:
             todo: Iterable[int] = range(self._n_new)
         else:  # an earlier graph knew the earlier slots: only those the batches since wrote are read
@@ -856,7 +864,7 @@ class LiveGraph:
         b = base.num_nodes
         codes = np.zeros(self._n_new, dtype=np.int32)
         inherit = self._inherit
-        made = None if inherit is None else inherit.types
+        made = inherit.types
         parent = None if made is None else made[0]
         todo: Iterable[str]
         if made is not None and parent is not None and parent[0] is not None and parent[1] is not None:
@@ -941,11 +949,9 @@ class LiveGraph:
         """
 
         def make() -> Any:
-            inherit = self._inherit
-            if inherit is not None:
-                made = inherit.grown_memo.get(key)
-                if made is not None:
-                    return grow(made[0], self._since(made[1]).written)
+            made = self._inherit.grown_memo.get(key)
+            if made is not None:
+                return grow(made[0], self._since(made[1]).written)
             return build()
 
         return _memoized(self._grown_memo, key, make)
@@ -1063,7 +1069,7 @@ class LiveGraph:
         if self.node_types()[0] is None:
             return None
         inherit = self._inherit
-        made = None if inherit is None else inherit.written
+        made = inherit.written
         parent = None if made is None else made[0]
         todo: Iterable[str]
         if made is None:
@@ -1107,7 +1113,7 @@ class LiveGraph:
         if got is not None:
             return got if isinstance(got, WalkEdges) else None
         inherit = self._inherit
-        made = None if inherit is None else inherit.walk
+        made = inherit.walk
         chain = self._chain
         if made is not None:
             pairs: Iterable[tuple[int, int]] = self._since(made[1]).pairs
@@ -1185,78 +1191,70 @@ class LiveGraph:
         if chain.no_text or base_index.num_docs != b:
             return None
         inherit = self._inherit
-        made = None if inherit is None else inherit.text
-        parent = None if made is None else made[0]
+        made = inherit.text
+        parent: LiveText | None = None if made is None else made[0]
         with chain.lock:  # the texts, the vocabulary and the documents' buffer are appended to under it
-            buf: _DocBuffer | None = None
             if (
-                made is not None
-                and parent is not None
+                parent is not None
                 and parent.buf is not None
                 and parent.base is base_index
                 and parent.vocab is chain.vocab
             ):
                 # the nearest earlier text's documents (term ids of this chain's vocabulary) and
                 # those the batches since wrote
-                n = parent.n_docs
-                got_docs = []
-                rewritten = False
+                assert made is not None
                 since = self._since(made[1])
-                for x in since.texts:
-                    got_doc = self._doc_tokens(chain, x)
-                    if got_doc is None:
-                        continue
-                    if isinstance(got_doc, bool):
-                        return None  # a damaged row: the snapshot path names it
-                    i = parent.buf.pos.get(x)
-                    rewritten = rewritten or (i is not None and i < n)
-                    got_docs.append(got_doc)
-                if not rewritten:  # documents appended only (an agent's turn): the batches' work
+                got_docs = self._docs(chain, since.texts)
+                if got_docs is None:
+                    return None  # a damaged row: the snapshot path names it
+                n = parent.slots.size
+                earlier = parent.buf.pos
+                if not any(earlier.get(row[1], n) < n for row, _ in got_docs):
+                    # documents appended only (an agent's turn): the batches' work
                     buf = parent.buf
                     if buf.n_docs != n or since.spread:  # another graph appended to it, or keys moved
                         buf = buf.prefix(n, self.order_keys if since.spread else None)
-                    for (slot, x, v), terms in got_docs:
-                        buf.append((slot, x, v), terms, self.order_key(slot))
-                    dropped = parent.dropped
-                    if any(d[0][0] < b for d in got_docs):
-                        dropped = np.union1d(dropped, [d[0][0] for d in got_docs if d[0][0] < b]).astype(np.int32)
-                else:
-                    docs, toks = parent.buf.rows[:n], parent.buf.terms[:n]
-                    pos = {x: i for x, i in parent.buf.pos.items() if i < n}
                     for row, terms in got_docs:
-                        i = pos.get(row[1])
-                        if i is None:
-                            pos[row[1]] = len(docs)
-                            docs.append(row)
-                            toks.append(terms)
-                        else:
-                            docs[i], toks[i] = row, terms
+                        buf.append(row, terms, self.order_key(row[0]))
+                    dropped: npt.NDArray[np.int32] | None = parent.dropped
+                    if any(row[0] < b for row, _ in got_docs):
+                        dropped = np.union1d(parent.dropped, [row[0] for row, _ in got_docs if row[0] < b]).astype(
+                            np.int32
+                        )
+                else:  # a document of the earlier text rewritten: the arrays made again
+                    buf = _DocBuffer.of([*zip(parent.buf.rows[:n], parent.buf.terms[:n]), *got_docs], self.order_keys)
+                    dropped = None
             else:
-                docs, toks, pos = [], [], {}
-                for x in chain.texts:
-                    got_doc = self._doc_tokens(chain, x)
-                    if got_doc is None:
-                        continue
-                    if isinstance(got_doc, bool):
-                        return None
-                    pos[x] = len(docs)
-                    docs.append(got_doc[0])
-                    toks.append(got_doc[1])
-            n_terms = len(chain.vocab)
-            if buf is None:
-                buf = _DocBuffer.of(docs, toks, pos, self.order_keys)
+                got_docs = self._docs(chain, list(chain.texts))
+                if got_docs is None:
+                    return None
+                buf = _DocBuffer.of(got_docs, self.order_keys)
+                dropped = None
+            if dropped is None:  # (made again with the arrays)
                 slots = buf.slots[: buf.n_docs]
                 dropped = np.sort(slots[slots < b]).astype(np.int32)
+            n_terms = len(chain.vocab)
             n = buf.n_docs
             tptr, tterms, bptr, bterms, slots, keys = buf.views(n)
-        if inherit is not None:  # the earlier text is not needed again
+        if made is not None:  # the earlier text is not needed again
             i = inherit
             self._inherit = _Inherit(i.rescoped, i.slot_masks, None, i.types, i.walk, i.written, i.grown_memo)
         core = _core.TextIndex.build(n, n_terms, tptr, tterms, bptr, bterms, base_index.title_weight)
-        got = LiveText(base_index, core, chain.vocab, n_terms, slots, keys, dropped, b)
-        got.buf, got.n_docs = buf, n
+        got = LiveText(base_index, core, chain.vocab, n_terms, slots, keys, dropped, b, buf)
         self._text = got
         return got
+
+    def _docs(self, chain: _Chain, ids: Iterable[str]) -> list[_Doc] | None:
+        """:meth:`_doc_tokens` of every node of ``ids`` that has a text here (the chain's lock
+        held), or None when one is not a string."""
+        out = []
+        for x in ids:
+            got = self._doc_tokens(chain, x)
+            if isinstance(got, bool):
+                return None
+            if got is not None:
+                out.append(got)
+        return out
 
     def _doc_tokens(
         self, chain: _Chain, x: str
@@ -1330,7 +1328,6 @@ class LiveGraph:
         return _Batches(
             list(dict.fromkeys(x for e in got for x in e.rows)),
             list(dict.fromkeys(x for e in got for x in e.texts)),
-            list(dict.fromkeys(x for e in got for x in e.written)),
             sorted({p for e in got for p in e.pairs}),
             any(e.spread for e in got),
         )
@@ -1394,7 +1391,7 @@ class LiveGraph:
         batch = [x for x, r in nodes.items() if r is not None]
         text_ids = [] if texts is None else list(texts)
         pairs = sorted({(min(sa, sd), max(sa, sd)) for sa, sd, _, _ in typed})
-        chain.log.append((version, _Batches(batch, text_ids, list(dict.fromkeys([*batch, *text_ids])), pairs, spread)))
+        chain.log.append((version, _Batches(batch, text_ids, pairs, spread)))
         return keys, n_new, core
 
     def grown(
@@ -1503,13 +1500,13 @@ class LiveGraph:
         pi = self._inherit
         v = self.version
         inherit = _Inherit(
-            (self._rescoped, v) if self._rescoped is not None else (None if pi is None else pi.rescoped),
-            _carried(pi.slot_masks if pi else {}, {k: (w.slot_mask, v) for k, w in list(self._views.items())}),
-            (self._text, v) if self._text is not None else (None if pi is None else pi.text),
-            (self._types, v) if self._types is not None else (None if pi is None else pi.types),
-            (self._walk, v) if isinstance(self._walk, WalkEdges) else (None if pi is None else pi.walk),
-            (self._written, v) if self._written is not None else (None if pi is None else pi.written),
-            _carried(pi.grown_memo if pi else {}, {k: (m, v) for k, m in list(self._grown_memo.items())}),
+            pi.rescoped if self._rescoped is None else (self._rescoped, v),
+            _carried(pi.slot_masks, {k: (w.slot_mask, v) for k, w in list(self._views.items())}),
+            pi.text if self._text is None else (self._text, v),
+            pi.types if self._types is None else (self._types, v),
+            (self._walk, v) if isinstance(self._walk, WalkEdges) else pi.walk,
+            pi.written if self._written is None else (self._written, v),
+            _carried(pi.grown_memo, {k: (m, v) for k, m in list(self._grown_memo.items())}),
         )
         return LiveGraph(
             base,
@@ -1526,6 +1523,8 @@ class LiveGraph:
         )
 
 
+#: A delta text document: ``(slot, id, version)`` and its (title, body) term ids.
+_Doc = tuple[tuple[int, str, int], tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]]
 #: A delta text index's documents as arrays: title offsets, title term ids, body offsets, body
 #: term ids (what ``_core.TextIndex.build`` reads) and each document's slot.
 _DocArrays = tuple[
@@ -1587,16 +1586,15 @@ class _DocBuffer:
 
     @classmethod
     def of(
-        cls,
-        rows: list[tuple[int, str, int]],
-        terms: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]],
-        pos: dict[str, int],
-        order_keys: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.uint64]],
+        cls, docs: Sequence[_Doc], order_keys: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.uint64]]
     ) -> _DocBuffer:
-        """A buffer of documents ``rows`` (their terms ``terms``, positions ``pos``), keyed by
-        ``order_keys`` of their slots."""
+        """A buffer of documents ``docs`` (a later one of the same id in place of an earlier),
+        keyed by ``order_keys`` of their slots."""
+        last = list({row[1]: (row, terms) for row, terms in docs}.values())
+        rows = [row for row, _ in last]
+        terms = [t for _, t in last]
         arrays = _doc_arrays(terms, rows)
-        return cls(arrays, order_keys(arrays[4]), rows, terms, pos)
+        return cls(arrays, order_keys(arrays[4]), rows, terms, {row[1]: i for i, row in enumerate(rows)})
 
     def prefix(
         self, n: int, order_keys: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.uint64]] | None = None
@@ -1678,6 +1676,8 @@ class LiveText:
         The base documents the delta replaces, ascending.
     base_nodes : int
         The base's node count.
+    buf : _DocBuffer, optional
+        The documents' buffer the delta was built from (its first ``slots.size``).
     """
 
     __slots__ = (
@@ -1690,7 +1690,6 @@ class LiveText:
         "dropped",
         "_b",
         "buf",
-        "n_docs",
     )
 
     def __init__(
@@ -1703,15 +1702,15 @@ class LiveText:
         keys: npt.NDArray[np.uint64],
         dropped: npt.NDArray[np.int32],
         base_nodes: int,
+        buf: _DocBuffer | None = None,
     ) -> None:
         self.base = base
         self.delta = delta
         self.vocab = vocab
         self.n_terms = n_terms
         #: what the texts of the graphs grown after this one start from: the documents' buffer
-        #: (its first ``n_docs`` are this text's)
-        self.buf: _DocBuffer | None = None
-        self.n_docs = int(slots.size)
+        #: (its first ``slots.size`` are this text's)
+        self.buf = buf
         self.slots = slots
         self.keys = keys
         self.dropped = dropped
