@@ -145,11 +145,11 @@ def test_text_made_after_every_batch_equals_fresh(seed: int) -> None:
         assert grown is not None
         live = grown
         if r.random() < 0.25:
-            continue  # no text made for this graph: the next one's is made from scratch
+            continue  # no text made for this graph: the next one's comes from the nearest made before
         inherit = live._inherit
         lt = live.text(base_ix)
         assert lt is not None
-        if r.random() < 0.3 and inherit is not None and inherit.text is not None:
+        if r.random() < 0.3 and inherit.text is not None:
             # a second thread making the same graph's text from the same parent: the buffer
             # has the first one's documents past the parent's, so it takes a copy
             live._text, live._inherit = None, inherit
