@@ -20,9 +20,13 @@ so compare rows of one run and read the CPU seconds beside the wall seconds):
   right by the code before that change: run it on the new code only).
 - ``api-bulk``: ``--nodes`` nodes with a title and a body and ``2 * --nodes`` annotated edges as
   dicts in memory, through ``kb.bulk()`` + ``add_nodes`` / ``add_edges`` (row checks included).
-- ``jsonl``: the same rows as a JSONL file (nodes first, then edges), ``import_file``; beside it
-  ``jsonl-parse``: the same file read, scanned and checked (``node_tuple`` / ``edge_tuple``)
-  without a store -- the parser and mapping's share, so ``write = jsonl - jsonl-parse``.
+- ``jsonl``: the same rows as a JSONL file (nodes first, then edges), ``import_file`` into a new
+  store (which keeps no FTS5 index: ``enable_fts``), then into one that keeps it (what every
+  store did before 2026-12-07); beside them ``jsonl-parse``: the same file read, scanned and
+  checked (``node_tuple`` / ``edge_tuple``) without a store -- the parser and mapping's share,
+  so ``write = jsonl - jsonl-parse``. Each import row gives ``target_s``, the time issue 31's
+  rates allow for its rows (``nodes / 100k + edges / 300k`` s), and whether the load was
+  within it.
 - ``obo``: ``bench_formats.py``'s synthetic OBO of ``--edges`` is_a links, ``import_file``
   (fastobo's parse seconds reported apart by the importer).
 - ``synth``: ``conceptwalk synth --concepts N`` in a subprocess (``--synth-concepts``, default
@@ -255,15 +259,24 @@ def jsonl_parse(path: str, n_nodes: int, n_edges: int) -> dict[str, Any]:
     return _row("jsonl-parse (scan + row checks, no store)", out_n, out_e, wall, cpu)
 
 
-def run_import(d: str, case: str, path: str) -> dict[str, Any]:
-    kb = KnowledgeBase.create(os.path.join(d, case + ".sqlite"))
+#: Issue 31 item 5's rates: a load of N nodes and E edges is within them when it takes at most
+#: N / 100k + E / 300k seconds (each kind at its rate; the file holds both).
+TARGET_NODES_PER_S = 100_000
+TARGET_EDGES_PER_S = 300_000
+
+
+def run_import(d: str, case: str, path: str, fts: bool = False) -> dict[str, Any]:
+    kb = KnowledgeBase.create(os.path.join(d, case.split(" ")[0] + ("-fts" if fts else "") + ".sqlite"))
+    if fts:
+        kb.enable_fts()  # the optional FTS5 index kept from the start (every store before 2026-12-07)
     t = _clock()
     s = import_file(kb, path)
     wall, cpu = _since(t)
     kb.close()
     parse = s.parse_seconds or 0.0
+    budget = s.nodes / TARGET_NODES_PER_S + s.edges / TARGET_EDGES_PER_S
     return _row(
-        case,
+        case + (", with the FTS5 index" if fts else ""),
         s.nodes,
         s.edges,
         wall,
@@ -271,6 +284,8 @@ def run_import(d: str, case: str, path: str) -> dict[str, Any]:
         parse_s=round(parse, 3),
         write_s=round(wall - parse, 3),
         edges_per_s_write=round(s.edges / (wall - parse)) if parse else None,
+        target_s=round(budget, 3),
+        within_target=wall <= budget,
     )
 
 
@@ -363,6 +378,7 @@ def main(argv: list[str] | None = None) -> int:
                 del nodes, edges
                 show(jsonl_parse(p, n, e))
                 show(run_import(d, "jsonl (import_file: nodes with titles and bodies + edges)", p))
+                show(run_import(d, "jsonl (import_file: nodes with titles and bodies + edges)", p, fts=True))
                 os.remove(p)
             else:
                 del nodes, edges

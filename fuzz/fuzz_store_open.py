@@ -126,6 +126,8 @@ def template(page_size: int) -> bytes:
             )
             kb.add_aliases([("one", "c1"), ("uno", "c1"), ("two", "c2")])
             kb.set_embeddings("m", ["c1", "c2"], [[1.0, 0.0], [0.0, 1.0]])
+            if page_size != 1024:  # a store with the optional FTS5 index (as every older store)
+                kb.enable_fts()
         with open(path, "rb") as fh:
             _TEMPLATE[key] = fh.read()
     return _TEMPLATE[key]
@@ -196,6 +198,8 @@ def use(kb: KnowledgeBase, fdp) -> None:
     if fdp.ConsumeBool():
         kb.add_edges([{"src": "c1", "dst": "new", "fidelity": 0.25}])
         kb.graph()
+    if fdp.ConsumeBool():
+        kb.fts_search("concept words")  # builds the FTS5 index where the store has none
 
 
 def target(data: bytes) -> None:

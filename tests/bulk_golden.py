@@ -130,7 +130,10 @@ def write_obo(path: Path) -> None:
 def dump(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
     """Per table: its row count and the SHA-256 of its rows' ``repr``."""
     out = {}
+    fts = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'nodes_fts'").fetchone() is not None
     for name, sql in TABLES.items():
+        if name.startswith("nodes_fts") and not fts:
+            continue
         got = conn.execute(sql).fetchall()
         out[name] = {"rows": len(got), "sha256": hashlib.sha256(repr(got).encode()).hexdigest()}
     others = conn.execute(
@@ -143,33 +146,41 @@ def dump(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
     return out
 
 
-def loads(tmp: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    """Each bulk path of the same rows into a fresh store file, dumped."""
+def loads(tmp: Path, fts: bool = True) -> dict[str, dict[str, dict[str, Any]]]:
+    """Each bulk path of the same rows into a fresh store file, dumped. ``fts``: each store
+    keeps the FTS5 index (``enable_fts`` before the load), as every store did when the golden
+    file was written; without it the FTS5 tables are not dumped."""
     from conceptwalk.kb import KnowledgeBase, synthetic
     from conceptwalk.kb.importers import import_jsonl
 
+    def new(path: Path) -> KnowledgeBase:
+        kb = KnowledgeBase.create(path)
+        if fts:
+            kb.enable_fts()
+        return kb
+
     nodes, edges, aliases = rows()
     out = {}
-    with KnowledgeBase.create(tmp / "bulk_api.sqlite") as kb:
+    with new(tmp / "bulk_api.sqlite") as kb:
         with kb.bulk():
             kb.add_nodes(nodes)
             kb.add_edges(edges)
             kb.add_aliases(aliases)
         out["bulk_api"] = dump(kb.conn)
     write_jsonl(tmp / "kb.jsonl")
-    with KnowledgeBase.create(tmp / "jsonl.sqlite") as kb:
+    with new(tmp / "jsonl.sqlite") as kb:
         import_jsonl(kb, tmp / "kb.jsonl")
         out["jsonl"] = dump(kb.conn)
     write_obo(tmp / "golden.obo")
-    with KnowledgeBase.create(tmp / "obo.sqlite") as kb:
+    with new(tmp / "obo.sqlite") as kb:
         kb.import_file(tmp / "golden.obo")
         out["obo"] = dump(kb.conn)
-    with KnowledgeBase.create(tmp / "synth.sqlite") as kb:
+    with new(tmp / "synth.sqlite") as kb:
         syn = synthetic.generate(300, seed=5)
         syn.edge_annotations["authority"][0] = "it's"
         syn.write_to(kb, chunk=97)
         out["synth"] = dump(kb.conn)
-    with KnowledgeBase.create(tmp / "synth_chunk.sqlite") as kb:  # write_to's own chunk: one call per table
+    with new(tmp / "synth_chunk.sqlite") as kb:  # write_to's own chunk: one call per table
         syn = synthetic.generate(300, seed=5)
         syn.edge_annotations["authority"][0] = "it's"
         syn.write_to(kb)

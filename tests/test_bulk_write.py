@@ -44,6 +44,15 @@ SCHEMA_SQL = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
 QUERIES = ("graph", "memory walk", "retry storms", "cache bridge settlement", "ADR", "nothing-like-this")
 
 
+def _create(path: object) -> KnowledgeBase:
+    """A new store that keeps the optional FTS5 index (``enable_fts``): the bulk paths must
+    build it as the triggers of row-by-row writes do. (The FTS5 tables aside, a store without
+    it stores the same rows: ``test_bulk_golden.py``.)"""
+    kb = KnowledgeBase.create(path)  # type: ignore[arg-type]
+    kb.enable_fts()
+    return kb
+
+
 def row_by_row(kb: KnowledgeBase, nodes: list, edges: list, aliases: list, batch: int = 97) -> None:
     """The reference: plain writes in small batches, each its own transaction."""
     for i in range(0, len(nodes), batch):
@@ -124,7 +133,7 @@ def test_synthetic_write_to_equals_row_by_row_writes(tmp_path):
     au = syn.edge_annotations["authority"]
     au[0], au[1], au[5] = "it's", "a\x00b", "it's"
     syn.lifecycle[2] = "o'clock"
-    with KnowledgeBase.create(tmp_path / "rows.sqlite") as a, KnowledgeBase.create(tmp_path / "bulk.sqlite") as b:
+    with _create(tmp_path / "rows.sqlite") as a, _create(tmp_path / "bulk.sqlite") as b:
         row_by_row(a, list(syn.node_rows()), list(syn.edge_rows()), list(syn.alias_rows()))
         syn.write_to(b, chunk=333)
         assert is_wal(b)
@@ -145,7 +154,7 @@ def test_synthetic_write_to_with_many_distinct_values_and_typed_annotations(tmp_
     fi = syn.edge_annotations["fidelity"]
     for i in range(len(fi)):
         fi[i] = f"f{i % 200}"
-    with KnowledgeBase.create(tmp_path / "rows.sqlite") as a, KnowledgeBase.create(tmp_path / "bulk.sqlite") as b:
+    with _create(tmp_path / "rows.sqlite") as a, _create(tmp_path / "bulk.sqlite") as b:
         row_by_row(a, list(syn.node_rows()), list(syn.edge_rows()), list(syn.alias_rows()))
         syn.write_to(b)
         assert_same_store(a, b, edge_order_free=True)
@@ -211,7 +220,7 @@ def test_jsonl_import_equals_row_by_row_writes(tmp_path, rows):
         for r in rows:
             fh.write(json.dumps(r, ensure_ascii=bool(len(rows) % 2)) + ("\r\n" if len(rows) % 3 == 0 else "\n"))
     nodes, edges, aliases = _split(rows)
-    with KnowledgeBase.create(d / "rows.sqlite") as a, KnowledgeBase.create(d / "bulk.sqlite") as b:
+    with _create(d / "rows.sqlite") as a, _create(d / "bulk.sqlite") as b:
         # row by row in the file's order: nodes and edges interleave as the file has them
         kb_rows = [r for r in rows if "alias" not in r]
         for i in range(0, len(kb_rows), 7):
@@ -247,7 +256,7 @@ def test_jsonl_import_of_a_synthetic_kb_equals_row_by_row_writes(tmp_path):
             fh.write(json.dumps(r) + "\n")
         for r in syn.alias_rows():
             fh.write(json.dumps(r) + "\n")
-    with KnowledgeBase.create(tmp_path / "rows.sqlite") as a, KnowledgeBase.create(tmp_path / "bulk.sqlite") as b:
+    with _create(tmp_path / "rows.sqlite") as a, _create(tmp_path / "bulk.sqlite") as b:
         row_by_row(a, list(syn.node_rows()), list(syn.edge_rows()), list(syn.alias_rows()))
         import_jsonl(b, path)
         assert_same_store(a, b, edge_order_free=False)
@@ -264,7 +273,7 @@ def test_edge_list_import_equals_row_by_row_writes(tmp_path):
         for r in syn.edge_rows():
             w.writerow(["" if r[k] is None else r[k] for k in EDGE_KEYS])
             edges.append({k: v for k, v in r.items() if v is not None or k in a_})
-    with KnowledgeBase.create(tmp_path / "rows.sqlite") as a, KnowledgeBase.create(tmp_path / "bulk.sqlite") as b:
+    with _create(tmp_path / "rows.sqlite") as a, _create(tmp_path / "bulk.sqlite") as b:
         row_by_row(a, [], edges, [])
         import_edge_list(b, path)
         assert_same_store(a, b, edge_order_free=False)
@@ -297,14 +306,14 @@ def test_jsonl_errors_name_the_line_as_json_loads_would(tmp_path, line, expected
     path = tmp_path / "bad.jsonl"
     with open(path, "w", encoding="utf-8", newline="") as fh:
         fh.write('{"id": "ok", "scopes": ["t"]}\n\n' + line)
-    with KnowledgeBase.create(tmp_path / "kb.sqlite") as kb:
+    with _create(tmp_path / "kb.sqlite") as kb:
         with pytest.raises(InputError) as err:
             import_jsonl(kb, path)
         assert str(err.value).startswith(f"{path}:3: ")
         assert expected in str(err.value)
         assert kb.stats()["nodes"] == 0 and is_wal(kb)
         schema = kb.conn.execute(SCHEMA_SQL).fetchall()
-    with KnowledgeBase.create(tmp_path / "empty.sqlite") as ref:
+    with _create(tmp_path / "empty.sqlite") as ref:
         assert ref.conn.execute(SCHEMA_SQL).fetchall() == schema
 
 
@@ -316,7 +325,7 @@ def test_jsonl_whitespace_and_big_numbers_decode_as_json_loads(tmp_path):
     ]
     path = tmp_path / "kb.jsonl"
     path.write_text("".join(lines), encoding="utf-8")
-    with KnowledgeBase.create(tmp_path / "rows.sqlite") as a, KnowledgeBase.create(tmp_path / "bulk.sqlite") as b:
+    with _create(tmp_path / "rows.sqlite") as a, _create(tmp_path / "bulk.sqlite") as b:
         objs = [json.loads(ln) for ln in lines]
         a.add_nodes(objs[:1])
         with pytest.raises(InputError) as e1:
@@ -332,7 +341,7 @@ def test_jsonl_whitespace_and_big_numbers_decode_as_json_loads(tmp_path):
 
 # ---------------------------------------------------------------------- the transaction
 def test_bulk_into_a_non_empty_store_is_a_plain_transaction(tmp_path):
-    with KnowledgeBase.create(tmp_path / "kb.sqlite") as kb:
+    with _create(tmp_path / "kb.sqlite") as kb:
         kb.add_nodes([{"id": "a", "title": "Alpha"}])
         with kb.bulk():
             assert is_wal(kb)
@@ -359,7 +368,7 @@ def test_bulk_load_leaves_one_full_text_segment(tmp_path, monkeypatch, into):
 
     monkeypatch.setattr(store_mod, "_BULK_FTS_HASH", 4096)
     monkeypatch.setattr(store_mod, "_FTS_MERGE_PAGES", 1)
-    with KnowledgeBase.create(tmp_path / "kb.sqlite") as kb:
+    with _create(tmp_path / "kb.sqlite") as kb:
         if into == "non-empty":
             kb.add_nodes([{"id": "seed", "title": "seed walk"}])
             kb.conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('hashsize', 4096)")
@@ -376,7 +385,7 @@ def test_bulk_load_leaves_one_full_text_segment(tmp_path, monkeypatch, into):
         assert len(unmerged) == 1 and len(unmerged[0]) > 1  # the load wrote several segments
         assert len(store_mod._fts_segment_pages(kb.conn)) == 1
         # the index answers as the store written row by row does
-        with KnowledgeBase.create(tmp_path / "ref.sqlite") as ref:
+        with _create(tmp_path / "ref.sqlite") as ref:
             if into == "non-empty":
                 ref.add_nodes([{"id": "seed", "title": "seed walk"}])
             row_by_row(ref, _wordy_nodes(400), [], [])
@@ -390,7 +399,7 @@ def test_small_bulk_load_into_a_large_index_leaves_its_segments(tmp_path, monkey
     import conceptwalk.kb.store as store_mod
 
     monkeypatch.setattr(store_mod, "_FTS_MERGE_PAGES", 1)
-    with KnowledgeBase.create(tmp_path / "kb.sqlite") as kb:
+    with _create(tmp_path / "kb.sqlite") as kb:
         with kb.bulk():
             kb.add_nodes(_wordy_nodes(3000))
         big = store_mod._fts_segment_pages(kb.conn)
@@ -408,7 +417,7 @@ def test_small_bulk_load_into_an_index_grown_row_by_row_leaves_its_segments(tmp_
     import conceptwalk.kb.store as store_mod
 
     monkeypatch.setattr(store_mod, "_FTS_MERGE_PAGES", 1)
-    with KnowledgeBase.create(tmp_path / "kb.sqlite") as kb:
+    with _create(tmp_path / "kb.sqlite") as kb:
         for b in range(40):
             kb.add_nodes(_wordy_nodes(100, prefix=f"r{b}x"))
         before = store_mod._fts_segment_pages(kb.conn)
@@ -434,7 +443,7 @@ def test_the_store_sets_fts5_crisismerge_once_and_keeps_an_operators_value(tmp_p
     import conceptwalk.kb.store as store_mod
 
     p = tmp_path / "kb.sqlite"
-    with KnowledgeBase.create(p) as kb:
+    with _create(p) as kb:
         kb.add_nodes([{"id": "a", "title": "a walk"}])
     assert _crisis_merge(p) == [(store_mod._FTS_CRISIS_MERGE,)] and store_mod._FTS_CRISIS_MERGE > 16
     with KnowledgeBase.open(p) as kb:  # as a store written before the setting: none
@@ -462,7 +471,7 @@ def test_the_store_sets_fts5_crisismerge_once_and_keeps_an_operators_value(tmp_p
 def test_bulk_stays_in_wal_mode_while_another_connection_reads(tmp_path):
     path = str(tmp_path / "kb.sqlite")
     syn = synthetic.generate(100, seed=1)
-    with KnowledgeBase.create(path) as kb, KnowledgeBase.open(path) as reader:
+    with _create(path) as kb, KnowledgeBase.open(path) as reader:
         assert reader.stats()["nodes"] == 0
         seen = []
         orig = kb.put_nodes
@@ -481,7 +490,7 @@ def test_bulk_stays_in_wal_mode_while_another_connection_reads(tmp_path):
 def test_failed_bulk_load_leaves_the_store_as_it_was(tmp_path):
     path = str(tmp_path / "kb.sqlite")
     syn = synthetic.generate(200, seed=4)
-    with KnowledgeBase.create(path) as kb:
+    with _create(path) as kb:
         before = kb.conn.execute(SCHEMA_SQL).fetchall()
         config = kb.conn.execute("SELECT * FROM nodes_fts_config").fetchall()
         assert ("version", 4) in config
@@ -519,7 +528,7 @@ _SYNTH_WRITER = textwrap.dedent("""
 @pytest.mark.parametrize("delay", [0.0, 0.15, 0.6])
 def test_sigkill_during_a_bulk_load_leaves_the_empty_store(tmp_path, delay):
     path = str(tmp_path / "kb.sqlite")
-    KnowledgeBase.create(path).close()
+    _create(path).close()
     proc = subprocess.Popen(
         [sys.executable, "-c", _SYNTH_WRITER, path, "3000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -537,7 +546,7 @@ def test_sigkill_during_a_bulk_load_leaves_the_empty_store(tmp_path, delay):
         if committed:
             assert n > 0
         if n == 0:  # rolled back whole, triggers and index included
-            with KnowledgeBase.create(tmp_path / "ref.sqlite") as ref:
+            with _create(tmp_path / "ref.sqlite") as ref:
                 assert kb.conn.execute(SCHEMA_SQL).fetchall() == ref.conn.execute(SCHEMA_SQL).fetchall()
             assert kb.stats()["edges"] == 0
             synthetic.generate(50, seed=1).write_to(kb)

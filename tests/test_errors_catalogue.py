@@ -282,6 +282,10 @@ TRIGGERS = {
     "E88": lambda t: import_edge_list(_kb(t), _mkdir(t / "adir")),
     "E89": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b"[" * 100_000 + b"\n")),
     "E180": lambda t: KnowledgeBase.open(_hot(t, "hot.db"), read_only=True),
+    "E181": lambda t: (
+        KnowledgeBase.create(t / "ro.db").close(),
+        KnowledgeBase.open_read_only(t / "ro.db").fts_search("a"),
+    ),
     # MCP
     "E90": lambda t: _session_token(t),
     "E200": _dup_tokens,

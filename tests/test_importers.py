@@ -38,7 +38,8 @@ def dump(path) -> dict:
                 "changes",
             )
         }
-        out["fts"] = sorted(con.execute("SELECT rowid, title, body FROM nodes_fts"), key=repr)
+        if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'nodes_fts'").fetchone():
+            out["fts"] = sorted(con.execute("SELECT rowid, title, body FROM nodes_fts"), key=repr)
     finally:
         con.close()
     return out

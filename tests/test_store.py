@@ -100,8 +100,9 @@ def dump(path) -> dict:
                 "changes",
             )
         }
-        out["fts"] = sorted(con.execute("SELECT rowid, title, body FROM nodes_fts"), key=repr)
-        con.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('integrity-check', 1)")
+        if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'nodes_fts'").fetchone():
+            out["fts"] = sorted(con.execute("SELECT rowid, title, body FROM nodes_fts"), key=repr)
+            con.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('integrity-check', 1)")
     finally:
         con.close()
     return out
@@ -110,6 +111,7 @@ def dump(path) -> dict:
 @pytest.fixture
 def kb(tmp_path):
     with KnowledgeBase.create(tmp_path / "kb.sqlite") as k:
+        k.enable_fts()  # the optional FTS5 index and its triggers too: kept through every write here
         yield k
 
 
@@ -131,7 +133,8 @@ def test_open_creates_wal_file_with_schema_version(tmp_path):
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     names = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
-    assert {"meta", "nodes", "edges", "aliases", "embeddings", "nodes_fts"} <= names
+    assert {"meta", "nodes", "edges", "aliases", "embeddings"} <= names
+    assert not {n for n in names if "fts" in n}  # the FTS5 index is made on demand (enable_fts)
     con.close()
     with KnowledgeBase.open(p, create=False) as kb:  # reopening keeps everything
         assert kb.version == 0

@@ -1,5 +1,6 @@
 """The embedded knowledge-base store: one SQLite file (WAL) holding nodes, annotated edges,
-aliases, embeddings, an FTS5 index and the change log; writes, transactions and bulk loads.
+aliases, embeddings, the change log and, on demand, an FTS5 index; writes, transactions and bulk
+loads.
 
 What a read sees -- the store's committed state, its graph snapshot, text index and derived
 arrays, and the snapshot file beside the store -- is built, loaded, saved and advanced by the
@@ -22,7 +23,9 @@ Schema (``PRAGMA user_version`` and ``meta.schema_version`` = :data:`SCHEMA_VERS
                   PRIMARY KEY(model, chunk))
     embeddings  -- schema 1's one-blob-per-vector table, emptied into the above on upgrade
     changes     -- the change log (see conceptwalk.kb.snapshot)
-    nodes_fts  -- FTS5 external-content index over nodes(title, body), kept in sync by triggers
+    nodes_fts  -- FTS5 external-content index over nodes(title, body), kept in sync by triggers;
+                  only in a store that asked for it (KnowledgeBase.enable_fts; every store
+                  written before 2026-12-07 has it)
 
 ``nodes.rid`` is an explicit ``INTEGER PRIMARY KEY`` so the FTS5 external-content rowids stay
 stable across ``VACUUM``; ``id`` is the node's key everywhere else. A provenance value that is a
@@ -299,6 +302,37 @@ INSERT INTO nodes_fts(nodes_fts, rank) SELECT 'crisismerge', {_FTS_CRISIS_MERGE}
     WHERE NOT EXISTS (SELECT 1 FROM nodes_fts_config WHERE lower(k) = 'crisismerge');
 """
 
+#: The operator's full-text index (:meth:`KnowledgeBase.fts_search`), made on demand
+#: (:meth:`KnowledgeBase.enable_fts`): the table, then its triggers, which keep it in step with
+#: every later write to ``nodes`` (in any process: they live in the file). A store made before
+#: the index became optional has both.
+_FTS_TABLE = """
+CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
+    title, body, content='nodes', content_rowid='rid',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+"""
+_FTS_TRIGGERS = {
+    "nodes_fts_ai": """CREATE TRIGGER IF NOT EXISTS nodes_fts_ai AFTER INSERT ON nodes BEGIN
+    INSERT INTO nodes_fts(rowid, title, body) VALUES (new.rid, new.title, new.body);
+END""",
+    "nodes_fts_ad": """CREATE TRIGGER IF NOT EXISTS nodes_fts_ad AFTER DELETE ON nodes BEGIN
+    INSERT INTO nodes_fts(nodes_fts, rowid, title, body) VALUES ('delete', old.rid, old.title, old.body);
+END""",
+    "nodes_fts_au": """CREATE TRIGGER IF NOT EXISTS nodes_fts_au AFTER UPDATE OF title, body ON nodes BEGIN
+    INSERT INTO nodes_fts(nodes_fts, rowid, title, body) VALUES ('delete', old.rid, old.title, old.body);
+    INSERT INTO nodes_fts(rowid, title, body) VALUES (new.rid, new.title, new.body);
+END""",
+}
+
+
+def _has_fts(conn: sqlite3.Connection) -> bool:
+    """Whether the store holds the full-text index (its table; its triggers come with it)."""
+    return (
+        conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'nodes_fts'").fetchone() is not None
+    )
+
+
 _SCHEMA = (
     f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
@@ -368,25 +402,10 @@ INSERT OR REPLACE INTO vector_chunks(model, chunk, data)
 UPDATE vector_models SET next_slot = (SELECT coalesce(max(slot), -1) + 1 FROM vector_slots s
                                       WHERE s.model = vector_models.model);
 DELETE FROM embeddings;
-CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
-    title, body, content='nodes', content_rowid='rid',
-    tokenize='porter unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER IF NOT EXISTS nodes_fts_ai AFTER INSERT ON nodes BEGIN
-    INSERT INTO nodes_fts(rowid, title, body) VALUES (new.rid, new.title, new.body);
-END;
-CREATE TRIGGER IF NOT EXISTS nodes_fts_ad AFTER DELETE ON nodes BEGIN
-    INSERT INTO nodes_fts(nodes_fts, rowid, title, body) VALUES ('delete', old.rid, old.title, old.body);
-END;
-CREATE TRIGGER IF NOT EXISTS nodes_fts_au AFTER UPDATE OF title, body ON nodes BEGIN
-    INSERT INTO nodes_fts(nodes_fts, rowid, title, body) VALUES ('delete', old.rid, old.title, old.body);
-    INSERT INTO nodes_fts(rowid, title, body) VALUES (new.rid, new.title, new.body);
-END;
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 UPDATE meta SET value = {SCHEMA_VERSION} WHERE key = 'schema_version';
 INSERT OR IGNORE INTO meta(key, value) VALUES ('uuid', lower(hex(randomblob(16))));
 """
-    + _FTS_CONFIG
     + CHANGELOG_SCHEMA
     + TALLIES_SCHEMA
 )
@@ -854,6 +873,20 @@ def _merge_fts_segments(conn: sqlite3.Connection, before: int = 0) -> bool:
     return True
 
 
+def _rebuild_fts(conn: sqlite3.Connection) -> None:
+    """Build the full-text index from every node row in one pass (inside a write transaction).
+
+    FTS5 buffers pending terms up to its 'hashsize' (1 MiB by default) before writing a
+    segment, and then merges the segments: a larger buffer for the rebuild writes far fewer of
+    them (the same index content; the setting is put back and its config row removed, so the
+    store's FTS5 config is the one row-by-row writes leave)."""
+    conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('hashsize', ?)", (_BULK_FTS_HASH,))
+    conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild')")
+    _merge_fts_segments(conn)  # the rebuild leaves a few large segments: see there
+    conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('hashsize', ?)", (_FTS_HASH,))
+    conn.execute("DELETE FROM nodes_fts_config WHERE k = 'hashsize'")
+
+
 def _fts_query(text: str) -> str | None:
     """An FTS5 MATCH expression that can never be a syntax error: every word token quoted,
     joined with OR (bm25 ranks documents matching more of them higher)."""
@@ -893,7 +926,6 @@ _STORE_COLUMNS: dict[str, tuple[str, ...]] = {
     "edges": ("src", "dst", "type") + ANNOTATION_AXES,
     "aliases": ("alias", "canonical"),
     "embeddings": ("node_id", "model", "dim", "vector"),
-    "nodes_fts": ("title", "body"),
 }
 
 
@@ -1170,24 +1202,25 @@ class KnowledgeBase:
                 if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only medium
                     raise ConceptwalkError(f"could not switch {p!r} to WAL mode (got {mode!r})")
                 conn.execute("PRAGMA synchronous = NORMAL")
-            # (a version-4 file written before alias writes were logged lacks their triggers, one
-            # written before _FTS_CRISIS_MERGE its full-text setting: the same idempotent script
-            # adds them)
+            # (a version-4 file written before alias writes were logged lacks their triggers; one
+            # with the full-text index written before _FTS_CRISIS_MERGE lacks its setting: the
+            # same idempotent script adds them)
             lacks = (
                 conn.execute(
                     "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'changes_aliases_ai'"
                 ).fetchone()
                 is None
-            ) or (
-                not fresh
-                and conn.execute("SELECT 1 FROM nodes_fts_config WHERE lower(k) = 'crisismerge'").fetchone() is None
             )
-            if fresh or have < SCHEMA_VERSION or lacks:
+            fts_config = ""
+            if not fresh and _has_fts(conn):
+                if conn.execute("SELECT 1 FROM nodes_fts_config WHERE lower(k) = 'crisismerge'").fetchone() is None:
+                    fts_config = _FTS_CONFIG
+            if fresh or have < SCHEMA_VERSION or lacks or fts_config:
                 # One script, one transaction; every statement is idempotent, so two processes
                 # creating (or upgrading: a checked version-1 store) the same file at once are safe.
                 try:
                     conn.executescript(
-                        "BEGIN IMMEDIATE;" + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+                        "BEGIN IMMEDIATE;" + _SCHEMA + fts_config + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
                     )
                 except BaseException:
                     if conn.in_transaction:
@@ -1513,11 +1546,12 @@ class KnowledgeBase:
             empty = (
                 self._depth == 1 and self._changelog and conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is None
             )
+            fts = _has_fts(conn)
             if not empty:
-                own = self._depth == 1  # the load's own transaction (not one it is nested in)
+                own = self._depth == 1 and fts  # the load's own transaction (not one it is nested in)
                 before = sum(_fts_segment_pages(conn)) if own else 0
                 yield
-                if own:
+                if own and _has_fts(conn):
                     _merge_fts_segments(conn, before)
                 return
             ddl = {
@@ -1538,16 +1572,8 @@ class KnowledgeBase:
                     yield
                 finally:
                     self._fresh_bulk = False
-                # The full-text index in one pass. FTS5 buffers pending terms up to its
-                # 'hashsize' (1 MiB by default) before writing a segment, and then merges the
-                # segments: a larger buffer for the rebuild writes far fewer of them (the same
-                # index content; the setting is put back and its config row removed, so the
-                # store's FTS5 config is the one row-by-row writes leave).
-                conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('hashsize', ?)", (_BULK_FTS_HASH,))
-                conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild')")
-                _merge_fts_segments(conn)  # the rebuild leaves a few large segments: see there
-                conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('hashsize', ?)", (_FTS_HASH,))
-                conn.execute("DELETE FROM nodes_fts_config WHERE k = 'hashsize'")
+                if fts:  # the store keeps a full-text index (enable_fts): built in one pass
+                    _rebuild_fts(conn)
                 for sql in ddl.values():
                     conn.execute(sql)
                 # the edge tallies' triggers were dropped with the others: counted in one pass
@@ -3001,10 +3027,117 @@ class KnowledgeBase:
         """
         return self._keeper.text_index(graph)
 
+    @property
+    def fts_enabled(self) -> bool:
+        """Whether the store keeps the operator's FTS5 index (:meth:`enable_fts`).
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> kb.fts_enabled
+        False
+        >>> kb.enable_fts(), kb.fts_enabled
+        (True, True)
+        """
+        with self._locked():
+            return _has_fts(self.conn)
+
+    def enable_fts(self) -> bool:
+        """Build SQLite's FTS5 index over every node's title and body, and keep it from then on.
+
+        The index serves only :meth:`fts_search`. The package's own search (:meth:`search`,
+        the wrap, the tools) reads its caller-exact text index and never needs it, so a store
+        does not keep it until asked: without it, a node write skips FTS5's work (part of every
+        agent turn's write) and a bulk load skips its one pass (about half of a JSONL load
+        with titles and bodies; docs/storage.md). Once built, triggers in the file keep it in
+        step with every later write, by any process. :meth:`fts_search` builds it on first use.
+
+        Returns
+        -------
+        bool
+            True when it was built now; False when the store already had it.
+
+        Raises
+        ------
+        ConceptwalkError
+            The store is read-only, or this is called inside a :meth:`transaction` (build it
+            before or after).
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> _ = kb.add_nodes([{"id": "a", "title": "Graph walks"}])
+        >>> kb.enable_fts(), kb.enable_fts()
+        (True, False)
+        >>> kb.fts_search("walking")
+        [('a', ...)]
+        """
+        return self._set_fts(True)
+
+    def disable_fts(self) -> bool:
+        """Drop the FTS5 index and its triggers (the reverse of :meth:`enable_fts`).
+
+        A store written by a version before the index became optional has it; dropping it
+        makes every later node write cheaper. Nothing else reads it.
+
+        Returns
+        -------
+        bool
+            True when it was dropped now; False when the store had none.
+
+        Raises
+        ------
+        ConceptwalkError
+            As :meth:`enable_fts`.
+
+        Examples
+        --------
+        >>> kb = KnowledgeBase.open(":memory:")
+        >>> kb.enable_fts(), kb.disable_fts(), kb.fts_enabled
+        (True, True, False)
+        """
+        return self._set_fts(False)
+
+    def _set_fts(self, on: bool) -> bool:
+        what = "enable_fts" if on else "disable_fts"
+        with self._locked(reading=False) as conn:
+            if self.read_only:
+                raise ConceptwalkError(f"{self.path!r} is open read-only: {what}() writes to it")
+            if self._depth:
+                raise ConceptwalkError(f"{what}() inside a transaction: call it before or after the transaction")
+            # Its own transaction, without the version counter: no node, edge or alias changes,
+            # so no reader's graph, text index or snapshot does.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if _has_fts(conn) == on:
+                    conn.execute("ROLLBACK")
+                    return False
+                if on:
+                    conn.execute(_FTS_TABLE)
+                    conn.execute(_FTS_CONFIG)  # before the rebuild: its config cookie is in the index
+                    if conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None:
+                        _rebuild_fts(conn)  # (an empty index is what the new table holds)
+                    for sql in _FTS_TRIGGERS.values():
+                        conn.execute(sql)
+                else:
+                    for name in _FTS_TRIGGERS:
+                        conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+                    conn.execute("DROP TABLE nodes_fts")
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return True
+
     def fts_search(self, text: str, k: int = 10, *, node_types: Iterable[str] | None = None) -> list[tuple[str, float]]:
         """The operator's FTS5 search (bm25 over *every* node, titles weigh double; the query's
         word tokens OR-ed). Its statistics count all nodes, so it is never shown to a caller
         with a narrower view: callers use :meth:`search`.
+
+        The first call on a store without the FTS5 index builds it (:meth:`enable_fts`: one
+        pass over the nodes, a few seconds per million with bodies); a read-only store without
+        it raises.
 
         Parameters
         ----------
@@ -3036,6 +3169,14 @@ class KnowledgeBase:
         q = _fts_query(text)
         if q is None:
             return []
+        if not self.fts_enabled:
+            if self.read_only or self._depth:
+                why = "is open read-only: open it writable once and" if self.read_only else "is inside a transaction:"
+                raise ConceptwalkError(
+                    f"{self.path!r} has no FTS5 index and {why} call enable_fts() first "
+                    f"(or use search(), which needs none)"
+                )
+            self.enable_fts()
         sql = (
             "SELECT n.id, bm25(nodes_fts, 2.0, 1.0) AS s FROM nodes_fts "
             "JOIN nodes n ON n.rid = nodes_fts.rowid WHERE nodes_fts MATCH ?"
