@@ -391,3 +391,27 @@ def test_networkx_bad_value_and_id_collision_change_nothing(kb, kb_path):
     assert dump(kb_path) == before
     with pytest.raises(InputError, match="networkx graph"):
         import_networkx(kb, [("a", "b")])
+
+
+@pytest.mark.parametrize(
+    "tail",
+    ["", "\n", "\r\n", " \t\n", "\n\n", " x\n", "x", "}\n", "\x0c\n", " {}\n", "\u2028\n"],
+)
+def test_jsonl_text_after_an_object_is_what_json_loads_says(tmp_path, tail):
+    """Whatever follows a line's object (the scanner's fast path checks only that) is accepted
+    or refused exactly as ``json.loads`` of the line accepts or refuses it."""
+    line = '{"id": "n", "title": "walk"}' + tail
+    (tmp_path / "x.jsonl").write_text(line, encoding="utf-8", newline="")
+    try:
+        json.loads(line.split("\n", 1)[0] if tail.startswith("\n") else line)
+        ok = True
+    except json.JSONDecodeError:
+        ok = False
+    kb = KnowledgeBase.open(":memory:")
+    if ok:
+        assert import_jsonl(kb, tmp_path / "x.jsonl").nodes == 1
+        assert kb.node("n")["title"] == "walk"
+    else:
+        with pytest.raises(InputError, match=r"x\.jsonl:1: invalid JSON \(Extra data"):
+            import_jsonl(kb, tmp_path / "x.jsonl")
+        assert kb.stats()["nodes"] == 0

@@ -343,13 +343,14 @@ class RowWriter:
         """Write the buffered node rows (and count them by type)."""
         s = self.summary
         s.nodes += len(self.nodes)
-        for t, n in Counter(p[1] or "" for p in self.nodes).items():
+        for t, n in Counter(map(itemgetter(1), self.nodes)).items():
+            t = t or ""  # no type: None or NULL_TEXT
             s.node_types[t] = s.node_types.get(t, 0) + n
         self.kb.put_nodes(self.nodes)
         self.known.update(map(itemgetter(0), self.nodes))
         if self.bare:
             self.bare.difference_update(map(itemgetter(0), self.nodes))
-        self.nodes = []
+        self.nodes.clear()  # in place: an importer may hold the list (import_jsonl appends to it)
 
     def flush_edges(self) -> None:
         """Write the buffered edge rows (and their endpoints that are not nodes yet; and count
@@ -380,7 +381,7 @@ class RowWriter:
                 )
             known |= ends
         self.kb.put_edges(self.edges, endpoints_exist=True)
-        self.edges = []
+        self.edges.clear()  # in place, as flush_nodes
 
     def alias(self, pair: tuple[str, str], where: str) -> None:
         """One alias pair.
@@ -448,15 +449,6 @@ def _open_text(path: Path) -> io.TextIOBase:
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8", newline="")
     return open(path, encoding="utf-8", newline="")
-
-
-def _lines(fh: io.TextIOBase, name: str) -> Iterator[tuple[int, str]]:
-    lineno = 0
-    try:
-        for lineno, line in enumerate(fh, 1):  # noqa: B007 - lineno used after a decode error
-            yield lineno, line
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{name}:{lineno + 1}: not valid UTF-8 ({exc.reason})") from None
 
 
 def import_jsonl(
@@ -544,54 +536,73 @@ def import_jsonl(
             lineno = 0
             scan = _SCAN
             node_row, edge_row = w.node, w.edge
-            for lineno, line in _lines(fh, name):
-                if lineno % _CHUNK == 0:
-                    bar.update(lineno)
-                # The C scanner straight on a line that starts an object (what json.loads does
-                # after its checks); anything else, or any doubt, goes through json.loads, whose
-                # result or error message is then the one reported.
-                obj = None
-                if line[:1] == "{":
-                    try:
-                        obj, end = scan(line, 0)
-                    except (StopIteration, ValueError, RecursionError):
-                        obj = None
-                    else:
-                        if end != len(line) and line[end:].strip(_JSON_SPACE):
+            # Rows go straight onto the writer's buffers (flushed at _CHUNK rows) unless a file
+            # scope must be merged into each node row (w.node does that).
+            nodes, edges = w.nodes, w.edges
+            direct = w.scopes is None and not w.ordered
+            lines = enumerate(fh, 1)
+            try:
+                for lineno, line in lines:
+                    if lineno % _CHUNK == 0:
+                        bar.update(lineno)
+                    # The C scanner straight on a line that starts an object (what json.loads
+                    # does after its checks); anything else, or any doubt, goes through
+                    # json.loads, whose result or error message is then the one reported.
+                    obj = None
+                    if line[:1] == "{":
+                        try:
+                            obj, end = scan(line, 0)
+                        except (StopIteration, ValueError, RecursionError):
                             obj = None
-                if obj is None:
-                    if not line.strip():
-                        continue
-                    obj = _loads(line, name, lineno)
-                try:
-                    if type(obj) is not dict:
-                        raise RowError(f"expected a JSON object, got {type(obj).__name__}")
-                    attrs = obj.pop("attributes", None) if "attributes" in obj else None
-                    if "id" in obj:
-                        if "src" in obj or "dst" in obj or "alias" in obj:
-                            raise RowError("ambiguous line: has 'id' (a node) and 'src'/'dst'/'alias'")
-                        t = node_tuple(obj)
-                        node_row(t)
-                        if attrs is not None:
-                            for key, value in _attributes(attrs).items():
-                                w.node_attribute(t[0], key, value, f"{name}:{lineno}")
-                    elif "src" in obj or "dst" in obj:
-                        t = edge_tuple(obj)
-                        edge_row(t)
-                        if attrs is not None:
-                            for key, value in _attributes(attrs).items():
-                                w.edge_attribute(t[0], t[1], t[2], key, value, f"{name}:{lineno}")
-                    elif attrs is not None:
-                        raise RowError("'attributes' belongs to a node or an edge line")
-                    elif "alias" in obj or "canonical" in obj:
-                        w.alias(alias_pair(obj), f"{name}:{lineno}")
-                    else:
-                        raise RowError(
-                            "expected a node (with 'id'), an edge (with 'src' and 'dst') "
-                            "or an alias (with 'alias' and 'canonical')"
-                        )
-                except RowError as exc:
-                    raise InputError(f"{name}:{lineno}: {exc}") from None
+                        else:
+                            rest = len(line) - end
+                            if rest and (rest != 1 or line[-1] != "\n") and line[end:].strip(_JSON_SPACE):
+                                obj = None
+                    if obj is None:
+                        if not line.strip():
+                            continue
+                        obj = _loads(line, name, lineno)
+                    try:
+                        if type(obj) is not dict:
+                            raise RowError(f"expected a JSON object, got {type(obj).__name__}")
+                        attrs = obj.pop("attributes", None) if "attributes" in obj else None
+                        if "id" in obj:
+                            if "src" in obj or "dst" in obj or "alias" in obj:
+                                raise RowError("ambiguous line: has 'id' (a node) and 'src'/'dst'/'alias'")
+                            t = node_tuple(obj)
+                            if direct:
+                                nodes.append(t)
+                                if len(nodes) >= _CHUNK:
+                                    w.flush_nodes()
+                            else:
+                                node_row(t)
+                            if attrs is not None:
+                                for key, value in _attributes(attrs).items():
+                                    w.node_attribute(t[0], key, value, f"{name}:{lineno}")
+                        elif "src" in obj or "dst" in obj:
+                            t = edge_tuple(obj)
+                            if direct:
+                                edges.append(t)
+                                if len(edges) >= _CHUNK:
+                                    w.flush_edges()
+                            else:
+                                edge_row(t)
+                            if attrs is not None:
+                                for key, value in _attributes(attrs).items():
+                                    w.edge_attribute(t[0], t[1], t[2], key, value, f"{name}:{lineno}")
+                        elif attrs is not None:
+                            raise RowError("'attributes' belongs to a node or an edge line")
+                        elif "alias" in obj or "canonical" in obj:
+                            w.alias(alias_pair(obj), f"{name}:{lineno}")
+                        else:
+                            raise RowError(
+                                "expected a node (with 'id'), an edge (with 'src' and 'dst') "
+                                "or an alias (with 'alias' and 'canonical')"
+                            )
+                    except RowError as exc:
+                        raise InputError(f"{name}:{lineno}: {exc}") from None
+            except UnicodeDecodeError as exc:  # (only the file's reading decodes)
+                raise InputError(f"{name}:{lineno + 1}: not valid UTF-8 ({exc.reason})") from None
             summary.lines = lineno
             w.finish()
         bar.update(summary.lines)

@@ -621,7 +621,7 @@ def node_tuple(row: Any) -> tuple[Any, ...]:
     # Fast path for the common well-formed dict (string values, scopes absent, null or a list
     # already seen); anything else takes the checked path below, which accepts a superset of
     # this, returns the same tuple and produces the error messages.
-    if type(row) is dict and not (row.keys() - _NODE_KEYSET):
+    if type(row) is dict and _NODE_KEYSET.issuperset(row):
         g = row.get
         nid, typ, title, body, scopes, life = g("id"), g("type"), g("title"), g("body"), g("scopes"), g("lifecycle")
         if (
@@ -725,7 +725,7 @@ def edge_tuple(row: Any, default_type: str = DEFAULT_EDGE_TYPE) -> tuple[Any, ..
     :data:`NULL_TEXT`, a NULL confidence as :data:`NULL_CONFIDENCE`). Raises RowError."""
     # Fast path for the common well-formed dict; anything unusual takes the checked path below
     # (which accepts a superset of this and produces the error messages).
-    if type(row) is dict and not (row.keys() - _EDGE_KEYSET):
+    if type(row) is dict and _EDGE_KEYSET.issuperset(row):
         g = row.get
         src, dst, typ = g("src"), g("dst"), g("type")
         au, fi, me, co, li = (
