@@ -131,3 +131,20 @@ def test_read_only_and_inside_a_transaction_are_refused(tmp_path):
         kb.enable_fts()
     with KnowledgeBase.open_read_only(p) as ro:
         assert [i for i, _ in ro.fts_search("graph")] == ["a"]
+
+
+def test_an_index_without_its_triggers_is_rebuilt_by_enable_fts(tmp_path):
+    """A hand edit that dropped a trigger leaves a stale index: enable_fts rebuilds it and puts
+    the triggers back (a whole index is left as it is)."""
+    with KnowledgeBase.create(tmp_path / "kb.sqlite") as kb:
+        kb.add_nodes([{"id": "a", "title": "graph"}])
+        kb.enable_fts()
+        kb.conn.execute("DROP TRIGGER nodes_fts_ai")
+        kb.add_nodes([{"id": "b", "title": "graph walks"}])  # not indexed: no trigger
+        assert [i for i, _ in kb.fts_search("graph")] == ["a"]
+        assert kb.enable_fts() is True
+        assert sorted(i for i, _ in kb.fts_search("graph")) == ["a", "b"]
+        kb.add_nodes([{"id": "c", "title": "graph"}])
+        assert sorted(i for i, _ in kb.fts_search("graph")) == ["a", "b", "c"]
+        kb.conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('integrity-check', 1)")
+        assert kb.enable_fts() is False

@@ -326,6 +326,15 @@ END""",
 }
 
 
+def _fts_triggers(conn: sqlite3.Connection) -> set[str]:
+    """The full-text index's triggers the store holds."""
+    rows = conn.execute(
+        f"SELECT name FROM sqlite_master WHERE type = 'trigger' AND name IN ({','.join('?' * len(_FTS_TRIGGERS))})",
+        tuple(_FTS_TRIGGERS),
+    )
+    return {r[0] for r in rows}
+
+
 def _has_fts(conn: sqlite3.Connection) -> bool:
     """Whether the store holds the full-text index (its table; its triggers come with it)."""
     return (
@@ -3055,7 +3064,8 @@ class KnowledgeBase:
         Returns
         -------
         bool
-            True when it was built now; False when the store already had it.
+            True when it was built now; False when the store already had it. A table that
+            lacks one of its triggers (a hand edit) is rebuilt and given them (True).
 
         Raises
         ------
@@ -3109,13 +3119,15 @@ class KnowledgeBase:
             # so no reader's graph, text index or snapshot does.
             conn.execute("BEGIN IMMEDIATE")
             try:
-                if _has_fts(conn) == on:
+                have = _has_fts(conn)
+                whole = have and len(_fts_triggers(conn)) == len(_FTS_TRIGGERS)
+                if whole if on else not have:
                     conn.execute("ROLLBACK")
                     return False
-                if on:
+                if on:  # (a table without all its triggers, edited by hand, may be stale: rebuilt)
                     conn.execute(_FTS_TABLE)
                     conn.execute(_FTS_CONFIG)  # before the rebuild: its config cookie is in the index
-                    if conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None:
+                    if have or conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None:
                         _rebuild_fts(conn)  # (an empty index is what the new table holds)
                     for sql in _FTS_TRIGGERS.values():
                         conn.execute(sql)
