@@ -8,7 +8,9 @@ byte, the change log, the tallies, meta, the schema and the page size -- written
 before that work (but the page size: 4 KiB again since a bulk-loaded file no longer takes 16 KiB
 pages, which made every later small write dearer; docs/storage.md; and the two FTS5 tables the
 store's 'crisismerge' setting changes: its config row and the structure record's config cookie,
-all other bytes checked equal). Each path must reproduce every digest. And the same rows written by
+all other bytes checked equal; and meta's digest since schema 5, whose rows differ from that
+code's by the schema version alone, 5 for 4, checked when it was rewritten). Each path must
+reproduce every digest. And the same rows written by
 ``add_nodes``/``add_edges``/``add_aliases`` in small transactions (triggers on) give the same
 nodes, edges, aliases, tallies and full-text content (every indexed term instance).
 """

@@ -148,3 +148,43 @@ def test_an_index_without_its_triggers_is_rebuilt_by_enable_fts(tmp_path):
         assert sorted(i for i, _ in kb.fts_search("graph")) == ["a", "b", "c"]
         kb.conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('integrity-check', 1)")
         assert kb.enable_fts() is False
+
+
+def test_triggers_left_without_their_table_are_dropped_by_disable_fts(tmp_path):
+    """A hand edit that dropped the table but not its triggers fails every node write:
+    disable_fts drops them (and enable_fts would build the table again)."""
+    with KnowledgeBase.create(tmp_path / "kb.sqlite") as kb:
+        kb.add_nodes([{"id": "a", "title": "graph"}])
+        kb.enable_fts()
+        kb.conn.execute("DROP TABLE nodes_fts")
+        assert not kb.fts_enabled
+        with pytest.raises(ConceptwalkError, match="no such table"):
+            kb.add_nodes([{"id": "b", "title": "graph"}])
+        assert kb.disable_fts() is True
+        kb.add_nodes([{"id": "b", "title": "graph walks"}])
+        assert kb.disable_fts() is False
+        assert sorted(i for i, _ in kb.fts_search("graph")) == ["a", "b"]
+
+
+def test_a_version_4_store_keeps_its_index_and_is_upgraded_to_5(tmp_path):
+    """Schema 5 made the index optional (a version-4 reader refuses a store without it, so a
+    version-5 store says it is newer); a version-4 file, which has it, keeps it."""
+    from conceptwalk.kb.store import SCHEMA_VERSION
+
+    assert SCHEMA_VERSION == 5
+    p = tmp_path / "kb.sqlite"
+    with KnowledgeBase.create(p) as kb:
+        kb.add_nodes([{"id": "a", "title": "graph"}])
+        kb.enable_fts()
+    with closing(sqlite3.connect(p)) as c:  # as the previous version left it
+        c.execute("PRAGMA user_version = 4")
+        c.execute("UPDATE meta SET value = 4 WHERE key = 'schema_version'")
+        c.execute("DELETE FROM nodes_fts_config WHERE k = 'crisismerge'")
+        c.commit()
+    with KnowledgeBase.open_read_only(p) as ro:  # read as it is
+        assert ro.schema_version == 4 and [i for i, _ in ro.fts_search("graph")] == ["a"]
+    with KnowledgeBase.open(p) as kb:
+        assert kb.schema_version == 5 and kb.fts_enabled
+        kb.add_nodes([{"id": "b", "title": "graph"}])
+        assert sorted(i for i, _ in kb.fts_search("graph")) == ["a", "b"]
+        assert kb.conn.execute("SELECT v FROM nodes_fts_config WHERE k = 'crisismerge'").fetchone() == (64,)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from conceptwalk import Caller
 from conceptwalk.graph.vectors import SparseVectors
-from conceptwalk.kb.store import ANNOTATION_AXES, KnowledgeBase
+from conceptwalk.kb.store import ANNOTATION_AXES, SCHEMA_VERSION, KnowledgeBase
 from conceptwalk.wrap import ConceptAnchoredRetriever, WalkConfig, _reader, builtin_flat_search
 from conceptwalk.wrap.embed import HashingEmbedder
 
@@ -281,7 +281,7 @@ def test_a_schema_3_store_is_upgraded_with_its_edges_counted(tmp_path):
         ret = ConceptAnchoredRetriever(builtin_flat_search(ro), ro)
         assert ret.query("graph walk", 5, concept_walk=True, caller=ALL)
     with KnowledgeBase.open(path) as kb:  # upgraded in place, counted once
-        assert kb.schema_version == 4
+        assert kb.schema_version == SCHEMA_VERSION
         assert kb.annotation_presence() == want
         kb.add_edges([{"src": "c00", "dst": "c05", "type": "X", "authority": "b"}])
         assert kb.annotation_presence() == _counted(path)

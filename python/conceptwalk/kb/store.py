@@ -81,8 +81,10 @@ __all__ = ["KnowledgeBase", "EmbeddingsRead", "SCHEMA_VERSION", "NODE_KEYS", "ED
 #: triggers in the transaction of every write (per annotation axis, the stored edges with a value;
 #: the writes to ``aliases``), so a read after a write counts nothing again, and change-log rows
 #: for stored vectors (kind 4) and alias writes (kind 5; a version-4 file without those triggers
-#: gets them on its next writable open).
-SCHEMA_VERSION = 4
+#: gets them on its next writable open). 5 made the operator's FTS5 index (``nodes_fts``) optional
+#: (:meth:`KnowledgeBase.enable_fts`): a store may lack it, which a version-4 reader took for a
+#: file that is not a store; a version-4 file keeps its index.
+SCHEMA_VERSION = 5
 #: Keys a node row may have.
 NODE_KEYS: tuple[str, ...] = ("id", "type", "title", "body", "scopes", "lifecycle")
 #: Keys an edge row may have.
@@ -333,6 +335,15 @@ def _fts_triggers(conn: sqlite3.Connection) -> set[str]:
         tuple(_FTS_TRIGGERS),
     )
     return {r[0] for r in rows}
+
+
+def _lacks_fts_config(conn: sqlite3.Connection) -> bool:
+    """A store with the full-text index but without the store's 'crisismerge' setting (written
+    before :data:`_FTS_CRISIS_MERGE`)."""
+    return (
+        _has_fts(conn)
+        and conn.execute("SELECT 1 FROM nodes_fts_config WHERE lower(k) = 'crisismerge'").fetchone() is None
+    )
 
 
 def _has_fts(conn: sqlite3.Connection) -> bool:
@@ -1220,17 +1231,16 @@ class KnowledgeBase:
                 ).fetchone()
                 is None
             )
-            fts_config = ""
-            if not fresh and _has_fts(conn):
-                if conn.execute("SELECT 1 FROM nodes_fts_config WHERE lower(k) = 'crisismerge'").fetchone() is None:
-                    fts_config = _FTS_CONFIG
-            if fresh or have < SCHEMA_VERSION or lacks or fts_config:
+            if fresh or have < SCHEMA_VERSION or lacks or (not fresh and _lacks_fts_config(conn)):
                 # One script, one transaction; every statement is idempotent, so two processes
                 # creating (or upgrading: a checked version-1 store) the same file at once are safe.
                 try:
-                    conn.executescript(
-                        "BEGIN IMMEDIATE;" + _SCHEMA + fts_config + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-                    )
+                    conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA)
+                    if _lacks_fts_config(conn):  # asked again under the write lock (a racing disable_fts)
+                        conn.execute(_FTS_CONFIG)
+                    # (not executescript: it commits a transaction in progress first)
+                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
@@ -3093,7 +3103,8 @@ class KnowledgeBase:
         Returns
         -------
         bool
-            True when it was dropped now; False when the store had none.
+            True when it was dropped now (or triggers left without their table were); False
+            when the store had none.
 
         Raises
         ------
@@ -3119,9 +3130,9 @@ class KnowledgeBase:
             # so no reader's graph, text index or snapshot does.
             conn.execute("BEGIN IMMEDIATE")
             try:
-                have = _has_fts(conn)
-                whole = have and len(_fts_triggers(conn)) == len(_FTS_TRIGGERS)
-                if whole if on else not have:
+                have, triggers = _has_fts(conn), _fts_triggers(conn)
+                whole = have and len(triggers) == len(_FTS_TRIGGERS)
+                if whole if on else not (have or triggers):
                     conn.execute("ROLLBACK")
                     return False
                 if on:  # (a table without all its triggers, edited by hand, may be stale: rebuilt)
@@ -3131,10 +3142,10 @@ class KnowledgeBase:
                         _rebuild_fts(conn)  # (an empty index is what the new table holds)
                     for sql in _FTS_TRIGGERS.values():
                         conn.execute(sql)
-                else:
+                else:  # (triggers left without their table, a hand edit, fail every node write)
                     for name in _FTS_TRIGGERS:
                         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
-                    conn.execute("DROP TABLE nodes_fts")
+                    conn.execute("DROP TABLE IF EXISTS nodes_fts")
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -3148,8 +3159,8 @@ class KnowledgeBase:
         with a narrower view: callers use :meth:`search`.
 
         The first call on a store without the FTS5 index builds it (:meth:`enable_fts`: one
-        pass over the nodes, a few seconds per million with bodies); a read-only store without
-        it raises.
+        pass over the nodes, about 10-12 s per million nodes with 30-word bodies, holding the
+        write lock); a read-only store without it raises.
 
         Parameters
         ----------
@@ -3181,14 +3192,6 @@ class KnowledgeBase:
         q = _fts_query(text)
         if q is None:
             return []
-        if not self.fts_enabled:
-            if self.read_only or self._depth:
-                why = "is open read-only: open it writable once and" if self.read_only else "is inside a transaction:"
-                raise ConceptwalkError(
-                    f"{self.path!r} has no FTS5 index and {why} call enable_fts() first "
-                    f"(or use search(), which needs none)"
-                )
-            self.enable_fts()
         sql = (
             "SELECT n.id, bm25(nodes_fts, 2.0, 1.0) AS s FROM nodes_fts "
             "JOIN nodes n ON n.rid = nodes_fts.rowid WHERE nodes_fts MATCH ?"
@@ -3204,9 +3207,18 @@ class KnowledgeBase:
             args.extend(types)
         sql += " ORDER BY s, n.id LIMIT ?"
         args.append(k)
-        with self._locked():
-            rows = self.conn.execute(sql, args).fetchall()
-        return [(i, -float(s)) for i, s in rows]
+        for _ in range(3):
+            with self._read() as conn:  # one read transaction: the check and the query see one schema
+                if _has_fts(conn):
+                    return [(i, -float(s)) for i, s in conn.execute(sql, args).fetchall()]
+            if self.read_only or self._depth:
+                why = "is open read-only: open it writable once and" if self.read_only else "is inside a transaction:"
+                raise ConceptwalkError(
+                    f"{self.path!r} has no FTS5 index and {why} call enable_fts() first "
+                    f"(or use search(), which needs none)"
+                )
+            self.enable_fts()
+        raise ConceptwalkError(f"{self.path!r}: another connection keeps dropping the FTS5 index (disable_fts)")
 
     # ------------------------------------------------------------------ the graph snapshot
     #: Changes after which an open store re-saves its snapshot file (so a fresh process has
