@@ -566,3 +566,28 @@ def test_put_edges_codes_are_checked(tmp_path):
         with pytest.raises(InputError, match="1 to 64 values"):
             kb.put_nodes([("a", 0, None, None, None, None, 31)], codes={"type": []})
     assert sqlite3.sqlite_version
+
+
+def test_an_open_during_a_rollback_journal_bulk_load_waits_for_it(tmp_path):
+    """Another process's open while a bulk load holds the new store file in rollback-journal
+    mode waits for the load (SQLite's busy handler does not run for the switch to WAL, which
+    failed at once with 'database is locked'), then sees every row."""
+    path = str(tmp_path / "kb.sqlite")
+    KnowledgeBase.create(path).close()
+    code = textwrap.dedent("""
+        import sys, time
+        from conceptwalk.kb.store import KnowledgeBase
+        kb = KnowledgeBase.open(sys.argv[1])
+        with kb.bulk():
+            kb.add_nodes([{"id": f"n{i}", "title": "walk"} for i in range(300)])
+            print(kb.conn.execute("PRAGMA journal_mode").fetchone()[0], flush=True)
+            time.sleep(1.0)
+        kb.close()
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code, path], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "delete"
+        with KnowledgeBase.open(path) as kb:
+            assert kb.stats()["nodes"] == 300 and is_wal(kb)
+    finally:
+        assert proc.wait(timeout=60) == 0

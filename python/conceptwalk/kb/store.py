@@ -49,6 +49,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -335,6 +336,22 @@ def _fts_triggers(conn: sqlite3.Connection) -> set[str]:
         tuple(_FTS_TRIGGERS),
     )
     return {r[0] for r in rows}
+
+
+def _wal_mode(conn: sqlite3.Connection, wait: float = 30.0) -> Any:
+    """``PRAGMA journal_mode = WAL``, waiting up to ``wait`` seconds for a lock as the busy
+    timeout waits for others: SQLite's busy handler does not run for this pragma, which fails
+    at once with 'database is locked' while another process's bulk load holds the file in
+    rollback-journal mode (:meth:`KnowledgeBase.bulk`); the load switches it back to WAL when
+    it ends."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _lacks_fts_config(conn: sqlite3.Connection) -> bool:
@@ -1218,7 +1235,7 @@ class KnowledgeBase:
                 _check_store(conn, p)
                 fresh = False
             if not memory:
-                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                mode = _wal_mode(conn)
                 if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only medium
                     raise ConceptwalkError(f"could not switch {p!r} to WAL mode (got {mode!r})")
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -1551,7 +1568,7 @@ class KnowledgeBase:
     def _rollback_journal_off(self) -> None:
         with self._locked(reading=False) as conn:
             conn.execute("PRAGMA synchronous = NORMAL")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = _wal_mode(conn)  # (another process's open may be trying the same switch)
             if str(mode).lower() != "wal":  # pragma: no cover - another process holds a lock for 30 s
                 raise ConceptwalkError(
                     f"{self.path!r}: could not switch back to WAL mode after a bulk "
