@@ -364,7 +364,8 @@ def _lacks_fts_config(conn: sqlite3.Connection) -> bool:
 
 
 def _has_fts(conn: sqlite3.Connection) -> bool:
-    """Whether the store holds the full-text index (its table; its triggers come with it)."""
+    """Whether the store holds the full-text index's table (:meth:`KnowledgeBase.enable_fts`
+    makes its triggers with it; a hand edit may have dropped one: :func:`_fts_triggers`)."""
     return (
         conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'nodes_fts'").fetchone() is not None
     )
