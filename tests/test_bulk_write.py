@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conceptwalk.errors import InputError
+from conceptwalk.errors import ConceptwalkError, InputError
 from conceptwalk.kb import synthetic
 from conceptwalk.kb.importers import import_edge_list, import_jsonl
 from conceptwalk.kb.snapshot import GraphSnapshot, read_columns
@@ -591,3 +591,21 @@ def test_an_open_during_a_rollback_journal_bulk_load_waits_for_it(tmp_path):
             assert kb.stats()["nodes"] == 300 and is_wal(kb)
     finally:
         assert proc.wait(timeout=60) == 0
+
+
+def test_an_open_from_the_thread_bulk_loading_the_file_fails_at_once(tmp_path):
+    """The load holds the file locked (rollback journal): an open from its own thread would wait
+    the busy timeout for itself; it is refused at once. Another thread waits for the load."""
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase.create(path) as kb:
+        with kb.bulk():
+            kb.add_nodes([{"id": "a"}])
+            assert kb.conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+            t = time.perf_counter()
+            with pytest.raises(ConceptwalkError, match="this thread is bulk-loading it"):
+                KnowledgeBase.open(path)
+            with pytest.raises(ConceptwalkError, match="this thread is bulk-loading it"):
+                KnowledgeBase.open_read_only(path)
+            assert time.perf_counter() - t < 5
+        with KnowledgeBase.open(path) as again:  # after the load
+            assert again.stats()["nodes"] == 1

@@ -779,3 +779,40 @@ def test_unpack_strings_refuses_a_middle_offset_past_the_buffer(middle: int) -> 
     arrays["ids.offsets"] = np.array([0, middle, 2, 3], dtype=np.int64)
     with pytest.raises(InputError, match="ids"):
         LinkGraph.from_saved_arrays(arrays)
+
+
+def test_a_version_4_snapshot_serves_a_version_4_store_read_only_and_after_its_upgrade(tmp_path, monkeypatch):
+    """Schema 5 changed nothing a snapshot holds: a snapshot saved by a version-4 store is read
+    by a read-only open of that store (never upgraded, never saving one) and after the store's
+    upgrade, instead of rebuilding the graph from the rows on every open."""
+    import conceptwalk.kb.store as store_mod
+
+    path = str(tmp_path / "kb.sqlite")
+    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 4)  # the store and its snapshot as version 4 made them
+    with KnowledgeBase.create(path) as kb:
+        kb.enable_fts()
+        kb.add_edges([("a", "b"), ("b", "c", "CITES")])
+        g = kb.graph()
+    monkeypatch.undo()
+    assert read_arrays(path + ".snapshot")[0]["schema_version"] == 4
+    c = sqlite3.connect(path)  # (the schema script was made with 5 at import: the file as 4 left it)
+    c.execute("PRAGMA user_version = 4")
+    c.execute("UPDATE meta SET value = 4 WHERE key = 'schema_version'")
+    c.commit()
+    c.close()
+    calls = []
+    real = GraphSnapshot.build.__func__
+
+    def counting(cls, conn, version):
+        calls.append(version)
+        return real(cls, conn, version)
+
+    monkeypatch.setattr(GraphSnapshot, "build", classmethod(counting))
+    for _ in range(2):
+        with KnowledgeBase.open_read_only(path) as ro:
+            assert ro.schema_version == 4 and ro.stats()["schema_version"] == 4
+            assert array_diff(ro.graph(), g) == []
+    with KnowledgeBase.open(path) as kb:  # upgraded
+        assert kb.schema_version == 5 and kb.stats()["schema_version"] == 5
+        assert array_diff(kb.graph(), g) == []
+    assert calls == []

@@ -376,7 +376,10 @@ class StateKeeper:
     uuid : str or None
         The store's ``meta.uuid`` (None: a snapshot file is never trusted nor written).
     schema_version : int
-        The store's schema version, recorded in and required of the snapshot file.
+        The store's schema version, recorded in the snapshot file it saves.
+    snapshot_schemas : tuple of int, optional
+        The schema versions whose snapshot files it reads (default: ``schema_version`` alone):
+        those whose graph and text a snapshot holds are the same.
 
     Examples
     --------
@@ -428,6 +431,7 @@ class StateKeeper:
         changelog: bool,
         uuid: str | None,
         schema_version: int,
+        snapshot_schemas: tuple[int, ...] = (),
     ) -> None:
         self._store = store
         self._path = path
@@ -437,6 +441,7 @@ class StateKeeper:
         self._changelog = changelog
         self._uuid = uuid
         self._schema_version = schema_version
+        self._snapshot_schemas = frozenset(snapshot_schemas or (schema_version,))
         self._persist = not (path == ":memory:" or path.startswith("file::memory:"))
         self._snap: GraphSnapshot | None = None  # the graph at a change-log position
         self._live: LiveGraph | None = None  # the last live graph (live_graph): a base plus a delta
@@ -1514,7 +1519,7 @@ class StateKeeper:
         if (
             meta.get("kind") != "conceptwalk.graph"
             or meta.get("store_uuid") != self._uuid
-            or meta.get("schema_version") != self._schema_version
+            or meta.get("schema_version") not in self._snapshot_schemas
             or isinstance(v, bool)
             or not isinstance(v, int)
             or not 0 <= v <= version

@@ -86,6 +86,10 @@ __all__ = ["KnowledgeBase", "EmbeddingsRead", "SCHEMA_VERSION", "NODE_KEYS", "ED
 #: (:meth:`KnowledgeBase.enable_fts`): a store may lack it, which a version-4 reader took for a
 #: file that is not a store; a version-4 file keeps its index.
 SCHEMA_VERSION = 5
+#: The schema versions whose saved snapshot files a store reads: 5 changed nothing a snapshot
+#: holds, so a version-4 snapshot serves a version-5 store (after an upgrade) and a version-4
+#: store opened read-only (which is never upgraded, nor saves one).
+_SNAPSHOT_SCHEMAS = (4, 5)
 #: Keys a node row may have.
 NODE_KEYS: tuple[str, ...] = ("id", "type", "title", "body", "scopes", "lifecycle")
 #: Keys an edge row may have.
@@ -345,13 +349,35 @@ def _wal_mode(conn: sqlite3.Connection, wait: float = 30.0) -> Any:
     rollback-journal mode (:meth:`KnowledgeBase.bulk`); the load switches it back to WAL when
     it ends."""
     deadline = time.monotonic() + wait
-    while True:
-        try:
-            return conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
+    try:
+        while True:
+            # each try's own lock waits at most what is left (the busy timeout would give it 30 s)
+            left = max(1, int((deadline - time.monotonic()) * 1000))
+            conn.execute(f"PRAGMA busy_timeout = {left}")
+            try:
+                return conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.02)
+    finally:
+        conn.execute("PRAGMA busy_timeout = 30000")
+
+
+#: The store files this process is bulk-loading in rollback-journal mode (their real paths), and
+#: the thread loading each: an open of one from that thread would wait for a lock it holds itself.
+_BULK_FILES: dict[str, int] = {}
+_BULK_FILES_LOCK = threading.Lock()
+
+
+def _refuse_own_bulk(p: str) -> None:
+    """Refuse to open a store file this thread is bulk-loading in rollback-journal mode: the open
+    would wait for the lock the thread holds (for the busy timeout, then fail)."""
+    if _BULK_FILES.get(os.path.realpath(p)) == threading.get_ident():
+        raise ConceptwalkError(
+            f"cannot open {p!r}: this thread is bulk-loading it (KnowledgeBase.bulk), which "
+            f"holds it locked; open it after the load, or use the loading store"
+        )
 
 
 def _lacks_fts_config(conn: sqlite3.Connection) -> bool:
@@ -1166,6 +1192,7 @@ class KnowledgeBase:
             changelog=self._changelog,
             uuid=uuid,
             schema_version=SCHEMA_VERSION,
+            snapshot_schemas=_SNAPSHOT_SCHEMAS,
         )
 
     # ------------------------------------------------------------------ lifecycle
@@ -1210,6 +1237,8 @@ class KnowledgeBase:
         p = str(os.fspath(path))
         memory = p == ":memory:" or p.startswith("file::memory:")
         fresh = memory
+        if not memory:
+            _refuse_own_bulk(p)
         if not memory:
             if os.path.isdir(p):
                 raise ConceptwalkError(f"{p!r} is a directory, not a knowledge base file")
@@ -1356,6 +1385,7 @@ class KnowledgeBase:
             raise ConceptwalkError(f"read_only needs a file path, got {p!r}")
         if not os.path.exists(p):
             raise FileNotFoundError(f"knowledge base not found: {p!r}")
+        _refuse_own_bulk(p)
         uri = "file:" + urllib.parse.quote(os.path.abspath(p))
         attempts = ["?mode=ro"]
         if not (_nonempty(p + "-wal") or _nonempty(p + "-journal")):
@@ -1559,6 +1589,8 @@ class KnowledgeBase:
                 conn.execute("PRAGMA busy_timeout = 30000")
             if str(mode).lower() != "delete":
                 return False
+            with _BULK_FILES_LOCK:
+                _BULK_FILES[os.path.realpath(self.path)] = threading.get_ident()
             # FULL: the journal is synced before the file is written (power-loss safe too).
             conn.execute("PRAGMA synchronous = FULL")
             # The page size stays SQLite's default (4 KiB). 16 KiB pages filled a large load no
@@ -1567,6 +1599,8 @@ class KnowledgeBase:
             return True
 
     def _rollback_journal_off(self) -> None:
+        with _BULK_FILES_LOCK:
+            _BULK_FILES.pop(os.path.realpath(self.path), None)
         with self._locked(reading=False) as conn:
             conn.execute("PRAGMA synchronous = NORMAL")
             mode = _wal_mode(conn)  # (another process's open may be trying the same switch)
@@ -2805,7 +2839,7 @@ class KnowledgeBase:
             ).fetchone()
             out = {
                 "version": meta_int(conn, "version"),
-                "schema_version": SCHEMA_VERSION,
+                "schema_version": meta_int(conn, "schema_version"),
                 "nodes": untyped + sum(by_type.values()),
                 "nodes_by_type": {str(k): int(v) for k, v in by_type.items()},
                 "untyped_nodes": untyped,
