@@ -255,6 +255,7 @@ TRIGGERS = {
     "E61": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b'{"id": "a", "bogus": 1}\n')),
     "E62": lambda t: import_edge_list(_kb(t), _file(t, "x.csv", b"a,b\nc\n")),
     "E63": lambda t: import_edge_list(_kb(t), _file(t, "x.csv", b"a,b\n\xff\xfe,c\n")),
+    "E182": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl", b'{"id": "q", "title": "\\ud800"}\n')),
     "E64": lambda t: import_jsonl(_kb(t), _file(t, "x.jsonl.gz", gzip.compress(b'{"id": "a"}\n')[:-9])),
     "E65": lambda t: import_edge_list(_kb(t), _file(t, "x.csv", b"src,dst,weight\na,b,1\n")),
     "E66": lambda t: import_edge_list(_kb(t), _file(t, "x.tsv", b"src\tdst\tconfidence\na\tb\thigh\n")),

@@ -415,3 +415,55 @@ def test_jsonl_text_after_an_object_is_what_json_loads_says(tmp_path, tail):
         with pytest.raises(InputError, match=r"x\.jsonl:1: invalid JSON \(Extra data"):
             import_jsonl(kb, tmp_path / "x.jsonl")
         assert kb.stats()["nodes"] == 0
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("bad_line", [1, 11, 4096, 8192, 9000])
+def test_bytes_that_are_not_utf8_name_their_own_line(tmp_path, gz, bad_line):
+    """The text reader decodes a buffer at a time, so the line it was reading when decoding
+    failed may be lines before the bad byte: the error names the line that holds it."""
+    lines = [b'{"id": "n%d", "title": "t"}' % i for i in range(10000)]
+    lines[bad_line - 1] = lines[bad_line - 1].replace(b'"t"', b'"\xe9t"')
+    data = b"\r\n".join(lines[:5]) + b"\r\n" + b"\n".join(lines[5:]) + b"\n"
+    p = tmp_path / ("x.jsonl.gz" if gz else "x.jsonl")
+    if gz:
+        with gzip.open(p, "wb") as fh:
+            fh.write(data)
+    else:
+        p.write_bytes(data)
+    kb = KnowledgeBase.open(":memory:")
+    with pytest.raises(InputError, match=rf"x\.jsonl(\.gz)?:{bad_line}: not valid UTF-8 \(invalid continuation byte\)"):
+        import_jsonl(kb, p)
+    assert kb.stats()["nodes"] == 0
+    csv_lines = [b"src,dst"] + [b"a%d,b%d" % (i, i) for i in range(9999)]
+    csv_lines[bad_line - 1] += b"\xff"
+    (tmp_path / "x.csv").write_bytes(b"\n".join(csv_lines) + b"\n")
+    with pytest.raises(InputError, match=rf"x\.csv:{bad_line}: not valid UTF-8"):
+        import_edge_list(kb, tmp_path / "x.csv")
+
+
+def test_a_progress_callback_s_own_error_is_left_as_it_is(tmp_path):
+    p = tmp_path / "x.jsonl"
+    p.write_text("".join(f'{{"id": "n{i}"}}\n' for i in range(5000)), encoding="utf-8")
+
+    def progress(done: int) -> None:
+        b"\xff".decode("utf-8")  # the caller's bug, not the file's
+
+    with pytest.raises(UnicodeDecodeError):
+        import_jsonl(KnowledgeBase.open(":memory:"), p, progress=progress)
+
+
+def test_a_lone_surrogate_escape_names_its_line(tmp_path):
+    """\\ud800 alone is valid JSON but not text (SQLite cannot store it): refused with its line,
+    not as a UnicodeEncodeError when the rows are written; a surrogate pair is a character."""
+    p = tmp_path / "x.jsonl"
+    p.write_text(
+        '{"id": "a", "title": "ok \\ud83d\\ude00", "attributes": {"k": "\\u00e9"}}\n'
+        '{"src": "a", "dst": "b", "authority": "\\uDC00"}\n',
+        encoding="utf-8",
+    )
+    kb = KnowledgeBase.open(":memory:")
+    with pytest.raises(InputError, match=r"x\.jsonl:2: a string holds a lone surrogate \(\\udc00\)"):
+        import_jsonl(kb, p)
+    p.write_text(p.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    assert import_jsonl(kb, p).nodes == 1 and kb.node("a")["title"] == "ok \U0001f600"

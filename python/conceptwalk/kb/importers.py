@@ -8,6 +8,7 @@ streamed in chunks (``executemany``), so files larger than memory are fine.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -451,6 +452,65 @@ def _open_text(path: Path) -> io.TextIOBase:
     return open(path, encoding="utf-8", newline="")
 
 
+def _not_utf8(path: Path, name: str, exc: UnicodeDecodeError, near: int) -> InputError:
+    """The error for a file that is not UTF-8, naming the line that holds the first bad byte.
+
+    A text file is decoded a buffer at a time, so the line being read when decoding failed
+    (``near``) may be before it: the file is read again as bytes, line by line (split as the
+    text reader splits: ``\\r\\n``, ``\\r``, ``\\n``; none of those bytes is part of a UTF-8
+    sequence), up to the first line that does not decode."""
+    try:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rb") as fh:
+            lineno = 0
+            for raw in fh:
+                raw = raw[:-1] if raw.endswith(b"\n") else raw
+                raw = raw[:-1] if raw.endswith(b"\r") else raw
+                for piece in raw.split(b"\r"):
+                    lineno += 1
+                    try:
+                        piece.decode("utf-8")
+                    except UnicodeDecodeError as bad:
+                        return InputError(f"{name}:{lineno}: not valid UTF-8 ({bad.reason})")
+    except (OSError, *_GZIP_ERRORS):
+        pass
+    return InputError(f"{name}:{near}: not valid UTF-8 ({exc.reason})")
+
+
+#: A JSON escape of a UTF-16 surrogate (``\\ud800``-``\\udfff``): alone, json.loads makes it a
+#: str that is not text (SQLite cannot store it); paired, the character it encodes.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _check_text(obj: Any, name: str, lineno: int) -> None:
+    """Refuse a line whose JSON holds a lone surrogate escape, naming the line (the write of
+    its row, later, would raise a UnicodeEncodeError naming nothing)."""
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
+        raise InputError(
+            f"{name}:{lineno}: a string holds a lone surrogate ({ascii(bad)[1:-1]}), which is not "
+            f"text and cannot be stored; escape the whole character (a surrogate pair) or drop it"
+        ) from None
+
+
+def _from_reading(exc: BaseException) -> bool:
+    """Whether ``exc``, caught around a loop over a text file, was raised by the file's own
+    reading (below the loop's frame, at most the text reader's incremental decoder, whose
+    ``decode`` is the codecs module's), not by code the loop called (a caller's progress
+    callback), whose error is left as it is."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    below = tb.tb_next
+    return below is None or (below.tb_next is None and below.tb_frame.f_code.co_filename in _CODECS_FILES)
+
+
+#: Where the codecs module's incremental decoders run (frozen in the interpreter, or the file).
+_CODECS_FILES = frozenset({"<frozen codecs>", codecs.__file__ or ""})
+
+
 def import_jsonl(
     kb: KnowledgeBase,
     path: str | os.PathLike[str],
@@ -562,6 +622,8 @@ def import_jsonl(
                         if not line.strip():
                             continue
                         obj = _loads(line, name, lineno)
+                    if "\\u" in line and _SURROGATE_ESCAPE.search(line):
+                        _check_text(obj, name, lineno)  # a lone surrogate would fail the write, lineless
                     try:
                         if type(obj) is not dict:
                             raise RowError(f"expected a JSON object, got {type(obj).__name__}")
@@ -601,8 +663,10 @@ def import_jsonl(
                             )
                     except RowError as exc:
                         raise InputError(f"{name}:{lineno}: {exc}") from None
-            except UnicodeDecodeError as exc:  # (only the file's reading decodes)
-                raise InputError(f"{name}:{lineno + 1}: not valid UTF-8 ({exc.reason})") from None
+            except UnicodeDecodeError as exc:
+                if not _from_reading(exc):
+                    raise
+                raise _not_utf8(p, name, exc, lineno + 1) from None
             summary.lines = lineno
             w.finish()
         bar.update(summary.lines)
@@ -793,13 +857,15 @@ def import_edge_list(
             except csv.Error as exc:
                 raise InputError(f"{name}:{reader.line_num}: malformed CSV ({exc})") from None
             except UnicodeDecodeError as exc:
-                raise InputError(f"{name}:{reader.line_num + 1}: not valid UTF-8 ({exc.reason})") from None
+                if not _from_reading(exc):
+                    raise
+                raise _not_utf8(p, name, exc, reader.line_num + 1) from None
             w.finish()
         bar.update(summary.lines)
     except _GZIP_ERRORS as exc:
         raise InputError(f"{name}: not a valid gzip file ({exc})") from None
     except UnicodeDecodeError as exc:  # the delimiter sniffing reads the first line
-        raise InputError(f"{name}:1: not valid UTF-8 ({exc.reason})") from None
+        raise _not_utf8(p, name, exc, 1) from None
     except OSError as exc:
         raise _unreadable(name, exc) from None
     finally:
