@@ -291,6 +291,20 @@ def test_scope_change_reaches_the_masks(tmp_path):
         assert g2.visibility_for_scopes(["team"]).mask.tolist() == [True, True, True]
 
 
+def _count_builds(monkeypatch) -> list[int]:
+    """The versions GraphSnapshot.build is called for from now on (a graph read from the rows,
+    not from a saved snapshot file)."""
+    calls: list[int] = []
+    real = GraphSnapshot.build.__func__
+
+    def counting(cls, conn, version):
+        calls.append(version)
+        return real(cls, conn, version)
+
+    monkeypatch.setattr(GraphSnapshot, "build", classmethod(counting))
+    return calls
+
+
 def test_fresh_process_maps_the_saved_snapshot_instead_of_reading_rows(tmp_path, monkeypatch):
     path = str(tmp_path / "kb.sqlite")
     with KnowledgeBase.create(path) as kb:
@@ -299,14 +313,7 @@ def test_fresh_process_maps_the_saved_snapshot_instead_of_reading_rows(tmp_path,
     assert os.path.exists(path + ".snapshot")
     meta, _ = read_arrays(path + ".snapshot")
     assert meta["schema_version"] == SCHEMA_VERSION and meta["kind"] == "conceptwalk.graph"
-    calls = []
-    real = GraphSnapshot.build.__func__
-
-    def counting(cls, conn, version):
-        calls.append(version)
-        return real(cls, conn, version)
-
-    monkeypatch.setattr(GraphSnapshot, "build", classmethod(counting))
+    calls = _count_builds(monkeypatch)
     with KnowledgeBase.open(path) as kb:
         assert array_diff(kb.graph(), g) == [] and calls == []
         # Another process wrote since: the file is brought forward by the change log.
@@ -800,14 +807,7 @@ def test_a_version_4_snapshot_serves_a_version_4_store_read_only_and_after_its_u
     c.execute("UPDATE meta SET value = 4 WHERE key = 'schema_version'")
     c.commit()
     c.close()
-    calls = []
-    real = GraphSnapshot.build.__func__
-
-    def counting(cls, conn, version):
-        calls.append(version)
-        return real(cls, conn, version)
-
-    monkeypatch.setattr(GraphSnapshot, "build", classmethod(counting))
+    calls = _count_builds(monkeypatch)
     for _ in range(2):
         with KnowledgeBase.open_read_only(path) as ro:
             assert ro.schema_version == 4 and ro.stats()["schema_version"] == 4
