@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import os
 import random
 import re
 import sqlite3
@@ -265,6 +266,9 @@ TRIGGERS = {
     "E32": lambda t: _g().shortest_path("a", "x" * 5_000_000),
     "E45": lambda t: get_embedder("hashing:99999999999"),
     "E59": lambda t: _kb(t).add_edges([{"src": "a", "dst": "b", "fidelity": math.nan}]),
+    "E183": lambda t: _kb(t).add_nodes([{"id": "q", "title": "\ud800"}]),
+    "E184": lambda t: KnowledgeBase.open(os.path.join(str(t), "x\udc80.db")),
+    "E185": lambda t: _kb(t).node(["a"]),
     "E68": lambda t: import_edge_list(_kb(t), _file(t, "x.csv", b"src,dst,confidence\na,b,0_5\n")),
     "E69": lambda t: import_jsonl(
         _kb(t), _file(t, "x.jsonl", b'{"src": "a", "dst": "b", "extraction_confidence": 1' + b"0" * 400 + b"}\n")

@@ -883,6 +883,64 @@ def _chunks(it: Iterable[Any], size: int = _CHUNK) -> Iterator[list[Any]]:
         yield buf
 
 
+def _sqlite_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as a str SQLite can open: a name holding bytes that are not UTF-8 (Python's
+    ``surrogateescape``) cannot be given to it, and is refused by name."""
+    p = str(os.fspath(path))
+    if not _is_text(p):
+        raise InputError(
+            f"{ascii(p)}: the path holds bytes that are not UTF-8, which SQLite cannot open; rename the file"
+        )
+    return p
+
+
+def _is_text(value: Any) -> bool:
+    """False for a str holding a lone surrogate (``"\\ud800"``), which no store holds (SQLite
+    cannot bind it): an id or name given as one is unknown."""
+    return not isinstance(value, str) or _lone_surrogate(value) is None
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in ``value`` (a str, or the strs of a list, tuple or dict: a
+    row's scopes), or None when every str in it is text."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return value[exc.start]
+        return None
+    if isinstance(value, Mapping):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            got = _lone_surrogate(v)
+            if got is not None:
+                return got
+    return None
+
+
+def _not_text(name: str, rows: Sequence[Any], start: int) -> InputError:
+    """The error for a write of ``rows`` (``rows[0]`` is the call's ``rows[start]``) that SQLite
+    could not encode: the first row holding a lone surrogate, and its key."""
+    for j, row in enumerate(rows):
+        mapping = isinstance(row, Mapping)
+        for key, value in row.items() if mapping else enumerate(row):
+            bad = _lone_surrogate([key, value])
+            if bad is not None:
+                if not mapping:
+                    where = f"item {key}"
+                elif _lone_surrogate(key) is None:
+                    where = repr(key)
+                else:
+                    where = "a key"
+                return InputError(
+                    f"{name}: rows[{start + j}]: {where} holds a lone surrogate ({ascii(bad)[1:-1]}), "
+                    "which is not text and cannot be stored; write the whole character (a surrogate "
+                    "pair) or drop it"
+                )
+    return InputError(f"{name}: a string holds a lone surrogate, which is not text and cannot be stored")
+
+
 def _insert_bare_nodes(conn: sqlite3.Connection, ids: list[str]) -> None:
     """``INSERT OR IGNORE`` a bare node per id, in the order given: the ids as one JSON array
     read by ``json_each`` (one statement; about a third of the time of a bound row per id),
@@ -1234,7 +1292,7 @@ class KnowledgeBase:
         """
         if read_only:
             return cls.open_read_only(path)
-        p = str(os.fspath(path))
+        p = _sqlite_path(path)
         memory = p == ":memory:" or p.startswith("file::memory:")
         fresh = memory
         if not memory:
@@ -1380,7 +1438,7 @@ class KnowledgeBase:
         """
         import urllib.parse
 
-        p = str(os.fspath(path))
+        p = _sqlite_path(path)
         if p == ":memory:" or p.startswith("file:"):
             raise ConceptwalkError(f"read_only needs a file path, got {p!r}")
         if not os.path.exists(p):
@@ -1807,6 +1865,10 @@ class KnowledgeBase:
                         put(params, n)
                     else:
                         put(params)
+                except UnicodeEncodeError:
+                    # a str that is not text (a lone surrogate, "\ud800"): found only now, so
+                    # that the rows' fast path checks nothing more; the row is named here
+                    raise _not_text(name, chunk, n) from None
                 except UnicodeDecodeError as exc:
                     # The rows were checked as str above: this is SQLite's own message (e.g. a
                     # trigger naming a column of a damaged schema) that is not UTF-8.
@@ -1850,7 +1912,7 @@ class KnowledgeBase:
         for i, x in enumerate(want):
             if not isinstance(x, str) or not x:
                 raise InputError(f"delete_nodes: ids[{i}] must be a non-empty string, got {x!r}")
-        uniq = sorted(set(want))
+        uniq = sorted(x for x in set(want) if _is_text(x))  # (one that is not text is no stored id)
         n = 0
         with self.transaction():
             conn = self.conn
@@ -1906,7 +1968,8 @@ class KnowledgeBase:
             for part in key:
                 if not isinstance(part, str) or not part:
                     raise InputError(f"delete_edges: rows[{i}]: expected non-empty strings, got {row!r}")
-            keys.append(key)
+            if all(_is_text(part) for part in key):  # (one that is not text is no stored key)
+                keys.append(key)
         n = 0
         with self.transaction():
             for key in keys:
@@ -2389,11 +2452,16 @@ class KnowledgeBase:
             history = self._keeper.history
             if not self._writing() and self._changelog:
                 position, history = self._keeper.position(conn)
-            m = self._vector_model(conn, model)
+            known = _is_text(model)  # (no stored model's name holds a lone surrogate)
+            m = self._vector_model(conn, model) if known else None
             if ids is None:
-                pairs = conn.execute(
-                    "SELECT node_id, slot FROM vector_slots WHERE model = ? ORDER BY node_id", (model,)
-                ).fetchall()
+                pairs = (
+                    conn.execute(
+                        "SELECT node_id, slot FROM vector_slots WHERE model = ? ORDER BY node_id", (model,)
+                    ).fetchall()
+                    if known
+                    else []
+                )
                 out_ids = [p[0] for p in pairs]
                 if not pairs:
                     return EmbeddingsRead(out_ids, np.zeros((0, 0), dtype=np.float32), position, history)
@@ -2408,7 +2476,7 @@ class KnowledgeBase:
                     raise InputError("get_embeddings: ids must be a sequence of ids, not a single string")
                 out_ids = list(ids)
                 slot_of: dict[str, int] = {}
-                uniq = sorted({x for x in out_ids if isinstance(x, str)})
+                uniq = sorted({x for x in out_ids if isinstance(x, str) and _is_text(x)}) if known else []
                 for i in range(0, len(uniq), _IN_BATCH):
                     part = uniq[i : i + _IN_BATCH]
                     slot_of.update(
@@ -2449,6 +2517,10 @@ class KnowledgeBase:
             ``{"id", "type", "title", "body", "scopes", "lifecycle"}``, or None when there is
             no such node.
         """
+        if not isinstance(node_id, str):
+            raise InputError(f"node: node_id must be a string, got {type(node_id).__name__}")
+        if not _is_text(node_id):
+            return None  # (no stored id holds a lone surrogate)
         with self._locked() as conn:
             r = conn.execute(
                 "SELECT id, type, title, body, scopes, lifecycle FROM nodes WHERE id = ?", (node_id,)
@@ -2472,7 +2544,7 @@ class KnowledgeBase:
         if isinstance(ids, (str, bytes)):
             raise InputError("nodes: ids must be an iterable of ids, not a single string")
         want = list(ids)
-        uniq = sorted({x for x in want if isinstance(x, str)})
+        uniq = sorted({x for x in want if isinstance(x, str) and _is_text(x)})
         got: dict[str, dict[str, Any]] = {}
         with self._read() as conn:
             for i in range(0, len(uniq), _IN_BATCH):
@@ -2585,6 +2657,8 @@ class KnowledgeBase:
         >>> kb.has_embeddings("toy"), kb.has_embeddings("other")
         (True, False)
         """
+        if not _is_text(str(model)):
+            return False  # (no stored model's name holds a lone surrogate)
         with self._read() as conn:
             return (
                 conn.execute("SELECT 1 FROM vector_slots WHERE model = ? LIMIT 1", (str(model),)).fetchone() is not None

@@ -1,0 +1,104 @@
+"""A str that is not text (a lone UTF-16 surrogate, ``"\\ud800"``) given to the store's API.
+
+SQLite cannot bind such a str. A write names the row and key that hold it and writes nothing; a
+read or delete takes it as an id no store holds; a path holding bytes that are not UTF-8
+(Python's ``surrogateescape``) is refused by name. Before, each of these raised a bare
+``UnicodeEncodeError`` naming nothing (errors.md E183-E185).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from conceptwalk.errors import InputError
+from conceptwalk.kb.store import _CHUNK, KnowledgeBase
+
+LONE = "\ud800"
+
+
+@pytest.fixture
+def kb(tmp_path):
+    kb = KnowledgeBase.open(str(tmp_path / "kb.db"), create=True)
+    kb.add_nodes([{"id": "a", "title": "alpha"}, {"id": "b"}])
+    kb.add_edges([("a", "b")])
+    kb.set_embeddings("toy", ["a"], [[1.0, 0.0]])
+    yield kb
+    kb.close()
+
+
+def _dump(kb):
+    conn = kb.conn
+    return [conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in ("nodes", "edges", "aliases")]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda kb: kb.add_nodes([{"id": "n"}, {"id": "m", "title": "x" + LONE}]), "add_nodes: rows[1]: 'title'"),
+        (lambda kb: kb.add_nodes([{"id": "m" + LONE}]), "add_nodes: rows[0]: 'id'"),
+        (lambda kb: kb.add_nodes([{"id": "m", "body": LONE}]), "add_nodes: rows[0]: 'body'"),
+        (lambda kb: kb.add_nodes([{"id": "m", "scopes": ["t", LONE]}]), "add_nodes: rows[0]: 'scopes'"),
+        (lambda kb: kb.add_edges([("a", "b", "R" + LONE)]), "add_edges: rows[0]: item 2"),
+        (lambda kb: kb.add_edges([{"src": LONE, "dst": "b"}]), "add_edges: rows[0]: 'src'"),
+        (lambda kb: kb.add_edges([{"src": "a", "dst": "b", "authority": LONE}]), "add_edges: rows[0]: 'authority'"),
+        (lambda kb: kb.add_aliases([("x" + LONE, "a")]), "add_aliases: rows[0]: item 0"),
+        (lambda kb: kb.add_aliases([{"alias": "x", "canonical": LONE}]), "add_aliases: rows[0]: 'canonical'"),
+    ],
+)
+def test_a_write_names_the_row_and_writes_nothing(kb, call, message):
+    before = _dump(kb)
+    with pytest.raises(InputError) as err:
+        call(kb)
+    assert str(err.value).startswith(message + " holds a lone surrogate (\\ud800), which is not text")
+    assert err.value.__cause__ is None and err.value.__suppress_context__
+    assert _dump(kb) == before
+
+
+def test_a_later_chunk_is_named_by_its_index_and_the_earlier_chunks_are_rolled_back(kb):
+    before = _dump(kb)
+    bad = _CHUNK + 7
+    rows = ({"id": f"g{i}", "title": LONE if i == bad else "t"} for i in range(_CHUNK * 2))
+    with pytest.raises(InputError, match=rf"^add_nodes: rows\[{bad}\]: 'title' holds"):
+        kb.add_nodes(rows)
+    assert _dump(kb) == before
+
+
+def test_inside_a_transaction_the_error_propagates_and_the_transaction_is_rolled_back(kb):
+    before = _dump(kb)
+    with pytest.raises(InputError, match=r"rows\[0\]: 'title'"):
+        with kb.transaction():
+            kb.add_nodes([{"id": "c", "title": "fine"}])
+            kb.add_nodes([{"id": "d", "title": LONE}])
+    assert _dump(kb) == before
+    assert kb.add_nodes([{"id": "c"}]) == 1  # the store writes again
+
+
+def test_reads_and_deletes_take_it_as_an_unknown_id(kb):
+    assert kb.node(LONE) is None
+    assert kb.nodes(["a", LONE]) == [kb.node("a")]
+    assert kb.delete_nodes([LONE]) == 0
+    assert kb.delete_edges([("a", LONE), (LONE, "b", "LINK")]) == 0
+    assert kb.has_embeddings(LONE) is False
+    ids, matrix = kb.get_embeddings(LONE)
+    assert ids == [] and matrix.shape == (0, 0)
+    assert kb.read_embeddings("toy", ["a", LONE], skip_missing=True).ids == ["a"]
+    assert kb.read_embeddings(LONE, ["a"], skip_missing=True).ids == []
+    with pytest.raises(Exception, match="not found") as err:
+        kb.get_embeddings("toy", [LONE])
+    assert not isinstance(err.value, UnicodeError)
+    assert kb.stats()["nodes"] == 2 and kb.stats()["edges"] == 1
+
+
+def test_node_refuses_what_is_not_a_string(kb):
+    with pytest.raises(InputError, match=r"^node: node_id must be a string, got list$"):
+        kb.node(["a"])
+
+
+@pytest.mark.parametrize("opener", [KnowledgeBase.open, KnowledgeBase.create, KnowledgeBase.open_read_only])
+def test_a_path_that_is_not_utf8_is_refused_by_name(tmp_path, opener):
+    p = os.path.join(str(tmp_path), "x\udc80.db")  # the name b"x\x80.db" as Python gives it
+    with pytest.raises(InputError, match=r"x\\udc80\.db': the path holds bytes that are not UTF-8"):
+        opener(p)
+    assert os.listdir(tmp_path) == []
