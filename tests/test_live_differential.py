@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 from conceptwalk import Caller
 from conceptwalk.errors import ConceptwalkError, UnknownScopeWarning
-from conceptwalk.kb.state import StateKeeper
+from conceptwalk.kb.state import _CATCH_UP, StateKeeper
 from conceptwalk.kb.store import KnowledgeBase
 from conceptwalk.tools import graph_context, graph_path, link_suggest
 import conceptwalk.wrap.retriever as retriever_module
@@ -56,6 +56,8 @@ LIVE_COUNTS = {
     "compaction sequences": 0,
     "compacted bases taken": 0,
     "live wrapped queries": 0,
+    "catch-up sequences": 0,
+    "graphs the catch-up thread grew": 0,
 }
 
 
@@ -282,6 +284,25 @@ def test_with_compaction_every_answer_equals_a_fresh_build(tmp_path_factory, bat
         _sequence(str(tmp_path_factory.mktemp("compact")), batches)
 
 
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    batches=st.lists(
+        st.tuples(st.booleans(), st.lists(WRITE, min_size=1, max_size=3), st.booleans()),
+        min_size=2,
+        max_size=6,
+    )
+)
+def test_after_the_catch_up_thread_every_answer_equals_a_fresh_build(tmp_path_factory, batches):
+    """As above, with the reads made after the catch-up thread is idle when the batch's third
+    element is True (an agent's next turn, a moment after the write): the live graph the thread
+    grew from the change log answers; other batches' reads come at once (the read grows it)."""
+    LIVE_COUNTS["catch-up sequences"] += 1
+    _sequence(
+        str(tmp_path_factory.mktemp("catch")),
+        [(by_other, writes, "catch-up" if pause else False) for by_other, writes, pause in batches],
+    )
+
+
 def _sequence(tmp: str, batches: list[Any]) -> None:
     with pytest.MonkeyPatch.context() as mp:
         orig = retriever_module.live_read
@@ -317,7 +338,12 @@ def _sequence_of(tmp: str, batches: list[Any]) -> None:
             with writer.transaction():
                 for w in writes:
                     _apply(writer, w)
-            if settle:
+            if settle == "catch-up":
+                assert _CATCH_UP.wait_idle(10)
+                kept = kb._keeper._live
+                if kept is not None and not by_other and kept.version == kb._keeper.graph_version(other.conn):
+                    LIVE_COUNTS["graphs the catch-up thread grew"] += 1
+            elif settle:
                 kb.live_graph()  # the read that starts the thread (past the mark)
                 kb._keeper._wait_compaction()
             before = live_wraps[0]
@@ -351,10 +377,13 @@ def test_the_counts_are_reported(capsys):
         print(
             f"\nlive differential: {LIVE_COUNTS['sequences']} sequences, {LIVE_COUNTS['reads']} reads compared, "
             f"{LIVE_COUNTS['mismatches']} mismatches; {LIVE_COUNTS['compacted bases taken']} bases made by the "
-            f"compaction thread taken by a read; {LIVE_COUNTS['live wrapped queries']} wrapped queries read live"
+            f"compaction thread taken by a read; {LIVE_COUNTS['live wrapped queries']} wrapped queries read live; "
+            f"{LIVE_COUNTS['graphs the catch-up thread grew']} graphs grown by the catch-up thread before the read"
         )
     assert LIVE_COUNTS["mismatches"] == 0
     # the wrap's live path answered some of the compared reads (not the full snapshot alone)
     assert LIVE_COUNTS["live wrapped queries"] > 0
     # the compaction variant compared reads over bases the thread made, not only over deltas
     assert LIVE_COUNTS["compaction sequences"] == 0 or LIVE_COUNTS["compacted bases taken"] > 0
+    # the catch-up variant compared reads of graphs the thread grew, not only ones a read grew
+    assert LIVE_COUNTS["catch-up sequences"] == 0 or LIVE_COUNTS["graphs the catch-up thread grew"] > 0

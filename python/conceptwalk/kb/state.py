@@ -48,6 +48,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import weakref
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -217,6 +218,84 @@ def _release(objs: list[Any]) -> None:
     time.sleep(RELEASE_AFTER)
     objs.clear()
     _trim_past(StateKeeper.TRIM_FREE_BYTES)
+
+
+class _CatchUp:
+    """The process's catch-up thread: after a store's own commit it brings the store's live graph
+    to the committed position (:meth:`StateKeeper.catch_up`), off the read path, so that a read
+    made a moment after the write (an agent's next turn) finds it grown.
+
+    One daemon thread serves every store of the process, started on the first request; a store
+    is queued once however many commits it makes before the thread reaches it (the thread grows
+    it through all of them at once), and is held by a weak reference only. After a fork the
+    child starts a thread of its own on its first request."""
+
+    #: Seconds the thread waits after a request before it brings anything forward: a read that
+    #: follows the write at once brings the graph forward itself (as without the thread), and the
+    #: thread then finds nothing to do without contending with it for the interpreter; an agent's
+    #: next turn, which comes later, finds the graph grown.
+    DELAY = 0.002
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)  # a request, or the thread idle again
+        self._queue: list[weakref.ref[StateKeeper]] = []
+        self._queued: weakref.WeakSet[StateKeeper] = weakref.WeakSet()  # (what the queue holds)
+        self._working = False
+        self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
+
+    def request(self, keeper: StateKeeper) -> None:
+        """Queue ``keeper`` (unless queued already), starting the thread when none runs."""
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child: the parent's thread is not here
+                self._thread, self._queue, self._working, self._pid = None, [], False, os.getpid()
+                self._queued = weakref.WeakSet()
+            if keeper in self._queued:
+                return
+            self._queued.add(keeper)
+            self._queue.append(weakref.ref(keeper))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="conceptwalk-catch-up", daemon=True)
+                self._thread.start()
+            self._wake.notify_all()
+
+    def queued(self, keeper: StateKeeper) -> bool:
+        """Whether ``keeper`` waits for the thread."""
+        with self._lock:
+            return keeper in self._queued
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until nothing is queued and the thread brings nothing forward; whether it is so
+        (False: ``timeout`` seconds passed first). For tests and benchmarks."""
+        with self._lock:
+            return self._wake.wait_for(lambda: not self._queue and not self._working, timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                self._working = False
+                self._wake.notify_all()
+                while not self._queue:
+                    self._wake.wait()
+                self._working = True
+            time.sleep(self.DELAY)
+            while True:
+                with self._lock:
+                    if not self._queue:
+                        break
+                    keeper = self._queue.pop(0)()
+                    if keeper is None:
+                        continue
+                    self._queued.discard(keeper)  # a commit from now on queues it again
+                try:
+                    keeper.catch_up()
+                except Exception:  # noqa: BLE001 - the next read meets (and reports) whatever this met
+                    pass
+                del keeper
+
+
+_CATCH_UP = _CatchUp()
 
 
 def _trim_past(free_bytes: int) -> bool:
@@ -454,6 +533,11 @@ class StateKeeper:
         self._replaced = 0  # snapshots replaced by a newer one (for TRIM_EVERY)
         self._replaced_entries = 0  # their nodes plus edges since the last trim (for TRIM_GRAPHS)
         self._live_reads = 0  # live_graph() calls (for TRIM_CHECK_EVERY)
+        # the connection's total_changes (rows this connection wrote; no statement) at the last
+        # own commit, and at the start of the last read that brought the live graph to the
+        # position it read: a catch-up after a read that came after the commit has nothing to do
+        self._commit_mark = 0
+        self._caught_mark = -1
         self._light: tuple[LinkGraph, LinkGraph] | None = None  # a graph and its annotations=False projection
         self._file_version: int | None = None  # the change-log position of the snapshot file on disk
         self._file_text = False  # whether that file holds the text index too
@@ -793,6 +877,28 @@ class StateKeeper:
         if _trim_past(self.TRIM_FREE_BYTES):
             self._replaced_entries = 0
 
+    #: Whether a commit of the store's own (:meth:`committed`) asks the process's catch-up thread
+    #: to grow the live graph a read made before (:meth:`catch_up`).
+    CATCH_UP = True
+
+    def committed(self) -> None:
+        """The store's own transaction committed: when a read of this process made a live graph,
+        the catch-up thread brings it forward (:meth:`catch_up`), so that the next read, if it
+        comes a moment later, finds it at the new position."""
+        if self.CATCH_UP and self._live is not None and self._changelog:
+            self._commit_mark = self._store.conn.total_changes
+            _CATCH_UP.request(self)
+
+    def catch_up(self) -> None:
+        """Bring the live graph a read made to the store's position when that costs the change
+        (it grows from the change log, or takes the compaction thread's base), as the next read
+        would; do nothing where that read would wait for the compaction thread or make a new base
+        from the full snapshot (a deletion, a bulk load, a full delta): the read does that as
+        before. Takes the store's lock as a read does (a write waits for it; it never runs inside
+        a transaction)."""
+        if self._caught_mark < self._commit_mark:  # (else a read since did it)
+            self._live_graph(cheap=True)
+
     def live_graph(self) -> LiveGraph:
         """The store's graph as a base plus a delta (see :meth:`KnowledgeBase.live_graph
         <conceptwalk.kb.store.KnowledgeBase.live_graph>`): the last one brought forward by the
@@ -803,61 +909,84 @@ class StateKeeper:
         -------
         LiveGraph
         """
+        got = self._live_graph(cheap=False)
+        assert got is not None  # (only a cheap call gives up)
+        return got
+
+    def _live_graph(self, *, cheap: bool) -> LiveGraph | None:
+        """:meth:`live_graph`; ``cheap``: only what costs the change (:meth:`catch_up`), None
+        where a read would wait for the compaction thread or make a new base, or where there is
+        nothing to do (no read made a live graph, or one since this object's last commit)."""
         with self._lock:
             if self._writing():  # inside the store's own transaction: uncommitted, never kept
-                return LiveGraph.over(self.graph(), version=-1, history=self._history)
+                return None if cheap else LiveGraph.over(self.graph(), version=-1, history=self._history)
+            if cheap and (self._live is None or self._caught_mark >= self._commit_mark):
+                return None
+            mark = self._store.conn.total_changes  # (every own commit it counts is read below)
+            got = self._live_at_position(cheap)
+            if got is not None and got.version >= 0:
+                self._caught_mark = mark
+            return got
+
+    def _live_at_position(self, cheap: bool) -> LiveGraph | None:
+        """:meth:`_live_graph` with the store's lock held, outside a transaction."""
+        if not cheap:
             self._live_reads += 1
             if self._live_reads % self.TRIM_CHECK_EVERY == 0:
                 self._trim_if_free()
-            gv = self._checked_version()  # the history checked: a replaced log drops _live
-            live = self._live
-            if self._compacted is None and live is not None and live.version == gv:
-                return live
-            if live is not None and live.version != gv and live.rewritten >= self._delta_limits(live)[0]:
-                self._wait_compaction()  # the writer outpaced the thread: its base is nearer than a new one
-            self._adopt_compacted(gv)  # (a base the thread made is taken by the first read after it)
-            live, snap = self._live, self._snap
-            if live is not None and live.version == gv:
-                return live
-            if snap is not None and snap.version <= gv and (live is None or snap.version > live.base_version):
-                live = LiveGraph.over(snap.graph, version=snap.version, history=self._history)
-            if live is not None and live.version == gv:
-                self._live = live
-                return live
-            if (
-                live is not None
-                and self._changelog
-                and live.version < gv
-                and live.rewritten < self._delta_limits(live)[0]
-                and live.core.arena_entries < self.LIVE_ARENA_ENTRIES
-            ):
-                # one statement (one committed state) reads the changes and the rows they name
-                # now, with the position: a store moved past gv since the check above takes the
-                # long way below, which checks the history again
-                seen = self._seen
-                try:
-                    if self._nonces and seen is not None and seen[0] == gv:
-                        # with the nonce of the change-log row at gv: a backup of another history
-                        # restored since the check above (the same position, other rows) is seen
-                        grown = self._grow_live(self._store.conn, live, gv, seen[1])
-                    else:  # no nonces to tell histories apart: in a read transaction, checked again
-                        with self._read() as conn:
-                            grown = self._grow_live(conn, live, gv) if self._versions(conn)[0] == gv else None
-                except (sqlite3.DatabaseError, StoreDamaged):
-                    grown = None  # the long way names the store in its error
-                except (TypeError, ValueError, KeyError, OverflowError, UnicodeDecodeError, RecursionError):
-                    grown = None  # rows written around the API (a damaged store): the long way says so
-                if grown is not None:
-                    self._live = grown
-                    if self.LIVE_COMPACT_NODES and grown.rewritten >= self.LIVE_COMPACT_NODES:
-                        self._start_compaction(grown)
-                    return grown
-            g = self.graph()  # a new base: the full snapshot at the current position
-            snap = self._snap
-            if snap is None or snap.graph is not g:  # not kept (a history replaced meanwhile): not kept either
-                return LiveGraph.over(g, version=-1, history=self._history)
-            self._live = LiveGraph.over(g, version=snap.version, history=self._history)
-            return self._live
+        gv = self._checked_version()  # the history checked: a replaced log drops _live
+        live = self._live
+        if self._compacted is None and live is not None and live.version == gv:
+            return live
+        if live is not None and live.version != gv and live.rewritten >= self._delta_limits(live)[0]:
+            if cheap:
+                return None  # (the read waits for the thread)
+            self._wait_compaction()  # the writer outpaced the thread: its base is nearer than a new one
+        self._adopt_compacted(gv)  # (a base the thread made is taken by the first read after it)
+        live, snap = self._live, self._snap
+        if live is not None and live.version == gv:
+            return live
+        if snap is not None and snap.version <= gv and (live is None or snap.version > live.base_version):
+            live = LiveGraph.over(snap.graph, version=snap.version, history=self._history)
+        if live is not None and live.version == gv:
+            self._live = live
+            return live
+        if (
+            live is not None
+            and self._changelog
+            and live.version < gv
+            and live.rewritten < self._delta_limits(live)[0]
+            and live.core.arena_entries < self.LIVE_ARENA_ENTRIES
+        ):
+            # one statement (one committed state) reads the changes and the rows they name
+            # now, with the position: a store moved past gv since the check above takes the
+            # long way below, which checks the history again
+            seen = self._seen
+            try:
+                if self._nonces and seen is not None and seen[0] == gv:
+                    # with the nonce of the change-log row at gv: a backup of another history
+                    # restored since the check above (the same position, other rows) is seen
+                    grown = self._grow_live(self._store.conn, live, gv, seen[1])
+                else:  # no nonces to tell histories apart: in a read transaction, checked again
+                    with self._read() as conn:
+                        grown = self._grow_live(conn, live, gv) if self._versions(conn)[0] == gv else None
+            except (sqlite3.DatabaseError, StoreDamaged):
+                grown = None  # the long way names the store in its error
+            except (TypeError, ValueError, KeyError, OverflowError, UnicodeDecodeError, RecursionError):
+                grown = None  # rows written around the API (a damaged store): the long way says so
+            if grown is not None:
+                self._live = grown
+                if self.LIVE_COMPACT_NODES and grown.rewritten >= self.LIVE_COMPACT_NODES:
+                    self._start_compaction(grown)
+                return grown
+        if cheap:
+            return None  # (the read makes the new base)
+        g = self.graph()  # a new base: the full snapshot at the current position
+        snap = self._snap
+        if snap is None or snap.graph is not g:  # not kept (a history replaced meanwhile): not kept either
+            return LiveGraph.over(g, version=-1, history=self._history)
+        self._live = LiveGraph.over(g, version=snap.version, history=self._history)
+        return self._live
 
     @property
     def compactions(self) -> tuple[int, int]:

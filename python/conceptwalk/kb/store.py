@@ -1568,6 +1568,7 @@ class KnowledgeBase:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
+                self._keeper.committed()  # the catch-up thread grows the live graph a read made
 
     @contextmanager
     def _locked(self, *, reading: bool = True) -> Iterator[sqlite3.Connection]:
@@ -3415,6 +3416,11 @@ class KnowledgeBase:
         :meth:`search` (through its text, :meth:`LiveGraph.text
         <conceptwalk.graph.live.LiveGraph.text>`) read it for every caller; everything else reads
         :meth:`graph`.
+
+        Once a read made one, each commit of this object's own writes asks the process's
+        catch-up thread to grow it 2 ms later (:attr:`StateKeeper.CATCH_UP
+        <conceptwalk.kb.state.StateKeeper.CATCH_UP>`), so that a read a moment after a write
+        (an agent's next turn) finds it grown; a read at once grows it itself.
 
         Returns
         -------
