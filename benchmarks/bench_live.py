@@ -2,7 +2,7 @@
 against the same read on an unchanged store, per tool, in one process (issue 31's table).
 
     python benchmarks/bench_live.py --kb KB.db [--kb KB2.db ...] [--turns 20] [--json OUT.json]
-        [--vector-dim 384] [--memory-turns 100000] [--delta-warm 0.01]
+        [--pause-ms 10] [--no-catch-up] [--vector-dim 384] [--memory-turns 100000] [--delta-warm 0.01]
         [--compaction-turns 3000 [--idle-ms 20]]
 
 For every ``--kb`` (``conceptwalk synth --concepts N KB.db``), on a copy opened for writing: each
@@ -13,14 +13,19 @@ tools take turns, so each one's ``after`` pays for the write it follows. Beside 
 ``control``: the same write rolled back (the store unchanged, its SQLite work done), then the
 same tool's read of a query not asked before, a first run as the read after the write is (the
 warm read's advantage of a repeated query, which an agent's new question each turn does not
-have, left out). Tools: ``graph_context`` from concepts and from a question, ``link_suggest``,
+have, left out). Then, per tool, an agent's next turn: one turn's write, a pause (``--pause-ms``,
+default 10 ms: the catch-up thread's time to grow the graph, docs/live_store.md), then the tool's
+read of a new question, against the same pause with no write before the read (both first runs
+after an idle moment; ``--no-catch-up`` switches the thread off). Tools: ``graph_context`` from concepts and from a question, ``link_suggest``,
 ``graph_path``, ``KnowledgeBase.search`` and the wrapped query (built-in flat search,
 ``concept_walk=True``), all as the all-access caller; then, after those rows (a concept written
 makes a new base whose caches the next turns' reads would pay), the wrapped query after turns
 that also write a new concept (the memory, a concept node of the KB's concept type and three
 edges), and the same with a retriever whose concepts are embedded from their titles and bodies
 (``concept_text="title+body"``, each new concept with a body). Also per KB: whole turns per second (write +
-``graph_context`` from concepts, back to back), and with ``--vector-dim D`` the cost of a concept
+``graph_context`` from concepts, back to back), the catch-up alone (``kb.live_graph()`` right
+after a write: the change-log read and the delta's growth, the part of every tool's read after a
+write that does not depend on the tool; a package without it skips this), and with ``--vector-dim D`` the cost of a concept
 vector write (the store holds a D-dimensional vector for every concept under a stand-in model, a
 turn rewrites one concept's vector and the wrapped query with that model reads it) against a node
 write's turn, and then (after those turns) a new concept with its vector written in one
@@ -83,7 +88,7 @@ def _concepts(g: Any) -> list[str]:
     return [i for k, i in enumerate(g.ids) if kinds[k] == "CONCEPT"][:5000]
 
 
-def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
+def measure(kb_path: str, turns: int, vector_dim: int = 0, pause_ms: float = 10.0) -> dict[str, Any]:
     from conceptwalk import Caller
     from conceptwalk.kb.store import KnowledgeBase
     from conceptwalk.tools import graph_context, graph_path, link_suggest
@@ -180,7 +185,9 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
         for name, fn in tools.items():  # every cache warm once
             for t in range(3):
                 fn(t)
-        rows: dict[str, dict[str, list[float]]] = {n: {"after": [], "warm": [], "control": []} for n in tools}
+        rows: dict[str, dict[str, list[float]]] = {
+            n: {"after": [], "warm": [], "control": [], "paused": [], "paused_control": []} for n in tools
+        }
         writes: list[float] = []
         for t in range(turns):
             for name, fn in tools.items():
@@ -199,6 +206,19 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
                 t3 = time.perf_counter()
                 controls[name](t)
                 rows[name]["control"].append(time.perf_counter() - t3)
+                if pause_ms > 0:
+                    # an agent's next turn: the read a moment after the write (the catch-up
+                    # thread's time to grow the graph), against the same pause with no write
+                    # (both first runs of a query after an idle moment: cold caches alike)
+                    write()
+                    time.sleep(pause_ms / 1e3)
+                    t4 = time.perf_counter()
+                    controls[name](t + 1000)
+                    rows[name]["paused"].append(time.perf_counter() - t4)
+                    time.sleep(pause_ms / 1e3)
+                    t5 = time.perf_counter()
+                    controls[name](t + 2000)
+                    rows[name]["paused_control"].append(time.perf_counter() - t5)
         # whole turns back to back: write + graph_context from concepts
         n_turns = max(20, turns * 3)
         t0 = time.perf_counter()
@@ -206,6 +226,19 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
             write()
             graph_context(kb, concepts=[c(t)], k=10, caller=who)
         turns_per_s = n_turns / (time.perf_counter() - t0)
+        # the catch-up alone (a live store's kb.live_graph(): the change-log read and the delta's
+        # growth) right after a write, against the same call on the unchanged store (the version
+        # check every read makes): the fixed part of each tool's read after a write
+        catch_up: dict[str, list[float]] = {"after": [], "warm": []}
+        if hasattr(kb, "live_graph"):
+            for _ in range(max(20, turns * 3)):
+                write()
+                t0 = time.perf_counter()
+                kb.live_graph()
+                t1 = time.perf_counter()
+                kb.live_graph()
+                catch_up["after"].append(t1 - t0)
+                catch_up["warm"].append(time.perf_counter() - t1)
         # last (a concept written makes a new base, whose caches the next
         # turns' reads would pay): the wrapped query after turns that also name a new concept
         concept_rows: dict[str, list[float]] = {"after": [], "warm": []}
@@ -252,10 +285,24 @@ def measure(kb_path: str, turns: int, vector_dim: int = 0) -> dict[str, Any]:
                         if v.get("control")
                         else {}
                     ),
+                    **(
+                        {
+                            "paused_ms": statistics.median(v["paused"]) * 1e3,
+                            "paused_control_ms": statistics.median(v["paused_control"]) * 1e3,
+                            "paused_ratio": statistics.median(v["paused"]) / statistics.median(v["paused_control"]),
+                        }
+                        if v.get("paused")
+                        else {}
+                    ),
                 }
                 for n, v in rows.items()
             },
         }
+        if catch_up["after"]:
+            out["catch_up"] = {
+                "after_ms": statistics.median(catch_up["after"]) * 1e3,
+                "warm_ms": statistics.median(catch_up["warm"]) * 1e3,
+            }
         if vector_dim:
             out["vectors"] = _vector_turns(kb, concepts, titles, vector_dim, max(5, turns // 2), write)
         return out
@@ -556,6 +603,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--turns", type=int, default=20, help="turns per tool (default 20)")
     ap.add_argument("--vector-dim", type=int, default=0, help="also measure a concept vector write at this dim")
     ap.add_argument("--json", help="write the measurements here")
+    ap.add_argument(
+        "--no-catch-up",
+        action="store_true",
+        help="switch the catch-up thread off (StateKeeper.CATCH_UP = False): only a read brings the live graph forward",
+    )
+    ap.add_argument(
+        "--pause-ms",
+        type=float,
+        default=10.0,
+        help="the pause before the paused reads (an agent's next turn; default 10; 0: none)",
+    )
     ap.add_argument("--memory-turns", type=int, default=0, help="only the memory after this many turns (item 2)")
     ap.add_argument(
         "--delta-warm", type=float, default=0.0, help="only the warm reads with a delta of this fraction of the base"
@@ -565,6 +623,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--idle-ms", type=float, default=20.0, help="with --compaction-turns: idle time per turn")
     args = ap.parse_args(argv)
+    if args.no_catch_up:
+        from conceptwalk.kb.state import StateKeeper
+
+        StateKeeper.CATCH_UP = False
     if args.compaction_turns:
         rows = [measure_compaction(p, args.compaction_turns, args.idle_ms) for p in args.kb]
         for r in rows:
@@ -598,17 +660,28 @@ def main(argv: list[str] | None = None) -> int:
             )
         _write_json(args.json, "memory", mem)
         return 0
-    results = [measure(p, args.turns, args.vector_dim) for p in args.kb]
+    results = [measure(p, args.turns, args.vector_dim, args.pause_ms) for p in args.kb]
     for r in results:
         print(f"\n{r['kb']}: {r['nodes']:,} nodes; write {r['write_ms']:.2f} ms; {r['turns_per_s']:.0f} turns/s")
         print(
             "| tool | warm (ms) | after a write (ms) | ratio | control: write rolled back, another query (ms) "
-            "| after / control |\n"
-            "| --- | ---: | ---: | ---: | ---: | ---: |"
+            "| after / control | a pause, then a read (ms) | a write and a pause, then a read (ms) | ratio |\n"
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
         )
         for n, v in r["tools"].items():
             control = f" {v['control_ms']:.3f} | {v['control_ratio']:.2f}x |" if "control_ms" in v else " — | — |"
-            print(f"| {n} | {v['warm_ms']:.3f} | {v['after_ms']:.3f} | {v['ratio']:.2f}x |{control}")
+            paused = (
+                f" {v['paused_control_ms']:.3f} | {v['paused_ms']:.3f} | {v['paused_ratio']:.2f}x |"
+                if "paused_ms" in v
+                else " — | — | — |"
+            )
+            print(f"| {n} | {v['warm_ms']:.3f} | {v['after_ms']:.3f} | {v['ratio']:.2f}x |{control}{paused}")
+        if "catch_up" in r:
+            v = r["catch_up"]
+            print(
+                f"catch-up alone (kb.live_graph(): the change-log read and the delta's growth): "
+                f"{v['after_ms']:.3f} ms after a write, {v['warm_ms']:.3f} ms on the unchanged store"
+            )
         if "vectors" in r:
             v = r["vectors"]
             print(
