@@ -11,6 +11,7 @@ import os
 import sqlite3
 import threading
 import weakref
+from typing import Any
 
 import pytest
 
@@ -66,6 +67,17 @@ def _fresh(path: str, tmp: str) -> KnowledgeBase:
     return KnowledgeBase.open(target)
 
 
+def _assert_as_fresh(kb: KnowledgeBase, path: str, tmp_path: Any) -> None:
+    """Every answer of ``kb`` equals a fresh store's of the same bytes."""
+    d = tmp_path / "fresh"
+    d.mkdir(exist_ok=True)
+    fresh = _fresh(path, str(d))
+    try:
+        assert _answers(kb) == _answers(fresh)
+    finally:
+        fresh.close()
+
+
 def test_a_commit_is_caught_up_off_the_read_path(tmp_path):
     path = str(tmp_path / "kb.db")
     kb = _store(path)
@@ -77,13 +89,7 @@ def test_a_commit_is_caught_up_off_the_read_path(tmp_path):
             kept = kb._keeper._live
             assert kept is not None and kept.version == _position(path)  # grown without a read
             assert kb.live_graph() is kept  # the read finds it: nothing left to do
-        want_dir = tmp_path / "fresh"
-        want_dir.mkdir()
-        fresh = _fresh(path, str(want_dir))
-        try:
-            assert _answers(kb) == _answers(fresh)
-        finally:
-            fresh.close()
+        _assert_as_fresh(kb, path, tmp_path)
     finally:
         kb.close()
 
@@ -212,13 +218,7 @@ def test_writes_from_another_thread_meanwhile_are_followed_exactly(tmp_path):
         assert not errors
         assert CATCH_UP.wait_idle(10)
         assert kb._keeper._live.version == _position(path)
-        d = tmp_path / "fresh"
-        d.mkdir()
-        fresh = _fresh(path, str(d))
-        try:
-            assert _answers(kb) == _answers(fresh)
-        finally:
-            fresh.close()
+        _assert_as_fresh(kb, path, tmp_path)
     finally:
         kb.close()
 

@@ -265,14 +265,16 @@ def test_one_tool_after_each_batch_equals_a_fresh_build(tmp_path_factory, batche
     )
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    batches=st.lists(
-        st.tuples(st.booleans(), st.lists(WRITE, min_size=1, max_size=3), st.booleans()),
-        min_size=2,
-        max_size=6,
-    )
+#: batches of (by the other store, writes, a flag the test gives its meaning)
+FLAGGED_BATCHES = st.lists(
+    st.tuples(st.booleans(), st.lists(WRITE, min_size=1, max_size=3), st.booleans()),
+    min_size=2,
+    max_size=6,
 )
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=FLAGGED_BATCHES)
 def test_with_compaction_every_answer_equals_a_fresh_build(tmp_path_factory, batches):
     """As above with the compaction thread making a new base after every written node
     (``LIVE_COMPACT_NODES`` = 1): the reads take its base whenever it is ready, and after a
@@ -285,13 +287,7 @@ def test_with_compaction_every_answer_equals_a_fresh_build(tmp_path_factory, bat
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    batches=st.lists(
-        st.tuples(st.booleans(), st.lists(WRITE, min_size=1, max_size=3), st.booleans()),
-        min_size=2,
-        max_size=6,
-    )
-)
+@given(batches=FLAGGED_BATCHES)
 def test_after_the_catch_up_thread_every_answer_equals_a_fresh_build(tmp_path_factory, batches):
     """As above, with the reads made after the catch-up thread is idle when the batch's third
     element is True (an agent's next turn, a moment after the write): the live graph the thread
