@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sqlite3
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -256,5 +258,91 @@ def test_switched_off(tmp_path, monkeypatch):
         assert CATCH_UP.wait_idle(10)
         assert kb._keeper._live is before  # only a read brings it forward
         assert kb.live_graph().version == _position(path)
+    finally:
+        kb.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_fork_during_a_catch_up_waits_for_it(tmp_path, monkeypatch):
+    """The thread holds the store's lock while it grows the graph: a fork meanwhile waits until
+    it is done, so the child finds neither that lock nor the thread's own held (the child, with
+    no thread, would wait for them for ever)."""
+    path = str(tmp_path / "kb.db")
+    kb = _store(path)
+    started = threading.Event()
+    orig = StateKeeper._live_at_position
+
+    def slow(self, cheap):
+        if cheap:
+            started.set()
+            time.sleep(0.3)  # the fork comes while this holds the store's lock
+        return orig(self, cheap)
+
+    monkeypatch.setattr(StateKeeper, "_live_at_position", slow)
+    kb.live_graph()
+    _turn(kb, 0)
+    assert started.wait(10)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit status
+        code = 1
+        try:
+            signal.alarm(5)  # a hung child dies of SIGALRM (exit status: signalled)
+            kb.version  # the inherited store's lock
+            child = _store(str(tmp_path / "child.db"))  # the child's own store, and its first request
+            child.live_graph()
+            _turn(child, 0)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    try:
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    finally:
+        kb.close()
+
+
+def test_a_writer_that_stopped_reading_pays_nothing(tmp_path, monkeypatch):
+    """Only a graph a read used since the last catch-up is grown: a write-only stream after one
+    read grows it once and starts no compaction (before, every batch grew it and every 500 nodes
+    made a base nobody read)."""
+    monkeypatch.setattr(StateKeeper, "LIVE_COMPACT_NODES", 4)
+    path = str(tmp_path / "kb.db")
+    kb = _store(path)
+    try:
+        kb.live_graph()
+        _turn(kb, 0)
+        assert CATCH_UP.wait_idle(10)
+        first = kb._keeper._live
+        assert first.version == _position(path)  # the read's graph, grown once
+        for t in range(1, 12):
+            _turn(kb, t)
+            assert CATCH_UP.wait_idle(10)
+        assert kb._keeper._live is first and kb._keeper.compactions == (0, 0)
+        got = kb.live_graph()  # the read brings it forward (and may start the compaction thread)
+        assert got.version == _position(path)
+        _assert_as_fresh(kb, path, tmp_path)
+    finally:
+        kb.close()
+
+
+def test_past_the_compaction_mark_the_compaction_thread_makes_a_base(tmp_path, monkeypatch):
+    """The catch-up thread grows the graph past the compaction mark (one batch per read); the
+    compaction thread is started (by that grow, or by a read that finds the graph current past
+    the mark), so the delta does not grow to its limit, where a read would build the base itself."""
+    monkeypatch.setattr(StateKeeper, "LIVE_COMPACT_NODES", 3)
+    path = str(tmp_path / "kb.db")
+    kb = _store(path)
+    try:
+        base = kb.live_graph().base_version
+        for t in range(3):
+            _turn(kb, t)
+            assert CATCH_UP.wait_idle(10)
+            assert kb._keeper._live.version == _position(path)  # grown by the thread
+            kb.live_graph()  # finds it current
+        kb._keeper._wait_compaction()
+        assert kb._keeper.compactions[0] == 1
+        _turn(kb, 3)
+        assert kb.live_graph().base_version > base  # the compacted base taken
+        _assert_as_fresh(kb, path, tmp_path)
     finally:
         kb.close()

@@ -227,30 +227,46 @@ class _CatchUp:
 
     One daemon thread serves every store of the process, started on the first request; a store
     is queued once however many commits it makes before the thread reaches it (the thread grows
-    it through all of them at once), and is held by a weak reference only. After a fork the
-    child starts a thread of its own on its first request."""
+    it through all of them at once), and is held by a weak reference only.
+
+    Fork: a fork waits until the thread is between two stores (it holds no store's lock and is
+    not inside SQLite), and the child starts with an empty queue and no thread (one of its own on
+    its first request), so neither the parent's stores nor the child's own are left locked."""
 
     #: Seconds the thread waits after a request before it brings anything forward: a read that
     #: follows the write at once brings the graph forward itself (as without the thread), and the
     #: thread then finds nothing to do without contending with it for the interpreter; an agent's
     #: next turn, which comes later, finds the graph grown.
     DELAY = 0.002
+    #: How many times the thread tries a store whose lock another thread holds (a read or a
+    #: write of its own), :attr:`DELAY` apart, before it leaves it to the next read.
+    TRIES = 5
 
     def __init__(self) -> None:
+        self._fresh()
+        os.register_at_fork(before=self._before_fork, after_in_parent=self._after_fork, after_in_child=self._fresh)
+
+    def _fresh(self) -> None:
+        """The state of a process with no thread yet (also a forked child's)."""
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)  # a request, or the thread idle again
+        self._busy = threading.Lock()  # held while the thread works on a store (a fork waits)
         self._queue: list[weakref.ref[StateKeeper]] = []
         self._queued: weakref.WeakSet[StateKeeper] = weakref.WeakSet()  # (what the queue holds)
         self._working = False
         self._thread: threading.Thread | None = None
-        self._pid = os.getpid()
+
+    def _before_fork(self) -> None:
+        self._busy.acquire()  # (the thread never waits for a store's lock while it holds this)
+        self._lock.acquire()
+
+    def _after_fork(self) -> None:
+        self._lock.release()
+        self._busy.release()
 
     def request(self, keeper: StateKeeper) -> None:
         """Queue ``keeper`` (unless queued already), starting the thread when none runs."""
         with self._lock:
-            if self._pid != os.getpid():  # a forked child: the parent's thread is not here
-                self._thread, self._queue, self._working, self._pid = None, [], False, os.getpid()
-                self._queued = weakref.WeakSet()
             if keeper in self._queued:
                 return
             self._queued.add(keeper)
@@ -288,10 +304,16 @@ class _CatchUp:
                     if keeper is None:
                         continue
                     self._queued.discard(keeper)  # a commit from now on queues it again
-                try:
-                    keeper.catch_up()
-                except Exception:  # noqa: BLE001 - the next read meets (and reports) whatever this met
-                    pass
+                for attempt in range(self.TRIES):
+                    if attempt:
+                        time.sleep(self.DELAY)
+                    try:
+                        with self._busy:
+                            done = keeper.catch_up()
+                    except Exception:  # noqa: BLE001 - the next read meets (and reports) whatever this met
+                        done = True
+                    if done:
+                        break
                 del keeper
 
 
@@ -538,6 +560,7 @@ class StateKeeper:
         # position it read: a catch-up after a read that came after the commit has nothing to do
         self._commit_mark = 0
         self._caught_mark = -1
+        self._read_since_catch_up = False  # a read used the live graph since the last catch-up
         self._light: tuple[LinkGraph, LinkGraph] | None = None  # a graph and its annotations=False projection
         self._file_version: int | None = None  # the change-log position of the snapshot file on disk
         self._file_text = False  # whether that file holds the text index too
@@ -889,15 +912,30 @@ class StateKeeper:
             self._commit_mark = self._store.conn.total_changes
             _CATCH_UP.request(self)
 
-    def catch_up(self) -> None:
+    def catch_up(self) -> bool:
         """Bring the live graph a read made to the store's position when that costs the change
         (it grows from the change log, or takes the compaction thread's base), as the next read
         would; do nothing where that read would wait for the compaction thread or make a new base
         from the full snapshot (a deletion, a bulk load, a full delta): the read does that as
-        before. Takes the store's lock as a read does (a write waits for it; it never runs inside
-        a transaction)."""
-        if self._caught_mark < self._commit_mark:  # (else a read since did it)
-            self._live_graph(cheap=True)
+        before. Only a graph a read has used since the last catch-up is grown (a writer that
+        stopped reading pays nothing).
+
+        Returns
+        -------
+        bool
+            False when another thread held the store's lock (a read, a write or a transaction
+            of its own): the lock is never waited for, the caller may try again.
+        """
+        if self._caught_mark >= self._commit_mark or not self._read_since_catch_up:
+            return True  # (a read since did it; or no read since the last one)
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._live_graph(cheap=True) is not None:
+                self._read_since_catch_up = False
+        finally:
+            self._lock.release()
+        return True
 
     def live_graph(self) -> LiveGraph:
         """The store's graph as a base plus a delta (see :meth:`KnowledgeBase.live_graph
@@ -911,6 +949,7 @@ class StateKeeper:
         """
         got = self._live_graph(cheap=False)
         assert got is not None  # (only a cheap call gives up)
+        self._read_since_catch_up = True
         return got
 
     def _live_graph(self, *, cheap: bool) -> LiveGraph | None:
@@ -937,6 +976,8 @@ class StateKeeper:
         gv = self._checked_version()  # the history checked: a replaced log drops _live
         live = self._live
         if self._compacted is None and live is not None and live.version == gv:
+            if not cheap and self.LIVE_COMPACT_NODES and live.rewritten >= self.LIVE_COMPACT_NODES:
+                self._start_compaction(live)  # (grown by the catch-up thread: no read's grow started it)
             return live
         if live is not None and live.version != gv and live.rewritten >= self._delta_limits(live)[0]:
             if cheap:
