@@ -16,6 +16,7 @@ import pytest
 
 from conceptwalk import Caller, ConceptwalkError, InputError, LinkGraph, NotFoundError, _core
 from conceptwalk import graph_context, link_suggest
+from conceptwalk.kb.formats import export_file
 from conceptwalk.kb.importers import import_edge_list, import_jsonl
 from conceptwalk.errors import UnknownScopeWarning
 from conceptwalk.kb.store import KnowledgeBase
@@ -269,6 +270,8 @@ TRIGGERS = {
     "E183": lambda t: _kb(t).add_nodes([{"id": "q", "title": "\ud800"}]),
     "E184": lambda t: KnowledgeBase.open(os.path.join(str(t), "x\udc80.db")),
     "E185": lambda t: _kb(t).node(["a"]),
+    "E186": lambda t: _kb(t).set_embeddings("\ud800", [], np.zeros((0, 2))),
+    "E187": lambda t: export_file(_kb(t), os.path.join(str(t), "x\ud800.jsonl")),
     "E68": lambda t: import_edge_list(_kb(t), _file(t, "x.csv", b"src,dst,confidence\na,b,0_5\n")),
     "E69": lambda t: import_jsonl(
         _kb(t), _file(t, "x.jsonl", b'{"src": "a", "dst": "b", "extraction_confidence": 1' + b"0" * 400 + b"}\n")

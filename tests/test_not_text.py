@@ -102,3 +102,46 @@ def test_a_path_that_is_not_utf8_is_refused_by_name(tmp_path, opener):
     with pytest.raises(InputError, match=r"x\\udc80\.db': the path holds bytes that are not UTF-8"):
         opener(p)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"id": "late", "title": LONE}, r"rows\[\d+\]: 'title' holds a lone surrogate"),
+        ({"title": "no id"}, r"missing 'id'"),
+    ],
+)
+def test_a_failed_call_inside_a_transaction_leaves_none_of_its_rows(kb, bad, message):
+    """A write call that fails inside a caller's transaction, its error caught there, leaves
+    nothing of its rows (not the earlier chunks, not the failing chunk's first rows) in the
+    transaction the caller then commits; the calls before it stay."""
+    rows = [{"id": f"g{i}", "title": "t"} for i in range(_CHUNK + 3)] + [bad]
+    with kb.transaction():
+        kb.add_nodes([{"id": "kept"}])
+        with pytest.raises(InputError, match=message):
+            kb.add_nodes(rows)
+        kb.add_edges([("kept", "a")])  # the transaction goes on
+    assert kb.node("kept") is not None and kb.node("g0") is None and kb.node(f"g{_CHUNK + 2}") is None
+    assert kb.stats()["nodes"] == 3 and kb.stats()["edges"] == 2
+
+
+def test_embeddings_import_options_and_export_paths(kb, tmp_path):
+    with pytest.raises(InputError, match=r"^set_embeddings: model holds a lone surrogate \(\\ud800\)"):
+        kb.set_embeddings("m" + LONE, ["a"], [[1.0, 0.0]])
+    with pytest.raises(InputError, match=r"^set_embeddings: ids\[1\] holds a lone surrogate"):
+        kb.set_embeddings("toy", ["a", LONE], [[1.0, 0.0], [0.0, 1.0]])
+    jsonl = tmp_path / "n.jsonl"
+    jsonl.write_text('{"id": "zz"}\n')
+    tsv = tmp_path / "e.tsv"
+    tsv.write_text("p\tq\n")
+    before = _dump(kb)
+    with pytest.raises(InputError, match=r"^scopes\[1\] holds a lone surrogate"):
+        kb.import_file(str(jsonl), scopes=["ok", LONE])
+    with pytest.raises(InputError, match=r"^default_type holds a lone surrogate"):
+        kb.import_file(str(tsv), format="edges", default_type=LONE)
+    assert _dump(kb) == before
+    from conceptwalk.kb.formats import export_file
+
+    with pytest.raises(InputError, match=r"the path holds a lone surrogate"):
+        export_file(kb, str(tmp_path / f"x{LONE}.jsonl"))
+    assert export_file(kb, str(tmp_path / "x\udc80.jsonl")).nodes == 2  # an undecodable byte of a real name

@@ -1606,6 +1606,10 @@ def export_file(
     if not isinstance(caller, Caller):
         raise InputError(f"caller must be a Caller, got {type(caller).__name__}")
     name = os.fspath(path)
+    try:
+        os.fsencode(name)
+    except UnicodeEncodeError:
+        raise InputError(f"{ascii(name)}: the path holds a lone surrogate, which no file name can hold") from None
     fmt = format
     if fmt is None:
         ext, _ = _base_ext(name)

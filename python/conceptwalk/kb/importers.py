@@ -28,7 +28,7 @@ from ..errors import InputError, shown
 from ..graph import DEFAULT_EDGE_TYPE
 from .attributes import attribute_value, ensure_tables
 from .store import ANNOTATION_AXES, EDGE_KEYS, NULL_CONFIDENCE, KnowledgeBase, RowError, alias_pair, edge_tuple
-from .store import node_tuple
+from .store import check_text, node_tuple
 from .store import NULL_TEXT as Z  # edge tuples with no annotation: NULLs as the store's sentinels
 
 __all__ = ["ImportSummary", "RowWriter", "ProgressBar", "import_jsonl", "import_edge_list", "import_networkx"]
@@ -207,6 +207,8 @@ def file_scopes(scopes: Any) -> list[str] | None:
         out = [scopes]
     if not out or any(not isinstance(s, str) or not s for s in out):
         raise InputError(f"scopes must be a non-empty list of non-empty strings, got {shown(scopes)}")
+    for i, s in enumerate(out):
+        check_text(s, f"scopes[{i}]")
     return out
 
 
@@ -806,6 +808,7 @@ def import_edge_list(
     name = str(path)
     if not isinstance(default_type, str) or not default_type:
         raise InputError(f"default_type must be a non-empty string, got {default_type!r}")
+    check_text(default_type, "default_type")
     if has_header not in (True, False, "auto"):
         raise InputError(f"has_header must be True, False or 'auto', got {has_header!r}")
     scope_list = file_scopes(scopes)

@@ -894,6 +894,14 @@ def _sqlite_path(path: str | os.PathLike[str]) -> str:
     return p
 
 
+def check_text(value: Any, what: str) -> None:
+    """Raise :class:`InputError` when ``value`` is a str holding a lone surrogate (``what``
+    names it in the message); any other value passes."""
+    bad = _lone_surrogate(value) if isinstance(value, str) else None
+    if bad is not None:
+        raise InputError(f"{what} holds a lone surrogate ({ascii(bad)[1:-1]}), which is not text and cannot be stored")
+
+
 def _is_text(value: Any) -> bool:
     """False for a str holding a lone surrogate (``"\\ud800"``), which no store holds (SQLite
     cannot bind it): an id or name given as one is unknown."""
@@ -1854,30 +1862,43 @@ class KnowledgeBase:
             raise InputError(f"{name}: rows must be an iterable of rows, got {type(rows).__name__}")
         n = 0
         with self.transaction():
-            for chunk in _chunks(rows):
-                params = []
-                for j, row in enumerate(chunk):
+            # inside a caller's transaction, a savepoint: a call that fails leaves nothing of its
+            # rows (the earlier chunks and the failing chunk's first rows) in that transaction
+            nested = self._depth > 1
+            if nested:
+                self.conn.execute("SAVEPOINT conceptwalk_write")
+            try:
+                for chunk in _chunks(rows):
+                    params = []
+                    for j, row in enumerate(chunk):
+                        try:
+                            params.append(check(row))
+                        except RowError as exc:
+                            raise InputError(f"{name}: rows[{n + j}]: {exc}") from None
                     try:
-                        params.append(check(row))
-                    except RowError as exc:
-                        raise InputError(f"{name}: rows[{n + j}]: {exc}") from None
-                try:
-                    if with_start:
-                        put(params, n)
-                    else:
-                        put(params)
-                except UnicodeEncodeError:
-                    # a str that is not text (a lone surrogate, "\ud800"): found only now, so
-                    # that the rows' fast path checks nothing more; the row is named here
-                    raise _not_text(name, chunk, n) from None
-                except UnicodeDecodeError as exc:
-                    # The rows were checked as str above: this is SQLite's own message (e.g. a
-                    # trigger naming a column of a damaged schema) that is not UTF-8.
-                    raise StoreDamaged(
-                        f"SQLite reported an error in bytes that are not UTF-8 ({exc.object[:60]!r}; "
-                        "the store is damaged)"
-                    ) from None
-                n += len(chunk)
+                        if with_start:
+                            put(params, n)
+                        else:
+                            put(params)
+                    except UnicodeEncodeError:
+                        # a str that is not text (a lone surrogate, "\ud800"): found only now, so
+                        # that the rows' fast path checks nothing more; the row is named here
+                        raise _not_text(name, chunk, n) from None
+                    except UnicodeDecodeError as exc:
+                        # The rows were checked as str above: this is SQLite's own message (e.g. a
+                        # trigger naming a column of a damaged schema) that is not UTF-8.
+                        raise StoreDamaged(
+                            f"SQLite reported an error in bytes that are not UTF-8 ({exc.object[:60]!r}; "
+                            "the store is damaged)"
+                        ) from None
+                    n += len(chunk)
+            except BaseException:
+                if nested and self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK TO conceptwalk_write")
+                    self.conn.execute("RELEASE conceptwalk_write")
+                raise
+            if nested:
+                self.conn.execute("RELEASE conceptwalk_write")
         return n
 
     def delete_nodes(self, ids: Iterable[str]) -> int:
@@ -2202,6 +2223,7 @@ class KnowledgeBase:
         """
         if not isinstance(model, str) or not model:
             raise InputError(f"set_embeddings: model must be a non-empty string, got {model!r}")
+        check_text(model, "set_embeddings: model")
         if isinstance(ids, (str, bytes)):
             raise InputError("set_embeddings: ids must be a sequence of ids, not a single string")
         ids = list(ids)
@@ -2221,6 +2243,7 @@ class KnowledgeBase:
                 raise InputError(f"set_embeddings: ids[{i}] must be a non-empty string, got {x!r}")
             if x in seen:
                 raise InputError(f"set_embeddings: ids[{i}] repeats {x!r}")
+            check_text(x, f"set_embeddings: ids[{i}]")
             seen.add(x)
         with self.transaction():
             missing = self._missing_nodes(ids)
