@@ -272,6 +272,14 @@ TRIGGERS = {
     "E185": lambda t: _kb(t).node(["a"]),
     "E186": lambda t: _kb(t).set_embeddings("\ud800", [], np.zeros((0, 2))),
     "E187": lambda t: export_file(_kb(t), os.path.join(str(t), "x\ud800.jsonl")),
+    "E188": lambda t: _kb(t).import_file(
+        _file(
+            t,
+            "b.ttl",
+            b"@prefix ex: <http://ex.org/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+            b'ex:a rdfs:label "al\\uD800pha" .\n',
+        )
+    ),
     "E68": lambda t: import_edge_list(_kb(t), _file(t, "x.csv", b"src,dst,confidence\na,b,0_5\n")),
     "E69": lambda t: import_jsonl(
         _kb(t), _file(t, "x.jsonl", b'{"src": "a", "dst": "b", "extraction_confidence": 1' + b"0" * 400 + b"}\n")

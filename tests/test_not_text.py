@@ -145,3 +145,50 @@ def test_embeddings_import_options_and_export_paths(kb, tmp_path):
     with pytest.raises(InputError, match=r"the path holds a lone surrogate"):
         export_file(kb, str(tmp_path / f"x{LONE}.jsonl"))
     assert export_file(kb, str(tmp_path / "x\udc80.jsonl")).nodes == 2  # an undecodable byte of a real name
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "options", "message"),
+    [
+        (
+            "b.ttl",
+            "@prefix ex: <http://ex.org/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+            'ex:b rdfs:label "beta" .\nex:a rdfs:label "al\\uD800pha" ; rdfs:subClassOf ex:b .\n',
+            {},
+            r"^the row of 'ex:a' holds a lone surrogate \(\\ud800\)",
+        ),
+        (
+            "d.nt",
+            '<http://ex.org/b> <http://www.w3.org/2000/01/rdf-schema#label> "beta" .\n'
+            '<http://ex.org/a> <http://www.w3.org/2000/01/rdf-schema#label> "x\\uD800" .\n',
+            {},
+            r"^the row of 'http://ex.org/a' holds a lone surrogate",
+        ),
+        (
+            "b.gml",
+            'graph [\n directed 1\n node [ id 0 label "zero" ]\n node [ id 1 label "one" type "T&#55296;" ]\n'
+            ' edge [ source 0 target 1 label "R&#55296;" ]\n]\n',
+            {},
+            r"holds a lone surrogate \(\\ud800\)",
+        ),
+        (
+            "a.obo",
+            "format-version: 1.2\n\n[Term]\nid: X:1\nname: one\n\n[Term]\nid: X:2\nname: two\nis_a: X:1\n",
+            {"node_type": "T" + LONE},
+            r"^node_type holds a lone surrogate \(\\ud800\)",
+        ),
+    ],
+)
+def test_an_importer_names_the_row_or_option_and_writes_nothing(kb, tmp_path, name, text, options, message):
+    """A file whose escape decodes to a lone surrogate (Turtle's ``\\uD800``, GML's ``&#55296;``)
+    or a str option holding one: an InputError naming the row's id or the option, not a bare
+    UnicodeEncodeError at the write; the import (one transaction) leaves the store as it was."""
+    pytest.importorskip("rdflib")
+    pytest.importorskip("networkx")
+    pytest.importorskip("fastobo")
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    before = _dump(kb)
+    with pytest.raises(InputError, match=message):
+        kb.import_file(str(path), **options)
+    assert _dump(kb) == before

@@ -52,7 +52,7 @@ from .importers import (
     import_networkx,
 )
 from .state import parse_scopes
-from .store import ANNOTATION_AXES, NULL_CONFIDENCE, KnowledgeBase, RowError, edge_tuple, node_tuple
+from .store import ANNOTATION_AXES, NULL_CONFIDENCE, KnowledgeBase, RowError, check_text, edge_tuple, node_tuple
 from .store import NULL_TEXT as Z  # edge tuples with no annotation: NULLs as the store's sentinels
 
 __all__ = [
@@ -302,6 +302,8 @@ def import_file(
     See the module's example.
     """
     fmt = format_of(path) if format is None else format
+    for key, value in options.items():
+        check_text(value, key)  # (a str option, e.g. node_type: named, not met at the write)
     common = {"progress": progress, "missing_endpoints": missing_endpoints, "scopes": scopes}
     fn: Callable[..., ImportSummary]
     if fmt == "jsonl":

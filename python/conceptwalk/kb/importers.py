@@ -349,7 +349,10 @@ class RowWriter:
         for t, n in Counter(map(itemgetter(1), self.nodes)).items():
             t = t or ""  # no type: None or NULL_TEXT
             s.node_types[t] = s.node_types.get(t, 0) + n
-        self.kb.put_nodes(self.nodes)
+        try:
+            self.kb.put_nodes(self.nodes)
+        except UnicodeEncodeError:
+            raise _not_text(self.nodes) from None
         self.known.update(map(itemgetter(0), self.nodes))
         if self.bare:
             self.bare.difference_update(map(itemgetter(0), self.nodes))
@@ -362,6 +365,13 @@ class RowWriter:
         s.edges += len(self.edges)
         for t, n in Counter(map(itemgetter(2), self.edges)).items():
             s.edge_types[t] = s.edge_types.get(t, 0) + n
+        try:
+            self._write_edges()
+        except UnicodeEncodeError:
+            raise _not_text(self.edges) from None
+        self.edges.clear()  # in place, as flush_nodes
+
+    def _write_edges(self) -> None:
         known = self.known
         # the endpoints not written yet, by set operations in C (no Python per edge)
         ends = set(map(itemgetter(0), self.edges))
@@ -384,7 +394,6 @@ class RowWriter:
                 )
             known |= ends
         self.kb.put_edges(self.edges, endpoints_exist=True)
-        self.edges.clear()  # in place, as flush_nodes
 
     def alias(self, pair: tuple[str, str], where: str) -> None:
         """One alias pair.
@@ -429,6 +438,15 @@ class RowWriter:
             )
         self.summary.endpoint_only_nodes = len(bare)
         self.summary.endpoint_only_examples = bare[:ENDPOINT_EXAMPLES]
+        try:
+            self._write_aliases_and_attributes()
+        except UnicodeEncodeError:
+            raise _not_text([*self.aliases, *self.node_attrs, *self.edge_attrs]) from None
+        c = self.kb.conn
+        self.summary.new_nodes = c.execute("SELECT count(*) FROM nodes").fetchone()[0] - self._n0
+        self.summary.new_edges = c.execute("SELECT count(*) FROM edges").fetchone()[0] - self._e0
+
+    def _write_aliases_and_attributes(self) -> None:
         for i in range(0, len(self.aliases), _CHUNK):
             self.kb.put_aliases(self.aliases[i : i + _CHUNK], self.alias_where[i : i + _CHUNK])
         c = self.kb.conn
@@ -440,8 +458,18 @@ class RowWriter:
                 self.edge_attrs,
             )
             self.summary.attributes += len(self.node_attrs) + len(self.edge_attrs)
-        self.summary.new_nodes = c.execute("SELECT count(*) FROM nodes").fetchone()[0] - self._n0
-        self.summary.new_edges = c.execute("SELECT count(*) FROM edges").fetchone()[0] - self._e0
+
+
+def _not_text(rows: Sequence[tuple[Any, ...]]) -> InputError:
+    """The error for rows SQLite could not encode: the first row holding a lone surrogate (a str
+    that is not text; a file's escape such as Turtle's ``\\uD800`` or GML's ``&#55296;``)."""
+    for row in rows:
+        for value in row:
+            try:
+                check_text(value, f"the row of {row[0]!r}")
+            except InputError as exc:
+                return InputError(f"{exc}; escape the whole character (a surrogate pair) or drop it")
+    return InputError("a string holds a lone surrogate, which is not text and cannot be stored")
 
 
 #: What reading a truncated or corrupt ``.gz`` file raises (BadGzipFile is an OSError).
