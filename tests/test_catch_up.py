@@ -346,3 +346,30 @@ def test_past_the_compaction_mark_the_compaction_thread_makes_a_base(tmp_path, m
         _assert_as_fresh(kb, path, tmp_path)
     finally:
         kb.close()
+
+
+def test_after_a_change_no_delta_holds_the_thread_tries_once(tmp_path, monkeypatch):
+    """A deletion cannot be grown: the thread tries once after the read that used the graph, and
+    the commits after it (no read between) do not make it read the growing change log again."""
+    calls: list[str] = []
+    orig = StateKeeper._grow_live
+
+    def spy(self, *a, **kw):
+        calls.append(threading.current_thread().name)
+        return orig(self, *a, **kw)
+
+    monkeypatch.setattr(StateKeeper, "_grow_live", spy)
+    path = str(tmp_path / "kb.db")
+    kb = _store(path)
+    try:
+        kb.live_graph()
+        kb.delete_nodes(["c005"])
+        assert CATCH_UP.wait_idle(10)
+        for t in range(8):
+            _turn(kb, t)
+            assert CATCH_UP.wait_idle(10)
+        assert calls.count("conceptwalk-catch-up") == 1, calls
+        assert kb.live_graph().version == _position(path)  # the read makes the new base
+        _assert_as_fresh(kb, path, tmp_path)
+    finally:
+        kb.close()

@@ -931,8 +931,11 @@ class StateKeeper:
         if not self._lock.acquire(blocking=False):
             return False
         try:
-            if self._live_graph(cheap=True) is not None:
+            if self._caught_mark < self._commit_mark:  # (else a read did it meanwhile)
+                # one try per read: where it cannot grow the graph (a deletion since, a full
+                # delta), the next commits do not try again, each reading the changes since
                 self._read_since_catch_up = False
+                self._live_graph(cheap=True)
         finally:
             self._lock.release()
         return True
