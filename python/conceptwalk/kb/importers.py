@@ -352,7 +352,7 @@ class RowWriter:
         try:
             self.kb.put_nodes(self.nodes)
         except UnicodeEncodeError:
-            raise _not_text(self.nodes) from None
+            raise _rows_not_text(self.nodes) from None
         self.known.update(map(itemgetter(0), self.nodes))
         if self.bare:
             self.bare.difference_update(map(itemgetter(0), self.nodes))
@@ -368,7 +368,7 @@ class RowWriter:
         try:
             self._write_edges()
         except UnicodeEncodeError:
-            raise _not_text(self.edges) from None
+            raise _rows_not_text(self.edges) from None
         self.edges.clear()  # in place, as flush_nodes
 
     def _write_edges(self) -> None:
@@ -441,7 +441,7 @@ class RowWriter:
         try:
             self._write_aliases_and_attributes()
         except UnicodeEncodeError:
-            raise _not_text([*self.aliases, *self.node_attrs, *self.edge_attrs]) from None
+            raise _rows_not_text([*self.aliases, *self.node_attrs, *self.edge_attrs]) from None
         c = self.kb.conn
         self.summary.new_nodes = c.execute("SELECT count(*) FROM nodes").fetchone()[0] - self._n0
         self.summary.new_edges = c.execute("SELECT count(*) FROM edges").fetchone()[0] - self._e0
@@ -460,7 +460,7 @@ class RowWriter:
             self.summary.attributes += len(self.node_attrs) + len(self.edge_attrs)
 
 
-def _not_text(rows: Sequence[tuple[Any, ...]]) -> InputError:
+def _rows_not_text(rows: Sequence[tuple[Any, ...]]) -> InputError:
     """The error for rows SQLite could not encode: the first row holding a lone surrogate (a str
     that is not text; a file's escape such as Turtle's ``\\uD800`` or GML's ``&#55296;``)."""
     for row in rows:
