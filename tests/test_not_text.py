@@ -192,3 +192,22 @@ def test_an_importer_names_the_row_or_option_and_writes_nothing(kb, tmp_path, na
     with pytest.raises(InputError, match=message):
         kb.import_file(str(path), **options)
     assert _dump(kb) == before
+
+
+def test_an_import_or_a_nested_block_that_fails_inside_a_transaction_leaves_none_of_its_rows(kb, tmp_path):
+    """The savepoint is the nested transaction's, not one write method's: an import of more rows
+    than one chunk that fails at its last line (it had written two chunks), and a caller's own
+    nested block that raises, leave nothing in the transaction the caller commits."""
+    path = tmp_path / "n.jsonl"
+    path.write_text("".join(f'{{"id": "n{i}"}}\n' for i in range(2 * _CHUNK + 5)) + '{"title": "no id"}\n')
+    with kb.transaction():
+        kb.add_nodes([{"id": "kept"}])
+        with pytest.raises(InputError, match=r"n\.jsonl:\d+: expected a node"):
+            kb.import_file(str(path))
+        with pytest.raises(RuntimeError):
+            with kb.transaction():
+                kb.add_nodes([{"id": "inner"}])
+                raise RuntimeError("the caller's own error")
+        kb.add_edges([("kept", "a")])
+    assert kb.node("kept") is not None and kb.node("n0") is None and kb.node("inner") is None
+    assert kb.stats()["nodes"] == 3 and kb.stats()["edges"] == 2

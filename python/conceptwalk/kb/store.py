@@ -1536,8 +1536,10 @@ class KnowledgeBase:
     def transaction(self) -> Iterator[None]:
         """Group writes into one transaction: all of them are kept or none.
 
-        Nested calls (and the write methods called inside) join the outer transaction. The
-        version counter is bumped once per outermost transaction.
+        Nested calls (and the write methods called inside) join the outer transaction, each
+        under a savepoint: one that raises leaves none of its writes, also when the caller
+        catches the error inside the outer transaction and commits it. The version counter is
+        bumped once per outermost transaction.
 
         Examples
         --------
@@ -1552,11 +1554,18 @@ class KnowledgeBase:
             if self.read_only:
                 raise ConceptwalkError(f"{self.path!r} is open read-only: writes are refused")
             if self._depth:
+                conn.execute("SAVEPOINT conceptwalk_nested")
                 self._depth += 1
                 try:
                     yield
-                finally:
+                except BaseException:
                     self._depth -= 1
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK TO conceptwalk_nested")
+                        conn.execute("RELEASE conceptwalk_nested")
+                    raise
+                self._depth -= 1
+                conn.execute("RELEASE conceptwalk_nested")
                 return
             conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
@@ -1861,44 +1870,31 @@ class KnowledgeBase:
         if isinstance(rows, (str, bytes, Mapping)):
             raise InputError(f"{name}: rows must be an iterable of rows, got {type(rows).__name__}")
         n = 0
-        with self.transaction():
-            # inside a caller's transaction, a savepoint: a call that fails leaves nothing of its
-            # rows (the earlier chunks and the failing chunk's first rows) in that transaction
-            nested = self._depth > 1
-            if nested:
-                self.conn.execute("SAVEPOINT conceptwalk_write")
-            try:
-                for chunk in _chunks(rows):
-                    params = []
-                    for j, row in enumerate(chunk):
-                        try:
-                            params.append(check(row))
-                        except RowError as exc:
-                            raise InputError(f"{name}: rows[{n + j}]: {exc}") from None
+        with self.transaction():  # (inside a caller's transaction, a savepoint: all rows or none)
+            for chunk in _chunks(rows):
+                params = []
+                for j, row in enumerate(chunk):
                     try:
-                        if with_start:
-                            put(params, n)
-                        else:
-                            put(params)
-                    except UnicodeEncodeError:
-                        # a str that is not text (a lone surrogate, "\ud800"): found only now, so
-                        # that the rows' fast path checks nothing more; the row is named here
-                        raise _not_text(name, chunk, n) from None
-                    except UnicodeDecodeError as exc:
-                        # The rows were checked as str above: this is SQLite's own message (e.g. a
-                        # trigger naming a column of a damaged schema) that is not UTF-8.
-                        raise StoreDamaged(
-                            f"SQLite reported an error in bytes that are not UTF-8 ({exc.object[:60]!r}; "
-                            "the store is damaged)"
-                        ) from None
-                    n += len(chunk)
-            except BaseException:
-                if nested and self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK TO conceptwalk_write")
-                    self.conn.execute("RELEASE conceptwalk_write")
-                raise
-            if nested:
-                self.conn.execute("RELEASE conceptwalk_write")
+                        params.append(check(row))
+                    except RowError as exc:
+                        raise InputError(f"{name}: rows[{n + j}]: {exc}") from None
+                try:
+                    if with_start:
+                        put(params, n)
+                    else:
+                        put(params)
+                except UnicodeEncodeError:
+                    # a str that is not text (a lone surrogate, "\ud800"): found only now, so
+                    # that the rows' fast path checks nothing more; the row is named here
+                    raise _not_text(name, chunk, n) from None
+                except UnicodeDecodeError as exc:
+                    # The rows were checked as str above: this is SQLite's own message (e.g. a
+                    # trigger naming a column of a damaged schema) that is not UTF-8.
+                    raise StoreDamaged(
+                        f"SQLite reported an error in bytes that are not UTF-8 ({exc.object[:60]!r}; "
+                        "the store is damaged)"
+                    ) from None
+                n += len(chunk)
         return n
 
     def delete_nodes(self, ids: Iterable[str]) -> int:
