@@ -227,7 +227,8 @@ class _CatchUp:
 
     One daemon thread serves every store of the process, started on the first request; a store
     is queued once however many commits it makes before the thread reaches it (the thread grows
-    it through all of them at once), and is held by a weak reference only.
+    it through all of them at once), and is held by a weak reference only (a set of them: the
+    order the stores are served in is none a reader can tell).
 
     Fork: a fork waits until the thread is between two stores (it holds no store's lock and is
     not inside SQLite), and the child starts with an empty queue and no thread (one of its own on
@@ -251,8 +252,7 @@ class _CatchUp:
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)  # a request, or the thread idle again
         self._busy = threading.Lock()  # held while the thread works on a store (a fork waits)
-        self._queue: list[weakref.ref[StateKeeper]] = []
-        self._queued: weakref.WeakSet[StateKeeper] = weakref.WeakSet()  # (what the queue holds)
+        self._queued: weakref.WeakSet[StateKeeper] = weakref.WeakSet()
         self._working = False
         self._thread: threading.Thread | None = None
 
@@ -270,7 +270,6 @@ class _CatchUp:
             if keeper in self._queued:
                 return
             self._queued.add(keeper)
-            self._queue.append(weakref.ref(keeper))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="conceptwalk-catch-up", daemon=True)
                 self._thread.start()
@@ -285,25 +284,23 @@ class _CatchUp:
         """Wait until nothing is queued and the thread brings nothing forward; whether it is so
         (False: ``timeout`` seconds passed first). For tests and benchmarks."""
         with self._lock:
-            return self._wake.wait_for(lambda: not self._queue and not self._working, timeout)
+            return self._wake.wait_for(lambda: not self._queued and not self._working, timeout)
 
     def _run(self) -> None:
         while True:
             with self._lock:
                 self._working = False
                 self._wake.notify_all()
-                while not self._queue:
+                while not self._queued:
                     self._wake.wait()
                 self._working = True
             time.sleep(self.DELAY)
             while True:
                 with self._lock:
-                    if not self._queue:
+                    try:
+                        keeper = self._queued.pop()  # a commit from now on queues it again
+                    except KeyError:  # (none left, or the last one freed meanwhile)
                         break
-                    keeper = self._queue.pop(0)()
-                    if keeper is None:
-                        continue
-                    self._queued.discard(keeper)  # a commit from now on queues it again
                 for attempt in range(self.TRIES):
                     if attempt:
                         time.sleep(self.DELAY)
@@ -926,12 +923,12 @@ class StateKeeper:
             False when another thread held the store's lock (a read, a write or a transaction
             of its own): the lock is never waited for, the caller may try again.
         """
-        if self._caught_mark >= self._commit_mark or not self._read_since_catch_up:
-            return True  # (a read since did it; or no read since the last one)
+        if not self._read_since_catch_up:
+            return True  # (no read since the last one)
         if not self._lock.acquire(blocking=False):
             return False
         try:
-            if self._caught_mark < self._commit_mark:  # (else a read did it meanwhile)
+            if self._caught_mark < self._commit_mark:  # (else a read since the commit did it)
                 # one try per read: where it cannot grow the graph (a deletion since, a full
                 # delta), the next commits do not try again, each reading the changes since
                 self._read_since_catch_up = False
@@ -957,12 +954,12 @@ class StateKeeper:
 
     def _live_graph(self, *, cheap: bool) -> LiveGraph | None:
         """:meth:`live_graph`; ``cheap``: only what costs the change (:meth:`catch_up`), None
-        where a read would wait for the compaction thread or make a new base, or where there is
-        nothing to do (no read made a live graph, or one since this object's last commit)."""
+        where a read would wait for the compaction thread or make a new base, or where no read
+        made a live graph."""
         with self._lock:
             if self._writing():  # inside the store's own transaction: uncommitted, never kept
                 return None if cheap else LiveGraph.over(self.graph(), version=-1, history=self._history)
-            if cheap and (self._live is None or self._caught_mark >= self._commit_mark):
+            if cheap and self._live is None:
                 return None
             mark = self._store.conn.total_changes  # (every own commit it counts is read below)
             got = self._live_at_position(cheap)
