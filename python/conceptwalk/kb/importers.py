@@ -28,7 +28,7 @@ from ..errors import InputError, shown
 from ..graph import DEFAULT_EDGE_TYPE
 from .attributes import attribute_value, ensure_tables
 from .store import ANNOTATION_AXES, EDGE_KEYS, NULL_CONFIDENCE, KnowledgeBase, RowError, alias_pair, edge_tuple
-from .store import check_text, node_tuple
+from .store import check_text, first_not_text, lone_surrogate, node_tuple
 from .store import NULL_TEXT as Z  # edge tuples with no annotation: NULLs as the store's sentinels
 
 __all__ = ["ImportSummary", "RowWriter", "ProgressBar", "import_jsonl", "import_edge_list", "import_networkx"]
@@ -463,13 +463,14 @@ class RowWriter:
 def _rows_not_text(rows: Sequence[tuple[Any, ...]]) -> InputError:
     """The error for rows SQLite could not encode: the first row holding a lone surrogate (a str
     that is not text; a file's escape such as Turtle's ``\\uD800`` or GML's ``&#55296;``)."""
-    for row in rows:
-        for value in row:
-            try:
-                check_text(value, f"the row of {row[0]!r}")
-            except InputError as exc:
-                return InputError(f"{exc}; escape the whole character (a surrogate pair) or drop it")
-    return InputError("a string holds a lone surrogate, which is not text and cannot be stored")
+    got = first_not_text(rows)
+    if got is None:
+        return InputError("a string holds a lone surrogate, which is not text and cannot be stored")
+    j, _, bad = got
+    return InputError(
+        f"the row of {rows[j][0]!r} holds a lone surrogate ({ascii(bad)[1:-1]}), which is not text and "
+        "cannot be stored; escape the whole character (a surrogate pair) or drop it"
+    )
 
 
 #: What reading a truncated or corrupt ``.gz`` file raises (BadGzipFile is an OSError).
@@ -515,14 +516,12 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 def _check_text(obj: Any, name: str, lineno: int) -> None:
     """Refuse a line whose JSON holds a lone surrogate escape, naming the line (the write of
     its row, later, would raise a UnicodeEncodeError naming nothing)."""
-    try:
-        json.dumps(obj, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        bad = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
+    bad = lone_surrogate(obj)
+    if bad is not None:
         raise InputError(
             f"{name}:{lineno}: a string holds a lone surrogate ({ascii(bad)[1:-1]}), which is not "
             f"text and cannot be stored; escape the whole character (a surrogate pair) or drop it"
-        ) from None
+        )
 
 
 def _from_reading(exc: BaseException) -> bool:

@@ -897,7 +897,7 @@ def _sqlite_path(path: str | os.PathLike[str]) -> str:
 def check_text(value: Any, what: str) -> None:
     """Raise :class:`InputError` when ``value`` is a str holding a lone surrogate (``what``
     names it in the message); any other value passes."""
-    bad = _lone_surrogate(value) if isinstance(value, str) else None
+    bad = lone_surrogate(value) if isinstance(value, str) else None
     if bad is not None:
         raise InputError(f"{what} holds a lone surrogate ({ascii(bad)[1:-1]}), which is not text and cannot be stored")
 
@@ -905,10 +905,10 @@ def check_text(value: Any, what: str) -> None:
 def _is_text(value: Any) -> bool:
     """False for a str holding a lone surrogate (``"\\ud800"``), which no store holds (SQLite
     cannot bind it): an id or name given as one is unknown."""
-    return not isinstance(value, str) or _lone_surrogate(value) is None
+    return not isinstance(value, str) or lone_surrogate(value) is None
 
 
-def _lone_surrogate(value: Any) -> str | None:
+def lone_surrogate(value: Any) -> str | None:
     """The first lone surrogate in ``value`` (a str, or the strs of a list, tuple or dict: a
     row's scopes), or None when every str in it is text."""
     if isinstance(value, str):
@@ -921,32 +921,40 @@ def _lone_surrogate(value: Any) -> str | None:
         value = [*value.keys(), *value.values()]
     if isinstance(value, (list, tuple)):
         for v in value:
-            got = _lone_surrogate(v)
+            got = lone_surrogate(v)
             if got is not None:
                 return got
+    return None
+
+
+def first_not_text(rows: Sequence[Any]) -> tuple[int, Any, str] | None:
+    """The first row of ``rows`` (mappings, or tuples and lists) holding a lone surrogate:
+    ``(its index, the key or position that holds it, the surrogate)``, or None."""
+    for j, row in enumerate(rows):
+        for key, value in row.items() if isinstance(row, Mapping) else enumerate(row):
+            bad = lone_surrogate([key, value])
+            if bad is not None:
+                return j, key, bad
     return None
 
 
 def _not_text(name: str, rows: Sequence[Any], start: int) -> InputError:
     """The error for a write of ``rows`` (``rows[0]`` is the call's ``rows[start]``) that SQLite
     could not encode: the first row holding a lone surrogate, and its key."""
-    for j, row in enumerate(rows):
-        mapping = isinstance(row, Mapping)
-        for key, value in row.items() if mapping else enumerate(row):
-            bad = _lone_surrogate([key, value])
-            if bad is not None:
-                if not mapping:
-                    where = f"item {key}"
-                elif _lone_surrogate(key) is None:
-                    where = repr(key)
-                else:
-                    where = "a key"
-                return InputError(
-                    f"{name}: rows[{start + j}]: {where} holds a lone surrogate ({ascii(bad)[1:-1]}), "
-                    "which is not text and cannot be stored; write the whole character (a surrogate "
-                    "pair) or drop it"
-                )
-    return InputError(f"{name}: a string holds a lone surrogate, which is not text and cannot be stored")
+    got = first_not_text(rows)
+    if got is None:
+        return InputError(f"{name}: a string holds a lone surrogate, which is not text and cannot be stored")
+    j, key, bad = got
+    if not isinstance(rows[j], Mapping):
+        where = f"item {key}"
+    elif lone_surrogate(key) is None:
+        where = repr(key)
+    else:
+        where = "a key"
+    return InputError(
+        f"{name}: rows[{start + j}]: {where} holds a lone surrogate ({ascii(bad)[1:-1]}), "
+        "which is not text and cannot be stored; write the whole character (a surrogate pair) or drop it"
+    )
 
 
 def _insert_bare_nodes(conn: sqlite3.Connection, ids: list[str]) -> None:
