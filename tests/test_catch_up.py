@@ -69,6 +69,19 @@ def _fresh(path: str, tmp: str) -> KnowledgeBase:
     return KnowledgeBase.open(target)
 
 
+def _threads_calling(monkeypatch: pytest.MonkeyPatch, method: str) -> list[str]:
+    """The names of the threads that call ``StateKeeper.<method>``, in call order (a spy)."""
+    names: list[str] = []
+    orig = getattr(StateKeeper, method)
+
+    def spy(self: StateKeeper, *a: Any, **kw: Any) -> Any:
+        names.append(threading.current_thread().name)
+        return orig(self, *a, **kw)
+
+    monkeypatch.setattr(StateKeeper, method, spy)
+    return names
+
+
 def _assert_as_fresh(kb: KnowledgeBase, path: str, tmp_path: Any) -> None:
     """Every answer of ``kb`` equals a fresh store's of the same bytes."""
     d = tmp_path / "fresh"
@@ -98,14 +111,7 @@ def test_a_commit_is_caught_up_off_the_read_path(tmp_path):
 
 def test_a_read_at_once_does_it_itself_and_the_thread_then_does_nothing(tmp_path, monkeypatch):
     kb = _store(str(tmp_path / "kb.db"))
-    calls: list[str] = []
-    orig = StateKeeper._live_at_position
-
-    def spy(self, cheap):
-        calls.append(threading.current_thread().name)
-        return orig(self, cheap)
-
-    monkeypatch.setattr(StateKeeper, "_live_at_position", spy)
+    calls = _threads_calling(monkeypatch, "_live_at_position")
     try:
         kb.live_graph()
         calls.clear()
@@ -148,14 +154,7 @@ def test_it_never_waits_for_the_compaction_thread(tmp_path, monkeypatch):
     does not (a write would wait for the lock it holds)."""
     monkeypatch.setattr(StateKeeper, "LIVE_DELTA_NODES", 2)
     monkeypatch.setattr(StateKeeper, "LIVE_COMPACT_NODES", 0)
-    waited: list[str] = []
-    orig = StateKeeper._wait_compaction
-
-    def spy(self):
-        waited.append(threading.current_thread().name)
-        return orig(self)
-
-    monkeypatch.setattr(StateKeeper, "_wait_compaction", spy)
+    waited = _threads_calling(monkeypatch, "_wait_compaction")
     kb = _store(str(tmp_path / "kb.db"))
     try:
         kb.live_graph()
@@ -351,14 +350,7 @@ def test_past_the_compaction_mark_the_compaction_thread_makes_a_base(tmp_path, m
 def test_after_a_change_no_delta_holds_the_thread_tries_once(tmp_path, monkeypatch):
     """A deletion cannot be grown: the thread tries once after the read that used the graph, and
     the commits after it (no read between) do not make it read the growing change log again."""
-    calls: list[str] = []
-    orig = StateKeeper._grow_live
-
-    def spy(self, *a, **kw):
-        calls.append(threading.current_thread().name)
-        return orig(self, *a, **kw)
-
-    monkeypatch.setattr(StateKeeper, "_grow_live", spy)
+    calls = _threads_calling(monkeypatch, "_grow_live")
     path = str(tmp_path / "kb.db")
     kb = _store(path)
     try:
