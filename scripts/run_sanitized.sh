@@ -65,7 +65,7 @@ status=0
 # pytest's fd capture.
 LD_PRELOAD="$PRELOAD" \
   ASAN_OPTIONS="detect_leaks=0" \
-  UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+  UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$ROOT/scripts/ubsan.supp" \
   "$VPY" -m pytest -q -p no:cacheprovider --capture=sys "$@" || status=$?
 echo "== done in $(( $(date +%s) - start )) s, exit status $status"
 exit "$status"
