@@ -209,6 +209,34 @@ def test_reads_after_close_say_it_is_closed():
     assert g.num_nodes == 2
 
 
+def test_a_read_of_an_unchanged_store_is_one_statement_and_no_read_transaction(tmp_path):
+    """state(), kept_state() and graph() of an unchanged store read the position in one statement,
+    outside a read transaction (one statement sees one committed state); a write by another
+    connection is still seen by the next call, through the full path."""
+    p = str(tmp_path / "kb.db")
+    with KnowledgeBase.create(p) as kb:
+        kb.add_edges([("a", "b")])
+        st, g = kb.state(), kb.graph()
+        for read, want in ((kb.state, st), (kb.kept_state, st), (kb.graph, g)):
+            seen: list[str] = []
+            kb.conn.set_trace_callback(seen.append)
+            try:
+                got = read()
+            finally:
+                kb.conn.set_trace_callback(None)
+            assert got is want
+            ours = [x for x in seen if not x.startswith("--")]  # ("-- ..." : SQLite's own, inside ours)
+            assert len(ours) == 1 and "sqlite_sequence" in ours[0], (read.__name__, seen)
+        c = sqlite3.connect(p)
+        c.execute("UPDATE nodes SET title = 'B' WHERE id = 'b'")
+        c.commit()
+        c.close()
+        assert kb.kept_state() is None
+        st2 = kb.state()
+        assert st2 is not st and st2.graph.titles[st2.graph.id_index["b"]] == "B"
+        assert kb.kept_state() is st2
+
+
 @pytest.mark.parametrize(
     "edit, message",
     [

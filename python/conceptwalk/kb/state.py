@@ -755,9 +755,13 @@ class StateKeeper:
                 assert ix is not None  # strict: raised otherwise
                 g = snap.graph if annotations else snap.graph.without_annotations()
                 return StoreState(wv, gv, g, ix, committed=False, history=self._history)
+            gv, wv = self._checked_versions()  # (a current state is answered without a read transaction)
+            st = self._state  # (after the check: a replaced log drops it)
+            if st is not None and st.graph_version == gv and st.version == wv:
+                return self._finish_state(st, annotations)
             with self._read() as conn:
                 gv, wv = self._versions(conn)
-                st = self._state  # (after the check: a replaced log drops it)
+                st = self._state
                 if (st is None or st.graph_version != gv or st.version != wv) and self._compacted is not None:
                     self._adopt_compacted(gv)  # the compaction thread's base: nearer than the kept one
                     st = self._state
@@ -785,8 +789,7 @@ class StateKeeper:
         with self._lock:
             if self._writing() or self._compacted is not None:
                 return None
-            with self._read() as conn:
-                gv, wv = self._versions(conn)
+            gv, wv = self._checked_versions()
             st = self._state  # (after the check: a replaced log drops it)
             if st is None or st.graph_version != gv or st.version != wv:
                 return None
@@ -814,13 +817,18 @@ class StateKeeper:
             return light[1]
 
     def _checked_version(self) -> int:
-        """The change-log position, with the history checked, in one statement on the store's
-        connection; on a damaged file read again inside a read, whose error names the store."""
+        """The change-log position, with the history checked (:meth:`_checked_versions`)."""
+        return self._checked_versions()[0]
+
+    def _checked_versions(self) -> tuple[int, int]:
+        """:meth:`_versions` in one statement on the store's connection (one statement sees one
+        committed state: no read transaction is opened for it); on a damaged file or value read
+        again inside a read, whose error names the store."""
         try:
-            return self._versions(self._store.conn)[0]
-        except sqlite3.DatabaseError:
+            return self._versions(self._store.conn)
+        except (sqlite3.DatabaseError, UnicodeDecodeError, StoreDamaged):
             with self._read() as conn:
-                return self._versions(conn)[0]
+                return self._versions(conn)
 
     def graph(self, *, annotations: bool = True) -> LinkGraph:
         """The store's graph snapshot (see :meth:`KnowledgeBase.graph
