@@ -984,7 +984,7 @@ class StateKeeper:
         gv = self._checked_version()  # the history checked: a replaced log drops _live
         live = self._live
         if self._compacted is None and live is not None and live.version == gv:
-            if not cheap and self.LIVE_COMPACT_NODES and live.rewritten >= self.LIVE_COMPACT_NODES:
+            if not cheap:
                 self._start_compaction(live)  # (grown by the catch-up thread: no read's grow started it)
             return live
         if live is not None and live.version != gv and live.rewritten >= self._delta_limits(live)[0]:
@@ -1025,8 +1025,7 @@ class StateKeeper:
                 grown = None  # rows written around the API (a damaged store): the long way says so
             if grown is not None:
                 self._live = grown
-                if self.LIVE_COMPACT_NODES and grown.rewritten >= self.LIVE_COMPACT_NODES:
-                    self._start_compaction(grown)
+                self._start_compaction(grown)
                 return grown
         if cheap:
             return None  # (the read makes the new base)
@@ -1045,12 +1044,15 @@ class StateKeeper:
             return self._compactions[0], self._compactions[1]
 
     def _start_compaction(self, live: LiveGraph) -> None:
-        """Start the compaction thread for ``live`` (over the kept snapshot), unless one runs, one's
-        base waits to be taken, or this store cannot have one (in memory, no nonces, read-only
-        and immutable)."""
+        """Start the compaction thread for ``live`` (over the kept snapshot) when its delta has
+        rewritten :attr:`LIVE_COMPACT_NODES` nodes (0: never), unless one runs, one's base waits
+        to be taken, or this store cannot have one (in memory, no nonces, read-only and
+        immutable)."""
         snap = self._snap
         if (
-            self._path == ":memory:"
+            not self.LIVE_COMPACT_NODES
+            or live.rewritten < self.LIVE_COMPACT_NODES
+            or self._path == ":memory:"
             or self._path.startswith("file::memory:")
             or not self._changelog
             or not self._nonces
