@@ -130,6 +130,10 @@ def test_embeddings_import_options_and_export_paths(kb, tmp_path):
         kb.set_embeddings("m" + LONE, ["a"], [[1.0, 0.0]])
     with pytest.raises(InputError, match=r"^set_embeddings: ids\[1\] holds a lone surrogate"):
         kb.set_embeddings("toy", ["a", LONE], [[1.0, 0.0], [0.0, 1.0]])
+    # two surrogates that would pair in UTF-16 are still two code points no store holds (the ids
+    # are checked in one encode of them all: it must refuse these too, and the loop name them)
+    with pytest.raises(InputError, match=r"^set_embeddings: ids\[2\] holds a lone surrogate \(\\ud83d\)"):
+        kb.set_embeddings("toy", ["a", "b", "\ud83d\ude00"], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     jsonl = tmp_path / "n.jsonl"
     jsonl.write_text('{"id": "zz"}\n')
     tsv = tmp_path / "e.tsv"

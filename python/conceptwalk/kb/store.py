@@ -902,6 +902,16 @@ def check_text(value: Any, what: str) -> None:
         raise InputError(f"{what} holds a lone surrogate ({ascii(bad)[1:-1]}), which is not text and cannot be stored")
 
 
+def _all_text(values: Sequence[Any]) -> bool:
+    """Whether ``values`` are strs that are all text, in one encode (in C) of them joined: a
+    Python str holding any surrogate code point, paired or not, does not encode."""
+    try:
+        "".join(values).encode("utf-8")
+    except (TypeError, UnicodeEncodeError):
+        return False
+    return True
+
+
 def _is_text(value: Any) -> bool:
     """False for a str holding a lone surrogate (``"\\ud800"``), which no store holds (SQLite
     cannot bind it): an id or name given as one is unknown."""
@@ -2241,13 +2251,15 @@ class KnowledgeBase:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise InputError(f"set_embeddings: rows[{i}] ({ids[i]!r}) holds a non-finite value")
+        texts = _all_text(ids)  # (one encode in C: else the loop names the first id that is not text)
         seen: set[str] = set()
         for i, x in enumerate(ids):
             if not isinstance(x, str) or not x:
                 raise InputError(f"set_embeddings: ids[{i}] must be a non-empty string, got {x!r}")
             if x in seen:
                 raise InputError(f"set_embeddings: ids[{i}] repeats {x!r}")
-            check_text(x, f"set_embeddings: ids[{i}]")
+            if not texts:
+                check_text(x, f"set_embeddings: ids[{i}]")
             seen.add(x)
         with self.transaction():
             missing = self._missing_nodes(ids)
