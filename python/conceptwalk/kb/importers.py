@@ -513,7 +513,7 @@ def _not_utf8(path: Path, name: str, exc: UnicodeDecodeError, near: int) -> Inpu
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _check_text(obj: Any, name: str, lineno: int) -> None:
+def _refuse_line_not_text(obj: Any, name: str, lineno: int) -> None:
     """Refuse a line whose JSON holds a lone surrogate escape, naming the line (the write of
     its row, later, would raise a UnicodeEncodeError naming nothing)."""
     bad = lone_surrogate(obj)
@@ -652,7 +652,7 @@ def import_jsonl(
                             continue
                         obj = _loads(line, name, lineno)
                     if "\\u" in line and _SURROGATE_ESCAPE.search(line):
-                        _check_text(obj, name, lineno)  # a lone surrogate would fail the write, lineless
+                        _refuse_line_not_text(obj, name, lineno)  # a lone surrogate would fail the write, lineless
                     try:
                         if type(obj) is not dict:
                             raise RowError(f"expected a JSON object, got {type(obj).__name__}")
